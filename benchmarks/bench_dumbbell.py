@@ -1,0 +1,244 @@
+"""Speed/accuracy benchmark: quench vs ns-3 on a TCP dumbbell.
+
+For each configuration, runs quench_dumbbell.py (with the quench interpreter) and
+ns3_dumbbell.py (with benchmarks/.venv-ns3, see setup_ns3.sh) one after the other with
+identical flags, checks that they agree on bottleneck utilization and aggregate goodput,
+and prints a Markdown table of accuracy, speed and memory. Raw numbers go to
+benchmarks/results/dumbbell.json. Standard library only, so any python3 can run it:
+
+    python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick]
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(BENCH_DIR)
+RESULTS_DIR = os.path.join(BENCH_DIR, "results")
+NS3_PYTHON = os.path.join(BENCH_DIR, ".venv-ns3", "bin", "python")
+
+RTT_S = 0.05
+PACKET_BYTES = 1500
+AGREEMENT_TOLERANCE = 0.05  # relative, on utilization and aggregate goodput
+
+CONFIGS = {
+    "small": {"flows": 4, "rate": 10_000_000, "duration": 100.0},
+    "medium": {"flows": 16, "rate": 100_000_000, "duration": 30.0},
+    "large": {"flows": 64, "rate": 1_000_000_000, "duration": 10.0},
+}
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--configs",
+        default=",".join(CONFIGS),
+        help=f"comma-separated subset of {','.join(CONFIGS)} (default: all)",
+    )
+    p.add_argument("--quick", action="store_true", help="scale durations by 1/10 (smoke test)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--quench-python",
+        default=os.path.join(REPO_ROOT, ".venv", "bin", "python"),
+        help="interpreter with quench installed (default: .venv/bin/python at the repo root)",
+    )
+    args = p.parse_args()
+    args.configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    unknown = [c for c in args.configs if c not in CONFIGS]
+    if unknown:
+        p.error(f"unknown config(s): {', '.join(unknown)}")
+    return args
+
+
+def bdp_packets(rate_bps, rtt_s):
+    return math.ceil(rate_bps * rtt_s / 8 / PACKET_BYTES)
+
+
+def run_sim(name, python, script, flags, tag):
+    """Run one simulator process; return its JSON result plus whole-process measurements.
+
+    Wall time covers interpreter start-up, imports, setup and run; peak RSS comes from the
+    child's own rusage (os.wait4), so it is not polluted by this driver's memory.
+    """
+    out_json = os.path.join(RESULTS_DIR, f"{tag}-{name}.json")
+    log_path = os.path.join(RESULTS_DIR, f"{tag}-{name}.log")
+    if os.path.exists(out_json):
+        os.remove(out_json)
+    cmd = [python, os.path.join(BENCH_DIR, script), *flags, "--json", out_json]
+    print(f"[{tag}] {name}: {' '.join(cmd)}", file=sys.stderr, flush=True)
+    with open(log_path, "w") as log:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+        except OSError as e:
+            print(f"[{tag}] {name}: cannot start: {e}", file=sys.stderr, flush=True)
+            return {"ok": False, "command": cmd, "error": f"cannot start {python}: {e}"}
+        _, status, rusage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped by wait4
+    record = {
+        "ok": proc.returncode == 0 and os.path.exists(out_json),
+        "command": cmd,
+        "log": log_path,
+        "exit_code": proc.returncode,
+        "process_wall_s": wall,
+        "process_peak_rss_kib": rusage.ru_maxrss,  # KiB on Linux
+    }
+    if record["ok"]:
+        with open(out_json) as f:
+            record["result"] = json.load(f)
+    else:
+        record["error"] = f"exit code {proc.returncode}, see {log_path}"
+    print(f"[{tag}] {name}: {'done' if record['ok'] else record['error']} "
+          f"in {wall:.1f} s", file=sys.stderr, flush=True)
+    return record
+
+
+def jain(values):
+    total_sq = sum(v * v for v in values)
+    return sum(values) ** 2 / (len(values) * total_sq) if total_sq else None
+
+
+def relative_diff(value, reference):
+    return (value - reference) / reference if reference else math.inf
+
+
+def compare(quench, ns3):
+    """Agreement check of quench against ns-3 as the reference; returns (ok, reason, diffs)."""
+    if not (quench["ok"] and ns3["ok"]):
+        failed = [n for n, r in (("quench", quench), ("ns-3", ns3)) if not r["ok"]]
+        return False, f"{' and '.join(failed)} failed", {}
+    q, n = quench["result"], ns3["result"]
+    diffs = {
+        "utilization": relative_diff(q["utilization"], n["utilization"]),
+        "aggregate_goodput": relative_diff(q["aggregate_goodput_bps"], n["aggregate_goodput_bps"]),
+    }
+    off = [f"{k} {v:+.1%}" for k, v in diffs.items() if abs(v) > AGREEMENT_TOLERANCE]
+    return not off, ", ".join(off), diffs
+
+
+def fmt(value, spec):
+    return "n/a" if value is None else format(value, spec)
+
+
+def rate_label(bps):
+    return f"{bps / 1e9:g} Gb/s" if bps >= 1e9 else f"{bps / 1e6:g} Mb/s"
+
+
+def table_row(tag, cfg, entry):
+    quench, ns3 = entry["quench"], entry["ns3"]
+    q = quench.get("result", {})
+    n = ns3.get("result", {})
+    agree = entry["agree"]
+    # Speed is only meaningful if both simulators simulated the same thing.
+    why_not = f"n/a ({entry['disagreement']})"
+
+    def ratio(num, den):
+        return f"{num / den:.1f}x" if agree and den else why_not
+
+    q_run, n_run = q.get("wall_run_s"), n.get("wall_run_s")
+    q_proc = quench.get("process_wall_s") if quench["ok"] else None
+    n_proc = ns3.get("process_wall_s") if ns3["ok"] else None
+    q_events = q.get("events")
+    return [
+        tag,
+        str(cfg["flows"]),
+        rate_label(cfg["rate"]),
+        f"{cfg['duration']:g}",
+        fmt(q.get("utilization"), ".3f"),
+        fmt(n.get("utilization"), ".3f"),
+        fmt(q["aggregate_goodput_bps"] / 1e6 if q else None, ".2f"),
+        fmt(n["aggregate_goodput_bps"] / 1e6 if n else None, ".2f"),
+        "yes" if agree else f"no ({entry['disagreement']})",
+        fmt(q_run, ".2f"),
+        fmt(n_run, ".2f"),
+        ratio(n_run, q_run),
+        fmt(q_proc, ".2f"),
+        fmt(n_proc, ".2f"),
+        ratio(n_proc, q_proc),
+        fmt(quench["process_peak_rss_kib"] / 1024 if quench["ok"] else None, ".0f"),
+        fmt(ns3["process_peak_rss_kib"] / 1024 if ns3["ok"] else None, ".0f"),
+        fmt(q_events / q_run if q_events is not None and q_run else None, ".3g"),
+        fmt(q["bottleneck_tx_packets"] / q_run if q and q_run else None, ".3g"),
+    ]
+
+
+HEADER = [
+    "config", "flows", "rate", "sim s", "quench util", "ns-3 util",
+    "quench goodput Mb/s", "ns-3 goodput Mb/s", "agree?",
+    "quench run-loop s", "ns-3 run-loop s", "loop speed-up",
+    "quench process s", "ns-3 process s", "process speed-up",
+    "quench peak MiB", "ns-3 peak MiB", "quench events/s", "quench pkts/s",
+]
+
+
+def markdown_table(rows):
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_json_atomic(path, data):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(tmp, path)
+
+
+def main():
+    args = parse_args()
+    os.makedirs(RESULTS_DIR, exist_ok=True)
+    scale = 0.1 if args.quick else 1.0
+    entries, rows = {}, []
+    for tag in args.configs:
+        cfg = dict(CONFIGS[tag], duration=CONFIGS[tag]["duration"] * scale)
+        cfg["rtt"] = RTT_S
+        cfg["buffer_pkts"] = bdp_packets(cfg["rate"], RTT_S)
+        flags = [
+            "--flows", str(cfg["flows"]),
+            "--rate", str(cfg["rate"]),
+            "--duration", f"{cfg['duration']:g}",
+            "--rtt", f"{RTT_S:g}",
+            "--buffer-pkts", str(cfg["buffer_pkts"]),
+            "--seed", str(args.seed),
+        ]
+        quench = run_sim("quench", args.quench_python, "quench_dumbbell.py", flags, tag)
+        ns3 = run_sim("ns3", NS3_PYTHON, "ns3_dumbbell.py", flags, tag)
+        agree, disagreement, diffs = compare(quench, ns3)
+        entry = {
+            "config": cfg,
+            "quench": quench,
+            "ns3": ns3,
+            "agree": agree,
+            "disagreement": disagreement,
+            "relative_diff": diffs,
+            "jain_fairness": {
+                name: jain(rec["result"]["goodput_bps"]) if rec["ok"] else None
+                for name, rec in (("quench", quench), ("ns3", ns3))
+            },
+        }
+        entries[tag] = entry
+        rows.append(table_row(tag, cfg, entry))
+
+    write_json_atomic(
+        os.path.join(RESULTS_DIR, "dumbbell.json"),
+        {"quick": args.quick, "seed": args.seed, "tolerance": AGREEMENT_TOLERANCE,
+         "configs": entries},
+    )
+    print(markdown_table(rows))
+    print()
+    for tag, entry in entries.items():
+        j = entry["jain_fairness"]
+        print(f"{tag}: Jain's fairness index quench {fmt(j['quench'], '.3f')}, "
+              f"ns-3 {fmt(j['ns3'], '.3f')}")
+    print(f"\nraw results: {os.path.join(RESULTS_DIR, 'dumbbell.json')}")
+    return 0 if all(e["agree"] for e in entries.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,250 @@
+"""ns-3 reference run of the dumbbell benchmark (see bench_dumbbell.py).
+
+Run with the interpreter of the isolated venv created by setup_ns3.sh:
+
+    benchmarks/.venv-ns3/bin/python benchmarks/ns3_dumbbell.py \
+        --flows 4 --rate 10000000 --duration 10 --buffer-pkts 42 --seed 1 --json out.json
+
+Topology: s_i --(10x rate, 1 ms)--> r1 --(rate, rtt/2 - 2 ms)--> r2 --(10x rate, 1 ms)--> d_i,
+one TCP NewReno bulk transfer per pair, a single drop-tail FIFO of --buffer-pkts packets at r1.
+quench_dumbbell.py simulates the same scenario and writes the same JSON keys.
+"""
+
+import argparse
+import importlib.metadata
+import json
+import os
+import resource
+import sys
+import time
+
+ACCESS_RATE_FACTOR = 10
+ACCESS_DELAY_S = 0.001
+# Access links must never drop, so that the bottleneck FIFO is the only loss point.
+ACCESS_QUEUE_PKTS = 100_000
+SEGMENT_SIZE = 1460  # + 20 B IPv4 + 20 B TCP (timestamps off) = 1500 B IP packets
+SOCKET_BUF_BYTES = 16 * 1024 * 1024
+SINK_PORT = 9000
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--flows", type=int, required=True)
+    p.add_argument("--rate", type=int, required=True, help="bottleneck rate, bit/s")
+    p.add_argument("--duration", type=float, required=True, help="simulated seconds")
+    p.add_argument("--rtt", type=float, default=0.05, help="base RTT, seconds")
+    p.add_argument("--buffer-pkts", type=int, required=True, help="bottleneck FIFO size, packets")
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--json", required=True, help="output file")
+    args = p.parse_args()
+    if args.rtt / 2 <= 2 * ACCESS_DELAY_S:
+        p.error(f"--rtt must exceed {4 * ACCESS_DELAY_S} s (two 1 ms access hops each way)")
+    return args
+
+
+# Per-packet trace sinks are compiled C++ (through cppyy) rather than Python callbacks, so
+# the measurement adds no interpreter work to the timed run loop.
+COUNTERS_CPP = r"""
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/ppp-header.h"
+#include "ns3/queue.h"
+#include "ns3/traffic-control-layer.h"
+#include "ns3/packet-sink.h"
+
+namespace dumbbell_bench
+{
+uint64_t txPackets = 0;
+uint64_t txIpBytes = 0;
+uint64_t queueDrops = 0;
+uint64_t tcDrops = 0;
+
+void OnPhyTxEnd(ns3::Ptr<const ns3::Packet> p)
+{
+    // The point-to-point device prepends a 2-byte PPP header; count IP bytes only.
+    ns3::PppHeader ppp;
+    p->PeekHeader(ppp);
+    txPackets++;
+    txIpBytes += p->GetSize() - ppp.GetSerializedSize();
+}
+
+void OnQueueDrop(ns3::Ptr<const ns3::Packet>) { queueDrops++; }
+
+void OnTcDrop(ns3::Ptr<const ns3::Packet>) { tcDrops++; }
+
+void Attach(ns3::Ptr<ns3::NetDevice> dev)
+{
+    auto p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(dev);
+    p2p->TraceConnectWithoutContext("PhyTxEnd", ns3::MakeCallback(&OnPhyTxEnd));
+    p2p->GetQueue()->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&OnQueueDrop));
+    // With no queue disc, flow control stops the device queue once it holds B packets and
+    // the traffic-control layer discards further packets itself (TcDrop) instead of handing
+    // them to the full queue, so most drop-tail losses show up here, not in Queue::Drop.
+    // Only the bottleneck queue can fill, so counting all of r1's TcDrops is exact.
+    dev->GetNode()->GetObject<ns3::TrafficControlLayer>()->TraceConnectWithoutContext(
+        "TcDrop", ns3::MakeCallback(&OnTcDrop));
+}
+
+bool HasRootQueueDisc(ns3::Ptr<ns3::NetDevice> dev)
+{
+    auto tc = dev->GetNode()->GetObject<ns3::TrafficControlLayer>();
+    return tc->GetRootQueueDiscOnDevice(dev) != nullptr;
+}
+
+uint64_t SinkTotalRx(ns3::Ptr<ns3::Application> app)
+{
+    return ns3::DynamicCast<ns3::PacketSink>(app)->GetTotalRx();
+}
+}
+"""
+
+
+def configure_tcp(ns):
+    sd = ns.Config.SetDefault
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    # ns-3's default loss recovery, stated explicitly: RFC 6937 proportional rate reduction
+    # on top of the RFC 6675 SACK scoreboard.
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpPrrRecovery"))
+    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
+    sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
+    sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF_BYTES))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUF_BYTES))
+    # Initial RTO of 1 s: the SYN timer is ConnTimeout; for data, before any RTT sample,
+    # RTO = max(InitialEstimation + 4 * 0, MinRto) = 1 s.
+    sd("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(1.0)))
+    sd("ns3::RttEstimator::InitialEstimation", ns.TimeValue(ns.Seconds(1.0)))
+
+
+def p2p_helper(ns, rate_bps, delay_s, queue_pkts):
+    helper = ns.PointToPointHelper()
+    helper.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(rate_bps)))
+    helper.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(delay_s)))
+    helper.SetQueue(
+        "ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{queue_pkts}p"))
+    )
+    return helper
+
+
+def build(ns, args):
+    """Create the dumbbell; return (bottleneck device at r1, per-flow sink apps)."""
+    configure_tcp(ns)
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(args.seed)
+
+    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    senders.Create(args.flows)
+    receivers.Create(args.flows)
+    routers.Create(2)
+    r1, r2 = routers.Get(0), routers.Get(1)
+
+    access = p2p_helper(ns, ACCESS_RATE_FACTOR * args.rate, ACCESS_DELAY_S, ACCESS_QUEUE_PKTS)
+    bottleneck = p2p_helper(ns, args.rate, args.rtt / 2 - 2 * ACCESS_DELAY_S, args.buffer_pkts)
+
+    links = [bottleneck.Install(r1, r2)]
+    links += [access.Install(senders.Get(i), r1) for i in range(args.flows)]
+    links += [access.Install(r2, receivers.Get(i)) for i in range(args.flows)]
+
+    stack = ns.InternetStackHelper()
+    for nodes in (senders, receivers, routers):
+        stack.Install(nodes)
+
+    # One /24 per link: 10.0.0.0 bottleneck, 10.1.i.0 sender access, 10.2.i.0 receiver access.
+    addresses = ns.Ipv4AddressHelper()
+    addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addresses.Assign(links[0])
+    for i in range(args.flows):
+        addresses.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addresses.Assign(links[1 + i])
+    receiver_ifaces = []
+    for i in range(args.flows):
+        addresses.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        receiver_ifaces.append(addresses.Assign(links[1 + args.flows + i]))
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    # Ipv4AddressHelper::Assign installs a default pfifo_fast root queue disc on every device;
+    # remove it everywhere so each device's own DropTail queue is the only queue on the path.
+    tc = ns.TrafficControlHelper()
+    for devices in links:
+        tc.Uninstall(devices)
+    bench = ns.cppyy.gbl.dumbbell_bench
+    for devices in links:
+        for j in range(devices.GetN()):
+            assert not bench.HasRootQueueDisc(devices.Get(j)), "queue disc still installed"
+
+    bottleneck_dev = links[0].Get(0)  # r1's side: the r1 -> r2 direction carries the data
+    bench.Attach(bottleneck_dev)
+
+    stop = ns.Seconds(args.duration)
+    sink_apps = []
+    for i in range(args.flows):
+        # The receiver's address on its access link is interface 1 (interface 0 is r2's).
+        dest = ns.InetSocketAddress(receiver_ifaces[i].GetAddress(1), SINK_PORT).ConvertTo()
+        sink = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory",
+            ns.InetSocketAddress(ns.Ipv4Address.GetAny(), SINK_PORT).ConvertTo(),
+        ).Install(receivers.Get(i))
+        sink.Start(ns.Seconds(0.0))
+        sink.Stop(stop)
+        sink_apps.append(sink.Get(0))
+
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dest)
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT_SIZE))
+        app = bulk.Install(senders.Get(i))
+        app.Start(ns.MilliSeconds(i))
+        app.Stop(stop)
+    ns.Simulator.Stop(stop)
+    return bottleneck_dev, sink_apps
+
+
+def main():
+    args = parse_args()
+    # Importing the bindings (cppyy/cling loading every ns-3 library) takes several seconds;
+    # it is part of the process wall time but not of wall_setup_s.
+    from ns import ns
+
+    ns.cppyy.cppdef(COUNTERS_CPP)
+    t1 = time.perf_counter()
+    _, sink_apps = build(ns, args)
+    t2 = time.perf_counter()
+    ns.Simulator.Run()
+    t3 = time.perf_counter()
+
+    bench = ns.cppyy.gbl.dumbbell_bench
+    goodput = [bench.SinkTotalRx(app) * 8 / args.duration for app in sink_apps]
+    result = {
+        "simulator": "ns-3",
+        "version": importlib.metadata.version("ns3"),
+        "config": {
+            "flows": args.flows,
+            "rate_bps": args.rate,
+            "duration_s": args.duration,
+            "rtt_s": args.rtt,
+            "buffer_pkts": args.buffer_pkts,
+            "seed": args.seed,
+        },
+        "utilization": bench.txIpBytes * 8 / (args.rate * args.duration),
+        "goodput_bps": goodput,
+        "aggregate_goodput_bps": sum(goodput),
+        "drops": bench.queueDrops + bench.tcDrops,
+        "bottleneck_tx_packets": bench.txPackets,
+        "events": ns.Simulator.GetEventCount(),
+        "wall_setup_s": t2 - t1,
+        "wall_run_s": t3 - t2,
+        "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    ns.Simulator.Destroy()
+
+    tmp = f"{args.json}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(result, f, indent=2)
+    os.replace(tmp, args.json)
+    json.dump(result, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+//! Reno (RFC 5681): slow start with appropriate byte counting (RFC 3465, L = 2 segments),
+//! congestion avoidance of about one segment per RTT, `ssthresh = max(FlightSize/2, 2·SMSS)`
+//! on loss, and fast recovery that ends at the first ACK of new data.
+
+use super::{aimd_growth, half_flight, rfc5681_initial_window, AckSample, CongestionControl, Recovery, Signal, Window};
+use crate::error::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// RFC 3465 section 2.2: L = 2·SMSS bytes per ACK in slow start.
+pub const DEFAULT_ABC_LIMIT_SEGMENTS: u64 = 2;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RenoConfig {
+    /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
+    #[serde(default)]
+    pub initial_window: Option<u64>,
+    /// Appropriate byte counting limit L in segments (RFC 3465); 1 = classic per-ACK growth.
+    #[serde(default)]
+    pub abc_limit: Option<u64>,
+}
+
+/// Shared by Reno and NewReno, which differ only in the recovery procedure.
+pub struct AimdParams {
+    initial_window: Option<u64>,
+    abc_limit: u64,
+}
+
+impl AimdParams {
+    pub fn from_config(initial_window: Option<u64>, abc_limit: Option<u64>) -> Result<Self, ConfigError> {
+        if initial_window == Some(0) {
+            return Err(ConfigError::new("initial_window", "must be at least one segment"));
+        }
+        let abc_limit = abc_limit.unwrap_or(DEFAULT_ABC_LIMIT_SEGMENTS);
+        if abc_limit == 0 {
+            return Err(ConfigError::new("abc_limit", "must be at least one segment"));
+        }
+        Ok(AimdParams { initial_window, abc_limit })
+    }
+    pub fn initial_window(&self, mss: u64) -> u64 {
+        self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
+    }
+    pub fn grow(&self, w: &mut Window, acked: u64) {
+        aimd_growth(w, acked, self.abc_limit)
+    }
+}
+
+pub struct Reno {
+    params: AimdParams,
+}
+
+impl Reno {
+    pub fn new(cfg: &RenoConfig) -> Result<Self, ConfigError> {
+        Ok(Reno { params: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)? })
+    }
+}
+
+impl CongestionControl for Reno {
+    fn recovery(&self) -> Recovery {
+        Recovery::Reno
+    }
+    fn initial_window(&self, mss: u64) -> u64 {
+        self.params.initial_window(mss)
+    }
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.params.grow(w, s.acked);
+    }
+    fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
+        half_flight(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Time;
+
+    #[test]
+    fn abc_doubles_per_rtt_with_delayed_acks() {
+        // 10 segments in flight, one ACK per two segments: 5 ACKs of 2·MSS each.
+        let mut r = Reno::new(&RenoConfig::default()).unwrap();
+        let mss = 1000;
+        let mut w = Window { cwnd: 10 * mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: u64::MAX };
+        for _ in 0..5 {
+            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: 2 * mss, rtt: None });
+        }
+        assert_eq!(w.cwnd, 20 * mss);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_about_one_segment_per_window() {
+        let mut r = Reno::new(&RenoConfig::default()).unwrap();
+        let mss = 1000;
+        let mut w = Window { cwnd: 10 * mss, ssthresh: 5 * mss, mss, flight: 0, peer_window: u64::MAX };
+        for _ in 0..10 {
+            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: mss, rtt: None });
+        }
+        // 10 increments of mss²/cwnd with cwnd creeping up: 100+99+99+...: just under one MSS.
+        assert!((10 * mss + 950..=11 * mss).contains(&w.cwnd), "{}", w.cwnd);
+        let w = Window { flight: 7 * mss, ..w };
+        assert_eq!(r.ssthresh_after(&w, Signal::DupAcks), 3500);
+    }
+}

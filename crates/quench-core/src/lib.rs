@@ -1,0 +1,81 @@
+//! quench-core: a fast, deterministic packet-level simulator of congestion control and queue
+//! management. See `docs/design.md` in the repository for the architecture.
+//!
+//! ```
+//! use quench_core::Simulation;
+//! let json = r#"{
+//!   "duration": "2s", "hosts": ["a", "b"], "routers": ["r"],
+//!   "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms"},
+//!             {"from": "r", "to": "b", "rate": "1Mbps", "delay": "10ms",
+//!              "qdisc": {"kind": "droptail", "limit": "20p"}}],
+//!   "flows": [{"kind": "tcp", "src": "a", "dst": "b", "cc": "newreno"}]
+//! }"#;
+//! let result = Simulation::from_json(json).unwrap().run();
+//! let links = result.table("links");
+//! assert!(links.f64s("utilization")[2] > 0.9); // r->b, the bottleneck
+//! ```
+
+pub mod builder;
+pub mod cc;
+pub mod error;
+pub mod link;
+pub mod packet;
+pub mod qdisc;
+pub mod results;
+pub mod rng;
+pub mod routing;
+pub mod scenario;
+pub mod sched;
+pub mod trace;
+pub mod transport;
+pub mod units;
+pub mod world;
+
+pub use error::{ConfigError, Error};
+pub use results::RunResult;
+pub use scenario::Scenario;
+pub use units::{BitRate, Bytes, Dur, Time};
+
+/// A built scenario, ready to run in one go or in steps (for progress reporting).
+pub struct Simulation {
+    world: world::World,
+}
+
+impl Simulation {
+    pub fn new(scenario: &Scenario) -> Result<Self, ConfigError> {
+        Ok(Simulation { world: builder::build(scenario)? })
+    }
+
+    pub fn from_json(json: &str) -> Result<Self, ConfigError> {
+        Self::new(&Scenario::from_json(json)?)
+    }
+
+    pub fn now(&self) -> Time {
+        self.world.now()
+    }
+
+    pub fn end(&self) -> Time {
+        self.world.end
+    }
+
+    pub fn events_executed(&self) -> u64 {
+        self.world.events_executed()
+    }
+
+    /// Advance simulated time to `t` (at most the scenario's duration).
+    pub fn run_until(&mut self, t: Time) {
+        self.world.run_until(t);
+    }
+
+    /// Run to the end and collect the results.
+    pub fn run(mut self) -> RunResult {
+        let end = self.world.end;
+        self.world.run_until(end);
+        self.finish()
+    }
+
+    /// Collect results at the current time.
+    pub fn finish(self) -> RunResult {
+        results::collect(self.world)
+    }
+}

@@ -1,0 +1,238 @@
+//! A unidirectional link: an output queue discipline, a serializer that transmits one packet at
+//! a time at the link rate, and a propagation pipe. Only the head of the pipe has an event
+//! pending, so the event heap stays small however long the pipe (htsim's design).
+//!
+//! Optional per-link framing overhead (bytes added to each packet's wire time, e.g. HDLC
+//! framing on a serial line) and a Bernoulli loss module (packets lost on the wire after
+//! transmission, with probability `loss`, drawn from the link's own random stream).
+//!
+//! Statistics kept here hold for every qdisc, and satisfy the identities
+//! `arrived = departed + dropped_in_queue + backlog` and
+//! `departed = delivered + lost_on_wire + in_flight`.
+
+use crate::packet::{LinkId, NodeId, Packet};
+use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::rng::Rng;
+use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug, Default)]
+pub struct LinkStats {
+    pub arrived_packets: u64,
+    pub arrived_bytes: u64,
+    pub departed_packets: u64,
+    pub departed_bytes: u64,
+    pub delivered_packets: u64,
+    pub dropped_packets: [u64; DropReason::COUNT],
+    pub dropped_bytes: [u64; DropReason::COUNT],
+    pub marked_packets: u64,
+    /// Time the transmitter spent sending (for utilization).
+    pub busy: Dur,
+    pub sojourn_sum: Dur,
+    pub sojourn_max: Dur,
+    /// Integral of the backlog over time, in packet·ns and byte·ns (for time-averaged queue).
+    pub backlog_packet_ns: u128,
+    pub backlog_byte_ns: u128,
+    pub max_backlog_packets: u64,
+    pub max_backlog_bytes: u64,
+    last_change: Time,
+}
+
+impl LinkStats {
+    pub fn dropped_in_queue(&self) -> u64 {
+        self.dropped_packets.iter().sum::<u64>() - self.dropped_packets[DropReason::LinkLoss as usize]
+    }
+    pub fn dropped_in_queue_bytes(&self) -> u64 {
+        self.dropped_bytes.iter().sum::<u64>() - self.dropped_bytes[DropReason::LinkLoss as usize]
+    }
+    fn count_drop(&mut self, size: u16, reason: DropReason) {
+        self.dropped_packets[reason as usize] += 1;
+        self.dropped_bytes[reason as usize] += size as u64;
+    }
+    /// Advance the backlog integrals to `now` with the backlog held since the last change.
+    fn integrate(&mut self, now: Time, held: Backlog) {
+        let dt = (now - self.last_change).0 as u128;
+        self.backlog_packet_ns += held.packets as u128 * dt;
+        self.backlog_byte_ns += held.bytes as u128 * dt;
+        self.last_change = now;
+    }
+}
+
+/// What happened when the link looked for the next packet to send.
+pub enum TxStart {
+    /// Transmission started; it completes at the given time.
+    Started(Time),
+    Idle,
+    /// The qdisc holds packets but releases none before this time.
+    Wait(Time),
+}
+
+pub struct Link {
+    pub id: LinkId,
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub delay: Dur,
+    pub mtu: Bytes,
+    pub framing_overhead: Bytes,
+    pub loss_probability: f64,
+    pub qdisc: AnyQdisc,
+    pub stats: LinkStats,
+    serializer: Serializer,
+    qdisc_rng: Rng,
+    loss_rng: Rng,
+    transmitting: Option<Packet>,
+    /// A wake-up for a qdisc that said "not before t" is pending.
+    pub wake_pending: bool,
+    pipe: VecDeque<(Time, Packet)>,
+}
+
+/// Scratch buffers a link fills while it runs; owned by the world and reused.
+#[derive(Default)]
+pub struct LinkOutbox {
+    pub drops: Vec<(Packet, DropReason)>,
+    pub emitted: Vec<Packet>,
+}
+
+pub struct LinkParams {
+    pub name: String,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub rate: BitRate,
+    pub delay: Dur,
+    pub mtu: Bytes,
+    pub framing_overhead: Bytes,
+    pub loss_probability: f64,
+}
+
+impl Link {
+    pub fn new(id: LinkId, p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
+        Link {
+            id,
+            name: p.name,
+            from: p.from,
+            to: p.to,
+            delay: p.delay,
+            mtu: p.mtu,
+            framing_overhead: p.framing_overhead,
+            loss_probability: p.loss_probability,
+            qdisc,
+            stats: LinkStats::default(),
+            serializer: Serializer::new(p.rate),
+            qdisc_rng,
+            loss_rng,
+            transmitting: None,
+            wake_pending: false,
+            pipe: VecDeque::new(),
+        }
+    }
+
+    pub fn rate(&self) -> BitRate {
+        self.serializer.rate()
+    }
+
+    pub fn backlog(&self) -> Backlog {
+        self.qdisc.backlog()
+    }
+
+    pub fn is_transmitting(&self) -> bool {
+        self.transmitting.is_some()
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.pipe.len() as u64 + self.transmitting.is_some() as u64
+    }
+
+    /// Offer a packet to the queue. Drops (of it or of queued packets) and control packets
+    /// the qdisc originates land in `out`.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox) {
+        let held = self.qdisc.backlog();
+        self.stats.integrate(now, held);
+        self.stats.arrived_packets += 1;
+        self.stats.arrived_bytes += pkt.size as u64;
+        pkt.enqueued_at = now;
+        let mut cx = QdiscCx {
+            now,
+            link_rate: self.rate(),
+            rng: &mut self.qdisc_rng,
+            drops: &mut out.drops,
+            emitted: &mut out.emitted,
+            marks: 0,
+        };
+        self.qdisc.enqueue(pkt, &mut cx);
+        self.stats.marked_packets += cx.marks;
+        for (p, reason) in &out.drops {
+            self.stats.count_drop(p.size, *reason);
+        }
+        let b = self.qdisc.backlog();
+        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+    }
+
+    /// If idle, take the next packet from the qdisc and start sending it. The packet sent is
+    /// returned through `sent` for capture and sojourn records.
+    pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, sent: &mut Option<Packet>) -> TxStart {
+        if self.transmitting.is_some() {
+            return TxStart::Idle;
+        }
+        let held = self.qdisc.backlog();
+        self.stats.integrate(now, held);
+        let mut cx = QdiscCx {
+            now,
+            link_rate: self.rate(),
+            rng: &mut self.qdisc_rng,
+            drops: &mut out.drops,
+            emitted: &mut out.emitted,
+            marks: 0,
+        };
+        let next = self.qdisc.dequeue(&mut cx);
+        self.stats.marked_packets += cx.marks;
+        for (p, reason) in &out.drops {
+            self.stats.count_drop(p.size, *reason);
+        }
+        match next {
+            Dequeued::Packet(p) => {
+                let sojourn = now - p.enqueued_at;
+                self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
+                self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
+                self.stats.departed_packets += 1;
+                self.stats.departed_bytes += p.size as u64;
+                let wire = Bytes(p.size as u64 + self.framing_overhead.0);
+                let tx = self.serializer.next_tx_time(wire);
+                self.stats.busy = self.stats.busy + tx;
+                self.transmitting = Some(p);
+                *sent = Some(p);
+                TxStart::Started(now + tx)
+            }
+            Dequeued::Empty => TxStart::Idle,
+            Dequeued::NotBefore(t) => TxStart::Wait(t),
+        }
+    }
+
+    /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
+    /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
+    pub fn finish_tx(&mut self, now: Time) -> Result<Option<Time>, Packet> {
+        let p = self.transmitting.take().expect("finish_tx without a packet in transmission");
+        if self.loss_probability > 0.0 && self.loss_rng.bernoulli(self.loss_probability) {
+            self.stats.count_drop(p.size, DropReason::LinkLoss);
+            return Err(p);
+        }
+        let arrival = now + self.delay;
+        self.pipe.push_back((arrival, p));
+        Ok((self.pipe.len() == 1).then_some(arrival))
+    }
+
+    /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
+    /// arrival time of the next one, if any.
+    pub fn deliver_head(&mut self) -> (Packet, Option<Time>) {
+        let (_, p) = self.pipe.pop_front().expect("delivery event with an empty pipe");
+        self.stats.delivered_packets += 1;
+        (p, self.pipe.front().map(|(t, _)| *t))
+    }
+
+    /// Close the books at the end of the run.
+    pub fn finalize(&mut self, now: Time) {
+        let held = self.qdisc.backlog();
+        self.stats.integrate(now, held);
+    }
+}

@@ -1,0 +1,106 @@
+//! The packet: a plain value moved through queues and links. It carries no payload bytes; the
+//! pcap writer synthesizes headers from these fields. Sizes are IP datagram sizes (headers
+//! included), since that is what occupies buffers and wire time.
+
+use crate::units::{Bytes, Time};
+
+macro_rules! id_type {
+    ($(#[$m:meta])* $name:ident) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub u32);
+        impl $name {
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(/// A host or router.
+    NodeId);
+id_type!(/// A unidirectional link.
+    LinkId);
+id_type!(/// A transport endpoint (TCP sender, TCP receiver, UDP source or sink).
+    AgentId);
+id_type!(/// A flow as the user declared it (one TCP connection or one UDP stream).
+    FlowId);
+
+/// IPv4 protocol numbers (RFC 790).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Proto {
+    Icmp = 1,
+    Tcp = 6,
+    Udp = 17,
+}
+
+/// IPv4 header without options (RFC 791).
+pub const IP_HEADER: u32 = 20;
+/// TCP header without options (RFC 793).
+pub const TCP_HEADER: u32 = 20;
+/// UDP header (RFC 768).
+pub const UDP_HEADER: u32 = 8;
+
+/// TCP flag bits as on the wire (RFC 793, RFC 3168 for ECE/CWR).
+pub mod tcp_flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// ECN codepoints of the IP header's two low TOS bits (RFC 3168 section 5).
+pub mod ecn {
+    pub const NOT_ECT: u8 = 0b00;
+    pub const ECT0: u8 = 0b10;
+    pub const CE: u8 = 0b11;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Unique within a run (wraps after 2^32 packets); the low 16 bits are the IP identification.
+    pub uid: u32,
+    /// TCP: sequence number of the first byte (SYN and FIN occupy one). UDP: datagram number.
+    pub seq: u64,
+    /// TCP: cumulative acknowledgement (next byte expected).
+    pub ack: u64,
+    /// When the transport created the packet (for one-way delay).
+    pub sent_at: Time,
+    /// Stamped by the link when the packet enters a queue (for sojourn time).
+    pub enqueued_at: Time,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub flow: FlowId,
+    /// The endpoint that consumes the packet at `dst` (stands for the port demultiplexer).
+    pub dst_agent: AgentId,
+    /// TCP advertised receive window in bytes.
+    pub window: u32,
+    /// IP total length in bytes (16 bits in IPv4).
+    pub size: u16,
+    /// Transport payload in bytes.
+    pub payload: u16,
+    pub proto: Proto,
+    pub flags: u8,
+    pub ecn: u8,
+}
+
+impl Packet {
+    pub fn bytes(&self) -> Bytes {
+        Bytes(self.size as u64)
+    }
+    pub fn has_flag(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_stays_within_one_cache_line() {
+        assert!(std::mem::size_of::<Packet>() <= 64, "{}", std::mem::size_of::<Packet>());
+    }
+}

@@ -1,0 +1,150 @@
+//! Drop-tail FIFO: packets leave in arrival order; an arrival that would exceed the limit (in
+//! packets, bytes, or both, whichever binds first) is discarded.
+//!
+//! Parameters: `limit` — "100p", "64KB", or "100p,64KB" for both. Default 1000 packets, the
+//! Linux `txqueuelen` default.
+
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::units::Limit;
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+const DEFAULT_LIMIT_PACKETS: u64 = 1000;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DropTailConfig {
+    #[serde(default = "default_limit")]
+    pub limit: Limit,
+}
+
+fn default_limit() -> Limit {
+    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
+}
+
+impl Default for DropTailConfig {
+    fn default() -> Self {
+        DropTailConfig { limit: default_limit() }
+    }
+}
+
+pub struct DropTail {
+    limit: Limit,
+    queue: VecDeque<Packet>,
+    bytes: u64,
+}
+
+impl DropTail {
+    pub fn new(cfg: &DropTailConfig) -> Result<Self, ConfigError> {
+        let limit = cfg.limit;
+        if limit.packets == Some(0) || limit.bytes.is_some_and(|b| b.0 == 0) {
+            return Err(ConfigError::new("limit", "a drop-tail queue must hold at least one packet"));
+        }
+        let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
+        Ok(DropTail { limit, queue: VecDeque::with_capacity(capacity), bytes: 0 })
+    }
+}
+
+impl Qdisc for DropTail {
+    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
+        if self.limit.exceeded_by(self.queue.len() as u64, self.bytes, pkt.size as u64) {
+            cx.drop(pkt, DropReason::Overflow);
+        } else {
+            self.bytes += pkt.size as u64;
+            self.queue.push_back(pkt);
+        }
+    }
+
+    fn dequeue(&mut self, _cx: &mut QdiscCx) -> Dequeued {
+        match self.queue.pop_front() {
+            Some(p) => {
+                self.bytes -= p.size as u64;
+                Dequeued::Packet(p)
+            }
+            None => Dequeued::Empty,
+        }
+    }
+
+    fn backlog(&self) -> Backlog {
+        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::harness::{check_conservation, packet};
+    use super::super::QdiscSpec;
+    use super::*;
+    use crate::rng::Rng;
+    use crate::units::{BitRate, Bytes, Time};
+
+    fn cx_parts() -> (Rng, Vec<(Packet, DropReason)>, Vec<Packet>) {
+        (Rng::from_seed(1), Vec::new(), Vec::new())
+    }
+
+    #[test]
+    fn packet_limit_drops_the_arrival_that_overflows() {
+        let mut q = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(2), bytes: None } }).unwrap();
+        let (mut rng, mut drops, mut emitted) = cx_parts();
+        let mut cx = QdiscCx {
+            now: Time::ZERO,
+            link_rate: BitRate(1),
+            rng: &mut rng,
+            drops: &mut drops,
+            emitted: &mut emitted,
+            marks: 0,
+        };
+        for uid in 0..3 {
+            q.enqueue(packet(uid, 0, 100), &mut cx);
+        }
+        assert_eq!(cx.drops.len(), 1);
+        assert_eq!(cx.drops[0].0.uid, 2);
+        assert_eq!(cx.drops[0].1, DropReason::Overflow);
+        assert!(matches!(q.dequeue(&mut cx), Dequeued::Packet(p) if p.uid == 0));
+    }
+
+    #[test]
+    fn byte_limit_binds_before_packet_limit() {
+        let limit = Limit { packets: Some(100), bytes: Some(Bytes(1000)) };
+        let mut q = DropTail::new(&DropTailConfig { limit }).unwrap();
+        let (mut rng, mut drops, mut emitted) = cx_parts();
+        let mut cx = QdiscCx {
+            now: Time::ZERO,
+            link_rate: BitRate(1),
+            rng: &mut rng,
+            drops: &mut drops,
+            emitted: &mut emitted,
+            marks: 0,
+        };
+        for uid in 0..3 {
+            q.enqueue(packet(uid, 0, 400), &mut cx);
+        }
+        assert_eq!(q.backlog(), Backlog { packets: 2, bytes: 800 });
+        assert_eq!(cx.drops.len(), 1);
+    }
+
+    #[test]
+    fn conserves_packets_and_bytes() {
+        let mut q = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(8), bytes: None } }).unwrap();
+        let (departed, dropped) = check_conservation(&mut q, 20_000, 3);
+        assert!(departed > 0 && dropped > 0);
+    }
+
+    #[test]
+    fn zero_limit_is_rejected_naming_the_field() {
+        let e = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(0), bytes: None } }).err().unwrap();
+        assert_eq!(e.path, "limit");
+    }
+
+    #[test]
+    fn spec_parses_from_json_and_rejects_unknown_kinds_and_fields() {
+        let s: QdiscSpec = serde_json::from_str(r#"{"kind":"droptail","limit":"64KB"}"#).unwrap();
+        assert_eq!(s.kind(), "droptail");
+        let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"droptial"}"#).unwrap_err().to_string();
+        assert!(e.contains("unknown variant `droptial`"), "{e}");
+        let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"droptail","limt":"5p"}"#).unwrap_err().to_string();
+        assert!(e.contains("unknown field `limt`"), "{e}");
+    }
+}

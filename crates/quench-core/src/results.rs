@@ -1,0 +1,191 @@
+//! Results of a run: the summary tables (one row per link, one per flow), the recorded time
+//! series, pcap captures, and run metadata. Everything a user sees is derived here from the
+//! components' own counters; nothing is estimated.
+
+use crate::qdisc::DropReason;
+use crate::trace::table::{Column, Table};
+use crate::transport::Agent;
+use crate::units::Time;
+use crate::world::World;
+
+pub struct RunResult {
+    pub tables: Vec<Table>,
+    /// (link name, pcap file bytes)
+    pub pcaps: Vec<(String, Vec<u8>)>,
+    pub events_executed: u64,
+    pub end_time: Time,
+    pub seed: u64,
+}
+
+impl RunResult {
+    pub fn table(&self, name: &str) -> &Table {
+        self.tables.iter().find(|t| t.name == name).unwrap_or_else(|| panic!("no table named {name}"))
+    }
+}
+
+fn f64s(it: impl Iterator<Item = f64>) -> Column {
+    Column::F64(it.collect())
+}
+fn u64s(it: impl Iterator<Item = u64>) -> Column {
+    Column::U64(it.collect())
+}
+fn strs(it: impl Iterator<Item = String>) -> Column {
+    Column::Str(it.collect())
+}
+fn secs(t: Option<Time>) -> f64 {
+    t.map_or(f64::NAN, |t| t.as_secs_f64())
+}
+
+fn links_table(w: &World) -> Table {
+    let elapsed = w.now.as_secs_f64();
+    let ls = &w.links;
+    let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
+    let mut t = Table::new("links")
+        .with("link", Column::U32((0..ls.len() as u32).collect()))
+        .with("name", strs(ls.iter().map(|l| l.name.clone())))
+        .with("from", strs(ls.iter().map(|l| node(l.from))))
+        .with("to", strs(ls.iter().map(|l| node(l.to))))
+        .with("qdisc", strs(ls.iter().map(|l| qdisc_name(&l.qdisc).to_string())))
+        .with("rate_bps", u64s(ls.iter().map(|l| l.rate().0)))
+        .with("delay_s", f64s(ls.iter().map(|l| l.delay.as_secs_f64())))
+        .with("arrived_packets", u64s(ls.iter().map(|l| l.stats.arrived_packets)))
+        .with("arrived_bytes", u64s(ls.iter().map(|l| l.stats.arrived_bytes)))
+        .with("departed_packets", u64s(ls.iter().map(|l| l.stats.departed_packets)))
+        .with("departed_bytes", u64s(ls.iter().map(|l| l.stats.departed_bytes)))
+        .with("delivered_packets", u64s(ls.iter().map(|l| l.stats.delivered_packets)))
+        .with("dropped_packets", u64s(ls.iter().map(|l| l.stats.dropped_in_queue())))
+        .with("dropped_bytes", u64s(ls.iter().map(|l| l.stats.dropped_in_queue_bytes())));
+    for reason in DropReason::ALL {
+        let col = u64s(ls.iter().map(|l| l.stats.dropped_packets[reason as usize]));
+        t = t.with(&format!("drops_{}", reason.name()), col);
+    }
+    t.with("marked_packets", u64s(ls.iter().map(|l| l.stats.marked_packets)))
+        .with("backlog_packets", u64s(ls.iter().map(|l| l.backlog().packets)))
+        .with("backlog_bytes", u64s(ls.iter().map(|l| l.backlog().bytes)))
+        .with("in_flight_packets", u64s(ls.iter().map(|l| l.in_flight())))
+        .with("utilization", f64s(ls.iter().map(|l| l.stats.busy.as_secs_f64() / elapsed)))
+        .with(
+            "mean_sojourn_s",
+            f64s(ls.iter().map(|l| l.stats.sojourn_sum.as_secs_f64() / l.stats.departed_packets as f64)),
+        )
+        .with("max_sojourn_s", f64s(ls.iter().map(|l| l.stats.sojourn_max.as_secs_f64())))
+        .with("mean_backlog_packets", f64s(ls.iter().map(|l| l.stats.backlog_packet_ns as f64 / w.now.0 as f64)))
+        .with("mean_backlog_bytes", f64s(ls.iter().map(|l| l.stats.backlog_byte_ns as f64 / w.now.0 as f64)))
+        .with("max_backlog_packets", u64s(ls.iter().map(|l| l.stats.max_backlog_packets)))
+        .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
+}
+
+fn qdisc_name(q: &crate::qdisc::AnyQdisc) -> &'static str {
+    use crate::qdisc::AnyQdisc;
+    match q {
+        AnyQdisc::DropTail(_) => "droptail",
+    }
+}
+
+/// Per-flow figures gathered from both endpoints of each flow.
+#[derive(Default)]
+struct FlowRow {
+    bytes_sent: u64,
+    bytes_delivered: u64,
+    completion: Option<Time>,
+    segments_sent: u64,
+    retransmitted_segments: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    cwnd: f64,
+    srtt_s: f64,
+    mean_rtt_s: f64,
+    packets_sent: u64,
+    packets_received: u64,
+    mean_delay_s: f64,
+    aborted: bool,
+}
+
+fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
+    let mut r = FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() };
+    match (&w.agents[f.sender.index()], &w.agents[f.receiver.index()]) {
+        (Agent::TcpSender(s), Agent::TcpReceiver(rx)) => {
+            r.bytes_sent = s.stats.bytes_sent;
+            r.bytes_delivered = rx.stats.bytes_delivered;
+            r.completion = rx.stats.completed;
+            r.segments_sent = s.stats.segments_sent;
+            r.packets_sent = s.stats.segments_sent;
+            r.packets_received = rx.stats.segments_received;
+            r.retransmitted_segments = s.stats.retransmitted_segments;
+            r.timeouts = s.stats.timeouts;
+            r.fast_retransmits = s.stats.fast_retransmits;
+            r.cwnd = s.window().cwnd as f64;
+            r.srtt_s = s.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+            r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
+            r.aborted = s.is_aborted();
+        }
+        (Agent::UdpSource(s), Agent::UdpSink(k)) => {
+            r.bytes_sent = s.sent_bytes;
+            r.bytes_delivered = k.received_bytes;
+            r.packets_sent = s.sent_packets;
+            r.segments_sent = s.sent_packets;
+            r.packets_received = k.received_packets;
+            r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
+        }
+        _ => unreachable!("flow endpoints are built in matching pairs"),
+    }
+    r
+}
+
+fn flows_table(w: &World) -> Table {
+    let fs = &w.flows;
+    let rows: Vec<FlowRow> = fs.iter().map(|f| flow_row(w, f)).collect();
+    let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
+    // Goodput over the flow's active period: from its start to completion (or the run's end).
+    let goodput = fs.iter().zip(&rows).map(|(f, r)| {
+        let end = r.completion.unwrap_or(w.now);
+        let active = (end.saturating_sub(f.start)).as_secs_f64();
+        if active > 0.0 { r.bytes_delivered as f64 * 8.0 / active } else { 0.0 }
+    });
+    Table::new("flows")
+        .with("flow", Column::U32((0..fs.len() as u32).collect()))
+        .with("name", strs(fs.iter().map(|f| f.name.clone())))
+        .with("kind", strs(fs.iter().map(|f| f.kind.to_string())))
+        .with("cc", strs(fs.iter().map(|f| f.cc.to_string())))
+        .with("src", strs(fs.iter().map(|f| node(f.src))))
+        .with("dst", strs(fs.iter().map(|f| node(f.dst))))
+        .with("start_s", f64s(fs.iter().map(|f| f.start.as_secs_f64())))
+        .with("bytes_requested", f64s(fs.iter().map(|f| f.bytes.map_or(f64::NAN, |b| b as f64))))
+        .with("bytes_sent", u64s(rows.iter().map(|r| r.bytes_sent)))
+        .with("bytes_delivered", u64s(rows.iter().map(|r| r.bytes_delivered)))
+        .with("goodput_bps", f64s(goodput))
+        .with("completion_s", f64s(rows.iter().map(|r| secs(r.completion))))
+        .with(
+            "response_time_s",
+            f64s(fs.iter().zip(&rows).map(|(f, r)| r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()))),
+        )
+        .with("packets_sent", u64s(rows.iter().map(|r| r.packets_sent)))
+        .with("packets_received", u64s(rows.iter().map(|r| r.packets_received)))
+        .with("retransmitted_segments", u64s(rows.iter().map(|r| r.retransmitted_segments)))
+        .with("timeouts", u64s(rows.iter().map(|r| r.timeouts)))
+        .with("fast_retransmits", u64s(rows.iter().map(|r| r.fast_retransmits)))
+        .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.cwnd)))
+        .with("srtt_s", f64s(rows.iter().map(|r| r.srtt_s)))
+        .with("mean_rtt_s", f64s(rows.iter().map(|r| r.mean_rtt_s)))
+        .with("mean_delay_s", f64s(rows.iter().map(|r| r.mean_delay_s)))
+        .with("aborted", Column::U8(rows.iter().map(|r| r.aborted as u8).collect()))
+}
+
+/// Close the books and gather every table.
+pub fn collect(mut w: World) -> RunResult {
+    let now = w.now;
+    for l in &mut w.links {
+        l.finalize(now);
+    }
+    let mut tables = vec![links_table(&w), flows_table(&w)];
+    let pcaps = w
+        .pcap
+        .iter_mut()
+        .zip(&w.links)
+        .filter_map(|(p, l)| p.take().map(|p| (l.name.clone(), p.into_bytes())))
+        .collect();
+    let events_executed = w.events_executed();
+    let rec = std::mem::take(&mut w.rec);
+    tables.extend(rec.into_tables());
+    RunResult { tables, pcaps, events_executed, end_time: now, seed: w.seed }
+}

@@ -1,0 +1,234 @@
+//! The declarative scenario: what the Python API, TOML files and tests all describe. It is
+//! parsed once (serde, unknown keys rejected) and validated once while the world is built;
+//! every error names the key it is about, e.g. `links[1].rate: must be positive`.
+
+use crate::cc::{deserialize_cc, CcSpec};
+use crate::error::ConfigError;
+use crate::qdisc::QdiscSpec;
+use crate::trace::RecordConfig;
+use crate::transport::tcp::TcpConfig;
+use crate::transport::udp::{Pattern, SizeSpec};
+use crate::units::{BitRate, Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// Ethernet's MTU, the default for every link.
+const DEFAULT_MTU: Bytes = Bytes(1500);
+/// RFC 791: every internet module must forward a 68-byte datagram.
+pub const MIN_MTU: Bytes = Bytes(68);
+const DEFAULT_UDP_PAYLOAD: Bytes = Bytes(1000);
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub duration: Dur,
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub routers: Vec<String>,
+    #[serde(default)]
+    pub links: Vec<LinkSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    #[serde(default)]
+    pub record: RecordConfig,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// A link between two nodes; with `duplex` (the default) it is a pair of unidirectional links
+/// named "from->to" and "to->from" with the same rate, delay and MTU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub rate: BitRate,
+    pub delay: Dur,
+    #[serde(default = "yes")]
+    pub duplex: bool,
+    /// Queue discipline of the from->to direction (and the reverse one unless overridden).
+    #[serde(default)]
+    pub qdisc: QdiscSpec,
+    #[serde(default)]
+    pub reverse_qdisc: Option<QdiscSpec>,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Bernoulli loss probability on the from->to direction.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bernoulli loss probability on the to->from direction.
+    #[serde(default)]
+    pub reverse_loss: f64,
+    /// Bytes of link-layer framing added to every packet's transmission time.
+    #[serde(default)]
+    pub framing_overhead: Bytes,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_mtu() -> Bytes {
+    DEFAULT_MTU
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum FlowSpec {
+    Tcp(TcpFlowSpec),
+    Udp(UdpFlowSpec),
+}
+
+/// A TCP connection carrying a bulk transfer from `src` to `dst`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    #[serde(default, deserialize_with = "deserialize_cc")]
+    pub cc: CcSpec,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// When the application opens the connection.
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+}
+
+/// A UDP stream at a mean rate in bit/s of IP datagrams.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    #[serde(default = "default_pattern")]
+    pub pattern: Pattern,
+    pub rate: BitRate,
+    /// Payload size: "1000B", or { dist = "uniform", min, max } / { dist = "choice", values }.
+    #[serde(default = "default_payload")]
+    pub size: SizeSpec,
+    #[serde(default)]
+    pub start: Dur,
+    /// When the source stops; the end of the run when absent.
+    #[serde(default)]
+    pub stop: Option<Dur>,
+}
+
+fn default_pattern() -> Pattern {
+    Pattern::Cbr
+}
+fn default_payload() -> SizeSpec {
+    SizeSpec::Fixed(DEFAULT_UDP_PAYLOAD)
+}
+
+impl FlowSpec {
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            FlowSpec::Tcp(f) => f.name.as_deref(),
+            FlowSpec::Udp(f) => f.name.as_deref(),
+        }
+    }
+    pub fn endpoints(&self) -> (&str, &str) {
+        match self {
+            FlowSpec::Tcp(f) => (&f.src, &f.dst),
+            FlowSpec::Udp(f) => (&f.src, &f.dst),
+        }
+    }
+    pub fn start(&self) -> Dur {
+        match self {
+            FlowSpec::Tcp(f) => f.start,
+            FlowSpec::Udp(f) => f.start,
+        }
+    }
+}
+
+impl Scenario {
+    /// Parse JSON, naming the offending key on error.
+    pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." { String::new() } else { path };
+            ConfigError::new(path, e.into_inner().to_string())
+        })
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a scenario always serializes")
+    }
+}
+
+impl LinkSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new("rate", "must be positive"));
+        }
+        if self.mtu < MIN_MTU {
+            return Err(ConfigError::new("mtu", format!("{} is below the IPv4 minimum of {MIN_MTU}", self.mtu)));
+        }
+        for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
+            }
+        }
+        if self.from == self.to {
+            return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
+        }
+        Ok(())
+    }
+}
+
+impl UdpFlowSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new("rate", "must be positive"));
+        }
+        self.size.validate().map_err(|e| e.within("size"))?;
+        if self.stop.is_some_and(|s| s <= self.start) {
+            return Err(ConfigError::new("stop", "must be after start"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = Scenario::from_json(r#"{"duration":"1s","links":[{"from":"a","to":"b","rate":"10Mbsp","delay":"1ms"}]}"#)
+            .unwrap_err();
+        assert_eq!(e.path, "links[0].rate");
+        assert!(e.message.contains("unknown unit"), "{e}");
+        let e = Scenario::from_json(r#"{"duration":"1s","linkz":[]}"#).unwrap_err();
+        assert!(e.message.contains("unknown field `linkz`"), "{e}");
+        let e = Scenario::from_json(r#"{"links":[]}"#).unwrap_err();
+        assert!(e.message.contains("missing field `duration`"), "{e}");
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let s = Scenario::from_json(
+            r#"{"duration":"2s","hosts":["a","b"],"links":[{"from":"a","to":"b","rate":"1Mbps","delay":"5ms",
+                "qdisc":{"kind":"droptail","limit":"10p"}}],
+                "flows":[{"kind":"tcp","src":"a","dst":"b","cc":"reno","bytes":"10KB"},
+                         {"kind":"udp","src":"a","dst":"b","rate":"100kbps","pattern":"poisson"}]}"#,
+        )
+        .unwrap();
+        let again = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(again.to_json(), s.to_json());
+        assert_eq!(again.flows.len(), 2);
+    }
+}

@@ -1,0 +1,158 @@
+//! A libpcap writer (nanosecond variant, magic 0xa1b23c4d) for the packets a link transmits,
+//! timestamped when transmission starts, as tcpdump would see them on the sending interface.
+//!
+//! Packets carry no payload, so each record holds the synthesized IPv4 header and transport
+//! header only (captured length < original length, as with a short snaplen); tcpdump and tshark
+//! read such files without complaint. Addresses are 10.x.y.z from the node index; TCP ports are
+//! derived from the flow; sequence numbers are offset by a per-(flow, direction) ISN so they look
+//! like a real connection. The IPv4 header checksum is correct; the transport checksums are
+//! zero because the payload is absent. The TCP window field is the advertised window capped at
+//! 65535 (no window-scale option is synthesized).
+
+use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
+use crate::units::Time;
+
+const MAGIC_NANOSECOND: u32 = 0xa1b2_3c4d;
+const VERSION_MAJOR: u16 = 2;
+const VERSION_MINOR: u16 = 4;
+const SNAPLEN: u32 = 65_535;
+/// LINKTYPE_RAW: the packet begins with the IPv4 header.
+const LINKTYPE_RAW: u32 = 101;
+const DEFAULT_TTL: u8 = 64;
+/// The receiving side of every flow listens on the iperf port; senders use an ephemeral port.
+pub const RECEIVER_PORT: u16 = 5001;
+const EPHEMERAL_PORT_BASE: u32 = 10_000;
+const EPHEMERAL_PORT_SPAN: u32 = 50_000;
+
+pub struct PcapWriter {
+    buf: Vec<u8>,
+    packets: u64,
+}
+
+impl Default for PcapWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The synthesized IPv4 address of a node: 10.0.0.1 for node 0, and so on.
+pub fn node_address(node: NodeId) -> [u8; 4] {
+    let n = node.0 + 1;
+    [10, (n >> 16) as u8, (n >> 8) as u8, n as u8]
+}
+
+/// The sending side's port of a flow.
+pub fn sender_port(flow: FlowId) -> u16 {
+    (EPHEMERAL_PORT_BASE + flow.0 % EPHEMERAL_PORT_SPAN) as u16
+}
+
+/// Initial sequence number of the side of `flow` that lives on `node` (a fixed hash, so the
+/// same scenario gives the same capture).
+pub fn initial_sequence(flow: FlowId, node: NodeId) -> u32 {
+    let mut z = ((flow.0 as u64) << 32 | node.0 as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    (z ^ (z >> 31)) as u32
+}
+
+fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+impl PcapWriter {
+    pub fn new() -> Self {
+        let mut buf = Vec::with_capacity(1 << 16);
+        buf.extend_from_slice(&MAGIC_NANOSECOND.to_le_bytes());
+        buf.extend_from_slice(&VERSION_MAJOR.to_le_bytes());
+        buf.extend_from_slice(&VERSION_MINOR.to_le_bytes());
+        buf.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+        buf.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+        buf.extend_from_slice(&SNAPLEN.to_le_bytes());
+        buf.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
+        PcapWriter { buf, packets: 0 }
+    }
+
+    pub fn packets(&self) -> u64 {
+        self.packets
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts.
+    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId) {
+        let transport = match pkt.proto {
+            Proto::Tcp => TCP_HEADER,
+            Proto::Udp => UDP_HEADER,
+            Proto::Icmp => 8,
+        };
+        let captured = (IP_HEADER + transport).min(pkt.size as u32);
+        self.buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
+        self.buf.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
+        self.buf.extend_from_slice(&captured.to_le_bytes());
+        self.buf.extend_from_slice(&(pkt.size as u32).to_le_bytes());
+        let start = self.buf.len();
+        self.write_ipv4(pkt);
+        match pkt.proto {
+            Proto::Tcp => self.write_tcp(pkt, sender_node),
+            Proto::Udp => self.write_udp(pkt),
+            Proto::Icmp => self.buf.extend_from_slice(&[0u8; 8]),
+        }
+        self.buf.truncate(start + captured as usize);
+        self.packets += 1;
+    }
+
+    fn write_ipv4(&mut self, pkt: &Packet) {
+        let mut h = [0u8; IP_HEADER as usize];
+        h[0] = 0x45; // version 4, IHL 5 words
+        h[1] = pkt.ecn & 0b11; // DSCP 0, ECN codepoint
+        h[2..4].copy_from_slice(&pkt.size.to_be_bytes());
+        h[4..6].copy_from_slice(&(pkt.uid as u16).to_be_bytes());
+        h[8] = DEFAULT_TTL;
+        h[9] = pkt.proto as u8;
+        h[12..16].copy_from_slice(&node_address(pkt.src));
+        h[16..20].copy_from_slice(&node_address(pkt.dst));
+        let csum = ipv4_checksum(&h);
+        h[10..12].copy_from_slice(&csum.to_be_bytes());
+        self.buf.extend_from_slice(&h);
+    }
+
+    /// Ports: the data sender (`sender_node`) uses an ephemeral port, the receiver
+    /// RECEIVER_PORT; each side's sequence numbers start at its own ISN.
+    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId) {
+        let (sport, dport) = if pkt.src == sender_node {
+            (sender_port(pkt.flow), RECEIVER_PORT)
+        } else {
+            (RECEIVER_PORT, sender_port(pkt.flow))
+        };
+        let seq = initial_sequence(pkt.flow, pkt.src).wrapping_add(pkt.seq as u32);
+        let ack = if pkt.has_flag(tcp_flags::ACK) {
+            initial_sequence(pkt.flow, pkt.dst).wrapping_add(pkt.ack as u32)
+        } else {
+            0
+        };
+        let mut h = [0u8; TCP_HEADER as usize];
+        h[0..2].copy_from_slice(&sport.to_be_bytes());
+        h[2..4].copy_from_slice(&dport.to_be_bytes());
+        h[4..8].copy_from_slice(&seq.to_be_bytes());
+        h[8..12].copy_from_slice(&ack.to_be_bytes());
+        h[12] = ((TCP_HEADER / 4) as u8) << 4;
+        h[13] = pkt.flags;
+        h[14..16].copy_from_slice(&(pkt.window.min(u16::MAX as u32) as u16).to_be_bytes());
+        self.buf.extend_from_slice(&h);
+    }
+
+    fn write_udp(&mut self, pkt: &Packet) {
+        let mut h = [0u8; UDP_HEADER as usize];
+        h[0..2].copy_from_slice(&sender_port(pkt.flow).to_be_bytes());
+        h[2..4].copy_from_slice(&RECEIVER_PORT.to_be_bytes());
+        h[4..6].copy_from_slice(&(pkt.size - IP_HEADER as u16).to_be_bytes());
+        self.buf.extend_from_slice(&h);
+    }
+}
+

@@ -1,0 +1,171 @@
+//! TCP parameters, per connection, with defaults from the modern RFCs; the 1988 behaviours are
+//! one setting away (`rto.k = 2`, `rto.tick = "500ms"`, `cc = "tahoe"`).
+
+use crate::error::ConfigError;
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// RFC 879's default TCP MSS would be 536; 1460 fills a 1500-byte Ethernet MTU.
+const DEFAULT_MSS: u32 = 1460;
+/// Default send buffer and receive window: large enough not to limit a 1 Gb/s, 30 ms path.
+const DEFAULT_WINDOW: Bytes = Bytes(4 << 20);
+/// RFC 5681 section 3.2: three duplicate ACKs signal a loss.
+const DEFAULT_DUPACK_THRESHOLD: u32 = 3;
+/// The smallest segment payload that leaves room for any data (RFC 791's 68-byte minimum
+/// datagram minus 40 bytes of headers).
+const MIN_MSS: u32 = 8;
+/// The largest payload a 65535-byte IPv4 datagram can carry after 40 bytes of headers.
+const MAX_MSS: u32 = 65_495;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RtoConfig {
+    /// Variance multiplier: `rto = srtt + k·rttvar`. 4 per RFC 6298 and the revised 1988 paper;
+    /// 2 in the SIGCOMM '88 paper and 4.3BSD-Tahoe.
+    #[serde(default = "default_k")]
+    pub k: u32,
+    /// Lower bound (RFC 6298 section 2.4: 1 s; Tahoe TCPTV_MIN: 1 s).
+    #[serde(default = "one_second")]
+    pub min: Dur,
+    /// Upper bound (RFC 6298 allows >= 60 s; Tahoe TCPTV_REXMTMAX: 64 s).
+    #[serde(default = "default_max_rto")]
+    pub max: Dur,
+    /// RTO before the first sample (RFC 6298 section 2.1: 1 s; Tahoe: 3 s via TCPTV_SRTTDFLT).
+    #[serde(default = "one_second")]
+    pub initial: Dur,
+    /// Timer granularity: 0 for exact timers, "500ms" for the BSD slow timeout. With ticks,
+    /// RTT samples count tick boundaries crossed (+1, as BSD's t_rtt) and timers fire on ticks.
+    #[serde(default)]
+    pub tick: Dur,
+    /// Give up after this many consecutive backoffs (Tahoe TCP_MAXRXTSHIFT = 12).
+    #[serde(default = "default_max_backoffs")]
+    pub max_backoffs: u32,
+}
+
+fn default_k() -> u32 {
+    4
+}
+fn one_second() -> Dur {
+    Dur::from_secs(1)
+}
+fn default_max_rto() -> Dur {
+    Dur::from_secs(60)
+}
+fn default_max_backoffs() -> u32 {
+    12
+}
+
+impl Default for RtoConfig {
+    fn default() -> Self {
+        RtoConfig {
+            k: default_k(),
+            min: one_second(),
+            max: default_max_rto(),
+            initial: one_second(),
+            tick: Dur::ZERO,
+            max_backoffs: default_max_backoffs(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelayedAckConfig {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// ACK at once when this many full-sized segments are unacknowledged (RFC 1122: 2).
+    #[serde(default = "default_ack_every")]
+    pub segments: u32,
+    /// Otherwise ACK when this timer expires (RFC 1122: < 500 ms; BSD fast timeout 200 ms).
+    #[serde(default = "default_delack_timeout")]
+    pub timeout: Dur,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_ack_every() -> u32 {
+    2
+}
+fn default_delack_timeout() -> Dur {
+    Dur::from_millis(200)
+}
+
+impl Default for DelayedAckConfig {
+    fn default() -> Self {
+        DelayedAckConfig { enabled: true, segments: default_ack_every(), timeout: default_delack_timeout() }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    /// Maximum segment size: payload bytes per segment.
+    #[serde(default = "default_mss")]
+    pub mss: u32,
+    /// Sender window limit: at most this many bytes outstanding.
+    #[serde(default = "default_window")]
+    pub send_buffer: Bytes,
+    /// The window the receiver advertises.
+    #[serde(default = "default_window")]
+    pub receive_window: Bytes,
+    #[serde(default)]
+    pub rto: RtoConfig,
+    #[serde(default)]
+    pub delayed_ack: DelayedAckConfig,
+    #[serde(default = "default_dupack_threshold")]
+    pub dupack_threshold: u32,
+}
+
+fn default_mss() -> u32 {
+    DEFAULT_MSS
+}
+fn default_window() -> Bytes {
+    DEFAULT_WINDOW
+}
+fn default_dupack_threshold() -> u32 {
+    DEFAULT_DUPACK_THRESHOLD
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: DEFAULT_MSS,
+            send_buffer: DEFAULT_WINDOW,
+            receive_window: DEFAULT_WINDOW,
+            rto: RtoConfig::default(),
+            delayed_ack: DelayedAckConfig::default(),
+            dupack_threshold: DEFAULT_DUPACK_THRESHOLD,
+        }
+    }
+}
+
+impl TcpConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(MIN_MSS..=MAX_MSS).contains(&self.mss) {
+            return Err(ConfigError::new("mss", format!("{} bytes is outside [{MIN_MSS}, {MAX_MSS}]", self.mss)));
+        }
+        for (field, w) in [("send_buffer", self.send_buffer), ("receive_window", self.receive_window)] {
+            if w.0 < self.mss as u64 {
+                return Err(ConfigError::new(field, format!("{w} cannot hold one {}-byte segment", self.mss)));
+            }
+        }
+        let rto = &self.rto;
+        if !(1..=16).contains(&rto.k) {
+            return Err(ConfigError::new("rto.k", "must be between 1 and 16 (2 or 4 in practice)"));
+        }
+        if rto.min.is_zero() || rto.min > rto.max {
+            return Err(ConfigError::new("rto.min", format!("must be positive and at most rto.max ({})", rto.max)));
+        }
+        if rto.initial.is_zero() {
+            return Err(ConfigError::new("rto.initial", "must be positive"));
+        }
+        if self.delayed_ack.enabled && (self.delayed_ack.segments == 0 || self.delayed_ack.timeout.is_zero()) {
+            return Err(ConfigError::new("delayed_ack", "segments and timeout must be positive when enabled"));
+        }
+        if self.dupack_threshold == 0 {
+            return Err(ConfigError::new("dupack_threshold", "must be at least 1"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,59 @@
+//! TCP: one implementation of reliability (sequence space, retransmission timer with Karn's
+//! rule and exponential backoff, duplicate-ACK loss detection, Tahoe/Reno/NewReno recovery,
+//! handshake and FIN) with pluggable congestion control (`crate::cc`).
+//!
+//! Data flows one way per connection: a [`TcpSender`] at the source and a [`TcpReceiver`] at
+//! the destination. Sequence numbers are 64-bit internally with ISN 0 (the SYN is seq 0, data
+//! starts at 1); the pcap writer maps them onto 32-bit wire values. Every segment carries 20
+//! bytes of IP and 20 of TCP header on the wire.
+
+mod config;
+mod receiver;
+mod rtt;
+mod sender;
+
+pub use config::{DelayedAckConfig, RtoConfig, TcpConfig};
+pub use receiver::{ReceiverStats, TcpReceiver};
+pub use rtt::RttEstimator;
+pub use sender::{SenderStats, TcpSender};
+
+use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER};
+
+/// Header bytes of every TCP segment on the wire.
+pub const HEADERS: u32 = IP_HEADER + TCP_HEADER;
+
+/// Timer kinds of TCP endpoints.
+pub(crate) const TIMER_RETRANSMIT: u8 = 0;
+pub(crate) const TIMER_DELAYED_ACK: u8 = 1;
+
+/// Addressing shared by both ends of a connection.
+#[derive(Clone, Copy, Debug)]
+pub struct Connection {
+    pub flow: FlowId,
+    pub local: NodeId,
+    pub remote: NodeId,
+    pub peer: AgentId,
+}
+
+impl Connection {
+    /// A segment from this end to the peer.
+    pub(crate) fn segment(&self, seq: u64, ack: u64, payload: u32, flags: u8, window: u64) -> Packet {
+        Packet {
+            uid: 0,
+            seq,
+            ack,
+            sent_at: Default::default(),
+            enqueued_at: Default::default(),
+            src: self.local,
+            dst: self.remote,
+            flow: self.flow,
+            dst_agent: self.peer,
+            size: (HEADERS + payload) as u16,
+            payload: payload as u16,
+            window: window.min(u32::MAX as u64) as u32,
+            proto: Proto::Tcp,
+            flags,
+            ecn: 0,
+        }
+    }
+}

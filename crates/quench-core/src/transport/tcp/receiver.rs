@@ -1,0 +1,176 @@
+//! The receiving side of a TCP connection: answers the SYN, reassembles out-of-order data,
+//! advertises its window, and ACKs per RFC 1122 / RFC 5681 section 4.2: at once for
+//! out-of-order segments, for segments that fill a hole, and for the FIN; otherwise every
+//! `delayed_ack.segments` full-sized segments or when the delayed-ACK timer expires.
+//! The application reads data as soon as it is in order, so the advertised window is constant.
+
+use super::config::TcpConfig;
+use super::{Connection, TIMER_DELAYED_ACK};
+use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::units::Time;
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    /// Data bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    /// Data bytes that arrived more than once.
+    pub duplicate_bytes: u64,
+    pub segments_received: u64,
+    pub acks_sent: u64,
+    pub first_syn: Option<Time>,
+    /// When the last byte of a finite transfer was delivered.
+    pub completed: Option<Time>,
+    pub last_delivery: Option<Time>,
+}
+
+pub struct TcpReceiver {
+    conn: Connection,
+    cfg: TcpConfig,
+    established: bool,
+    rcv_nxt: u64,
+    /// Out-of-order data held for reassembly: sorted, disjoint [start, end) ranges.
+    holes_filled_later: Vec<(u64, u64)>,
+    /// Full-sized segments received since the last ACK.
+    unacked_segments: u32,
+    delack: TimerSlot,
+    /// Sequence number of the peer's FIN, once seen.
+    fin_seq: Option<u64>,
+    /// Application transfer size, when known, to time the delivery of the last byte.
+    expected_bytes: Option<u64>,
+    pub stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    pub fn new(conn: Connection, cfg: TcpConfig, expected_bytes: Option<u64>) -> Self {
+        TcpReceiver {
+            conn,
+            cfg,
+            established: false,
+            rcv_nxt: 0,
+            holes_filled_later: Vec::new(),
+            unacked_segments: 0,
+            delack: TimerSlot::default(),
+            fin_seq: None,
+            expected_bytes,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    fn window(&self) -> u64 {
+        self.cfg.receive_window.0
+    }
+
+    fn send_ack(&mut self, cx: &mut AgentCx) {
+        self.delack.cancel();
+        self.unacked_segments = 0;
+        let ack = self.conn.segment(1, self.rcv_nxt, 0, tcp_flags::ACK, self.window());
+        cx.send(ack);
+        self.stats.acks_sent += 1;
+    }
+
+    fn on_syn(&mut self, cx: &mut AgentCx) {
+        if !self.established {
+            self.established = true;
+            self.rcv_nxt = 1;
+            self.stats.first_syn = Some(cx.now);
+        }
+        let syn_ack = self.conn.segment(0, 1, 0, tcp_flags::SYN | tcp_flags::ACK, self.window());
+        cx.send(syn_ack);
+    }
+
+    /// Insert [start, end) into the reassembly list, merging neighbours.
+    fn hold_out_of_order(&mut self, start: u64, end: u64) {
+        let list = &mut self.holes_filled_later;
+        let i = list.partition_point(|&(_, e)| e < start);
+        let mut j = i;
+        let (mut lo, mut hi) = (start, end);
+        while j < list.len() && list[j].0 <= hi {
+            lo = lo.min(list[j].0);
+            hi = hi.max(list[j].1);
+            j += 1;
+        }
+        list.splice(i..j, [(lo, hi)]);
+    }
+
+    /// Advance rcv_nxt over held data now contiguous; true if any was pulled in.
+    fn pull_in_order(&mut self) -> bool {
+        let mut pulled = false;
+        while let Some(&(start, end)) = self.holes_filled_later.first() {
+            if start > self.rcv_nxt {
+                break;
+            }
+            self.rcv_nxt = self.rcv_nxt.max(end);
+            self.holes_filled_later.remove(0);
+            pulled = true;
+        }
+        pulled
+    }
+
+    /// Account for the in-order advance from `before` to rcv_nxt (the FIN is not data).
+    fn deliver(&mut self, before: u64, cx: &mut AgentCx) {
+        let fin_inside = self.fin_seq.is_some_and(|f| (before..self.rcv_nxt).contains(&f));
+        let new_bytes = self.rcv_nxt - before - fin_inside as u64;
+        if new_bytes > 0 {
+            self.stats.bytes_delivered += new_bytes;
+            self.stats.last_delivery = Some(cx.now);
+        }
+        if self.stats.completed.is_none() && self.expected_bytes.is_some_and(|n| self.stats.bytes_delivered >= n) {
+            self.stats.completed = Some(cx.now);
+        }
+    }
+
+    fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        self.stats.segments_received += 1;
+        let fin = pkt.has_flag(tcp_flags::FIN);
+        let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64 + fin as u64);
+        if fin {
+            self.fin_seq = Some(end - 1);
+        }
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_bytes += pkt.payload as u64;
+            return self.send_ack(cx); // a duplicate: tell the sender where we are
+        }
+        if start > self.rcv_nxt {
+            if end <= self.rcv_nxt + self.window() {
+                self.hold_out_of_order(start, end);
+            }
+            return self.send_ack(cx); // out of order: duplicate ACK at once
+        }
+        let before = self.rcv_nxt;
+        self.rcv_nxt = end;
+        let filled_hole = self.pull_in_order();
+        self.deliver(before, cx);
+        let full_sized = pkt.payload as u32 >= self.cfg.mss;
+        self.unacked_segments += full_sized as u32;
+        let delayed = &self.cfg.delayed_ack;
+        if filled_hole || fin || !delayed.enabled || self.unacked_segments >= delayed.segments {
+            self.send_ack(cx);
+        } else if !self.delack.is_armed() {
+            let at = cx.now + delayed.timeout;
+            self.delack.arm(TIMER_DELAYED_ACK, at, cx);
+        }
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn node(&self) -> NodeId {
+        self.conn.local
+    }
+
+    fn on_start(&mut self, _cx: &mut AgentCx) {}
+
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+        if pkt.has_flag(tcp_flags::SYN) {
+            self.on_syn(cx);
+        } else if self.established && (pkt.payload > 0 || pkt.has_flag(tcp_flags::FIN)) {
+            self.on_data(&pkt, cx);
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+        if timer.kind == TIMER_DELAYED_ACK && self.delack.fires(timer) {
+            self.send_ack(cx);
+        }
+    }
+}

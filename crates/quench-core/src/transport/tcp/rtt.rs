@@ -1,0 +1,153 @@
+//! RTT estimation and the retransmission timeout (Jacobson 1988 appendix A; RFC 6298):
+//! `err = m − srtt; srtt += err/8; rttvar += (|err| − rttvar)/4`, first sample
+//! `srtt = m, rttvar = m/2`, `rto = srtt + max(G, k·rttvar)` clamped to [min, max], doubled per
+//! backoff (Karn & Partridge 1987) and restored by the next valid sample.
+//!
+//! With a coarse tick G (BSD's 500 ms slow timeout) a sample is the number of tick boundaries
+//! crossed plus one, the RTO is rounded up to whole ticks, and the timer fires on a boundary
+//! (BSD decrements its counters on each tick), so a 1-tick timer fires 0-500 ms after arming.
+
+use super::config::RtoConfig;
+use crate::units::{Dur, Time};
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    cfg: RtoConfig,
+    srtt: Option<Dur>,
+    rttvar: Dur,
+    backoff: u32,
+}
+
+impl RttEstimator {
+    pub fn new(cfg: RtoConfig) -> Self {
+        RttEstimator { cfg, srtt: None, rttvar: Dur::ZERO, backoff: 0 }
+    }
+
+    pub fn srtt(&self) -> Option<Dur> {
+        self.srtt
+    }
+    pub fn rttvar(&self) -> Dur {
+        self.rttvar
+    }
+    pub fn backoff(&self) -> u32 {
+        self.backoff
+    }
+
+    /// Measure the RTT of a segment sent at `sent` and acknowledged at `now`.
+    pub fn measure(&self, sent: Time, now: Time) -> Dur {
+        let tick = self.cfg.tick.0;
+        if tick == 0 {
+            return now - sent;
+        }
+        let crossed = now.0 / tick - sent.0 / tick;
+        Dur((crossed + 1) * tick)
+    }
+
+    /// Fold in one valid sample and clear the backoff.
+    pub fn sample(&mut self, m: Dur) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(m);
+                self.rttvar = Dur(m.0 / 2);
+            }
+            Some(srtt) => {
+                let err = m.0 as i64 - srtt.0 as i64;
+                let srtt = (srtt.0 as i64 + err / 8).max(0) as u64;
+                let var = self.rttvar.0 as i64;
+                self.rttvar = Dur((var + (err.abs() - var) / 4).max(0) as u64);
+                self.srtt = Some(Dur(srtt));
+            }
+        }
+        self.backoff = 0;
+    }
+
+    /// The RTO before backoff.
+    pub fn base_rto(&self) -> Dur {
+        let raw = match self.srtt {
+            None => self.cfg.initial,
+            Some(srtt) => {
+                let granularity = self.cfg.tick.0.max(1);
+                Dur(srtt.0 + (self.cfg.k as u64 * self.rttvar.0).max(granularity))
+            }
+        };
+        let rounded = match self.cfg.tick.0 {
+            0 => raw,
+            tick => Dur(raw.0.div_ceil(tick) * tick),
+        };
+        rounded.max(self.cfg.min).min(self.cfg.max)
+    }
+
+    /// The RTO with the current backoff applied.
+    pub fn rto(&self) -> Dur {
+        let factor = 1u64 << self.backoff.min(32);
+        Dur(self.base_rto().0.saturating_mul(factor)).min(self.cfg.max)
+    }
+
+    /// Double the RTO; false once the connection should give up.
+    pub fn back_off(&mut self) -> bool {
+        self.backoff += 1;
+        self.backoff <= self.cfg.max_backoffs
+    }
+
+    /// When a timer of length `d` armed at `now` expires, honouring the tick.
+    pub fn expiry(&self, now: Time, d: Dur) -> Time {
+        match self.cfg.tick.0 {
+            0 => now + d,
+            tick => {
+                let ticks = d.0.div_ceil(tick).max(1);
+                Time((now.0 / tick + ticks) * tick)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Dur {
+        Dur::from_millis(x)
+    }
+
+    #[test]
+    fn jacobson_estimator_hand_computed() {
+        let mut e = RttEstimator::new(RtoConfig { min: ms(1), ..Default::default() });
+        assert_eq!(e.rto(), Dur::from_secs(1)); // initial
+        e.sample(ms(100));
+        assert_eq!((e.srtt().unwrap(), e.rttvar()), (ms(100), ms(50)));
+        assert_eq!(e.rto(), ms(300)); // 100 + 4·50
+        e.sample(ms(180)); // err 80: srtt 110, rttvar 50 + (80-50)/4 = 57.5
+        assert_eq!(e.srtt().unwrap(), ms(110));
+        assert_eq!(e.rttvar(), Dur(57_500_000));
+        assert_eq!(e.rto(), ms(340));
+    }
+
+    #[test]
+    fn tahoe_k2_with_coarse_ticks_and_backoff() {
+        let cfg = RtoConfig { k: 2, tick: ms(500), max: Dur::from_secs(64), ..Default::default() };
+        let mut e = RttEstimator::new(cfg);
+        // Sent at 0.9 s, acked at 2.2 s: boundaries at 1.0, 1.5, 2.0 crossed -> 4 ticks = 2 s.
+        let m = e.measure(Time(900_000_000), Time(2_200_000_000));
+        assert_eq!(m, Dur::from_secs(2));
+        e.sample(m);
+        assert_eq!(e.rto(), Dur::from_secs(4)); // 2 + 2·1
+        assert!(e.back_off());
+        assert_eq!(e.rto(), Dur::from_secs(8));
+        // Armed at 0.7 s for 1 s = 2 ticks: fires on the second boundary, 1.5 s.
+        assert_eq!(e.expiry(Time(700_000_000), Dur::from_secs(1)), Time(1_500_000_000));
+        e.sample(m);
+        assert_eq!(e.backoff(), 0);
+    }
+
+    #[test]
+    fn backoff_is_capped_and_gives_up() {
+        let mut e = RttEstimator::new(RtoConfig { max_backoffs: 3, ..Default::default() });
+        assert!(e.back_off() && e.back_off() && e.back_off());
+        assert_eq!(e.rto(), Dur::from_secs(8));
+        assert!(!e.back_off());
+        for _ in 0..10 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), Dur::from_secs(60));
+    }
+}

@@ -1,0 +1,395 @@
+//! The sending side of a TCP connection.
+//!
+//! Output (`output`): send while `flight + len <= min(cwnd, peer window, send buffer)`, full
+//! segments only except the last; the FIN rides on the last data segment. Timing: one segment
+//! per window is timed (BSD), and Karn's rule discards the timing of anything retransmitted.
+//!
+//! ACK processing is split in steps: handshake, duplicate ACK, new ACK (RTT sample, recovery
+//! or window growth, timer), then output. Loss recovery after `dupack_threshold` duplicates
+//! follows the controller's [`Recovery`]:
+//! - SlowStart (Tahoe): resend the missing segment with `cwnd = 1 segment`, restore snd_nxt.
+//! - Reno (RFC 5681 3.2): `cwnd = ssthresh + 3·MSS`, +MSS per further duplicate, deflate to
+//!   ssthresh on the next new ACK.
+//! - NewReno (RFC 6582): as Reno, but a partial ACK resends the next hole, deflates by the
+//!   amount acked (+MSS if ≥ MSS) and restarts the timer on the first partial ACK only;
+//!   recovery ends when `recover` (snd_max at loss time) is acknowledged, and no new recovery
+//!   starts for duplicates of data sent before it.
+//! On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go back N.
+
+use super::config::TcpConfig;
+use super::rtt::RttEstimator;
+use super::{Connection, TIMER_RETRANSMIT};
+use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
+use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::trace::TcpEvent;
+use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::units::{Dur, Time};
+
+/// Sequence number of the first data byte (the SYN occupies 0).
+const FIRST_DATA_SEQ: u64 = 1;
+/// Data end of an unlimited transfer: far beyond anything a run can send.
+const UNLIMITED_END: u64 = u64::MAX / 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    SynSent,
+    Established,
+    Closed,
+    Aborted,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub start: Option<Time>,
+    pub established: Option<Time>,
+    /// When the FIN was acknowledged.
+    pub closed: Option<Time>,
+    pub segments_sent: u64,
+    pub bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub retransmitted_bytes: u64,
+    pub timeouts: u64,
+    pub fast_retransmits: u64,
+    pub rtt_samples: u64,
+    pub rtt_sum: Dur,
+}
+
+pub struct TcpSender {
+    conn: Connection,
+    cfg: TcpConfig,
+    cc: AnyCc,
+    state: State,
+    /// Sequence number one past the last data byte (where the FIN goes).
+    data_end: u64,
+    finite: bool,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    w: Window,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: snd_max when the last recovery or timeout began.
+    recover: u64,
+    partial_ack_seen: bool,
+    rtt: RttEstimator,
+    /// The timed segment: (sequence number, send time).
+    timed: Option<(u64, Time)>,
+    rexmt: TimerSlot,
+    syn_retransmitted: bool,
+    pub stats: SenderStats,
+}
+
+impl TcpSender {
+    /// `bytes`: the application's transfer size, or `None` for an unlimited bulk source.
+    pub fn new(conn: Connection, cfg: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
+        let mss = cfg.mss as u64;
+        let rtt = RttEstimator::new(cfg.rto.clone());
+        let window = cfg.send_buffer.0;
+        TcpSender {
+            conn,
+            cc,
+            state: State::Idle,
+            data_end: bytes.map_or(UNLIMITED_END, |b| FIRST_DATA_SEQ + b),
+            finite: bytes.is_some(),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            partial_ack_seen: false,
+            rtt,
+            timed: None,
+            rexmt: TimerSlot::default(),
+            syn_retransmitted: false,
+            stats: SenderStats::default(),
+            cfg,
+        }
+    }
+
+    pub fn window(&self) -> Window {
+        self.w
+    }
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    pub fn bytes_acked(&self) -> u64 {
+        self.snd_una.saturating_sub(FIRST_DATA_SEQ).min(self.data_end - FIRST_DATA_SEQ)
+    }
+    pub fn is_aborted(&self) -> bool {
+        self.state == State::Aborted
+    }
+
+    fn record_window(&mut self, cx: &mut AgentCx) {
+        cx.rec.cwnd(cx.now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
+    }
+
+    fn limit_window(&self) -> u64 {
+        self.w.cwnd.min(self.w.peer_window).min(self.cfg.send_buffer.0)
+    }
+
+    /// Length and FIN flag of the segment starting at `seq`.
+    fn segment_at(&self, seq: u64) -> (u32, bool) {
+        let len = (self.data_end.saturating_sub(seq)).min(self.w.mss) as u32;
+        let fin = self.finite && seq + len as u64 == self.data_end;
+        (len, fin)
+    }
+
+    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> u64 {
+        let (len, fin) = self.segment_at(seq);
+        let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
+        let retransmit = seq < self.snd_max;
+        let pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
+        cx.send(pkt);
+        cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if retransmit {
+            self.stats.retransmitted_segments += 1;
+            self.stats.retransmitted_bytes += len as u64;
+            if self.timed.is_some_and(|(s, _)| s >= seq) {
+                self.timed = None; // Karn: never time a retransmitted segment
+            }
+        } else if self.timed.is_none() {
+            self.timed = Some((seq, cx.now));
+        }
+        seq + len as u64 + fin as u64
+    }
+
+    fn arm_retransmit(&mut self, cx: &mut AgentCx) {
+        let at = self.rtt.expiry(cx.now, self.rtt.rto());
+        self.rexmt.arm(TIMER_RETRANSMIT, at, cx);
+    }
+
+    /// Send what the window allows.
+    fn output(&mut self, cx: &mut AgentCx) {
+        if self.state != State::Established {
+            return;
+        }
+        let wnd = self.limit_window();
+        while self.snd_nxt < self.data_end + self.finite as u64 {
+            let (len, _) = self.segment_at(self.snd_nxt);
+            let flight = self.snd_nxt - self.snd_una;
+            if flight + len as u64 > wnd {
+                break;
+            }
+            self.snd_nxt = self.transmit(self.snd_nxt, cx);
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+            if !self.rexmt.is_armed() {
+                self.arm_retransmit(cx);
+            }
+        }
+    }
+
+    fn send_syn(&mut self, cx: &mut AgentCx) {
+        let syn = self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0);
+        cx.send(syn);
+        cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
+        self.arm_retransmit(cx);
+    }
+
+    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        self.rexmt.cancel();
+        if !self.syn_retransmitted {
+            let start = self.stats.start.unwrap_or(cx.now);
+            self.take_rtt_sample(self.rtt.measure(start, cx.now), cx);
+        }
+        self.state = State::Established;
+        self.stats.established = Some(cx.now);
+        self.snd_una = FIRST_DATA_SEQ;
+        self.snd_nxt = FIRST_DATA_SEQ;
+        self.snd_max = FIRST_DATA_SEQ;
+        self.recover = FIRST_DATA_SEQ;
+        self.w.peer_window = pkt.window as u64;
+        self.w.cwnd = self.cc.initial_window(self.w.mss) * self.w.mss;
+        self.record_window(cx);
+        self.output(cx);
+    }
+
+    fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx) {
+        self.rtt.sample(m);
+        self.stats.rtt_samples += 1;
+        self.stats.rtt_sum = self.stats.rtt_sum + m;
+        let srtt = self.rtt.srtt().unwrap_or(m);
+        cx.rec.rtt(cx.now, self.conn.flow, m, srtt, self.rtt.rto());
+    }
+
+    fn on_dupack(&mut self, cx: &mut AgentCx) {
+        self.dupacks += 1;
+        let threshold = self.cfg.dupack_threshold;
+        match self.cc.recovery() {
+            Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
+            Recovery::Reno | Recovery::NewReno if self.in_recovery => {
+                self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
+                self.record_window(cx);
+                self.output(cx);
+            }
+            Recovery::Reno if self.dupacks == threshold => self.enter_fast_recovery(cx),
+            // RFC 6582 section 3.2 step 2: no new recovery for data sent before the last one.
+            Recovery::NewReno if self.dupacks == threshold && self.snd_una > self.recover => {
+                self.enter_fast_recovery(cx)
+            }
+            _ => {}
+        }
+    }
+
+    fn flight(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.cwnd = self.w.mss;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.record_window(cx);
+        self.rexmt.cancel();
+        self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+    }
+
+    fn enter_fast_recovery(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+        self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
+        self.record_window(cx);
+        self.output(cx);
+    }
+
+    /// A partial ACK in NewReno recovery: resend the next hole and deflate.
+    fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx) {
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::PartialAckRetransmit);
+        self.transmit(self.snd_una, cx);
+        self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
+        if acked >= self.w.mss {
+            self.w.cwnd += self.w.mss;
+        }
+        if !self.partial_ack_seen {
+            self.partial_ack_seen = true;
+            self.arm_retransmit(cx);
+        }
+        self.record_window(cx);
+    }
+
+    fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx) {
+        let acked = ack - self.snd_una;
+        let rtt = match self.timed {
+            Some((seq, sent)) if ack > seq => {
+                self.timed = None;
+                let m = self.rtt.measure(sent, cx.now);
+                self.take_rtt_sample(m, cx);
+                Some(m)
+            }
+            _ => None,
+        };
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        if self.in_recovery {
+            let exits = self.cc.recovery() == Recovery::Reno || ack >= self.recover;
+            if exits {
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.w.cwnd = self.w.ssthresh;
+                self.record_window(cx);
+            } else {
+                self.on_partial_ack(acked, cx);
+            }
+        } else {
+            self.dupacks = 0;
+            self.w.flight = self.flight();
+            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt });
+            self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
+            self.record_window(cx);
+        }
+        if self.snd_una >= self.snd_max {
+            self.rexmt.cancel();
+        } else if !(self.in_recovery && self.partial_ack_seen) {
+            self.arm_retransmit(cx);
+        }
+        if self.finite && self.snd_una > self.data_end {
+            self.state = State::Closed;
+            self.stats.closed = Some(cx.now);
+            self.rexmt.cancel();
+        }
+    }
+
+    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
+        self.w.peer_window = pkt.window as u64;
+        if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
+            return; // acknowledges nothing we sent, or is older than what we know
+        }
+        if pkt.ack == self.snd_una {
+            if self.snd_max > self.snd_una && pkt.payload == 0 {
+                self.on_dupack(cx);
+            }
+            return;
+        }
+        self.on_new_ack(pkt.ack, cx);
+        self.output(cx);
+    }
+
+    fn on_retransmit_timeout(&mut self, cx: &mut AgentCx) {
+        if !self.rtt.back_off() {
+            self.state = State::Aborted;
+            cx.rec.event(cx.now, self.conn.flow, TcpEvent::Aborted);
+            return;
+        }
+        self.stats.timeouts += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::Timeout);
+        self.timed = None;
+        if self.state == State::SynSent {
+            self.syn_retransmitted = true;
+            self.send_syn(cx);
+            return;
+        }
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
+        self.w.cwnd = self.cc.window_after_timeout(&self.w);
+        self.in_recovery = false;
+        self.dupacks = 0;
+        self.recover = self.snd_max;
+        self.snd_nxt = self.snd_una; // go back N
+        self.record_window(cx);
+        self.output(cx);
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn node(&self) -> NodeId {
+        self.conn.local
+    }
+
+    fn on_start(&mut self, cx: &mut AgentCx) {
+        if self.state != State::Idle {
+            return;
+        }
+        self.state = State::SynSent;
+        self.stats.start = Some(cx.now);
+        self.send_syn(cx);
+    }
+
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+        match self.state {
+            State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
+            State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+        if timer.kind == TIMER_RETRANSMIT && self.rexmt.fires(timer) {
+            self.on_retransmit_timeout(cx);
+        }
+    }
+}

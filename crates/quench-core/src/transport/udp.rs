@@ -1,0 +1,254 @@
+//! UDP sources and sinks. A source sends datagrams from `start` to `stop` with constant
+//! spacing (CBR) or exponential spacing (Poisson), at a mean rate given in bit/s of IP
+//! datagrams, with a fixed or distributed payload size. The sink counts what arrives and
+//! measures one-way delay.
+
+use crate::error::ConfigError;
+use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
+use crate::rng::Rng;
+use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::units::{BitRate, Bytes, Dur, Time};
+use serde::{Deserialize, Serialize};
+
+const TIMER_NEXT_DATAGRAM: u8 = 0;
+/// The largest UDP payload of an IPv4 datagram (65535 − 20 − 8).
+const MAX_UDP_PAYLOAD: u64 = 65_507;
+
+/// Inter-departure pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Cbr,
+    Poisson,
+}
+
+/// Datagram payload size: fixed, or drawn per datagram.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SizeSpec {
+    Fixed(Bytes),
+    Drawn(SizeDistribution),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SizeDistribution {
+    /// Uniform on [min, max] bytes.
+    Uniform { min: Bytes, max: Bytes },
+    /// One of `values` with the given `weights` (equal when absent).
+    Choice {
+        values: Vec<Bytes>,
+        #[serde(default)]
+        weights: Vec<f64>,
+    },
+}
+
+impl SizeSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let check = |b: Bytes, path: &str| {
+            if b.0 == 0 || b.0 > MAX_UDP_PAYLOAD {
+                Err(ConfigError::new(path, format!("payload {b} must be between 1 and {MAX_UDP_PAYLOAD} bytes")))
+            } else {
+                Ok(())
+            }
+        };
+        match self {
+            SizeSpec::Fixed(b) => check(*b, ""),
+            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => {
+                check(*min, "min")?;
+                check(*max, "max")?;
+                if min > max {
+                    return Err(ConfigError::new("min", "must not exceed max"));
+                }
+                Ok(())
+            }
+            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
+                if values.is_empty() {
+                    return Err(ConfigError::new("values", "needs at least one size"));
+                }
+                for v in values {
+                    check(*v, "values")?;
+                }
+                if !weights.is_empty()
+                    && (weights.len() != values.len() || weights.iter().any(|w| !w.is_finite() || *w < 0.0))
+                {
+                    return Err(ConfigError::new("weights", "must be one non-negative weight per value"));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Mean payload in bytes (to turn a bit rate into a datagram rate).
+    pub fn mean(&self) -> f64 {
+        match self {
+            SizeSpec::Fixed(b) => b.0 as f64,
+            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => (min.0 + max.0) as f64 / 2.0,
+            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
+                let w = choice_weights(values.len(), weights);
+                values.iter().zip(&w).map(|(v, w)| v.0 as f64 * w).sum::<f64>() / w.iter().sum::<f64>()
+            }
+        }
+    }
+
+    fn draw(&self, rng: &mut Rng) -> u64 {
+        match self {
+            SizeSpec::Fixed(b) => b.0,
+            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => rng.range_inclusive(min.0, max.0),
+            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
+                let w = choice_weights(values.len(), weights);
+                let mut u = rng.uniform() * w.iter().sum::<f64>();
+                for (v, wi) in values.iter().zip(&w) {
+                    if u < *wi {
+                        return v.0;
+                    }
+                    u -= wi;
+                }
+                values[values.len() - 1].0
+            }
+        }
+    }
+}
+
+fn choice_weights(n: usize, weights: &[f64]) -> Vec<f64> {
+    if weights.is_empty() {
+        vec![1.0; n]
+    } else {
+        weights.to_vec()
+    }
+}
+
+pub struct UdpSource {
+    flow: FlowId,
+    node: NodeId,
+    dst: NodeId,
+    peer: AgentId,
+    pattern: Pattern,
+    size: SizeSpec,
+    /// Mean time between datagrams, in seconds.
+    mean_gap: f64,
+    stop: Time,
+    rng: Rng,
+    next: TimerSlot,
+    seq: u64,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+}
+
+pub struct UdpSourceParams {
+    pub flow: FlowId,
+    pub node: NodeId,
+    pub dst: NodeId,
+    pub peer: AgentId,
+    pub pattern: Pattern,
+    pub rate: BitRate,
+    pub size: SizeSpec,
+    pub stop: Time,
+}
+
+impl UdpSource {
+    pub fn new(p: UdpSourceParams, rng: Rng) -> Self {
+        let mean_datagram_bits = (p.size.mean() + (IP_HEADER + UDP_HEADER) as f64) * 8.0;
+        UdpSource {
+            flow: p.flow,
+            node: p.node,
+            dst: p.dst,
+            peer: p.peer,
+            pattern: p.pattern,
+            mean_gap: mean_datagram_bits / p.rate.0 as f64,
+            size: p.size,
+            stop: p.stop,
+            rng,
+            next: TimerSlot::default(),
+            seq: 0,
+            sent_packets: 0,
+            sent_bytes: 0,
+        }
+    }
+
+    fn gap(&mut self) -> Dur {
+        match self.pattern {
+            Pattern::Cbr => Dur::from_secs_f64(self.mean_gap),
+            Pattern::Poisson => Dur::from_secs_f64(self.rng.exponential(self.mean_gap)),
+        }
+    }
+
+    fn send_one(&mut self, cx: &mut AgentCx) {
+        let payload = self.size.draw(&mut self.rng) as u32;
+        let pkt = Packet {
+            uid: 0,
+            seq: self.seq,
+            ack: 0,
+            sent_at: cx.now,
+            enqueued_at: cx.now,
+            src: self.node,
+            dst: self.dst,
+            flow: self.flow,
+            dst_agent: self.peer,
+            size: (IP_HEADER + UDP_HEADER + payload) as u16,
+            payload: payload as u16,
+            window: 0,
+            proto: Proto::Udp,
+            flags: 0,
+            ecn: 0,
+        };
+        self.seq += 1;
+        self.sent_packets += 1;
+        self.sent_bytes += payload as u64;
+        cx.send(pkt);
+    }
+
+    fn schedule_next(&mut self, cx: &mut AgentCx) {
+        let at = cx.now + self.gap();
+        if at < self.stop {
+            self.next.arm(TIMER_NEXT_DATAGRAM, at, cx);
+        }
+    }
+}
+
+impl Endpoint for UdpSource {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn on_start(&mut self, cx: &mut AgentCx) {
+        if cx.now < self.stop {
+            self.send_one(cx);
+            self.schedule_next(cx);
+        }
+    }
+    fn on_packet(&mut self, _pkt: Packet, _cx: &mut AgentCx) {}
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+        if self.next.fires(timer) {
+            self.send_one(cx);
+            self.schedule_next(cx);
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct UdpSink {
+    pub node: NodeId,
+    pub received_packets: u64,
+    pub received_bytes: u64,
+    pub delay_sum: Dur,
+    pub delay_max: Dur,
+    pub first_arrival: Option<Time>,
+    pub last_arrival: Option<Time>,
+}
+
+impl Endpoint for UdpSink {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn on_start(&mut self, _cx: &mut AgentCx) {}
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+        let delay = cx.now - pkt.sent_at;
+        self.received_packets += 1;
+        self.received_bytes += pkt.payload as u64;
+        self.delay_sum = self.delay_sum + delay;
+        self.delay_max = self.delay_max.max(delay);
+        self.first_arrival.get_or_insert(cx.now);
+        self.last_arrival = Some(cx.now);
+    }
+    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+}

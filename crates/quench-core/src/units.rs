@@ -1,0 +1,410 @@
+//! Physical units as types: time in integer nanoseconds, rates in bit/s, sizes in bytes.
+//!
+//! One parser serves Rust and Python (the Python package calls it through the extension), so
+//! `"9600bps"`, `"10Mbps"`, `"25ms"`, `"64KB"` and `"100p"` mean the same thing everywhere.
+//! Decimal prefixes are SI (k = 1000, as in bit rates and RFCs); binary ones are explicit
+//! (`KiB` = 1024). Bare numbers in a scenario are read in the base unit: seconds, bit/s, bytes.
+//!
+//! Serialization time is computed in `u128` so that no rate or size overflows, and callers that
+//! transmit repeatedly carry the remainder (see [`Serializer`]) so a link's long-run rate is exact.
+
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer as SerdeSerializer};
+use std::fmt;
+use std::ops::{Add, AddAssign, Sub};
+
+pub const NS_PER_SEC: u64 = 1_000_000_000;
+
+/// An instant of simulated time, in nanoseconds since the start of the run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Time(pub u64);
+
+/// A span of simulated time, in nanoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Dur(pub u64);
+
+/// A size on the wire or in a buffer, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+/// A transmission rate in bit/s.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BitRate(pub u64);
+
+impl Time {
+    pub const ZERO: Time = Time(0);
+    pub const MAX: Time = Time(u64::MAX);
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NS_PER_SEC as f64
+    }
+    pub fn saturating_sub(self, other: Time) -> Dur {
+        Dur(self.0.saturating_sub(other.0))
+    }
+}
+
+impl Dur {
+    pub const ZERO: Dur = Dur(0);
+    pub const fn from_secs(s: u64) -> Dur {
+        Dur(s * NS_PER_SEC)
+    }
+    pub const fn from_millis(ms: u64) -> Dur {
+        Dur(ms * 1_000_000)
+    }
+    pub const fn from_micros(us: u64) -> Dur {
+        Dur(us * 1_000)
+    }
+    pub fn from_secs_f64(s: f64) -> Dur {
+        Dur((s * NS_PER_SEC as f64).round().max(0.0) as u64)
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / NS_PER_SEC as f64
+    }
+    pub fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl Add<Dur> for Time {
+    type Output = Time;
+    fn add(self, d: Dur) -> Time {
+        Time(self.0.saturating_add(d.0))
+    }
+}
+impl AddAssign<Dur> for Time {
+    fn add_assign(&mut self, d: Dur) {
+        self.0 = self.0.saturating_add(d.0);
+    }
+}
+impl Sub for Time {
+    type Output = Dur;
+    fn sub(self, earlier: Time) -> Dur {
+        debug_assert!(self >= earlier, "time went backwards");
+        Dur(self.0 - earlier.0)
+    }
+}
+impl Add for Dur {
+    type Output = Dur;
+    fn add(self, o: Dur) -> Dur {
+        Dur(self.0.saturating_add(o.0))
+    }
+}
+
+impl BitRate {
+    pub fn bytes_per_sec(self) -> f64 {
+        self.0 as f64 / 8.0
+    }
+    /// Exact time to serialize `size` at this rate, rounded down; the remainder in
+    /// bit-nanoseconds is returned so a caller can carry it to the next packet.
+    pub fn tx_time_with_remainder(self, size: Bytes, carried: u64) -> (Dur, u64) {
+        let bit_ns = size.0 as u128 * 8 * NS_PER_SEC as u128 + carried as u128;
+        let rate = self.0 as u128;
+        ((Dur((bit_ns / rate) as u64)), (bit_ns % rate) as u64)
+    }
+    /// Serialization time rounded up to the next nanosecond (for one-off estimates).
+    pub fn tx_time(self, size: Bytes) -> Dur {
+        let bit_ns = size.0 as u128 * 8 * NS_PER_SEC as u128;
+        Dur(bit_ns.div_ceil(self.0 as u128) as u64)
+    }
+    /// Bytes that this rate carries in `d`.
+    pub fn bytes_in(self, d: Dur) -> f64 {
+        self.bytes_per_sec() * d.as_secs_f64()
+    }
+}
+
+/// Serializes packets back to back at a fixed rate with the sub-nanosecond remainder carried,
+/// so a long run transmits exactly `rate` bits per second.
+#[derive(Clone, Debug)]
+pub struct Serializer {
+    rate: BitRate,
+    remainder: u64,
+}
+
+impl Serializer {
+    pub fn new(rate: BitRate) -> Self {
+        Serializer { rate, remainder: 0 }
+    }
+    pub fn rate(&self) -> BitRate {
+        self.rate
+    }
+    pub fn next_tx_time(&mut self, size: Bytes) -> Dur {
+        let (d, rem) = self.rate.tx_time_with_remainder(size, self.remainder);
+        self.remainder = rem;
+        d
+    }
+}
+
+/// A buffer limit: in packets, in bytes, or both (whichever is reached first).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limit {
+    pub packets: Option<u64>,
+    pub bytes: Option<Bytes>,
+}
+
+impl Limit {
+    pub fn unlimited() -> Self {
+        Limit::default()
+    }
+    /// Would a queue holding `pkts`/`bytes` overflow if `size` more bytes arrived?
+    pub fn exceeded_by(&self, pkts: u64, bytes: u64, size: u64) -> bool {
+        self.packets.is_some_and(|p| pkts + 1 > p) || self.bytes.is_some_and(|b| bytes + size > b.0)
+    }
+}
+
+/// A parsed quantity, tagged by its dimension.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quantity {
+    Time(Dur),
+    Rate(BitRate),
+    Size(Bytes),
+    Packets(u64),
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnitError(pub String);
+
+const TIME_UNITS: &[(&str, f64)] = &[
+    ("ns", 1e-9),
+    ("us", 1e-6),
+    ("µs", 1e-6),
+    ("ms", 1e-3),
+    ("s", 1.0),
+    ("sec", 1.0),
+    ("min", 60.0),
+];
+const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("b/s", 1.0),
+    ("kbps", 1e3),
+    ("Kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+    ("Tbps", 1e12),
+];
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+];
+const PACKET_UNITS: &[&str] = &["p", "pkt", "pkts", "packets"];
+
+/// Parse a quantity with its unit, e.g. `"10Mbps"`, `"25 ms"`, `"64KB"`, `"100p"`.
+pub fn parse_quantity(text: &str) -> Result<Quantity, UnitError> {
+    let s = text.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .ok_or_else(|| UnitError(format!("'{text}' has no unit (expected e.g. 10Mbps, 25ms, 64KB, 100p)")))?;
+    // 'e' inside a unit such as "sec" must not be eaten by the number: re-split on the last digit.
+    let split = s[..split].rfind(|c: char| c.is_ascii_digit() || c == '.').map_or(split, |i| i + 1);
+    let (num, unit) = (s[..split].trim(), s[split..].trim());
+    let value: f64 = num
+        .parse()
+        .map_err(|_| UnitError(format!("'{text}': '{num}' is not a number")))?;
+    if !value.is_finite() || value < 0.0 {
+        return Err(UnitError(format!("'{text}': quantities must be finite and non-negative")));
+    }
+    let lookup = |table: &[(&str, f64)]| table.iter().find(|(u, _)| *u == unit).map(|(_, f)| value * f);
+    if let Some(secs) = lookup(TIME_UNITS) {
+        return Ok(Quantity::Time(Dur::from_secs_f64(secs)));
+    }
+    if let Some(bps) = lookup(RATE_UNITS) {
+        return Ok(Quantity::Rate(BitRate(bps.round() as u64)));
+    }
+    if let Some(b) = lookup(SIZE_UNITS) {
+        return Ok(Quantity::Size(Bytes(b.round() as u64)));
+    }
+    if PACKET_UNITS.contains(&unit) {
+        if value.fract() != 0.0 {
+            return Err(UnitError(format!("'{text}': a packet count must be a whole number")));
+        }
+        return Ok(Quantity::Packets(value as u64));
+    }
+    Err(UnitError(format!(
+        "'{text}': unknown unit '{unit}' (time: ns us ms s; rate: bps kbps Mbps Gbps; size: B KB MB KiB MiB; packets: p)"
+    )))
+}
+
+fn wrong_kind(text: &str, want: &str) -> UnitError {
+    UnitError(format!("'{text}' is not a {want}"))
+}
+
+pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
+    match parse_quantity(text)? {
+        Quantity::Time(d) => Ok(d),
+        _ => Err(wrong_kind(text, "duration (e.g. 25ms)")),
+    }
+}
+
+pub fn parse_rate(text: &str) -> Result<BitRate, UnitError> {
+    match parse_quantity(text)? {
+        Quantity::Rate(r) => Ok(r),
+        _ => Err(wrong_kind(text, "rate (e.g. 10Mbps)")),
+    }
+}
+
+pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
+    match parse_quantity(text)? {
+        Quantity::Size(b) => Ok(b),
+        _ => Err(wrong_kind(text, "size (e.g. 64KB)")),
+    }
+}
+
+/// A buffer limit: `"100p"`, `"64KB"`, or both separated by a comma (`"100p,64KB"`).
+pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
+    let mut limit = Limit::default();
+    for part in text.split(',') {
+        match parse_quantity(part)? {
+            Quantity::Size(b) if limit.bytes.is_none() => limit.bytes = Some(b),
+            Quantity::Packets(p) if limit.packets.is_none() => limit.packets = Some(p),
+            Quantity::Size(_) | Quantity::Packets(_) => {
+                return Err(UnitError(format!("'{text}': give at most one packet and one byte limit")))
+            }
+            _ => return Err(wrong_kind(text, "buffer limit (e.g. 100p, 64KB or 100p,64KB)")),
+        }
+    }
+    Ok(limit)
+}
+
+impl fmt::Display for Dur {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ns = self.0;
+        if ns % NS_PER_SEC == 0 {
+            write!(f, "{}s", ns / NS_PER_SEC)
+        } else if ns % 1_000_000 == 0 {
+            write!(f, "{}ms", ns / 1_000_000)
+        } else if ns % 1_000 == 0 {
+            write!(f, "{}us", ns / 1_000)
+        } else {
+            write!(f, "{ns}ns")
+        }
+    }
+}
+
+impl fmt::Display for BitRate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        match r {
+            r if r >= 1_000_000_000 && r % 1_000_000_000 == 0 => write!(f, "{}Gbps", r / 1_000_000_000),
+            r if r >= 1_000_000 && r % 1_000_000 == 0 => write!(f, "{}Mbps", r / 1_000_000),
+            r if r >= 1_000 && r % 1_000 == 0 => write!(f, "{}kbps", r / 1_000),
+            r => write!(f, "{r}bps"),
+        }
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}B", self.0)
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.packets, self.bytes) {
+            (Some(p), None) => write!(f, "{p}p"),
+            (None, Some(b)) => write!(f, "{b}"),
+            (Some(p), Some(b)) => write!(f, "{p}p,{b}"),
+            (None, None) => write!(f, "unlimited"),
+        }
+    }
+}
+
+/// Deserialization helper: a string with a unit, or a bare number in the base unit.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Raw {
+    Int(u64),
+    Float(f64),
+    Text(String),
+}
+
+fn raw_base(raw: Raw, what: &str) -> Result<Result<f64, String>, String> {
+    match raw {
+        Raw::Int(v) => Ok(Ok(v as f64)),
+        Raw::Float(v) if v.is_finite() && v >= 0.0 => Ok(Ok(v)),
+        Raw::Float(v) => Err(format!("{what} {v} must be finite and non-negative")),
+        Raw::Text(s) => Ok(Err(s)),
+    }
+}
+
+macro_rules! serde_unit {
+    ($ty:ty, $parse:ident, $what:literal, $from_base:expr) => {
+        impl<'de> Deserialize<'de> for $ty {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                match raw_base(Raw::deserialize(d)?, $what).map_err(de::Error::custom)? {
+                    Ok(base) => Ok($from_base(base)),
+                    Err(text) => $parse(&text).map_err(de::Error::custom),
+                }
+            }
+        }
+        impl Serialize for $ty {
+            fn serialize<S: SerdeSerializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&self.to_string())
+            }
+        }
+    };
+}
+
+serde_unit!(Dur, parse_dur, "duration", Dur::from_secs_f64);
+serde_unit!(BitRate, parse_rate, "rate", |b: f64| BitRate(b.round() as u64));
+serde_unit!(Bytes, parse_bytes, "size", |b: f64| Bytes(b.round() as u64));
+serde_unit!(Limit, parse_limit, "limit", |b: f64| Limit { packets: Some(b.round() as u64), bytes: None });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_examples() {
+        assert_eq!(parse_rate("9600bps").unwrap(), BitRate(9600));
+        assert_eq!(parse_rate("10Mbps").unwrap(), BitRate(10_000_000));
+        assert_eq!(parse_rate("1.5 Mbps").unwrap(), BitRate(1_500_000));
+        assert_eq!(parse_dur("25ms").unwrap(), Dur(25_000_000));
+        assert_eq!(parse_dur("1.5s").unwrap(), Dur(1_500_000_000));
+        assert_eq!(parse_dur("2sec").unwrap(), Dur::from_secs(2));
+        assert_eq!(parse_bytes("64KB").unwrap(), Bytes(64_000));
+        assert_eq!(parse_bytes("64KiB").unwrap(), Bytes(65_536));
+        assert_eq!(parse_limit("100p").unwrap().packets, Some(100));
+        assert_eq!(parse_limit("80KB").unwrap().bytes, Some(Bytes(80_000)));
+        let both = parse_limit("100p, 64KB").unwrap();
+        assert_eq!((both.packets, both.bytes), (Some(100), Some(Bytes(64_000))));
+        assert!(parse_limit("1p,2p").is_err());
+        assert_eq!(parse_quantity("1e3bps").unwrap(), Quantity::Rate(BitRate(1000)));
+    }
+
+    #[test]
+    fn rejects_typos_and_wrong_dimensions_with_a_reason() {
+        let e = parse_rate("10Mbsp").unwrap_err().0;
+        assert!(e.contains("unknown unit 'Mbsp'"), "{e}");
+        assert!(parse_rate("25ms").unwrap_err().0.contains("not a rate"));
+        assert!(parse_dur("-1s").unwrap_err().0.contains("non-negative"));
+        assert!(parse_dur("10").unwrap_err().0.contains("no unit"));
+        assert!(parse_limit("1.5p").is_err());
+    }
+
+    #[test]
+    fn serializer_carries_the_remainder_so_long_runs_are_exact() {
+        // 1500 B at 9600 bit/s = 1.25 s exactly; 1 B at 3 bit/s is 8/3 s: carried, 3 bytes = 8 s.
+        let mut s = Serializer::new(BitRate(3));
+        let total: u64 = (0..3).map(|_| s.next_tx_time(Bytes(1)).0).sum();
+        assert_eq!(total, 8 * NS_PER_SEC);
+        assert_eq!(BitRate(9600).tx_time(Bytes(1500)), Dur(1_250_000_000));
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["25ms", "1s", "10Mbps", "9600bps", "100us"] {
+            let q = parse_quantity(s).unwrap();
+            let shown = match q {
+                Quantity::Time(d) => d.to_string(),
+                Quantity::Rate(r) => r.to_string(),
+                _ => unreachable!(),
+            };
+            assert_eq!(shown, s);
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The world: every component in a vector indexed by its typed id, one event queue, and one
+//! dispatch `match`. Components never hold references to each other; they return what they
+//! emit (packets, timers, drops) and the world routes it.
+
+use crate::link::{Link, LinkOutbox, TxStart};
+use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet};
+use crate::routing::Routes;
+use crate::sched::Scheduler;
+use crate::trace::pcap::PcapWriter;
+use crate::trace::Recorder;
+use crate::transport::{Agent, AgentCx, Endpoint, Timer};
+use crate::units::Time;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Event {
+    /// A link finished serializing its current packet.
+    TxDone(LinkId),
+    /// The packet at the head of a link's propagation pipe reached the far end.
+    Arrive(LinkId),
+    /// A qdisc that said "not before t" may release a packet now.
+    Wake(LinkId),
+    Timer(AgentId, Timer),
+    /// An application starts.
+    Start(AgentId),
+}
+
+pub struct Node {
+    pub name: String,
+    pub is_router: bool,
+}
+
+/// A flow as declared, with the endpoints that realise it.
+pub struct FlowInfo {
+    pub name: String,
+    pub kind: &'static str,
+    pub cc: &'static str,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sender: AgentId,
+    pub receiver: AgentId,
+    pub start: Time,
+    pub bytes: Option<u64>,
+}
+
+pub struct World {
+    pub(crate) now: Time,
+    pub(crate) end: Time,
+    pub(crate) seed: u64,
+    pub(crate) sched: Scheduler<Event>,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) routes: Routes,
+    pub(crate) agents: Vec<Agent>,
+    pub(crate) flows: Vec<FlowInfo>,
+    pub(crate) rec: Recorder,
+    pub(crate) pcap: Vec<Option<PcapWriter>>,
+    pub(crate) unroutable_packets: u64,
+    link_out: LinkOutbox,
+    agent_out: Vec<Packet>,
+    agent_timers: Vec<(Time, Timer)>,
+    next_uid: u32,
+}
+
+pub(crate) struct WorldParts {
+    pub end: Time,
+    pub seed: u64,
+    pub nodes: Vec<Node>,
+    pub links: Vec<Link>,
+    pub routes: Routes,
+    pub agents: Vec<Agent>,
+    pub flows: Vec<FlowInfo>,
+    pub rec: Recorder,
+    pub pcap: Vec<Option<PcapWriter>>,
+}
+
+impl World {
+    pub(crate) fn assemble(p: WorldParts) -> World {
+        let mut sched = Scheduler::default();
+        for f in &p.flows {
+            sched.schedule(f.start, Event::Start(f.sender));
+        }
+        World {
+            now: Time::ZERO,
+            end: p.end,
+            seed: p.seed,
+            sched,
+            nodes: p.nodes,
+            links: p.links,
+            routes: p.routes,
+            agents: p.agents,
+            flows: p.flows,
+            rec: p.rec,
+            pcap: p.pcap,
+            unroutable_packets: 0,
+            link_out: LinkOutbox::default(),
+            agent_out: Vec::new(),
+            agent_timers: Vec::new(),
+            next_uid: 0,
+        }
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+    pub fn events_executed(&self) -> u64 {
+        self.sched.executed()
+    }
+
+    /// Run every event due at or before `horizon` (capped at the scenario's end).
+    pub fn run_until(&mut self, horizon: Time) {
+        let horizon = horizon.min(self.end);
+        while let Some((t, ev)) = self.sched.pop_until(horizon) {
+            self.now = t;
+            self.dispatch(ev);
+        }
+        self.now = self.now.max(horizon);
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(l) => self.on_tx_done(l),
+            Event::Arrive(l) => self.on_arrive(l),
+            Event::Wake(l) => {
+                self.links[l.index()].wake_pending = false;
+                self.start_tx(l);
+            }
+            Event::Timer(a, t) => self.run_agent(a, |ag, cx| ag.on_timer(t, cx)),
+            Event::Start(a) => self.run_agent(a, |ag, cx| ag.on_start(cx)),
+        }
+    }
+
+    /// Let an endpoint act, then schedule its timers and route what it sent.
+    fn run_agent(&mut self, id: AgentId, act: impl FnOnce(&mut Agent, &mut AgentCx)) {
+        let agent = &mut self.agents[id.index()];
+        let node = agent.node();
+        let mut out = std::mem::take(&mut self.agent_out);
+        let mut cx = AgentCx {
+            now: self.now,
+            me: id,
+            node,
+            rec: &mut self.rec,
+            out: &mut out,
+            timers: &mut self.agent_timers,
+            next_uid: &mut self.next_uid,
+        };
+        act(agent, &mut cx);
+        for (at, t) in self.agent_timers.drain(..) {
+            self.sched.schedule(at, Event::Timer(id, t));
+        }
+        for pkt in out.drain(..) {
+            self.forward(node, pkt);
+        }
+        self.agent_out = out;
+    }
+
+    /// A packet is at node `at`: consume it there or send it one hop on.
+    fn forward(&mut self, at: NodeId, pkt: Packet) {
+        if pkt.dst == at {
+            let dst_agent = pkt.dst_agent;
+            self.run_agent(dst_agent, |ag, cx| ag.on_packet(pkt, cx));
+            return;
+        }
+        match self.routes.next_hop(at, pkt.dst) {
+            Some(l) => self.enqueue(l, pkt),
+            None => self.unroutable_packets += 1,
+        }
+    }
+
+    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.index()];
+        let before = link.backlog();
+        link.enqueue(self.now, pkt, &mut self.link_out);
+        self.after_queue_change(l, before);
+        let link = &self.links[l.index()];
+        if !link.is_transmitting() && !link.wake_pending {
+            self.start_tx(l);
+        }
+    }
+
+    fn start_tx(&mut self, l: LinkId) {
+        let link = &mut self.links[l.index()];
+        let before = link.backlog();
+        let mut sent = None;
+        match link.start_tx(self.now, &mut self.link_out, &mut sent) {
+            TxStart::Started(done) => self.sched.schedule(done, Event::TxDone(l)),
+            TxStart::Idle => {}
+            TxStart::Wait(t) => {
+                link.wake_pending = true;
+                self.sched.schedule(t, Event::Wake(l));
+            }
+        }
+        if let Some(p) = sent {
+            self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
+            if let Some(w) = self.pcap[l.index()].as_mut() {
+                w.write(self.now, &p, self.flows[p.flow.index()].src);
+            }
+        }
+        self.after_queue_change(l, before);
+    }
+
+    /// Record drops and the new queue length; route control packets the qdisc originated.
+    fn after_queue_change(&mut self, l: LinkId, before: crate::qdisc::Backlog) {
+        for (p, reason) in self.link_out.drops.drain(..) {
+            self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
+        }
+        let link = &self.links[l.index()];
+        let after = link.backlog();
+        if after != before {
+            self.rec.queue_len(self.now, l, after.packets, after.bytes);
+        }
+        if !self.link_out.emitted.is_empty() {
+            let from = link.from;
+            let emitted = std::mem::take(&mut self.link_out.emitted);
+            for p in emitted {
+                self.forward(from, p);
+            }
+        }
+    }
+
+    fn on_tx_done(&mut self, l: LinkId) {
+        match self.links[l.index()].finish_tx(self.now) {
+            Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
+            Ok(None) => {}
+            Err(lost) => {
+                let reason = crate::qdisc::DropReason::LinkLoss as u8;
+                self.rec.drop(self.now, l, lost.flow, reason, lost.size);
+            }
+        }
+        self.start_tx(l);
+    }
+
+    fn on_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.index()];
+        let (pkt, next) = link.deliver_head();
+        let to = link.to;
+        if let Some(t) = next {
+            self.sched.schedule(t, Event::Arrive(l));
+        }
+        self.forward(to, pkt);
+    }
+
+    pub fn flow_ids(&self) -> impl Iterator<Item = FlowId> {
+        (0..self.flows.len() as u32).map(FlowId)
+    }
+}

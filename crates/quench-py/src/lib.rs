@@ -1,0 +1,1 @@
+//! placeholder until bindings are written
