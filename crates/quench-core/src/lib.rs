@@ -4,7 +4,7 @@
 //! ```
 //! use quench_core::Simulation;
 //! let json = r#"{
-//!   "duration": "2s", "hosts": ["a", "b"], "routers": ["r"],
+//!   "duration": "10s", "hosts": ["a", "b"], "routers": ["r"],
 //!   "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms"},
 //!             {"from": "r", "to": "b", "rate": "1Mbps", "delay": "10ms",
 //!              "qdisc": {"kind": "droptail", "limit": "20p"}}],
