@@ -112,6 +112,15 @@ fn check_path(
     Ok(())
 }
 
+/// Give a path-less error (an MTU violation from `check_path`) the key that caused it.
+fn name_key(e: ConfigError, key: &str) -> ConfigError {
+    if e.path.is_empty() {
+        ConfigError::new(key, e.message)
+    } else {
+        e
+    }
+}
+
 struct FlowContext<'a> {
     seed: u64,
     names: &'a Names,
@@ -141,7 +150,8 @@ impl FlowContext<'_> {
         f.tcp.validate().map_err(|e| e.within("tcp"))?;
         let cc = f.cc.build().map_err(|e| e.within("cc"))?;
         let size = (f.tcp.mss + HEADERS) as u64;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size)?;
+        // An MTU error is about the MSS: name that key (check_path leaves the path empty).
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size).map_err(|e| name_key(e, "tcp.mss"))?;
         check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), HEADERS as u64)
             .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
         let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
@@ -170,7 +180,7 @@ impl FlowContext<'_> {
             crate::transport::udp::SizeSpec::Fixed(b) => b.0,
             crate::transport::udp::SizeSpec::Drawn(_) => 0,
         } + 28;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), largest)?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), largest).map_err(|e| name_key(e, "size"))?;
         let (source, sink) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
         let params = UdpSourceParams {
             flow: id,

@@ -1,1 +1,166 @@
-//! placeholder until bindings are written
+//! The `quench._core` extension: a scenario goes in as JSON, columnar results come out as
+//! little-endian byte buffers that Python wraps with numpy without copying element by element.
+//! Configuration errors become `quench.ScenarioError` naming the offending key; a Rust panic
+//! never crosses the boundary (it becomes `quench.InternalError`).
+
+// pyo3 0.22 macros test a `gil-refs` cfg that newer rustc reports as unknown.
+#![allow(unexpected_cfgs)]
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use quench_core::trace::table::{Column, Table};
+use quench_core::units::{parse_quantity, Quantity};
+use quench_core::{ConfigError, RunResult, Time};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message names the key.");
+create_exception!(_core, InternalError, PyRuntimeError, "A bug in quench (please report it).");
+
+fn scenario_error(e: ConfigError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    Python::with_gil(|py| {
+        let value = err.value_bound(py);
+        let _ = value.setattr("path", e.path.clone());
+        let _ = value.setattr("reason", e.message.clone());
+    });
+    err
+}
+
+/// Run `f`, turning a panic into InternalError.
+fn guarded<T>(what: &str, f: impl FnOnce() -> T) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let msg = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "unknown panic".into());
+        InternalError::new_err(format!("internal error in {what}: {msg}"))
+    })
+}
+
+/// Parse a quantity such as "10Mbps": returns (dimension, value in base units), with
+/// dimension one of "time" (ns), "rate" (bit/s), "size" (bytes), "packets".
+#[pyfunction]
+fn parse_unit(text: &str) -> PyResult<(&'static str, u64)> {
+    match parse_quantity(text).map_err(|e| PyValueError::new_err(e.0))? {
+        Quantity::Time(d) => Ok(("time", d.0)),
+        Quantity::Rate(r) => Ok(("rate", r.0)),
+        Quantity::Size(b) => Ok(("size", b.0)),
+        Quantity::Packets(p) => Ok(("packets", p)),
+    }
+}
+
+/// Validate a scenario without running it; returns the resolved scenario as JSON (defaults
+/// filled in).
+#[pyfunction]
+fn validate(spec_json: &str) -> PyResult<String> {
+    let sc = quench_core::Scenario::from_json(spec_json).map_err(scenario_error)?;
+    guarded("validation", || quench_core::Simulation::new(&sc).map(|_| sc.to_json()))?.map_err(scenario_error)
+}
+
+fn column_to_py(py: Python<'_>, col: &Column) -> PyResult<PyObject> {
+    fn raw<T: Copy>(py: Python<'_>, dtype: &str, v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> PyObject {
+        let bytes: Vec<u8> = v.iter().flat_map(|&x| to_le(x)).collect();
+        (dtype, PyBytes::new_bound(py, &bytes)).into_py(py)
+    }
+    Ok(match col {
+        Column::U8(v) => raw(py, "<u1", v, |x| vec![x]),
+        Column::U32(v) => raw(py, "<u4", v, |x| x.to_le_bytes().to_vec()),
+        Column::U64(v) => raw(py, "<u8", v, |x| x.to_le_bytes().to_vec()),
+        Column::F64(v) => raw(py, "<f8", v, |x| x.to_le_bytes().to_vec()),
+        Column::Str(v) => ("str", PyList::new_bound(py, v)).into_py(py),
+    })
+}
+
+fn table_to_py<'py>(py: Python<'py>, t: &Table) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    for (name, col) in &t.columns {
+        d.set_item(name, column_to_py(py, col)?)?;
+    }
+    Ok(d)
+}
+
+fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
+    let out = PyDict::new_bound(py);
+    let tables = PyDict::new_bound(py);
+    for t in &r.tables {
+        tables.set_item(&t.name, table_to_py(py, t)?)?;
+    }
+    let pcaps = PyDict::new_bound(py);
+    for (link, bytes) in &r.pcaps {
+        pcaps.set_item(link, PyBytes::new_bound(py, bytes))?;
+    }
+    out.set_item("tables", tables)?;
+    out.set_item("pcaps", pcaps)?;
+    out.set_item("events_executed", r.events_executed)?;
+    out.set_item("end_time_s", r.end_time.as_secs_f64())?;
+    out.set_item("seed", r.seed)?;
+    Ok(out.into_py(py))
+}
+
+/// A built scenario. Run it in steps with `run_until` (for progress bars), then `finish`.
+#[pyclass(module = "quench._core")]
+struct Simulation {
+    inner: Option<quench_core::Simulation>,
+}
+
+impl Simulation {
+    fn sim(&mut self) -> PyResult<&mut quench_core::Simulation> {
+        self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("this simulation has already finished"))
+    }
+}
+
+#[pymethods]
+impl Simulation {
+    #[new]
+    fn new(spec_json: &str) -> PyResult<Self> {
+        let sc = quench_core::Scenario::from_json(spec_json).map_err(scenario_error)?;
+        let sim = guarded("building the scenario", || quench_core::Simulation::new(&sc))?.map_err(scenario_error)?;
+        Ok(Simulation { inner: Some(sim) })
+    }
+
+    /// Advance to `t` seconds of simulated time (capped at the scenario's duration). The GIL
+    /// is released while the engine runs.
+    fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
+        if !t.is_finite() || t < 0.0 {
+            return Err(PyValueError::new_err(format!("run_until: time {t} must be finite and non-negative")));
+        }
+        let sim = self.sim()?;
+        let horizon = Time((t * 1e9).round() as u64);
+        py.allow_threads(|| guarded("the simulation", || sim.run_until(horizon)))
+    }
+
+    #[getter]
+    fn now(&mut self) -> PyResult<f64> {
+        Ok(self.sim()?.now().as_secs_f64())
+    }
+
+    #[getter]
+    fn end(&mut self) -> PyResult<f64> {
+        Ok(self.sim()?.end().as_secs_f64())
+    }
+
+    #[getter]
+    fn events_executed(&mut self) -> PyResult<u64> {
+        Ok(self.sim()?.events_executed())
+    }
+
+    /// Collect the results at the current time; the simulation cannot be used afterwards.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let sim = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("this simulation has already finished"))?;
+        let result = py.allow_threads(|| guarded("collecting results", || sim.finish()))?;
+        result_to_py(py, &result)
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("InternalError", m.py().get_type_bound::<InternalError>())?;
+    m.add_function(wrap_pyfunction!(parse_unit, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_class::<Simulation>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

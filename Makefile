@@ -1,0 +1,52 @@
+# quench: every target sets up what it needs (virtual environment, extension build) itself.
+# `make demo` runs the main job; `make test` runs every test, Rust and Python.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.tools-stamp
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: all build demo test test-rust test-python tshark bench lint clean
+
+all: build
+
+$(STAMP):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "maturin>=1.5,<2"
+	touch $(STAMP)
+
+# Builds the extension (incrementally) and installs quench with its Python dependencies.
+build: $(STAMP)
+	$(VENV)/bin/maturin develop --release --extras test --quiet
+
+demo: build
+	$(VENV)/bin/quench demo --out results/demo
+
+test: test-rust test-python
+
+test-rust:
+	cargo test -p quench-core --release
+
+test-python: build tshark
+	$(PY) -m pytest -q tests
+
+# tshark cross-checks our pcap files; install it when we can (root with apt), else those
+# tests skip and the dpkt-based ones still run.
+tshark:
+	@command -v tshark >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark) >/dev/null 2>&1; } || \
+	  echo "tshark unavailable: its cross-check tests will be skipped"
+
+bench: build
+	bash benchmarks/setup_ns3.sh
+	$(PY) benchmarks/bench_dumbbell.py
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy -p quench-core --all-targets -- -D warnings
+
+clean:
+	rm -rf $(VENV) target results

@@ -1,0 +1,134 @@
+//! Shared helpers of the validation suite: scenarios are written as JSON (the same shape the
+//! Python API and scenario files use) and run through the public `Simulation` API only.
+#![allow(dead_code)]
+
+use quench_core::trace::table::Column;
+use quench_core::{ConfigError, RunResult, Simulation};
+use serde_json::Value;
+
+/// Build and run a scenario, checking the link accounting identities on the way out: every
+/// validation run doubles as an accounting check.
+pub fn run(scenario: &Value) -> RunResult {
+    let r = Simulation::from_json(&scenario.to_string())
+        .unwrap_or_else(|e| panic!("scenario rejected: {e}\n{scenario:#}"))
+        .run();
+    assert_link_identities(&r);
+    r
+}
+
+/// Build a scenario expected to be invalid and return the error.
+pub fn config_error(scenario: &Value) -> ConfigError {
+    match Simulation::from_json(&scenario.to_string()) {
+        Ok(_) => panic!("scenario accepted, expected an error:\n{scenario:#}"),
+        Err(e) => e,
+    }
+}
+
+pub fn f64s(r: &RunResult, table: &str, col: &str) -> Vec<f64> {
+    r.table(table).f64s(col)
+}
+
+pub fn strs(r: &RunResult, table: &str, col: &str) -> Vec<String> {
+    match r.table(table).column(col) {
+        Some(Column::Str(v)) => v.clone(),
+        other => panic!("{table}.{col} is not a string column: {other:?}"),
+    }
+}
+
+pub fn u64s(r: &RunResult, table: &str, col: &str) -> Vec<u64> {
+    match r.table(table).column(col) {
+        Some(Column::U64(v)) => v.clone(),
+        Some(Column::U32(v)) => v.iter().map(|&x| x as u64).collect(),
+        Some(Column::U8(v)) => v.iter().map(|&x| x as u64).collect(),
+        other => panic!("{table}.{col} is not an integer column: {other:?}"),
+    }
+}
+
+/// Row index of the link named "from->to" in the `links` table.
+pub fn link_row(r: &RunResult, name: &str) -> usize {
+    strs(r, "links", "name").iter().position(|n| n == name).unwrap_or_else(|| panic!("no link {name}"))
+}
+
+/// One value of the `links` table.
+pub fn link_value(r: &RunResult, link: &str, col: &str) -> f64 {
+    f64s(r, "links", col)[link_row(r, link)]
+}
+
+/// One value of the `flows` table.
+pub fn flow_value(r: &RunResult, flow: usize, col: &str) -> f64 {
+    f64s(r, "flows", col)[flow]
+}
+
+/// Conservation of packets and bytes on every link (the identities of link.rs, checked from
+/// the outside on the published table):
+///   arrived = departed + dropped (in queue) + backlog     (packets and bytes)
+///   departed = delivered + lost on the wire + in flight  (packets)
+pub fn assert_link_identities(r: &RunResult) {
+    let names = strs(r, "links", "name");
+    let c = |col: &str| u64s(r, "links", col);
+    let (arr, dep, drop, back) =
+        (c("arrived_packets"), c("departed_packets"), c("dropped_packets"), c("backlog_packets"));
+    let (arr_b, dep_b, drop_b, back_b) =
+        (c("arrived_bytes"), c("departed_bytes"), c("dropped_bytes"), c("backlog_bytes"));
+    let (deliv, lost, flying) = (c("delivered_packets"), c("drops_link_loss"), c("in_flight_packets"));
+    for (i, name) in names.iter().enumerate() {
+        assert_eq!(
+            arr[i],
+            dep[i] + drop[i] + back[i],
+            "link {name}: arrived != departed + dropped + backlog (packets)"
+        );
+        assert_eq!(
+            arr_b[i],
+            dep_b[i] + drop_b[i] + back_b[i],
+            "link {name}: arrived != departed + dropped + backlog (bytes)"
+        );
+        assert_eq!(dep[i], deliv[i] + lost[i] + flying[i], "link {name}: departed != delivered + lost + in flight");
+    }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²): 1 for equal shares, 1/n when one takes all.
+pub fn jain(xs: &[f64]) -> f64 {
+    let s: f64 = xs.iter().sum();
+    let s2: f64 = xs.iter().map(|x| x * x).sum();
+    s * s / (xs.len() as f64 * s2)
+}
+
+pub fn rel_err(measured: f64, reference: f64) -> f64 {
+    (measured - reference).abs() / reference.abs()
+}
+
+/// Report a reference comparison on stderr (shown with `--nocapture`) and assert it.
+pub fn check_rel(what: &str, measured: f64, reference: f64, tol: f64) {
+    let e = rel_err(measured, reference);
+    eprintln!(
+        "{what}: measured {measured:.6e}, reference {reference:.6e}, error {:.2}% (tolerance {:.1}%)",
+        e * 100.0,
+        tol * 100.0
+    );
+    assert!(
+        e <= tol,
+        "{what}: measured {measured}, reference {reference}: {:.2}% off, tolerance {:.1}%",
+        e * 100.0,
+        tol * 100.0
+    );
+}
+
+/// A dumbbell: senders s0..s{n-1} -> router r1 -> (bottleneck) -> router r2 -> receiver d.
+/// Access links are `access_rate` with `access_delay`; the bottleneck is r1->r2.
+pub fn dumbbell(n: usize, access_rate: &str, access_delay: &str, rate: &str, delay: &str, qdisc: Value) -> Value {
+    let mut hosts: Vec<String> = (0..n).map(|i| format!("s{i}")).collect();
+    hosts.push("d".into());
+    let mut links: Vec<Value> = (0..n)
+        .map(|i| serde_json::json!({"from": format!("s{i}"), "to": "r1", "rate": access_rate, "delay": access_delay}))
+        .collect();
+    links.push(serde_json::json!({"from": "r1", "to": "r2", "rate": rate, "delay": delay, "qdisc": qdisc}));
+    links.push(serde_json::json!({"from": "r2", "to": "d", "rate": access_rate, "delay": access_delay}));
+    serde_json::json!({"hosts": hosts, "routers": ["r1", "r2"], "links": links, "flows": []})
+}
+
+/// Event codes of the `tcp_events` table (quench_core::trace::TcpEvent).
+pub mod event {
+    pub const TIMEOUT: u64 = 0;
+    pub const FAST_RETRANSMIT: u64 = 1;
+    pub const PARTIAL_ACK_RETRANSMIT: u64 = 2;
+}

@@ -1,0 +1,35 @@
+"""quench: a fast, faithful packet-level simulator of congestion control and queue management.
+
+Build a network in a few lines, run it, and get pandas DataFrames back::
+
+    import quench
+    net = quench.Network(seed=1)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="100Mbps", delay="1ms")
+    net.link("r", "b", rate="10Mbps", delay="20ms", qdisc=quench.droptail("50p"))
+    net.tcp("a", "b", cc="newreno")
+    res = net.run("30s")
+    res.links, res.flows, res.queue, res.cwnd
+"""
+
+from quench._core import InternalError, ScenarioError
+from quench._core import __version__
+from quench.network import Network, droptail
+from quench.results import Results
+from quench.scenario import load_scenario, run_scenario, validate_scenario
+from quench.units import parse_bytes, parse_duration, parse_rate
+
+__all__ = [
+    "InternalError",
+    "Network",
+    "Results",
+    "ScenarioError",
+    "__version__",
+    "droptail",
+    "load_scenario",
+    "parse_bytes",
+    "parse_duration",
+    "parse_rate",
+    "run_scenario",
+    "validate_scenario",
+]

@@ -1,0 +1,123 @@
+"""The `quench` command: run scenario files, the demo, and (per seed issue) reproductions."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from quench import _core
+from quench.results import FORMATS, Results
+from quench.scenario import load_scenario, run_scenario, validate_scenario
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 3
+
+
+def _formats(text: str) -> list[str]:
+    fmts = [f.strip() for f in text.split(",") if f.strip()]
+    bad = [f for f in fmts if f not in FORMATS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown format(s) {bad}; choose from {list(FORMATS)}")
+    return fmts
+
+
+def summary_table(res: Results) -> str:
+    """A plain-text summary: the bottleneck and every flow."""
+    b = res.link(res.bottleneck())
+    lines = [
+        f"bottleneck {b['name']}: utilization {b['utilization']:.3f}, drops {b['dropped_packets']}, "
+        f"mean queue {b['mean_backlog_packets']:.1f} pkts, mean sojourn {1e3 * b['mean_sojourn_s']:.2f} ms",
+        f"{'flow':<10} {'kind':<5} {'cc':<8} {'goodput Mb/s':>12} {'delivered MB':>12} {'rexmit':>7} {'timeouts':>8} {'srtt ms':>8}",
+    ]
+    for _, f in res.flows.iterrows():
+        lines.append(
+            f"{f['name']:<10} {f['kind']:<5} {f['cc']:<8} {f['goodput_bps'] / 1e6:>12.3f} "
+            f"{f['bytes_delivered'] / 1e6:>12.3f} {f['retransmitted_segments']:>7} {f['timeouts']:>8} "
+            f"{1e3 * f['srtt_s']:>8.1f}"
+        )
+    lines.append(
+        f"Jain's fairness index of goodput: {res.jain_index():.4f}; "
+        f"{res.meta['events_executed']:,} events in {res.meta['wall_run_s']:.3f} s wall"
+    )
+    return "\n".join(lines)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    spec = load_scenario(args.scenario)
+    if args.seed is not None:
+        spec["seed"] = args.seed
+    if args.duration is not None:
+        spec["duration"] = args.duration
+    res = run_scenario(spec, progress=None if not args.quiet else False)
+    out = res.save(args.out, formats=args.format, plots=not args.no_plots)
+    if not args.quiet:
+        print(summary_table(res))
+        print(f"results written to {out}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    resolved = validate_scenario(load_scenario(args.scenario))
+    print(json.dumps(resolved, indent=2))
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from quench.scenarios import dumbbell
+
+    duration = "10s" if args.quick else "60s"
+    net = dumbbell(flows=args.flows, rate="10Mbps", rtt="50ms", seed=args.seed)
+    net.record(segments=True, links=["r1->r2"])
+    res = net.run(duration)
+    out = res.save(args.out, formats=args.format)
+    print(f"dumbbell: {args.flows} NewReno flows, 10 Mb/s bottleneck, 50 ms RTT, one-BDP drop-tail buffer, {duration}")
+    print(summary_table(res))
+    print(f"results and plots written to {out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
+    p.add_argument("--version", action="version", version=f"quench {_core.__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a TOML scenario file", description="Run a TOML scenario and save results.")
+    run.add_argument("scenario", type=Path, help="scenario file (TOML)")
+    run.add_argument("--out", type=Path, required=True, help="output folder")
+    run.add_argument("--seed", type=int, help="override the scenario's seed")
+    run.add_argument("--duration", help="override the scenario's duration, e.g. 30s")
+    run.add_argument("--format", type=_formats, default=["parquet"], help="parquet, csv, or parquet,csv")
+    run.add_argument("--no-plots", action="store_true", help="skip the standard plots")
+    run.add_argument("--quiet", action="store_true", help="print nothing on success")
+    run.set_defaults(func=cmd_run)
+
+    val = sub.add_parser("validate", help="check a scenario and print it with defaults filled in")
+    val.add_argument("scenario", type=Path)
+    val.set_defaults(func=cmd_validate)
+
+    demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
+    demo.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder (default results/demo)")
+    demo.add_argument("--flows", type=int, default=4)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
+    demo.add_argument("--format", type=_formats, default=["parquet", "csv"])
+    demo.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (_core.ScenarioError, FileNotFoundError, ValueError) as e:
+        print(f"quench: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except _core.InternalError as e:
+        print(f"quench: {e}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

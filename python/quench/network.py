@@ -1,0 +1,156 @@
+"""A readable builder for scenarios: hosts, routers, links with queue disciplines, flows.
+
+Every method returns the network, so calls chain. Quantities are strings with units
+("10Mbps", "25ms", "64KB", "100p") or bare numbers in base units (seconds, bit/s, bytes);
+the engine validates everything once, when the scenario is built, and names any bad key.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+Quantity = str | int | float
+
+
+def droptail(limit: Quantity = "1000p") -> dict[str, Any]:
+    """A drop-tail FIFO; `limit` in packets ("100p"), bytes ("64KB") or both ("100p,64KB")."""
+    return {"kind": "droptail", "limit": limit}
+
+
+def _clean(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}
+
+
+class Network:
+    """A scenario under construction. `to_dict()` gives the scenario the engine runs."""
+
+    def __init__(self, seed: int = 1, name: str = "") -> None:
+        self.seed = seed
+        self.name = name
+        self._hosts: list[str] = []
+        self._routers: list[str] = []
+        self._links: list[dict[str, Any]] = []
+        self._flows: list[dict[str, Any]] = []
+        self._record: dict[str, Any] = {}
+
+    def hosts(self, *names: str) -> Network:
+        self._hosts.extend(names)
+        return self
+
+    host = hosts
+
+    def routers(self, *names: str) -> Network:
+        self._routers.extend(names)
+        return self
+
+    router = routers
+
+    def link(
+        self,
+        a: str,
+        b: str,
+        rate: Quantity,
+        delay: Quantity,
+        *,
+        qdisc: dict[str, Any] | None = None,
+        reverse_qdisc: dict[str, Any] | None = None,
+        mtu: Quantity | None = None,
+        loss: float | None = None,
+        reverse_loss: float | None = None,
+        duplex: bool = True,
+        framing_overhead: Quantity | None = None,
+    ) -> Network:
+        """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
+        unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b."""
+        self._links.append(
+            _clean(
+                {
+                    "from": a,
+                    "to": b,
+                    "rate": rate,
+                    "delay": delay,
+                    "duplex": duplex,
+                    "qdisc": qdisc,
+                    "reverse_qdisc": reverse_qdisc,
+                    "mtu": mtu,
+                    "loss": loss,
+                    "reverse_loss": reverse_loss,
+                    "framing_overhead": framing_overhead,
+                }
+            )
+        )
+        return self
+
+    def tcp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        cc: str | dict[str, Any] = "newreno",
+        bytes: Quantity | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **tcp: Any,
+    ) -> Network:
+        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). Extra
+        keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
+        delayed_ack={...}, dupack_threshold."""
+        flow = {"kind": "tcp", "src": src, "dst": dst, "cc": cc, "bytes": bytes, "start": start, "name": name}
+        if tcp:
+            flow["tcp"] = tcp
+        self._flows.append(_clean(flow))
+        return self
+
+    def udp(
+        self,
+        src: str,
+        dst: str,
+        rate: Quantity,
+        *,
+        pattern: str = "cbr",
+        size: Quantity | dict[str, Any] = "1000B",
+        start: Quantity = 0,
+        stop: Quantity | None = None,
+        name: str | None = None,
+    ) -> Network:
+        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'."""
+        flow = {
+            "kind": "udp",
+            "src": src,
+            "dst": dst,
+            "rate": rate,
+            "pattern": pattern,
+            "size": size,
+            "start": start,
+            "stop": stop,
+            "name": name,
+        }
+        self._flows.append(_clean(flow))
+        return self
+
+    def record(self, **options: Any) -> Network:
+        """What to record: queues, sojourn, drops, cwnd, rtt, segments (booleans), links
+        (restrict per-link records), pcap (links to capture, by name "a->b")."""
+        self._record.update(options)
+        return self
+
+    def to_dict(self, duration: Quantity) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "seed": self.seed,
+            "duration": duration,
+            "hosts": list(self._hosts),
+            "routers": list(self._routers),
+            "links": copy.deepcopy(self._links),
+            "flows": copy.deepcopy(self._flows),
+            "record": dict(self._record),
+        }
+        if self.name:
+            spec["name"] = self.name
+        return spec
+
+    def run(self, duration: Quantity, *, progress: bool | None = None):
+        """Build and run for `duration`; returns quench.Results."""
+        from quench.scenario import run_scenario
+
+        return run_scenario(self.to_dict(duration), progress=progress)

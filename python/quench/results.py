@@ -1,0 +1,140 @@
+"""Results of a run as pandas DataFrames, and their atomic export to Parquet/CSV.
+
+Tables: `links` and `flows` (one row each, always), and the recorded time series `queue`,
+`sojourn`, `drops`, `cwnd`, `rtt`, `segments`, `tcp_events` (rows only for what the scenario's
+`record` section asked for). Times are seconds since the start of the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from quench import _core
+
+# Engine enums, in their Rust order (qdisc::DropReason, trace::TcpEvent).
+DROP_REASONS = ["overflow", "preempted", "early", "forced", "link_loss"]
+TCP_EVENTS = ["timeout", "fast_retransmit", "partial_ack_retransmit", "aborted", "ecn_reduction", "source_quench"]
+FORMATS = ("parquet", "csv")
+
+
+def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
+    cols = {}
+    for name, (dtype, data) in raw.items():
+        cols[name] = list(data) if dtype == "str" else np.frombuffer(data, dtype=dtype)
+    return pd.DataFrame(cols)
+
+
+class Results:
+    """Everything a run produced. DataFrames are attributes: `res.links`, `res.flows`, ..."""
+
+    def __init__(
+        self,
+        tables: dict[str, pd.DataFrame],
+        pcaps: dict[str, bytes],
+        scenario: dict[str, Any],
+        meta: dict[str, Any],
+    ) -> None:
+        self.tables = tables
+        self.pcaps = pcaps
+        self.scenario = scenario
+        self.meta = meta
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any], scenario: dict[str, Any], wall_run_s: float) -> Results:
+        tables = {name: _frame(cols) for name, cols in raw["tables"].items()}
+        _label(tables)
+        meta = {
+            "quench_version": _core.__version__,
+            "seed": raw["seed"],
+            "simulated_s": raw["end_time_s"],
+            "events_executed": raw["events_executed"],
+            "wall_run_s": wall_run_s,
+        }
+        return cls(tables, dict(raw["pcaps"]), scenario, meta)
+
+    def __getattr__(self, name: str) -> pd.DataFrame:
+        tables = self.__dict__.get("tables", {})
+        if name in tables:
+            return tables[name]
+        raise AttributeError(f"no table {name!r}; tables are {sorted(tables)}")
+
+    def link(self, name: str) -> pd.Series:
+        """The summary row of link `name` ("a->b")."""
+        rows = self.links[self.links["name"] == name]
+        if rows.empty:
+            raise KeyError(f"no link {name!r}; links are {list(self.links['name'])}")
+        return rows.iloc[0]
+
+    def bottleneck(self) -> str:
+        """The name of the busiest link (highest utilization)."""
+        return str(self.links.loc[self.links["utilization"].idxmax(), "name"])
+
+    def jain_index(self, column: str = "goodput_bps") -> float:
+        """Jain's fairness index of a per-flow column (1 = perfectly equal)."""
+        return jain_index(self.flows[column].to_numpy(dtype=float))
+
+    def save(self, out_dir: str | Path, formats: Iterable[str] = ("parquet",), plots: bool = True) -> Path:
+        """Write tables, pcaps, the resolved scenario and (optionally) plots into out_dir.
+        Everything is written to a temporary folder first, so a failure leaves nothing behind."""
+        formats = list(formats)
+        unknown = [f for f in formats if f not in FORMATS]
+        if unknown:
+            raise ValueError(f"unknown output format(s) {unknown}; choose from {list(FORMATS)}")
+        out = Path(out_dir)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            self._write_all(tmp, formats, plots)
+            out.mkdir(exist_ok=True)
+            for f in sorted(tmp.iterdir()):
+                os.replace(f, out / f.name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return out
+
+    def _write_all(self, d: Path, formats: list[str], plots: bool) -> None:
+        for name, df in self.tables.items():
+            if "parquet" in formats:
+                df.to_parquet(d / f"{name}.parquet", index=False)
+            if "csv" in formats:
+                df.to_csv(d / f"{name}.csv", index=False)
+        for link, data in self.pcaps.items():
+            (d / f"{link.replace('->', '-')}.pcap").write_bytes(data)
+        (d / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
+        (d / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
+        if plots:
+            from quench.plot import save_standard_plots
+
+            save_standard_plots(self, d)
+
+
+def jain_index(x: np.ndarray) -> float:
+    """Jain, Chiu, Hawe (1984): (sum x)^2 / (n sum x^2)."""
+    x = np.asarray(x, dtype=float)
+    if x.size == 0 or not np.any(x):
+        return float("nan")
+    return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
+
+
+def _label(tables: dict[str, pd.DataFrame]) -> None:
+    """Add readable names next to the engine's integer ids."""
+    links = tables["links"]
+    names = dict(zip(links["link"], links["name"]))
+    flows = dict(zip(tables["flows"]["flow"], tables["flows"]["name"]))
+    for t in ("queue", "sojourn", "drops"):
+        if "link" in tables[t]:
+            tables[t]["link_name"] = tables[t]["link"].map(names).astype("string")
+    for t in ("sojourn", "drops", "cwnd", "rtt", "segments", "tcp_events"):
+        if "flow" in tables[t]:
+            tables[t]["flow_name"] = tables[t]["flow"].map(flows).astype("string")
+    tables["drops"]["reason"] = pd.Categorical.from_codes(tables["drops"]["reason"].astype(int), DROP_REASONS)
+    tables["tcp_events"]["event"] = pd.Categorical.from_codes(tables["tcp_events"]["event"].astype(int), TCP_EVENTS)

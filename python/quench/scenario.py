@@ -1,0 +1,82 @@
+"""Scenario files (TOML) and the run loop around the engine."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from quench import _core
+from quench.results import Results
+
+# Runs expected to take longer than this many wall seconds show a progress bar.
+PROGRESS_AFTER_S = 2.0
+PROGRESS_STEPS = 100
+
+
+def load_scenario(path: str | Path) -> dict[str, Any]:
+    """Read a TOML scenario file into a dict (not yet validated)."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"scenario file not found: {p}")
+    try:
+        with p.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise _core.ScenarioError(f"{p}: not valid TOML: {e}") from None
+
+
+def _to_json(spec: dict[str, Any]) -> str:
+    try:
+        return json.dumps(spec, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise _core.ScenarioError(f"scenario is not plain data (strings, numbers, lists, tables): {e}") from None
+
+
+def validate_scenario(spec: dict[str, Any]) -> dict[str, Any]:
+    """Validate without running; returns the scenario with every default filled in."""
+    return json.loads(_core.validate(_to_json(spec)))
+
+
+class _ProgressBar:
+    """A one-line bar on stderr, shown only once a run has lasted PROGRESS_AFTER_S."""
+
+    def __init__(self, total_s: float, enabled: bool | None) -> None:
+        self.total = total_s
+        self.enabled = enabled
+        self.started = time.perf_counter()
+        self.shown = False
+
+    def update(self, now_s: float) -> None:
+        elapsed = time.perf_counter() - self.started
+        if self.enabled is False or (self.enabled is None and (elapsed < PROGRESS_AFTER_S or not sys.stderr.isatty())):
+            return
+        frac = now_s / self.total if self.total > 0 else 1.0
+        bar = "#" * int(frac * 30)
+        sys.stderr.write(f"\r[{bar:<30}] {frac:6.1%} sim {now_s:.1f}/{self.total:.1f} s, wall {elapsed:.1f} s")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def run_scenario(spec: dict[str, Any], *, progress: bool | None = None) -> Results:
+    """Run a scenario dict; `progress` None shows a bar for long runs on a terminal."""
+    text = _to_json(spec)
+    resolved = json.loads(_core.validate(text))
+    sim = _core.Simulation(text)
+    bar = _ProgressBar(sim.end, progress)
+    wall_start = time.perf_counter()
+    step = sim.end / PROGRESS_STEPS
+    for i in range(1, PROGRESS_STEPS + 1):
+        sim.run_until(sim.end if i == PROGRESS_STEPS else i * step)
+        bar.update(sim.now)
+    bar.close()
+    wall_run = time.perf_counter() - wall_start
+    raw = sim.finish()
+    return Results.from_raw(raw, resolved, wall_run_s=wall_run)

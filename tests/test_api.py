@@ -1,0 +1,89 @@
+"""The Python API end to end: build, run, DataFrames, saving, determinism."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import small_net
+
+import quench
+
+
+def test_run_returns_dataframes_with_units_in_names(net):
+    net.tcp("a", "b", cc="reno", bytes="200KB")
+    res = net.run("10s")
+    assert isinstance(res.links, pd.DataFrame) and isinstance(res.flows, pd.DataFrame)
+    f = res.flows.iloc[0]
+    assert f["bytes_delivered"] == 200_000
+    # Handshake (1 RTT) + 200 KB at 1 Mb/s (1.6 s of payload) is a floor on the response time.
+    assert f["response_time_s"] > 1.6 + 0.022
+    assert res.link("r->b")["utilization"] > 0.1
+    assert {"time_s", "cwnd", "ssthresh", "flow_name"} <= set(res.cwnd.columns)
+
+
+def test_queue_trace_is_exact_and_consistent_with_link_summary(net):
+    net.tcp("a", "b")
+    res = net.run("5s")
+    q = res.queue[res.queue["link_name"] == "r->b"]
+    assert q["packets"].max() == res.link("r->b")["max_backlog_packets"]
+    # Time-weighted mean of the step function equals the engine's integral.
+    t = np.append(q["time_s"].to_numpy(), 5.0)
+    mean = float(np.sum(q["packets"].to_numpy() * np.diff(t)) / 5.0)
+    assert mean == pytest.approx(res.link("r->b")["mean_backlog_packets"], rel=1e-9)
+
+
+def test_udp_poisson_and_cbr_rates(net):
+    # Sources stop at 19 s so every datagram has arrived when the run ends at 20 s.
+    net.udp("a", "b", rate="200kbps", pattern="cbr", size="472B", stop="19s")
+    net.udp("a", "b", rate="200kbps", pattern="poisson", size={"dist": "uniform", "min": 100, "max": 900}, stop="19s")
+    res = net.run("20s")
+    sent_bits = (res.flows["bytes_sent"] + 28 * res.flows["packets_sent"]) * 8 / 19
+    assert sent_bits.iloc[0] == pytest.approx(200e3, rel=0.01)
+    assert sent_bits.iloc[1] == pytest.approx(200e3, rel=0.05)
+    assert (res.flows["packets_received"] == res.flows["packets_sent"]).all()
+
+
+def test_same_seed_same_bytes_other_seed_differs(tmp_path):
+    def run(seed):
+        net = small_net()
+        net.seed = seed
+        net.udp("a", "b", rate="900kbps", pattern="poisson")
+        net.tcp("a", "b")
+        return net.run("5s")
+
+    a, b, c = run(3), run(3), run(4)
+    for name in a.tables:
+        pd.testing.assert_frame_equal(a.tables[name], b.tables[name])
+    assert not a.flows.equals(c.flows)
+
+
+def test_save_writes_parquet_csv_plots_and_resolved_scenario(net, tmp_path):
+    net.tcp("a", "b").record(segments=True, pcap=["r->b"])
+    res = net.run("3s")
+    out = res.save(tmp_path / "out", formats=["parquet", "csv"])
+    names = {p.name for p in out.iterdir()}
+    assert {"links.parquet", "flows.csv", "queue.png", "cwnd.png", "time_sequence.png", "r-b.pcap"} <= names
+    scenario = json.loads((out / "scenario.json").read_text())
+    assert scenario["flows"][0]["tcp"]["mss"] == 1460  # defaults are filled in
+    back = pd.read_parquet(out / "flows.parquet")
+    pd.testing.assert_frame_equal(back, res.flows)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp folder left
+
+
+def test_failed_save_leaves_nothing(net, tmp_path):
+    net.tcp("a", "b")
+    res = net.run("1s")
+    with pytest.raises(ValueError, match="unknown output format"):
+        res.save(tmp_path / "out", formats=["xlsx"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_units_share_the_engine_parser():
+    assert quench.parse_rate("9600bps") == 9600
+    assert quench.parse_duration("25ms") == pytest.approx(0.025)
+    assert quench.parse_bytes("64KiB") == 65536
+    with pytest.raises(ValueError, match="unknown unit"):
+        quench.parse_rate("10Mbsp")
+    with pytest.raises(ValueError, match="not a rate"):
+        quench.parse_rate("10ms")

@@ -1,0 +1,39 @@
+"""The command line: scenario files, the demo, help."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from quench.cli import main
+
+SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell.toml"
+
+
+def test_run_scenario_file_writes_results(tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["run", str(SCENARIO), "--out", str(out), "--duration", "5s", "--format", "parquet,csv"]) == 0
+    text = capsys.readouterr().out
+    assert "bottleneck r1->r2" in text and "Jain" in text
+    flows = pd.read_csv(out / "flows.csv")
+    assert len(flows) == 4 and (flows["bytes_delivered"] > 0).all()
+    assert (out / "queue.png").stat().st_size > 0
+
+
+def test_demo_quick(tmp_path, capsys):
+    assert main(["demo", "--quick", "--out", str(tmp_path / "demo")]) == 0
+    assert "NewReno" in capsys.readouterr().out
+    assert (tmp_path / "demo" / "time_sequence.png").exists()
+
+
+def test_validate_prints_resolved_scenario(capsys):
+    assert main(["validate", str(SCENARIO)]) == 0
+    assert '"dupack_threshold": 3' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["demo", "--help"]])
+def test_help_everywhere(args):
+    r = subprocess.run([sys.executable, "-m", "quench.cli", *args], capture_output=True, text=True)
+    assert r.returncode == 0 and "usage:" in r.stdout

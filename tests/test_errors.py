@@ -1,0 +1,74 @@
+"""Bad input: an exception naming the key and the reason, never a crash or a partial file."""
+
+import pytest
+from conftest import small_net
+
+import quench
+from quench.cli import main
+
+
+def err(spec_changes) -> quench.ScenarioError:
+    net = small_net()
+    net.tcp("a", "b")
+    spec = net.to_dict("1s")
+    spec_changes(spec)
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.run_scenario(spec)
+    return e.value
+
+
+def test_unknown_qdisc_names_the_key():
+    e = err(lambda s: s["links"][1]["qdisc"].update(kind="fifo-ish"))
+    assert "links[1]" in str(e) and "unknown variant `fifo-ish`" in str(e)
+
+
+def test_zero_rate():
+    e = err(lambda s: s["links"][0].update(rate="0bps"))
+    assert e.path == "links[0].rate" and "positive" in e.reason
+
+
+def test_negative_rate_and_unit_typo():
+    assert "non-negative" in str(err(lambda s: s["links"][0].update(rate="-5Mbps")))
+    e = err(lambda s: s["links"][0].update(delay="5 msec"))
+    assert e.path == "links[0].delay" and "unknown unit" in str(e)
+
+
+def test_unreachable_destination():
+    def island(s):
+        s["hosts"].append("c")
+        s["flows"][0]["dst"] = "c"
+
+    e = err(island)
+    assert e.path.startswith("flows[0]") and "unreachable" in str(e)
+
+
+def test_unknown_key_and_unknown_node():
+    assert "unknown field `rat`" in str(err(lambda s: s["links"][0].update(rat="1Mbps")))
+    e = err(lambda s: s["flows"][0].update(src="nowhere"))
+    assert e.path == "flows[0].src" and "nowhere" in str(e)
+
+
+def test_impossible_tcp_parameters():
+    e = err(lambda s: s["flows"][0].update(tcp={"mss": 4000}))
+    assert "MTU" in str(e)
+    e = err(lambda s: s["flows"][0].update(tcp={"rto": {"k": 0}}))
+    assert e.path == "flows[0].tcp.rto.k"
+
+
+def test_non_data_values_are_rejected():
+    e = err(lambda s: s.update(duration=float("nan")))
+    assert "plain data" in str(e) or "duration" in str(e)
+
+
+def test_cli_reports_errors_with_nonzero_exit(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('duration = "1s"\nhosts = ["a"]\n[[links]]\nfrom = "a"\nto = "b"\nrate = "1Mbps"\ndelay = "1ms"\n')
+    out = tmp_path / "out"
+    assert main(["run", str(bad), "--out", str(out)]) == 2
+    assert "links[0].to: no host or router named 'b'" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["run", str(tmp_path / "missing.toml"), "--out", str(out)]) == 2
+    assert "not found" in capsys.readouterr().err
+    (tmp_path / "broken.toml").write_text("duration = \n")
+    assert main(["run", str(tmp_path / "broken.toml"), "--out", str(out)]) == 2
+    assert "not valid TOML" in capsys.readouterr().err
