@@ -101,12 +101,18 @@ fn check_path(
     size: u64,
 ) -> Result<(), ConfigError> {
     let path = routes.path(ends, src, dst).ok_or_else(|| {
-        ConfigError::new("dst", format!("'{}' is unreachable from '{}'", nodes[dst.index()].name, nodes[src.index()].name))
+        ConfigError::new(
+            "dst",
+            format!("'{}' is unreachable from '{}'", nodes[dst.index()].name, nodes[src.index()].name),
+        )
     })?;
     if let Some(l) = path.iter().map(|l| &links[l.index()]).find(|l| l.mtu.0 < size) {
         return Err(ConfigError::new(
             "",
-            format!("{size}-byte datagrams exceed the {} MTU of link {} (fragmentation is not modelled)", l.mtu, l.name),
+            format!(
+                "{size}-byte datagrams exceed the {} MTU of link {} (fragmentation is not modelled)",
+                l.mtu, l.name
+            ),
         ));
     }
     Ok(())
@@ -136,7 +142,10 @@ impl FlowContext<'_> {
         let d = self.names.resolve(dst, "dst")?;
         for (key, n) in [("src", s), ("dst", d)] {
             if self.nodes[n.index()].is_router {
-                return Err(ConfigError::new(key, format!("'{}' is a router; flows run between hosts", self.nodes[n.index()].name)));
+                return Err(ConfigError::new(
+                    key,
+                    format!("'{}' is a router; flows run between hosts", self.nodes[n.index()].name),
+                ));
             }
         }
         if s == d {
@@ -151,7 +160,8 @@ impl FlowContext<'_> {
         let cc = f.cc.build().map_err(|e| e.within("cc"))?;
         let size = (f.tcp.mss + HEADERS) as u64;
         // An MTU error is about the MSS: name that key (check_path leaves the path empty).
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size).map_err(|e| name_key(e, "tcp.mss"))?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size)
+            .map_err(|e| name_key(e, "tcp.mss"))?;
         check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), HEADERS as u64)
             .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
         let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
@@ -180,7 +190,8 @@ impl FlowContext<'_> {
             crate::transport::udp::SizeSpec::Fixed(b) => b.0,
             crate::transport::udp::SizeSpec::Drawn(_) => 0,
         } + 28;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), largest).map_err(|e| name_key(e, "size"))?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), largest)
+            .map_err(|e| name_key(e, "size"))?;
         let (source, sink) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
         let params = UdpSourceParams {
             flow: id,

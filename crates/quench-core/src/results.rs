@@ -102,7 +102,13 @@ struct FlowRow {
 }
 
 fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
-    let mut r = FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() };
+    let mut r = FlowRow {
+        cwnd: f64::NAN,
+        srtt_s: f64::NAN,
+        mean_rtt_s: f64::NAN,
+        mean_delay_s: f64::NAN,
+        ..Default::default()
+    };
     match (&w.agents[f.sender.index()], &w.agents[f.receiver.index()]) {
         (Agent::TcpSender(s), Agent::TcpReceiver(rx)) => {
             r.bytes_sent = s.stats.bytes_sent;
@@ -140,7 +146,11 @@ fn flows_table(w: &World) -> Table {
     let goodput = fs.iter().zip(&rows).map(|(f, r)| {
         let end = r.completion.unwrap_or(w.now);
         let active = (end.saturating_sub(f.start)).as_secs_f64();
-        if active > 0.0 { r.bytes_delivered as f64 * 8.0 / active } else { 0.0 }
+        if active > 0.0 {
+            r.bytes_delivered as f64 * 8.0 / active
+        } else {
+            0.0
+        }
     });
     Table::new("flows")
         .with("flow", Column::U32((0..fs.len() as u32).collect()))

@@ -208,8 +208,9 @@ mod tests {
 
     #[test]
     fn errors_name_the_key() {
-        let e = Scenario::from_json(r#"{"duration":"1s","links":[{"from":"a","to":"b","rate":"10Mbsp","delay":"1ms"}]}"#)
-            .unwrap_err();
+        let e =
+            Scenario::from_json(r#"{"duration":"1s","links":[{"from":"a","to":"b","rate":"10Mbsp","delay":"1ms"}]}"#)
+                .unwrap_err();
         assert_eq!(e.path, "links[0].rate");
         assert!(e.message.contains("unknown unit"), "{e}");
         let e = Scenario::from_json(r#"{"duration":"1s","linkz":[]}"#).unwrap_err();

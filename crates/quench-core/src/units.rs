@@ -162,24 +162,10 @@ pub enum Quantity {
 #[error("{0}")]
 pub struct UnitError(pub String);
 
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("ns", 1e-9),
-    ("us", 1e-6),
-    ("µs", 1e-6),
-    ("ms", 1e-3),
-    ("s", 1.0),
-    ("sec", 1.0),
-    ("min", 60.0),
-];
-const RATE_UNITS: &[(&str, f64)] = &[
-    ("bps", 1.0),
-    ("b/s", 1.0),
-    ("kbps", 1e3),
-    ("Kbps", 1e3),
-    ("Mbps", 1e6),
-    ("Gbps", 1e9),
-    ("Tbps", 1e12),
-];
+const TIME_UNITS: &[(&str, f64)] =
+    &[("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0), ("sec", 1.0), ("min", 60.0)];
+const RATE_UNITS: &[(&str, f64)] =
+    &[("bps", 1.0), ("b/s", 1.0), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9), ("Tbps", 1e12)];
 const SIZE_UNITS: &[(&str, f64)] = &[
     ("B", 1.0),
     ("KB", 1e3),
@@ -201,9 +187,7 @@ pub fn parse_quantity(text: &str) -> Result<Quantity, UnitError> {
     // 'e' inside a unit such as "sec" must not be eaten by the number: re-split on the last digit.
     let split = s[..split].rfind(|c: char| c.is_ascii_digit() || c == '.').map_or(split, |i| i + 1);
     let (num, unit) = (s[..split].trim(), s[split..].trim());
-    let value: f64 = num
-        .parse()
-        .map_err(|_| UnitError(format!("'{text}': '{num}' is not a number")))?;
+    let value: f64 = num.parse().map_err(|_| UnitError(format!("'{text}': '{num}' is not a number")))?;
     if !value.is_finite() || value < 0.0 {
         return Err(UnitError(format!("'{text}': quantities must be finite and non-negative")));
     }

@@ -155,4 +155,3 @@ impl PcapWriter {
         self.buf.extend_from_slice(&h);
     }
 }
-

@@ -1,0 +1,73 @@
+"""The quench side of the dumbbell benchmark (see bench_dumbbell.py): the same scenario as
+ns3_dumbbell.py, the same flags, the same JSON keys."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import time
+
+import quench
+from quench.scenarios import dumbbell
+
+# Settings shared with ns3_dumbbell.py so both simulators run the same TCP.
+INITIAL_WINDOW_SEGMENTS = 10
+BUFFER = "16MiB"
+MSS = 1460
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--flows", type=int, required=True)
+    p.add_argument("--rate", type=int, required=True, help="bottleneck rate, bit/s")
+    p.add_argument("--duration", type=float, required=True, help="seconds")
+    p.add_argument("--rtt", type=float, default=0.05, help="seconds")
+    p.add_argument("--buffer-pkts", type=int, required=True)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", required=True)
+    a = p.parse_args()
+
+    t0 = time.perf_counter()
+    tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER}
+    net = dumbbell(
+        a.flows,
+        rate=a.rate,
+        rtt=a.rtt,
+        buffer_packets=a.buffer_pkts,
+        cc={"kind": "newreno", "initial_window": INITIAL_WINDOW_SEGMENTS},
+        seed=a.seed,
+        tcp=tcp,
+    )
+    net.record(queues=False, drops=False, cwnd=False, rtt=False)
+    sim = quench._core.Simulation(json.dumps(net.to_dict(a.duration)))
+    t1 = time.perf_counter()
+    sim.run_until(a.duration)
+    t2 = time.perf_counter()
+    raw = sim.finish()
+    res = quench.Results.from_raw(raw, {}, wall_run_s=t2 - t1)
+    b = res.link("r1->r2")
+    goodput = (res.flows["bytes_delivered"] * 8 / a.duration).tolist()
+    out = {
+        "simulator": "quench",
+        "version": quench.__version__,
+        "config": vars(a),
+        "utilization": float(b["utilization"]),
+        "goodput_bps": goodput,
+        "aggregate_goodput_bps": float(sum(goodput)),
+        "drops": int(b["dropped_packets"]),
+        "bottleneck_tx_packets": int(b["departed_packets"]),
+        "events": int(res.meta["events_executed"]),
+        "wall_setup_s": t1 - t0,
+        "wall_run_s": t2 - t1,
+        "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+    tmp = a.json + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=2)
+    os.replace(tmp, a.json)
+
+
+if __name__ == "__main__":
+    main()
