@@ -18,32 +18,54 @@ pub struct Timer {
 }
 
 /// One cancellable timer of an endpoint.
+///
+/// TCP re-arms its retransmission timer on nearly every ACK. Pushing a fresh event each time
+/// would fill the event heap with stale entries (one per ACK per RTO period), so a re-arm to a
+/// later deadline only moves the deadline: the event already queued finds it when it comes due
+/// and re-queues itself once. Only an earlier deadline queues a new event.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TimerSlot {
     generation: u32,
     armed: bool,
+    deadline: Time,
+    /// Due time of the live event in the queue, if one is there.
+    queued_at: Option<Time>,
 }
 
 impl TimerSlot {
     pub fn arm(&mut self, kind: u8, at: Time, cx: &mut AgentCx) {
-        self.generation = self.generation.wrapping_add(1);
         self.armed = true;
+        self.deadline = at;
+        if self.queued_at.is_some_and(|q| q <= at) {
+            return;
+        }
+        self.generation = self.generation.wrapping_add(1);
+        self.queued_at = Some(at);
         cx.timers.push((at, Timer { kind, generation: self.generation }));
     }
     pub fn cancel(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
         self.armed = false;
     }
     pub fn is_armed(&self) -> bool {
         self.armed
     }
-    /// Is this expiry the live one? Consumes it if so.
-    pub fn fires(&mut self, t: Timer) -> bool {
-        let live = self.armed && t.generation == self.generation;
-        if live {
-            self.armed = false;
+    /// An expiry came due: true if the timer fires now. A superseded or cancelled expiry
+    /// returns false, and one whose deadline moved later re-queues itself for it.
+    pub fn on_expiry(&mut self, t: Timer, cx: &mut AgentCx) -> bool {
+        if t.generation != self.generation {
+            return false;
         }
-        live
+        self.queued_at = None;
+        if !self.armed {
+            return false;
+        }
+        if cx.now < self.deadline {
+            self.queued_at = Some(self.deadline);
+            cx.timers.push((self.deadline, t));
+            return false;
+        }
+        self.armed = false;
+        true
     }
 }
 

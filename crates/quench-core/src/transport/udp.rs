@@ -218,7 +218,7 @@ impl Endpoint for UdpSource {
     }
     fn on_packet(&mut self, _pkt: Packet, _cx: &mut AgentCx) {}
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        if self.next.fires(timer) {
+        if self.next.on_expiry(timer, cx) {
             self.send_one(cx);
             self.schedule_next(cx);
         }

@@ -169,7 +169,7 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        if timer.kind == TIMER_DELAYED_ACK && self.delack.fires(timer) {
+        if timer.kind == TIMER_DELAYED_ACK && self.delack.on_expiry(timer, cx) {
             self.send_ack(cx);
         }
     }

@@ -388,7 +388,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        if timer.kind == TIMER_RETRANSMIT && self.rexmt.fires(timer) {
+        if timer.kind == TIMER_RETRANSMIT && self.rexmt.on_expiry(timer, cx) {
             self.on_retransmit_timeout(cx);
         }
     }
