@@ -6,7 +6,10 @@ identical flags, checks that they agree on bottleneck utilization and aggregate 
 and prints a Markdown table of accuracy, speed and memory. Raw numbers go to
 benchmarks/results/dumbbell.json. Standard library only, so any python3 can run it:
 
-    python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick]
+    python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick] [--ns3-sack off]
+
+--ns3-sack on (default) runs ns-3 with its default loss recovery (SACK + PRR + limited
+transmit); --ns3-sack off runs classic RFC 6582 NewReno, the same algorithm as quench.
 """
 
 import argparse
@@ -42,6 +45,13 @@ def parse_args():
     )
     p.add_argument("--quick", action="store_true", help="scale durations by 1/10 (smoke test)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--ns3-sack",
+        choices=("on", "off"),
+        default="on",
+        help="ns-3 loss recovery: on = SACK + PRR + limited transmit (ns-3 default), "
+        "off = classic NewReno without SACK, like quench (default: on)",
+    )
     p.add_argument(
         "--quench-python",
         default=os.path.join(REPO_ROOT, ".venv", "bin", "python"),
@@ -177,8 +187,9 @@ HEADER = [
 ]
 
 
-def markdown_table(rows):
-    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+def markdown_table(rows, ns3_sack):
+    header = [h.replace("ns-3", f"ns-3 (SACK {ns3_sack})") for h in HEADER]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -194,6 +205,8 @@ def main():
     args = parse_args()
     os.makedirs(RESULTS_DIR, exist_ok=True)
     scale = 0.1 if args.quick else 1.0
+    # Both ns-3 variants can sit side by side in results/: SACK off gets its own file names.
+    suffix = "" if args.ns3_sack == "on" else "-sackoff"
     entries, rows = {}, []
     for tag in args.configs:
         cfg = dict(CONFIGS[tag], duration=CONFIGS[tag]["duration"] * scale)
@@ -208,7 +221,8 @@ def main():
             "--seed", str(args.seed),
         ]
         quench = run_sim("quench", args.quench_python, "quench_dumbbell.py", flags, tag)
-        ns3 = run_sim("ns3", NS3_PYTHON, "ns3_dumbbell.py", flags, tag)
+        ns3 = run_sim(f"ns3{suffix}", NS3_PYTHON, "ns3_dumbbell.py",
+                      [*flags, "--sack", args.ns3_sack], tag)
         agree, disagreement, diffs = compare(quench, ns3)
         entry = {
             "config": cfg,
@@ -226,17 +240,17 @@ def main():
         rows.append(table_row(tag, cfg, entry))
 
     write_json_atomic(
-        os.path.join(RESULTS_DIR, "dumbbell.json"),
-        {"quick": args.quick, "seed": args.seed, "tolerance": AGREEMENT_TOLERANCE,
-         "configs": entries},
+        os.path.join(RESULTS_DIR, f"dumbbell{suffix}.json"),
+        {"quick": args.quick, "seed": args.seed, "ns3_sack": args.ns3_sack,
+         "tolerance": AGREEMENT_TOLERANCE, "configs": entries},
     )
-    print(markdown_table(rows))
+    print(markdown_table(rows, args.ns3_sack))
     print()
     for tag, entry in entries.items():
         j = entry["jain_fairness"]
         print(f"{tag}: Jain's fairness index quench {fmt(j['quench'], '.3f')}, "
-              f"ns-3 {fmt(j['ns3'], '.3f')}")
-    print(f"\nraw results: {os.path.join(RESULTS_DIR, 'dumbbell.json')}")
+              f"ns-3 (SACK {args.ns3_sack}) {fmt(j['ns3'], '.3f')}")
+    print(f"\nraw results: {os.path.join(RESULTS_DIR, f'dumbbell{suffix}.json')}")
     return 0 if all(e["agree"] for e in entries.values()) else 1
 
 

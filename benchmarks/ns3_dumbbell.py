@@ -7,6 +7,8 @@ Run with the interpreter of the isolated venv created by setup_ns3.sh:
 
 Topology: s_i --(10x rate, 1 ms)--> r1 --(rate, rtt/2 - 2 ms)--> r2 --(10x rate, 1 ms)--> d_i,
 one TCP NewReno bulk transfer per pair, a single drop-tail FIFO of --buffer-pkts packets at r1.
+--sack on (default) is ns-3's default loss recovery: SACK + PRR + limited transmit. --sack off
+runs classic RFC 6582 NewReno (no SACK, TcpClassicRecovery, no limited transmit).
 quench_dumbbell.py simulates the same scenario and writes the same JSON keys.
 """
 
@@ -35,6 +37,19 @@ def parse_args():
     p.add_argument("--rtt", type=float, default=0.05, help="base RTT, seconds")
     p.add_argument("--buffer-pkts", type=int, required=True, help="bottleneck FIFO size, packets")
     p.add_argument("--seed", type=int, required=True)
+    p.add_argument(
+        "--sack",
+        choices=("on", "off"),
+        default="on",
+        help="on: SACK + PRR recovery + limited transmit (ns-3 default); "
+        "off: classic NewReno (no SACK, TcpClassicRecovery, no limited transmit)",
+    )
+    p.add_argument(
+        "--diag",
+        action="store_true",
+        help="also record bottleneck tx bytes and drops per 0.1 s and count repeated data "
+        "segments on the bottleneck (adds per-packet work: not for timing runs)",
+    )
     p.add_argument("--json", required=True, help="output file")
     args = p.parse_args()
     if args.rtt / 2 <= 2 * ACCESS_DELAY_S:
@@ -50,6 +65,12 @@ COUNTERS_CPP = r"""
 #include "ns3/queue.h"
 #include "ns3/traffic-control-layer.h"
 #include "ns3/packet-sink.h"
+#include "ns3/simulator.h"
+#include "ns3/ipv4-header.h"
+#include "ns3/tcp-header.h"
+
+#include <unordered_set>
+#include <vector>
 
 namespace dumbbell_bench
 {
@@ -57,6 +78,25 @@ uint64_t txPackets = 0;
 uint64_t txIpBytes = 0;
 uint64_t queueDrops = 0;
 uint64_t tcDrops = 0;
+// Diagnostics (--diag only, off for timing runs): time series in bins of BIN_S seconds: bottleneck IP bytes transmitted, packets dropped.
+const double BIN_S = 0.1;
+std::vector<uint64_t> txIpBytesPerBin;
+std::vector<uint64_t> dropsPerBin;
+
+void Bump(std::vector<uint64_t>& v, uint64_t amount)
+{
+    size_t bin = static_cast<size_t>(ns3::Simulator::Now().GetSeconds() / BIN_S);
+    if (bin >= v.size())
+    {
+        v.resize(bin + 1, 0);
+    }
+    v[bin] += amount;
+}
+// Data segments that crossed the bottleneck before (same source address and sequence number):
+// retransmissions that got past the queue, whether needed or not.
+uint64_t txRepeatPackets = 0;
+std::unordered_set<uint64_t> seenSegments;
+bool diag = false;
 
 void OnPhyTxEnd(ns3::Ptr<const ns3::Packet> p)
 {
@@ -64,12 +104,48 @@ void OnPhyTxEnd(ns3::Ptr<const ns3::Packet> p)
     ns3::PppHeader ppp;
     p->PeekHeader(ppp);
     txPackets++;
-    txIpBytes += p->GetSize() - ppp.GetSerializedSize();
+    uint64_t ip = p->GetSize() - ppp.GetSerializedSize();
+    txIpBytes += ip;
+    if (!diag)
+    {
+        return;
+    }
+    Bump(txIpBytesPerBin, ip);
+
+    ns3::Ptr<ns3::Packet> c = p->Copy();
+    c->RemoveHeader(ppp);
+    ns3::Ipv4Header iph;
+    c->RemoveHeader(iph);
+    ns3::TcpHeader tcph;
+    c->RemoveHeader(tcph);
+    if (c->GetSize() > 0)
+    {
+        uint64_t key = (static_cast<uint64_t>(iph.GetSource().Get()) << 32) |
+                       tcph.GetSequenceNumber().GetValue();
+        if (!seenSegments.insert(key).second)
+        {
+            txRepeatPackets++;
+        }
+    }
 }
 
-void OnQueueDrop(ns3::Ptr<const ns3::Packet>) { queueDrops++; }
+void OnQueueDrop(ns3::Ptr<const ns3::Packet>)
+{
+    queueDrops++;
+    if (diag)
+    {
+        Bump(dropsPerBin, 1);
+    }
+}
 
-void OnTcDrop(ns3::Ptr<const ns3::Packet>) { tcDrops++; }
+void OnTcDrop(ns3::Ptr<const ns3::Packet>)
+{
+    tcDrops++;
+    if (diag)
+    {
+        Bump(dropsPerBin, 1);
+    }
+}
 
 void Attach(ns3::Ptr<ns3::NetDevice> dev)
 {
@@ -98,13 +174,21 @@ uint64_t SinkTotalRx(ns3::Ptr<ns3::Application> app)
 """
 
 
-def configure_tcp(ns):
+def configure_tcp(ns, sack):
     sd = ns.Config.SetDefault
     sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
-    # ns-3's default loss recovery, stated explicitly: RFC 6937 proportional rate reduction
-    # on top of the RFC 6675 SACK scoreboard.
-    sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpPrrRecovery"))
-    sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    if sack:
+        # ns-3's default loss recovery, stated explicitly: RFC 6937 proportional rate
+        # reduction on top of the RFC 6675 SACK scoreboard, with RFC 3042 limited transmit.
+        sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpPrrRecovery"))
+        sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+        sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
+    else:
+        # Classic RFC 6582 NewReno: no SACK, cwnd = ssthresh + 3 with inflation per dupack,
+        # one hole repaired per partial ACK, no limited transmit.
+        sd("ns3::TcpL4Protocol::RecoveryType", ns.StringValue("ns3::TcpClassicRecovery"))
+        sd("ns3::TcpSocketBase::Sack", ns.BooleanValue(False))
+        sd("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
     sd("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
@@ -130,7 +214,7 @@ def p2p_helper(ns, rate_bps, delay_s, queue_pkts):
 
 def build(ns, args):
     """Create the dumbbell with its measurement hooks; return the per-flow sink apps."""
-    configure_tcp(ns)
+    configure_tcp(ns, args.sack == "on")
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(args.seed)
 
@@ -175,6 +259,7 @@ def build(ns, args):
             assert not bench.HasRootQueueDisc(devices.Get(j)), "queue disc still installed"
 
     bottleneck_dev = links[0].Get(0)  # r1's side: the r1 -> r2 direction carries the data
+    bench.diag = args.diag
     bench.Attach(bottleneck_dev)
 
     stop = ns.Seconds(args.duration)
@@ -229,6 +314,13 @@ def main():
         "wall_run_s": t3 - t2,
         "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
+    if args.diag:
+        result["diag"] = {
+            "bin_s": bench.BIN_S,
+            "bottleneck_tx_ip_bytes_per_bin": [int(b) for b in bench.txIpBytesPerBin],
+            "drops_per_bin": [int(b) for b in bench.dropsPerBin],
+            "bottleneck_tx_repeat_packets": bench.txRepeatPackets,
+        }
     ns.Simulator.Destroy()
 
     tmp = f"{args.json}.tmp{os.getpid()}"
