@@ -170,6 +170,7 @@ pub(crate) mod harness {
             proto: Proto::Udp,
             flags: 0,
             ecn: 0,
+            sack: Default::default(),
         }
     }
 

@@ -7,7 +7,8 @@
 //! derived from the flow; sequence numbers are offset by a per-(flow, direction) ISN so they look
 //! like a real connection. The IPv4 header checksum is correct; the transport checksums are
 //! zero because the payload is absent. The TCP window field is the advertised window capped at
-//! 65535 (no window-scale option is synthesized).
+//! 65535 (no window-scale option is synthesized). ACKs of SACK connections carry the SACK
+//! option (RFC 2018); the SYN's SACK-permitted option is not synthesized.
 
 use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
 use crate::units::Time;
@@ -19,6 +20,8 @@ const SNAPLEN: u32 = 65_535;
 /// LINKTYPE_RAW: the packet begins with the IPv4 header.
 const LINKTYPE_RAW: u32 = 101;
 const DEFAULT_TTL: u8 = 64;
+const TCP_OPT_NOP: u8 = 1;
+const TCP_OPT_SACK: u8 = 5;
 /// The receiving side of every flow listens on the iperf port; senders use an ephemeral port.
 pub const RECEIVER_PORT: u16 = 5001;
 const EPHEMERAL_PORT_BASE: u32 = 10_000;
@@ -87,7 +90,7 @@ impl PcapWriter {
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts.
     pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId) {
         let transport = match pkt.proto {
-            Proto::Tcp => TCP_HEADER,
+            Proto::Tcp => TCP_HEADER + pkt.sack.option_bytes(),
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => 8,
         };
@@ -136,15 +139,25 @@ impl PcapWriter {
         } else {
             0
         };
+        let options = pkt.sack.option_bytes();
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
         h[4..8].copy_from_slice(&seq.to_be_bytes());
         h[8..12].copy_from_slice(&ack.to_be_bytes());
-        h[12] = ((TCP_HEADER / 4) as u8) << 4;
+        h[12] = (((TCP_HEADER + options) / 4) as u8) << 4;
         h[13] = pkt.flags;
         h[14..16].copy_from_slice(&(pkt.window.min(u16::MAX as u32) as u16).to_be_bytes());
         self.buf.extend_from_slice(&h);
+        if options > 0 {
+            // RFC 2018: NOP, NOP, kind 5, length, then left/right edges in the sender's space.
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (options - 2) as u8]);
+            let isn = initial_sequence(pkt.flow, pkt.dst);
+            for (start, end) in pkt.sack.ranges(pkt.ack) {
+                self.buf.extend_from_slice(&isn.wrapping_add(start as u32).to_be_bytes());
+                self.buf.extend_from_slice(&isn.wrapping_add(end as u32).to_be_bytes());
+            }
+        }
     }
 
     fn write_udp(&mut self, pkt: &Packet) {

@@ -191,6 +191,7 @@ impl UdpSource {
             proto: Proto::Udp,
             flags: 0,
             ecn: 0,
+            sack: Default::default(),
         };
         self.seq += 1;
         self.sent_packets += 1;

@@ -115,6 +115,13 @@ pub struct TcpConfig {
     pub delayed_ack: DelayedAckConfig,
     #[serde(default = "default_dupack_threshold")]
     pub dupack_threshold: u32,
+    /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery for Reno/NewReno;
+    /// off by default so the named algorithms run as published (Tahoe ignores it).
+    #[serde(default)]
+    pub sack: bool,
+    /// Limited Transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
+    #[serde(default)]
+    pub limited_transmit: bool,
 }
 
 fn default_mss() -> u32 {
@@ -136,6 +143,8 @@ impl Default for TcpConfig {
             rto: RtoConfig::default(),
             delayed_ack: DelayedAckConfig::default(),
             dupack_threshold: DEFAULT_DUPACK_THRESHOLD,
+            sack: false,
+            limited_transmit: false,
         }
     }
 }

@@ -10,6 +10,7 @@
 mod config;
 mod receiver;
 mod rtt;
+mod sack;
 mod sender;
 
 pub use config::{DelayedAckConfig, RtoConfig, TcpConfig};
@@ -54,6 +55,7 @@ impl Connection {
             proto: Proto::Tcp,
             flags,
             ecn: 0,
+            sack: Default::default(),
         }
     }
 }

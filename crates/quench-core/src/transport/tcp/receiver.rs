@@ -6,7 +6,7 @@
 
 use super::config::TcpConfig;
 use super::{Connection, TIMER_DELAYED_ACK};
-use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
 use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::Time;
 
@@ -34,6 +34,8 @@ pub struct TcpReceiver {
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
     delack: TimerSlot,
+    /// Start of the latest out-of-order segment (leads the SACK blocks).
+    last_out_of_order: Option<u64>,
     /// Sequence number of the peer's FIN, once seen.
     fin_seq: Option<u64>,
     /// Application transfer size, when known, to time the delivery of the last byte.
@@ -51,6 +53,7 @@ impl TcpReceiver {
             holes_filled_later: Vec::new(),
             unacked_segments: 0,
             delack: TimerSlot::default(),
+            last_out_of_order: None,
             fin_seq: None,
             expected_bytes,
             stats: ReceiverStats::default(),
@@ -64,7 +67,11 @@ impl TcpReceiver {
     fn send_ack(&mut self, cx: &mut AgentCx) {
         self.delack.cancel();
         self.unacked_segments = 0;
-        let ack = self.conn.segment(1, self.rcv_nxt, 0, tcp_flags::ACK, self.window());
+        let mut ack = self.conn.segment(1, self.rcv_nxt, 0, tcp_flags::ACK, self.window());
+        if self.cfg.sack {
+            ack.sack = self.sack_blocks();
+            ack.size += ack.sack.option_bytes() as u16;
+        }
         cx.send(ack);
         self.stats.acks_sent += 1;
     }
@@ -77,6 +84,20 @@ impl TcpReceiver {
         }
         let syn_ack = self.conn.segment(0, 1, 0, tcp_flags::SYN | tcp_flags::ACK, self.window());
         cx.send(syn_ack);
+    }
+
+    /// RFC 2018 section 4: the first block holds the most recently received segment; the
+    /// others follow, highest first (the most recently reported in a loss episode).
+    fn sack_blocks(&self) -> SackBlocks {
+        let mut out = SackBlocks::default();
+        let held = &self.holes_filled_later;
+        let latest = self.last_out_of_order.and_then(|seq| held.iter().position(|&(s, e)| s <= seq && seq < e));
+        let order = latest.into_iter().chain((0..held.len()).rev().filter(|&i| Some(i) != latest));
+        for (slot, i) in order.take(SackBlocks::MAX).enumerate() {
+            let (s, e) = held[i];
+            out.offsets[slot] = ((s - self.rcv_nxt) as u32, (e - self.rcv_nxt) as u32);
+        }
+        out
     }
 
     /// Insert [start, end) into the reassembly list, merging neighbours.
@@ -134,6 +155,7 @@ impl TcpReceiver {
         if start > self.rcv_nxt {
             if end <= self.rcv_nxt + self.window() {
                 self.hold_out_of_order(start, end);
+                self.last_out_of_order = Some(start);
             }
             return self.send_ack(cx); // out of order: duplicate ACK at once
         }

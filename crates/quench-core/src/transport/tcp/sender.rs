@@ -14,10 +14,16 @@
 //!   amount acked (+MSS if ≥ MSS) and restarts the timer on the first partial ACK only;
 //!   recovery ends when `recover` (snd_max at loss time) is acknowledged, and no new recovery
 //!   starts for duplicates of data sent before it.
-//! On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go back N.
+//! - With `tcp.sack` (Reno/NewReno): RFC 6675 — enter recovery on the third duplicate ACK or
+//!   when the scoreboard says snd_una is lost, `cwnd = ssthresh`, and send while
+//!   `pipe + segment <= cwnd`: first lost holes above HighRxt, then new data.
+//! With `tcp.limited_transmit`, each of the first two duplicate ACKs releases one new segment
+//! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
+//! back N (skipping SACKed ranges).
 
 use super::config::TcpConfig;
 use super::rtt::RttEstimator;
+use super::sack::Scoreboard;
 use super::{Connection, TIMER_RETRANSMIT};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
@@ -77,6 +83,11 @@ pub struct TcpSender {
     timed: Option<(u64, Time)>,
     rexmt: TimerSlot,
     syn_retransmitted: bool,
+    /// SACK-based recovery is on (tcp.sack and a controller with fast recovery).
+    sack: bool,
+    scoreboard: Scoreboard,
+    /// RFC 6675 HighRxt: the end of the highest retransmission in this recovery.
+    high_rxt: u64,
     pub stats: SenderStats,
 }
 
@@ -86,6 +97,7 @@ impl TcpSender {
         let mss = cfg.mss as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
+        let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
         TcpSender {
             conn,
             cc,
@@ -104,6 +116,9 @@ impl TcpSender {
             timed: None,
             rexmt: TimerSlot::default(),
             syn_retransmitted: false,
+            sack,
+            scoreboard: Scoreboard::default(),
+            high_rxt: 0,
             stats: SenderStats::default(),
             cfg,
         }
@@ -168,8 +183,15 @@ impl TcpSender {
         if self.state != State::Established {
             return;
         }
+        if self.sack && self.in_recovery {
+            return self.sack_output(cx);
+        }
         let wnd = self.limit_window();
         while self.snd_nxt < self.data_end + self.finite as u64 {
+            if let Some(end) = self.sacked_block_end(self.snd_nxt) {
+                self.snd_nxt = end; // the receiver has it: going back N need not resend it
+                continue;
+            }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
             if flight + len as u64 > wnd {
@@ -180,6 +202,84 @@ impl TcpSender {
             if !self.rexmt.is_armed() {
                 self.arm_retransmit(cx);
             }
+        }
+    }
+
+    fn sacked_block_end(&self, seq: u64) -> Option<u64> {
+        if self.sack {
+            self.scoreboard.block_end_containing(seq)
+        } else {
+            None
+        }
+    }
+
+    /// RFC 6675 IsLost threshold: more than (DupThresh − 1)·SMSS bytes SACKed above.
+    fn lost_threshold(&self) -> u64 {
+        (self.cfg.dupack_threshold as u64 - 1) * self.w.mss
+    }
+
+    /// RFC 6675 SetPipe from the scoreboard: unSACKed octets not presumed lost, plus those
+    /// retransmitted (below HighRxt).
+    fn pipe(&self, lost_end: u64) -> u64 {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let sb = &self.scoreboard;
+        sb.unsacked_in(una, max) - sb.unsacked_in(una, lost_end.clamp(una, max))
+            + sb.unsacked_in(una, self.high_rxt.clamp(una, max))
+    }
+
+    /// RFC 6675 section 5 step (C): send while the pipe has room, lost holes first.
+    fn sack_output(&mut self, cx: &mut AgentCx) {
+        let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
+        loop {
+            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
+            let hole = self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end);
+            let next = match hole {
+                Some(seq) => seq,
+                None if self.snd_nxt < self.data_end + self.finite as u64 => self.snd_nxt,
+                None => break,
+            };
+            let len = (self.segment_at(next).0 as u64).max(1);
+            let new_data = hole.is_none();
+            if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
+                break;
+            }
+            let end = self.transmit(next, cx);
+            if new_data {
+                self.snd_nxt = end;
+                self.snd_max = end;
+            } else {
+                self.high_rxt = end;
+            }
+        }
+        if !self.rexmt.is_armed() {
+            self.arm_retransmit(cx);
+        }
+    }
+
+    fn enter_sack_recovery(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.cwnd = self.w.ssthresh;
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.record_window(cx);
+        // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
+        self.high_rxt = self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+        self.sack_output(cx);
+    }
+
+    /// RFC 3042: on the first and second duplicate ACK, one new segment if the receiver's
+    /// window allows, without touching cwnd.
+    fn limited_transmit(&mut self, cx: &mut AgentCx) {
+        let (len, _) = self.segment_at(self.snd_nxt);
+        let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
+        let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
+        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit {
+            self.snd_nxt = self.transmit(self.snd_nxt, cx);
+            self.snd_max = self.snd_nxt;
         }
     }
 
@@ -201,7 +301,7 @@ impl TcpSender {
         self.snd_una = FIRST_DATA_SEQ;
         self.snd_nxt = FIRST_DATA_SEQ;
         self.snd_max = FIRST_DATA_SEQ;
-        self.recover = FIRST_DATA_SEQ;
+        self.recover = 0; // RFC 6582: the initial send sequence number
         self.w.peer_window = pkt.window as u64;
         self.w.cwnd = self.cc.initial_window(self.w.mss) * self.w.mss;
         self.record_window(cx);
@@ -217,7 +317,26 @@ impl TcpSender {
     }
 
     fn on_dupack(&mut self, cx: &mut AgentCx) {
+        if self.sack && self.in_recovery {
+            return self.sack_output(cx);
+        }
         self.dupacks += 1;
+        let threshold = self.cfg.dupack_threshold;
+        if self.sack {
+            let lost = self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una;
+            if (self.dupacks >= threshold || lost) && self.snd_una > self.recover {
+                return self.enter_sack_recovery(cx);
+            }
+        } else if self.dupacks >= threshold {
+            return self.on_dupack_beyond_limit(cx);
+        }
+        if self.cfg.limited_transmit && self.dupacks < threshold {
+            self.limited_transmit(cx);
+        }
+    }
+
+    /// Classic (non-SACK) reactions to the third and later duplicate ACKs.
+    fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx) {
         let threshold = self.cfg.dupack_threshold;
         match self.cc.recovery() {
             Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
@@ -294,7 +413,17 @@ impl TcpSender {
         };
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
-        if self.in_recovery {
+        if self.sack {
+            self.scoreboard.advance(ack);
+        }
+        if self.sack && self.in_recovery {
+            if ack >= self.recover {
+                self.in_recovery = false;
+                self.dupacks = 0;
+                self.w.cwnd = self.w.ssthresh;
+                self.record_window(cx);
+            }
+        } else if self.in_recovery {
             let exits = self.cc.recovery() == Recovery::Reno || ack >= self.recover;
             if exits {
                 self.in_recovery = false;
@@ -313,7 +442,7 @@ impl TcpSender {
         }
         if self.snd_una >= self.snd_max {
             self.rexmt.cancel();
-        } else if !(self.in_recovery && self.partial_ack_seen) {
+        } else if self.sack || !(self.in_recovery && self.partial_ack_seen) {
             self.arm_retransmit(cx);
         }
         if self.finite && self.snd_una > self.data_end {
@@ -328,6 +457,11 @@ impl TcpSender {
         self.w.peer_window = pkt.window as u64;
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
+        }
+        if self.sack {
+            for (start, end) in pkt.sack.ranges(pkt.ack) {
+                self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
+            }
         }
         if pkt.ack == self.snd_una {
             if self.snd_max > self.snd_una && pkt.payload == 0 {
@@ -359,6 +493,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.dupacks = 0;
         self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una; // go back N
         self.record_window(cx);
         self.output(cx);
