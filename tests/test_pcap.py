@@ -78,3 +78,53 @@ def test_tshark_decodes_without_errors(capture):
     assert len(rows) == res.link("r->b")["departed_packets"]
     assert sum(int(r[0]) for r in rows) == res.link("r->b")["departed_bytes"]
     assert "Malformed" not in out.stdout + out.stderr
+
+
+@pytest.fixture(scope="module")
+def quench_capture(tmp_path_factory):
+    from quench.experiments import mills88
+
+    p = mills88.Params(duration_s=120.0, warmup_s=10.0)
+    net = mills88.network(p, quench=True)
+    net.record(pcap=["gateway->sun3"])
+    res = net.run(p.duration_s)
+    out = res.save(tmp_path_factory.mktemp("sq"), plots=False)
+    return res, out / "gateway-sun3.pcap"
+
+
+def test_source_quench_is_rfc792_and_quotes_the_offending_datagram(quench_capture):
+    res, path = quench_capture
+    icmp = [ip for _, ip in read(path) if ip.p == dpkt.ip.IP_PROTO_ICMP]
+    assert icmp, "no Source Quench captured"
+    sun3, sink = "10.0.0.1", "10.0.0.2"  # nodes 0 and 1: hosts are declared first
+    for ip in icmp:
+        assert ip.len == 56 and ip.data.type == 4 and ip.data.code == 0
+        raw = bytes(ip.data)
+        total = sum(int.from_bytes(raw[i : i + 2], "big") for i in range(0, len(raw), 2))
+        while total > 0xFFFF:
+            total = (total & 0xFFFF) + (total >> 16)
+        assert total == 0xFFFF  # valid ICMP checksum
+        quoted = dpkt.ip.IP(raw[8:28] + raw[28:36])
+        assert (socket_ntoa(quoted.src), socket_ntoa(quoted.dst)) == (sun3, sink)
+        assert quoted.p == dpkt.ip.IP_PROTO_TCP and quoted.len == 552  # a full 512-byte segment
+        assert raw[30:32] == (5001).to_bytes(2, "big")  # quoted destination port
+        assert socket_ntoa(ip.src) == "10.0.0.3" and socket_ntoa(ip.dst) == sun3  # gateway -> source
+    # Each message quenches all four connections when it arrives; one may still be in flight.
+    reactions = int((res.tcp_events["event"] == "source_quench").sum())
+    assert 4 * (len(icmp) - 1) <= reactions <= 4 * len(icmp)
+
+
+def socket_ntoa(b: bytes) -> str:
+    return ".".join(str(x) for x in b)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_decodes_source_quench(quench_capture):
+    _, path = quench_capture
+    out = subprocess.run(
+        ["tshark", "-r", str(path), "-Y", "icmp.type == 4", "-T", "fields", "-e", "icmp.type", "-e", "icmp.code",
+         "-e", "icmp.checksum.status", "-e", "ip.src"],
+        capture_output=True, text=True, check=True,
+    )
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert rows and all(r[0] == "4" and r[1] == "0" and r[2] == "1" for r in rows)

@@ -78,6 +78,25 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from quench.experiments import EXPERIMENTS
+    from quench.report import write_report
+
+    names = list(EXPERIMENTS) if args.name == "all" else [args.name]
+    base = args.out or Path("results")
+    summaries = {}
+    for name in names:
+        out = base / name if (args.name == "all" or args.out is None) else base
+        print(f"== {name} ({'quick' if args.quick else 'full'}) -> {out}")
+        summaries[name] = (out, EXPERIMENTS[name].reproduce(out, quick=args.quick, seed=args.seed))
+        verdict = "all criteria pass" if summaries[name][1]["passed"] else "some criteria FAIL (see summary.json)"
+        print(f"{name}: {verdict}; summary.json, Parquet results and plots in {out}\n")
+    if args.name == "all":
+        report = write_report(base, summaries)
+        print(f"report: {report}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
     p.add_argument("--version", action="version", version=f"quench {_core.__version__}")
@@ -96,6 +115,20 @@ def build_parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="check a scenario and print it with defaults filled in")
     val.add_argument("scenario", type=Path)
     val.set_defaults(func=cmd_validate)
+
+    from quench.experiments import EXPERIMENTS
+
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a seed experiment (or all) with the source's figures beside ours",
+        description="Run a seed experiment, print the source's figures beside ours, and write "
+        "summary.json (every pass criterion), Parquet results and plots.",
+    )
+    rep.add_argument("name", choices=[*EXPERIMENTS, "all"], help="experiment, or all (writes REPORT.md)")
+    rep.add_argument("--out", type=Path, help="output folder (default results/NAME)")
+    rep.add_argument("--quick", action="store_true", help="shorter runs and sweeps (CI)")
+    rep.add_argument("--seed", type=int, default=1)
+    rep.set_defaults(func=cmd_reproduce)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder (default results/demo)")

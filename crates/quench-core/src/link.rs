@@ -11,7 +11,7 @@
 //! `departed = delivered + lost_on_wire + in_flight`.
 
 use crate::packet::{LinkId, NodeId, Packet};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::rng::Rng;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
 use std::collections::VecDeque;
@@ -82,6 +82,8 @@ pub struct Link {
     qdisc_rng: Rng,
     loss_rng: Rng,
     transmitting: Option<Packet>,
+    /// When the packet in transmission finishes.
+    tx_done_at: Time,
     /// A wake-up for a qdisc that said "not before t" is pending.
     pub wake_pending: bool,
     pipe: VecDeque<(Time, Packet)>,
@@ -122,6 +124,7 @@ impl Link {
             qdisc_rng,
             loss_rng,
             transmitting: None,
+            tx_done_at: Time::ZERO,
             wake_pending: false,
             pipe: VecDeque::new(),
         }
@@ -145,7 +148,7 @@ impl Link {
 
     /// Offer a packet to the queue. Drops (of it or of queued packets) and control packets
     /// the qdisc originates land in `out`.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox) {
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox, node: &mut NodeBuffers) {
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
         self.stats.arrived_packets += 1;
@@ -158,6 +161,8 @@ impl Link {
             drops: &mut out.drops,
             emitted: &mut out.emitted,
             marks: 0,
+            node,
+            node_id: self.from,
         };
         self.qdisc.enqueue(pkt, &mut cx);
         self.stats.marked_packets += cx.marks;
@@ -171,7 +176,13 @@ impl Link {
 
     /// If idle, take the next packet from the qdisc and start sending it. The packet sent is
     /// returned through `sent` for capture and sojourn records.
-    pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, sent: &mut Option<Packet>) -> TxStart {
+    pub fn start_tx(
+        &mut self,
+        now: Time,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        sent: &mut Option<Packet>,
+    ) -> TxStart {
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
@@ -184,6 +195,8 @@ impl Link {
             drops: &mut out.drops,
             emitted: &mut out.emitted,
             marks: 0,
+            node,
+            node_id: self.from,
         };
         let next = self.qdisc.dequeue(&mut cx);
         self.stats.marked_packets += cx.marks;
@@ -201,8 +214,9 @@ impl Link {
                 let tx = self.serializer.next_tx_time(wire);
                 self.stats.busy = self.stats.busy + tx;
                 self.transmitting = Some(p);
+                self.tx_done_at = now + tx;
                 *sent = Some(p);
-                TxStart::Started(now + tx)
+                TxStart::Started(self.tx_done_at)
             }
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => TxStart::Wait(t),
@@ -230,9 +244,13 @@ impl Link {
         (p, self.pipe.front().map(|(t, _)| *t))
     }
 
-    /// Close the books at the end of the run.
+    /// Close the books at the end of the run: busy time counts only the part of a
+    /// transmission in progress that falls before `now`.
     pub fn finalize(&mut self, now: Time) {
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
+        if self.transmitting.is_some() && self.tx_done_at > now {
+            self.stats.busy = Dur(self.stats.busy.0 - (self.tx_done_at - now).0);
+        }
     }
 }

@@ -45,7 +45,7 @@ fn links_table(w: &World) -> Table {
         .with("name", strs(ls.iter().map(|l| l.name.clone())))
         .with("from", strs(ls.iter().map(|l| node(l.from))))
         .with("to", strs(ls.iter().map(|l| node(l.to))))
-        .with("qdisc", strs(ls.iter().map(|l| qdisc_name(&l.qdisc).to_string())))
+        .with("qdisc", strs(ls.iter().map(|l| l.qdisc.kind().to_string())))
         .with("rate_bps", u64s(ls.iter().map(|l| l.rate().0)))
         .with("delay_s", f64s(ls.iter().map(|l| l.delay.as_secs_f64())))
         .with("arrived_packets", u64s(ls.iter().map(|l| l.stats.arrived_packets)))
@@ -73,13 +73,6 @@ fn links_table(w: &World) -> Table {
         .with("mean_backlog_bytes", f64s(ls.iter().map(|l| l.stats.backlog_byte_ns as f64 / w.now.0 as f64)))
         .with("max_backlog_packets", u64s(ls.iter().map(|l| l.stats.max_backlog_packets)))
         .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
-}
-
-fn qdisc_name(q: &crate::qdisc::AnyQdisc) -> &'static str {
-    use crate::qdisc::AnyQdisc;
-    match q {
-        AnyQdisc::DropTail(_) => "droptail",
-    }
 }
 
 /// Per-flow figures gathered from both endpoints of each flow.

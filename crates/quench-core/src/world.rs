@@ -3,11 +3,13 @@
 //! emit (packets, timers, drops) and the world routes it.
 
 use crate::link::{Link, LinkOutbox, TxStart};
-use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet};
+use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
+use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
 use crate::sched::Scheduler;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
+use crate::transport::icmp;
 use crate::transport::{Agent, AgentCx, Endpoint, Timer};
 use crate::units::Time;
 
@@ -55,6 +57,8 @@ pub struct World {
     pub(crate) rec: Recorder,
     pub(crate) pcap: Vec<Option<PcapWriter>>,
     pub(crate) unroutable_packets: u64,
+    /// Per node: the buffer pool its pooled queues share.
+    node_buffers: Vec<NodeBuffers>,
     link_out: LinkOutbox,
     agent_out: Vec<Packet>,
     agent_timers: Vec<(Time, Timer)>,
@@ -84,6 +88,7 @@ impl World {
             end: p.end,
             seed: p.seed,
             sched,
+            node_buffers: vec![NodeBuffers::default(); p.nodes.len()],
             nodes: p.nodes,
             links: p.links,
             routes: p.routes,
@@ -155,6 +160,9 @@ impl World {
 
     /// A packet is at node `at`: consume it there or send it one hop on.
     fn forward(&mut self, at: NodeId, pkt: Packet) {
+        if pkt.dst == at && pkt.proto == Proto::Icmp {
+            return self.on_icmp(at, &pkt);
+        }
         if pkt.dst == at {
             let dst_agent = pkt.dst_agent;
             self.run_agent(dst_agent, |ag, cx| ag.on_packet(pkt, cx));
@@ -166,10 +174,25 @@ impl World {
         }
     }
 
+    /// An ICMP Source Quench reached host `at`. As 4.3BSD's tcp_ctlinput (in_pcbnotify with
+    /// wildcard ports), every TCP connection of the host to the quoted destination reacts.
+    fn on_icmp(&mut self, at: NodeId, pkt: &Packet) {
+        let quoted = icmp::quoted(pkt);
+        let senders: Vec<AgentId> = self
+            .flows
+            .iter()
+            .filter(|f| f.kind == "tcp" && f.src == at && f.dst == quoted.dst)
+            .map(|f| f.sender)
+            .collect();
+        for a in senders {
+            self.run_agent(a, |ag, cx| ag.on_source_quench(cx));
+        }
+    }
+
     fn enqueue(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
-        link.enqueue(self.now, pkt, &mut self.link_out);
+        link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
         let link = &self.links[l.index()];
         if !link.is_transmitting() && !link.wake_pending {
@@ -181,7 +204,7 @@ impl World {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
         let mut sent = None;
-        match link.start_tx(self.now, &mut self.link_out, &mut sent) {
+        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut sent) {
             TxStart::Started(done) => self.sched.schedule(done, Event::TxDone(l)),
             TxStart::Idle => {}
             TxStart::Wait(t) => {
@@ -211,7 +234,10 @@ impl World {
         if !self.link_out.emitted.is_empty() {
             let from = link.from;
             let emitted = std::mem::take(&mut self.link_out.emitted);
-            for p in emitted {
+            for mut p in emitted {
+                p.uid = self.next_uid;
+                self.next_uid = self.next_uid.wrapping_add(1);
+                p.sent_at = self.now;
                 self.forward(from, p);
             }
         }

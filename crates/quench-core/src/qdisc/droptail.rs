@@ -75,19 +75,20 @@ impl Qdisc for DropTail {
 #[cfg(test)]
 mod tests {
     use super::super::harness::{check_conservation, packet};
-    use super::super::QdiscSpec;
+    use super::super::{NodeBuffers, QdiscSpec};
     use super::*;
+    use crate::packet::NodeId;
     use crate::rng::Rng;
     use crate::units::{BitRate, Bytes, Time};
 
-    fn cx_parts() -> (Rng, Vec<(Packet, DropReason)>, Vec<Packet>) {
-        (Rng::from_seed(1), Vec::new(), Vec::new())
+    fn cx_parts() -> (Rng, Vec<(Packet, DropReason)>, Vec<Packet>, NodeBuffers) {
+        (Rng::from_seed(1), Vec::new(), Vec::new(), NodeBuffers::default())
     }
 
     #[test]
     fn packet_limit_drops_the_arrival_that_overflows() {
         let mut q = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(2), bytes: None } }).unwrap();
-        let (mut rng, mut drops, mut emitted) = cx_parts();
+        let (mut rng, mut drops, mut emitted, mut node) = cx_parts();
         let mut cx = QdiscCx {
             now: Time::ZERO,
             link_rate: BitRate(1),
@@ -95,6 +96,8 @@ mod tests {
             drops: &mut drops,
             emitted: &mut emitted,
             marks: 0,
+            node: &mut node,
+            node_id: NodeId(0),
         };
         for uid in 0..3 {
             q.enqueue(packet(uid, 0, 100), &mut cx);
@@ -109,7 +112,7 @@ mod tests {
     fn byte_limit_binds_before_packet_limit() {
         let limit = Limit { packets: Some(100), bytes: Some(Bytes(1000)) };
         let mut q = DropTail::new(&DropTailConfig { limit }).unwrap();
-        let (mut rng, mut drops, mut emitted) = cx_parts();
+        let (mut rng, mut drops, mut emitted, mut node) = cx_parts();
         let mut cx = QdiscCx {
             now: Time::ZERO,
             link_rate: BitRate(1),
@@ -117,6 +120,8 @@ mod tests {
             drops: &mut drops,
             emitted: &mut emitted,
             marks: 0,
+            node: &mut node,
+            node_id: NodeId(0),
         };
         for uid in 0..3 {
             q.enqueue(packet(uid, 0, 400), &mut cx);

@@ -6,12 +6,14 @@
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
 
 pub mod droptail;
+pub mod fuzzball;
 
 use crate::error::ConfigError;
-use crate::packet::Packet;
+use crate::packet::{NodeId, Packet};
 use crate::rng::Rng;
 use crate::units::{BitRate, Time};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Why a packet was discarded. The order is the column order of result tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,6 +55,76 @@ pub struct QdiscCx<'a> {
     pub(crate) drops: &'a mut Vec<(Packet, DropReason)>,
     pub(crate) emitted: &'a mut Vec<Packet>,
     pub(crate) marks: u64,
+    /// Buffer accounting shared by the pooled queues of this link's node.
+    pub node: &'a mut NodeBuffers,
+    /// The node the queue belongs to (the source of packets it originates).
+    pub node_id: NodeId,
+}
+
+/// Buffers shared by all pooled output queues of one node (a gateway-wide pool, as in the
+/// Fuzzball): totals, bytes per source host, and deferred preemptions. Ordered maps keep
+/// every choice deterministic.
+#[derive(Clone, Debug, Default)]
+pub struct NodeBuffers {
+    pub packets: u64,
+    pub bytes: u64,
+    by_source: BTreeMap<NodeId, u64>,
+    debts: BTreeMap<NodeId, u32>,
+}
+
+impl NodeBuffers {
+    pub fn hold(&mut self, p: &Packet) {
+        self.packets += 1;
+        self.bytes += p.size as u64;
+        *self.by_source.entry(p.src).or_default() += p.size as u64;
+    }
+
+    pub fn release(&mut self, p: &Packet) {
+        self.packets -= 1;
+        self.bytes -= p.size as u64;
+        let held = self.by_source.get_mut(&p.src).expect("released a packet never held");
+        *held -= p.size as u64;
+        if *held == 0 {
+            self.by_source.remove(&p.src);
+        }
+    }
+
+    pub fn queued_by(&self, src: NodeId) -> u64 {
+        self.by_source.get(&src).copied().unwrap_or(0)
+    }
+
+    /// The source with the most bytes queued (lowest id on ties).
+    pub fn heaviest(&self) -> Option<NodeId> {
+        self.by_source.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map(|(n, _)| *n)
+    }
+
+    /// The heaviest source if `arrival` were queued too; ties go to the arrival's source.
+    pub fn heaviest_with(&self, arrival: &Packet) -> NodeId {
+        let own = self.queued_by(arrival.src) + arrival.size as u64;
+        match self.heaviest() {
+            Some(h) if h != arrival.src && self.queued_by(h) > own => h,
+            _ => arrival.src,
+        }
+    }
+
+    /// Owe the discard of one of `src`'s packets queued elsewhere on this node.
+    pub fn add_debt(&mut self, src: NodeId) {
+        *self.debts.entry(src).or_default() += 1;
+    }
+
+    /// Settle one debt of `src` (true: discard the packet in hand).
+    pub fn pay_debt(&mut self, src: NodeId) -> bool {
+        match self.debts.get_mut(&src) {
+            Some(n) => {
+                *n -= 1;
+                if *n == 0 {
+                    self.debts.remove(&src);
+                }
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl QdiscCx<'_> {
@@ -119,6 +191,12 @@ macro_rules! registry {
             }
         }
 
+        impl AnyQdisc {
+            pub fn kind(&self) -> &'static str {
+                match self { $(AnyQdisc::$variant(_) => $name,)+ }
+            }
+        }
+
         impl Qdisc for AnyQdisc {
             #[inline]
             fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
@@ -138,6 +216,7 @@ macro_rules! registry {
 
 registry! {
     DropTail: "droptail" => droptail::DropTail(DropTailConfig),
+    Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
 }
 
 impl Default for QdiscSpec {
@@ -180,6 +259,7 @@ pub(crate) mod harness {
         let mut rng = Rng::from_seed(seed);
         let mut qrng = Rng::from_seed(seed ^ 1);
         let (mut drops, mut emitted) = (Vec::new(), Vec::new());
+        let mut node = NodeBuffers::default();
         let (mut arrived, mut arrived_bytes) = (0u64, 0u64);
         let (mut departed, mut departed_bytes) = (0u64, 0u64);
         let (mut dropped, mut dropped_bytes) = (0u64, 0u64);
@@ -192,6 +272,8 @@ pub(crate) mod harness {
                 drops: &mut drops,
                 emitted: &mut emitted,
                 marks: 0,
+                node: &mut node,
+                node_id: NodeId(u32::MAX),
             };
             if rng.uniform() < 0.6 {
                 let size = rng.range_inclusive(40, 1500) as u16;

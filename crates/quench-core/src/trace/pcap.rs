@@ -11,6 +11,7 @@
 //! option (RFC 2018); the SYN's SACK-permitted option is not synthesized.
 
 use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
+use crate::transport::icmp;
 use crate::units::Time;
 
 const MAGIC_NANOSECOND: u32 = 0xa1b2_3c4d;
@@ -58,6 +59,31 @@ pub fn initial_sequence(flow: FlowId, node: NodeId) -> u32 {
     (z ^ (z >> 31)) as u32
 }
 
+/// (source port, destination port) of a flow's packet sent by `from`.
+fn ports(flow: FlowId, from: NodeId, sender_node: NodeId) -> (u16, u16) {
+    if from == sender_node {
+        (sender_port(flow), RECEIVER_PORT)
+    } else {
+        (RECEIVER_PORT, sender_port(flow))
+    }
+}
+
+fn ipv4_header(src: NodeId, dst: NodeId, size: u16, uid: u32, proto: Proto, ecn: u8) -> [u8; IP_HEADER as usize] {
+    let mut h = [0u8; IP_HEADER as usize];
+    h[0] = 0x45; // version 4, IHL 5 words
+    h[1] = ecn & 0b11; // DSCP 0, ECN codepoint
+    h[2..4].copy_from_slice(&size.to_be_bytes());
+    h[4..6].copy_from_slice(&(uid as u16).to_be_bytes());
+    h[8] = DEFAULT_TTL;
+    h[9] = proto as u8;
+    h[12..16].copy_from_slice(&node_address(src));
+    h[16..20].copy_from_slice(&node_address(dst));
+    let csum = ipv4_checksum(&h);
+    h[10..12].copy_from_slice(&csum.to_be_bytes());
+    h
+}
+
+/// The Internet checksum (RFC 1071) of an even-length buffer.
 fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = header.chunks(2).map(|c| u16::from_be_bytes([c[0], c[1]]) as u32).sum();
     while sum > 0xffff {
@@ -92,7 +118,7 @@ impl PcapWriter {
         let transport = match pkt.proto {
             Proto::Tcp => TCP_HEADER + pkt.sack.option_bytes(),
             Proto::Udp => UDP_HEADER,
-            Proto::Icmp => 8,
+            Proto::Icmp => pkt.payload as u32,
         };
         let captured = (IP_HEADER + transport).min(pkt.size as u32);
         self.buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
@@ -104,35 +130,44 @@ impl PcapWriter {
         match pkt.proto {
             Proto::Tcp => self.write_tcp(pkt, sender_node),
             Proto::Udp => self.write_udp(pkt),
-            Proto::Icmp => self.buf.extend_from_slice(&[0u8; 8]),
+            Proto::Icmp => self.write_icmp(pkt, sender_node),
         }
         self.buf.truncate(start + captured as usize);
         self.packets += 1;
     }
 
     fn write_ipv4(&mut self, pkt: &Packet) {
-        let mut h = [0u8; IP_HEADER as usize];
-        h[0] = 0x45; // version 4, IHL 5 words
-        h[1] = pkt.ecn & 0b11; // DSCP 0, ECN codepoint
-        h[2..4].copy_from_slice(&pkt.size.to_be_bytes());
-        h[4..6].copy_from_slice(&(pkt.uid as u16).to_be_bytes());
-        h[8] = DEFAULT_TTL;
-        h[9] = pkt.proto as u8;
-        h[12..16].copy_from_slice(&node_address(pkt.src));
-        h[16..20].copy_from_slice(&node_address(pkt.dst));
-        let csum = ipv4_checksum(&h);
-        h[10..12].copy_from_slice(&csum.to_be_bytes());
+        let h = ipv4_header(pkt.src, pkt.dst, pkt.size, pkt.uid, pkt.proto, pkt.ecn);
         self.buf.extend_from_slice(&h);
+    }
+
+    /// RFC 792 Source Quench: type, code, checksum, unused, quoted IP header + 8 data bytes.
+    fn write_icmp(&mut self, pkt: &Packet, sender_node: NodeId) {
+        let q = icmp::quoted(pkt);
+        let mut m = Vec::with_capacity(pkt.payload as usize);
+        m.extend_from_slice(&[pkt.flags, 0, 0, 0, 0, 0, 0, 0]);
+        m.extend_from_slice(&ipv4_header(q.src, q.dst, q.size, q.uid, q.proto, 0));
+        let (sport, dport) = ports(pkt.flow, q.src, sender_node);
+        m.extend_from_slice(&sport.to_be_bytes());
+        m.extend_from_slice(&dport.to_be_bytes());
+        match q.proto {
+            Proto::Tcp => {
+                m.extend_from_slice(&initial_sequence(pkt.flow, q.src).wrapping_add(q.seq as u32).to_be_bytes())
+            }
+            _ => {
+                m.extend_from_slice(&(q.size - IP_HEADER as u16).to_be_bytes());
+                m.extend_from_slice(&[0, 0]);
+            }
+        }
+        let csum = ipv4_checksum(&m);
+        m[2..4].copy_from_slice(&csum.to_be_bytes());
+        self.buf.extend_from_slice(&m);
     }
 
     /// Ports: the data sender (`sender_node`) uses an ephemeral port, the receiver
     /// RECEIVER_PORT; each side's sequence numbers start at its own ISN.
     fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId) {
-        let (sport, dport) = if pkt.src == sender_node {
-            (sender_port(pkt.flow), RECEIVER_PORT)
-        } else {
-            (RECEIVER_PORT, sender_port(pkt.flow))
-        };
+        let (sport, dport) = ports(pkt.flow, pkt.src, sender_node);
         let seq = initial_sequence(pkt.flow, pkt.src).wrapping_add(pkt.seq as u32);
         let ack = if pkt.has_flag(tcp_flags::ACK) {
             initial_sequence(pkt.flow, pkt.dst).wrapping_add(pkt.ack as u32)

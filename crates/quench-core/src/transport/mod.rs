@@ -2,6 +2,7 @@
 //! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] to send
 //! packets, arm timers and record, and the world routes what it emits afterwards.
 
+pub mod icmp;
 pub mod tcp;
 pub mod udp;
 
@@ -95,6 +96,8 @@ pub trait Endpoint {
     fn on_start(&mut self, cx: &mut AgentCx);
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx);
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx);
+    /// The host received an ICMP Source Quench about this endpoint's traffic.
+    fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
 }
 
 /// Every endpoint kind, dispatched statically.
@@ -132,5 +135,8 @@ impl Endpoint for Agent {
     #[inline]
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
         each_agent!(self, a => a.on_timer(timer, cx))
+    }
+    fn on_source_quench(&mut self, cx: &mut AgentCx) {
+        each_agent!(self, a => a.on_source_quench(cx))
     }
 }

@@ -1,6 +1,7 @@
 //! TCP parameters, per connection, with defaults from the modern RFCs; the 1988 behaviours are
 //! one setting away (`rto.k = 2`, `rto.tick = "500ms"`, `cc = "tahoe"`).
 
+use super::quench::QuenchReaction;
 use crate::error::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -122,6 +123,9 @@ pub struct TcpConfig {
     /// Limited Transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     #[serde(default)]
     pub limited_transmit: bool,
+    /// Reaction to ICMP Source Quench: ignore (default, RFC 6633), tahoe, bsd43, rfc1122, squid.
+    #[serde(default)]
+    pub source_quench: QuenchReaction,
 }
 
 fn default_mss() -> u32 {
@@ -145,6 +149,7 @@ impl Default for TcpConfig {
             dupack_threshold: DEFAULT_DUPACK_THRESHOLD,
             sack: false,
             limited_transmit: false,
+            source_quench: QuenchReaction::Ignore,
         }
     }
 }

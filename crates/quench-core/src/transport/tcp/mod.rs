@@ -8,6 +8,7 @@
 //! bytes of IP and 20 of TCP header on the wire.
 
 mod config;
+pub mod quench;
 mod receiver;
 mod rtt;
 mod sack;
@@ -26,6 +27,7 @@ pub const HEADERS: u32 = IP_HEADER + TCP_HEADER;
 /// Timer kinds of TCP endpoints.
 pub(crate) const TIMER_RETRANSMIT: u8 = 0;
 pub(crate) const TIMER_DELAYED_ACK: u8 = 1;
+pub(crate) const TIMER_PACE: u8 = 2;
 
 /// Addressing shared by both ends of a connection.
 #[derive(Clone, Copy, Debug)]

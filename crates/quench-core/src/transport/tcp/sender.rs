@@ -22,9 +22,10 @@
 //! back N (skipping SACKed ranges).
 
 use super::config::TcpConfig;
+use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
-use super::{Connection, TIMER_RETRANSMIT};
+use super::{Connection, TIMER_PACE, TIMER_RETRANSMIT};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
@@ -88,6 +89,10 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: the end of the highest retransmission in this recovery.
     high_rxt: u64,
+    /// RFC 1016 inter-datagram delay (source_quench = "squid").
+    squid: Squid,
+    last_data_send: Option<Time>,
+    pace: TimerSlot,
     pub stats: SenderStats,
 }
 
@@ -119,6 +124,9 @@ impl TcpSender {
             sack,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
+            squid: Squid::default(),
+            last_data_send: None,
+            pace: TimerSlot::default(),
             stats: SenderStats::default(),
             cfg,
         }
@@ -194,15 +202,35 @@ impl TcpSender {
             }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
-            if flight + len as u64 > wnd {
+            if flight + len as u64 > wnd || self.paced_until_later(cx) {
                 break;
             }
+            self.last_data_send = Some(cx.now);
             self.snd_nxt = self.transmit(self.snd_nxt, cx);
             self.snd_max = self.snd_max.max(self.snd_nxt);
             if !self.rexmt.is_armed() {
                 self.arm_retransmit(cx);
             }
         }
+    }
+
+    /// SQuID pacing: true (and a wake-up armed) if the inter-datagram delay forbids sending now.
+    fn paced_until_later(&mut self, cx: &mut AgentCx) -> bool {
+        if self.cfg.source_quench != QuenchReaction::Squid {
+            return false;
+        }
+        self.squid.decay(cx.now);
+        let next = match self.last_data_send {
+            Some(t) if !self.squid.delay().is_zero() => t + self.squid.delay(),
+            _ => return false,
+        };
+        if cx.now >= next {
+            return false;
+        }
+        if !self.pace.is_armed() {
+            self.pace.arm(TIMER_PACE, next, cx);
+        }
+        true
     }
 
     fn sacked_block_end(&self, seq: u64) -> Option<u64> {
@@ -523,8 +551,33 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        if timer.kind == TIMER_RETRANSMIT && self.rexmt.on_expiry(timer, cx) {
-            self.on_retransmit_timeout(cx);
+        match timer.kind {
+            TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timeout(cx),
+            TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
+            _ => {}
         }
+    }
+
+    fn on_source_quench(&mut self, cx: &mut AgentCx) {
+        if self.state != State::Established {
+            return;
+        }
+        let mss = self.w.mss;
+        match self.cfg.source_quench {
+            QuenchReaction::Ignore => return,
+            QuenchReaction::Tahoe => self.w.cwnd = mss,
+            QuenchReaction::Bsd43 => {
+                let outstanding = (self.snd_nxt - self.snd_una) as f64;
+                self.w.cwnd = ((BSD43_OUTSTANDING_FRACTION * outstanding) as u64).max(mss);
+            }
+            QuenchReaction::Rfc1122 => {
+                self.w.flight = self.flight();
+                self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
+                self.w.cwnd = self.cc.window_after_timeout(&self.w);
+            }
+            QuenchReaction::Squid => self.squid.on_quench(cx.now),
+        }
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::SourceQuench);
+        self.record_window(cx);
     }
 }

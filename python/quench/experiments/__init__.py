@@ -1,0 +1,11 @@
+"""Reproductions of the seed documents' experiments: one module per seed, each with a
+`reproduce(out_dir, quick)` that runs it, prints the source's figures beside ours, and writes
+`summary.json` with every pass criterion computed from the recorded results."""
+
+from __future__ import annotations
+
+from quench.experiments import mills88
+
+EXPERIMENTS = {
+    "mills88": mills88,
+}

@@ -1,0 +1,74 @@
+"""Shared by the experiments: pass criteria, summary.json, the printed comparison table."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Criterion:
+    """One pass criterion: the source's value, ours, and the rule that judges them."""
+
+    name: str
+    source: float | str | None
+    ours: float
+    tolerance: str
+    passed: bool
+
+    @staticmethod
+    def within(name: str, source: float, ours: float, rel: float) -> Criterion:
+        ok = math.isfinite(ours) and abs(ours - source) <= rel * abs(source)
+        return Criterion(name, source, ours, f"±{rel:.0%}", ok)
+
+    @staticmethod
+    def within_abs(name: str, source: float, ours: float, tol: float) -> Criterion:
+        ok = math.isfinite(ours) and abs(ours - source) <= tol
+        return Criterion(name, source, ours, f"±{tol:g}", ok)
+
+    @staticmethod
+    def at_least(name: str, bound: float, ours: float, source: float | str | None = None) -> Criterion:
+        return Criterion(name, source, ours, f">= {bound:g}", math.isfinite(ours) and ours >= bound)
+
+    @staticmethod
+    def at_most(name: str, bound: float, ours: float, source: float | str | None = None) -> Criterion:
+        return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2, default=float)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def write_summary(out: Path, experiment: str, criteria: list[Criterion], seed: int, parameters: dict, **extra) -> dict:
+    summary = {
+        "experiment": experiment,
+        "passed": all(c.passed for c in criteria),
+        "criteria": [asdict(c) for c in criteria],
+        "seed": seed,
+        "parameters": parameters,
+        **extra,
+    }
+    write_json_atomic(out / "summary.json", summary)
+    return summary
+
+
+def criteria_table(criteria: list[Criterion]) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return "-" if v is None else str(v)
+
+    rows = [("criterion", "source", "quench", "tolerance", "pass")]
+    rows += [(c.name, fmt(c.source), fmt(c.ours), c.tolerance, "yes" if c.passed else "NO") for c in criteria]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in rows)
