@@ -1,5 +1,6 @@
 # quench: every target sets up what it needs (virtual environment, extension build) itself.
-# `make demo` runs the main job; `make test` runs every test, Rust and Python.
+# `make reproduce` runs the main job (every seed experiment, into results/REPORT.md);
+# `make test` runs every test, Rust and Python.
 
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ STAMP := $(VENV)/.tools-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build demo test test-rust test-python tshark bench lint clean
+.PHONY: all build reproduce demo test test-rust test-python tshark bench lint clean
 
 all: build
 
@@ -21,6 +22,9 @@ $(STAMP):
 # Builds the extension (incrementally) and installs quench with its Python dependencies.
 build: $(STAMP)
 	$(VENV)/bin/maturin develop --release --extras test --quiet
+
+reproduce: build
+	$(VENV)/bin/quench reproduce all --out results
 
 demo: build
 	$(VENV)/bin/quench demo --out results/demo

@@ -8,8 +8,8 @@ benchmarks/results/dumbbell.json. Standard library only, so any python3 can run 
 
     python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick] [--ns3-sack off]
 
---ns3-sack on (default) runs ns-3 with its default loss recovery (SACK + PRR + limited
-transmit); --ns3-sack off runs classic RFC 6582 NewReno, the same algorithm as quench.
+--ns3-sack on (default) runs both with SACK and Limited Transmit (ns-3 with its default PRR
+recovery, quench with RFC 6675); --ns3-sack off runs classic RFC 6582 NewReno in both.
 """
 
 import argparse
@@ -45,6 +45,7 @@ def parse_args():
     )
     p.add_argument("--quick", action="store_true", help="scale durations by 1/10 (smoke test)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--repeats", type=int, default=2, help="runs per simulator; the fastest counts (default 2)")
     p.add_argument(
         "--ns3-sack",
         choices=("on", "off"),
@@ -107,6 +108,23 @@ def run_sim(name, python, script, flags, tag):
     print(f"[{tag}] {name}: {'done' if record['ok'] else record['error']} "
           f"in {wall:.1f} s", file=sys.stderr, flush=True)
     return record
+
+
+def best_of(repeats, *run_args):
+    """Run a simulator `repeats` times and keep the fastest wall times (run loop and whole
+    process, each its own minimum): on a shared, noisy machine the minimum is the best
+    estimate of the cost. Both simulators get the same number of repeats. The simulated
+    results are deterministic, so every other number is the same in each run."""
+    runs = [run_sim(*run_args) for _ in range(repeats)]
+    if not all(r["ok"] for r in runs):
+        return next(r for r in runs if not r["ok"])
+    best = dict(runs[0])
+    best["result"] = dict(runs[0]["result"])
+    best["process_wall_s"] = min(r["process_wall_s"] for r in runs)
+    best["result"]["wall_run_s"] = min(r["result"]["wall_run_s"] for r in runs)
+    best["process_wall_s_all"] = [r["process_wall_s"] for r in runs]
+    best["wall_run_s_all"] = [r["result"]["wall_run_s"] for r in runs]
+    return best
 
 
 def jain(values):
@@ -220,9 +238,10 @@ def main():
             "--buffer-pkts", str(cfg["buffer_pkts"]),
             "--seed", str(args.seed),
         ]
-        quench = run_sim("quench", args.quench_python, "quench_dumbbell.py", flags, tag)
-        ns3 = run_sim(f"ns3{suffix}", NS3_PYTHON, "ns3_dumbbell.py",
-                      [*flags, "--sack", args.ns3_sack], tag)
+        # Both simulators run the same loss recovery: SACK + Limited Transmit, or neither.
+        flags += ["--sack", args.ns3_sack]
+        quench = best_of(args.repeats, f"quench{suffix}", args.quench_python, "quench_dumbbell.py", flags, tag)
+        ns3 = best_of(args.repeats, f"ns3{suffix}", NS3_PYTHON, "ns3_dumbbell.py", flags, tag)
         agree, disagreement, diffs = compare(quench, ns3)
         entry = {
             "config": cfg,

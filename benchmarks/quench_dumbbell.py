@@ -12,8 +12,11 @@ import time
 import quench
 from quench.scenarios import dumbbell
 
-# Settings shared with ns3_dumbbell.py so both simulators run the same TCP.
+# Settings shared with ns3_dumbbell.py so both simulators run the same TCP: ns-3's
+# TcpNewReno adds one segment per ACK in slow start (no byte counting, so abc_limit = 1),
+# with SACK and Limited Transmit on by default, initial window 10.
 INITIAL_WINDOW_SEGMENTS = 10
+SLOW_START_SEGMENTS_PER_ACK = 1
 BUFFER = "16MiB"
 MSS = 1460
 
@@ -27,16 +30,18 @@ def main() -> None:
     p.add_argument("--buffer-pkts", type=int, required=True)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", required=True)
-    a = p.parse_args()
 
     t0 = time.perf_counter()
-    tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER}
+    p.add_argument("--sack", choices=("on", "off"), default="on", help="SACK + Limited Transmit (default on)")
+    a = p.parse_args()
+    sack = a.sack == "on"
+    tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, "sack": sack, "limited_transmit": sack}
     net = dumbbell(
         a.flows,
         rate=a.rate,
         rtt=a.rtt,
         buffer_packets=a.buffer_pkts,
-        cc={"kind": "newreno", "initial_window": INITIAL_WINDOW_SEGMENTS},
+        cc={"kind": "newreno", "initial_window": INITIAL_WINDOW_SEGMENTS, "abc_limit": SLOW_START_SEGMENTS_PER_ACK},
         seed=a.seed,
         tcp=tcp,
     )

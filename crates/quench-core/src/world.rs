@@ -223,13 +223,17 @@ impl World {
 
     /// Record drops and the new queue length; route control packets the qdisc originated.
     fn after_queue_change(&mut self, l: LinkId, before: crate::qdisc::Backlog) {
-        for (p, reason) in self.link_out.drops.drain(..) {
-            self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
+        if !self.link_out.drops.is_empty() {
+            for (p, reason) in self.link_out.drops.drain(..) {
+                self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
+            }
         }
         let link = &self.links[l.index()];
-        let after = link.backlog();
-        if after != before {
-            self.rec.queue_len(self.now, l, after.packets, after.bytes);
+        if self.rec.wants_queue(l) {
+            let after = link.backlog();
+            if after != before {
+                self.rec.queue_len(self.now, l, after.packets, after.bytes);
+            }
         }
         if !self.link_out.emitted.is_empty() {
             let from = link.from;

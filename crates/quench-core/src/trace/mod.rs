@@ -116,6 +116,11 @@ impl Recorder {
     }
 
     #[inline]
+    pub fn wants_queue(&self, link: LinkId) -> bool {
+        self.cfg.queues && self.link_wanted(link)
+    }
+
+    #[inline]
     pub fn queue_len(&mut self, now: Time, link: LinkId, packets: u64, bytes: u64) {
         if self.cfg.queues && self.link_wanted(link) {
             self.queue.push(now.as_secs_f64(), link.0, packets, bytes);

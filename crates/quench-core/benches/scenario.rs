@@ -1,0 +1,33 @@
+//! The engine alone on a scenario file (no Python): wall time of the run loop, events per
+//! second and packets per second. Run:
+//! `cargo bench -p quench-core --bench scenario -- SCENARIO.json [REPEATS]`
+//! (`python -c "from quench.scenarios import dumbbell; ..."` writes one with `to_dict`).
+
+use quench_core::Simulation;
+use std::time::Instant;
+
+fn main() {
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let Some(path) = args.next() else {
+        eprintln!("usage: cargo bench -p quench-core --bench scenario -- SCENARIO.json [REPEATS]");
+        return;
+    };
+    let repeats: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let json = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
+    for _ in 0..repeats {
+        let sim = Simulation::from_json(&json).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let start = Instant::now();
+        let result = sim.run();
+        let secs = start.elapsed().as_secs_f64();
+        let departed: u64 = match result.table("links").column("departed_packets") {
+            Some(quench_core::trace::table::Column::U64(v)) => v.iter().sum(),
+            _ => 0,
+        };
+        println!(
+            "{path}: {secs:.3} s, {} events ({:.2e}/s), {departed} link transmissions ({:.2e}/s)",
+            result.events_executed,
+            result.events_executed as f64 / secs,
+            departed as f64 / secs
+        );
+    }
+}
