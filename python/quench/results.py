@@ -1,7 +1,7 @@
 """Results of a run as pandas DataFrames, and their atomic export to Parquet/CSV.
 
 Tables: `links` and `flows` (one row each, always), and the recorded time series `queue`,
-`sojourn`, `drops`, `cwnd`, `rtt`, `segments`, `tcp_events` (rows only for what the scenario's
+`sojourn`, `drops`, `cwnd`, `rtt`, `segments`, `tcp_events`, `monitors` (rows only for what the scenario's
 `record` section asked for). Times are seconds since the start of the run.
 """
 
@@ -130,7 +130,7 @@ def _label(tables: dict[str, pd.DataFrame]) -> None:
     links = tables["links"]
     names = dict(zip(links["link"], links["name"]))
     flows = dict(zip(tables["flows"]["flow"], tables["flows"]["name"]))
-    for t in ("queue", "sojourn", "drops"):
+    for t in ("queue", "sojourn", "drops", "monitors"):
         if "link" in tables[t]:
             tables[t]["link_name"] = tables[t]["link"].map(names).astype("string")
     for t in ("sojourn", "drops", "cwnd", "rtt", "segments", "tcp_events"):

@@ -94,6 +94,7 @@ pub struct Link {
 pub struct LinkOutbox {
     pub drops: Vec<(Packet, DropReason)>,
     pub emitted: Vec<Packet>,
+    pub monitors: Vec<(&'static str, f64)>,
 }
 
 pub struct LinkParams {
@@ -161,6 +162,7 @@ impl Link {
             drops: &mut out.drops,
             emitted: &mut out.emitted,
             marks: 0,
+            monitors: &mut out.monitors,
             node,
             node_id: self.from,
         };
@@ -195,6 +197,7 @@ impl Link {
             drops: &mut out.drops,
             emitted: &mut out.emitted,
             marks: 0,
+            monitors: &mut out.monitors,
             node,
             node_id: self.from,
         };

@@ -228,6 +228,11 @@ impl World {
                 self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
             }
         }
+        if !self.link_out.monitors.is_empty() {
+            for (name, value) in self.link_out.monitors.drain(..) {
+                self.rec.monitor(self.now, l, name, value);
+            }
+        }
         let link = &self.links[l.index()];
         if self.rec.wants_queue(l) {
             let after = link.backlog();

@@ -81,14 +81,16 @@ mod tests {
     use crate::rng::Rng;
     use crate::units::{BitRate, Bytes, Time};
 
-    fn cx_parts() -> (Rng, Vec<(Packet, DropReason)>, Vec<Packet>, NodeBuffers) {
-        (Rng::from_seed(1), Vec::new(), Vec::new(), NodeBuffers::default())
+    type Parts = (Rng, Vec<(Packet, DropReason)>, Vec<Packet>, NodeBuffers, Vec<(&'static str, f64)>);
+
+    fn cx_parts() -> Parts {
+        (Rng::from_seed(1), Vec::new(), Vec::new(), NodeBuffers::default(), Vec::new())
     }
 
     #[test]
     fn packet_limit_drops_the_arrival_that_overflows() {
         let mut q = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(2), bytes: None } }).unwrap();
-        let (mut rng, mut drops, mut emitted, mut node) = cx_parts();
+        let (mut rng, mut drops, mut emitted, mut node, mut monitors) = cx_parts();
         let mut cx = QdiscCx {
             now: Time::ZERO,
             link_rate: BitRate(1),
@@ -96,6 +98,7 @@ mod tests {
             drops: &mut drops,
             emitted: &mut emitted,
             marks: 0,
+            monitors: &mut monitors,
             node: &mut node,
             node_id: NodeId(0),
         };
@@ -112,7 +115,7 @@ mod tests {
     fn byte_limit_binds_before_packet_limit() {
         let limit = Limit { packets: Some(100), bytes: Some(Bytes(1000)) };
         let mut q = DropTail::new(&DropTailConfig { limit }).unwrap();
-        let (mut rng, mut drops, mut emitted, mut node) = cx_parts();
+        let (mut rng, mut drops, mut emitted, mut node, mut monitors) = cx_parts();
         let mut cx = QdiscCx {
             now: Time::ZERO,
             link_rate: BitRate(1),
@@ -120,6 +123,7 @@ mod tests {
             drops: &mut drops,
             emitted: &mut emitted,
             marks: 0,
+            monitors: &mut monitors,
             node: &mut node,
             node_id: NodeId(0),
         };

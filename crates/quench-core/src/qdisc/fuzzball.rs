@@ -238,12 +238,19 @@ mod tests {
         rng: Rng,
         drops: Vec<(Packet, DropReason)>,
         emitted: Vec<Packet>,
+        monitors: Vec<(&'static str, f64)>,
         node: NodeBuffers,
     }
 
     impl Bench {
         fn new() -> Self {
-            Bench { rng: Rng::from_seed(1), drops: vec![], emitted: vec![], node: NodeBuffers::default() }
+            Bench {
+                rng: Rng::from_seed(1),
+                drops: vec![],
+                emitted: vec![],
+                monitors: vec![],
+                node: NodeBuffers::default(),
+            }
         }
         fn cx(&mut self, now: Time) -> QdiscCx<'_> {
             QdiscCx {
@@ -253,6 +260,7 @@ mod tests {
                 drops: &mut self.drops,
                 emitted: &mut self.emitted,
                 marks: 0,
+                monitors: &mut self.monitors,
                 node: &mut self.node,
                 node_id: NodeId(99),
             }

@@ -55,6 +55,7 @@ pub struct QdiscCx<'a> {
     pub(crate) drops: &'a mut Vec<(Packet, DropReason)>,
     pub(crate) emitted: &'a mut Vec<Packet>,
     pub(crate) marks: u64,
+    pub(crate) monitors: &'a mut Vec<(&'static str, f64)>,
     /// Buffer accounting shared by the pooled queues of this link's node.
     pub node: &'a mut NodeBuffers,
     /// The node the queue belongs to (the source of packets it originates).
@@ -139,6 +140,11 @@ impl QdiscCx<'_> {
     /// Originate a control packet at this link's node (routed like any packet).
     pub fn emit(&mut self, pkt: Packet) {
         self.emitted.push(pkt);
+    }
+    /// Report an internal variable (e.g. RED's average queue, max_p) for the `monitors`
+    /// table; recorded with the time and link when `record.monitors` is on.
+    pub fn monitor(&mut self, name: &'static str, value: f64) {
+        self.monitors.push((name, value));
     }
 }
 
@@ -258,7 +264,7 @@ pub(crate) mod harness {
     pub fn check_conservation(q: &mut dyn Qdisc, steps: usize, seed: u64) -> (u64, u64) {
         let mut rng = Rng::from_seed(seed);
         let mut qrng = Rng::from_seed(seed ^ 1);
-        let (mut drops, mut emitted) = (Vec::new(), Vec::new());
+        let (mut drops, mut emitted, mut monitors) = (Vec::new(), Vec::new(), Vec::new());
         let mut node = NodeBuffers::default();
         let (mut arrived, mut arrived_bytes) = (0u64, 0u64);
         let (mut departed, mut departed_bytes) = (0u64, 0u64);
@@ -272,6 +278,7 @@ pub(crate) mod harness {
                 drops: &mut drops,
                 emitted: &mut emitted,
                 marks: 0,
+                monitors: &mut monitors,
                 node: &mut node,
                 node_id: NodeId(u32::MAX),
             };
@@ -288,6 +295,7 @@ pub(crate) mod harness {
                 let prev = last_seq_of_flow.insert(p.flow, p.seq);
                 assert!(prev.is_none_or(|s| s < p.seq), "flow {:?} reordered", p.flow);
             }
+            monitors.clear();
             for (p, _) in drops.drain(..) {
                 dropped += 1;
                 dropped_bytes += p.size as u64;

@@ -32,7 +32,10 @@ pub struct RecordConfig {
     /// Every TCP segment sent and ACK received (for time-sequence graphs).
     #[serde(default)]
     pub segments: bool,
-    /// Restrict queue/sojourn/drop records to these links (names "a->b"); all when absent.
+    /// Internal variables that queue disciplines report (RED's average, max_p, ...).
+    #[serde(default = "yes")]
+    pub monitors: bool,
+    /// Restrict queue/sojourn/drop/monitor records to these links (names "a->b"); all when absent.
     #[serde(default)]
     pub links: Option<Vec<String>>,
     /// Links to capture in pcap format, by name "a->b".
@@ -53,6 +56,7 @@ impl Default for RecordConfig {
             cwnd: true,
             rtt: true,
             segments: false,
+            monitors: true,
             links: None,
             pcap: Vec::new(),
         }
@@ -62,7 +66,7 @@ impl Default for RecordConfig {
 impl RecordConfig {
     /// Nothing but the summary tables (for benchmarks and sweeps).
     pub fn summary_only() -> Self {
-        RecordConfig { queues: false, drops: false, cwnd: false, rtt: false, ..Default::default() }
+        RecordConfig { queues: false, drops: false, cwnd: false, rtt: false, monitors: false, ..Default::default() }
     }
 }
 
@@ -90,6 +94,7 @@ columnar!(CwndTrace { time_s: f64, flow: u32, cwnd: u64, ssthresh: u64 });
 columnar!(RttTrace { time_s: f64, flow: u32, rtt_s: f64, srtt_s: f64, rto_s: f64 });
 columnar!(SegmentTrace { time_s: f64, flow: u32, seq: u64, len: u32, is_ack: u8, retransmit: u8 });
 columnar!(EventTrace { time_s: f64, flow: u32, event: u8 });
+columnar!(MonitorTrace { time_s: f64, link: u32, name: u32, value: f64 });
 
 #[derive(Default)]
 pub struct Recorder {
@@ -103,6 +108,9 @@ pub struct Recorder {
     pub rtt: RttTrace,
     pub segments: SegmentTrace,
     pub events: EventTrace,
+    pub monitors: MonitorTrace,
+    /// Names of monitored variables; `monitors.name` indexes this.
+    monitor_names: Vec<&'static str>,
 }
 
 impl Recorder {
@@ -162,6 +170,20 @@ impl Recorder {
         }
     }
 
+    pub fn monitor(&mut self, now: Time, link: LinkId, name: &'static str, value: f64) {
+        if !(self.cfg.monitors && self.link_wanted(link)) {
+            return;
+        }
+        let id = match self.monitor_names.iter().position(|n| *n == name) {
+            Some(i) => i,
+            None => {
+                self.monitor_names.push(name);
+                self.monitor_names.len() - 1
+            }
+        };
+        self.monitors.push(now.as_secs_f64(), link.0, id as u32, value);
+    }
+
     pub fn event(&mut self, now: Time, flow: FlowId, event: TcpEvent) {
         self.events.push(now.as_secs_f64(), flow.0, event as u8);
     }
@@ -176,6 +198,17 @@ impl Recorder {
             self.rtt.into_table("rtt"),
             self.segments.into_table("segments"),
             self.events.into_table("tcp_events"),
+            monitor_table(self.monitors, &self.monitor_names),
         ]
     }
+}
+
+/// The monitors table with variable names spelled out.
+fn monitor_table(m: MonitorTrace, names: &[&'static str]) -> Table {
+    let name = m.name.iter().map(|&i| names[i as usize].to_string()).collect();
+    Table::new("monitors")
+        .with("time_s", table::Column::F64(m.time_s))
+        .with("link", table::Column::U32(m.link))
+        .with("name", table::Column::Str(name))
+        .with("value", table::Column::F64(m.value))
 }
