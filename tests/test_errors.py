@@ -49,7 +49,7 @@ def test_unknown_key_and_unknown_node():
 
 
 def test_impossible_tcp_parameters():
-    e = err(lambda s: s["flows"][0].update(tcp={"mss": 4000}))
+    e = err(lambda s: s["flows"][0].update(tcp={"mss": 4000, "dont_fragment": True}))
     assert "MTU" in str(e)
     e = err(lambda s: s["flows"][0].update(tcp={"rto": {"k": 0}}))
     assert e.path == "flows[0].tcp.rto.k"

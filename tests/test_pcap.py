@@ -7,7 +7,10 @@ import dpkt
 import pytest
 from conftest import small_net
 
-TCP_SYN, TCP_ACK, TCP_FIN = 0x02, 0x10, 0x01
+import quench
+
+TCP_SYN, TCP_ACK, TCP_FIN, TCP_ECE, TCP_CWR = 0x02, 0x10, 0x01, 0x40, 0x80
+ECT0, CE = 0b10, 0b11
 
 
 @pytest.fixture(scope="module")
@@ -128,3 +131,62 @@ def test_tshark_decodes_source_quench(quench_capture):
     )
     rows = [line.split("\t") for line in out.stdout.splitlines()]
     assert rows and all(r[0] == "4" and r[1] == "0" and r[2] == "1" for r in rows)
+
+
+@pytest.fixture(scope="module")
+def ecn_capture(tmp_path_factory):
+    """An ECN connection through a RED queue that marks: CE on data, ECE/CWR in TCP."""
+    net = quench.Network(seed=3)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="10Mbps", delay="1ms")
+    red = quench.red(min_th="3p", max_th="12p", limit="40p", max_p=0.2, w_q=0.05, signal="mark")
+    net.link("r", "b", rate="1Mbps", delay="10ms", qdisc=red, reverse_qdisc=quench.droptail())
+    net.tcp("a", "b", ecn=True, bytes="300KB")
+    net.record(pcap=["a->r", "r->b", "b->r"])
+    res = net.run("5s")
+    out = res.save(tmp_path_factory.mktemp("ecn"), plots=False)
+    return res, out / "a-r.pcap", out / "r-b.pcap", out / "b-r.pcap"
+
+
+def test_ecn_bits_in_pcap_match_the_simulation(ecn_capture):
+    res, a_r, r_b, b_r = ecn_capture
+    data = [ip for _, ip in read(r_b)]
+    acks = [ip for _, ip in read(b_r)]
+    syn, syn_ack = data[0].data, acks[0].data
+    assert syn.flags == TCP_SYN | TCP_ECE | TCP_CWR and data[0].tos & 3 == 0  # RFC 3168 6.1.1
+    assert syn_ack.flags & (TCP_ECE | TCP_CWR) == TCP_ECE
+    payload = [ip for ip in data[1:] if ip.len > 40]
+    # New data is ECT(0) (or CE once marked); retransmissions are not ECN-capable (6.1.5).
+    sent = [ip for _, ip in read(a_r) if ip.len > 40]
+    assert all(ip.tos & 3 in (0, ECT0) for ip in sent)
+    not_ect = sum(ip.tos & 3 == 0 for ip in sent)
+    assert not_ect == res.flows["retransmitted_segments"].iloc[0]
+    assert all(ip.tos & 3 in (0, ECT0, CE) for ip in payload)
+    marked = sum(ip.tos & 3 == CE for ip in payload)
+    assert marked == res.link("r->b")["marked_packets"] > 0
+    assert any(ip.data.flags & TCP_CWR for ip in payload)
+    assert any(ip.data.flags & TCP_ECE for ip in acks[1:])
+    assert all(ip.tos & 3 == 0 for ip in acks)  # pure ACKs are not ECN-capable (6.1.4)
+    assert res.link("r->b")["drops_early"] <= not_ect  # only retransmissions can be dropped early
+    assert (res.tcp_events["event"] == "ecn_reduction").sum() > 0
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_decodes_ecn_fields(ecn_capture):
+    res, a_r, r_b, b_r = ecn_capture
+    fields = ["-e", "ip.dsfield.ecn", "-e", "tcp.flags.ece", "-e", "tcp.flags.cwr", "-e", "tcp.len"]
+
+    def rows(path):
+        out = subprocess.run(["tshark", "-r", str(path), "-T", "fields", *fields], capture_output=True, text=True, check=True)
+        return [[_flag(v) for v in line.split("\t")] for line in out.stdout.splitlines()]
+
+    sent, data, acks = rows(a_r), rows(r_b), rows(b_r)
+    assert sum(1 for r in data if r[0] == CE) == res.link("r->b")["marked_packets"]
+    assert sum(1 for r in sent if r[3] > 0 and r[0] == 0) == res.flows["retransmitted_segments"].iloc[0]
+    assert data[0][1:3] == [1, 1]  # the SYN asks for ECN with ECE and CWR
+    assert any(r[2] == 1 for r in data[1:]) and any(r[1] == 1 for r in acks[1:])
+
+
+def _flag(v: str) -> int:
+    """tshark prints booleans as 1/0 or True/False depending on its version."""
+    return {"True": 1, "False": 0}.get(v, int(v, 0) if v else 0)

@@ -8,7 +8,7 @@ import pytest
 from quench.cli import main
 
 
-@pytest.mark.parametrize("name", ["mills88"])
+@pytest.mark.parametrize("name", ["mills88", "feng99"])
 def test_quick_reproduction_passes_its_criteria(name, tmp_path, capsys):
     out = tmp_path / name
     assert main(["reproduce", name, "--quick", "--out", str(out)]) == 0
@@ -20,7 +20,8 @@ def test_quick_reproduction_passes_its_criteria(name, tmp_path, capsys):
     assert summary["seed"] == 1 and summary["parameters"]
     for plot in summary["plots"]:
         assert (out / plot).stat().st_size > 0
-    assert (out / "quench" / "flows.parquet").exists()
+    saved = {"mills88": "quench", "feng99": "varying_feng"}[name]
+    assert (out / saved / "flows.parquet").exists()
 
 
 def test_reproduce_all_writes_a_report(tmp_path, capsys):

@@ -14,7 +14,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 
 from quench._core import InternalError, ScenarioError
 from quench._core import __version__
-from quench.network import Network, droptail
+from quench.network import Network, droptail, red
 from quench.results import Results
 from quench.scenario import load_scenario, run_scenario, validate_scenario
 from quench.units import parse_bytes, parse_duration, parse_rate
@@ -26,6 +26,7 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "droptail",
+    "red",
     "load_scenario",
     "parse_bytes",
     "parse_duration",

@@ -18,6 +18,14 @@ def droptail(limit: Quantity = "1000p") -> dict[str, Any]:
     return {"kind": "droptail", "limit": limit}
 
 
+def red(min_th: Quantity = "auto", max_th: Quantity = "auto", limit: Quantity = "1000p", **params: Any) -> dict[str, Any]:
+    """A RED queue (Floyd & Jacobson 1993). Other parameters: mode ("packets"/"bytes"), max_p,
+    w_q (number or "auto"), mean_packet_size, target_delay, curve ("classic"/"gentle"),
+    spacing ("fj93"/"wait"), signal ("drop"/"mark"), forced ("drop"/"mark"),
+    adapt ("none"/"feng1999"/"floyd2001" or a table with "kind")."""
+    return {"kind": "red", "min_th": min_th, "max_th": max_th, "limit": limit, **params}
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -95,7 +103,7 @@ class Network:
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
-        delayed_ack={...}, dupack_threshold."""
+        delayed_ack={...}, dupack_threshold, sack, ecn."""
         flow = {"kind": "tcp", "src": src, "dst": dst, "cc": cc, "bytes": bytes, "start": start, "name": name}
         if tcp:
             flow["tcp"] = tcp

@@ -12,7 +12,7 @@ use crate::trace::Recorder;
 use crate::transport::tcp::{Connection, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::udp::{UdpSink, UdpSource, UdpSourceParams};
 use crate::transport::Agent;
-use crate::units::Time;
+use crate::units::{Dur, Time};
 use crate::world::{FlowInfo, Node, World, WorldParts};
 use std::collections::HashMap;
 
@@ -82,6 +82,8 @@ fn add_link(
         delay: spec.delay,
         mtu: spec.mtu,
         framing_overhead: spec.framing_overhead,
+        min_packet_gap: spec.packet_rate.map_or(Dur::ZERO, |r| Dur::from_secs_f64(1.0 / r)),
+        fragment_rule: spec.fragmentation,
         loss_probability: if reverse { spec.reverse_loss } else { spec.loss },
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
@@ -90,15 +92,15 @@ fn add_link(
     Ok(())
 }
 
-/// Check that `src` reaches `dst` and that a datagram of `size` bytes fits every link's MTU
-/// (quench does not fragment yet).
+/// Check that `src` reaches `dst` and, for datagrams that may not be fragmented, that
+/// `unfragmentable` bytes fit every link's MTU.
 fn check_path(
     routes: &Routes,
     ends: &[(NodeId, NodeId)],
     links: &[Link],
     nodes: &[Node],
     (src, dst): (NodeId, NodeId),
-    size: u64,
+    unfragmentable: Option<u64>,
 ) -> Result<(), ConfigError> {
     let path = routes.path(ends, src, dst).ok_or_else(|| {
         ConfigError::new(
@@ -106,13 +108,11 @@ fn check_path(
             format!("'{}' is unreachable from '{}'", nodes[dst.index()].name, nodes[src.index()].name),
         )
     })?;
+    let Some(size) = unfragmentable else { return Ok(()) };
     if let Some(l) = path.iter().map(|l| &links[l.index()]).find(|l| l.mtu.0 < size) {
         return Err(ConfigError::new(
             "",
-            format!(
-                "{size}-byte datagrams exceed the {} MTU of link {} (fragmentation is not modelled)",
-                l.mtu, l.name
-            ),
+            format!("{size}-byte datagrams with don't-fragment set exceed the {} MTU of link {}", l.mtu, l.name),
         ));
     }
     Ok(())
@@ -158,11 +158,11 @@ impl FlowContext<'_> {
         let (src, dst) = self.endpoints(&f.src, &f.dst)?;
         f.tcp.validate().map_err(|e| e.within("tcp"))?;
         let cc = f.cc.build().map_err(|e| e.within("cc"))?;
-        let size = (f.tcp.mss + HEADERS) as u64;
+        let size = f.tcp.dont_fragment.then_some((f.tcp.mss + HEADERS) as u64);
         // An MTU error is about the MSS: name that key (check_path leaves the path empty).
         check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size)
             .map_err(|e| name_key(e, "tcp.mss"))?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), HEADERS as u64)
+        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
             .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
         let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
         let bytes = f.bytes.map(|b| b.0);
@@ -186,12 +186,7 @@ impl FlowContext<'_> {
     fn udp(&self, id: FlowId, f: &UdpFlowSpec, end: Time, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
         f.validate()?;
         let (src, dst) = self.endpoints(&f.src, &f.dst)?;
-        let largest = match &f.size {
-            crate::transport::udp::SizeSpec::Fixed(b) => b.0,
-            crate::transport::udp::SizeSpec::Drawn(_) => 0,
-        } + 28;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), largest)
-            .map_err(|e| name_key(e, "size"))?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
         let (source, sink) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
         let params = UdpSourceParams {
             flow: id,
@@ -265,5 +260,6 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         flows.push(flow);
     }
     let (rec, pcap) = build_recorder(sc, &links)?;
-    Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap }))
+    let ip = sc.ip.clone();
+    Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap, ip }))
 }

@@ -18,6 +18,7 @@
 pub mod builder;
 pub mod cc;
 pub mod error;
+pub mod ip;
 pub mod link;
 pub mod packet;
 pub mod qdisc;

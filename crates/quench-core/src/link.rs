@@ -3,13 +3,16 @@
 //! pending, so the event heap stays small however long the pipe (htsim's design).
 //!
 //! Optional per-link framing overhead (bytes added to each packet's wire time, e.g. HDLC
-//! framing on a serial line) and a Bernoulli loss module (packets lost on the wire after
+//! framing on a serial line), an optional packet-rate limit (a channel that carries at most
+//! `packet_rate` packets per second whatever their size, such as the ~9.1 packets/s SATNET
+//! path of Jacobson's 1988 email), and a Bernoulli loss module (packets lost on the wire after
 //! transmission, with probability `loss`, drawn from the link's own random stream).
 //!
 //! Statistics kept here hold for every qdisc, and satisfy the identities
 //! `arrived = departed + dropped_in_queue + backlog` and
 //! `departed = delivered + lost_on_wire + in_flight`.
 
+use crate::ip::FragmentRule;
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::rng::Rng;
@@ -75,6 +78,9 @@ pub struct Link {
     pub delay: Dur,
     pub mtu: Bytes,
     pub framing_overhead: Bytes,
+    /// Shortest time between the starts of two transmissions (packet-rate limit), if any.
+    pub min_packet_gap: Dur,
+    pub fragment_rule: FragmentRule,
     pub loss_probability: f64,
     pub qdisc: AnyQdisc,
     pub stats: LinkStats,
@@ -105,6 +111,8 @@ pub struct LinkParams {
     pub delay: Dur,
     pub mtu: Bytes,
     pub framing_overhead: Bytes,
+    pub min_packet_gap: Dur,
+    pub fragment_rule: FragmentRule,
     pub loss_probability: f64,
 }
 
@@ -118,6 +126,8 @@ impl Link {
             delay: p.delay,
             mtu: p.mtu,
             framing_overhead: p.framing_overhead,
+            min_packet_gap: p.min_packet_gap,
+            fragment_rule: p.fragment_rule,
             loss_probability: p.loss_probability,
             qdisc,
             stats: LinkStats::default(),
@@ -214,7 +224,7 @@ impl Link {
                 self.stats.departed_packets += 1;
                 self.stats.departed_bytes += p.size as u64;
                 let wire = Bytes(p.size as u64 + self.framing_overhead.0);
-                let tx = self.serializer.next_tx_time(wire);
+                let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
                 self.stats.busy = self.stats.busy + tx;
                 self.transmitting = Some(p);
                 self.tx_done_at = now + tx;

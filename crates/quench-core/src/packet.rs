@@ -2,6 +2,7 @@
 //! pcap writer synthesizes headers from these fields. Sizes are IP datagram sizes (headers
 //! included), since that is what occupies buffers and wire time.
 
+use crate::ip::Fragment;
 use crate::units::{Bytes, Time};
 
 macro_rules! id_type {
@@ -115,6 +116,8 @@ pub struct Packet {
     pub ecn: u8,
     /// TCP SACK blocks (empty unless the connection uses SACK).
     pub sack: SackBlocks,
+    /// IP fragmentation: offset, more-fragments and don't-fragment.
+    pub frag: Fragment,
 }
 
 impl Packet {
@@ -132,8 +135,8 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        // 64 bytes of header fields plus 24 of SACK blocks; see docs/design.md.
-        assert!(std::mem::size_of::<Packet>() <= 88, "{}", std::mem::size_of::<Packet>());
+        // 64 bytes of header fields, 24 of SACK blocks, 3 of fragmentation; see docs/design.md.
+        assert!(std::mem::size_of::<Packet>() <= 96, "{}", std::mem::size_of::<Packet>());
     }
 
     #[test]

@@ -174,13 +174,32 @@ fn flows_table(w: &World) -> Table {
         .with("aborted", Column::U8(rows.iter().map(|r| r.aborted as u8).collect()))
 }
 
+/// One row per node: its IP layer's fragmentation and reassembly counters.
+fn nodes_table(w: &World) -> Table {
+    let n = &w.nodes;
+    let frag = &w.fragmentation;
+    let re = |f: fn(&crate::ip::ReassemblyStats) -> u64| u64s(w.reassembly.iter().map(move |r| f(&r.stats)));
+    Table::new("nodes")
+        .with("node", Column::U32((0..n.len() as u32).collect()))
+        .with("name", strs(n.iter().map(|x| x.name.clone())))
+        .with("kind", strs(n.iter().map(|x| if x.is_router { "router" } else { "host" }.to_string())))
+        .with("datagrams_fragmented", u64s(frag.iter().map(|f| f.datagrams_fragmented)))
+        .with("fragments_created", u64s(frag.iter().map(|f| f.fragments_created)))
+        .with("fragments_received", re(|s| s.fragments_received))
+        .with("datagrams_reassembled", re(|s| s.datagrams_reassembled))
+        .with("reassembly_timeouts", re(|s| s.timeouts))
+        .with("reassembly_overflows", re(|s| s.overflows))
+        .with("reassembly_discarded_bytes", re(|s| s.discarded_bytes))
+        .with("reassembly_held_bytes", u64s(w.reassembly.iter().map(|r| r.held_bytes())))
+}
+
 /// Close the books and gather every table.
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     for l in &mut w.links {
         l.finalize(now);
     }
-    let mut tables = vec![links_table(&w), flows_table(&w)];
+    let mut tables = vec![links_table(&w), flows_table(&w), nodes_table(&w)];
     let pcaps = w
         .pcap
         .iter_mut()

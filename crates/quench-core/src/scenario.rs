@@ -4,6 +4,7 @@
 
 use crate::cc::{deserialize_cc, CcSpec};
 use crate::error::ConfigError;
+use crate::ip::{FragmentRule, IpConfig};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
 use crate::transport::tcp::TcpConfig;
@@ -35,6 +36,9 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     #[serde(default)]
     pub record: RecordConfig,
+    /// Hosts' IP layer: reassembly timeout and buffer.
+    #[serde(default)]
+    pub ip: IpConfig,
 }
 
 fn default_seed() -> u64 {
@@ -68,6 +72,12 @@ pub struct LinkSpec {
     /// Bytes of link-layer framing added to every packet's transmission time.
     #[serde(default)]
     pub framing_overhead: Bytes,
+    /// At most this many packets per second, whatever their size (both directions).
+    #[serde(default)]
+    pub packet_rate: Option<f64>,
+    /// How datagrams larger than the MTU are cut: "rfc791" (8-byte offsets) or "unaligned".
+    #[serde(default)]
+    pub fragmentation: FragmentRule,
 }
 
 fn yes() -> bool {
@@ -181,6 +191,9 @@ impl LinkSpec {
             if !(0.0..=1.0).contains(&p) {
                 return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
             }
+        }
+        if self.packet_rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+            return Err(ConfigError::new("packet_rate", "must be a positive number of packets per second"));
         }
         if self.from == self.to {
             return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));

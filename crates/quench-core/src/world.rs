@@ -2,6 +2,7 @@
 //! dispatch `match`. Components never hold references to each other; they return what they
 //! emit (packets, timers, drops) and the world routes it.
 
+use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkOutbox, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::NodeBuffers;
@@ -24,11 +25,20 @@ pub(crate) enum Event {
     Timer(AgentId, Timer),
     /// An application starts.
     Start(AgentId),
+    /// A host's reassembly timer for the datagram (source, identification) started at a time.
+    Reassembly(NodeId, NodeId, u32, Time),
 }
 
 pub struct Node {
     pub name: String,
     pub is_router: bool,
+}
+
+/// What a node's IP layer did with fragments.
+#[derive(Clone, Debug, Default)]
+pub struct FragmentStats {
+    pub datagrams_fragmented: u64,
+    pub fragments_created: u64,
 }
 
 /// A flow as declared, with the endpoints that realise it.
@@ -59,6 +69,10 @@ pub struct World {
     pub(crate) unroutable_packets: u64,
     /// Per node: the buffer pool its pooled queues share.
     node_buffers: Vec<NodeBuffers>,
+    pub(crate) ip: IpConfig,
+    pub(crate) reassembly: Vec<Reassembler>,
+    pub(crate) fragmentation: Vec<FragmentStats>,
+    fragments: Vec<Packet>,
     link_out: LinkOutbox,
     agent_out: Vec<Packet>,
     agent_timers: Vec<(Time, Timer)>,
@@ -75,6 +89,7 @@ pub(crate) struct WorldParts {
     pub flows: Vec<FlowInfo>,
     pub rec: Recorder,
     pub pcap: Vec<Option<PcapWriter>>,
+    pub ip: IpConfig,
 }
 
 impl World {
@@ -89,6 +104,10 @@ impl World {
             seed: p.seed,
             sched,
             node_buffers: vec![NodeBuffers::default(); p.nodes.len()],
+            reassembly: (0..p.nodes.len()).map(|_| Reassembler::default()).collect(),
+            fragmentation: vec![FragmentStats::default(); p.nodes.len()],
+            fragments: Vec::new(),
+            ip: p.ip,
             nodes: p.nodes,
             links: p.links,
             routes: p.routes,
@@ -131,6 +150,7 @@ impl World {
             }
             Event::Timer(a, t) => self.run_agent(a, |ag, cx| ag.on_timer(t, cx)),
             Event::Start(a) => self.run_agent(a, |ag, cx| ag.on_start(cx)),
+            Event::Reassembly(node, src, uid, started) => self.reassembly[node.index()].on_timeout(src, uid, started),
         }
     }
 
@@ -160,6 +180,9 @@ impl World {
 
     /// A packet is at node `at`: consume it there or send it one hop on.
     fn forward(&mut self, at: NodeId, pkt: Packet) {
+        if pkt.dst == at && pkt.frag.is_fragment() {
+            return self.reassemble(at, &pkt);
+        }
         if pkt.dst == at && pkt.proto == Proto::Icmp {
             return self.on_icmp(at, &pkt);
         }
@@ -189,7 +212,37 @@ impl World {
         }
     }
 
+    /// A fragment reached its destination host: hold it, or deliver the whole datagram.
+    fn reassemble(&mut self, at: NodeId, frag: &Packet) {
+        match self.reassembly[at.index()].on_fragment(self.now, frag, &self.ip) {
+            Reassembled::Datagram(whole) => self.forward(at, whole),
+            Reassembled::Held { timer: Some(t) } => {
+                self.sched.schedule(t, Event::Reassembly(at, frag.src, frag.uid, self.now));
+            }
+            Reassembled::Held { timer: None } | Reassembled::Discarded => {}
+        }
+    }
+
+    /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU.
     fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+        let link = &mut self.links[l.index()];
+        if pkt.size as u64 > link.mtu.0 {
+            debug_assert!(!pkt.frag.dont, "the builder rejects don't-fragment flows on paths that fragment");
+            let mut pieces = std::mem::take(&mut self.fragments);
+            ip::fragment(&pkt, link.mtu.0 as u16, link.fragment_rule, &mut pieces);
+            let stats = &mut self.fragmentation[link.from.index()];
+            stats.datagrams_fragmented += 1;
+            stats.fragments_created += pieces.len() as u64;
+            for piece in pieces.drain(..) {
+                self.enqueue_one(l, piece);
+            }
+            self.fragments = pieces;
+            return;
+        }
+        self.enqueue_one(l, pkt);
+    }
+
+    fn enqueue_one(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
         link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);

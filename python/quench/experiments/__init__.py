@@ -4,8 +4,9 @@
 
 from __future__ import annotations
 
-from quench.experiments import mills88
+from quench.experiments import feng99, mills88
 
 EXPERIMENTS = {
     "mills88": mills88,
+    "feng99": feng99,
 }

@@ -7,6 +7,7 @@
 
 pub mod droptail;
 pub mod fuzzball;
+pub mod red;
 
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
@@ -223,6 +224,7 @@ macro_rules! registry {
 registry! {
     DropTail: "droptail" => droptail::DropTail(DropTailConfig),
     Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
+    Red: "red" => red::Red(RedConfig),
 }
 
 impl Default for QdiscSpec {
@@ -256,6 +258,7 @@ pub(crate) mod harness {
             flags: 0,
             ecn: 0,
             sack: Default::default(),
+            frag: Default::default(),
         }
     }
 

@@ -116,6 +116,8 @@ impl PcapWriter {
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts.
     pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId) {
         let transport = match pkt.proto {
+            // Only a datagram's first fragment carries the transport header.
+            _ if pkt.frag.offset > 0 => 0,
             Proto::Tcp => TCP_HEADER + pkt.sack.option_bytes(),
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
@@ -128,6 +130,7 @@ impl PcapWriter {
         let start = self.buf.len();
         self.write_ipv4(pkt);
         match pkt.proto {
+            _ if pkt.frag.offset > 0 => {}
             Proto::Tcp => self.write_tcp(pkt, sender_node),
             Proto::Udp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
@@ -137,7 +140,17 @@ impl PcapWriter {
     }
 
     fn write_ipv4(&mut self, pkt: &Packet) {
-        let h = ipv4_header(pkt.src, pkt.dst, pkt.size, pkt.uid, pkt.proto, pkt.ecn);
+        let mut h = ipv4_header(pkt.src, pkt.dst, pkt.size, pkt.uid, pkt.proto, pkt.ecn);
+        let f = pkt.frag;
+        if f.dont || f.is_fragment() {
+            // Flags and offset in 8-byte units (an unaligned offset is rounded down: the
+            // email's arithmetic has no wire form).
+            let word = (f.dont as u16) << 14 | (f.more as u16) << 13 | (f.offset / 8);
+            h[6..8].copy_from_slice(&word.to_be_bytes());
+            h[10..12].copy_from_slice(&[0, 0]);
+            let csum = ipv4_checksum(&h);
+            h[10..12].copy_from_slice(&csum.to_be_bytes());
+        }
         self.buf.extend_from_slice(&h);
     }
 

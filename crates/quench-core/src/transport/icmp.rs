@@ -51,6 +51,7 @@ pub fn source_quench(gateway: NodeId, offending: &Packet) -> Packet {
         flags: SOURCE_QUENCH_TYPE,
         ecn: 0,
         sack: Default::default(),
+        frag: Default::default(),
     }
 }
 

@@ -192,6 +192,7 @@ impl UdpSource {
             flags: 0,
             ecn: 0,
             sack: Default::default(),
+            frag: Default::default(),
         };
         self.seq += 1;
         self.sent_packets += 1;

@@ -123,9 +123,17 @@ pub struct TcpConfig {
     /// Limited Transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
     #[serde(default)]
     pub limited_transmit: bool,
+    /// Set don't-fragment on every segment (path MTU discovery style); by default a segment
+    /// larger than a link's MTU is fragmented, as in 1988.
+    #[serde(default)]
+    pub dont_fragment: bool,
     /// Reaction to ICMP Source Quench: ignore (default, RFC 6633), tahoe, bsd43, rfc1122, squid.
     #[serde(default)]
     pub source_quench: QuenchReaction,
+    /// Explicit Congestion Notification (RFC 3168): request it on the SYN, mark new data
+    /// ECT(0) when the peer agrees, react to ECE once per window, echo CE as ECE.
+    #[serde(default)]
+    pub ecn: bool,
 }
 
 fn default_mss() -> u32 {
@@ -149,7 +157,9 @@ impl Default for TcpConfig {
             dupack_threshold: DEFAULT_DUPACK_THRESHOLD,
             sack: false,
             limited_transmit: false,
+            dont_fragment: false,
             source_quench: QuenchReaction::Ignore,
+            ecn: false,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! bytes of IP and 20 of TCP header on the wire.
 
 mod config;
+mod ecn;
 pub mod quench;
 mod receiver;
 mod rtt;
@@ -58,6 +59,7 @@ impl Connection {
             flags,
             ecn: 0,
             sack: Default::default(),
+            frag: Default::default(),
         }
     }
 }

@@ -5,6 +5,7 @@
 //! The application reads data as soon as it is in order, so the advertised window is constant.
 
 use super::config::TcpConfig;
+use super::ecn::ReceiverEcn;
 use super::{Connection, TIMER_DELAYED_ACK};
 use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
 use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
@@ -40,6 +41,7 @@ pub struct TcpReceiver {
     fin_seq: Option<u64>,
     /// Application transfer size, when known, to time the delivery of the last byte.
     expected_bytes: Option<u64>,
+    ecn: ReceiverEcn,
     pub stats: ReceiverStats,
 }
 
@@ -56,6 +58,7 @@ impl TcpReceiver {
             last_out_of_order: None,
             fin_seq: None,
             expected_bytes,
+            ecn: ReceiverEcn::default(),
             stats: ReceiverStats::default(),
         }
     }
@@ -67,7 +70,8 @@ impl TcpReceiver {
     fn send_ack(&mut self, cx: &mut AgentCx) {
         self.delack.cancel();
         self.unacked_segments = 0;
-        let mut ack = self.conn.segment(1, self.rcv_nxt, 0, tcp_flags::ACK, self.window());
+        let flags = tcp_flags::ACK | self.ecn.ack_flags();
+        let mut ack = self.conn.segment(1, self.rcv_nxt, 0, flags, self.window());
         if self.cfg.sack {
             ack.sack = self.sack_blocks();
             ack.size += ack.sack.option_bytes() as u16;
@@ -76,13 +80,14 @@ impl TcpReceiver {
         self.stats.acks_sent += 1;
     }
 
-    fn on_syn(&mut self, cx: &mut AgentCx) {
+    fn on_syn(&mut self, syn: &Packet, cx: &mut AgentCx) {
         if !self.established {
             self.established = true;
             self.rcv_nxt = 1;
             self.stats.first_syn = Some(cx.now);
         }
-        let syn_ack = self.conn.segment(0, 1, 0, tcp_flags::SYN | tcp_flags::ACK, self.window());
+        let flags = tcp_flags::SYN | tcp_flags::ACK | self.ecn.on_syn(self.cfg.ecn, syn);
+        let syn_ack = self.conn.segment(0, 1, 0, flags, self.window());
         cx.send(syn_ack);
     }
 
@@ -143,6 +148,7 @@ impl TcpReceiver {
 
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx) {
         self.stats.segments_received += 1;
+        self.ecn.on_data(pkt);
         let fin = pkt.has_flag(tcp_flags::FIN);
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64 + fin as u64);
         if fin {
@@ -184,7 +190,7 @@ impl Endpoint for TcpReceiver {
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
         if pkt.has_flag(tcp_flags::SYN) {
-            self.on_syn(cx);
+            self.on_syn(&pkt, cx);
         } else if self.established && (pkt.payload > 0 || pkt.has_flag(tcp_flags::FIN)) {
             self.on_data(&pkt, cx);
         }

@@ -22,6 +22,7 @@
 //! back N (skipping SACKed ranges).
 
 use super::config::TcpConfig;
+use super::ecn::SenderEcn;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
@@ -58,6 +59,8 @@ pub struct SenderStats {
     pub retransmitted_bytes: u64,
     pub timeouts: u64,
     pub fast_retransmits: u64,
+    /// Window reductions for ECN-Echo (RFC 3168).
+    pub ecn_reductions: u64,
     pub rtt_samples: u64,
     pub rtt_sum: Dur,
 }
@@ -93,6 +96,7 @@ pub struct TcpSender {
     squid: Squid,
     last_data_send: Option<Time>,
     pace: TimerSlot,
+    ecn: SenderEcn,
     pub stats: SenderStats,
 }
 
@@ -127,6 +131,7 @@ impl TcpSender {
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
+            ecn: SenderEcn::default(),
             stats: SenderStats::default(),
             cfg,
         }
@@ -164,7 +169,9 @@ impl TcpSender {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
-        let pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
+        let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
+        pkt.frag.dont = self.cfg.dont_fragment;
+        self.ecn.stamp(&mut pkt, retransmit);
         cx.send(pkt);
         cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
         self.stats.segments_sent += 1;
@@ -193,6 +200,9 @@ impl TcpSender {
         }
         if self.sack && self.in_recovery {
             return self.sack_output(cx);
+        }
+        if self.ecn.waiting_for_timer {
+            return;
         }
         let wnd = self.limit_window();
         while self.snd_nxt < self.data_end + self.finite as u64 {
@@ -312,7 +322,8 @@ impl TcpSender {
     }
 
     fn send_syn(&mut self, cx: &mut AgentCx) {
-        let syn = self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0);
+        let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
+        let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
         cx.send(syn);
         cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
         self.arm_retransmit(cx);
@@ -326,6 +337,7 @@ impl TcpSender {
         }
         self.state = State::Established;
         self.stats.established = Some(cx.now);
+        self.ecn.on_syn_ack(self.cfg.ecn, pkt);
         self.snd_una = FIRST_DATA_SEQ;
         self.snd_nxt = FIRST_DATA_SEQ;
         self.snd_max = FIRST_DATA_SEQ;
@@ -481,6 +493,7 @@ impl TcpSender {
     }
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        let cwnd_at_signal = self.w.cwnd;
         cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
         self.w.peer_window = pkt.window as u64;
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
@@ -495,10 +508,43 @@ impl TcpSender {
             if self.snd_max > self.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
             }
+            self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             return;
         }
         self.on_new_ack(pkt.ack, cx);
+        self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         self.output(cx);
+    }
+
+    /// RFC 3168 section 6.1.2: halve at most once per window for ECN-Echo, retransmitting
+    /// nothing; with a one-segment window, reset the timer and wait for it instead. The
+    /// window reduced is the one in force when the ACK arrived (the ACK itself grows nothing).
+    fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx) {
+        if !self.ecn.wants_reduction(pkt, self.in_recovery, self.recover) {
+            return;
+        }
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::EcnEcho);
+        if cwnd_at_signal <= self.w.mss {
+            self.w.cwnd = self.w.mss;
+            self.ecn.waiting_for_timer = true;
+            self.arm_retransmit(cx);
+        } else {
+            self.w.cwnd = cwnd_at_signal.min(self.w.ssthresh);
+        }
+        self.ecn.reduced(self.snd_max);
+        self.stats.ecn_reductions += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::EcnReduction);
+        self.record_window(cx);
+    }
+
+    /// The retransmission timer expired: the end of an ECN one-segment wait when nothing is
+    /// outstanding, otherwise a timeout.
+    fn on_retransmit_timer(&mut self, cx: &mut AgentCx) {
+        if std::mem::take(&mut self.ecn.waiting_for_timer) && self.snd_una >= self.snd_max {
+            return self.output(cx);
+        }
+        self.on_retransmit_timeout(cx);
     }
 
     fn on_retransmit_timeout(&mut self, cx: &mut AgentCx) {
@@ -552,7 +598,7 @@ impl Endpoint for TcpSender {
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
         match timer.kind {
-            TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timeout(cx),
+            TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
             _ => {}
         }

@@ -1,0 +1,356 @@
+//! RED unit tests: hand-computed probabilities, the idle decay, the count mechanism's
+//! inter-drop distribution, gentle and byte modes, both adaptation rules, ECN marking, the
+//! accounting identities and configuration errors.
+
+use super::super::harness::{check_conservation, packet};
+use super::super::{NodeBuffers, QdiscSpec};
+use super::*;
+use crate::packet::NodeId;
+use crate::rng::Rng;
+use crate::units::BitRate;
+
+struct Bench {
+    rng: Rng,
+    drops: Vec<(Packet, DropReason)>,
+    emitted: Vec<Packet>,
+    monitors: Vec<(&'static str, f64)>,
+    node: NodeBuffers,
+    marks: u64,
+}
+
+impl Bench {
+    fn new(seed: u64) -> Self {
+        Bench {
+            rng: Rng::from_seed(seed),
+            drops: vec![],
+            emitted: vec![],
+            monitors: vec![],
+            node: NodeBuffers::default(),
+            marks: 0,
+        }
+    }
+    /// Offer `pkt` at `now` on a link of `rate_bps`; returns what happened to it.
+    fn offer(&mut self, q: &mut Red, pkt: Packet, now: Time, rate_bps: u64) -> Option<DropReason> {
+        let before = self.drops.len();
+        let mut cx = QdiscCx {
+            now,
+            link_rate: BitRate(rate_bps),
+            rng: &mut self.rng,
+            drops: &mut self.drops,
+            emitted: &mut self.emitted,
+            marks: 0,
+            monitors: &mut self.monitors,
+            node: &mut self.node,
+            node_id: NodeId(0),
+        };
+        q.enqueue(pkt, &mut cx);
+        self.marks += cx.marks;
+        self.drops.get(before).map(|d| d.1)
+    }
+    fn take(&mut self, q: &mut Red, now: Time) -> Option<Packet> {
+        let mut cx = QdiscCx {
+            now,
+            link_rate: BitRate(1),
+            rng: &mut self.rng,
+            drops: &mut self.drops,
+            emitted: &mut self.emitted,
+            marks: 0,
+            monitors: &mut self.monitors,
+            node: &mut self.node,
+            node_id: NodeId(0),
+        };
+        match q.dequeue(&mut cx) {
+            Dequeued::Packet(p) => Some(p),
+            _ => None,
+        }
+    }
+}
+
+fn red(json: &str) -> Red {
+    let cfg: RedConfig = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    Red::new(&cfg).unwrap()
+}
+
+fn resolved(min_th: f64, max_th: f64) -> Resolved {
+    Resolved { w_q: 0.002, min_th, max_th, ptc: 1000.0 }
+}
+
+const RATE: u64 = 8_000_000;
+
+fn ms(v: f64) -> Time {
+    Time::ZERO + Dur::from_secs_f64(v / 1000.0)
+}
+
+#[test]
+fn drop_probability_at_chosen_averages() {
+    let r = resolved(5.0, 15.0);
+    // pb = max_p·(avg − min)/(max − min): 0.1·5/10 = 0.05 at avg 10, 0.1·2/10 = 0.02 at avg 7.
+    assert!((base_probability(Curve::Classic, 10.0, &r, 0.1) - 0.05).abs() < 1e-12);
+    assert!((base_probability(Curve::Classic, 7.0, &r, 0.1) - 0.02).abs() < 1e-12);
+    assert_eq!(base_probability(Curve::Classic, 15.0, &r, 0.1), 1.0);
+    // FJ93 spacing: pa = pb/(1 − count·pb) = 0.05/(1 − 3·0.05) = 0.0588235...
+    assert!((spaced_probability(Spacing::Fj93, 0.05, 3.0, None) - 0.05 / 0.85).abs() < 1e-12);
+    assert_eq!(spaced_probability(Spacing::Fj93, 0.05, 20.0, None), 1.0);
+    // ns wait: nothing while count·pb < 1; then pb/(2 − count·pb): 0.05/(2 − 1.5) = 0.1.
+    assert_eq!(spaced_probability(Spacing::Wait, 0.05, 19.0, None), 0.0);
+    assert!((spaced_probability(Spacing::Wait, 0.05, 30.0, None) - 0.1).abs() < 1e-12);
+    assert_eq!(spaced_probability(Spacing::Wait, 0.05, 40.0, None), 1.0);
+}
+
+#[test]
+fn the_qdisc_applies_the_curve_to_its_own_average_and_count() {
+    let mut q = red(r#"{"min_th":5,"max_th":15,"max_p":0.1,"spacing":"fj93","curve":"classic"}"#);
+    let r = resolved(5.0, 15.0);
+    q.avg = 12.0;
+    q.count = 4;
+    // pb = 0.1·7/10 = 0.07; pa = 0.07/(1 − 4·0.07) = 0.097222...
+    let pa = q.drop_probability(&packet(0, 0, 1000), &r);
+    assert!((pa - 0.07 / 0.72).abs() < 1e-12, "{pa}");
+}
+
+#[test]
+fn gentle_region_rises_linearly_to_one_at_twice_max_th() {
+    let r = resolved(5.0, 15.0);
+    // pb = max_p + (1 − max_p)·(avg − max)/max = 0.1 + 0.9·5/15 = 0.4 at avg 20.
+    assert!((base_probability(Curve::Gentle, 20.0, &r, 0.1) - 0.4).abs() < 1e-12);
+    assert!((base_probability(Curve::Gentle, 15.0, &r, 0.1) - 0.1).abs() < 1e-12);
+    assert_eq!(base_probability(Curve::Gentle, 30.0, &r, 0.1), 1.0);
+    // In the qdisc: between max_th and 2·max_th gentle drops early; classic forces.
+    for (curve, avg, want) in [
+        ("gentle", 20.0, DropReason::Early),
+        ("classic", 20.0, DropReason::Forced),
+        ("gentle", 31.0, DropReason::Forced),
+    ] {
+        let mut q = red(&format!(r#"{{"min_th":5,"max_th":15,"max_p":0.1,"curve":"{curve}","w_q":1e-9}}"#));
+        let mut b = Bench::new(1);
+        for uid in 0..3 {
+            b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+        }
+        q.avg = avg;
+        q.above_min = true;
+        q.count = 1000; // past any spacing: a decision is certain in the early region too
+        let got = b.offer(&mut q, packet(9, 0, 1000), ms(0.0), RATE);
+        assert_eq!(got, Some(want), "{curve} at avg {avg}");
+    }
+}
+
+#[test]
+fn average_decays_over_idle_time_as_if_mean_packets_had_left() {
+    // 8 Mb/s, 1000-byte mean packets: ptc = 1000 packets/s.
+    let mut q = red(r#"{"min_th":5,"max_th":15,"w_q":0.5,"mean_packet_size":"1000B"}"#);
+    let mut b = Bench::new(1);
+    for uid in 0..4 {
+        b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+    }
+    // Not idle: avg = (1 − w)·avg + w·q, q = 0, 1, 2, 3 before each arrival.
+    let mut want = 0.0;
+    for qlen in 0..4 {
+        want = 0.5 * want + 0.5 * qlen as f64;
+    }
+    assert!((q.average() - want).abs() < 1e-12);
+    while b.take(&mut q, ms(1.0)).is_some() {}
+    assert!(b.take(&mut q, ms(2.0)).is_none()); // idle from 1 ms, the first empty dequeue
+                                                // 10.5 ms idle: m = ⌊1000·0.0105⌋ = 10; avg·(1 − w)^11 + w·0.
+    b.offer(&mut q, packet(9, 0, 1000), ms(11.5), RATE);
+    assert!((q.average() - want * 0.5f64.powi(11)).abs() < 1e-15, "{} vs {}", q.average(), want * 0.5f64.powi(11));
+    assert_eq!(q.params().unwrap().ptc, 1000.0);
+}
+
+/// Inter-drop gaps (arrivals from one drop to the next) with avg held at 10 of (5, 15):
+/// pb = 0.05.
+fn inter_drop_gaps(spacing: &str, drops_wanted: usize) -> Vec<u64> {
+    let mut q = red(&format!(r#"{{"min_th":5,"max_th":15,"max_p":0.1,"w_q":1e-12,"spacing":"{spacing}"}}"#));
+    let mut b = Bench::new(7);
+    for uid in 0..10 {
+        b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+    }
+    q.avg = 10.0;
+    let (mut gaps, mut since, mut uid, mut first) = (vec![], 0u64, 10u32, true);
+    while gaps.len() < drops_wanted {
+        since += 1;
+        uid += 1;
+        if b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE).is_some() {
+            if !first {
+                gaps.push(since); // the first gap starts at the entry into the region: skip it
+            }
+            first = false;
+            since = 0;
+        } else {
+            b.take(&mut q, ms(0.0));
+        }
+    }
+    gaps
+}
+
+/// Pearson's chi-square statistic of `gaps` against the uniform law on lo..=hi.
+fn chi_square_uniform(gaps: &[u64], lo: u64, hi: u64) -> f64 {
+    let cells = (hi - lo + 1) as usize;
+    let mut seen = vec![0f64; cells];
+    for &g in gaps {
+        assert!((lo..=hi).contains(&g), "gap {g} outside {lo}..={hi}");
+        seen[(g - lo) as usize] += 1.0;
+    }
+    let expected = gaps.len() as f64 / cells as f64;
+    seen.iter().map(|o| (o - expected).powi(2) / expected).sum()
+}
+
+#[test]
+fn count_spaces_drops_uniformly() {
+    // FJ93: P(gap = n) = pb/(1 − pb) for n = 1..1/pb − 1 = 1..19.
+    let gaps = inter_drop_gaps("fj93", 20_000);
+    let chi = chi_square_uniform(&gaps, 1, 19);
+    // 18 degrees of freedom: the 99.9% quantile is 42.3.
+    assert!(chi < 42.3, "chi-square {chi}");
+    let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+    assert!((mean - 10.0).abs() < 0.1, "mean gap {mean}");
+    // ns wait: P(gap = n) = pb for n = 1/pb..2/pb − 1 = 20..39.
+    let gaps = inter_drop_gaps("wait", 20_000);
+    let chi = chi_square_uniform(&gaps, 20, 39);
+    // 19 degrees of freedom: the 99.9% quantile is 43.8.
+    assert!(chi < 43.8, "chi-square {chi}");
+}
+
+#[test]
+fn byte_mode_counts_mean_packets_and_scales_by_size() {
+    let json = r#"{"mode":"bytes","min_th":"5KB","max_th":"15KB","max_p":0.1,"mean_packet_size":"1000B",
+                   "spacing":"fj93"}"#;
+    let mut q = red(json);
+    let r = q.cfg.resolve(RATE as f64);
+    assert_eq!((r.min_th, r.max_th), (5000.0, 15000.0));
+    q.avg = 10_000.0; // pb = 0.05
+    q.count_bytes = 3_500; // ⌊3500/1000⌋ = 3 mean-sized packets
+    let base = 0.05 / (1.0 - 3.0 * 0.05);
+    let small = q.drop_probability(&packet(0, 0, 500), &r);
+    let large = q.drop_probability(&packet(0, 0, 1500), &r);
+    assert!((small - base * 0.5).abs() < 1e-12, "{small}");
+    assert!((large - base * 1.5).abs() < 1e-12, "{large}");
+    // The queue and the average are in bytes.
+    let mut b = Bench::new(1);
+    b.offer(&mut q, packet(1, 0, 700), ms(0.0), RATE);
+    assert_eq!(q.queued(), 700.0);
+}
+
+#[test]
+fn feng_adapts_on_entering_below_and_above_and_freezes_otherwise() {
+    let p = FengParams::default();
+    let r = resolved(20.0, 80.0);
+    let trace = [
+        (50.0, FengStatus::Between, 0.1),
+        (90.0, FengStatus::Above, 0.2), // entering above: × 2
+        (95.0, FengStatus::Above, 0.2), // still above: frozen
+        (50.0, FengStatus::Between, 0.2),
+        (85.0, FengStatus::Above, 0.4),
+        (10.0, FengStatus::Below, 0.4 / 3.0), // entering below: ÷ 3
+        (5.0, FengStatus::Below, 0.4 / 3.0),
+        (81.0, FengStatus::Above, 0.8 / 3.0), // straight from below to above
+    ];
+    let (mut status, mut max_p) = (FengStatus::Below, 0.1);
+    for (avg, want_status, want_p) in trace {
+        (status, max_p) = feng_step(&p, status, avg, &r, max_p);
+        assert_eq!(status, want_status, "avg {avg}");
+        assert!((max_p - want_p).abs() < 1e-12, "avg {avg}: {max_p} vs {want_p}");
+    }
+}
+
+#[test]
+fn floyd_aimd_keeps_the_average_in_the_target_band() {
+    let p = FloydParams::default();
+    let r = resolved(20.0, 80.0); // band 44..56
+    assert_eq!(floyd_step(&p, 50.0, &r, 0.1), 0.1);
+    // above: + min(0.01, max_p/4): 0.1 → 0.11; 0.02 → 0.025
+    assert!((floyd_step(&p, 60.0, &r, 0.1) - 0.11).abs() < 1e-12);
+    assert!((floyd_step(&p, 60.0, &r, 0.02) - 0.025).abs() < 1e-12);
+    // below: × 0.9
+    assert!((floyd_step(&p, 30.0, &r, 0.1) - 0.09).abs() < 1e-12);
+    // bounds: no increase above top 0.5, no decrease below bottom 0.01
+    assert_eq!(floyd_step(&p, 60.0, &r, 0.51), 0.51);
+    assert_eq!(floyd_step(&p, 30.0, &r, 0.009), 0.009);
+}
+
+#[test]
+fn floyd_updates_once_per_interval_on_arrivals() {
+    let mut q = red(r#"{"min_th":5,"max_th":15,"max_p":0.1,"w_q":1,"adapt":"floyd2001"}"#);
+    let mut b = Bench::new(1);
+    // w_q = 1: avg is the queue the arrival finds. 20 packets arrive in the first 0.4 s.
+    for uid in 0..20 {
+        b.offer(&mut q, packet(uid, 0, 100), ms(20.0 * uid as f64), RATE);
+    }
+    assert_eq!(q.max_p(), 0.1); // no interval has ended yet
+    b.offer(&mut q, packet(20, 0, 100), ms(500.0), RATE); // avg 20 > 11 (band 9..11): +0.01
+    assert!((q.max_p() - 0.11).abs() < 1e-12);
+    b.offer(&mut q, packet(21, 0, 100), ms(900.0), RATE); // within the next interval
+    assert!((q.max_p() - 0.11).abs() < 1e-12);
+    b.offer(&mut q, packet(22, 0, 100), ms(1000.0), RATE);
+    assert!((q.max_p() - 0.12).abs() < 1e-12);
+    let reported: Vec<f64> = b.monitors.iter().filter(|m| m.0 == "max_p").map(|m| m.1).collect();
+    assert_eq!(reported.len(), 3, "{reported:?}"); // first arrival and the two changes
+    assert_eq!(b.monitors.iter().filter(|m| m.0 == "avg_queue").count(), 23);
+}
+
+#[test]
+fn ared_automatic_parameters_from_link_rate() {
+    let q = red(r#"{"w_q":"auto","adapt":"floyd2001"}"#);
+    // 10 Mb/s, 500-byte mean: ptc = 2500 packets/s; w_q = 1 − e^(−1/2500);
+    // min_th = max(5, 0.005·2500/2 = 6.25) = 6.25; max_th = 3·6.25.
+    let r = q.cfg.resolve(10e6);
+    assert!((r.w_q - (1.0 - (-1.0f64 / 2500.0).exp())).abs() < 1e-15);
+    assert!((r.min_th - 6.25).abs() < 1e-12 && (r.max_th - 18.75).abs() < 1e-12);
+    // Slow links keep the 5-packet floor; byte mode multiplies by the mean packet size.
+    let r = red(r#"{"mode":"bytes"}"#).cfg.resolve(1e6);
+    assert_eq!((r.min_th, r.max_th), (2500.0, 7500.0));
+}
+
+#[test]
+fn ecn_capable_packets_are_marked_not_dropped() {
+    for (forced, avg, ecn_bits, want_drop, want_mark) in [
+        ("drop", 12.0, ecn::ECT0, None, true),                        // early: mark
+        ("drop", 12.0, ecn::NOT_ECT, Some(DropReason::Early), false), // not ECN-capable
+        ("drop", 40.0, ecn::ECT0, Some(DropReason::Forced), false),   // hard drop
+        ("mark", 40.0, ecn::ECT0, None, true),                        // forced mark
+    ] {
+        let json = format!(r#"{{"min_th":5,"max_th":15,"signal":"mark","forced":"{forced}","w_q":1e-9}}"#);
+        let mut q = red(&json);
+        let mut b = Bench::new(1);
+        for uid in 0..3 {
+            b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+        }
+        (q.avg, q.above_min, q.count) = (avg, true, 1000);
+        let mut p = packet(9, 0, 1000);
+        p.ecn = ecn_bits;
+        assert_eq!(b.offer(&mut q, p, ms(0.0), RATE), want_drop, "{json} avg {avg}");
+        assert_eq!(b.marks == 1, want_mark);
+        if want_mark {
+            assert_eq!(q.queue.back().unwrap().ecn, ecn::CE);
+        }
+    }
+}
+
+#[test]
+fn conserves_packets_and_bytes() {
+    for json in [
+        r#"{"min_th":2,"max_th":6,"max_p":0.3,"limit":"8p","w_q":0.2}"#,
+        r#"{"mode":"bytes","min_th":"2KB","max_th":"6KB","limit":"10KB","w_q":0.2,"curve":"classic"}"#,
+        r#"{"min_th":2,"max_th":6,"limit":"8p","w_q":0.2,"adapt":"feng1999","signal":"mark"}"#,
+    ] {
+        let (departed, dropped) = check_conservation(&mut red(json), 20_000, 5);
+        assert!(departed > 0 && dropped > 0, "{json}");
+    }
+}
+
+#[test]
+fn configuration_errors_name_the_field() {
+    let err = |json: &str| Red::new(&serde_json::from_str::<RedConfig>(json).unwrap()).err().unwrap();
+    assert_eq!(err(r#"{"min_th":"20KB","max_th":"80KB"}"#).path, "min_th"); // bytes in packet mode
+    assert_eq!(err(r#"{"min_th":15,"max_th":5}"#).path, "max_th");
+    assert_eq!(err(r#"{"min_th":5}"#).path, "max_th");
+    assert_eq!(err(r#"{"max_p":1.5}"#).path, "max_p");
+    assert_eq!(err(r#"{"w_q":0}"#).path, "w_q");
+    assert_eq!(err(r#"{"adapt":{"kind":"feng1999","alpha":0.5}}"#).path, "adapt.alpha");
+    let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"red","adapt":"feng"}"#).unwrap_err().to_string();
+    assert!(e.contains("unknown variant `feng`"), "{e}");
+    let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"red","minth":5}"#).unwrap_err().to_string();
+    assert!(e.contains("unknown field `minth`"), "{e}");
+    let s: QdiscSpec = serde_json::from_str(r#"{"kind":"red","adapt":{"kind":"floyd2001","interval":"1s"}}"#).unwrap();
+    let again: QdiscSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(serde_json::to_string(&s).unwrap(), serde_json::to_string(&again).unwrap());
+}

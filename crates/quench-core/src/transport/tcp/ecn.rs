@@ -1,0 +1,309 @@
+//! Explicit Congestion Notification for TCP (RFC 3168 sections 6.1.1-6.1.5; RFC 2481 before it;
+//! ALGORITHMS.md section 4a), kept apart from the reliability code. With `tcp.ecn = true`:
+//! - **Negotiation** (6.1.1): the SYN carries ECE|CWR; a receiver that agrees answers with a
+//!   SYN-ACK carrying ECE (not CWR). Only then is the connection ECN-capable.
+//! - **Sender** (6.1.2, 6.1.4, 6.1.5): new data segments carry ECT(0); retransmissions, pure
+//!   ACKs and the SYN do not. On an ACK with ECE the sender reduces at most once per window of
+//!   data — not again until data sent after the reduction is acknowledged, and not during loss
+//!   recovery (which already reduced for that window): `ssthresh` from the controller's rule
+//!   for `Signal::EcnEcho` (half the flight for Reno/NewReno), `cwnd = min(cwnd, ssthresh)`,
+//!   nothing retransmitted. The next new data segment carries CWR.
+//! - **One-segment window** (6.1.2): if cwnd is already one MSS, it cannot be halved; the sender
+//!   resets the retransmission timer and sends no new data until it expires. If data is still
+//!   outstanding then, the expiry is an ordinary timeout; otherwise sending resumes.
+//! - **Receiver** (6.1.3): from a CE data segment on, every ACK carries ECE until a segment with
+//!   CWR arrives (a segment with both CWR and CE starts a new echo).
+
+use crate::packet::{ecn, tcp_flags, Packet};
+
+/// The sender's ECN state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SenderEcn {
+    /// ECN was requested and the peer agreed on the SYN-ACK.
+    pub negotiated: bool,
+    /// No further reduction for ECE until an ACK goes beyond this sequence number.
+    window_end: u64,
+    /// Set CWR on the next new data segment.
+    cwr_pending: bool,
+    /// One-MSS case: no new data until the retransmission timer expires.
+    pub waiting_for_timer: bool,
+}
+
+impl SenderEcn {
+    /// The SYN's flags: ECE|CWR when ECN is requested.
+    pub fn syn_flags(requested: bool) -> u8 {
+        if requested {
+            tcp_flags::ECE | tcp_flags::CWR
+        } else {
+            0
+        }
+    }
+
+    /// Negotiation: the SYN-ACK carries ECE and not CWR.
+    pub fn on_syn_ack(&mut self, requested: bool, syn_ack: &Packet) {
+        self.negotiated = requested && syn_ack.has_flag(tcp_flags::ECE) && !syn_ack.has_flag(tcp_flags::CWR);
+    }
+
+    /// Does this ACK call for a window reduction? (`recover`: the end of the window of the
+    /// last loss recovery, which already reduced once.)
+    pub fn wants_reduction(&self, ack: &Packet, in_recovery: bool, recover: u64) -> bool {
+        self.negotiated
+            && ack.has_flag(tcp_flags::ECE)
+            && !in_recovery
+            && ack.ack > self.window_end
+            && ack.ack > recover
+    }
+
+    /// A reduction happened with `snd_max` sent so far.
+    pub fn reduced(&mut self, snd_max: u64) {
+        self.window_end = snd_max;
+        self.cwr_pending = true;
+    }
+
+    /// ECT(0) on new data, and CWR on the first new data segment after a reduction.
+    pub fn stamp(&mut self, pkt: &mut Packet, retransmit: bool) {
+        if !self.negotiated || retransmit || pkt.payload == 0 {
+            return;
+        }
+        pkt.ecn = ecn::ECT0;
+        if self.cwr_pending {
+            pkt.flags |= tcp_flags::CWR;
+            self.cwr_pending = false;
+        }
+    }
+}
+
+/// The receiver's ECN state.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ReceiverEcn {
+    negotiated: bool,
+    /// Set ECE on ACKs.
+    echo: bool,
+}
+
+impl ReceiverEcn {
+    /// A SYN arrived: agree if ECN is enabled here and the SYN asks with ECE|CWR. Returns the
+    /// extra SYN-ACK flags.
+    pub fn on_syn(&mut self, enabled: bool, syn: &Packet) -> u8 {
+        self.negotiated = enabled && syn.has_flag(tcp_flags::ECE) && syn.has_flag(tcp_flags::CWR);
+        if self.negotiated {
+            tcp_flags::ECE
+        } else {
+            0
+        }
+    }
+
+    /// A data segment arrived: CWR ends the echo, CE (re)starts it.
+    pub fn on_data(&mut self, pkt: &Packet) {
+        if !self.negotiated {
+            return;
+        }
+        if pkt.has_flag(tcp_flags::CWR) {
+            self.echo = false;
+        }
+        if pkt.ecn == ecn::CE {
+            self.echo = true;
+        }
+    }
+
+    /// Flags an ACK carries.
+    pub fn ack_flags(&self) -> u8 {
+        if self.echo {
+            tcp_flags::ECE
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::harness::packet;
+
+    fn with(flags: u8, ecn_bits: u8) -> Packet {
+        let mut p = packet(0, 0, 1040);
+        p.flags = flags;
+        p.ecn = ecn_bits;
+        p
+    }
+
+    #[test]
+    fn negotiation_needs_both_ends() {
+        let mut rx = ReceiverEcn::default();
+        let syn = with(tcp_flags::SYN | SenderEcn::syn_flags(true), ecn::NOT_ECT);
+        assert_eq!(rx.on_syn(true, &syn), tcp_flags::ECE);
+        assert_eq!(rx.on_syn(false, &syn), 0);
+        let plain_syn = with(tcp_flags::SYN, ecn::NOT_ECT);
+        assert_eq!(rx.on_syn(true, &plain_syn), 0);
+        let mut tx = SenderEcn::default();
+        tx.on_syn_ack(true, &with(tcp_flags::SYN | tcp_flags::ACK | tcp_flags::ECE, 0));
+        assert!(tx.negotiated);
+        // A SYN-ACK with ECE and CWR is a reflected SYN, not agreement (RFC 3168 6.1.1).
+        tx.on_syn_ack(true, &with(tcp_flags::SYN | tcp_flags::ACK | tcp_flags::ECE | tcp_flags::CWR, 0));
+        assert!(!tx.negotiated);
+    }
+
+    #[test]
+    fn receiver_echoes_from_ce_until_cwr() {
+        let mut rx = ReceiverEcn { negotiated: true, echo: false };
+        rx.on_data(&with(tcp_flags::ACK, ecn::ECT0));
+        assert_eq!(rx.ack_flags(), 0);
+        rx.on_data(&with(tcp_flags::ACK, ecn::CE));
+        assert_eq!(rx.ack_flags(), tcp_flags::ECE);
+        rx.on_data(&with(tcp_flags::ACK, ecn::ECT0));
+        assert_eq!(rx.ack_flags(), tcp_flags::ECE); // still echoing
+        rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::ECT0));
+        assert_eq!(rx.ack_flags(), 0);
+        rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE));
+        assert_eq!(rx.ack_flags(), tcp_flags::ECE); // CWR and CE together: a new echo
+    }
+
+    #[test]
+    fn sender_stamps_ect_on_new_data_and_cwr_once() {
+        let mut tx = SenderEcn { negotiated: true, ..Default::default() };
+        let mut p = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut p, false);
+        assert_eq!((p.ecn, p.flags & tcp_flags::CWR), (ecn::ECT0, 0));
+        tx.reduced(5000);
+        let mut r = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut r, true); // a retransmission: neither ECT nor CWR
+        assert_eq!((r.ecn, r.flags & tcp_flags::CWR), (ecn::NOT_ECT, 0));
+        let mut n = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut n, false);
+        assert_eq!((n.ecn, n.flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
+        let mut m = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut m, false);
+        assert_eq!(m.flags & tcp_flags::CWR, 0);
+        // Once per window: ECE on ACKs up to 5000 is ignored.
+        let mut ack = with(tcp_flags::ACK | tcp_flags::ECE, 0);
+        ack.ack = 5000;
+        assert!(!tx.wants_reduction(&ack, false, 0));
+        ack.ack = 5001;
+        assert!(tx.wants_reduction(&ack, false, 0));
+        assert!(!tx.wants_reduction(&ack, true, 0));
+        assert!(!tx.wants_reduction(&ack, false, 6000));
+    }
+
+    /// A TCP sender driven by hand: every packet it emits and every timer it arms is visible.
+    mod scripted {
+        use super::super::super::{Connection, TcpConfig, TcpSender, TIMER_RETRANSMIT};
+        use super::*;
+        use crate::cc::CcSpec;
+        use crate::packet::{AgentId, FlowId, NodeId};
+        use crate::trace::{RecordConfig, Recorder, TcpEvent};
+        use crate::transport::{AgentCx, Endpoint, Timer};
+        use crate::units::{Dur, Time};
+
+        const MSS: u64 = 1000;
+
+        fn at(ms: u64) -> Time {
+            Time::ZERO + Dur::from_millis(ms)
+        }
+
+        struct Script {
+            tx: TcpSender,
+            rec: Recorder,
+            out: Vec<Packet>,
+            timers: Vec<(Time, Timer)>,
+            uid: u32,
+        }
+
+        impl Script {
+            fn new(cc: &str) -> Self {
+                let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
+                let cfg = TcpConfig { mss: MSS as u32, ecn: true, ..Default::default() };
+                let cc: CcSpec = serde_json::from_str(cc).unwrap();
+                let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
+                let rec = Recorder::new(RecordConfig::default(), vec![]);
+                Script { tx, rec, out: vec![], timers: vec![], uid: 0 }
+            }
+            fn with_cx(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx)) -> Vec<Packet> {
+                let mut cx = AgentCx {
+                    now,
+                    me: AgentId(0),
+                    node: NodeId(0),
+                    rec: &mut self.rec,
+                    out: &mut self.out,
+                    timers: &mut self.timers,
+                    next_uid: &mut self.uid,
+                };
+                f(&mut self.tx, &mut cx);
+                std::mem::take(&mut self.out)
+            }
+            fn ack(&mut self, now_ms: u64, ack: u64, flags: u8) -> Vec<Packet> {
+                let mut p = packet(0, 0, 40);
+                (p.ack, p.flags, p.payload, p.window) = (ack, tcp_flags::ACK | flags, 0, 1 << 20);
+                self.with_cx(at(now_ms), |tx, cx| tx.on_packet(p, cx))
+            }
+            fn establish(&mut self) -> Vec<Packet> {
+                let syn = self.with_cx(Time::ZERO, |tx, cx| tx.on_start(cx));
+                assert_eq!(syn[0].flags, tcp_flags::SYN | tcp_flags::ECE | tcp_flags::CWR);
+                assert_eq!(syn[0].ecn, ecn::NOT_ECT);
+                self.ack(100, 1, tcp_flags::SYN | tcp_flags::ECE)
+            }
+            fn reductions(&self) -> usize {
+                self.rec.events.event.iter().filter(|&&e| e == TcpEvent::EcnReduction as u8).count()
+            }
+        }
+
+        #[test]
+        fn sender_reduces_once_per_window_without_retransmitting() {
+            let mut s = Script::new(r#"{"kind":"newreno","initial_window":4}"#);
+            let first = s.establish();
+            assert_eq!(first.len(), 4);
+            assert!(first.iter().all(|p| p.ecn == ecn::ECT0 && p.flags & tcp_flags::CWR == 0));
+            // The ACK of segment 1 echoes CE: flight 3 segments -> ssthresh = max(1.5, 2) = 2
+            // segments, cwnd = 2 (not grown by this ACK); nothing retransmitted, nothing new
+            // (flight 3 > cwnd 2).
+            let sent = s.ack(200, 1 + MSS, tcp_flags::ECE);
+            assert!(sent.is_empty());
+            assert_eq!((s.tx.window().cwnd, s.tx.window().ssthresh), (2 * MSS, 2 * MSS));
+            assert_eq!(s.reductions(), 1);
+            // More ECE for data sent before the reduction: the same window, no second halving.
+            let sent = s.ack(201, 1 + 2 * MSS, tcp_flags::ECE);
+            let sent2 = s.ack(202, 1 + 3 * MSS, tcp_flags::ECE);
+            assert_eq!(s.reductions(), 1);
+            // The first new segment after the reduction carries CWR, later ones do not.
+            let new: Vec<&Packet> = sent.iter().chain(&sent2).collect();
+            assert!(!new.is_empty() && new.iter().all(|p| p.seq >= 1 + 4 * MSS), "no retransmission");
+            assert_ne!(new[0].flags & tcp_flags::CWR, 0);
+            assert!(new[1..].iter().all(|p| p.flags & tcp_flags::CWR == 0));
+            // ECE on an ACK beyond the window at the reduction (1 + 4 MSS): a new reduction.
+            s.ack(300, 1 + 5 * MSS, tcp_flags::ECE);
+            assert_eq!(s.reductions(), 2);
+            assert_eq!(s.tx.stats.retransmitted_segments, 0);
+            assert_eq!(s.tx.stats.ecn_reductions, 2);
+        }
+
+        #[test]
+        fn one_segment_window_waits_for_the_retransmission_timer() {
+            let mut s = Script::new(r#"{"kind":"tahoe","initial_window":1}"#);
+            let first = s.establish();
+            assert_eq!(first.len(), 1);
+            // ECE on the ACK of the only segment, cwnd = 1 MSS: no new data, the timer is reset.
+            let sent = s.ack(200, 1 + MSS, tcp_flags::ECE);
+            assert!(sent.is_empty(), "must wait for the timer");
+            assert_eq!(s.tx.window().cwnd, MSS);
+            let deadline = at(200) + s.tx.rtt_estimator().rto();
+            // Run the timer events as the world would: a stale expiry re-queues itself for the
+            // moved deadline; nothing is sent before the deadline.
+            let mut sent = vec![];
+            while sent.is_empty() {
+                let (when, timer) = s.timers.pop().expect("a retransmission timer is pending");
+                assert_eq!(timer.kind, TIMER_RETRANSMIT);
+                assert!(when <= deadline);
+                sent = s.with_cx(when, |tx, cx| tx.on_timer(timer, cx));
+                if !sent.is_empty() {
+                    assert_eq!(when, deadline, "sent before the reset timer expired");
+                }
+            }
+            // On expiry one new segment goes out with CWR; it is not a timeout.
+            assert_eq!(sent.len(), 1);
+            assert_eq!(sent[0].seq, 1 + MSS);
+            assert_eq!((sent[0].ecn, sent[0].flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
+            assert_eq!(s.tx.stats.timeouts, 0);
+            assert_eq!(s.tx.stats.retransmitted_segments, 0);
+        }
+    }
+}
