@@ -28,3 +28,19 @@ def test_reproduce_all_writes_a_report(tmp_path, capsys):
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "REPORT.md").read_text()
     assert "## mills88" in report and "| criterion |" in report
+
+
+def test_jacobson88_quick(tmp_path, capsys):
+    """jacobson88 reproduces the email's arithmetic, the calibrated 512-byte rate, the start-up
+    loss with queue limit 8 and the MSS sweep's peaks. The 246-byte rate and the ratio are
+    open (docs/reproductions.md): they are recorded in summary.json, not asserted here."""
+    out = tmp_path / "j88"
+    assert main(["reproduce", "jacobson88", "--quick", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    open_questions = {"throughput ratio 512/246", "throughput, 16 KB window, MSS 246 (KB/s)"}
+    failed = [c for c in summary["criteria"] if not c["passed"] and c["name"] not in open_questions]
+    assert not failed, failed
+    assert {c["name"] for c in summary["criteria"]} >= open_questions
+    assert len(summary["models"]) == 4
+    for plot in summary["plots"]:
+        assert (out / plot).stat().st_size > 0

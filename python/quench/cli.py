@@ -97,6 +97,26 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trace(args: argparse.Namespace) -> int:
+    from quench.trace import PcapError, analyze, flows, read_pcap
+
+    try:
+        summary = analyze(args.pcap, args.out, src=args.src, gain=args.gain)
+        table = flows(read_pcap(args.pcap))
+    except PcapError as e:
+        raise ValueError(str(e)) from None
+    with pd_options():
+        print(table.to_string(index=False))
+    print(f"{summary['packets']} packets in {summary['flows']} flows; tables and trace.png in {summary['out']}")
+    return 0
+
+
+def pd_options():
+    import pandas as pd
+
+    return pd.option_context("display.width", 200, "display.max_columns", 20)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
     p.add_argument("--version", action="version", version=f"quench {_core.__version__}")
@@ -129,6 +149,18 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--quick", action="store_true", help="shorter runs and sweeps (CI)")
     rep.add_argument("--seed", type=int, default=1)
     rep.set_defaults(func=cmd_reproduce)
+
+    tr = sub.add_parser(
+        "trace",
+        help="analyze a pcap (quench's or tcpdump's): flows, time-sequence, arrival rate",
+        description="Per-flow bytes, throughput and retransmissions, time-sequence data, and Van "
+        "Jacobson's smoothed instantaneous arrival rate, as tables (Parquet and CSV) and a plot.",
+    )
+    tr.add_argument("pcap", type=Path)
+    tr.add_argument("--out", type=Path, required=True, help="output folder")
+    tr.add_argument("--src", help="arrival rate of packets from this IPv4 source only (default: all)")
+    tr.add_argument("--gain", type=float, default=0.125, help="EWMA gain smoothing inter-arrival times")
+    tr.set_defaults(func=cmd_trace)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder (default results/demo)")

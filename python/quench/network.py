@@ -68,9 +68,12 @@ class Network:
         reverse_loss: float | None = None,
         duplex: bool = True,
         framing_overhead: Quantity | None = None,
+        packet_rate: float | None = None,
+        fragmentation: str | None = None,
     ) -> Network:
         """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
-        unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b."""
+        unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b;
+        packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned"."""
         self._links.append(
             _clean(
                 {
@@ -85,6 +88,8 @@ class Network:
                     "loss": loss,
                     "reverse_loss": reverse_loss,
                     "framing_overhead": framing_overhead,
+                    "packet_rate": packet_rate,
+                    "fragmentation": fragmentation,
                 }
             )
         )

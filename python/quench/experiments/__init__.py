@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
-from quench.experiments import feng99, mills88
+from quench.experiments import feng99, jacobson88, mills88
 
 EXPERIMENTS = {
     "mills88": mills88,
+    "jacobson88": jacobson88,
     "feng99": feng99,
 }

@@ -1,0 +1,421 @@
+"""jacobson88 — V. Jacobson to J. Crowcroft, "Re: Thinking about Congestion", 18 Jan 1988.
+
+Crowcroft's UCL-SATNET echo test moved 100 KB through a path with a queue limit of "either 8
+or 16 packets" and 250-byte datagrams: 4 KB window with a 512-byte MSS gave 1.54 KB/s, 16 KB
+window with a 246-byte MSS 1.13 KB/s. Jacobson's explanation: (1) user bytes per packet
+(170 vs 123: every fragment costs a packet slot), (2) start-up losses (1 vs 4), (3) on an echo
+path data and ACKs share the bottleneck queue.
+
+Model (ALGORITHMS.md section 3b/3d; choices are `Params` fields):
+- An echo path: the sender and the receiver are both at UCL behind the gateway; the only way
+  between them is out over SATNET to the echo host and back, so data fragments and ACKs
+  share the outbound queue (`echo = False` gives separate paths for comparison).
+- SATNET: 250-byte MTU (the gateway fragments with the email's unaligned arithmetic, or RFC
+  791's), a packet-rate limit (the email's figures imply about 9.1 data packets/s), 64 kb/s,
+  and a 0.3 s one-way delay per crossing (a geostationary hop plus ground segments).
+- The queue limit at the gateway's SATNET interface: 8 or 16 packets (both are run).
+- UCL's TCP: 4.3BSD-Tahoe (slow start, fast retransmit, `rto = srtt + 2·rttvar` in 500 ms
+  ticks), delayed ACKs every second segment ("one ack generated per two tcp packets").
+- Calibration: the packet rate is set so that the 512-byte run averages 9.1 data packets a
+  second over its transfer, as ALGORITHMS.md 3b prescribes ("after calibrating the bottleneck
+  to ≈9.1 data pkt/s"; the email's 1540 B/s at 170.7 user bytes per packet): a few runs of
+  the 512-byte case adjust the rate by fixed-point iteration. The 246-byte case and the
+  ratio are then predictions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from quench.experiments.common import Criterion, criteria_table, write_summary
+from quench.network import Network, droptail
+from quench.results import Results
+from quench.trace import parse_pcap
+
+NAME = "jacobson88"
+# The email's figures.
+SOURCE_RATE_512_KBPS = 1.54
+SOURCE_RATE_246_KBPS = 1.13
+SOURCE_RATIO = 1.36
+SOURCE_USER_BYTES_512 = 170.0
+SOURCE_USER_BYTES_246 = 123.0
+DATA_PACKETS_PER_S = 9.1  # ALGORITHMS.md 3b: 1540/170.7 = 9.0 and 1130/123 = 9.2
+# ALGORITHMS.md 3b pass criteria.
+TOL_RATIO = 0.06
+TOL_RATE = 0.10
+KB = 1000.0
+CALIBRATION_STEPS = 4
+# The MSS sweep isolates the packet-efficiency effect: a queue that never overflows.
+SWEEP_QUEUE_LIMIT = 1000
+BOTTLENECK = "gw->echo"
+# Headers of a first fragment: 20 IP + 20 TCP; of a later one: 20 IP.
+TCP_IP_HEADERS = 40
+IP_HEADER = 20
+
+
+@dataclass
+class Params:
+    transfer_bytes: int = 100_000
+    mtu: int = 250
+    fragmentation: str = "unaligned"
+    satnet_rate: str = "64kbps"
+    satnet_delay_s: float = 0.3
+    packet_rate: float | None = None  # calibrated when None
+    queue_limit: int = 8
+    echo: bool = True
+    lan_rate: str = "10Mbps"
+    seed: int = 1
+    max_duration_s: float = 600.0
+
+
+@dataclass
+class Case:
+    mss: int
+    window: int
+
+
+CASE_512 = Case(512, 4096)
+CASE_246 = Case(246, 16384)
+
+
+def fragments_per_segment(mss: int, mtu: int = 250, rule: str = "unaligned") -> int:
+    """k(m) = 1 + ceil(max(0, m − first)/rest) with first = mtu − 40, rest = mtu − 20 bytes of
+    user data (rounded down to 8 for RFC 791 offsets)."""
+    rest = mtu - IP_HEADER
+    if rule == "rfc791":
+        rest = rest // 8 * 8
+    first = rest - (TCP_IP_HEADERS - IP_HEADER)
+    return 1 + max(0, math.ceil((mss - first) / rest))
+
+
+def user_bytes_per_packet(mss: int, mtu: int = 250, rule: str = "unaligned") -> float:
+    return mss / fragments_per_segment(mss, mtu, rule)
+
+
+def network(p: Params, case: Case) -> Network:
+    rate = p.packet_rate
+    if rate is None:
+        raise ValueError("packet_rate must be calibrated first")
+    net = Network(seed=p.seed, name=NAME)
+    net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
+    satnet = dict(
+        rate=p.satnet_rate,
+        delay=p.satnet_delay_s,
+        mtu=f"{p.mtu}B",
+        packet_rate=rate,
+        fragmentation=p.fragmentation,
+        duplex=False,
+    )
+    net.link("ucl", "gw", rate=p.lan_rate, delay="1ms", duplex=False)
+    net.link("gw", "echo", qdisc=droptail(f"{p.queue_limit}p"), **satnet)
+    net.link("echo", "gw_back", qdisc=droptail("1000p"), **satnet)
+    net.link("gw_back", "ucl_sink", rate=p.lan_rate, delay="1ms", duplex=False)
+    if p.echo:
+        # ACKs from the receiver go out through the same gateway queue and come back.
+        net.link("ucl_sink", "gw", rate=p.lan_rate, delay="1ms", duplex=False)
+        net.link("gw_back", "ucl", rate=p.lan_rate, delay="1ms", duplex=False)
+    else:
+        # A separate return path for ACKs, same satellite delay, no shared queue.
+        net.routers("ret")
+        net.link("ucl_sink", "ret", rate=p.satnet_rate, delay=2 * p.satnet_delay_s, duplex=False)
+        net.link("ret", "ucl", rate=p.lan_rate, delay="1ms", duplex=False)
+    tcp = {
+        "mss": case.mss,
+        "send_buffer": case.window,
+        "receive_window": case.window,
+        "rto": {"k": 2, "tick": "500ms", "initial": "3s", "max": "64s"},
+    }
+    net.tcp("ucl", "ucl_sink", cc="tahoe", bytes=p.transfer_bytes, name=f"mss{case.mss}", **tcp)
+    net.record(queues=True, cwnd=True, segments=True, links=[BOTTLENECK], pcap=[BOTTLENECK])
+    return net
+
+
+@dataclass
+class Measured:
+    mss: int
+    window: int
+    completion_s: float
+    throughput_kbps: float
+    bottleneck_packets: int
+    data_packets_per_s: float
+    data_share: float
+    # User bytes per packet of a segment, from the gateway's fragment counts.
+    user_bytes_per_packet: float
+    # Transfer size over data packets that crossed (retransmissions included).
+    delivered_bytes_per_data_packet: float
+    drops: int
+    startup_drops: int
+    timeouts: int
+    retransmissions: int
+
+
+def run(p: Params, case: Case) -> tuple[Results, Measured]:
+    res = network(p, case).run(p.max_duration_s, progress=False)
+    return res, measure(res, p, case)
+
+
+def measure(res: Results, p: Params, case: Case) -> Measured:
+    f = res.flows.iloc[0]
+    t = float(f["response_time_s"])
+    if not math.isfinite(t):
+        raise RuntimeError(f"the {case.mss}-byte transfer did not finish in {p.max_duration_s} s")
+    b = res.link(BOTTLENECK)
+    crossed = parse_pcap(res.pcaps[BOTTLENECK], BOTTLENECK)
+    # Data packets are fragments or segments with payload; the rest are ACKs, SYN, SYN-ACK.
+    data_packets = int(((crossed["payload"] > 0) | crossed["mf"] | (crossed["frag_offset"] > 0)).sum())
+    gw = res.nodes[res.nodes["name"] == "gw"].iloc[0]
+    per_segment = gw["fragments_created"] / gw["datagrams_fragmented"] if gw["datagrams_fragmented"] else 1.0
+    drops = res.drops[res.drops["link_name"] == BOTTLENECK]
+    first_timeout = res.tcp_events[res.tcp_events["event"].isin(["timeout", "fast_retransmit"])]["time_s"]
+    startup_end = float(first_timeout.min()) if len(first_timeout) else t
+    return Measured(
+        mss=case.mss,
+        window=case.window,
+        completion_s=t,
+        throughput_kbps=p.transfer_bytes / t / KB,
+        bottleneck_packets=int(b["departed_packets"]),
+        data_packets_per_s=data_packets / t,
+        data_share=data_packets / max(int(b["departed_packets"]), 1),
+        user_bytes_per_packet=case.mss / per_segment,
+        delivered_bytes_per_data_packet=p.transfer_bytes / max(data_packets, 1),
+        drops=int(b["dropped_packets"]),
+        startup_drops=int((drops["time_s"] <= startup_end).sum()),
+        timeouts=int(f["timeouts"]),
+        retransmissions=int(f["retransmitted_segments"]),
+    )
+
+
+def calibrate(p: Params) -> Params:
+    """Set the packet rate so that the 512-byte run averages 9.1 data packets a second over the
+    whole transfer, as the email's figures do (1540 B/s / 170.7 B per packet): data packets
+    scale with the channel's rate, so a few fixed-point steps converge."""
+    rate = DATA_PACKETS_PER_S
+    for _ in range(CALIBRATION_STEPS):
+        _, m = run(dataclasses.replace(p, packet_rate=rate), CASE_512)
+        rate *= DATA_PACKETS_PER_S / m.data_packets_per_s
+    return dataclasses.replace(p, packet_rate=rate)
+
+
+def mss_sweep(p: Params, quick: bool) -> list[dict]:
+    """Throughput against MSS with the 16 KB window and a queue too large to overflow, so the
+    packet-rate limit always binds and only cause (1) acts; the email predicts peaks at
+    mss = 210 + 230n."""
+    step = 20 if quick else 5
+    rows = []
+    lossless = dataclasses.replace(p, queue_limit=SWEEP_QUEUE_LIMIT)
+    for mss in range(150, 951, step):
+        _, m = run(lossless, Case(mss, CASE_246.window))
+        rows.append(
+            {
+                "mss": mss,
+                "throughput_kbps": m.throughput_kbps,
+                "user_bytes_per_packet": m.user_bytes_per_packet,
+                "model_user_bytes_per_packet": user_bytes_per_packet(mss, p.mtu, p.fragmentation),
+            }
+        )
+    return rows
+
+
+def peaks_at_email_values(rows: list[dict], mtu: int = 250) -> tuple[float, int]:
+    """For each sawtooth tooth (210 + 230(n−1), 210 + 230n], how far the measured best MSS sits
+    from the tooth's right edge, in bytes (max over teeth), and how many teeth were checked."""
+    first, rest = mtu - TCP_IP_HEADERS, mtu - IP_HEADER
+    worst, teeth = 0.0, 0
+    mss = np.array([r["mss"] for r in rows])
+    thr = np.array([r["throughput_kbps"] for r in rows])
+    n = 0
+    while first + rest * n <= mss.max():
+        lo, hi = first + rest * (n - 1) if n else mss.min() - 1, first + rest * n
+        inside = (mss > lo) & (mss <= hi)
+        if inside.sum() >= 3:
+            best = mss[inside][np.argmax(thr[inside])]
+            worst = max(worst, float(hi - best))
+            teeth += 1
+        n += 1
+    return worst, teeth
+
+
+def loss_optimal_study(p: Params, quick: bool) -> dict:
+    """The MSS that maximizes goodput under random fragment loss p, analytic model against
+    simulation: goodput per packet slot ∝ (m/k(m))·(1 − p)^k(m) (each segment is lost when
+    any of its k fragments is)."""
+    mtus = [250, 576] if quick else [250, 576, 1006]
+    losses = [0.01, 0.05] if quick else [0.0, 0.01, 0.03, 0.05, 0.1]
+    candidates = np.arange(100, 2001, 10)
+    analytic = []
+    for mtu in mtus:
+        for loss in losses:
+            score = [user_bytes_per_packet(int(m), mtu) * (1 - loss) ** fragments_per_segment(int(m), mtu) for m in candidates]
+            analytic.append({"mtu": mtu, "loss": loss, "best_mss": int(candidates[int(np.argmax(score))])})
+    simulated = []
+    sim_mtus, sim_losses = [250], ([0.05] if quick else [0.02, 0.05])
+    for mtu in sim_mtus:
+        for loss in sim_losses:
+            sweep = range(150, 951, 40 if quick else 20)
+            best = max(sweep, key=lambda m: lossy_throughput(p, mtu, loss, m))
+            simulated.append({"mtu": mtu, "loss": loss, "best_mss": best})
+    return {"analytic": analytic, "simulated": simulated}
+
+
+def lossy_throughput(p: Params, mtu: int, loss: float, mss: int) -> float:
+    """Throughput of a transfer with random fragment loss on the SATNET link, separate return
+    path, a large queue (loss comes only from `loss`)."""
+    q = dataclasses.replace(p, mtu=mtu, echo=False, queue_limit=1000)
+    net = network(q, Case(mss, 8 * mss))
+    for link in net._links:
+        if link["from"] == "gw":
+            link["loss"] = loss
+    net.record(queues=False, cwnd=False, segments=False, pcap=[])
+    res = net.run(q.max_duration_s * 4, progress=False)
+    t = float(res.flows.iloc[0]["response_time_s"])
+    return q.transfer_bytes / t if math.isfinite(t) else 0.0
+
+
+def criteria(m512: Measured, m246: Measured, q8_512: Measured, p: Params, sweep: list[dict]) -> list[Criterion]:
+    ratio = m512.throughput_kbps / m246.throughput_kbps
+    worst_peak, teeth = peaks_at_email_values(sweep, p.mtu)
+    return [
+        Criterion.within_abs("throughput ratio 512/246", SOURCE_RATIO, ratio, TOL_RATIO),
+        Criterion.within("throughput, 4 KB window, MSS 512 (KB/s)", SOURCE_RATE_512_KBPS, m512.throughput_kbps, TOL_RATE),
+        Criterion.within("throughput, 16 KB window, MSS 246 (KB/s)", SOURCE_RATE_246_KBPS, m246.throughput_kbps, TOL_RATE),
+        Criterion.at_least("start-up drops, queue limit 8, 4 KB window of 512-byte segments", 1, q8_512.startup_drops),
+        Criterion.within("user bytes per packet, MSS 512", SOURCE_USER_BYTES_512, m512.user_bytes_per_packet, 0.01),
+        Criterion.within("user bytes per packet, MSS 246", SOURCE_USER_BYTES_246, m246.user_bytes_per_packet, 0.01),
+        Criterion.at_most(f"sweep peaks: best MSS of each of {teeth} teeth below 210 + 230n (bytes)", 10, worst_peak, source=0),
+    ]
+
+
+def model_matrix(p: Params) -> list[dict]:
+    """Every bottleneck model the email leaves open: echo path or not, queue limit 8 or 16,
+    each calibrated on the 512-byte case; the 246-byte throughput and the ratio are predictions."""
+    rows = []
+    for echo in (True, False):
+        for limit in (8, 16):
+            q = calibrate(dataclasses.replace(p, echo=echo, queue_limit=limit, packet_rate=None))
+            _, a = run(q, CASE_512)
+            _, b = run(q, CASE_246)
+            rows.append(
+                {
+                    "echo": echo,
+                    "queue_limit": limit,
+                    "packet_rate": q.packet_rate,
+                    "throughput_512_kbps": a.throughput_kbps,
+                    "throughput_246_kbps": b.throughput_kbps,
+                    "ratio": a.throughput_kbps / b.throughput_kbps,
+                    "startup_drops_512": a.startup_drops,
+                    "startup_drops_246": b.startup_drops,
+                    "timeouts_512": a.timeouts,
+                    "timeouts_246": b.timeouts,
+                }
+            )
+    return rows
+
+
+def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict, p: Params) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from quench.plot import time_sequence
+
+    written = []
+    fig, axes = plt.subplots(len(runs), 1, figsize=(9, 3.2 * len(runs)))
+    for ax, (label, res) in zip(np.atleast_1d(axes), runs.items()):
+        time_sequence(res, res.flows["name"].iloc[0], ax=ax)
+        ax.set_title(f"time-sequence, {label}")
+    fig.tight_layout()
+    written.append(out / "time_sequence.png")
+    fig.savefig(written[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    mss = [r["mss"] for r in sweep]
+    ax.plot(mss, [r["throughput_kbps"] for r in sweep], ".-", lw=0.8, label="quench throughput (KB/s)")
+    ax2 = ax.twinx()
+    ax2.plot(mss, [r["model_user_bytes_per_packet"] for r in sweep], color="tab:gray", lw=0.8, label="user bytes/packet (email)")
+    for n in range(0, 4):
+        ax.axvline(210 + 230 * n, color="tab:red", ls=":", lw=0.8)
+    ax.set(xlabel="MSS (bytes)", ylabel="throughput (KB/s)", title="MSS sweep, 16 KB window, no overflow; dotted: 210 + 230n")
+    ax2.set_ylabel("user bytes per packet")
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    written.append(out / "mss_sweep.png")
+    fig.savefig(written[-1], dpi=120)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for mtu in sorted({r["mtu"] for r in study["analytic"]}):
+        rows = [r for r in study["analytic"] if r["mtu"] == mtu]
+        ax.plot([r["loss"] for r in rows], [r["best_mss"] for r in rows], "o-", label=f"model, MTU {mtu}")
+    for r in study["simulated"]:
+        ax.plot(r["loss"], r["best_mss"], "k*", ms=10)
+    ax.plot([], [], "k*", label="quench (best of a sweep)")
+    ax.set(xlabel="fragment loss probability p", ylabel="loss-optimal MSS (bytes)", title="loss-optimal MSS vs MTU and p")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    written.append(out / "loss_optimal_mss.png")
+    fig.savefig(written[-1], dpi=120)
+    plt.close(fig)
+    return written
+
+
+def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
+    rows = [
+        ("", "email (Crowcroft's test)", "quench"),
+        ("user bytes per packet, 512 / 246", "170 / 123", f"{m512.user_bytes_per_packet:.1f} / {m246.user_bytes_per_packet:.1f}"),
+        ("throughput 4 KB / 512 (KB/s)", "1.54", f"{m512.throughput_kbps:.3f}"),
+        ("throughput 16 KB / 246 (KB/s)", "1.13", f"{m246.throughput_kbps:.3f}"),
+        ("ratio", "1.36", f"{m512.throughput_kbps / m246.throughput_kbps:.3f}"),
+        ("losses during start-up, 512 / 246", "1 / 4", f"{m512.startup_drops} / {m246.startup_drops}"),
+        ("timeouts, 512 / 246", "-", f"{m512.timeouts} / {m246.timeouts}"),
+        ("data packets/s over the transfer", "9.0 / 9.2", f"{m512.data_packets_per_s:.2f} / {m246.data_packets_per_s:.2f}"),
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.append("")
+    lines.append("bottleneck models (each calibrated to 9.1 data packets/s on the 512-byte case):")
+    for r in matrix:
+        lines.append(
+            f"  echo={str(r['echo']):5} queue={r['queue_limit']:2}  rate {r['packet_rate']:5.2f} pkt/s  "
+            f"512: {r['throughput_512_kbps']:.3f}  246: {r['throughput_246_kbps']:.3f} KB/s  ratio {r['ratio']:.3f}  "
+            f"start-up drops {r['startup_drops_512']}/{r['startup_drops_246']}"
+        )
+    return "\n".join(lines)
+
+
+def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    p = calibrate(Params(seed=seed))
+    res512, m512 = run(p, CASE_512)
+    res246, m246 = run(p, CASE_246)
+    _, q8 = run(dataclasses.replace(p, queue_limit=8), CASE_512)
+    res512.save(out / "mss512", plots=False)
+    res246.save(out / "mss246", plots=False)
+    matrix = model_matrix(p)
+    sweep = mss_sweep(p, quick)
+    study = loss_optimal_study(p, quick)
+    plots = plot(out, {"4 KB window, MSS 512": res512, "16 KB window, MSS 246": res246}, sweep, study, p)
+    crit = criteria(m512, m246, q8, p, sweep)
+    print(comparison_table(m512, m246, matrix))
+    print()
+    print(criteria_table(crit))
+    return write_summary(
+        out,
+        NAME,
+        crit,
+        seed=seed,
+        parameters=dataclasses.asdict(p),
+        quick=quick,
+        measured={"mss512": dataclasses.asdict(m512), "mss246": dataclasses.asdict(m246), "queue8_mss512": dataclasses.asdict(q8)},
+        models=matrix,
+        mss_sweep=sweep,
+        loss_optimal=study,
+        plots=[x.name for x in plots],
+    )
