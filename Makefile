@@ -51,6 +51,7 @@ bench: build
 lint:
 	cargo fmt --all -- --check
 	cargo clippy -p quench-core --all-targets -- -D warnings
+	cargo clippy -p quench-py -- -D warnings
 
 clean:
 	rm -rf $(VENV) target results

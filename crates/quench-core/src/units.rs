@@ -264,11 +264,11 @@ pub fn parse_limit(text: &str) -> Result<Limit, UnitError> {
 impl fmt::Display for Dur {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        if ns % NS_PER_SEC == 0 {
+        if ns.is_multiple_of(NS_PER_SEC) {
             write!(f, "{}s", ns / NS_PER_SEC)
-        } else if ns % 1_000_000 == 0 {
+        } else if ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             write!(f, "{}us", ns / 1_000)
         } else {
             write!(f, "{ns}ns")

@@ -3,8 +3,9 @@
 //! Configuration errors become `quench.ScenarioError` naming the offending key; a Rust panic
 //! never crosses the boundary (it becomes `quench.InternalError`).
 
-// pyo3 0.22 macros test a `gil-refs` cfg that newer rustc reports as unknown.
-#![allow(unexpected_cfgs)]
+// pyo3 0.22 macros test a `gil-refs` cfg that newer rustc reports as unknown, and wrap every
+// PyResult in a conversion that newer clippy calls useless.
+#![allow(unexpected_cfgs, clippy::useless_conversion)]
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

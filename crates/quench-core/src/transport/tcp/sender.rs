@@ -17,6 +17,7 @@
 //! - With `tcp.sack` (Reno/NewReno): RFC 6675 — enter recovery on the third duplicate ACK or
 //!   when the scoreboard says snd_una is lost, `cwnd = ssthresh`, and send while
 //!   `pipe + segment <= cwnd`: first lost holes above HighRxt, then new data.
+//!
 //! With `tcp.limited_transmit`, each of the first two duplicate ACKs releases one new segment
 //! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
 //! back N (skipping SACKed ranges).
