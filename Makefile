@@ -48,7 +48,10 @@ bench: build
 	bash benchmarks/setup_ns3.sh
 	$(PY) benchmarks/bench_dumbbell.py
 
-lint:
+lint: build
+	$(PY) -m pip install --quiet ruff
+	$(VENV)/bin/ruff check python tests benchmarks
+	$(VENV)/bin/ruff format --check python tests benchmarks
 	cargo fmt --all -- --check
 	cargo clippy -p quench-core --all-targets -- -D warnings
 	cargo clippy -p quench-py -- -D warnings

@@ -105,8 +105,7 @@ def run_sim(name, python, script, flags, tag):
             record["result"] = json.load(f)
     else:
         record["error"] = f"exit code {proc.returncode}, see {log_path}"
-    print(f"[{tag}] {name}: {'done' if record['ok'] else record['error']} "
-          f"in {wall:.1f} s", file=sys.stderr, flush=True)
+    print(f"[{tag}] {name}: {'done' if record['ok'] else record['error']} in {wall:.1f} s", file=sys.stderr, flush=True)
     return record
 
 
@@ -197,11 +196,25 @@ def table_row(tag, cfg, entry):
 
 
 HEADER = [
-    "config", "flows", "rate", "sim s", "quench util", "ns-3 util",
-    "quench goodput Mb/s", "ns-3 goodput Mb/s", "agree?",
-    "quench run-loop s", "ns-3 run-loop s", "loop speed-up",
-    "quench process s", "ns-3 process s", "process speed-up",
-    "quench peak MiB", "ns-3 peak MiB", "quench events/s", "quench pkts/s",
+    "config",
+    "flows",
+    "rate",
+    "sim s",
+    "quench util",
+    "ns-3 util",
+    "quench goodput Mb/s",
+    "ns-3 goodput Mb/s",
+    "agree?",
+    "quench run-loop s",
+    "ns-3 run-loop s",
+    "loop speed-up",
+    "quench process s",
+    "ns-3 process s",
+    "process speed-up",
+    "quench peak MiB",
+    "ns-3 peak MiB",
+    "quench events/s",
+    "quench pkts/s",
 ]
 
 
@@ -231,12 +244,18 @@ def main():
         cfg["rtt"] = RTT_S
         cfg["buffer_pkts"] = bdp_packets(cfg["rate"], RTT_S)
         flags = [
-            "--flows", str(cfg["flows"]),
-            "--rate", str(cfg["rate"]),
-            "--duration", f"{cfg['duration']:g}",
-            "--rtt", f"{RTT_S:g}",
-            "--buffer-pkts", str(cfg["buffer_pkts"]),
-            "--seed", str(args.seed),
+            "--flows",
+            str(cfg["flows"]),
+            "--rate",
+            str(cfg["rate"]),
+            "--duration",
+            f"{cfg['duration']:g}",
+            "--rtt",
+            f"{RTT_S:g}",
+            "--buffer-pkts",
+            str(cfg["buffer_pkts"]),
+            "--seed",
+            str(args.seed),
         ]
         # Both simulators run the same loss recovery: SACK + Limited Transmit, or neither.
         flags += ["--sack", args.ns3_sack]
@@ -260,15 +279,22 @@ def main():
 
     write_json_atomic(
         os.path.join(RESULTS_DIR, f"dumbbell{suffix}.json"),
-        {"quick": args.quick, "seed": args.seed, "ns3_sack": args.ns3_sack,
-         "tolerance": AGREEMENT_TOLERANCE, "configs": entries},
+        {
+            "quick": args.quick,
+            "seed": args.seed,
+            "ns3_sack": args.ns3_sack,
+            "tolerance": AGREEMENT_TOLERANCE,
+            "configs": entries,
+        },
     )
     print(markdown_table(rows, args.ns3_sack))
     print()
     for tag, entry in entries.items():
         j = entry["jain_fairness"]
-        print(f"{tag}: Jain's fairness index quench {fmt(j['quench'], '.3f')}, "
-              f"ns-3 (SACK {args.ns3_sack}) {fmt(j['ns3'], '.3f')}")
+        print(
+            f"{tag}: Jain's fairness index quench {fmt(j['quench'], '.3f')}, "
+            f"ns-3 (SACK {args.ns3_sack}) {fmt(j['ns3'], '.3f')}"
+        )
     print(f"\nraw results: {os.path.join(RESULTS_DIR, f'dumbbell{suffix}.json')}")
     return 0 if all(e["agree"] for e in entries.values()) else 1
 

@@ -78,7 +78,8 @@ uint64_t txPackets = 0;
 uint64_t txIpBytes = 0;
 uint64_t queueDrops = 0;
 uint64_t tcDrops = 0;
-// Diagnostics (--diag only, off for timing runs): time series in bins of BIN_S seconds: bottleneck IP bytes transmitted, packets dropped.
+// Diagnostics (--diag only, off for timing runs): time series in bins of BIN_S seconds:
+// bottleneck IP bytes transmitted, packets dropped.
 const double BIN_S = 0.1;
 std::vector<uint64_t> txIpBytesPerBin;
 std::vector<uint64_t> dropsPerBin;
@@ -206,9 +207,7 @@ def p2p_helper(ns, rate_bps, delay_s, queue_pkts):
     helper = ns.PointToPointHelper()
     helper.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(rate_bps)))
     helper.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(delay_s)))
-    helper.SetQueue(
-        "ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{queue_pkts}p"))
-    )
+    helper.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{queue_pkts}p")))
     return helper
 
 

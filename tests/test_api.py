@@ -5,9 +5,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import small_net
-
 import quench
+from conftest import small_net
 
 
 def test_run_returns_dataframes_with_units_in_names(net):

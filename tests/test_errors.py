@@ -1,9 +1,8 @@
 """Bad input: an exception naming the key and the reason, never a crash or a partial file."""
 
 import pytest
-from conftest import small_net
-
 import quench
+from conftest import small_net
 from quench.cli import main
 
 

@@ -5,9 +5,8 @@ import subprocess
 
 import dpkt
 import pytest
-from conftest import small_net
-
 import quench
+from conftest import small_net
 
 TCP_SYN, TCP_ACK, TCP_FIN, TCP_ECE, TCP_CWR = 0x02, 0x10, 0x01, 0x40, 0x80
 ECT0, CE = 0b10, 0b11
@@ -125,9 +124,26 @@ def socket_ntoa(b: bytes) -> str:
 def test_tshark_decodes_source_quench(quench_capture):
     _, path = quench_capture
     out = subprocess.run(
-        ["tshark", "-r", str(path), "-Y", "icmp.type == 4", "-T", "fields", "-e", "icmp.type", "-e", "icmp.code",
-         "-e", "icmp.checksum.status", "-e", "ip.src"],
-        capture_output=True, text=True, check=True,
+        [
+            "tshark",
+            "-r",
+            str(path),
+            "-Y",
+            "icmp.type == 4",
+            "-T",
+            "fields",
+            "-e",
+            "icmp.type",
+            "-e",
+            "icmp.code",
+            "-e",
+            "icmp.checksum.status",
+            "-e",
+            "ip.src",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows = [line.split("\t") for line in out.stdout.splitlines()]
     assert rows and all(r[0] == "4" and r[1] == "0" and r[2] == "1" for r in rows)
@@ -177,7 +193,9 @@ def test_tshark_decodes_ecn_fields(ecn_capture):
     fields = ["-e", "ip.dsfield.ecn", "-e", "tcp.flags.ece", "-e", "tcp.flags.cwr", "-e", "tcp.len"]
 
     def rows(path):
-        out = subprocess.run(["tshark", "-r", str(path), "-T", "fields", *fields], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            ["tshark", "-r", str(path), "-T", "fields", *fields], capture_output=True, text=True, check=True
+        )
         return [[_flag(v) for v in line.split("\t")] for line in out.stdout.splitlines()]
 
     sent, data, acks = rows(a_r), rows(r_b), rows(b_r)

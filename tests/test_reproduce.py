@@ -4,7 +4,6 @@ computed from recorded results, hold."""
 import json
 
 import pytest
-
 from quench.cli import main
 
 

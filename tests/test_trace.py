@@ -7,9 +7,15 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import small_net
-
 from quench.cli import main
-from quench.trace import PcapError, arrival_rate, flows, parse_pcap, read_pcap, retransmissions
+from quench.trace import (
+    PcapError,
+    arrival_rate,
+    flows,
+    parse_pcap,
+    read_pcap,
+    retransmissions,
+)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +41,9 @@ def test_per_flow_bytes_match_tsharks_statistics(capture):
         flt = f"ip.src=={sip}&&ip.dst=={dip}&&{proto}.srcport=={sport}&&{proto}.dstport=={dport}"
         out = subprocess.run(
             ["tshark", "-r", str(path), "-q", "-z", f"io,stat,0,SUM(ip.len)ip.len&&{flt},COUNT(ip.len)ip.len&&{flt}"],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         row = next(line for line in out.splitlines() if "<>" in line)
         total, count = [int(x) for x in row.split("|")[2:4]]

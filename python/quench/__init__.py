@@ -12,8 +12,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
     res.links, res.flows, res.queue, res.cwnd
 """
 
-from quench._core import InternalError, ScenarioError
-from quench._core import __version__
+from quench._core import InternalError, ScenarioError, __version__
 from quench.network import Network, droptail, red
 from quench.results import Results
 from quench.scenario import load_scenario, run_scenario, validate_scenario
@@ -26,11 +25,11 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "droptail",
-    "red",
     "load_scenario",
     "parse_bytes",
     "parse_duration",
     "parse_rate",
+    "red",
     "run_scenario",
     "validate_scenario",
 ]

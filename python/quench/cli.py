@@ -29,7 +29,8 @@ def summary_table(res: Results) -> str:
     lines = [
         f"bottleneck {b['name']}: utilization {b['utilization']:.3f}, drops {b['dropped_packets']}, "
         f"mean queue {b['mean_backlog_packets']:.1f} pkts, mean sojourn {1e3 * b['mean_sojourn_s']:.2f} ms",
-        f"{'flow':<10} {'kind':<5} {'cc':<8} {'goodput Mb/s':>12} {'delivered MB':>12} {'rexmit':>7} {'timeouts':>8} {'srtt ms':>8}",
+        f"{'flow':<10} {'kind':<5} {'cc':<8} {'goodput Mb/s':>12} {'delivered MB':>12} "
+        f"{'rexmit':>7} {'timeouts':>8} {'srtt ms':>8}",
     ]
     for _, f in res.flows.iterrows():
         lines.append(

@@ -18,7 +18,9 @@ def droptail(limit: Quantity = "1000p") -> dict[str, Any]:
     return {"kind": "droptail", "limit": limit}
 
 
-def red(min_th: Quantity = "auto", max_th: Quantity = "auto", limit: Quantity = "1000p", **params: Any) -> dict[str, Any]:
+def red(
+    min_th: Quantity = "auto", max_th: Quantity = "auto", limit: Quantity = "1000p", **params: Any
+) -> dict[str, Any]:
     """A RED queue (Floyd & Jacobson 1993). Other parameters: mode ("packets"/"bytes"), max_p,
     w_q (number or "auto"), mean_packet_size, target_delay, curve ("classic"/"gentle"),
     spacing ("fj93"/"wait"), signal ("drop"/"mark"), forced ("drop"/"mark"),

@@ -132,8 +132,26 @@ def parse_pcap(data: bytes, p: str | Path = "<pcap>") -> pd.DataFrame:
         if row is not None:
             row["time_s"] = sec + frac * scale
             rows.append(row)
-    cols = ["time_s", "src", "sport", "dst", "dport", "proto", "wire_len", "ip_len", "ip_id", "df", "mf",
-            "frag_offset", "ecn", "seq", "ack", "tcp_flags", "payload", "l4_header"]
+    cols = [
+        "time_s",
+        "src",
+        "sport",
+        "dst",
+        "dport",
+        "proto",
+        "wire_len",
+        "ip_len",
+        "ip_id",
+        "df",
+        "mf",
+        "frag_offset",
+        "ecn",
+        "seq",
+        "ack",
+        "tcp_flags",
+        "payload",
+        "l4_header",
+    ]
     return _datagram_payloads(pd.DataFrame(rows, columns=cols))
 
 
@@ -171,8 +189,18 @@ def flows(pkts: pd.DataFrame) -> pd.DataFrame:
     """Per flow: packets, bytes (IP lengths), first/last time, throughput, TCP data bytes and
     retransmitted segments."""
     if pkts.empty:
-        return pd.DataFrame(columns=["flow", "packets", "bytes", "start_s", "end_s", "throughput_bps",
-                                     "data_bytes", "retransmitted_segments"])
+        return pd.DataFrame(
+            columns=[
+                "flow",
+                "packets",
+                "bytes",
+                "start_s",
+                "end_s",
+                "throughput_bps",
+                "data_bytes",
+                "retransmitted_segments",
+            ]
+        )
     p = pkts.assign(flow=_flow_keys(pkts))
     out = []
     for name, g in p.groupby("flow", sort=True):
@@ -211,7 +239,9 @@ def time_sequence(pkts: pd.DataFrame, flow: str) -> pd.DataFrame:
     if g.empty:
         raise ValueError(f"no TCP packets of flow {flow!r}")
     seq = g["seq"].to_numpy(dtype=np.int64)
-    return pd.DataFrame({"time_s": g["time_s"].to_numpy(), "seq": (seq - seq[0]) % (1 << 32), "len": g["payload"].to_numpy()})
+    return pd.DataFrame(
+        {"time_s": g["time_s"].to_numpy(), "seq": (seq - seq[0]) % (1 << 32), "len": g["payload"].to_numpy()}
+    )
 
 
 def arrival_rate(times: np.ndarray, gain: float = DEFAULT_SMOOTHING_GAIN) -> pd.DataFrame:

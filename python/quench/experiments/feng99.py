@@ -136,7 +136,9 @@ def red_qdisc(p: Params, policy: str, buffer: str) -> dict:
     return {"kind": "red", "min_th": p.min_th, "max_th": p.max_th, "limit": buffer, **p.red, **POLICIES[policy]}
 
 
-def network(p: Params, qdisc: dict, sources: list[dict], *, rate: str | None = None, delay: str | None = None) -> Network:
+def network(
+    p: Params, qdisc: dict, sources: list[dict], *, rate: str | None = None, delay: str | None = None
+) -> Network:
     """The topology with one flow per entry of `sources` ({start, bytes})."""
     net = Network(seed=p.seed, name=NAME)
     net.routers("r1", "r2").hosts("sink")
@@ -312,17 +314,27 @@ def criteria(cases: dict[tuple[str, int], Measured], model: dict) -> list[Criter
             out.append(Criterion.at_least(f"{tag}: utilization", MIN_UTILIZATION, m.utilization, "high"))
             out.append(Criterion.at_most(f"{tag}: drop rate (< 0.1%)", MAX_DROP_RATE, m.drop_rate, "about 0"))
             out.append(
-                Criterion.at_least(f"{tag}: fraction of time min_th < avg < max_th", MIN_FRACTION_BETWEEN, m.fraction_between, "most")
+                Criterion.at_least(
+                    f"{tag}: fraction of time min_th < avg < max_th", MIN_FRACTION_BETWEEN, m.fraction_between, "most"
+                )
             )
     cons = cases[("conservative", 32)]
-    out.append(Criterion.at_least("conservative, N = 32: forced drops (forced + overflow)", 1, cons.forced_drops, "> 0"))
+    out.append(
+        Criterion.at_least("conservative, N = 32: forced drops (forced + overflow)", 1, cons.forced_drops, "> 0")
+    )
     aggr = cases[("aggressive", 8)]
-    out.append(Criterion.at_most("aggressive, N = 8: mean avg - min_th (bytes)", 0, aggr.avg_queue_bytes - 20_000, "< 0"))
+    out.append(
+        Criterion.at_most("aggressive, N = 8: mean avg - min_th (bytes)", 0, aggr.avg_queue_bytes - 20_000, "< 0")
+    )
     gap = cases[("feng", 8)].utilization - aggr.utilization
     out.append(Criterion.at_least("aggressive, N = 8: utilization below Feng-adaptive's (gap)", 1e-9, gap, "> 0"))
     lo, hi = EXPONENT_RANGE
     k = model["fit"]["signal_rate"]["exponent"]
-    out.append(Criterion(f"loss model: exponent of x in signal rate ~ x^k, k in [{lo}, {hi}]", 2.0, k, f"[{lo}, {hi}]", lo <= k <= hi))
+    out.append(
+        Criterion(
+            f"loss model: exponent of x in signal rate ~ x^k, k in [{lo}, {hi}]", 2.0, k, f"[{lo}, {hi}]", lo <= k <= hi
+        )
+    )
     return out
 
 
@@ -392,12 +404,16 @@ def plot(out: Path, static: dict, varying: dict, model: dict, p: Params) -> list
 
 
 def comparison_table(cases: dict[tuple[str, int], Measured], p: Params) -> str:
-    rows = [("case", "Feng99 (slides)", "loss", "loss all", "forced", "util", "avg KB", "between", "below", "max_p end")]
+    rows = [
+        ("case", "Feng99 (slides)", "loss", "loss all", "forced", "util", "avg KB", "between", "below", "max_p end")
+    ]
     for m in cases.values():
         rows.append(
             (
                 f"{m.policy} N={m.sources} {m.buffer}",
-                CLAIMS.get((m.policy, m.sources), "-") if not (m.policy == "conservative" and m.buffer == "120KB") else "120 KB partly helps",
+                CLAIMS.get((m.policy, m.sources), "-")
+                if not (m.policy == "conservative" and m.buffer == "120KB")
+                else "120 KB partly helps",
                 f"{m.drop_rate:.3%}",
                 f"{m.drop_rate_whole_run:.3%}",
                 f"{m.forced_drops}",
@@ -440,7 +456,8 @@ def model_table(model: dict) -> str:
     f = model["fit"]
     lines = [
         "loss model p = (N·MSS·C/(L·RTT))², RTT = mean measured RTT:",
-        f"  ECN reductions per packet: C = {f['signal_rate']['C']:.3f}, exponent of x {f['signal_rate']['exponent']:.2f} "
+        f"  ECN reductions per packet: C = {f['signal_rate']['C']:.3f}, "
+        f"exponent of x {f['signal_rate']['exponent']:.2f} "
         f"(Mathis: C = {MATHIS_C:.3f}; with delayed ACKs {MATHIS_C_DELAYED_ACK:.3f}; exponent 2)",
         f"  CE marks per packet:       C = {f['mark_rate']['C']:.3f}, exponent of x {f['mark_rate']['exponent']:.2f} "
         "(several marks per window count once)",

@@ -250,7 +250,10 @@ def loss_optimal_study(p: Params, quick: bool) -> dict:
     analytic = []
     for mtu in mtus:
         for loss in losses:
-            score = [user_bytes_per_packet(int(m), mtu) * (1 - loss) ** fragments_per_segment(int(m), mtu) for m in candidates]
+            score = [
+                user_bytes_per_packet(int(m), mtu) * (1 - loss) ** fragments_per_segment(int(m), mtu)
+                for m in candidates
+            ]
             analytic.append({"mtu": mtu, "loss": loss, "best_mss": int(candidates[int(np.argmax(score))])})
     simulated = []
     sim_mtus, sim_losses = [250], ([0.05] if quick else [0.02, 0.05])
@@ -281,12 +284,18 @@ def criteria(m512: Measured, m246: Measured, q8_512: Measured, p: Params, sweep:
     worst_peak, teeth = peaks_at_email_values(sweep, p.mtu)
     return [
         Criterion.within_abs("throughput ratio 512/246", SOURCE_RATIO, ratio, TOL_RATIO),
-        Criterion.within("throughput, 4 KB window, MSS 512 (KB/s)", SOURCE_RATE_512_KBPS, m512.throughput_kbps, TOL_RATE),
-        Criterion.within("throughput, 16 KB window, MSS 246 (KB/s)", SOURCE_RATE_246_KBPS, m246.throughput_kbps, TOL_RATE),
+        Criterion.within(
+            "throughput, 4 KB window, MSS 512 (KB/s)", SOURCE_RATE_512_KBPS, m512.throughput_kbps, TOL_RATE
+        ),
+        Criterion.within(
+            "throughput, 16 KB window, MSS 246 (KB/s)", SOURCE_RATE_246_KBPS, m246.throughput_kbps, TOL_RATE
+        ),
         Criterion.at_least("start-up drops, queue limit 8, 4 KB window of 512-byte segments", 1, q8_512.startup_drops),
         Criterion.within("user bytes per packet, MSS 512", SOURCE_USER_BYTES_512, m512.user_bytes_per_packet, 0.01),
         Criterion.within("user bytes per packet, MSS 246", SOURCE_USER_BYTES_246, m246.user_bytes_per_packet, 0.01),
-        Criterion.at_most(f"sweep peaks: best MSS of each of {teeth} teeth below 210 + 230n (bytes)", 10, worst_peak, source=0),
+        Criterion.at_most(
+            f"sweep peaks: best MSS of each of {teeth} teeth below 210 + 230n (bytes)", 10, worst_peak, source=0
+        ),
     ]
 
 
@@ -338,10 +347,20 @@ def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict, p:
     mss = [r["mss"] for r in sweep]
     ax.plot(mss, [r["throughput_kbps"] for r in sweep], ".-", lw=0.8, label="quench throughput (KB/s)")
     ax2 = ax.twinx()
-    ax2.plot(mss, [r["model_user_bytes_per_packet"] for r in sweep], color="tab:gray", lw=0.8, label="user bytes/packet (email)")
-    for n in range(0, 4):
+    ax2.plot(
+        mss,
+        [r["model_user_bytes_per_packet"] for r in sweep],
+        color="tab:gray",
+        lw=0.8,
+        label="user bytes/packet (email)",
+    )
+    for n in range(4):
         ax.axvline(210 + 230 * n, color="tab:red", ls=":", lw=0.8)
-    ax.set(xlabel="MSS (bytes)", ylabel="throughput (KB/s)", title="MSS sweep, 16 KB window, no overflow; dotted: 210 + 230n")
+    ax.set(
+        xlabel="MSS (bytes)",
+        ylabel="throughput (KB/s)",
+        title="MSS sweep, 16 KB window, no overflow; dotted: 210 + 230n",
+    )
     ax2.set_ylabel("user bytes per packet")
     ax.legend(loc="lower right", fontsize="small")
     fig.tight_layout()
@@ -356,7 +375,9 @@ def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict, p:
     for r in study["simulated"]:
         ax.plot(r["loss"], r["best_mss"], "k*", ms=10)
     ax.plot([], [], "k*", label="quench (best of a sweep)")
-    ax.set(xlabel="fragment loss probability p", ylabel="loss-optimal MSS (bytes)", title="loss-optimal MSS vs MTU and p")
+    ax.set(
+        xlabel="fragment loss probability p", ylabel="loss-optimal MSS (bytes)", title="loss-optimal MSS vs MTU and p"
+    )
     ax.legend(fontsize="small")
     fig.tight_layout()
     written.append(out / "loss_optimal_mss.png")
@@ -368,13 +389,21 @@ def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict, p:
 def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
     rows = [
         ("", "email (Crowcroft's test)", "quench"),
-        ("user bytes per packet, 512 / 246", "170 / 123", f"{m512.user_bytes_per_packet:.1f} / {m246.user_bytes_per_packet:.1f}"),
+        (
+            "user bytes per packet, 512 / 246",
+            "170 / 123",
+            f"{m512.user_bytes_per_packet:.1f} / {m246.user_bytes_per_packet:.1f}",
+        ),
         ("throughput 4 KB / 512 (KB/s)", "1.54", f"{m512.throughput_kbps:.3f}"),
         ("throughput 16 KB / 246 (KB/s)", "1.13", f"{m246.throughput_kbps:.3f}"),
         ("ratio", "1.36", f"{m512.throughput_kbps / m246.throughput_kbps:.3f}"),
         ("losses during start-up, 512 / 246", "1 / 4", f"{m512.startup_drops} / {m246.startup_drops}"),
         ("timeouts, 512 / 246", "-", f"{m512.timeouts} / {m246.timeouts}"),
-        ("data packets/s over the transfer", "9.0 / 9.2", f"{m512.data_packets_per_s:.2f} / {m246.data_packets_per_s:.2f}"),
+        (
+            "data packets/s over the transfer",
+            "9.0 / 9.2",
+            f"{m512.data_packets_per_s:.2f} / {m246.data_packets_per_s:.2f}",
+        ),
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
@@ -382,7 +411,7 @@ def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
     lines.append("bottleneck models (each calibrated to 9.1 data packets/s on the 512-byte case):")
     for r in matrix:
         lines.append(
-            f"  echo={str(r['echo']):5} queue={r['queue_limit']:2}  rate {r['packet_rate']:5.2f} pkt/s  "
+            f"  echo={r['echo']!s:5} queue={r['queue_limit']:2}  rate {r['packet_rate']:5.2f} pkt/s  "
             f"512: {r['throughput_512_kbps']:.3f}  246: {r['throughput_246_kbps']:.3f} KB/s  ratio {r['ratio']:.3f}  "
             f"start-up drops {r['startup_drops_512']}/{r['startup_drops_246']}"
         )
@@ -413,7 +442,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         seed=seed,
         parameters=dataclasses.asdict(p),
         quick=quick,
-        measured={"mss512": dataclasses.asdict(m512), "mss246": dataclasses.asdict(m246), "queue8_mss512": dataclasses.asdict(q8)},
+        measured={
+            "mss512": dataclasses.asdict(m512),
+            "mss246": dataclasses.asdict(m246),
+            "queue8_mss512": dataclasses.asdict(q8),
+        },
         models=matrix,
         mss_sweep=sweep,
         loss_optimal=study,

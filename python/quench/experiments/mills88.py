@@ -146,7 +146,9 @@ def criteria(off: Measured, on: Measured, p: Params) -> list[Criterion]:
     ratio = on.mean_delay_s / off.mean_delay_s
     return [
         Criterion.within("mean delay without quench (s)", SOURCE_DELAY_NO_QUENCH_S, off.mean_delay_s, TOL_NO_QUENCH),
-        Criterion.at_most("mean delay without quench within the backlog bound (s)", backlog_bound_s(p), off.mean_delay_s),
+        Criterion.at_most(
+            "mean delay without quench within the backlog bound (s)", backlog_bound_s(p), off.mean_delay_s
+        ),
         Criterion.within("mean delay with quench (s)", SOURCE_DELAY_QUENCH_S, on.mean_delay_s, TOL_QUENCH),
         Criterion.within_abs("delay ratio quench / no quench", SOURCE_RATIO, ratio, TOL_RATIO),
         Criterion.at_most("drops, both runs", 0, off.drops + on.drops, source=0),
@@ -172,11 +174,15 @@ def sweep(p: Params, quick: bool) -> dict[str, list]:
     by_threshold = []
     for t in thresholds:
         _, m = run(dataclasses.replace(p, threshold=t), quench=True)
-        by_threshold.append({"threshold": t, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization})
+        by_threshold.append(
+            {"threshold": t, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization}
+        )
     by_reaction = []
     for r in REACTIONS:
         _, m = run(dataclasses.replace(p, reaction=r), quench=True)
-        by_reaction.append({"reaction": r, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization})
+        by_reaction.append(
+            {"reaction": r, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization}
+        )
     return {"by_threshold": by_threshold, "by_reaction": by_reaction}
 
 
