@@ -103,18 +103,6 @@ struct Partial {
 }
 
 impl Partial {
-    fn add(&mut self, start: u16, end: u16) {
-        let i = self.ranges.partition_point(|&(_, e)| e < start);
-        let mut j = i;
-        let (mut lo, mut hi) = (start, end);
-        while j < self.ranges.len() && self.ranges[j].0 <= hi {
-            lo = lo.min(self.ranges[j].0);
-            hi = hi.max(self.ranges[j].1);
-            j += 1;
-        }
-        self.ranges.splice(i..j, [(lo, hi)]);
-    }
-
     fn complete(&self) -> bool {
         self.total.is_some_and(|t| self.ranges == [(0, t)])
     }
@@ -172,7 +160,7 @@ impl Reassembler {
         });
         let start = frag.frag.offset;
         let end = start + (frag.size - IP_HEADER as u16);
-        partial.add(start, end);
+        crate::ranges::insert(&mut partial.ranges, start, end);
         partial.held_bytes += len;
         self.held_bytes += len;
         if !frag.frag.more {

@@ -22,6 +22,7 @@ pub mod ip;
 pub mod link;
 pub mod packet;
 pub mod qdisc;
+pub mod ranges;
 pub mod results;
 pub mod rng;
 pub mod routing;

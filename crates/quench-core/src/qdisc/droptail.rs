@@ -74,34 +74,17 @@ impl Qdisc for DropTail {
 
 #[cfg(test)]
 mod tests {
+    use super::super::harness::Bench;
     use super::super::harness::{check_conservation, packet};
-    use super::super::{NodeBuffers, QdiscSpec};
+    use super::super::QdiscSpec;
     use super::*;
-    use crate::packet::NodeId;
-    use crate::rng::Rng;
     use crate::units::{BitRate, Bytes, Time};
-
-    type Parts = (Rng, Vec<(Packet, DropReason)>, Vec<Packet>, NodeBuffers, Vec<(&'static str, f64)>);
-
-    fn cx_parts() -> Parts {
-        (Rng::from_seed(1), Vec::new(), Vec::new(), NodeBuffers::default(), Vec::new())
-    }
 
     #[test]
     fn packet_limit_drops_the_arrival_that_overflows() {
         let mut q = DropTail::new(&DropTailConfig { limit: Limit { packets: Some(2), bytes: None } }).unwrap();
-        let (mut rng, mut drops, mut emitted, mut node, mut monitors) = cx_parts();
-        let mut cx = QdiscCx {
-            now: Time::ZERO,
-            link_rate: BitRate(1),
-            rng: &mut rng,
-            drops: &mut drops,
-            emitted: &mut emitted,
-            marks: 0,
-            monitors: &mut monitors,
-            node: &mut node,
-            node_id: NodeId(0),
-        };
+        let mut bench = Bench::new(1);
+        let mut cx = bench.cx(Time::ZERO, BitRate(1));
         for uid in 0..3 {
             q.enqueue(packet(uid, 0, 100), &mut cx);
         }
@@ -115,18 +98,8 @@ mod tests {
     fn byte_limit_binds_before_packet_limit() {
         let limit = Limit { packets: Some(100), bytes: Some(Bytes(1000)) };
         let mut q = DropTail::new(&DropTailConfig { limit }).unwrap();
-        let (mut rng, mut drops, mut emitted, mut node, mut monitors) = cx_parts();
-        let mut cx = QdiscCx {
-            now: Time::ZERO,
-            link_rate: BitRate(1),
-            rng: &mut rng,
-            drops: &mut drops,
-            emitted: &mut emitted,
-            marks: 0,
-            monitors: &mut monitors,
-            node: &mut node,
-            node_id: NodeId(0),
-        };
+        let mut bench = Bench::new(1);
+        let mut cx = bench.cx(Time::ZERO, BitRate(1));
         for uid in 0..3 {
             q.enqueue(packet(uid, 0, 400), &mut cx);
         }

@@ -222,10 +222,9 @@ impl Qdisc for Fuzzball {
 
 #[cfg(test)]
 mod tests {
-    use super::super::harness::{check_conservation, packet};
+    use super::super::harness::{check_conservation, packet, Bench};
     use super::*;
     use crate::packet::{NodeId, Proto};
-    use crate::rng::Rng;
     use crate::units::{BitRate, Dur};
 
     fn config(pool_packets: u64) -> FuzzballConfig {
@@ -234,38 +233,7 @@ mod tests {
         cfg
     }
 
-    struct Bench {
-        rng: Rng,
-        drops: Vec<(Packet, DropReason)>,
-        emitted: Vec<Packet>,
-        monitors: Vec<(&'static str, f64)>,
-        node: NodeBuffers,
-    }
-
-    impl Bench {
-        fn new() -> Self {
-            Bench {
-                rng: Rng::from_seed(1),
-                drops: vec![],
-                emitted: vec![],
-                monitors: vec![],
-                node: NodeBuffers::default(),
-            }
-        }
-        fn cx(&mut self, now: Time) -> QdiscCx<'_> {
-            QdiscCx {
-                now,
-                link_rate: BitRate(9600),
-                rng: &mut self.rng,
-                drops: &mut self.drops,
-                emitted: &mut self.emitted,
-                marks: 0,
-                monitors: &mut self.monitors,
-                node: &mut self.node,
-                node_id: NodeId(99),
-            }
-        }
-    }
+    const LINE: BitRate = BitRate(9600);
 
     fn from(src: u32, uid: u32, size: u16) -> Packet {
         let mut p = packet(uid, src, size);
@@ -286,19 +254,19 @@ mod tests {
     fn preemption_takes_from_the_heaviest_source() {
         // Pool of 4 packets: host 1 holds 3 × 500 B, host 2 holds 1 × 100 B.
         let mut q = Fuzzball::new(&FuzzballConfig { quench: false, ..config(4) }).unwrap();
-        let mut b = Bench::new();
+        let mut b = Bench::new(1);
         for (uid, (src, size)) in [(1, 500), (1, 500), (2, 100), (1, 500)].into_iter().enumerate() {
-            q.enqueue(from(src, uid as u32, size), &mut b.cx(Time::ZERO));
+            q.enqueue(from(src, uid as u32, size), &mut b.cx(Time::ZERO, LINE));
         }
         assert!(b.drops.is_empty());
         // Host 2 arrives with the pool full: host 1 is heaviest, its newest packet (uid 3) goes.
-        q.enqueue(from(2, 10, 100), &mut b.cx(Time::ZERO));
+        q.enqueue(from(2, 10, 100), &mut b.cx(Time::ZERO, LINE));
         assert_eq!(b.drops.len(), 1);
         assert_eq!((b.drops[0].0.uid, b.drops[0].1), (3, DropReason::Preempted));
         assert_eq!(b.node.queued_by(NodeId(1)), 1000);
         assert_eq!(b.node.queued_by(NodeId(2)), 200);
         // Host 1 arrives with the pool full again: it is the heaviest, so its arrival goes.
-        q.enqueue(from(1, 11, 500), &mut b.cx(Time::ZERO));
+        q.enqueue(from(1, 11, 500), &mut b.cx(Time::ZERO, LINE));
         assert_eq!((b.drops[1].0.uid, b.drops[1].1), (11, DropReason::Overflow));
         assert_eq!(q.backlog(), Backlog { packets: 4, bytes: 1200 });
     }
@@ -306,12 +274,12 @@ mod tests {
     #[test]
     fn oldest_preemption_and_ties_favour_the_arrival() {
         let mut q = Fuzzball::new(&FuzzballConfig { quench: false, preempt: Preempt::Oldest, ..config(2) }).unwrap();
-        let mut b = Bench::new();
-        q.enqueue(from(1, 0, 300), &mut b.cx(Time::ZERO));
-        q.enqueue(from(1, 1, 300), &mut b.cx(Time::ZERO));
-        q.enqueue(from(2, 2, 600), &mut b.cx(Time::ZERO)); // 600 vs 600 with the arrival: tie
+        let mut b = Bench::new(1);
+        q.enqueue(from(1, 0, 300), &mut b.cx(Time::ZERO, LINE));
+        q.enqueue(from(1, 1, 300), &mut b.cx(Time::ZERO, LINE));
+        q.enqueue(from(2, 2, 600), &mut b.cx(Time::ZERO, LINE)); // 600 vs 600 with the arrival: tie
         assert_eq!(b.drops[0].0.uid, 2);
-        q.enqueue(from(2, 3, 100), &mut b.cx(Time::ZERO)); // host 1 heavier: its oldest goes
+        q.enqueue(from(2, 3, 100), &mut b.cx(Time::ZERO, LINE)); // host 1 heavier: its oldest goes
         assert_eq!(b.drops[1].0.uid, 0);
     }
 
@@ -321,19 +289,19 @@ mod tests {
         // at most 2/s; host 1 is heaviest.
         let cfg = FuzzballConfig { gain: 1.0, threshold: 1.5, rate_per_excess: 1.0, max_rate: 2.0, ..config(100) };
         let mut q = Fuzzball::new(&cfg).unwrap();
-        let mut b = Bench::new();
+        let mut b = Bench::new(1);
         let at = |ms: u64| Time::ZERO + Dur::from_millis(ms);
-        q.enqueue(from(1, 0, 500), &mut b.cx(at(0))); // q seen 0
-        q.enqueue(from(2, 1, 100), &mut b.cx(at(0))); // q seen 1
-        q.enqueue(from(1, 2, 500), &mut b.cx(at(0))); // q seen 2: excess 0.5, rate 0.5/s: quench
+        q.enqueue(from(1, 0, 500), &mut b.cx(at(0), LINE)); // q seen 0
+        q.enqueue(from(2, 1, 100), &mut b.cx(at(0), LINE)); // q seen 1
+        q.enqueue(from(1, 2, 500), &mut b.cx(at(0), LINE)); // q seen 2: excess 0.5, rate 0.5/s: quench
         assert_eq!(b.emitted.len(), 1);
         let sq = b.emitted[0];
         assert_eq!((sq.dst, sq.src, sq.size), (NodeId(1), NodeId(99), icmp::SOURCE_QUENCH_SIZE));
-        q.enqueue(from(2, 3, 100), &mut b.cx(at(1000))); // q 3: rate 1.5/s, 1 s ≥ 0.67 s: quench
+        q.enqueue(from(2, 3, 100), &mut b.cx(at(1000), LINE)); // q 3: rate 1.5/s, 1 s ≥ 0.67 s: quench
         assert_eq!(b.emitted.len(), 2);
-        q.enqueue(from(2, 4, 100), &mut b.cx(at(1400))); // q 4: rate 2/s (limit); 0.4 s < 0.5 s
+        q.enqueue(from(2, 4, 100), &mut b.cx(at(1400), LINE)); // q 4: rate 2/s (limit); 0.4 s < 0.5 s
         assert_eq!(b.emitted.len(), 2);
-        q.enqueue(from(2, 5, 100), &mut b.cx(at(1500))); // 0.5 s since the last: quench
+        q.enqueue(from(2, 5, 100), &mut b.cx(at(1500), LINE)); // 0.5 s since the last: quench
         assert_eq!(b.emitted.len(), 3);
         assert!(b.emitted.iter().all(|p| p.dst == NodeId(1)));
     }

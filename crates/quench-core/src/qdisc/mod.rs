@@ -240,6 +240,62 @@ pub(crate) mod harness {
     use super::*;
     use crate::packet::{AgentId, FlowId, NodeId, Proto};
 
+    /// Everything a `QdiscCx` borrows, owned, for driving a qdisc by hand in tests.
+    pub struct Bench {
+        pub rng: Rng,
+        pub drops: Vec<(Packet, DropReason)>,
+        pub emitted: Vec<Packet>,
+        pub monitors: Vec<(&'static str, f64)>,
+        pub node: NodeBuffers,
+        /// Marks noted by the qdisc, accumulated by `after`.
+        pub marks: u64,
+    }
+
+    impl Bench {
+        pub fn new(seed: u64) -> Self {
+            Bench {
+                rng: Rng::from_seed(seed),
+                drops: vec![],
+                emitted: vec![],
+                monitors: vec![],
+                node: NodeBuffers::default(),
+                marks: 0,
+            }
+        }
+
+        /// A context at `now` on a link of `link_rate`, for a queue of node 99.
+        pub fn cx(&mut self, now: Time, link_rate: BitRate) -> QdiscCx<'_> {
+            QdiscCx {
+                now,
+                link_rate,
+                rng: &mut self.rng,
+                drops: &mut self.drops,
+                emitted: &mut self.emitted,
+                marks: 0,
+                monitors: &mut self.monitors,
+                node: &mut self.node,
+                node_id: NodeId(99),
+            }
+        }
+
+        /// Enqueue `pkt`; returns the drop reason if the qdisc discarded something.
+        pub fn offer(&mut self, q: &mut dyn Qdisc, pkt: Packet, now: Time, link_rate: BitRate) -> Option<DropReason> {
+            let before = self.drops.len();
+            let mut cx = self.cx(now, link_rate);
+            q.enqueue(pkt, &mut cx);
+            let marks = cx.marks;
+            self.marks += marks;
+            self.drops.get(before).map(|d| d.1)
+        }
+
+        pub fn take(&mut self, q: &mut dyn Qdisc, now: Time) -> Option<Packet> {
+            match q.dequeue(&mut self.cx(now, BitRate(1))) {
+                Dequeued::Packet(p) => Some(p),
+                _ => None,
+            }
+        }
+    }
+
     pub fn packet(uid: u32, flow: u32, size: u16) -> Packet {
         Packet {
             uid,

@@ -2,69 +2,10 @@
 //! inter-drop distribution, gentle and byte modes, both adaptation rules, ECN marking, the
 //! accounting identities and configuration errors.
 
-use super::super::harness::{check_conservation, packet};
-use super::super::{NodeBuffers, QdiscSpec};
+use super::super::harness::{check_conservation, packet, Bench};
+use super::super::QdiscSpec;
 use super::*;
-use crate::packet::NodeId;
-use crate::rng::Rng;
 use crate::units::BitRate;
-
-struct Bench {
-    rng: Rng,
-    drops: Vec<(Packet, DropReason)>,
-    emitted: Vec<Packet>,
-    monitors: Vec<(&'static str, f64)>,
-    node: NodeBuffers,
-    marks: u64,
-}
-
-impl Bench {
-    fn new(seed: u64) -> Self {
-        Bench {
-            rng: Rng::from_seed(seed),
-            drops: vec![],
-            emitted: vec![],
-            monitors: vec![],
-            node: NodeBuffers::default(),
-            marks: 0,
-        }
-    }
-    /// Offer `pkt` at `now` on a link of `rate_bps`; returns what happened to it.
-    fn offer(&mut self, q: &mut Red, pkt: Packet, now: Time, rate_bps: u64) -> Option<DropReason> {
-        let before = self.drops.len();
-        let mut cx = QdiscCx {
-            now,
-            link_rate: BitRate(rate_bps),
-            rng: &mut self.rng,
-            drops: &mut self.drops,
-            emitted: &mut self.emitted,
-            marks: 0,
-            monitors: &mut self.monitors,
-            node: &mut self.node,
-            node_id: NodeId(0),
-        };
-        q.enqueue(pkt, &mut cx);
-        self.marks += cx.marks;
-        self.drops.get(before).map(|d| d.1)
-    }
-    fn take(&mut self, q: &mut Red, now: Time) -> Option<Packet> {
-        let mut cx = QdiscCx {
-            now,
-            link_rate: BitRate(1),
-            rng: &mut self.rng,
-            drops: &mut self.drops,
-            emitted: &mut self.emitted,
-            marks: 0,
-            monitors: &mut self.monitors,
-            node: &mut self.node,
-            node_id: NodeId(0),
-        };
-        match q.dequeue(&mut cx) {
-            Dequeued::Packet(p) => Some(p),
-            _ => None,
-        }
-    }
-}
 
 fn red(json: &str) -> Red {
     let cfg: RedConfig = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
@@ -75,7 +16,7 @@ fn resolved(min_th: f64, max_th: f64) -> Resolved {
     Resolved { w_q: 0.002, min_th, max_th, ptc: 1000.0 }
 }
 
-const RATE: u64 = 8_000_000;
+const RATE: BitRate = BitRate(8_000_000);
 
 fn ms(v: f64) -> Time {
     Time::ZERO + Dur::from_secs_f64(v / 1000.0)
@@ -215,7 +156,7 @@ fn byte_mode_counts_mean_packets_and_scales_by_size() {
     let json = r#"{"mode":"bytes","min_th":"5KB","max_th":"15KB","max_p":0.1,"mean_packet_size":"1000B",
                    "spacing":"fj93"}"#;
     let mut q = red(json);
-    let r = q.cfg.resolve(RATE as f64);
+    let r = q.cfg.resolve(RATE.0 as f64);
     assert_eq!((r.min_th, r.max_th), (5000.0, 15000.0));
     q.avg = 10_000.0; // pb = 0.05
     q.count_bytes = 3_500; // ⌊3500/1000⌋ = 3 mean-sized packets

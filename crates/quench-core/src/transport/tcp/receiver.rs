@@ -107,16 +107,7 @@ impl TcpReceiver {
 
     /// Insert [start, end) into the reassembly list, merging neighbours.
     fn hold_out_of_order(&mut self, start: u64, end: u64) {
-        let list = &mut self.holes_filled_later;
-        let i = list.partition_point(|&(_, e)| e < start);
-        let mut j = i;
-        let (mut lo, mut hi) = (start, end);
-        while j < list.len() && list[j].0 <= hi {
-            lo = lo.min(list[j].0);
-            hi = hi.max(list[j].1);
-            j += 1;
-        }
-        list.splice(i..j, [(lo, hi)]);
+        crate::ranges::insert(&mut self.holes_filled_later, start, end);
     }
 
     /// Advance rcv_nxt over held data now contiguous; true if any was pulled in.

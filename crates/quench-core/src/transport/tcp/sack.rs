@@ -21,18 +21,7 @@ impl Scoreboard {
 
     /// Record a reported block, merging with its neighbours.
     pub fn add(&mut self, start: u64, end: u64) {
-        if start >= end {
-            return;
-        }
-        let i = self.blocks.partition_point(|&(_, e)| e < start);
-        let mut j = i;
-        let (mut lo, mut hi) = (start, end);
-        while j < self.blocks.len() && self.blocks[j].0 <= hi {
-            lo = lo.min(self.blocks[j].0);
-            hi = hi.max(self.blocks[j].1);
-            j += 1;
-        }
-        self.blocks.splice(i..j, [(lo, hi)]);
+        crate::ranges::insert(&mut self.blocks, start, end);
     }
 
     /// SACKed bytes within [a, b).
