@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,6 +39,9 @@ METRICS = [
     ("overflow", "overflow drops", False),
     ("utilization", "bottleneck utilization", True),
     ("goodput_mbps", "aggregate goodput, Mb/s", False),
+    ("rate_vs_curve", "early rate / (pb(mean avg)/1.5)", False),
+    ("timeouts", "TCP timeouts (all flows)", False),
+    ("recoveries", "TCP fast recoveries (all flows)", False),
 ]
 
 
@@ -53,6 +57,11 @@ def run(cmd: list[str], out: str) -> dict:
 def figures(r: dict, ecn: bool) -> dict:
     n = r["arrived_packets"]
     early = r["early_marks"] + r["early_drops"] if ecn else r["early_drops"]
+    c = r["config"]
+    # RED's own law, independent of TCP: with `wait` spacing the gaps between early signals are
+    # uniform on 1/pb..2/pb arrivals, so the rate is about pb/1.5 at the average's mean (linear
+    # region; ignores the restart of count on entering the region and the avg's spread).
+    pb = c["max_p"] * (r["red_avg_time_mean"] - c["min_th"]) / (c["max_th"] - c["min_th"])
     return {
         "red_avg": r["red_avg_time_mean"],
         "queue": r["qdisc_queue_time_mean"],
@@ -61,6 +70,9 @@ def figures(r: dict, ecn: bool) -> dict:
         "overflow": r["overflow_drops"],
         "utilization": r["utilization"],
         "goodput_mbps": r["aggregate_goodput_bps"] / 1e6,
+        "rate_vs_curve": early / n / (pb / 1.5),
+        "timeouts": r["tcp"]["timeouts"],
+        "recoveries": r["tcp"]["fast_recoveries"],
     }
 
 
@@ -82,8 +94,11 @@ def main() -> None:
                 cmd = [py, os.path.join(HERE, script), "--duration", str(a.duration), "--warmup",
                        str(a.warmup), "--ecn", ecn, "--seed", str(seed), "--json", out]
                 jobs.append(((ecn, sim, seed), cmd, out))
-    with ThreadPoolExecutor(a.jobs) as pool:
-        raw = dict(zip([j[0] for j in jobs], pool.map(lambda j: run(j[1], j[2]), jobs)))
+    try:
+        with ThreadPoolExecutor(a.jobs) as pool:
+            raw = dict(zip([j[0] for j in jobs], pool.map(lambda j: run(j[1], j[2]), jobs)))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
     result = {"scenario": __doc__.split("\n\n")[2], "duration_s": a.duration, "warmup_s": a.warmup,
               "seeds": a.seeds, "tolerance": TOLERANCE, "cases": {}}

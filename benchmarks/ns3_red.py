@@ -42,6 +42,8 @@ RED_CPP = r"""
 #include "ns3/traffic-control-layer.h"
 #include "ns3/packet-sink.h"
 #include "ns3/simulator.h"
+#include "ns3/config.h"
+#include "ns3/tcp-socket-state.h"
 
 #include <map>
 #include <string>
@@ -82,6 +84,7 @@ struct Snapshot
 {
     double t = 0;
     uint64_t txPackets = 0, txIpBytes = 0, devQueueDrops = 0, tcDrops = 0;
+    uint64_t recoveries = 0, rtos = 0;
     uint64_t received = 0, enqueued = 0, dropped = 0, marked = 0;
     std::map<std::string, uint64_t> drops, marks;
     std::vector<uint64_t> sinkRx;
@@ -99,6 +102,20 @@ void OnDevQueueDrop(ns3::Ptr<const ns3::Packet>) { devQueueDrops++; }
 void OnReverseDrop(ns3::Ptr<const ns3::Packet>) { reverseDrops++; }
 void OnTcDrop(ns3::Ptr<const ns3::Packet>) { tcDrops++; }
 
+// Entries into fast recovery and RTO loss state, summed over all senders.
+uint64_t recoveries = 0;
+uint64_t rtos = 0;
+void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
+{
+    if (now == ns3::TcpSocketState::CA_RECOVERY) recoveries++;
+    if (now == ns3::TcpSocketState::CA_LOSS) rtos++;
+}
+void HookSockets()
+{
+    ns3::Config::ConnectWithoutContext("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                       ns3::MakeCallback(&OnCongState));
+}
+
 void TakeSnapshot()
 {
     Snapshot s;
@@ -107,6 +124,8 @@ void TakeSnapshot()
     s.txIpBytes = txIpBytes;
     s.devQueueDrops = devQueueDrops;
     s.tcDrops = tcDrops;
+    s.recoveries = recoveries;
+    s.rtos = rtos;
     const ns3::QueueDisc::Stats& st = red->GetStats();
     s.received = st.nTotalReceivedPackets;
     s.enqueued = st.nTotalEnqueuedPackets;
@@ -147,6 +166,8 @@ void Setup(ns3::Ptr<ns3::NetDevice> r1dev, ns3::Ptr<ns3::NetDevice> r2dev, ns3::
     sampleStep = step;
     sampleEnd = end;
     ns3::Simulator::Schedule(ns3::Seconds(warmup), &TakeSnapshot);
+    // Every sender's socket exists once its BulkSend app has started (by 16 ms).
+    ns3::Simulator::Schedule(ns3::Seconds(0.5), &HookSockets);
     ns3::Simulator::Schedule(ns3::Seconds(warmup + step / 2), &Sample);
 }
 
@@ -274,6 +295,8 @@ def snap_dict(s):
         "tx_ip_bytes": s.txIpBytes,
         "dev_queue_drops": s.devQueueDrops,
         "tc_drops": s.tcDrops,
+        "recoveries": s.recoveries,
+        "rtos": s.rtos,
         "received": s.received,
         "enqueued": s.enqueued,
         "dropped": s.dropped,
@@ -324,6 +347,7 @@ def main():
         "bottleneck_tx_packets": d("tx_packets"),
         "aggregate_goodput_bps": sum(goodput),
         "goodput_bps": goodput,
+        "tcp": {"fast_recoveries": d("recoveries"), "timeouts": d("rtos")},
         "other_drops": {"device_queue": d("dev_queue_drops"), "tc": d("tc_drops"),
                         "reverse_device_queue": int(x.reverseDrops)},
     }

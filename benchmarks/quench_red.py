@@ -130,6 +130,10 @@ def main() -> None:
         "bottleneck_tx_packets": d("departed_packets"),
         "aggregate_goodput_bps": float(sum(goodput)),
         "goodput_bps": goodput,
+        "tcp": {
+            "fast_recoveries": int(full.flows["fast_retransmits"].sum() - warm.flows["fast_retransmits"].sum()),
+            "timeouts": int(full.flows["timeouts"].sum() - warm.flows["timeouts"].sum()),
+        },
         "other_drops": {"reverse": int(full.link("r2->r1")["dropped_packets"])},
     }
     tmp = f"{a.json}.tmp{os.getpid()}"
