@@ -91,8 +91,20 @@ def main() -> None:
         for seed in range(1, a.seeds + 1):
             for sim, py, script in (("ns-3", NS3_PY, "ns3_red.py"), ("quench", QUENCH_PY, "quench_red.py")):
                 out = os.path.join(tmpdir, f"{sim}-ecn{ecn}-{seed}.json")
-                cmd = [py, os.path.join(HERE, script), "--duration", str(a.duration), "--warmup",
-                       str(a.warmup), "--ecn", ecn, "--seed", str(seed), "--json", out]
+                cmd = [
+                    py,
+                    os.path.join(HERE, script),
+                    "--duration",
+                    str(a.duration),
+                    "--warmup",
+                    str(a.warmup),
+                    "--ecn",
+                    ecn,
+                    "--seed",
+                    str(seed),
+                    "--json",
+                    out,
+                ]
                 jobs.append(((ecn, sim, seed), cmd, out))
     try:
         with ThreadPoolExecutor(a.jobs) as pool:
@@ -100,25 +112,41 @@ def main() -> None:
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
-    result = {"scenario": __doc__.split("\n\n")[2], "duration_s": a.duration, "warmup_s": a.warmup,
-              "seeds": a.seeds, "tolerance": TOLERANCE, "cases": {}}
+    result = {
+        "scenario": __doc__.split("\n\n")[2],
+        "duration_s": a.duration,
+        "warmup_s": a.warmup,
+        "seeds": a.seeds,
+        "tolerance": TOLERANCE,
+        "cases": {},
+    }
     ok = True
     for ecn in ("off", "on"):
         case = {"runs": {}, "metrics": {}}
         for sim in ("ns-3", "quench"):
             case["runs"][sim] = [raw[(ecn, sim, s)] for s in range(1, a.seeds + 1)]
-        print(f"\nECN {ecn} ({'marks' if ecn == 'on' else 'drops'}), window [{a.warmup:g}, {a.duration:g}] s, "
-              f"{a.seeds} seed(s)")
+        print(
+            f"\nECN {ecn} ({'marks' if ecn == 'on' else 'drops'}), window [{a.warmup:g}, {a.duration:g}] s, "
+            f"{a.seeds} seed(s)"
+        )
         print(f"{'metric':40} {'ns-3':>10} {'quench':>10} {'rel diff':>9}  verdict")
         for key, label, gated in METRICS:
-            v = {sim: statistics.mean(figures(r, ecn == "on")[key] for r in case["runs"][sim])
-                 for sim in ("ns-3", "quench")}
+            v = {
+                sim: statistics.mean(figures(r, ecn == "on")[key] for r in case["runs"][sim])
+                for sim in ("ns-3", "quench")
+            }
             ref = v["ns-3"]
             rel = (v["quench"] - ref) / ref if ref else (0.0 if v["quench"] == 0 else float("inf"))
             verdict = ("ok" if abs(rel) <= TOLERANCE else "DIFFERS") if gated else "(info)"
             ok &= verdict != "DIFFERS"
-            case["metrics"][key] = {"label": label, "ns-3": ref, "quench": v["quench"], "rel_diff": rel,
-                                    "gated": gated, "within_tolerance": abs(rel) <= TOLERANCE}
+            case["metrics"][key] = {
+                "label": label,
+                "ns-3": ref,
+                "quench": v["quench"],
+                "rel_diff": rel,
+                "gated": gated,
+                "within_tolerance": abs(rel) <= TOLERANCE,
+            }
             print(f"{label:40} {ref:10.4f} {v['quench']:10.4f} {rel:+9.1%}  {verdict}")
         result["cases"][f"ecn_{ecn}"] = case
     result["all_within_tolerance"] = ok

@@ -30,8 +30,14 @@ BOTTLENECK = "r1->r2"
 
 
 def scenario(a, duration: float) -> dict:
-    tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, "sack": True,
-           "limited_transmit": True, "ecn": a.ecn == "on"}
+    tcp = {
+        "mss": MSS,
+        "send_buffer": BUFFER,
+        "receive_window": BUFFER,
+        "sack": True,
+        "limited_transmit": True,
+        "ecn": a.ecn == "on",
+    }
     net = dumbbell(
         a.flows,
         rate=a.rate,
@@ -59,8 +65,14 @@ def scenario(a, duration: float) -> dict:
         adapt="none",
     )
     link["reverse_qdisc"] = droptail(f"{a.limit}p")
-    spec["record"] = {"queues": False, "drops": False, "cwnd": False, "rtt": False, "monitors": True,
-                      "links": [BOTTLENECK]}
+    spec["record"] = {
+        "queues": False,
+        "drops": False,
+        "cwnd": False,
+        "rtt": False,
+        "monitors": True,
+        "links": [BOTTLENECK],
+    }
     return spec
 
 
@@ -100,8 +112,8 @@ def main() -> None:
     t, v = m["time_s"].to_numpy(float), m["value"].to_numpy(float)
     # Step function: each value holds until the next arrival; clip to the window.
     i0 = max(np.searchsorted(t, t0, side="right") - 1, 0)
-    tt = np.concatenate([[t0], t[i0 + 1:][t[i0 + 1:] < t1], [t1]])
-    vv = v[i0:i0 + len(tt) - 1]
+    tt = np.concatenate([[t0], t[i0 + 1 :][t[i0 + 1 :] < t1], [t1]])
+    vv = v[i0 : i0 + len(tt) - 1]
     avg_mean = float(np.sum(vv * np.diff(tt)) / span)
 
     backlog = (float(b1["mean_backlog_packets"]) * t1 - float(b0["mean_backlog_packets"]) * t0) / span

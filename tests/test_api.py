@@ -5,8 +5,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import quench
 from conftest import small_net
+
+import quench
 
 
 def test_run_returns_dataframes_with_units_in_names(net):

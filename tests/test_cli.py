@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+
 from quench.cli import main
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell.toml"

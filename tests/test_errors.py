@@ -1,8 +1,9 @@
 """Bad input: an exception naming the key and the reason, never a crash or a partial file."""
 
 import pytest
-import quench
 from conftest import small_net
+
+import quench
 from quench.cli import main
 
 

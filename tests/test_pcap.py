@@ -5,8 +5,9 @@ import subprocess
 
 import dpkt
 import pytest
-import quench
 from conftest import small_net
+
+import quench
 
 TCP_SYN, TCP_ACK, TCP_FIN, TCP_ECE, TCP_CWR = 0x02, 0x10, 0x01, 0x40, 0x80
 ECT0, CE = 0b10, 0b11

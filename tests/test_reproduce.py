@@ -4,6 +4,7 @@ computed from recorded results, hold."""
 import json
 
 import pytest
+
 from quench.cli import main
 
 

@@ -7,6 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 from conftest import small_net
+
 from quench.cli import main
 from quench.trace import (
     PcapError,
