@@ -55,6 +55,15 @@ def test_impossible_tcp_parameters():
     assert e.path == "flows[0].tcp.rto.k"
 
 
+def test_fast_needs_alpha_and_burstiness_a_threshold_above_one():
+    e = err(lambda s: s["flows"][0].update(cc="fast"))
+    assert e.path == "flows[0].cc.alpha" and "required" in e.reason
+    e = err(lambda s: s["flows"][0].update(tcp={"burstiness_control": {"threshold": 1}}))
+    assert e.path == "flows[0].tcp.burstiness_control.threshold"
+    e = err(lambda s: s["flows"][0].update(tcp={"rtt_sampling": "sometimes"}))
+    assert "every_ack" in str(e)
+
+
 def test_non_data_values_are_rejected():
     e = err(lambda s: s.update(duration=float("nan")))
     assert "plain data" in str(e) or "duration" in str(e)

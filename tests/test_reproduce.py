@@ -44,3 +44,22 @@ def test_jacobson88_quick(tmp_path, capsys):
     assert len(summary["models"]) == 4
     for plot in summary["plots"]:
         assert (out / plot).stat().st_size > 0
+
+
+def test_wei05_quick(tmp_path, capsys):
+    """wei05 runs, separates host (transmit queue) drops from router drops and records every
+    criterion of ALGORITHMS.md 5b with the time scaling. Asserted: host loss above router loss
+    without control, and burstiness control all but removing the host loss. The loss totals,
+    the router loss with control and the throughput are open (summary.json open_findings)."""
+    out = tmp_path / "wei05"
+    assert main(["reproduce", "wei05", "--quick", "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    by_name = {c["name"]: c for c in summary["criteria"]}
+    assert len(by_name) == 6
+    assert by_name["host loss minus router loss without control"]["passed"]
+    off, on = summary["measured"]["no_control"], summary["measured"]["burstiness_control"]
+    assert off["host_loss"] > off["router_loss"] > 0
+    assert on["host_loss"] < 0.05 * off["host_loss"]
+    assert "1000" in summary["scaling"] and summary["parameters"]["txqueuelen"] == 100
+    for plot in summary["plots"]:
+        assert (out / plot).stat().st_size > 0

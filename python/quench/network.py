@@ -110,7 +110,8 @@ class Network:
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
-        delayed_ack={...}, dupack_threshold, sack, ecn."""
+        delayed_ack={...}, dupack_threshold, sack, ecn, rtt_sampling ("timed_segment" or
+        "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"}."""
         flow = {"kind": "tcp", "src": src, "dst": dst, "cc": cc, "bytes": bytes, "start": start, "name": name}
         if tcp:
             flow["tcp"] = tcp

@@ -6,6 +6,7 @@
 //! Adding a controller is one file (config with `deny_unknown_fields`, `new(&cfg)`, the trait
 //! impl, tests) plus one line in `registry!` below.
 
+pub mod fast;
 pub mod newreno;
 pub mod reno;
 pub mod tahoe;
@@ -151,6 +152,7 @@ registry! {
     Tahoe: "tahoe" => tahoe::Tahoe(TahoeConfig),
     Reno: "reno" => reno::Reno(RenoConfig),
     NewReno: "newreno" => newreno::NewReno(NewRenoConfig),
+    Fast: "fast" => fast::Fast(FastConfig),
 }
 
 impl Default for CcSpec {

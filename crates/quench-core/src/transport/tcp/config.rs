@@ -1,6 +1,7 @@
 //! TCP parameters, per connection, with defaults from the modern RFCs; the 1988 behaviours are
 //! one setting away (`rto.k = 2`, `rto.tick = "500ms"`, `cc = "tahoe"`).
 
+use super::burst::BurstControlConfig;
 use super::quench::QuenchReaction;
 use crate::error::ConfigError;
 use crate::units::{Bytes, Dur};
@@ -134,6 +135,26 @@ pub struct TcpConfig {
     /// ECT(0) when the peer agrees, react to ECE once per window, echo CE as ECE.
     #[serde(default)]
     pub ecn: bool,
+    /// Which ACKs carry an RTT sample: one timed segment per window (BSD, the default) or
+    /// every ACK of never-retransmitted data (what delay-based control such as FAST needs).
+    #[serde(default)]
+    pub rtt_sampling: RttSampling,
+    /// Burstiness control (Wei, Hegde, Low 2005): send a packet only while the burstiness of
+    /// the last RTT is under a threshold (`{ threshold = 10, rate = "cwnd/rtt" }`); off when absent.
+    #[serde(default)]
+    pub burstiness_control: Option<BurstControlConfig>,
+}
+
+/// RTT sampling policy of a sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RttSampling {
+    /// One segment per window is timed (4.3BSD `t_rtt`); Karn's rule discards retransmissions.
+    #[default]
+    TimedSegment,
+    /// Every new ACK times the newest segment it acknowledges, as RFC 7323 timestamps would:
+    /// a retransmission is timed from its own send and replaces the timings above it.
+    EveryAck,
 }
 
 fn default_mss() -> u32 {
@@ -160,6 +181,8 @@ impl Default for TcpConfig {
             dont_fragment: false,
             source_quench: QuenchReaction::Ignore,
             ecn: false,
+            rtt_sampling: RttSampling::TimedSegment,
+            burstiness_control: None,
         }
     }
 }
@@ -190,6 +213,6 @@ impl TcpConfig {
         if self.dupack_threshold == 0 {
             return Err(ConfigError::new("dupack_threshold", "must be at least 1"));
         }
-        Ok(())
+        self.burstiness_control.as_ref().map_or(Ok(()), BurstControlConfig::validate)
     }
 }

@@ -7,6 +7,7 @@
 //! starts at 1); the pcap writer maps them onto 32-bit wire values. Every segment carries 20
 //! bytes of IP and 20 of TCP header on the wire.
 
+pub mod burst;
 mod config;
 mod ecn;
 pub mod quench;
@@ -15,7 +16,7 @@ mod rtt;
 mod sack;
 mod sender;
 
-pub use config::{DelayedAckConfig, RtoConfig, TcpConfig};
+pub use config::{DelayedAckConfig, RtoConfig, RttSampling, TcpConfig};
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};
@@ -29,6 +30,7 @@ pub const HEADERS: u32 = IP_HEADER + TCP_HEADER;
 pub(crate) const TIMER_RETRANSMIT: u8 = 0;
 pub(crate) const TIMER_DELAYED_ACK: u8 = 1;
 pub(crate) const TIMER_PACE: u8 = 2;
+pub(crate) const TIMER_BURST: u8 = 3;
 
 /// Addressing shared by both ends of a connection.
 #[derive(Clone, Copy, Debug)]

@@ -2,7 +2,11 @@
 //!
 //! Output (`output`): send while `flight + len <= min(cwnd, peer window, send buffer)`, full
 //! segments only except the last; the FIN rides on the last data segment. Timing: one segment
-//! per window is timed (BSD), and Karn's rule discards the timing of anything retransmitted.
+//! per window is timed (BSD), and Karn's rule discards the timing of anything retransmitted;
+//! with `tcp.rtt_sampling = "every_ack"` every new ACK times the newest segment it covers,
+//! a retransmission timed from its own send as RFC 7323 timestamps would.
+//! With `tcp.burstiness_control` a send also waits until the burstiness B(n) of the last RTT
+//! is under its threshold (`burst.rs`).
 //!
 //! ACK processing is split in steps: handshake, duplicate ACK, new ACK (RTT sample, recovery
 //! or window growth, timer), then output. Loss recovery after `dupack_threshold` duplicates
@@ -22,17 +26,19 @@
 //! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
 //! back N (skipping SACKed ranges).
 
-use super::config::TcpConfig;
+use super::burst::Burstiness;
+use super::config::{RttSampling, TcpConfig};
 use super::ecn::SenderEcn;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
-use super::{Connection, TIMER_PACE, TIMER_RETRANSMIT};
+use super::{Connection, TIMER_BURST, TIMER_PACE, TIMER_RETRANSMIT};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
 use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::{Dur, Time};
+use std::collections::VecDeque;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -86,6 +92,9 @@ pub struct TcpSender {
     rtt: RttEstimator,
     /// The timed segment: (sequence number, send time).
     timed: Option<(u64, Time)>,
+    /// `rtt_sampling = "every_ack"`: (end sequence, send time) of every first transmission in
+    /// flight, in sequence order.
+    send_times: VecDeque<(u64, Time)>,
     rexmt: TimerSlot,
     syn_retransmitted: bool,
     /// SACK-based recovery is on (tcp.sack and a controller with fast recovery).
@@ -97,6 +106,9 @@ pub struct TcpSender {
     squid: Squid,
     last_data_send: Option<Time>,
     pace: TimerSlot,
+    /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
+    burst: Option<Burstiness>,
+    burst_timer: TimerSlot,
     ecn: SenderEcn,
     pub stats: SenderStats,
 }
@@ -124,6 +136,7 @@ impl TcpSender {
             partial_ack_seen: false,
             rtt,
             timed: None,
+            send_times: VecDeque::new(),
             rexmt: TimerSlot::default(),
             syn_retransmitted: false,
             sack,
@@ -132,6 +145,8 @@ impl TcpSender {
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
+            burst: cfg.burstiness_control.as_ref().map(|b| Burstiness::new(b, mss + super::HEADERS as u64)),
+            burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             stats: SenderStats::default(),
             cfg,
@@ -175,6 +190,9 @@ impl TcpSender {
         self.ecn.stamp(&mut pkt, retransmit);
         cx.send(pkt);
         cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        if let Some(b) = self.burst.as_mut() {
+            b.on_send(seq + len as u64 + fin as u64, cx.now);
+        }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         if retransmit {
@@ -183,10 +201,25 @@ impl TcpSender {
             if self.timed.is_some_and(|(s, _)| s >= seq) {
                 self.timed = None; // Karn: never time a retransmitted segment
             }
+            if self.cfg.rtt_sampling == RttSampling::EveryAck {
+                self.time_retransmission(seq + len as u64 + fin as u64, cx.now);
+            }
+        } else if self.cfg.rtt_sampling == RttSampling::EveryAck {
+            self.send_times.push_back((seq + len as u64 + fin as u64, cx.now));
         } else if self.timed.is_none() {
             self.timed = Some((seq, cx.now));
         }
         seq + len as u64 + fin as u64
+    }
+
+    /// Timestamp semantics (RFC 7323 section 4.3: a segment that fills a hole is the one
+    /// echoed): a retransmission is timed from its own send. Timings of segments at or above it
+    /// are dropped, since an ACK covering them now echoes the retransmission, not them.
+    fn time_retransmission(&mut self, end: u64, now: Time) {
+        while self.send_times.back().is_some_and(|&(e, _)| e >= end) {
+            self.send_times.pop_back();
+        }
+        self.send_times.push_back((end, now));
     }
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx) {
@@ -213,7 +246,7 @@ impl TcpSender {
             }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
-            if flight + len as u64 > wnd || self.paced_until_later(cx) {
+            if flight + len as u64 > wnd || self.paced_until_later(cx) || self.burst_held(cx) {
                 break;
             }
             self.last_data_send = Some(cx.now);
@@ -241,6 +274,15 @@ impl TcpSender {
         if !self.pace.is_armed() {
             self.pace.arm(TIMER_PACE, next, cx);
         }
+        true
+    }
+
+    /// Burstiness control: true (and a wake-up armed) if B(n) forbids sending now.
+    fn burst_held(&mut self, cx: &mut AgentCx) -> bool {
+        let Some(b) = self.burst.as_mut() else { return false };
+        b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
+        let Some(until) = b.hold_until(cx.now) else { return false };
+        self.burst_timer.arm(TIMER_BURST, until, cx);
         true
     }
 
@@ -280,6 +322,9 @@ impl TcpSender {
             let len = (self.segment_at(next).0 as u64).max(1);
             let new_data = hole.is_none();
             if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
+                break;
+            }
+            if self.burst_held(cx) {
                 break;
             }
             let end = self.transmit(next, cx);
@@ -441,19 +486,41 @@ impl TcpSender {
         self.record_window(cx);
     }
 
+    /// The RTT sample an ACK up to `ack` carries, if any, folded into the estimator.
+    fn rtt_sample_for(&mut self, ack: u64, cx: &mut AgentCx) -> Option<Dur> {
+        let sent = match self.cfg.rtt_sampling {
+            RttSampling::TimedSegment => match self.timed {
+                Some((seq, sent)) if ack > seq => self.timed.take().map(|_| sent),
+                _ => None,
+            },
+            RttSampling::EveryAck => self.newest_timing_acked(ack),
+        }?;
+        let m = self.rtt.measure(sent, cx.now);
+        self.take_rtt_sample(m, cx);
+        Some(m)
+    }
+
+    /// Drop the timings an ACK up to `ack` covers; the send time of the newest of them.
+    fn newest_timing_acked(&mut self, ack: u64) -> Option<Time> {
+        let mut newest = None;
+        while let Some(&(end, sent)) = self.send_times.front() {
+            if end > ack {
+                break;
+            }
+            newest = Some(sent);
+            self.send_times.pop_front();
+        }
+        newest
+    }
+
     fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx) {
         let acked = ack - self.snd_una;
-        let rtt = match self.timed {
-            Some((seq, sent)) if ack > seq => {
-                self.timed = None;
-                let m = self.rtt.measure(sent, cx.now);
-                self.take_rtt_sample(m, cx);
-                Some(m)
-            }
-            _ => None,
-        };
+        let rtt = self.rtt_sample_for(ack, cx);
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
+        if let Some(b) = self.burst.as_mut() {
+            b.on_ack(ack);
+        }
         if self.sack {
             self.scoreboard.advance(ack);
         }
@@ -557,6 +624,10 @@ impl TcpSender {
         self.stats.timeouts += 1;
         cx.rec.event(cx.now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
+        self.send_times.clear();
+        if let Some(b) = self.burst.as_mut() {
+            b.on_timeout();
+        }
         if self.state == State::SynSent {
             self.syn_retransmitted = true;
             self.send_syn(cx);
@@ -601,6 +672,7 @@ impl Endpoint for TcpSender {
         match timer.kind {
             TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
+            TIMER_BURST if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
             _ => {}
         }
     }

@@ -1,0 +1,72 @@
+//! FAST TCP against its equilibrium (Jin, Wei, Low 2004; ALGORITHMS.md 5a): at the fixed point
+//! of `w ← (1−γ)w + γ(baseRTT/avgRTT·w + α)` each flow keeps α packets in the bottleneck queue
+//! (w·(avgRTT − baseRTT)/avgRTT = α, and rate·queueing delay = packets queued).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// A bottleneck of 100 Mb/s and 2·(1 + 20 + 1) = 44 ms base RTT: BDP ≈ 367 packets of 1500 B.
+/// The buffer (2000 packets) never overflows at these windows.
+fn fast_path(n: usize, alpha: f64, initial_window: u64, duration: f64) -> Value {
+    let mut sc = dumbbell(n, "1Gbps", "1ms", "100Mbps", "20ms", json!({"kind": "droptail", "limit": "2000p"}));
+    sc["duration"] = json!(format!("{duration}s"));
+    sc["record"] = json!({"queues": true, "cwnd": false, "rtt": false, "drops": true, "links": ["r1->r2"]});
+    let tcp = json!({"rtt_sampling": "every_ack", "send_buffer": "8MB", "receive_window": "8MB"});
+    let cc = json!({"kind": "fast", "alpha": alpha, "initial_window": initial_window});
+    sc["flows"] = json!((0..n)
+        .map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": "d", "cc": cc, "tcp": tcp}))
+        .collect::<Vec<_>>());
+    sc
+}
+
+/// Time-weighted mean of the bottleneck queue (packets) over [from, to] seconds.
+fn mean_queue(r: &quench_core::RunResult, from: f64, to: f64) -> f64 {
+    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
+    let mut area = 0.0;
+    let mut level = 0.0;
+    let mut last = from;
+    for (&ti, &qi) in t.iter().zip(&q) {
+        if ti > to {
+            break;
+        }
+        if ti > from {
+            area += level * (ti - last);
+            last = ti;
+        }
+        level = qi;
+    }
+    area += level * (to - last);
+    area / (to - from)
+}
+
+fn check_equilibrium(n: usize, alpha: f64, initial_window: u64) -> quench_core::RunResult {
+    let r = run(&fast_path(n, alpha, initial_window, 30.0));
+    assert_eq!(link_value(&r, "r1->r2", "dropped_packets"), 0.0, "the buffer must not overflow");
+    let q = mean_queue(&r, 20.0, 30.0);
+    let what = format!("{n} FAST flow(s), alpha {alpha}, initial window {initial_window}: mean queue over [20, 30] s");
+    check_rel(&what, q, n as f64 * alpha, 0.15);
+    r
+}
+
+/// From below: start-up from 2 segments, then FAST climbs to α = 50 packets queued.
+#[test]
+fn fast_converges_to_alpha_packets_queued_from_below() {
+    check_equilibrium(1, 50.0, 2);
+}
+
+/// From above: an initial window of 800 segments leaves ≈430 packets queued at first; FAST
+/// drains it down to α.
+#[test]
+fn fast_converges_to_alpha_packets_queued_from_above() {
+    let r = check_equilibrium(1, 50.0, 800);
+    let early = mean_queue(&r, 0.1, 0.5);
+    eprintln!("mean queue over [0.1, 0.5] s: {early:.1} packets");
+    assert!(early > 4.0 * 50.0, "the run must start well above alpha: {early}");
+}
+
+/// Two flows keep 2α between them.
+#[test]
+fn two_fast_flows_keep_alpha_each() {
+    check_equilibrium(2, 40.0, 2);
+}
