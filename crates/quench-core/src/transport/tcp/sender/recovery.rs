@@ -1,0 +1,173 @@
+//! Loss recovery of the TCP sender, apart from its output and ACK paths: the classic
+//! duplicate-ACK procedures (Tahoe fast retransmit, Reno and NewReno fast recovery) and the
+//! SACK-based one of RFC 6675 with Limited Transmit (RFC 3042). See the module header of
+//! `sender` for the rules.
+
+use super::TcpSender;
+use crate::cc::{CongestionControl, Recovery, Signal};
+use crate::trace::TcpEvent;
+use crate::transport::AgentCx;
+
+impl TcpSender {
+    pub(super) fn on_dupack(&mut self, cx: &mut AgentCx) {
+        if self.sack && self.in_recovery {
+            return self.sack_output(cx);
+        }
+        self.dupacks += 1;
+        let threshold = self.cfg.dupack_threshold;
+        if self.sack {
+            let lost = self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una;
+            if (self.dupacks >= threshold || lost) && self.snd_una > self.recover {
+                return self.enter_sack_recovery(cx);
+            }
+        } else if self.dupacks >= threshold {
+            return self.on_dupack_beyond_limit(cx);
+        }
+        if self.cfg.limited_transmit && self.dupacks < threshold {
+            self.limited_transmit(cx);
+        }
+    }
+
+    /// Classic (non-SACK) reactions to the third and later duplicate ACKs.
+    pub(super) fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx) {
+        let threshold = self.cfg.dupack_threshold;
+        match self.cc.recovery() {
+            Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
+            Recovery::Reno | Recovery::NewReno if self.in_recovery => {
+                self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
+                self.record_window(cx);
+                self.output(cx);
+            }
+            Recovery::Reno if self.dupacks == threshold => self.enter_fast_recovery(cx),
+            // RFC 6582 section 3.2 step 2: no new recovery for data sent before the last one.
+            Recovery::NewReno if self.dupacks == threshold && self.snd_una > self.recover => {
+                self.enter_fast_recovery(cx)
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.cwnd = self.w.mss;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.record_window(cx);
+        self.rexmt.cancel();
+        self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+    }
+
+    pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.partial_ack_seen = false;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+        self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
+        self.record_window(cx);
+        self.output(cx);
+    }
+
+    /// A partial ACK in NewReno recovery: resend the next hole and deflate.
+    pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx) {
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::PartialAckRetransmit);
+        self.transmit(self.snd_una, cx);
+        self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
+        if acked >= self.w.mss {
+            self.w.cwnd += self.w.mss;
+        }
+        if !self.partial_ack_seen {
+            self.partial_ack_seen = true;
+            self.arm_retransmit(cx);
+        }
+        self.record_window(cx);
+    }
+
+    /// The RTT sample an ACK up to `ack` carries, if any, folded into the estimator.
+    pub(super) fn sacked_block_end(&self, seq: u64) -> Option<u64> {
+        if self.sack {
+            self.scoreboard.block_end_containing(seq)
+        } else {
+            None
+        }
+    }
+
+    /// RFC 6675 IsLost threshold: more than (DupThresh − 1)·SMSS bytes SACKed above.
+    pub(super) fn lost_threshold(&self) -> u64 {
+        (self.cfg.dupack_threshold as u64 - 1) * self.w.mss
+    }
+
+    /// RFC 6675 SetPipe from the scoreboard: unSACKed octets not presumed lost, plus those
+    /// retransmitted (below HighRxt).
+    pub(super) fn pipe(&self, lost_end: u64) -> u64 {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let sb = &self.scoreboard;
+        sb.unsacked_in(una, max) - sb.unsacked_in(una, lost_end.clamp(una, max))
+            + sb.unsacked_in(una, self.high_rxt.clamp(una, max))
+    }
+
+    /// RFC 6675 section 5 step (C): send while the pipe has room, lost holes first.
+    pub(super) fn sack_output(&mut self, cx: &mut AgentCx) {
+        let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
+        loop {
+            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
+            let hole = self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end);
+            let next = match hole {
+                Some(seq) => seq,
+                None if self.snd_nxt < self.data_end + self.finite as u64 => self.snd_nxt,
+                None => break,
+            };
+            let len = (self.segment_at(next).0 as u64).max(1);
+            let new_data = hole.is_none();
+            if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
+                break;
+            }
+            if self.burst_held(cx) {
+                break;
+            }
+            let end = self.transmit(next, cx);
+            if new_data {
+                self.snd_nxt = end;
+                self.snd_max = end;
+            } else {
+                self.high_rxt = end;
+            }
+        }
+        if !self.rexmt.is_armed() {
+            self.arm_retransmit(cx);
+        }
+    }
+
+    pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx) {
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.cwnd = self.w.ssthresh;
+        self.recover = self.snd_max;
+        self.in_recovery = true;
+        self.stats.fast_retransmits += 1;
+        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.record_window(cx);
+        // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
+        self.high_rxt = self.transmit(self.snd_una, cx);
+        self.arm_retransmit(cx);
+        self.sack_output(cx);
+    }
+
+    /// RFC 3042: on the first and second duplicate ACK, one new segment if the receiver's
+    /// window allows, without touching cwnd.
+    pub(super) fn limited_transmit(&mut self, cx: &mut AgentCx) {
+        let (len, _) = self.segment_at(self.snd_nxt);
+        let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
+        let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
+        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit {
+            self.snd_nxt = self.transmit(self.snd_nxt, cx);
+            self.snd_max = self.snd_nxt;
+        }
+    }
+}
