@@ -15,38 +15,18 @@ import json
 import os
 
 import numpy as np
+from quench_dumbbell import ns3_matched_dumbbell
 
 import quench
 from quench.network import droptail, red
-from quench.scenarios import dumbbell
 
-# As in quench_dumbbell.py: ns-3's TcpNewReno (one segment per ACK in slow start, IW 10),
-# SACK and Limited Transmit on, 16 MiB buffers, 1460-byte segments (1500-byte packets).
-INITIAL_WINDOW_SEGMENTS = 10
-SLOW_START_SEGMENTS_PER_ACK = 1
-BUFFER = "16MiB"
-MSS = 1460
 BOTTLENECK = "r1->r2"
 
 
 def scenario(a, duration: float) -> dict:
-    tcp = {
-        "mss": MSS,
-        "send_buffer": BUFFER,
-        "receive_window": BUFFER,
-        "sack": True,
-        "limited_transmit": True,
-        "ecn": a.ecn == "on",
-    }
-    net = dumbbell(
-        a.flows,
-        rate=a.rate,
-        rtt=a.rtt,
-        buffer_packets=a.limit,
-        cc={"kind": "newreno", "initial_window": INITIAL_WINDOW_SEGMENTS, "abc_limit": SLOW_START_SEGMENTS_PER_ACK},
-        seed=a.seed,
-        tcp=tcp,
-    )
+    # The TCP of the dumbbell benchmark (ns-3's TcpNewReno settings), SACK and Limited Transmit on.
+    ecn = a.ecn == "on"
+    net = ns3_matched_dumbbell(a.flows, a.rate, a.rtt, a.limit, a.seed, sack=True, limited_transmit=True, ecn=ecn)
     spec = net.to_dict(duration)
     link = spec["links"][0]
     assert (link["from"], link["to"]) == ("r1", "r2")

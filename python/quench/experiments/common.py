@@ -62,6 +62,14 @@ def write_summary(out: Path, experiment: str, criteria: list[Criterion], seed: i
     return summary
 
 
+def report(
+    out: Path, experiment: str, criteria: list[Criterion], tables: list[str], seed: int, parameters: dict, **extra
+) -> dict:
+    """Print the experiment's comparison tables and its criteria, then write summary.json."""
+    print("\n\n".join([*tables, criteria_table(criteria)]))
+    return write_summary(out, experiment, criteria, seed=seed, parameters=parameters, **extra)
+
+
 def criteria_table(criteria: list[Criterion]) -> str:
     def fmt(v: Any) -> str:
         if isinstance(v, float):

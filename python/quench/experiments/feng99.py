@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Criterion, criteria_table, write_summary
+from quench.experiments.common import Criterion, report
 from quench.network import Network
 from quench.results import Results
 from quench.units import parse_bytes, parse_rate
@@ -491,17 +491,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     shown = {k: v for k, v in static_runs.items() if k[0] in ("aggressive", "conservative")}
     plots = plot(out, shown, varying_runs, model, p)
     crit = criteria(cases, model)
-    print(comparison_table(cases, p))
-    print()
-    print(varying_table(varying))
-    print()
-    print(model_table(model))
-    print()
-    print(criteria_table(crit))
-    return write_summary(
+    return report(
         out,
         NAME,
         crit,
+        [comparison_table(cases, p), varying_table(varying), model_table(model)],
         seed=p.seed,
         parameters=dataclasses.asdict(p) | {"policies": POLICIES, "cases": CASES},
         quick=quick,

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, criteria_table, write_summary
+from quench.experiments.common import Criterion, report
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.trace import parse_pcap
@@ -432,13 +432,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     study = loss_optimal_study(p, quick)
     plots = plot(out, {"4 KB window, MSS 512": res512, "16 KB window, MSS 246": res246}, sweep, study, p)
     crit = criteria(m512, m246, q8, p, sweep)
-    print(comparison_table(m512, m246, matrix))
-    print()
-    print(criteria_table(crit))
-    return write_summary(
+    return report(
         out,
         NAME,
         crit,
+        [comparison_table(m512, m246, matrix)],
         seed=seed,
         parameters=dataclasses.asdict(p),
         quick=quick,

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, criteria_table, write_summary
+from quench.experiments.common import Criterion, report
 from quench.network import Network, droptail
 from quench.results import Results, jain_index
 from quench.units import parse_rate
@@ -255,14 +255,12 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     study = sweep(p, quick)
     plots = plot(out, {"quench disabled": res_off, "quench enabled": res_on}, study, p)
     crit = criteria(off, on, p)
-    print(comparison_table(off, on, p))
-    print()
-    print(criteria_table(crit))
     measured = {"no_quench": dataclasses.asdict(off), "quench": dataclasses.asdict(on)}
-    return write_summary(
+    return report(
         out,
         NAME,
         crit,
+        [comparison_table(off, on, p)],
         seed=p.seed,
         parameters=dataclasses.asdict(p),
         quick=quick,

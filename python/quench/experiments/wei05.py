@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from quench.experiments.common import Criterion, criteria_table, write_summary
+from quench.experiments.common import Criterion, report
 from quench.network import Network, droptail
 from quench.results import Results
 
@@ -227,13 +227,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     res_on.save(out / "burstiness_control", plots=False)
     plots = plot(out, {"no control": res_off, "burstiness control": res_on}, p)
     crit = criteria(off, on, p)
-    print(comparison_table(off, on, p))
-    print()
-    print(criteria_table(crit))
-    return write_summary(
+    return report(
         out,
         NAME,
         crit,
+        [comparison_table(off, on, p)],
         seed=p.seed,
         parameters=dataclasses.asdict(p),
         quick=quick,
