@@ -211,24 +211,22 @@ def p2p_helper(ns, rate_bps, delay_s, queue_pkts):
     return helper
 
 
-def build(ns, args):
-    """Create the dumbbell with its measurement hooks; return the per-flow sink apps."""
-    configure_tcp(ns, args.sack == "on")
-    ns.RngSeedManager.SetSeed(1)
-    ns.RngSeedManager.SetRun(args.seed)
-
+def build_topology(ns, flows, rate, rtt, bottleneck_queue_pkts):
+    """The dumbbell's nodes, links, addresses and routes with no queue disc anywhere, so each
+    device's own DropTail queue is the only queue on the path. Returns (links, senders,
+    receivers, receiver_ifaces); links[0] is r1 <-> r2."""
     senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(args.flows)
-    receivers.Create(args.flows)
+    senders.Create(flows)
+    receivers.Create(flows)
     routers.Create(2)
     r1, r2 = routers.Get(0), routers.Get(1)
 
-    access = p2p_helper(ns, ACCESS_RATE_FACTOR * args.rate, ACCESS_DELAY_S, ACCESS_QUEUE_PKTS)
-    bottleneck = p2p_helper(ns, args.rate, args.rtt / 2 - 2 * ACCESS_DELAY_S, args.buffer_pkts)
+    access = p2p_helper(ns, ACCESS_RATE_FACTOR * rate, ACCESS_DELAY_S, ACCESS_QUEUE_PKTS)
+    bottleneck = p2p_helper(ns, rate, rtt / 2 - 2 * ACCESS_DELAY_S, bottleneck_queue_pkts)
 
     links = [bottleneck.Install(r1, r2)]
-    links += [access.Install(senders.Get(i), r1) for i in range(args.flows)]
-    links += [access.Install(r2, receivers.Get(i)) for i in range(args.flows)]
+    links += [access.Install(senders.Get(i), r1) for i in range(flows)]
+    links += [access.Install(r2, receivers.Get(i)) for i in range(flows)]
 
     stack = ns.InternetStackHelper()
     for nodes in (senders, receivers, routers):
@@ -238,13 +236,13 @@ def build(ns, args):
     addresses = ns.Ipv4AddressHelper()
     addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
     addresses.Assign(links[0])
-    for i in range(args.flows):
+    for i in range(flows):
         addresses.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
         addresses.Assign(links[1 + i])
     receiver_ifaces = []
-    for i in range(args.flows):
+    for i in range(flows):
         addresses.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        receiver_ifaces.append(addresses.Assign(links[1 + args.flows + i]))
+        receiver_ifaces.append(addresses.Assign(links[1 + flows + i]))
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     # Ipv4AddressHelper::Assign installs a default pfifo_fast root queue disc on every device;
@@ -252,18 +250,14 @@ def build(ns, args):
     tc = ns.TrafficControlHelper()
     for devices in links:
         tc.Uninstall(devices)
-    bench = ns.cppyy.gbl.dumbbell_bench
-    for devices in links:
-        for j in range(devices.GetN()):
-            assert not bench.HasRootQueueDisc(devices.Get(j)), "queue disc still installed"
+    return links, senders, receivers, receiver_ifaces
 
-    bottleneck_dev = links[0].Get(0)  # r1's side: the r1 -> r2 direction carries the data
-    bench.diag = args.diag
-    bench.Attach(bottleneck_dev)
 
-    stop = ns.Seconds(args.duration)
+def install_bulk_flows(ns, flows, senders, receivers, receiver_ifaces, stop_s):
+    """One unlimited BulkSend from sender i to receiver i, starting at i ms; returns the sinks."""
+    stop = ns.Seconds(stop_s)
     sink_apps = []
-    for i in range(args.flows):
+    for i in range(flows):
         # The receiver's address on its access link is interface 1 (interface 0 is r2's).
         dest = ns.InetSocketAddress(receiver_ifaces[i].GetAddress(1), SINK_PORT).ConvertTo()
         sink = ns.PacketSinkHelper(
@@ -280,6 +274,27 @@ def build(ns, args):
         app = bulk.Install(senders.Get(i))
         app.Start(ns.MilliSeconds(i))
         app.Stop(stop)
+    return sink_apps
+
+
+def build(ns, args):
+    """Create the dumbbell with its measurement hooks; return the per-flow sink apps."""
+    configure_tcp(ns, args.sack == "on")
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(args.seed)
+
+    links, senders, receivers, receiver_ifaces = build_topology(ns, args.flows, args.rate, args.rtt, args.buffer_pkts)
+    bench = ns.cppyy.gbl.dumbbell_bench
+    for devices in links:
+        for j in range(devices.GetN()):
+            assert not bench.HasRootQueueDisc(devices.Get(j)), "queue disc still installed"
+
+    bottleneck_dev = links[0].Get(0)  # r1's side: the r1 -> r2 direction carries the data
+    bench.diag = args.diag
+    bench.Attach(bottleneck_dev)
+
+    stop = ns.Seconds(args.duration)
+    sink_apps = install_bulk_flows(ns, args.flows, senders, receivers, receiver_ifaces, args.duration)
     ns.Simulator.Stop(stop)
     return sink_apps
 

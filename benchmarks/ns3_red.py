@@ -26,11 +26,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ns3_dumbbell import (  # noqa: E402
     ACCESS_DELAY_S,
     ACCESS_QUEUE_PKTS,
-    ACCESS_RATE_FACTOR,
-    SEGMENT_SIZE,
-    SINK_PORT,
+    build_topology,
     configure_tcp,
-    p2p_helper,
+    install_bulk_flows,
 )
 
 RED_CPP = r"""
@@ -208,34 +206,8 @@ def build(ns, a):
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(a.seed)
 
-    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(a.flows)
-    receivers.Create(a.flows)
-    routers.Create(2)
-    r1, r2 = routers.Get(0), routers.Get(1)
-    access = p2p_helper(ns, ACCESS_RATE_FACTOR * a.rate, ACCESS_DELAY_S, ACCESS_QUEUE_PKTS)
-    bottleneck = p2p_helper(ns, a.rate, a.rtt / 2 - 2 * ACCESS_DELAY_S, 1)
-    links = [bottleneck.Install(r1, r2)]
-    links += [access.Install(senders.Get(i), r1) for i in range(a.flows)]
-    links += [access.Install(r2, receivers.Get(i)) for i in range(a.flows)]
-    stack = ns.InternetStackHelper()
-    for nodes in (senders, receivers, routers):
-        stack.Install(nodes)
-    addresses = ns.Ipv4AddressHelper()
-    addresses.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
-    addresses.Assign(links[0])
-    for i in range(a.flows):
-        addresses.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        addresses.Assign(links[1 + i])
-    receiver_ifaces = []
-    for i in range(a.flows):
-        addresses.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        receiver_ifaces.append(addresses.Assign(links[1 + a.flows + i]))
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-
-    tch = ns.TrafficControlHelper()
-    for devices in links:
-        tch.Uninstall(devices)
+    # RED needs a 1-packet device queue under it, or the device would hold the backlog unseen.
+    links, senders, receivers, receiver_ifaces = build_topology(ns, a.flows, a.rate, a.rtt, 1)
     r1dev, r2dev = links[0].Get(0), links[0].Get(1)
     # The ACK direction keeps a large device queue (the 1-packet queue is for RED's side only).
     r2dev.GetQueue().SetMaxSize(ns.QueueSize(f"{ACCESS_QUEUE_PKTS}p"))
@@ -286,21 +258,8 @@ def build(ns, a):
     x.Setup(r1dev, r2dev, qdiscs.Get(0), a.warmup, a.duration, a.sample)
 
     stop = ns.Seconds(a.duration)
-    for i in range(a.flows):
-        dest = ns.InetSocketAddress(receiver_ifaces[i].GetAddress(1), SINK_PORT).ConvertTo()
-        sink = ns.PacketSinkHelper(
-            "ns3::TcpSocketFactory",
-            ns.InetSocketAddress(ns.Ipv4Address.GetAny(), SINK_PORT).ConvertTo(),
-        ).Install(receivers.Get(i))
-        sink.Start(ns.Seconds(0.0))
-        sink.Stop(ns.Seconds(a.duration + 1))
-        x.AddSink(sink.Get(0))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dest)
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT_SIZE))
-        app = bulk.Install(senders.Get(i))
-        app.Start(ns.MilliSeconds(i))
-        app.Stop(ns.Seconds(a.duration + 1))
+    for sink in install_bulk_flows(ns, a.flows, senders, receivers, receiver_ifaces, a.duration + 1):
+        x.AddSink(sink)
     ns.Simulator.Stop(stop)
 
 
