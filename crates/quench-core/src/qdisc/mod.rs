@@ -5,9 +5,13 @@
 //! Adding a discipline is one file (a config struct with `deny_unknown_fields`, a `new(&cfg)`
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
 
+pub mod classify;
 pub mod droptail;
+pub mod drr;
+pub mod fq;
 pub mod fuzzball;
 pub mod red;
+pub mod sfq;
 
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
@@ -225,6 +229,9 @@ registry! {
     DropTail: "droptail" => droptail::DropTail(DropTailConfig),
     Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
     Red: "red" => red::Red(RedConfig),
+    Fq: "fq" => fq::Fq(FqConfig),
+    Drr: "drr" => drr::Drr(DrrConfig),
+    Sfq: "sfq" => sfq::Sfq(SfqConfig),
 }
 
 impl Default for QdiscSpec {
