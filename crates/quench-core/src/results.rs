@@ -126,9 +126,25 @@ fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
             r.packets_received = k.received_packets;
             r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
         }
+        (Agent::PcpSender(s), Agent::PcpReceiver(rx)) => pcp_row(&mut r, s, rx),
         _ => unreachable!("flow endpoints are built in matching pairs"),
     }
     r
+}
+
+/// PCP has no window: `final_cwnd_bytes` is the base rate times srtt (the window it equals).
+fn pcp_row(r: &mut FlowRow, s: &crate::transport::pcp::PcpSender, rx: &crate::transport::pcp::PcpReceiver) {
+    r.bytes_sent = s.stats.bytes_sent;
+    r.bytes_delivered = rx.stats.bytes_delivered;
+    r.completion = rx.stats.completed;
+    r.segments_sent = s.stats.segments_sent;
+    r.packets_sent = s.stats.segments_sent;
+    r.packets_received = rx.stats.packets_received;
+    r.retransmitted_segments = s.stats.retransmitted_segments;
+    r.timeouts = s.stats.timeouts;
+    r.srtt_s = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+    r.cwnd = s.srtt().map_or(f64::NAN, |d| s.base_rate().bytes_in(d));
+    r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
 }
 
 fn flows_table(w: &World) -> Table {

@@ -3,6 +3,7 @@
 //! packets, arm timers and record, and the world routes what it emits afterwards.
 
 pub mod icmp;
+pub mod pcp;
 pub mod tcp;
 pub mod udp;
 
@@ -106,6 +107,8 @@ pub enum Agent {
     TcpReceiver(Box<tcp::TcpReceiver>),
     UdpSource(udp::UdpSource),
     UdpSink(udp::UdpSink),
+    PcpSender(Box<pcp::PcpSender>),
+    PcpReceiver(Box<pcp::PcpReceiver>),
 }
 
 macro_rules! each_agent {
@@ -115,6 +118,8 @@ macro_rules! each_agent {
             Agent::TcpReceiver($a) => $e,
             Agent::UdpSource($a) => $e,
             Agent::UdpSink($a) => $e,
+            Agent::PcpSender($a) => $e,
+            Agent::PcpReceiver($a) => $e,
         }
     };
 }

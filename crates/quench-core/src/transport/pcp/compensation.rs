@@ -1,0 +1,134 @@
+//! Rate compensation (paper section 3.2) and tit-for-tat (section 3.5).
+//!
+//! Compensation works in epochs. An epoch collects the queueing delay `d = owd − min_owd` of
+//! base-rate packets sent after it began (probe packets are judged separately); once a packet
+//! sent one smoothed RTT after the start is acknowledged, the epoch ends: its smallest `d` is
+//! the standing queue (a transient bump from a probe does not count). If that exceeds the
+//! tolerance, the base rate is scaled by `max(0, 1 − d/RTT)` so that, if every sender does the
+//! same, the queue drains within the next RTT (ALGORITHMS.md 2a's form), and a new epoch starts
+//! with the packets sent from then on, so each cut is judged on packets sent after it.
+//!
+//! Tit-for-tat: when `rounds` consecutive compensating epochs each fail to shrink the queue,
+//! compensation is weakened `factor`-fold for as long as it stays ineffective.
+
+use crate::units::{Dur, Time};
+
+#[derive(Clone, Debug, Default)]
+pub struct Compensator {
+    start: Time,
+    /// Smallest queueing delay of this epoch's base-rate packets.
+    min_d: Option<Dur>,
+    /// Queue at the previous epoch if it compensated.
+    prev_d: Option<Dur>,
+    ineffective: u32,
+    pub weakened: bool,
+    /// The last finished epoch saw a standing queue above the tolerance.
+    pub queue_seen: bool,
+    pub compensations: u64,
+}
+
+/// Parameters of one epoch's decision.
+#[derive(Clone, Copy, Debug)]
+pub struct Policy {
+    pub tolerance: Dur,
+    pub rounds: u32,
+    pub factor: f64,
+}
+
+impl Compensator {
+    pub fn new(now: Time) -> Self {
+        Compensator { start: now, ..Default::default() }
+    }
+
+    /// A base-rate packet sent at `sent_at` saw queueing delay `d`.
+    pub fn on_sample(&mut self, sent_at: Time, d: Dur) {
+        if sent_at >= self.start {
+            self.min_d = Some(self.min_d.map_or(d, |m| m.min(d)));
+        }
+    }
+
+    /// True once a packet sent an RTT into the epoch has been acknowledged.
+    pub fn epoch_done(&self, acked_sent_at: Time, rtt: Dur) -> bool {
+        acked_sent_at >= self.start + rtt && self.min_d.is_some()
+    }
+
+    /// End the epoch: the factor to scale the base rate by (1 when there is no queue).
+    pub fn end_epoch(&mut self, now: Time, rtt: Dur, p: Policy) -> f64 {
+        let d = self.min_d.take().unwrap_or(Dur::ZERO);
+        self.start = now;
+        self.queue_seen = d > p.tolerance;
+        if !self.queue_seen {
+            (self.prev_d, self.ineffective, self.weakened) = (None, 0, false);
+            return 1.0;
+        }
+        self.ineffective = match self.prev_d {
+            Some(prev) if d >= prev => self.ineffective + 1,
+            _ => 0,
+        };
+        self.weakened = self.ineffective >= p.rounds;
+        self.prev_d = Some(d);
+        self.compensations += 1;
+        factor(d, rtt, if self.weakened { p.factor } else { 1.0 })
+    }
+}
+
+/// `max(0, 1 − d/(RTT·weakening))`.
+pub fn factor(d: Dur, rtt: Dur, weakening: f64) -> f64 {
+    (1.0 - d.as_secs_f64() / (rtt.as_secs_f64() * weakening)).max(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: Policy = Policy { tolerance: Dur::from_millis(1), rounds: 3, factor: 10.0 };
+
+    fn epoch(c: &mut Compensator, at_ms: u64, d_ms: u64) -> f64 {
+        let now = Time(at_ms * 1_000_000);
+        c.on_sample(now, Dur::from_millis(d_ms));
+        c.end_epoch(now, Dur::from_millis(50), P)
+    }
+
+    #[test]
+    fn factor_drains_the_queue_in_one_rtt() {
+        // 5 ms of queue on a 50 ms RTT: cut by 10%; a queue longer than the RTT stops the flow.
+        assert!((factor(Dur::from_millis(5), Dur::from_millis(50), 1.0) - 0.9).abs() < 1e-12);
+        assert_eq!(factor(Dur::from_millis(80), Dur::from_millis(50), 1.0), 0.0);
+        assert!((factor(Dur::from_millis(5), Dur::from_millis(50), 10.0) - 0.99).abs() < 1e-12);
+    }
+
+    #[test]
+    fn no_queue_no_cut() {
+        let mut c = Compensator::new(Time::ZERO);
+        assert_eq!(epoch(&mut c, 1, 0), 1.0);
+        assert!(!c.queue_seen);
+    }
+
+    #[test]
+    fn tit_for_tat_after_three_ineffective_rounds_and_back() {
+        let mut c = Compensator::new(Time::ZERO);
+        // The queue keeps growing (TCP fills it): 10, 10, 12, 14 ms.
+        assert!((epoch(&mut c, 1, 10) - 0.8).abs() < 1e-12);
+        assert!(!c.weakened);
+        epoch(&mut c, 2, 10); // ineffective 1
+        epoch(&mut c, 3, 12); // ineffective 2
+        assert!(!c.weakened);
+        let f = epoch(&mut c, 4, 14); // ineffective 3: weaken 10x
+        assert!(c.weakened);
+        assert!((f - (1.0 - 0.014 / 0.5)).abs() < 1e-12);
+        // The queue shrinks: compensation is effective again and full strength returns.
+        let f = epoch(&mut c, 5, 5);
+        assert!(!c.weakened);
+        assert!((f - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn samples_before_the_epoch_are_ignored() {
+        let mut c = Compensator::new(Time(10));
+        c.on_sample(Time(5), Dur::from_millis(20));
+        assert!(!c.epoch_done(Time(100), Dur(50)));
+        c.on_sample(Time(20), Dur::from_millis(2));
+        assert!(c.epoch_done(Time(60), Dur(50)));
+        assert!((c.end_epoch(Time(70), Dur::from_millis(20), P) - 0.9).abs() < 1e-12);
+    }
+}

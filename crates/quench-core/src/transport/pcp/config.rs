@@ -1,0 +1,196 @@
+//! PCP parameters, one per constant the paper leaves open; every default is justified in the
+//! module header of `transport/pcp/mod.rs`.
+
+use crate::error::ConfigError;
+use crate::transport::tcp::RtoConfig;
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// Payload per packet: 1460 fills a 1500-byte Ethernet MTU after 40 header bytes (as TCP).
+const DEFAULT_MSS: u32 = 1460;
+/// As TCP's default receive window: large enough not to limit a 1 Gb/s, 30 ms path.
+const DEFAULT_WINDOW: Bytes = Bytes(4 << 20);
+/// Packets per probe: five samples give the least-squares slope four intervals.
+const DEFAULT_PROBE_PACKETS: u32 = 5;
+/// Accepted slope of one-way delay against send time (s/s): a probe at 1.05x the available
+/// rate raises delay by 0.05 s per s; smaller slopes are within a packet time of noise.
+const DEFAULT_SLOPE_TOLERANCE: f64 = 0.05;
+/// Smallest probe increment, in packets per RTT (the paper's initial probe is two).
+const DEFAULT_MIN_INCREMENT: f64 = 1.0;
+/// Smallest base rate, in packets per RTT, so the flow keeps a delay signal.
+const DEFAULT_MIN_RATE: f64 = 1.0;
+/// Longest probe back-off, in RTTs (2^5: five consecutive failures).
+const DEFAULT_MAX_BACKOFF_RTTS: f64 = 32.0;
+/// Standing queue (delay above the minimum) below which the path counts as empty: a few
+/// packet times at 10-40 Mb/s (1500 bytes at 10 Mb/s is 1.2 ms).
+const DEFAULT_QUEUE_TOLERANCE: Dur = Dur::from_millis(1);
+/// Consecutive ineffective compensations before tit-for-tat ("several", paper section 3.5).
+const DEFAULT_TFT_ROUNDS: u32 = 3;
+/// Tit-for-tat weakens compensation by this factor (paper section 3.5: ten).
+const DEFAULT_TFT_FACTOR: f64 = 10.0;
+/// Later-sent packets delivered before a packet counts as lost (RFC 6675's DupThresh).
+const DEFAULT_REORDER_THRESHOLD: u32 = 3;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcpConfig {
+    /// Payload bytes per data packet.
+    #[serde(default = "default_mss")]
+    pub mss: u32,
+    /// The receiver's advertised window (flow control): at most this many bytes outstanding.
+    #[serde(default = "default_window")]
+    pub receive_window: Bytes,
+    /// Packets in one probe.
+    #[serde(default = "default_probe_packets")]
+    pub probe_packets: u32,
+    /// Accept a probe iff the least-squares slope of its one-way delays is at most this.
+    #[serde(default = "default_slope_tolerance")]
+    pub slope_tolerance: f64,
+    /// Smallest probe increment, packets per RTT.
+    #[serde(default = "default_min_increment")]
+    pub min_increment: f64,
+    /// Smallest base rate, packets per RTT.
+    #[serde(default = "default_min_rate")]
+    pub min_rate: f64,
+    /// Cap of the exponential probe back-off, in RTTs.
+    #[serde(default = "default_max_backoff")]
+    pub max_backoff_rtts: f64,
+    /// Queueing delay treated as no queue (for compensation and for starting probes).
+    #[serde(default = "default_queue_tolerance")]
+    pub queue_tolerance: Dur,
+    /// Ineffective compensation rounds before tit-for-tat weakens compensation.
+    #[serde(default = "default_tft_rounds")]
+    pub tit_for_tat_rounds: u32,
+    /// Factor by which tit-for-tat weakens compensation.
+    #[serde(default = "default_tft_factor")]
+    pub tit_for_tat_factor: f64,
+    /// Loss detection: later-sent packets delivered before a packet is declared lost.
+    #[serde(default = "default_reorder_threshold")]
+    pub reorder_threshold: u32,
+    /// Use and update the source host's per-destination rate history.
+    #[serde(default = "yes")]
+    pub history: bool,
+    /// Retransmission timeout (TCP's estimator and bounds).
+    #[serde(default)]
+    pub rto: RtoConfig,
+}
+
+fn default_mss() -> u32 {
+    DEFAULT_MSS
+}
+fn default_window() -> Bytes {
+    DEFAULT_WINDOW
+}
+fn default_probe_packets() -> u32 {
+    DEFAULT_PROBE_PACKETS
+}
+fn default_slope_tolerance() -> f64 {
+    DEFAULT_SLOPE_TOLERANCE
+}
+fn default_min_increment() -> f64 {
+    DEFAULT_MIN_INCREMENT
+}
+fn default_min_rate() -> f64 {
+    DEFAULT_MIN_RATE
+}
+fn default_max_backoff() -> f64 {
+    DEFAULT_MAX_BACKOFF_RTTS
+}
+fn default_queue_tolerance() -> Dur {
+    DEFAULT_QUEUE_TOLERANCE
+}
+fn default_tft_rounds() -> u32 {
+    DEFAULT_TFT_ROUNDS
+}
+fn default_tft_factor() -> f64 {
+    DEFAULT_TFT_FACTOR
+}
+fn default_reorder_threshold() -> u32 {
+    DEFAULT_REORDER_THRESHOLD
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for PcpConfig {
+    fn default() -> Self {
+        PcpConfig {
+            mss: DEFAULT_MSS,
+            receive_window: DEFAULT_WINDOW,
+            probe_packets: DEFAULT_PROBE_PACKETS,
+            slope_tolerance: DEFAULT_SLOPE_TOLERANCE,
+            min_increment: DEFAULT_MIN_INCREMENT,
+            min_rate: DEFAULT_MIN_RATE,
+            max_backoff_rtts: DEFAULT_MAX_BACKOFF_RTTS,
+            queue_tolerance: DEFAULT_QUEUE_TOLERANCE,
+            tit_for_tat_rounds: DEFAULT_TFT_ROUNDS,
+            tit_for_tat_factor: DEFAULT_TFT_FACTOR,
+            reorder_threshold: DEFAULT_REORDER_THRESHOLD,
+            history: true,
+            rto: RtoConfig::default(),
+        }
+    }
+}
+
+/// The smallest payload that leaves room for data in a 68-byte datagram (as TCP).
+const MIN_MSS: u32 = 8;
+/// The largest payload of a 65535-byte IPv4 datagram after 40 header bytes.
+const MAX_MSS: u32 = 65_495;
+/// A least-squares slope needs at least three points to say anything about a trend.
+const MIN_PROBE_PACKETS: u32 = 3;
+/// More than this is no longer a "short run" (and delays the verdict by many packet times).
+const MAX_PROBE_PACKETS: u32 = 64;
+
+impl PcpConfig {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(MIN_MSS..=MAX_MSS).contains(&self.mss) {
+            return Err(ConfigError::new("mss", format!("{} bytes is outside [{MIN_MSS}, {MAX_MSS}]", self.mss)));
+        }
+        if self.receive_window.0 < self.mss as u64 {
+            return Err(ConfigError::new("receive_window", format!("cannot hold one {}-byte packet", self.mss)));
+        }
+        if !(MIN_PROBE_PACKETS..=MAX_PROBE_PACKETS).contains(&self.probe_packets) {
+            return Err(ConfigError::new(
+                "probe_packets",
+                format!("must be between {MIN_PROBE_PACKETS} and {MAX_PROBE_PACKETS}"),
+            ));
+        }
+        let positive = [
+            ("min_increment", self.min_increment),
+            ("min_rate", self.min_rate),
+            ("max_backoff_rtts", self.max_backoff_rtts),
+        ];
+        for (key, v) in positive {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ConfigError::new(key, format!("{v} must be a positive number")));
+            }
+        }
+        if !(self.slope_tolerance.is_finite() && self.slope_tolerance >= 0.0) {
+            return Err(ConfigError::new("slope_tolerance", "must be a non-negative number"));
+        }
+        if !(self.tit_for_tat_factor.is_finite() && self.tit_for_tat_factor >= 1.0) {
+            return Err(ConfigError::new("tit_for_tat_factor", "must be at least 1"));
+        }
+        if self.tit_for_tat_rounds == 0 {
+            return Err(ConfigError::new("tit_for_tat_rounds", "must be at least 1"));
+        }
+        if self.reorder_threshold == 0 {
+            return Err(ConfigError::new("reorder_threshold", "must be at least 1"));
+        }
+        self.validate_rto()
+    }
+
+    fn validate_rto(&self) -> Result<(), ConfigError> {
+        let rto = &self.rto;
+        if !(1..=16).contains(&rto.k) {
+            return Err(ConfigError::new("rto.k", "must be between 1 and 16"));
+        }
+        if rto.min.is_zero() || rto.min > rto.max {
+            return Err(ConfigError::new("rto.min", format!("must be positive and at most rto.max ({})", rto.max)));
+        }
+        if rto.initial.is_zero() {
+            return Err(ConfigError::new("rto.initial", "must be positive"));
+        }
+        Ok(())
+    }
+}

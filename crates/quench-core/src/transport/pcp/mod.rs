@@ -1,0 +1,65 @@
+//! PCP, the Probe Control Protocol (Anderson, Collins, Krishnamurthy, Zahorjan, NSDI '06):
+//! endpoint congestion control that tests for available bandwidth with short probes and
+//! sends paced data at a base rate, instead of growing a window until loss.
+//!
+//! Mechanism as built (paper section in brackets; `PcpConfig` key in backquotes):
+//! - **Connection set-up** [3]: SYN / SYN-ACK as TCP; the SYN-ACK's echo gives the first RTT.
+//!   No FIN: the transfer ends when the last byte is acknowledged (the receiver records the
+//!   delivery of the last byte, as TCP's does, so the flows table's response time is first
+//!   SYN to last byte delivered).
+//! - **Paced data** [3.1]: packets leave equally spaced at the base rate (`size·8/rate`).
+//! - **Timestamps**: the receiver ACKs every data packet at once and echoes its send time; the
+//!   ACK's own send time is the receive time, so the sender sees each packet's one-way delay.
+//! - **Probes** [3.1]: `probe_packets` (5) packets paced at base + increment; the rate is set by
+//!   the spacing (time span), not the byte count. A probe is accepted iff the least-squares
+//!   slope of its one-way delays against send time is at most `slope_tolerance` (0.05 s/s: a
+//!   probe 5% over the available rate is within a packet time of noise over five packets, and
+//!   any excess accepted is removed by compensation); a lost probe packet rejects it.
+//! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
+//! - **Search** [3.3]: the increment doubles after a success (and the next probe starts at
+//!   once) and halves after a failure, never below `min_increment` (1 packet per RTT). The
+//!   first probe without history asks for one packet per half RTT.
+//! - **Back-off** [3.3]: after n consecutive failures the next probe waits 2^(n−1) RTTs, at
+//!   most `max_backoff_rtts` (32). Probes start only while the last compensation epoch saw no
+//!   standing queue (a probe during draining would see falling delays and pass wrongly).
+//! - **History** [3.4]: per source host and destination (see `history.rs`).
+//! - **Rate compensation** [3.2]: once per epoch (about two RTTs, see `compensation.rs`) the
+//!   standing queue `d = min(owd) − min_owd` of base-rate packets, if above `queue_tolerance`
+//!   (1 ms), scales the base rate by `max(0, 1 − d/srtt)`, floored at `min_rate` (1 packet per
+//!   RTT) so the flow keeps a delay signal.
+//! - **Tit-for-tat** [3.5]: after `tit_for_tat_rounds` (3) consecutive compensations that did
+//!   not shrink the queue, compensation is weakened `tit_for_tat_factor` (10)-fold while it
+//!   stays ineffective.
+//! - **Flow control**: at most `receive_window` bytes outstanding, as TCP.
+//! - **Loss recovery** (left open by the paper; `scoreboard.rs`): cumulative ACK plus the echo,
+//!   which names the packet delivered; a packet overtaken by `reorder_threshold` (3) later
+//!   deliveries is resent first at the pacing rate; a retransmission timeout (TCP's estimator,
+//!   `rto`) declares everything in flight lost. Losses do not change the rate: PCP reacts to
+//!   delay, and a timeout only fails a probe in flight.
+//! - "Probabilistic accept" [3.1] is not built: its rule is not in our copy of the paper.
+//!
+//! Wire format: PCP packets are TCP-shaped (40 header bytes, `Proto::Tcp`, so pcap shows SYN,
+//! SYN-ACK, data and ACKs). Data sequence numbers start at 1 after the SYN. An ACK's `seq`
+//! field carries the echoed send time in nanoseconds (TCP's ACKs send no data, so the field is
+//! free; keeping the Packet at 96 bytes), which the pcap writer prints as a 32-bit sequence.
+
+mod compensation;
+mod config;
+pub mod history;
+pub mod probe;
+mod receiver;
+mod scoreboard;
+mod sender;
+
+pub use config::PcpConfig;
+pub use history::{HostHistory, SharedHistory};
+pub use receiver::{PcpReceiver, PcpReceiverStats};
+pub use sender::{PcpSender, PcpSenderStats};
+
+/// Timer kinds of a PCP sender.
+pub(crate) const TIMER_RTO: u8 = 0;
+pub(crate) const TIMER_PACE: u8 = 1;
+pub(crate) const TIMER_PROBE: u8 = 2;
+
+/// The SYN occupies sequence number 0 (as in quench's TCP); data starts after it.
+pub(crate) const FIRST_DATA_SEQ: u64 = 1;

@@ -1,0 +1,390 @@
+//! The sending end of a PCP connection: handshake, paced transmission at the base rate,
+//! probes, rate compensation, history and loss recovery (see `mod.rs` for the mechanism).
+
+use super::compensation::{Compensator, Policy};
+use super::config::PcpConfig;
+use super::history::SharedHistory;
+use super::probe::{judge, Probe, Search, Verdict};
+use super::scoreboard::Scoreboard;
+use super::{FIRST_DATA_SEQ, TIMER_PACE, TIMER_PROBE, TIMER_RTO};
+use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::transport::tcp::{Connection, RttEstimator, HEADERS};
+use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::units::{BitRate, Bytes, Dur, Time};
+
+#[derive(Clone, Debug, Default)]
+pub struct PcpSenderStats {
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included (as TCP's counter).
+    pub bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    pub timeouts: u64,
+    pub rtt_sum: Dur,
+    pub rtt_samples: u64,
+    pub probes: u64,
+    pub probes_accepted: u64,
+    pub probes_rejected: u64,
+    /// When the last byte was acknowledged.
+    pub completed: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Closed,
+    SynSent,
+    Open,
+    Done,
+}
+
+pub struct PcpSender {
+    conn: Connection,
+    cfg: PcpConfig,
+    phase: Phase,
+    board: Scoreboard,
+    rtt: RttEstimator,
+    rto: TimerSlot,
+    pace: TimerSlot,
+    probe_timer: TimerSlot,
+    base: BitRate,
+    next_send: Time,
+    last_sent: Option<Time>,
+    min_owd: Option<Dur>,
+    peer_window: u64,
+    search: Search,
+    probe: Option<Probe>,
+    /// The next probe's increment came from the host's history.
+    history_probe_pending: bool,
+    comp: Compensator,
+    history: Option<SharedHistory>,
+    pub stats: PcpSenderStats,
+}
+
+impl PcpSender {
+    pub fn new(conn: Connection, cfg: PcpConfig, bytes: Option<u64>, history: Option<SharedHistory>) -> Self {
+        PcpSender {
+            conn,
+            board: Scoreboard::new(cfg.mss, FIRST_DATA_SEQ, bytes, cfg.reorder_threshold),
+            rtt: RttEstimator::new(cfg.rto.clone()),
+            peer_window: cfg.receive_window.0,
+            cfg,
+            phase: Phase::Closed,
+            rto: TimerSlot::default(),
+            pace: TimerSlot::default(),
+            probe_timer: TimerSlot::default(),
+            base: BitRate(0),
+            next_send: Time::ZERO,
+            last_sent: None,
+            min_owd: None,
+            search: Search::new(BitRate(0), Time::ZERO),
+            probe: None,
+            history_probe_pending: false,
+            comp: Compensator::default(),
+            history,
+            stats: PcpSenderStats::default(),
+        }
+    }
+
+    pub fn base_rate(&self) -> BitRate {
+        self.base
+    }
+    pub fn srtt(&self) -> Option<Dur> {
+        self.rtt.srtt()
+    }
+    pub fn compensations(&self) -> u64 {
+        self.comp.compensations
+    }
+
+    fn full_packet(&self) -> Bytes {
+        Bytes((self.cfg.mss + HEADERS) as u64)
+    }
+    fn rtt_now(&self) -> Dur {
+        self.rtt.srtt().unwrap_or(self.cfg.rto.initial)
+    }
+    /// `packets` full-sized packets per smoothed RTT, as a rate.
+    fn per_rtt(&self, packets: f64) -> BitRate {
+        BitRate((packets * self.full_packet().0 as f64 * 8.0 / self.rtt_now().as_secs_f64()) as u64)
+    }
+
+    fn send_syn(&mut self, cx: &mut AgentCx) {
+        cx.send(self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0));
+        cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.stats.segments_sent > 0);
+        let at = cx.now + self.rtt.rto();
+        self.rto.arm(TIMER_RTO, at, cx);
+    }
+
+    /// The SYN-ACK: the first RTT sample; the first probe asks for history's share of the last
+    /// base rate, or one packet per half RTT (paper section 3.3).
+    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        self.sample_rtt(cx.now - Time(pkt.seq), cx);
+        self.phase = Phase::Open;
+        self.peer_window = pkt.window as u64;
+        self.rto.cancel();
+        let remembered =
+            self.history.as_ref().and_then(|h| h.lock().expect("history lock").initial_probe(self.conn.remote));
+        self.history_probe_pending = remembered.is_some();
+        let first = remembered.unwrap_or_else(|| self.per_rtt(INITIAL_PROBE_PACKETS_PER_RTT));
+        self.search = Search::new(first.max(self.per_rtt(self.cfg.min_increment)), cx.now);
+        self.comp = Compensator::new(cx.now);
+        self.pump(cx);
+    }
+
+    fn sample_rtt(&mut self, m: Dur, cx: &mut AgentCx) {
+        self.rtt.sample(m);
+        self.stats.rtt_sum = self.stats.rtt_sum + m;
+        self.stats.rtt_samples += 1;
+        let srtt = self.rtt.srtt().unwrap_or(m);
+        cx.rec.rtt(cx.now, self.conn.flow, m, srtt, self.rtt.rto());
+    }
+
+    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+        let echo = Time(pkt.seq);
+        let owd = pkt.sent_at - echo;
+        self.sample_rtt(cx.now - echo, cx);
+        let min_owd = *self.min_owd.get_or_insert(owd);
+        self.min_owd = Some(min_owd.min(owd));
+        self.peer_window = pkt.window as u64;
+        cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
+        let tracked = self.board.on_echo(echo).is_some();
+        match self.probe.as_mut() {
+            Some(p) if p.owns(echo) => p.record(echo, owd),
+            _ if tracked => self.comp.on_sample(echo, Dur(owd.0.saturating_sub(min_owd.0))),
+            _ => {}
+        }
+        self.board.on_cum_ack(pkt.ack);
+        for lost in self.board.detect_losses() {
+            self.mark_probe_loss(lost);
+        }
+        self.compensate(echo, cx);
+        self.judge_probe(cx);
+        self.after_progress(cx);
+    }
+
+    fn mark_probe_loss(&mut self, sent_at: Time) {
+        if let Some(p) = self.probe.as_mut().filter(|p| p.owns(sent_at)) {
+            p.lost = true;
+        }
+    }
+
+    /// Re-arm the retransmission timer, finish if everything is acknowledged, send what is due.
+    fn after_progress(&mut self, cx: &mut AgentCx) {
+        if self.board.all_acked() {
+            return self.finish(cx);
+        }
+        if self.board.outstanding() {
+            let at = cx.now + self.rtt.rto();
+            self.rto.arm(TIMER_RTO, at, cx);
+        } else {
+            self.rto.cancel();
+        }
+        self.pump(cx);
+    }
+
+    fn finish(&mut self, cx: &mut AgentCx) {
+        self.phase = Phase::Done;
+        self.stats.completed = Some(cx.now);
+        self.rto.cancel();
+        self.pace.cancel();
+        self.probe_timer.cancel();
+    }
+
+    fn compensate(&mut self, echo: Time, cx: &mut AgentCx) {
+        let rtt = self.rtt_now();
+        if !self.comp.epoch_done(echo, rtt) {
+            return;
+        }
+        let policy = Policy {
+            tolerance: self.cfg.queue_tolerance,
+            rounds: self.cfg.tit_for_tat_rounds,
+            factor: self.cfg.tit_for_tat_factor,
+        };
+        let f = self.comp.end_epoch(cx.now, rtt, policy);
+        if f < 1.0 {
+            let cut = BitRate((self.base.0 as f64 * f) as u64);
+            self.set_base(cut.max(self.per_rtt(self.cfg.min_rate)), cx);
+        }
+    }
+
+    fn set_base(&mut self, rate: BitRate, cx: &mut AgentCx) {
+        self.base = rate;
+        if let Some(h) = &self.history {
+            h.lock().expect("history lock").record_rate(self.conn.remote, rate);
+        }
+        let window = |r: BitRate| r.bytes_in(self.rtt_now()) as u64;
+        cx.rec.cwnd(cx.now, self.conn.flow, window(self.base), window(self.search.increment));
+    }
+
+    /// Decide a probe once every packet is accounted for (echoed, or overtaken by
+    /// `reorder_threshold` later deliveries) or as soon as one is lost.
+    fn judge_probe(&mut self, cx: &mut AgentCx) {
+        let Some(p) = &self.probe else { return };
+        let overtaken = p.last_order.is_some_and(|o| {
+            self.board.highest_delivered().is_some_and(|h| h >= o + self.cfg.reorder_threshold as u64)
+        });
+        let all_echoed = p.fully_sent() && p.samples.len() == p.packets;
+        if p.lost || all_echoed || overtaken {
+            let verdict = judge(p, self.cfg.slope_tolerance);
+            self.conclude(verdict, cx);
+        }
+    }
+
+    fn conclude(&mut self, verdict: Verdict, cx: &mut AgentCx) {
+        let Some(p) = self.probe.take() else { return };
+        let rtt = self.rtt_now();
+        match verdict {
+            Verdict::Accept => {
+                self.stats.probes_accepted += 1;
+                self.set_base(BitRate(self.base.0 + p.increment.0), cx); // direct jump
+                self.search.on_success(cx.now);
+            }
+            Verdict::Reject => {
+                self.stats.probes_rejected += 1;
+                let min = self.per_rtt(self.cfg.min_increment);
+                self.search.on_failure(cx.now, min, rtt, self.cfg.max_backoff_rtts);
+            }
+            Verdict::Inconclusive => self.search.retry(cx.now, rtt),
+        }
+        if p.from_history && verdict != Verdict::Inconclusive {
+            if let Some(h) = &self.history {
+                h.lock().expect("history lock").record_prediction(self.conn.remote, verdict == Verdict::Accept);
+            }
+        }
+    }
+
+    /// Start a probe when one is due, the path shows no standing queue and enough data is
+    /// left to fill it; its first packet leaves at once.
+    fn maybe_start_probe(&mut self, cx: &mut AgentCx) {
+        if self.probe.is_some() || self.comp.queue_seen {
+            return;
+        }
+        if cx.now < self.search.next_probe_at {
+            let at = self.search.next_probe_at;
+            self.probe_timer.arm(TIMER_PROBE, at, cx);
+            return;
+        }
+        let packets = self.cfg.probe_packets as usize;
+        if self.board.unsent() < packets as u64 {
+            return;
+        }
+        self.probe = Some(Probe::new(self.search.increment, packets, self.history_probe_pending));
+        self.history_probe_pending = false;
+        self.stats.probes += 1;
+        if self.last_sent != Some(cx.now) {
+            self.next_send = self.next_send.min(cx.now);
+        }
+    }
+
+    /// The pacing rate now: base, or base + increment while a probe is being sent.
+    fn current_rate(&self) -> BitRate {
+        match &self.probe {
+            Some(p) if !p.fully_sent() => BitRate(self.base.0 + p.increment.0),
+            _ => self.base,
+        }
+    }
+
+    /// Send the next packet if one is due, and schedule the one after.
+    fn pump(&mut self, cx: &mut AgentCx) {
+        if self.phase != Phase::Open {
+            return;
+        }
+        self.maybe_start_probe(cx);
+        let rate = self.current_rate();
+        if rate.0 == 0 {
+            return;
+        }
+        if cx.now < self.next_send {
+            let at = self.next_send;
+            self.pace.arm(TIMER_PACE, at, cx);
+            return;
+        }
+        let Some((seg, retransmit)) = self.board.next_to_send(self.peer_window) else {
+            self.pace.cancel();
+            // A probe that cannot keep its spacing (window or data ran out) proves nothing.
+            if self.probe.as_ref().is_some_and(|p| !p.fully_sent()) {
+                self.conclude(Verdict::Inconclusive, cx);
+            }
+            return;
+        };
+        let size = self.transmit(seg, retransmit, cx);
+        self.next_send = cx.now + rate.tx_time(size);
+        let at = self.next_send;
+        self.pace.arm(TIMER_PACE, at, cx);
+    }
+
+    fn transmit(&mut self, seg: u64, retransmit: bool, cx: &mut AgentCx) -> Bytes {
+        let (seq, len) = (self.board.seq_of(seg), self.board.seg_len(seg));
+        let pkt = self.conn.segment(seq, 1, len, tcp_flags::ACK, self.cfg.receive_window.0);
+        let size = pkt.bytes();
+        cx.send(pkt);
+        let order = self.board.on_send(seg, cx.now);
+        self.last_sent = Some(cx.now);
+        if let Some(p) = self.probe.as_mut().filter(|p| !p.fully_sent()) {
+            p.sent.push(cx.now);
+            if p.fully_sent() {
+                p.last_order = Some(order);
+            }
+        }
+        self.stats.segments_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        self.stats.retransmitted_segments += retransmit as u64;
+        cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        if !self.rto.is_armed() {
+            let at = cx.now + self.rtt.rto();
+            self.rto.arm(TIMER_RTO, at, cx);
+        }
+        size
+    }
+
+    /// Retransmission timeout: resend the SYN, or declare everything in flight lost (a probe
+    /// in flight fails) and back the timer off.
+    fn on_rto(&mut self, cx: &mut AgentCx) {
+        self.rtt.back_off();
+        match self.phase {
+            Phase::SynSent => return self.send_syn(cx),
+            Phase::Open if self.board.outstanding() => {}
+            _ => return,
+        }
+        self.stats.timeouts += 1;
+        for lost in self.board.on_timeout() {
+            self.mark_probe_loss(lost);
+        }
+        if self.probe.is_some() {
+            self.conclude(Verdict::Reject, cx);
+        }
+        let at = cx.now + self.rtt.rto();
+        self.rto.arm(TIMER_RTO, at, cx);
+        self.pump(cx);
+    }
+}
+
+/// Paper section 3.3: with no history the first probe is one MSS per half RTT.
+const INITIAL_PROBE_PACKETS_PER_RTT: f64 = 2.0;
+
+impl Endpoint for PcpSender {
+    fn node(&self) -> NodeId {
+        self.conn.local
+    }
+
+    fn on_start(&mut self, cx: &mut AgentCx) {
+        if self.phase == Phase::Closed {
+            self.phase = Phase::SynSent;
+            self.send_syn(cx);
+        }
+    }
+
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+        match self.phase {
+            Phase::SynSent if pkt.has_flag(tcp_flags::SYN) => self.on_syn_ack(&pkt, cx),
+            Phase::Open if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+        match timer.kind {
+            TIMER_RTO if self.rto.on_expiry(timer, cx) => self.on_rto(cx),
+            TIMER_PACE if self.pace.on_expiry(timer, cx) => self.pump(cx),
+            TIMER_PROBE if self.probe_timer.on_expiry(timer, cx) => self.pump(cx),
+            _ => {}
+        }
+    }
+}
