@@ -14,6 +14,15 @@
 //!   last RTT had), and whatever is left at the next RTT boundary is applied there.
 //! - Loss: cwnd and ssthresh halved (TCP's fast recovery deflates to ssthresh); timeout: 2 segments.
 //!
+//! After a loss or timeout, ns-2 v1.1.3 re-enters MI: `FAST_ALLOW_MI` is set in `reset()` and
+//! never cleared, the MI test in `fast_cc()` runs on every new ACK outside fast recovery, and
+//! `timeout()` sets `cwnd_ = slowstart_` (2). So once the queue has drained and avgRTT − baseRTT
+//! falls under `mi_threshold`, the window doubles per RTT again. That is the default here
+//! (`mi_after_loss = true`). The Linux prototype's rule is not public; `mi_after_loss = false` is
+//! the reading of MI as a start-up phase only (ALGORITHMS.md 5a, issue 7): the first loss or
+//! timeout ends it, and the window then follows the FAST update alone (at most doubling per
+//! update period, also from the 2-segment timeout window).
+//!
 //! Parameters and units: `alpha`, `beta` in packets (segments queued in the path per flow);
 //! `gamma` dimensionless in (0, 1]; `mi_threshold` a duration; `update_period` in RTTs.
 //! Departure: the "window when the acked packet was sent" is approximated by the window at the
@@ -58,6 +67,14 @@ pub struct FastConfig {
     /// Initial window in segments.
     #[serde(default)]
     pub initial_window: Option<u64>,
+    /// MI resumes after losses and timeouts whenever the queueing delay is under
+    /// `mi_threshold` (ns-2); false: MI is a start-up phase that the first loss ends.
+    #[serde(default = "yes")]
+    pub mi_after_loss: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_gamma() -> f64 {
@@ -79,6 +96,7 @@ impl Default for FastConfig {
             mi_threshold: DEFAULT_MI_THRESHOLD,
             update_period: DEFAULT_UPDATE_PERIOD_RTTS,
             initial_window: None,
+            mi_after_loss: true,
         }
     }
 }
@@ -110,6 +128,9 @@ pub struct Fast {
     /// Increase still to spread (bytes) and the step per ACK.
     pending: u64,
     step: u64,
+    /// Multiplicative increase may still run (false once a loss ends it, `mi_after_loss = false`).
+    mi_allowed: bool,
+    mi_after_loss: bool,
 }
 
 impl Fast {
@@ -141,6 +162,8 @@ impl Fast {
             round: Round::default(),
             pending: 0,
             step: 0,
+            mi_allowed: true,
+            mi_after_loss: cfg.mi_after_loss,
         })
     }
 
@@ -232,7 +255,7 @@ impl CongestionControl for Fast {
         if boundary {
             win.cwnd += std::mem::take(&mut self.pending); // what the last spread left over
         }
-        if self.avg_rtt - self.base_rtt < self.mi_threshold {
+        if self.mi_allowed && self.avg_rtt - self.base_rtt < self.mi_threshold {
             win.cwnd += win.mss;
             return;
         }
@@ -244,6 +267,7 @@ impl CongestionControl for Fast {
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
         self.pending = 0;
+        self.mi_allowed &= self.mi_after_loss;
         (w.cwnd / 2).max(MIN_WINDOW_SEGMENTS as u64 * w.mss)
     }
 
@@ -373,6 +397,53 @@ mod tests {
         assert_eq!(f.ssthresh_after(&w, Signal::DupAcks), 50 * MSS);
         assert_eq!(f.window_after_timeout(&w), 2 * MSS);
         assert_eq!(f.recovery(), Recovery::NewReno);
+    }
+
+    /// Start-up ended by queueing delay, then a loss; afterwards the queue has drained (every
+    /// sample at baseRTT). Returns the window after two more ACKs, in segments.
+    fn window_after_loss_and_drain(mi_after_loss: bool) -> u64 {
+        let cfg = FastConfig {
+            alpha: Some(10.0),
+            update_period: 2,
+            mi_threshold: Dur::from_millis(2),
+            mi_after_loss,
+            ..Default::default()
+        };
+        let (mut f, mut w) = (Fast::new(&cfg).unwrap(), win(100));
+        ack(&mut f, &mut w, 0, 100);
+        w.cwnd = 100 * MSS; // undo that first ACK's start-up step
+        f.avg_rtt = 0.11; // 10 ms of queueing delay: past start-up
+        w.ssthresh = f.ssthresh_after(&w, Signal::DupAcks);
+        w.cwnd = w.ssthresh; // what fast recovery leaves
+        f.avg_rtt = 0.1005; // the queue has drained: 0.5 ms < mi_threshold
+        ack(&mut f, &mut w, 10, 100); // inside the RTT that began at 0: no boundary
+        ack(&mut f, &mut w, 20, 100);
+        w.cwnd / MSS
+    }
+
+    #[test]
+    fn after_a_loss_mi_resumes_as_in_ns2_unless_disabled() {
+        // ns-2 v1.1.3: MI is allowed for the connection's life, so with avgRTT − baseRTT under
+        // mi_threshold each ACK adds a segment again: 50 + 2.
+        assert_eq!(window_after_loss_and_drain(true), 52);
+        // MI as start-up only: nothing grows until the next FAST update.
+        assert_eq!(window_after_loss_and_drain(false), 50);
+    }
+
+    #[test]
+    fn after_a_timeout_without_mi_the_update_doubles_at_most() {
+        let cfg = FastConfig { alpha: Some(10.0), update_period: 1, mi_after_loss: false, ..Default::default() };
+        let (mut f, mut w) = (Fast::new(&cfg).unwrap(), win(100));
+        ack(&mut f, &mut w, 0, 100); // base = avg = 0.1 s (MI would apply: 0 < 1.5 ms)
+        w.ssthresh = f.ssthresh_after(&w, Signal::Timeout);
+        w.cwnd = f.window_after_timeout(&w);
+        ack(&mut f, &mut w, 50, 100);
+        assert_eq!(w.cwnd, 2 * MSS, "no MI after the timeout");
+        // Boundary at 100 ms: the target is capped at twice the window, 4 segments, and spread
+        // over the 2 ACKs of the last RTT.
+        ack(&mut f, &mut w, 100, 100);
+        ack(&mut f, &mut w, 150, 100);
+        assert_eq!(w.cwnd, 4 * MSS);
     }
 
     #[test]
