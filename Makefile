@@ -9,7 +9,7 @@ STAMP := $(VENV)/.tools-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build reproduce demo test test-rust test-python tshark bench lint clean
+.PHONY: all build reproduce demo test test-rust test-python tshark chromium bench lint clean
 
 all: build
 
@@ -34,7 +34,7 @@ test: test-rust test-python
 test-rust:
 	cargo test -p quench-core --release
 
-test-python: build tshark
+test-python: build tshark chromium
 	$(PY) -m pytest -q tests
 
 # tshark cross-checks our pcap files; install it when we can (root with apt), else those
@@ -43,6 +43,13 @@ tshark:
 	@command -v tshark >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tshark) >/dev/null 2>&1; } || \
 	  echo "tshark unavailable: its cross-check tests will be skipped"
+
+# Headless Chromium opens REPORT.html in tests/test_report_html.py; same pattern (about 35 s
+# with apt on this VM), else that test skips.
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } || \
+	  echo "chromium unavailable: the HTML report test will be skipped"
 
 bench: build
 	bash benchmarks/setup_ns3.sh

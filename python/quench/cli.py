@@ -13,6 +13,7 @@ from quench.scenario import load_scenario, run_scenario, validate_scenario
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 
 
 def _formats(text: str) -> list[str]:
@@ -98,6 +99,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from quench.sweep import EXIT_POINTS_FAILED, format_summary, run_sweep
+
+    try:
+        summary = run_sweep(
+            args.spec, args.out, jobs=args.jobs, cluster=args.cluster, retries=args.retries, quiet=args.quiet
+        )
+    except KeyboardInterrupt:
+        print(
+            f"quench: sweep interrupted; finished points are kept in {args.out}: run again to resume", file=sys.stderr
+        )
+        return EXIT_INTERRUPTED
+    if not args.quiet:
+        print(format_summary(summary))
+        print(f"points in {args.out}/points, summary statistics in {args.out}/stats.csv")
+    return EXIT_POINTS_FAILED if summary["failed"] else 0
+
+
 def cmd_trace(args: argparse.Namespace) -> int:
     from quench.trace import PcapError, analyze, flows, read_pcap
 
@@ -162,6 +181,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--src", help="arrival rate of packets from this IPv4 source only (default: all)")
     tr.add_argument("--gain", type=float, default=0.125, help="EWMA gain smoothing inter-arrival times")
     tr.set_defaults(func=cmd_trace)
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a parameter sweep (grid/sample x seeds) locally or on a Dask cluster",
+        description="Run every point of a sweep spec (docs/sweeps.md) into a partitioned Parquet dataset; "
+        "points already in --out are reused. Exit status 1 when some points failed.",
+    )
+    sw.add_argument("spec", type=Path, help="sweep spec (TOML)")
+    sw.add_argument("--out", type=Path, required=True, help="output folder (resumed if it exists)")
+    sw.add_argument("--cluster", metavar="ADDR", help="Dask scheduler address, e.g. tcp://host:8786")
+    sw.add_argument("--jobs", type=int, help="local processes (default: the cores available)")
+    sw.add_argument("--retries", type=int, help="retries after a point fails (default: the spec's, else 1)")
+    sw.add_argument("--quiet", action="store_true", help="no progress bar and no summary on success")
+    sw.set_defaults(func=cmd_sweep)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
     demo.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder (default results/demo)")
