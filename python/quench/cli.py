@@ -95,7 +95,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         print(f"{name}: {verdict}; summary.json, Parquet results and plots in {out}\n")
     if args.name == "all":
         report = write_report(base, summaries)
-        print(f"report: {report}")
+        print(f"report: {report} (Markdown twin: {report.with_suffix('.md')})")
     return 0
 
 

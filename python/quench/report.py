@@ -1,10 +1,60 @@
-"""REPORT.md: every reproduced experiment's pass criteria and plots on one page."""
+"""The report of every reproduced experiment: REPORT.html (self-contained: plots embedded as
+base64 PNG) and its Markdown twin REPORT.md, with the same content. For each experiment: the
+source and its claim, the verdict, every criterion (source, ours, tolerance, pass/fail), the
+plots, the exact command and the parameters and scenario files that produced them."""
 
 from __future__ import annotations
 
+import base64
+import html
+import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from quench import _core
+
+TITLE = "quench: reproductions of the seed experiments"
+# The page's look; no scripts, no external resources.
+CSS = """
+body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 0.8rem 0; }
+th, td { border: 1px solid #bbb; padding: 0.25rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: #eee; }
+.pass { color: #11691f; font-weight: 600; }
+.fail { color: #b00020; font-weight: 700; }
+blockquote { border-left: 4px solid #99b; margin: 0.6rem 0; padding: 0.2rem 0.8rem; background: #f6f6fb; }
+pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
+figure { margin: 1rem 0; }
+figure img { max-width: 100%; border: 1px solid #ddd; }
+.missing { color: #b00020; }
+"""
+
+
+@dataclass
+class Section:
+    """One experiment, as both renderers show it."""
+
+    name: str
+    summary: dict
+    out: str  # the experiment's folder relative to the report
+    source: str
+    claim: str
+    command: str
+    plots: list[str] = field(default_factory=list)  # relative to the report; each exists
+    missing: list[str] = field(default_factory=list)  # listed in summary.json, not on disk
+    scenarios: list[str] = field(default_factory=list)  # scenario.json files beside the results
+    notes: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for c in self.summary["criteria"] if c["passed"])
+
+    @property
+    def verdict(self) -> str:
+        n = len(self.summary["criteria"])
+        return "all criteria pass" if self.passed == n else f"{self.passed} of {n} criteria pass"
 
 
 def _fmt(v: Any) -> str:
@@ -13,23 +63,154 @@ def _fmt(v: Any) -> str:
     return "-" if v is None else str(v)
 
 
-def write_report(base: Path, summaries: dict[str, tuple[Path, dict]]) -> Path:
-    lines = ["# quench: reproductions of the seed experiments", ""]
+def source_and_claim(name: str, summary: dict) -> tuple[str, str]:
+    """The source (the module docstring's first paragraph) and its claim (the paragraphs after
+    it, up to our modelling notes: the first paragraph with a list or ending in ':').
+    summary.json's own "source"/"claim" take precedence."""
+    from quench.experiments import EXPERIMENTS
+
+    doc = getattr(EXPERIMENTS.get(name), "__doc__", None) or ""
+    paragraphs = [" ".join(p.split()) for p in doc.strip().split("\n\n") if p.strip()]
+    claim = []
+    for raw, text in zip(doc.strip().split("\n\n")[1:], paragraphs[1:]):
+        if "\n- " in raw or text.endswith(":"):
+            break
+        claim.append(text)
+    source = paragraphs[0] if paragraphs else name
+    return summary.get("source", source), summary.get("claim", " ".join(claim) or "-")
+
+
+def command_for(name: str, summary: dict, out: Path) -> str:
+    quick = " --quick" if summary.get("quick") else ""
+    return f"quench reproduce {name}{quick} --seed {summary.get('seed', 1)} --out {out}"
+
+
+def collect(base: Path, summaries: dict[str, tuple[Path, dict]]) -> list[Section]:
+    sections = []
     for name, (out, summary) in summaries.items():
+        out = Path(out)
         rel = os.path.relpath(out, base)
-        verdict = "all criteria pass" if summary["passed"] else "some criteria fail"
-        mode = "quick mode" if summary.get("quick") else "full mode"
-        lines += [f"## {name} ({verdict}; {mode}, seed {summary['seed']})", ""]
-        lines += ["| criterion | source | quench | tolerance | pass |", "|---|---|---|---|---|"]
-        for c in summary["criteria"]:
-            ok = "yes" if c["passed"] else "**no**"
-            lines.append(f"| {c['name']} | {_fmt(c['source'])} | {_fmt(c['ours'])} | {c['tolerance']} | {ok} |")
-        lines.append("")
+        source, claim = source_and_claim(name, summary)
+        s = Section(name, summary, rel, source, claim, command_for(name, summary, out))
         for plot in summary.get("plots", []):
-            lines.append(f"![{name} {plot}]({rel}/{plot})")
-        lines += ["", f"Full results: `{rel}/summary.json` and the Parquet tables beside it.", ""]
-    path = base / "REPORT.md"
-    tmp = base / ".REPORT.md.tmp"
-    tmp.write_text("\n".join(lines))
+            (s.plots if (out / plot).is_file() else s.missing).append(f"{rel}/{plot}")
+        s.scenarios = [os.path.relpath(p, base) for p in sorted(out.glob("*/scenario.json"))]
+        s.notes = {
+            k: v for k, v in summary.items() if isinstance(v, str) and k not in ("experiment", "source", "claim")
+        }
+        sections.append(s)
+    return sections
+
+
+def _overview_rows(sections: list[Section]) -> list[tuple[str, ...]]:
+    def mode(s: Section) -> str:
+        return "quick" if s.summary.get("quick") else "full"
+
+    return [(s.name, s.verdict, mode(s), str(s.summary.get("seed", "-"))) for s in sections]
+
+
+# summary.json strings shown elsewhere, not as notes.
+NOT_NOTES = ("experiment", "source", "claim")
+OVERVIEW_HEAD = ("experiment", "verdict", "mode", "seed")
+CRITERIA_HEAD = ("criterion", "source", "quench", "tolerance", "pass")
+
+
+def _criteria_rows(s: Section) -> list[tuple[str, ...]]:
+    return [(c["name"], _fmt(c["source"]), _fmt(c["ours"]), str(c["tolerance"])) for c in s.summary["criteria"]]
+
+
+# ---------------------------------------------------------------------------------------
+# Markdown
+
+
+def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
+    def row(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return [row(head), "|" + "---|" * len(head), *[row(r) for r in rows]]
+
+
+def render_markdown(sections: list[Section]) -> str:
+    lines = [f"# {TITLE}", "", f"quench {_core.__version__}.", ""]
+    lines += [*_md_table(OVERVIEW_HEAD, _overview_rows(sections)), ""]
+    for s in sections:
+        mode = "quick mode" if s.summary.get("quick") else "full mode"
+        lines += [f"## {s.name} ({s.verdict}; {mode}, seed {s.summary.get('seed', '-')})", ""]
+        lines += [f"**Source:** {s.source}", "", f"> **Claim:** {s.claim}", ""]
+        verdicts = ["pass" if c["passed"] else "**FAIL**" for c in s.summary["criteria"]]
+        rows = [(*r, v) for r, v in zip(_criteria_rows(s), verdicts)]
+        lines += [*_md_table(CRITERIA_HEAD, rows), ""]
+        lines += [f"**{k}:** {v}" for k, v in s.notes.items()]
+        lines += [f"![{s.name}: {Path(p).name}]({p})\n" for p in s.plots]
+        lines += [f"**Missing plot (listed in summary.json, not found):** `{p}`" for p in s.missing]
+        lines += ["", "Command:", "", "```sh", s.command, "```", ""]
+        lines += ["Parameters (summary.json):", "", "```json", json.dumps(s.summary.get("parameters"), indent=2), "```"]
+        lines += [""] + [f"Scenario: [{p}]({p})" for p in s.scenarios]
+        lines += ["", f"Full results: `{s.out}/summary.json` and the Parquet tables beside it.", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------
+# HTML
+
+
+def _html_table(head: tuple[str, ...], rows: list[list[str]]) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _verdict_html(passed: bool) -> str:
+    return '<span class="pass">pass</span>' if passed else '<span class="fail">FAIL</span>'
+
+
+def _img(base: Path, rel: str) -> str:
+    data = base64.b64encode((base / rel).read_bytes()).decode("ascii")
+    alt = html.escape(rel)
+    return f'<figure><img src="data:image/png;base64,{data}" alt="{alt}"><figcaption>{alt}</figcaption></figure>'
+
+
+def _html_section(s: Section, base: Path) -> str:
+    e = html.escape
+    rows = [[e(c) for c in r] + [_verdict_html(c["passed"])] for r, c in zip(_criteria_rows(s), s.summary["criteria"])]
+    parts = [
+        f'<section id="{e(s.name)}"><h2>{e(s.name)}: {e(s.verdict)}</h2>',
+        f"<p><strong>Source:</strong> {e(s.source)}</p>",
+        f"<blockquote><strong>Claim:</strong> {e(s.claim)}</blockquote>",
+        _html_table(CRITERIA_HEAD, rows),
+        *[f"<p><strong>{e(k)}:</strong> {e(v)}</p>" for k, v in s.notes.items()],
+        *[_img(base, p) for p in s.plots],
+        *[f'<p class="missing">Missing plot (listed in summary.json, not found): {e(p)}</p>' for p in s.missing],
+        f"<p>Command:</p><pre><code>{e(s.command)}</code></pre>",
+        "<details><summary>Parameters (summary.json)</summary>",
+        f"<pre>{e(json.dumps(s.summary.get('parameters'), indent=2))}</pre></details>",
+        *[f'<p>Scenario: <a href="{e(p)}">{e(p)}</a></p>' for p in s.scenarios],
+        f"<p>Full results: <code>{e(s.out)}/summary.json</code> and the Parquet tables beside it.</p></section>",
+    ]
+    return "\n".join(parts)
+
+
+def render_html(sections: list[Section], base: Path) -> str:
+    e = html.escape
+    overview = [[f'<a href="#{e(r[0])}">{e(r[0])}</a>', *[e(c) for c in r[1:]]] for r in _overview_rows(sections)]
+    body = [f"<h1>{e(TITLE)}</h1>", f"<p>quench {e(_core.__version__)}.</p>", _html_table(OVERVIEW_HEAD, overview)]
+    body += [_html_section(s, base) for s in sections]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{e(TITLE)}</title><style>{CSS}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-    return path
+
+
+def write_report(base: Path, summaries: dict[str, tuple[Path, dict]]) -> Path:
+    """Write REPORT.md and REPORT.html into `base`; returns the HTML report's path."""
+    base = Path(base)
+    sections = collect(base, summaries)
+    _write_text_atomic(base / "REPORT.md", render_markdown(sections))
+    _write_text_atomic(base / "REPORT.html", render_html(sections, base))
+    return base / "REPORT.html"
