@@ -6,15 +6,17 @@ use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
 use crate::routing::Routes;
-use crate::scenario::{FlowSpec, LinkSpec, Scenario, TcpFlowSpec, UdpFlowSpec};
+use crate::scenario::{FlowSpec, LinkSpec, PcpFlowSpec, Scenario, TcpFlowSpec, UdpFlowSpec};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
+use crate::transport::pcp::{HostHistory, PcpReceiver, PcpSender, SharedHistory};
 use crate::transport::tcp::{Connection, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::udp::{UdpSink, UdpSource, UdpSourceParams};
 use crate::transport::Agent;
 use crate::units::{Dur, Time};
 use crate::world::{FlowInfo, Node, World, WorldParts};
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 struct Names(HashMap<String, NodeId>);
 
@@ -134,6 +136,8 @@ struct FlowContext<'a> {
     links: &'a [Link],
     ends: &'a [(NodeId, NodeId)],
     routes: &'a Routes,
+    /// PCP's per-destination history, one table per source host shared by its PCP flows.
+    pcp_history: RefCell<BTreeMap<NodeId, SharedHistory>>,
 }
 
 impl FlowContext<'_> {
@@ -174,6 +178,34 @@ impl FlowContext<'_> {
             name: f.name.clone().unwrap_or_else(|| format!("tcp{}", id.0)),
             kind: "tcp",
             cc: f.cc.kind(),
+            src,
+            dst,
+            sender,
+            receiver,
+            start: Time::ZERO + f.start,
+            bytes,
+        })
+    }
+
+    fn pcp(&self, id: FlowId, f: &PcpFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
+        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
+        f.pcp.validate().map_err(|e| e.within("pcp"))?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
+            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
+        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
+        let bytes = f.bytes.map(|b| b.0);
+        let history =
+            f.pcp.history.then(|| self.pcp_history.borrow_mut().entry(src).or_insert_with(HostHistory::shared).clone());
+        let rng = Rng::stream(self.seed, StreamKind::Agent, sender.0 as u64);
+        let forward = Connection { flow: id, local: src, remote: dst, peer: receiver };
+        let backward = Connection { flow: id, local: dst, remote: src, peer: sender };
+        agents.push(Agent::PcpSender(Box::new(PcpSender::new(forward, f.pcp.clone(), bytes, history, rng))));
+        agents.push(Agent::PcpReceiver(Box::new(PcpReceiver::new(backward, &f.pcp, bytes))));
+        Ok(FlowInfo {
+            name: f.name.clone().unwrap_or_else(|| format!("pcp{}", id.0)),
+            kind: "pcp",
+            cc: "",
             src,
             dst,
             sender,
@@ -244,7 +276,15 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let links = build_links(sc, &names)?;
     let ends: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
     let routes = Routes::compute(nodes.len(), &ends);
-    let cx = FlowContext { seed: sc.seed, names: &names, nodes: &nodes, links: &links, ends: &ends, routes: &routes };
+    let cx = FlowContext {
+        seed: sc.seed,
+        names: &names,
+        nodes: &nodes,
+        links: &links,
+        ends: &ends,
+        routes: &routes,
+        pcp_history: Default::default(),
+    };
     let mut agents = Vec::with_capacity(sc.flows.len() * 2);
     let mut flows = Vec::with_capacity(sc.flows.len());
     for (i, spec) in sc.flows.iter().enumerate() {
@@ -255,6 +295,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         let flow = match spec {
             FlowSpec::Tcp(f) => cx.tcp(id, f, &mut agents),
             FlowSpec::Udp(f) => cx.udp(id, f, end, &mut agents),
+            FlowSpec::Pcp(f) => cx.pcp(id, f, &mut agents),
         }
         .map_err(|e| e.within(&format!("flows[{i}]")))?;
         flows.push(flow);

@@ -7,6 +7,7 @@ use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
+use crate::transport::pcp::PcpConfig;
 use crate::transport::tcp::TcpConfig;
 use crate::transport::udp::{Pattern, SizeSpec};
 use crate::units::{BitRate, Bytes, Dur};
@@ -92,6 +93,7 @@ fn default_mtu() -> Bytes {
 pub enum FlowSpec {
     Tcp(TcpFlowSpec),
     Udp(UdpFlowSpec),
+    Pcp(PcpFlowSpec),
 }
 
 /// A TCP connection carrying a bulk transfer from `src` to `dst`.
@@ -112,6 +114,23 @@ pub struct TcpFlowSpec {
     pub start: Dur,
     #[serde(default)]
     pub tcp: TcpConfig,
+}
+
+/// A PCP connection (probe control protocol, NSDI '06) carrying a transfer from `src` to `dst`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub pcp: PcpConfig,
 }
 
 /// A UDP stream at a mean rate in bit/s of IP datagrams.
@@ -147,18 +166,21 @@ impl FlowSpec {
         match self {
             FlowSpec::Tcp(f) => f.name.as_deref(),
             FlowSpec::Udp(f) => f.name.as_deref(),
+            FlowSpec::Pcp(f) => f.name.as_deref(),
         }
     }
     pub fn endpoints(&self) -> (&str, &str) {
         match self {
             FlowSpec::Tcp(f) => (&f.src, &f.dst),
             FlowSpec::Udp(f) => (&f.src, &f.dst),
+            FlowSpec::Pcp(f) => (&f.src, &f.dst),
         }
     }
     pub fn start(&self) -> Dur {
         match self {
             FlowSpec::Tcp(f) => f.start,
             FlowSpec::Udp(f) => f.start,
+            FlowSpec::Pcp(f) => f.start,
         }
     }
 }

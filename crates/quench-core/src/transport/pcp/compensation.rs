@@ -1,23 +1,32 @@
 //! Rate compensation (paper section 3.2) and tit-for-tat (section 3.5).
 //!
 //! Compensation works in epochs. An epoch collects the queueing delay `d = owd − min_owd` of
-//! base-rate packets sent after it began (probe packets are judged separately); once a packet
-//! sent one smoothed RTT after the start is acknowledged, the epoch ends: its smallest `d` is
-//! the standing queue (a transient bump from a probe does not count). If that exceeds the
-//! tolerance, the base rate is scaled by `max(0, 1 − d/RTT)` so that, if every sender does the
-//! same, the queue drains within the next RTT (ALGORITHMS.md 2a's form), and a new epoch starts
-//! with the packets sent from then on, so each cut is judged on packets sent after it.
+//! base-rate packets sent in its first half RTT (probe packets are judged separately); once
+//! a packet sent after that is acknowledged, the epoch ends with the *mean* `d` of its
+//! samples. If that exceeds the tolerance, the base rate is scaled by `max(0, 1 − d/RTT)` so
+//! that, if every sender does the same, the queue drains within the next RTT (ALGORITHMS.md
+//! 2a's form), and a new epoch starts with the packets sent from then on, so each cut is
+//! judged on packets sent after it. The mean, not the minimum: a slow flow takes fewer samples
+//! than a fast one, so its minimum is larger and it would cut more often than the fast flow
+//! (we measured a 2 vs 7.5 Mb/s split persisting for 10 s); the mean of a time-average queue
+//! is the same for both, so every sender cuts by the same fraction.
 //!
 //! Tit-for-tat: when `rounds` consecutive compensating epochs each fail to shrink the queue,
 //! compensation is weakened `factor`-fold for as long as it stays ineffective.
 
 use crate::units::{Dur, Time};
 
+/// An epoch's packets are those sent in its first half RTT: longer than a probe's bump (a few
+/// packet times), short enough that an overload is cut about 1.5 RTTs after it starts (a
+/// BDP buffer holds one RTT of excess at twice the link rate).
+const EPOCH_RTTS: f64 = 0.5;
+
 #[derive(Clone, Debug, Default)]
 pub struct Compensator {
     start: Time,
-    /// Smallest queueing delay of this epoch's base-rate packets.
-    min_d: Option<Dur>,
+    /// Sum and count of this epoch's base-rate packets' queueing delays.
+    sum_d: Dur,
+    samples: u64,
     /// Queue at the previous epoch if it compensated.
     prev_d: Option<Dur>,
     ineffective: u32,
@@ -43,18 +52,20 @@ impl Compensator {
     /// A base-rate packet sent at `sent_at` saw queueing delay `d`.
     pub fn on_sample(&mut self, sent_at: Time, d: Dur) {
         if sent_at >= self.start {
-            self.min_d = Some(self.min_d.map_or(d, |m| m.min(d)));
+            self.sum_d = self.sum_d + d;
+            self.samples += 1;
         }
     }
 
     /// True once a packet sent an RTT into the epoch has been acknowledged.
     pub fn epoch_done(&self, acked_sent_at: Time, rtt: Dur) -> bool {
-        acked_sent_at >= self.start + rtt && self.min_d.is_some()
+        acked_sent_at >= self.start + Dur::from_secs_f64(rtt.as_secs_f64() * EPOCH_RTTS) && self.samples > 0
     }
 
     /// End the epoch: the factor to scale the base rate by (1 when there is no queue).
     pub fn end_epoch(&mut self, now: Time, rtt: Dur, p: Policy) -> f64 {
-        let d = self.min_d.take().unwrap_or(Dur::ZERO);
+        let d = Dur(self.sum_d.0 / self.samples.max(1));
+        (self.sum_d, self.samples) = (Dur::ZERO, 0);
         self.start = now;
         self.queue_seen = d > p.tolerance;
         if !self.queue_seen {
@@ -128,7 +139,8 @@ mod tests {
         c.on_sample(Time(5), Dur::from_millis(20));
         assert!(!c.epoch_done(Time(100), Dur(50)));
         c.on_sample(Time(20), Dur::from_millis(2));
-        assert!(c.epoch_done(Time(60), Dur(50)));
+        assert!(!c.epoch_done(Time(34), Dur(50))); // half an RTT after the start: 35
+        assert!(c.epoch_done(Time(35), Dur(50)));
         assert!((c.end_epoch(Time(70), Dur::from_millis(20), P) - 0.9).abs() < 1e-12);
     }
 }

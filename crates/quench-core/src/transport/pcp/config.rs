@@ -12,15 +12,19 @@ const DEFAULT_MSS: u32 = 1460;
 const DEFAULT_WINDOW: Bytes = Bytes(4 << 20);
 /// Packets per probe: five samples give the least-squares slope four intervals.
 const DEFAULT_PROBE_PACKETS: u32 = 5;
-/// Accepted slope of one-way delay against send time (s/s): a probe at 1.05x the available
-/// rate raises delay by 0.05 s per s; smaller slopes are within a packet time of noise.
-const DEFAULT_SLOPE_TOLERANCE: f64 = 0.05;
+/// Accepted slope of one-way delay against send time (s/s): the paper's "flat or decreasing".
+/// (0.05 let simultaneous probes of two flows both pass at slopes of 0.04 and fill the buffer.)
+const DEFAULT_SLOPE_TOLERANCE: f64 = 0.0;
 /// Smallest probe increment, in packets per RTT (the paper's initial probe is two).
 const DEFAULT_MIN_INCREMENT: f64 = 1.0;
 /// Smallest base rate, in packets per RTT, so the flow keeps a delay signal.
 const DEFAULT_MIN_RATE: f64 = 1.0;
 /// Longest probe back-off, in RTTs (2^5: five consecutive failures).
 const DEFAULT_MAX_BACKOFF_RTTS: f64 = 32.0;
+/// Random delay, up to this many RTTs, added to a probe scheduled after a failure or a
+/// compensation: with none, the faster flow (whose epochs end first) won every race for the
+/// capacity a cut freed, and a late flow stayed below a tenth of the link for 6 s.
+const DEFAULT_PROBE_JITTER_RTTS: f64 = 1.0;
 /// Standing queue (delay above the minimum) below which the path counts as empty: a few
 /// packet times at 10-40 Mb/s (1500 bytes at 10 Mb/s is 1.2 ms).
 const DEFAULT_QUEUE_TOLERANCE: Dur = Dur::from_millis(1);
@@ -55,6 +59,9 @@ pub struct PcpConfig {
     /// Cap of the exponential probe back-off, in RTTs.
     #[serde(default = "default_max_backoff")]
     pub max_backoff_rtts: f64,
+    /// Uniform random delay in [0, this) RTTs before a probe after a failure or compensation.
+    #[serde(default = "default_probe_jitter")]
+    pub probe_jitter_rtts: f64,
     /// Queueing delay treated as no queue (for compensation and for starting probes).
     #[serde(default = "default_queue_tolerance")]
     pub queue_tolerance: Dur,
@@ -96,6 +103,9 @@ fn default_min_rate() -> f64 {
 fn default_max_backoff() -> f64 {
     DEFAULT_MAX_BACKOFF_RTTS
 }
+fn default_probe_jitter() -> f64 {
+    DEFAULT_PROBE_JITTER_RTTS
+}
 fn default_queue_tolerance() -> Dur {
     DEFAULT_QUEUE_TOLERANCE
 }
@@ -122,6 +132,7 @@ impl Default for PcpConfig {
             min_increment: DEFAULT_MIN_INCREMENT,
             min_rate: DEFAULT_MIN_RATE,
             max_backoff_rtts: DEFAULT_MAX_BACKOFF_RTTS,
+            probe_jitter_rtts: DEFAULT_PROBE_JITTER_RTTS,
             queue_tolerance: DEFAULT_QUEUE_TOLERANCE,
             tit_for_tat_rounds: DEFAULT_TFT_ROUNDS,
             tit_for_tat_factor: DEFAULT_TFT_FACTOR,
@@ -164,6 +175,9 @@ impl PcpConfig {
             if !(v.is_finite() && v > 0.0) {
                 return Err(ConfigError::new(key, format!("{v} must be a positive number")));
             }
+        }
+        if !(self.probe_jitter_rtts.is_finite() && self.probe_jitter_rtts >= 0.0) {
+            return Err(ConfigError::new("probe_jitter_rtts", "must be a non-negative number"));
         }
         if !(self.slope_tolerance.is_finite() && self.slope_tolerance >= 0.0) {
             return Err(ConfigError::new("slope_tolerance", "must be a non-negative number"));

@@ -12,9 +12,10 @@
 //!   ACK's own send time is the receive time, so the sender sees each packet's one-way delay.
 //! - **Probes** [3.1]: `probe_packets` (5) packets paced at base + increment; the rate is set by
 //!   the spacing (time span), not the byte count. A probe is accepted iff the least-squares
-//!   slope of its one-way delays against send time is at most `slope_tolerance` (0.05 s/s: a
-//!   probe 5% over the available rate is within a packet time of noise over five packets, and
-//!   any excess accepted is removed by compensation); a lost probe packet rejects it.
+//!   slope of its one-way delays against send time is at most `slope_tolerance` (0: the
+//!   paper's "flat or decreasing"; 0.05 let two flows' simultaneous probes both pass); a lost
+//!   probe packet rejects it, and a probe that cannot keep its spacing (window or data ran
+//!   out) is inconclusive and retried an RTT later.
 //! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
 //! - **Search** [3.3]: the increment doubles after a success (and the next probe starts at
 //!   once) and halves after a failure, never below `min_increment` (1 packet per RTT). The
@@ -23,10 +24,13 @@
 //!   most `max_backoff_rtts` (32). Probes start only while the last compensation epoch saw no
 //!   standing queue (a probe during draining would see falling delays and pass wrongly).
 //! - **History** [3.4]: per source host and destination (see `history.rs`).
-//! - **Rate compensation** [3.2]: once per epoch (about two RTTs, see `compensation.rs`) the
-//!   standing queue `d = min(owd) − min_owd` of base-rate packets, if above `queue_tolerance`
+//! - **Rate compensation** [3.2]: once per epoch (about 1.5 RTTs, see `compensation.rs`) the
+//!   mean queueing delay `d = owd − min_owd` of base-rate packets, if above `queue_tolerance`
 //!   (1 ms), scales the base rate by `max(0, 1 − d/srtt)`, floored at `min_rate` (1 packet per
-//!   RTT) so the flow keeps a delay signal.
+//!   RTT) so the flow keeps a delay signal. A cut also restarts the search at `min_increment`
+//!   with no back-off: the path is full, and every sender then competes for the freed capacity
+//!   in equal small steps (without this, a flow that had backed off lost every race for the
+//!   freed capacity and one flow held 75-95% of the link for tens of seconds).
 //! - **Tit-for-tat** [3.5]: after `tit_for_tat_rounds` (3) consecutive compensations that did
 //!   not shrink the queue, compensation is weakened `tit_for_tat_factor` (10)-fold while it
 //!   stays ineffective.

@@ -61,8 +61,13 @@ impl Probe {
     pub fn record(&mut self, sent_at: Time, owd: Dur) {
         self.samples.push((sent_at, owd));
     }
+    /// Samples relative to the first one, in seconds: differences of integer nanoseconds are
+    /// exact, so equal delays give a slope of exactly zero (absolute times near 1e9 ns would
+    /// leave rounding noise of either sign, and a tolerance of 0 would reject at random).
     pub fn points(&self) -> Vec<(f64, f64)> {
-        self.samples.iter().map(|(t, d)| (t.as_secs_f64(), d.as_secs_f64())).collect()
+        let Some(&(t0, d0)) = self.samples.first() else { return Vec::new() };
+        let secs = |a: u64, b: u64| (a as i64 - b as i64) as f64 / 1e9;
+        self.samples.iter().map(|(t, d)| (secs(t.0, t0.0), secs(d.0, d0.0))).collect()
     }
 }
 
@@ -115,6 +120,18 @@ impl Search {
         self.failures += 1;
         let rtts = 2f64.powi(self.failures as i32 - 1).min(max_backoff_rtts);
         self.next_probe_at = now + Dur::from_secs_f64(rtt.as_secs_f64() * rtts);
+    }
+
+    /// Start over from `increment` with no back-off (after a compensation).
+    pub fn restart(&mut self, increment: BitRate, now: Time) {
+        self.increment = increment;
+        self.failures = 0;
+        self.next_probe_at = now;
+    }
+
+    /// Push the next probe back by `d` (random jitter).
+    pub fn delay(&mut self, d: Dur) {
+        self.next_probe_at += d;
     }
 
     /// An inconclusive probe is retried after one RTT with the same increment.
@@ -192,6 +209,13 @@ mod tests {
             p.record(Time(i * 1_000_000), Dur::from_millis(10));
         }
         assert_eq!(judge(&p, 0.05), Verdict::Accept);
+        // Equal delays at large, irregular times: exactly flat, so a zero tolerance accepts.
+        let mut q = Probe::new(BitRate(1_000_000), 5, false);
+        for t in [7_123_456_789u64, 7_124_690_123, 7_125_923_457, 7_127_156_791, 7_128_390_125] {
+            q.record(Time(t), Dur(13_440_000));
+        }
+        assert_eq!(slope(&q.points()), Some(0.0));
+        assert_eq!(judge(&q, 0.0), Verdict::Accept);
         p.lost = true;
         assert_eq!(judge(&p, 0.05), Verdict::Reject);
     }

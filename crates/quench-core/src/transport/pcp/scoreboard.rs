@@ -73,7 +73,7 @@ impl Scoreboard {
     pub fn seg_len(&self, seg: u64) -> u32 {
         let start = seg * self.mss;
         let end = self.total.map_or(start + self.mss, |t| t.min(start + self.mss));
-        (end - start) as u32
+        end.saturating_sub(start) as u32
     }
 
     /// Segments never sent (u64::MAX when unlimited).
@@ -86,9 +86,11 @@ impl Scoreboard {
         if let Some(&seg) = self.retx.first() {
             return Some((seg, true));
         }
+        if self.unsent() == 0 {
+            return None;
+        }
         let end = self.seq_of(self.next_new) + self.seg_len(self.next_new) as u64;
-        let fits = end - self.seq_of(self.una) <= window;
-        (self.unsent() > 0 && fits).then_some((self.next_new, false))
+        (end - self.seq_of(self.una) <= window).then_some((self.next_new, false))
     }
 
     /// Record a transmission; returns its order.

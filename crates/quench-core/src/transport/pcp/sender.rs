@@ -8,6 +8,7 @@ use super::probe::{judge, Probe, Search, Verdict};
 use super::scoreboard::Scoreboard;
 use super::{FIRST_DATA_SEQ, TIMER_PACE, TIMER_PROBE, TIMER_RTO};
 use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::rng::Rng;
 use crate::transport::tcp::{Connection, RttEstimator, HEADERS};
 use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::{BitRate, Bytes, Dur, Time};
@@ -56,11 +57,13 @@ pub struct PcpSender {
     history_probe_pending: bool,
     comp: Compensator,
     history: Option<SharedHistory>,
+    /// Probe jitter (the only random choice).
+    rng: Rng,
     pub stats: PcpSenderStats,
 }
 
 impl PcpSender {
-    pub fn new(conn: Connection, cfg: PcpConfig, bytes: Option<u64>, history: Option<SharedHistory>) -> Self {
+    pub fn new(conn: Connection, cfg: PcpConfig, bytes: Option<u64>, history: Option<SharedHistory>, rng: Rng) -> Self {
         PcpSender {
             conn,
             board: Scoreboard::new(cfg.mss, FIRST_DATA_SEQ, bytes, cfg.reorder_threshold),
@@ -80,6 +83,7 @@ impl PcpSender {
             history_probe_pending: false,
             comp: Compensator::default(),
             history,
+            rng,
             stats: PcpSenderStats::default(),
         }
     }
@@ -199,6 +203,11 @@ impl PcpSender {
         };
         let f = self.comp.end_epoch(cx.now, rtt, policy);
         if f < 1.0 {
+            // A standing queue means the path is full: every sender cut in proportion, and all
+            // search again from the smallest step without back-off, so the capacity freed by
+            // the cut is shared in equal steps (the additive half of AIMD's convergence).
+            self.search.restart(self.per_rtt(self.cfg.min_increment), cx.now);
+            self.jitter_next_probe();
             let cut = BitRate((self.base.0 as f64 * f) as u64);
             self.set_base(cut.max(self.per_rtt(self.cfg.min_rate)), cx);
         }
@@ -211,6 +220,11 @@ impl PcpSender {
         }
         let window = |r: BitRate| r.bytes_in(self.rtt_now()) as u64;
         cx.rec.cwnd(cx.now, self.conn.flow, window(self.base), window(self.search.increment));
+    }
+
+    fn jitter_next_probe(&mut self) {
+        let rtts = self.rng.uniform() * self.cfg.probe_jitter_rtts;
+        self.search.delay(Dur::from_secs_f64(rtts * self.rtt_now().as_secs_f64()));
     }
 
     /// Decide a probe once every packet is accounted for (echoed, or overtaken by
@@ -240,6 +254,7 @@ impl PcpSender {
                 self.stats.probes_rejected += 1;
                 let min = self.per_rtt(self.cfg.min_increment);
                 self.search.on_failure(cx.now, min, rtt, self.cfg.max_backoff_rtts);
+                self.jitter_next_probe();
             }
             Verdict::Inconclusive => self.search.retry(cx.now, rtt),
         }
