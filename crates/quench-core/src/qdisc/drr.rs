@@ -5,13 +5,14 @@
 //! flows. When a flow reaches the head of the list its turn starts: its deficit counter grows
 //! by `quantum`; it sends head packets while the head fits in the deficit, subtracting each
 //! size; then it goes to the tail of the list with what is left. A flow whose queue empties
-//! leaves the list and its deficit is reset to 0 (SV95 Figure 3). With quantum ≥ the largest
+//! leaves the list and its deficit is reset to 0 (SV95's pseudocode). With quantum ≥ the largest
 //! packet every turn sends at least one packet, so each packet costs O(1) work (SV95 section 4);
 //! a smaller quantum is allowed (a large packet then waits several turns).
 //!
 //! Buffer: one shared `limit`; an arrival that overflows it is answered by dropping the last
-//! packet of the longest queue in bytes (SV95 section 3.1, "buffer stealing"), which may be
-//! the arrival itself (ties go to the arrival's flow). Such drops count as `Overflow`.
+//! packet of the longest queue in bytes (SV95 drop from the longest queue, as McKenney's SFQ
+//! does), which may be the arrival itself (ties go to the arrival's flow). Such drops count as
+//! `Overflow`.
 //!
 //! Parameters: `limit` (default 1000 packets, Linux `txqueuelen`), `quantum` (default 1500 B).
 
