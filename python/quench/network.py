@@ -118,6 +118,27 @@ class Network:
         self._flows.append(_clean(flow))
         return self
 
+    def pcp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **pcp: Any,
+    ) -> Network:
+        """A PCP connection (probe control protocol, NSDI '06) with a transfer of `bytes`
+        (unlimited when None). Extra keyword arguments are PCP parameters: mss, receive_window,
+        probe_packets, slope_tolerance, min_increment, min_rate, max_backoff_rtts,
+        probe_jitter_rtts, queue_tolerance, tit_for_tat_rounds, tit_for_tat_factor,
+        reorder_threshold, history, rto={...}."""
+        flow = {"kind": "pcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        if pcp:
+            flow["pcp"] = pcp
+        self._flows.append(_clean(flow))
+        return self
+
     def udp(
         self,
         src: str,
