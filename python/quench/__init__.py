@@ -13,7 +13,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.network import Network, droptail, red
+from quench.network import Network, droptail, drr, fq, red, sfq
 from quench.results import Results
 from quench.scenario import load_scenario, run_scenario, validate_scenario
 from quench.units import parse_bytes, parse_duration, parse_rate
@@ -25,11 +25,14 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "droptail",
+    "drr",
+    "fq",
     "load_scenario",
     "parse_bytes",
     "parse_duration",
     "parse_rate",
     "red",
     "run_scenario",
+    "sfq",
     "validate_scenario",
 ]

@@ -28,6 +28,25 @@ def red(
     return {"kind": "red", "min_th": min_th, "max_th": max_th, "limit": limit, **params}
 
 
+def fq(limit: Quantity | None = None) -> dict[str, Any]:
+    """Fair queueing (Demers, Keshav, Shenker 1989): finish tags from a bit-by-bit round-robin
+    virtual clock; on overflow the last packet of the flow holding the most buffer is dropped."""
+    return _clean({"kind": "fq", "limit": limit})
+
+
+def drr(limit: Quantity | None = None, quantum: Quantity | None = None) -> dict[str, Any]:
+    """Deficit round robin (Shreedhar & Varghese 1995) with a quantum in bytes."""
+    return _clean({"kind": "drr", "limit": limit, "quantum": quantum})
+
+
+def sfq(
+    limit: Quantity | None = None, buckets: int | None = None, quantum: Quantity | None = None, perturb: Quantity = 0
+) -> dict[str, Any]:
+    """Stochastic fair queueing (McKenney 1990): flows hashed into `buckets` served by DRR;
+    `perturb` redraws the hash salt at that interval (0: never)."""
+    return _clean({"kind": "sfq", "limit": limit, "buckets": buckets, "quantum": quantum, "perturb": perturb})
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
