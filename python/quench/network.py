@@ -61,6 +61,7 @@ class Network:
         self._routers: list[str] = []
         self._links: list[dict[str, Any]] = []
         self._flows: list[dict[str, Any]] = []
+        self._workloads: list[dict[str, Any]] = []
         self._record: dict[str, Any] = {}
 
     def hosts(self, *names: str) -> Network:
@@ -185,6 +186,35 @@ class Network:
         self._flows.append(_clean(flow))
         return self
 
+    def workload(
+        self,
+        pairs: list[tuple[str, str]],
+        arrival_rate: float,
+        size: Quantity | dict[str, Any],
+        *,
+        flow: dict[str, Any] | None = None,
+        start: Quantity | None = None,
+        stop: Quantity | None = None,
+        name: str | None = None,
+    ) -> Network:
+        """Finite flows arriving as a Poisson process of `arrival_rate` per second, each between
+        a (src, dst) pair drawn uniformly from `pairs`, of `size` bytes ("250KB", or
+        {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}).
+        `flow` is the transport of every flow without src/dst/start/bytes/name, e.g.
+        {"kind": "tcp", "cc": "newreno"} (the default) or {"kind": "pcp"}. Flows are named
+        NAME.k; their response times are in Results.flows."""
+        workload = {
+            "name": name,
+            "pairs": [list(p) for p in pairs],
+            "arrival_rate": arrival_rate,
+            "size": size,
+            "start": start,
+            "stop": stop,
+            "flow": flow if flow is not None else {"kind": "tcp", "cc": "newreno"},
+        }
+        self._workloads.append(_clean(workload))
+        return self
+
     def record(self, **options: Any) -> Network:
         """What to record: queues, sojourn, drops, cwnd, rtt, segments (booleans), links
         (restrict per-link records), pcap (links to capture, by name "a->b")."""
@@ -201,6 +231,8 @@ class Network:
             "flows": copy.deepcopy(self._flows),
             "record": dict(self._record),
         }
+        if self._workloads:
+            spec["workloads"] = copy.deepcopy(self._workloads)
         if self.name:
             spec["name"] = self.name
         return spec

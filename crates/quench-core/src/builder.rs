@@ -14,6 +14,7 @@ use crate::transport::tcp::{Connection, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::udp::{UdpSink, UdpSource, UdpSourceParams};
 use crate::transport::Agent;
 use crate::units::{Dur, Time};
+use crate::workload;
 use crate::world::{FlowInfo, Node, World, WorldParts};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -187,6 +188,14 @@ impl FlowContext<'_> {
         })
     }
 
+    fn flow(&self, id: FlowId, spec: &FlowSpec, end: Time, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
+        match spec {
+            FlowSpec::Tcp(f) => self.tcp(id, f, agents),
+            FlowSpec::Udp(f) => self.udp(id, f, end, agents),
+            FlowSpec::Pcp(f) => self.pcp(id, f, agents),
+        }
+    }
+
     fn pcp(&self, id: FlowId, f: &PcpFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
         let (src, dst) = self.endpoints(&f.src, &f.dst)?;
         f.pcp.validate().map_err(|e| e.within("pcp"))?;
@@ -285,19 +294,23 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         routes: &routes,
         pcp_history: Default::default(),
     };
-    let mut agents = Vec::with_capacity(sc.flows.len() * 2);
-    let mut flows = Vec::with_capacity(sc.flows.len());
+    let workload_flows = workload::expand(&sc.workloads, sc.seed, sc.duration)?;
+    let total = sc.flows.len() + workload_flows.len();
+    let mut agents = Vec::with_capacity(total * 2);
+    let mut flows = Vec::with_capacity(total);
     for (i, spec) in sc.flows.iter().enumerate() {
-        let id = FlowId(i as u32);
         if spec.start() >= sc.duration {
             return Err(ConfigError::new(format!("flows[{i}].start"), "starts after the run ends"));
         }
-        let flow = match spec {
-            FlowSpec::Tcp(f) => cx.tcp(id, f, &mut agents),
-            FlowSpec::Udp(f) => cx.udp(id, f, end, &mut agents),
-            FlowSpec::Pcp(f) => cx.pcp(id, f, &mut agents),
-        }
-        .map_err(|e| e.within(&format!("flows[{i}]")))?;
+        let flow = cx
+            .flow(FlowId(flows.len() as u32), spec, end, &mut agents)
+            .map_err(|e| e.within(&format!("flows[{i}]")))?;
+        flows.push(flow);
+    }
+    for (workload, pair, spec) in &workload_flows {
+        let flow = cx
+            .flow(FlowId(flows.len() as u32), spec, end, &mut agents)
+            .map_err(|e| workload::error_path(e, *workload, *pair))?;
         flows.push(flow);
     }
     let (rec, pcap) = build_recorder(sc, &links)?;

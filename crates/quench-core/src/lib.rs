@@ -31,6 +31,7 @@ pub mod sched;
 pub mod trace;
 pub mod transport;
 pub mod units;
+pub mod workload;
 pub mod world;
 
 pub use error::{ConfigError, Error};

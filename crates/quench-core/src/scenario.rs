@@ -11,6 +11,7 @@ use crate::transport::pcp::PcpConfig;
 use crate::transport::tcp::TcpConfig;
 use crate::transport::udp::{Pattern, SizeSpec};
 use crate::units::{BitRate, Bytes, Dur};
+use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 
 /// Ethernet's MTU, the default for every link.
@@ -35,6 +36,9 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Finite flows arriving at random (Poisson), expanded into flows when the world is built.
+    #[serde(default)]
+    pub workloads: Vec<WorkloadSpec>,
     #[serde(default)]
     pub record: RecordConfig,
     /// Hosts' IP layer: reassembly timeout and buffer.

@@ -1,0 +1,254 @@
+//! Flow workloads: many finite flows arriving as a Poisson process over a set of
+//! source–destination pairs, the traffic model of response-time studies such as PCP's (NSDI '06
+//! §4.2: 250 KB flows, Poisson arrivals, 100 pairs).
+//!
+//! A workload is expanded into ordinary flows before the world is built, so every transport
+//! (TCP, PCP, anything registered later) works in a workload without change: the `flow` entry is
+//! a flow template, a flow without `src`, `dst`, `start`, `bytes` and `name`, which the expansion
+//! fills in for each arrival. Each flow's response time is then the flows table's
+//! `response_time_s` (from the application's open, i.e. the first SYN, to the last byte delivered).
+
+use crate::error::ConfigError;
+use crate::rng::{Rng, StreamKind};
+use crate::scenario::FlowSpec;
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// Keys of a flow that the workload sets for each arrival.
+const FILLED_KEYS: [&str; 5] = ["src", "dst", "start", "bytes", "name"];
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// Prefix of the flows' names (`NAME.k` for the k-th arrival); `wI` for workload I by default.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The (source, destination) host pairs; each arrival picks one uniformly, so each pair sees
+    /// an independent Poisson process of rate `arrival_rate / pairs`.
+    pub pairs: Vec<(String, String)>,
+    /// Mean flow arrivals per second over all pairs together.
+    pub arrival_rate: f64,
+    /// Bytes each flow transfers: fixed ("250KB") or drawn per flow.
+    pub size: FlowSize,
+    /// First instant at which arrivals may occur.
+    #[serde(default)]
+    pub start: Dur,
+    /// No arrivals after this instant; the end of the run when absent.
+    #[serde(default)]
+    pub stop: Option<Dur>,
+    /// The transport of every flow: e.g. `{ kind = "tcp", cc = "newreno" }` or `{ kind = "pcp" }`.
+    pub flow: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A flow's size: fixed, or drawn per flow.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FlowSize {
+    Fixed(Bytes),
+    Drawn(SizeDistribution),
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+pub enum SizeDistribution {
+    /// Exponential with the given mean.
+    Exponential { mean: Bytes },
+    /// Pareto with the given mean and shape α > 1 (heavy-tailed: infinite variance for α ≤ 2);
+    /// the scale is x_m = mean·(α − 1)/α.
+    Pareto { mean: Bytes, shape: f64 },
+}
+
+/// One arrival of a workload, before it becomes a flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrival {
+    pub at: Dur,
+    pub pair: usize,
+    pub bytes: u64,
+}
+
+impl FlowSize {
+    fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            FlowSize::Fixed(b) | FlowSize::Drawn(SizeDistribution::Exponential { mean: b }) if b.0 == 0 => {
+                Err(ConfigError::new("", "must be positive"))
+            }
+            FlowSize::Drawn(SizeDistribution::Pareto { mean, shape }) => {
+                if mean.0 == 0 {
+                    return Err(ConfigError::new("mean", "must be positive"));
+                }
+                if !(shape.is_finite() && *shape > 1.0) {
+                    return Err(ConfigError::new("shape", format!("{shape} must exceed 1 for a finite mean")));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Draw one size, at least one byte.
+    fn draw(&self, rng: &mut Rng) -> u64 {
+        let bytes = match self {
+            FlowSize::Fixed(b) => return b.0,
+            FlowSize::Drawn(SizeDistribution::Exponential { mean }) => rng.exponential(mean.0 as f64),
+            FlowSize::Drawn(SizeDistribution::Pareto { mean, shape }) => {
+                let scale = mean.0 as f64 * (shape - 1.0) / shape;
+                // Inversion: X = x_m · U^(−1/α) with U uniform on (0, 1].
+                scale * (1.0 - rng.uniform()).powf(-1.0 / shape)
+            }
+        };
+        (bytes.round() as u64).max(1)
+    }
+}
+
+impl WorkloadSpec {
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.pairs.is_empty() {
+            return Err(ConfigError::new("pairs", "needs at least one (source, destination) pair"));
+        }
+        if !(self.arrival_rate.is_finite() && self.arrival_rate > 0.0) {
+            return Err(ConfigError::new("arrival_rate", "must be a positive number of flows per second"));
+        }
+        self.size.validate().map_err(|e| e.within("size"))?;
+        if self.stop.is_some_and(|s| s <= self.start) {
+            return Err(ConfigError::new("stop", "must be after start"));
+        }
+        if let Some(key) = FILLED_KEYS.iter().find(|k| self.flow.contains_key(**k)) {
+            return Err(ConfigError::new(format!("flow.{key}"), "is set by the workload for each arrival"));
+        }
+        if !self.flow.contains_key("kind") {
+            return Err(ConfigError::new("flow.kind", "missing: the transport of the workload's flows"));
+        }
+        Ok(())
+    }
+
+    /// The arrivals in `[start, min(stop, end))`, drawn from the workload's own random stream.
+    pub fn arrivals(&self, seed: u64, index: usize, end: Dur) -> Vec<Arrival> {
+        let mut rng = Rng::stream(seed, StreamKind::Workload, index as u64);
+        let stop = self.stop.map_or(end, |s| s.min(end));
+        let mean_gap_s = 1.0 / self.arrival_rate;
+        let mut arrivals = Vec::new();
+        let mut at = self.start;
+        loop {
+            at = at + Dur::from_secs_f64(rng.exponential(mean_gap_s));
+            if at >= stop {
+                return arrivals;
+            }
+            let pair = rng.range_inclusive(0, self.pairs.len() as u64 - 1) as usize;
+            arrivals.push(Arrival { at, pair, bytes: self.size.draw(&mut rng) });
+        }
+    }
+
+    /// The flow of one arrival: the template with the arrival's endpoints, start and size.
+    fn flow(&self, prefix: &str, k: usize, a: &Arrival) -> Result<FlowSpec, ConfigError> {
+        let mut entry = self.flow.clone();
+        let (src, dst) = &self.pairs[a.pair];
+        entry.insert("name".into(), format!("{prefix}.{k}").into());
+        entry.insert("src".into(), src.clone().into());
+        entry.insert("dst".into(), dst.clone().into());
+        entry.insert("start".into(), format!("{}ns", a.at.0).into());
+        entry.insert("bytes".into(), format!("{}B", a.bytes).into());
+        let text = serde_json::Value::Object(entry).to_string();
+        let de = &mut serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            ConfigError::new(if path == "." { String::new() } else { path }, e.into_inner().to_string()).within("flow")
+        })
+    }
+}
+
+/// Every workload's flows, in arrival order within each workload. A flow's build error is
+/// renamed to the workload key that caused it (`workloads[0].pairs[3][1]`, `workloads[0].flow.cc`).
+pub fn expand(workloads: &[WorkloadSpec], seed: u64, end: Dur) -> Result<Vec<(usize, usize, FlowSpec)>, ConfigError> {
+    let mut flows = Vec::new();
+    for (i, w) in workloads.iter().enumerate() {
+        let path = format!("workloads[{i}]");
+        w.validate().map_err(|e| e.within(&path))?;
+        let prefix = w.name.clone().unwrap_or_else(|| format!("w{i}"));
+        for (k, a) in w.arrivals(seed, i, end).iter().enumerate() {
+            flows.push((i, a.pair, w.flow(&prefix, k, a).map_err(|e| e.within(&path))?));
+        }
+    }
+    Ok(flows)
+}
+
+/// Where in a workload a build error of one of its flows belongs.
+pub fn error_path(e: ConfigError, workload: usize, pair: usize) -> ConfigError {
+    let path = match e.path.split_once('.').map_or(e.path.as_str(), |(head, _)| head) {
+        "src" => format!("pairs[{pair}][0]"),
+        "dst" => format!("pairs[{pair}][1]"),
+        "" => String::new(),
+        _ => format!("flow.{}", e.path),
+    };
+    ConfigError::new(path, e.message).within(&format!("workloads[{workload}]"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workload of 50 flows/s of 250 KB TCP flows over two pairs, with `overrides` (JSON
+    /// object text) replacing keys.
+    fn spec_value(overrides: &str) -> serde_json::Value {
+        let mut base = serde_json::json!({
+            "pairs": [["a", "b"], ["c", "d"]], "arrival_rate": 50, "size": "250KB", "flow": {"kind": "tcp"}
+        });
+        let patch: serde_json::Map<String, serde_json::Value> = serde_json::from_str(overrides).unwrap();
+        base.as_object_mut().unwrap().extend(patch);
+        base
+    }
+
+    fn spec(overrides: &str) -> WorkloadSpec {
+        serde_json::from_value(spec_value(overrides)).unwrap()
+    }
+
+    #[test]
+    fn arrivals_are_poisson() {
+        // 50 flows/s for 2000 s: the count is Poisson(100000), σ = 316; the gaps' coefficient of
+        // variation is 1 for an exponential distribution.
+        let w = spec("{}");
+        let arrivals = w.arrivals(7, 0, Dur::from_secs(2000));
+        let n = arrivals.len() as f64;
+        assert!((n - 100_000.0).abs() < 4.0 * 316.0, "{n} arrivals");
+        let gaps: Vec<f64> = arrivals.windows(2).map(|p| (p[1].at.0 - p[0].at.0) as f64 * 1e-9).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.02).abs() < 0.0003, "mean gap {mean}");
+        assert!((var.sqrt() / mean - 1.0).abs() < 0.02, "cv {}", var.sqrt() / mean);
+        let first_pair = arrivals.iter().filter(|a| a.pair == 0).count() as f64;
+        assert!((first_pair / n - 0.5).abs() < 4.0 * (0.25 / n).sqrt(), "pair 0 share {}", first_pair / n);
+        assert!(arrivals.iter().all(|a| a.bytes == 250_000));
+    }
+
+    #[test]
+    fn pareto_sizes_have_the_declared_mean() {
+        // Shape 2.5 has a finite variance, σ² = x_m² α / ((α−1)²(α−2)) with x_m = 0.6·mean,
+        // so σ ≈ 0.894·mean and the sample mean of 100k draws lies within 4 standard errors.
+        let w = spec(r#"{"size":{"dist":"pareto","mean":"100KB","shape":2.5}}"#);
+        let sizes: Vec<f64> = w.arrivals(3, 0, Dur::from_secs(2000)).iter().map(|a| a.bytes as f64).collect();
+        let mean = sizes.iter().sum::<f64>() / sizes.len() as f64;
+        let sigma = 0.6 * 100_000.0 * (2.5f64 / (1.5f64.powi(2) * 0.5)).sqrt();
+        let standard_error = sigma / (sizes.len() as f64).sqrt();
+        assert!((mean - 100_000.0).abs() < 4.0 * standard_error, "mean {mean} ± {standard_error}");
+        let x_m = 60_000.0;
+        assert!(sizes.iter().all(|&s| s >= x_m - 1.0));
+    }
+
+    #[test]
+    fn same_seed_same_arrivals() {
+        let w = spec("{}");
+        assert_eq!(w.arrivals(9, 0, Dur::from_secs(10)), w.arrivals(9, 0, Dur::from_secs(10)));
+        assert_ne!(w.arrivals(9, 0, Dur::from_secs(10)), w.arrivals(10, 0, Dur::from_secs(10)));
+    }
+
+    #[test]
+    fn bad_workloads_name_the_key() {
+        let err = |overrides: &str| expand(&[spec(overrides)], 1, Dur::from_secs(1)).unwrap_err().to_string();
+        assert!(err(r#"{"arrival_rate":0}"#).starts_with("workloads[0].arrival_rate:"));
+        assert!(err(r#"{"flow":{"kind":"tcp","src":"x"}}"#).starts_with("workloads[0].flow.src:"));
+        assert!(err(r#"{"flow":{"cc":"reno"}}"#).starts_with("workloads[0].flow.kind:"));
+        assert!(err(r#"{"flow":{"kind":"tcp","mss":"1KB"}}"#).starts_with("workloads[0].flow:"));
+        assert!(err(r#"{"stop":"0s"}"#).starts_with("workloads[0].stop:"));
+        assert!(err(r#"{"pairs":[]}"#).starts_with("workloads[0].pairs:"));
+        assert!(err(r#"{"size":{"dist":"pareto","mean":"1KB","shape":1}}"#).starts_with("workloads[0].size.shape:"));
+    }
+}

@@ -1,0 +1,78 @@
+//! Poisson flow workloads end to end: the arrivals become flows of the flows table, each flow's
+//! response time is measured from its first SYN to its last byte delivered, and a workload's
+//! errors name the workload key that caused them.
+
+mod common;
+
+use common::{config_error, f64s, run, strs};
+use serde_json::{json, Value};
+
+/// One 10 Mb/s, 10 ms link between a and b (and c, d on the same router) with a workload of
+/// `size`-byte TCP flows at `rate` per second.
+fn scenario(rate: f64, size: &str, duration: &str) -> Value {
+    json!({
+        "duration": duration, "seed": 5,
+        "hosts": ["a", "b", "c", "d"], "routers": ["r"],
+        "links": [
+            {"from": "a", "to": "r", "rate": "10Mbps", "delay": "10ms"},
+            {"from": "c", "to": "r", "rate": "10Mbps", "delay": "10ms"},
+            {"from": "r", "to": "b", "rate": "1Gbps", "delay": "0ms"},
+            {"from": "r", "to": "d", "rate": "1Gbps", "delay": "0ms"}
+        ],
+        "workloads": [{"name": "web", "pairs": [["a", "b"], ["c", "d"]], "arrival_rate": rate, "size": size,
+                       "flow": {"kind": "tcp", "cc": "newreno", "tcp": {"mss": 1000, "delayed_ack": {"enabled": false}}}}]
+    })
+}
+
+#[test]
+fn a_one_segment_flow_takes_three_one_way_delays_and_its_serializations() {
+    // Hand computation: SYN (40 B) a→r at 10 Mb/s: 32 µs + 10 ms, r→b at 1 Gb/s: 0.32 µs; the
+    // SYN-ACK back the same way; then the 1040-byte segment: 832 µs + 10 ms + 8.32 µs.
+    // Total 30 ms + 2·(32 + 0.32) µs + 832 + 8.32 µs = 30.904960 ms.
+    let expected = 0.030_904_96;
+    let r = run(&scenario(2.0, "1000B", "30s"));
+    let names = strs(&r, "flows", "name");
+    assert!(names.len() > 30, "{} arrivals in 30 s at 2/s", names.len());
+    assert!(names.iter().enumerate().all(|(k, n)| *n == format!("web.{k}")));
+    let mut response: Vec<f64> = f64s(&r, "flows", "response_time_s");
+    response.sort_by(f64::total_cmp);
+    // Flows rarely overlap at this load; the fastest and the median flow see an empty path.
+    assert!((response[0] - expected).abs() < 1e-9, "fastest {}", response[0]);
+    assert!((response[response.len() / 2] - expected).abs() < 1e-9, "median {}", response[response.len() / 2]);
+}
+
+#[test]
+fn every_arrival_completes_and_starts_when_drawn() {
+    let r = run(&scenario(20.0, "50KB", "10s"));
+    let starts = f64s(&r, "flows", "start_s");
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "arrivals in time order");
+    let n = starts.len() as f64;
+    // Poisson(200): within 4σ.
+    assert!((n - 200.0).abs() < 4.0 * 200f64.sqrt(), "{n} flows");
+    let completed = f64s(&r, "flows", "completion_s").iter().filter(|c| c.is_finite()).count() as f64;
+    // Only flows that arrived in the last second or so may still be running.
+    assert!(completed >= n - 10.0, "{completed} of {n} completed");
+}
+
+#[test]
+fn same_seed_same_workload() {
+    let a = run(&scenario(20.0, "50KB", "3s"));
+    let b = run(&scenario(20.0, "50KB", "3s"));
+    let bits = |r| f64s(r, "flows", "response_time_s").iter().map(|x| x.to_bits()).collect::<Vec<u64>>();
+    assert_eq!(bits(&a), bits(&b));
+}
+
+#[test]
+fn errors_name_the_workload_key() {
+    let mut s = scenario(50.0, "1KB", "1s");
+    s["workloads"][0]["pairs"][1][1] = json!("zz");
+    let e = config_error(&s);
+    assert_eq!(e.path, "workloads[0].pairs[1][1]", "{e}");
+    let mut s = scenario(50.0, "1KB", "1s");
+    s["workloads"][0]["flow"]["cc"] = json!("nosuch");
+    let e = config_error(&s);
+    assert!(e.path == "workloads[0].flow" && e.message.contains("nosuch"), "{e}");
+    let mut s = scenario(2.0, "1KB", "1s");
+    s["workloads"][0]["size"] = json!("0B");
+    assert_eq!(config_error(&s).path, "workloads[0].size");
+}
