@@ -4,10 +4,11 @@
 
 from __future__ import annotations
 
-from quench.experiments import feng99, jacobson88, mills88, wei05
+from quench.experiments import feng99, jacobson88, mills88, pcp06, wei05
 
 EXPERIMENTS = {
     "mills88": mills88,
+    "pcp06": pcp06,
     "jacobson88": jacobson88,
     "feng99": feng99,
     "wei05": wei05,

@@ -1,0 +1,274 @@
+"""pcp06 — T. Anderson, A. Collins, A. Krishnamurthy, J. Zahorjan, "PCP: Efficient Endpoint
+Congestion Control", NSDI '06, §4.2 ("Impact of Varying Offered Load") and §4.3 ("TCP and PCP
+over Fair Queueing Routers"); ALGORITHMS.md section 2.
+
+The paper's claim: over a FIFO drop-tail bottleneck PCP loses no packets and completes 250 KB
+flows sooner than TCP at every load; over a fair-queued bottleneck PCP's response time varies
+less even at high load (arriving flows' probes succeed because FQ isolates them), while TCP does
+slightly worse than over FIFO (a flow exceeding its share of the buffer takes multiple losses).
+
+The set-up (§4.2): one 40 Mb/s bottleneck, 100 source-destination pairs, per-pair RTT uniform in
+15-35 ms, buffer equal to the bandwidth-delay product, 250 KB flows arriving as a Poisson process,
+offered load 15 % to 90 % (λ = load × 40 Mb/s / 2 Mb per flow = load × 20 flows/s).
+
+What the paper leaves open, and what we chose (each a field of `Params`):
+- Per-pair RTTs: the 100 quantiles 15 + 20·(i + ½)/100 ms of the uniform distribution rather than
+  random draws, so every seed sees the same path set and only the arrivals vary.
+- Topology: each source reaches router r1 and each destination leaves router r2 over its own
+  1 Gb/s access link, so the 40 Mb/s r1->r2 link (2.5 ms) is the only bottleneck; the access
+  links' delays make up each pair's RTT. ACKs return over an uncongested 40 Mb/s r2->r1.
+- Packets: 1250-byte IP datagrams (the paper's 200 packets × 1250 B per flow), i.e. an MSS of
+  1210 bytes for both transports; 250 KB = 250,000 bytes of user data per flow.
+- Buffer: the bandwidth-delay product at the mean RTT, 40 Mb/s × 25 ms = 125 KB = 100 packets,
+  as a packet limit for drop-tail and as the shared limit of fair queueing (Demers-Keshav-Shenker,
+  dropping from the flow with the most buffer).
+- TCP: NewReno with SACK, delayed ACKs, windows large enough never to limit (the variant is not
+  stated; the paper's own simulator was validated against a kernel TCP).
+- PCP: quench's PCP with its documented defaults (transport/pcp/mod.rs), per-host history.
+- Run: arrivals during `arrival_window_s`, then the run continues for `drain_s` so flows can
+  finish; flows arriving in the first `warmup_s` are left out of the statistics (the system
+  starts empty). A flow still unfinished at the end counts as such in the summary.
+- Loss rate: packets dropped at the bottleneck over packets that arrived there. Queue: the
+  time-average of the bottleneck's backlog in packets.
+- The unloaded floor: for every measured flow, handshake (one RTT) + its datagrams serialized at
+  40 Mb/s + one one-way trip, averaged; the "best configuration" at 15 % load is the one with the
+  lowest mean response time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from quench.experiments.common import Criterion, report
+from quench.network import Network, droptail, fq
+from quench.results import Results
+from quench.units import parse_rate
+
+NAME = "pcp06"
+BOTTLENECK = "r1->r2"
+# IPv4 + TCP headers without options: what each datagram adds to the MSS.
+HEADER_BYTES = 40
+# ALGORITHMS.md 2b: "high load" for the variance and the TCP-over-FQ criteria.
+HIGH_LOAD = 0.7
+# ALGORITHMS.md 2b: the best configuration within 20 % of the unloaded floor at 15 % load.
+FLOOR_TOLERANCE = 0.20
+# A trend counts as "rising with load" when Spearman's rank correlation is at least this.
+RISING_RANK_CORRELATION = 0.8
+
+TRANSPORTS = ("tcp", "pcp")
+QDISCS = ("fifo", "fq")
+
+
+@dataclass
+class Params:
+    bottleneck_rate: str = "40Mbps"
+    bottleneck_delay_ms: float = 2.5
+    access_rate: str = "1Gbps"
+    pairs: int = 100
+    rtt_min_ms: float = 15.0
+    rtt_max_ms: float = 35.0
+    datagram_bytes: int = 1250
+    flow_bytes: int = 250_000
+    buffer_packets: int = 100
+    loads: list[float] = field(default_factory=lambda: [0.15, 0.3, 0.45, 0.6, 0.75, 0.9])
+    arrival_window_s: float = 60.0
+    warmup_s: float = 5.0
+    drain_s: float = 10.0
+    tcp_cc: str = "newreno"
+    window_bytes: str = "1MB"
+
+    @property
+    def mss(self) -> int:
+        return self.datagram_bytes - HEADER_BYTES
+
+    def rtts_s(self) -> np.ndarray:
+        quantiles = (np.arange(self.pairs) + 0.5) / self.pairs
+        return (self.rtt_min_ms + (self.rtt_max_ms - self.rtt_min_ms) * quantiles) / 1e3
+
+    def arrival_rate(self, load: float) -> float:
+        """Flows per second that offer `load` of the bottleneck."""
+        return load * parse_rate(self.bottleneck_rate) / (8 * self.flow_bytes)
+
+
+def quick_params() -> Params:
+    return dataclasses.replace(Params(), loads=[0.15, 0.5, 0.9], arrival_window_s=20.0, warmup_s=3.0, drain_s=8.0)
+
+
+def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Network:
+    net = Network(seed=seed, name=f"{NAME}-{transport}-{qdisc}-{load:g}")
+    net.routers("r1", "r2")
+    limit = f"{p.buffer_packets}p"
+    queue = droptail(limit) if qdisc == "fifo" else fq(limit)
+    net.link("r1", "r2", rate=p.bottleneck_rate, delay=f"{p.bottleneck_delay_ms}ms", qdisc=queue)
+    pairs = []
+    for i, rtt in enumerate(p.rtts_s()):
+        access_ms = (rtt * 1e3 / 2 - p.bottleneck_delay_ms) / 2
+        src, dst = f"s{i}", f"d{i}"
+        net.hosts(src, dst)
+        net.link(src, "r1", rate=p.access_rate, delay=f"{access_ms:.6f}ms", qdisc=droptail("1000p"))
+        net.link("r2", dst, rate=p.access_rate, delay=f"{access_ms:.6f}ms", qdisc=droptail("1000p"))
+        pairs.append((src, dst))
+    net.workload(
+        pairs,
+        arrival_rate=p.arrival_rate(load),
+        size=f"{p.flow_bytes}B",
+        flow=flow_template(p, transport),
+        stop=f"{p.arrival_window_s}s",
+        name=transport,
+    )
+    net.record(queues=False, links=[BOTTLENECK])
+    return net
+
+
+def flow_template(p: Params, transport: str) -> dict:
+    if transport == "tcp":
+        tcp = {"mss": p.mss, "sack": True, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
+        return {"kind": "tcp", "cc": p.tcp_cc, "tcp": tcp}
+    return {"kind": "pcp", "pcp": {"mss": p.mss}}
+
+
+def unloaded_floor_s(p: Params, flows: pd.DataFrame) -> np.ndarray:
+    """Per flow: handshake RTT + serialization of its datagrams at the bottleneck + one-way trip."""
+    rtts = p.rtts_s()
+    pair = flows["src"].str.slice(1).astype(int).to_numpy()
+    datagrams = math.ceil(p.flow_bytes / p.mss)
+    wire_bits = 8 * (p.flow_bytes + datagrams * HEADER_BYTES)
+    return rtts[pair] * 1.5 + wire_bits / parse_rate(p.bottleneck_rate)
+
+
+def measure(res: Results, p: Params) -> dict:
+    flows = res.flows
+    measured = flows[flows["start_s"] >= p.warmup_s]
+    done = measured[np.isfinite(measured["response_time_s"])]
+    link = res.links.set_index("name").loc[BOTTLENECK]
+    rt = done["response_time_s"].to_numpy()
+    return {
+        "flows": len(measured),
+        "unfinished": len(measured) - len(done),
+        "mean_rt_s": float(rt.mean()) if len(rt) else math.nan,
+        "std_rt_s": float(rt.std(ddof=1)) if len(rt) > 1 else math.nan,
+        "floor_s": float(unloaded_floor_s(p, done).mean()) if len(done) else math.nan,
+        "mean_queue_packets": float(link["mean_backlog_packets"]),
+        "loss_rate": float(link["dropped_packets"] / max(link["arrived_packets"], 1)),
+        "drops": int(link["dropped_packets"]),
+        "utilization": float(link["utilization"]),
+    }
+
+
+def run_point(p: Params, transport: str, qdisc: str, load: float, seed: int) -> dict:
+    net = network(p, transport, qdisc, load, seed)
+    res = net.run(f"{p.arrival_window_s + p.drain_s}s", progress=False)
+    return {"transport": transport, "qdisc": qdisc, "load": load, **measure(res, p)}
+
+
+def spearman(x: list[float], y: list[float]) -> float:
+    rx, ry = pd.Series(x).rank(), pd.Series(y).rank()
+    return float(rx.corr(ry))
+
+
+def criteria(table: pd.DataFrame, p: Params) -> list[Criterion]:
+    t = table.set_index(["transport", "qdisc", "load"])
+    loads = sorted(table["load"].unique())
+    high = [x for x in loads if x >= HIGH_LOAD]
+    out = []
+    for q in QDISCS:
+        out.append(Criterion.at_most(f"PCP packets lost over {q}, all loads", 0, float(t.loc[("pcp", q), "drops"].sum()), 0))
+    for q in QDISCS:
+        losses = [float(t.loc[("tcp", q, x), "loss_rate"]) for x in loads]
+        out.append(
+            Criterion.at_least(
+                f"TCP loss rises with load over {q} (Spearman)", RISING_RANK_CORRELATION, spearman(loads, losses), "rises"
+            )
+        )
+    for q in QDISCS:
+        excess = max(float(t.loc[("pcp", q, x), "mean_rt_s"] - t.loc[("tcp", q, x), "mean_rt_s"]) for x in loads)
+        out.append(Criterion.at_most(f"PCP mean RT - TCP mean RT over {q}, worst load (s)", 0, excess, "PCP <= TCP"))
+    std_excess = max(float(t.loc[("pcp", "fq", x), "std_rt_s"] - t.loc[("pcp", "fifo", x), "std_rt_s"]) for x in high)
+    out.append(Criterion.at_most("PCP RT std over FQ - over FIFO, load >= 0.7 (s)", 0, std_excess, "FQ <= FIFO"))
+    top = loads[-1]
+    tcp_fq_gap = float(t.loc[("tcp", "fq", top), "mean_rt_s"] - t.loc[("tcp", "fifo", top), "mean_rt_s"])
+    out.append(Criterion.at_least(f"TCP mean RT over FQ - over FIFO at load {top:g} (s)", 0, tcp_fq_gap, "FQ >= FIFO"))
+    low = t.xs(loads[0], level="load")
+    best = low["mean_rt_s"].idxmin()
+    ratio = float(low.loc[best, "mean_rt_s"] / low.loc[best, "floor_s"])
+    out.append(
+        Criterion.at_most(
+            f"best at load {loads[0]:g} ({best[0]}/{best[1]}) / unloaded floor", 1 + FLOOR_TOLERANCE, ratio, 1.0
+        )
+    )
+    return out
+
+
+def plot(out: Path, table: pd.DataFrame) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [
+        ("mean_rt_s", "mean response time (s)"),
+        ("std_rt_s", "response time std dev (s)"),
+        ("mean_queue_packets", "bottleneck queue (packets)"),
+        ("loss_rate", "loss rate"),
+    ]
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
+    styles = {("tcp", "fifo"): "o-", ("tcp", "fq"): "o--", ("pcp", "fifo"): "s-", ("pcp", "fq"): "s--"}
+    for ax, (col, label) in zip(axes, panels):
+        for (transport, q), style in styles.items():
+            rows = table[(table["transport"] == transport) & (table["qdisc"] == q)].sort_values("load")
+            ax.plot(rows["load"], rows[col], style, label=f"{transport.upper()} / {q.upper()}")
+        ax.set_xlabel("offered load")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("pcp06: 250 KB flows over a 40 Mb/s bottleneck, 100 pairs, RTT 15-35 ms (NSDI '06 Fig. 4/5)")
+    fig.tight_layout()
+    path = out / "pcp06.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def source_table(table: pd.DataFrame) -> str:
+    """The paper's reported shape beside our numbers, one row per configuration and load."""
+    lines = [
+        "NSDI '06 Fig. 4/5 (shapes only; the paper gives no numbers): PCP and FQ lose nothing; PCP",
+        "response time < TCP; over FQ PCP's variance stays low at high load; TCP slightly worse over FQ.",
+        "",
+        f"{'transport':<9} {'qdisc':<5} {'load':>5} {'flows':>6} {'mean RT':>8} {'std RT':>8} {'floor':>7} "
+        f"{'queue':>6} {'loss':>8} {'util':>6}",
+    ]
+    for r in table.sort_values(["transport", "qdisc", "load"]).itertuples():
+        lines.append(
+            f"{r.transport:<9} {r.qdisc:<5} {r.load:>5.2f} {r.flows:>6d} {r.mean_rt_s:>8.4f} {r.std_rt_s:>8.4f} "
+            f"{r.floor_s:>7.4f} {r.mean_queue_packets:>6.1f} {r.loss_rate:>8.5f} {r.utilization:>6.3f}"
+        )
+    return "\n".join(lines)
+
+
+def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    p = quick_params() if quick else Params()
+    rows = [
+        run_point(p, transport, q, load, seed) for transport in TRANSPORTS for q in QDISCS for load in p.loads
+    ]
+    table = pd.DataFrame(rows)
+    table.to_csv(out / "pcp06.csv", index=False)
+    plot_path = plot(out, table)
+    return report(
+        out,
+        NAME,
+        criteria(table, p),
+        [source_table(table)],
+        seed=seed,
+        parameters={**dataclasses.asdict(p), "quick": quick, "transports": TRANSPORTS, "qdiscs": QDISCS},
+        plots=[plot_path.name],
+        unfinished_flows=int(table["unfinished"].sum()),
+    )
