@@ -70,3 +70,31 @@ fn fast_converges_to_alpha_packets_queued_from_above() {
 fn two_fast_flows_keep_alpha_each() {
     check_equilibrium(2, 40.0, 2);
 }
+
+/// Vegas (Brakmo, Peterson 1995) on the same path: each flow keeps between α and β packets
+/// queued (diff = cwnd·(rtt − baseRTT)/rtt ∈ [α, β] is Vegas's hold region), so the mean
+/// bottleneck queue of n flows lies between n·α and n·β.
+fn check_vegas_band(n: usize, alpha: f64, beta: f64) {
+    let mut sc = fast_path(n, alpha, 2, 30.0);
+    let cc = json!({"kind": "vegas", "alpha": alpha, "beta": beta});
+    for f in sc["flows"].as_array_mut().unwrap() {
+        f["cc"] = cc.clone();
+    }
+    let r = run(&sc);
+    assert_eq!(link_value(&r, "r1->r2", "dropped_packets"), 0.0, "the buffer must not overflow");
+    let q = mean_queue(&r, 20.0, 30.0);
+    let (lo, hi) = (n as f64 * alpha, n as f64 * beta);
+    eprintln!("{n} Vegas flow(s), alpha {alpha}, beta {beta}: mean queue over [20, 30] s = {q:.1} packets");
+    // One packet of slack per flow: the window moves by one segment per RTT around the band.
+    assert!(q >= lo - n as f64 && q <= hi + n as f64, "mean queue {q:.1} outside [{lo}, {hi}]");
+}
+
+#[test]
+fn vegas_keeps_between_alpha_and_beta_packets_queued() {
+    check_vegas_band(1, 20.0, 40.0);
+}
+
+#[test]
+fn two_vegas_flows_keep_the_band_each() {
+    check_vegas_band(2, 10.0, 20.0);
+}

@@ -20,6 +20,13 @@ What the slides leave open, and what we chose (each a field of `Params`):
   bandwidth available to a connection cannot exceed its host's line rate); threshold =
   txqueuelen, because the host queue drains at the NIC rate ≥ X, so by the burstiness theorem
   it never holds more than B(n) < threshold packets and cannot overflow.
+- Pacing (the slides' other candidate, slide 27): one segment every srtt/cwnd, a third run.
+- FAST's MI rule after loss: ns-2's (MI resumes whenever avgRTT - baseRTT < mi_threshold), the
+  only public reference; `mi_after_loss = False` (MI as start-up only) is explored in the docs.
+- DataTAG (slides 5-7, 28): 2 flows from 2 hosts with 1 Gb/s NICs, a 1 Gb/s bottleneck with a
+  2 ms (170-packet) buffer, 120 ms RTT, max cwnd 4000 packets (send buffer), txqueuelen 100
+  vs 10000. The slides call it "not only FAST", so these flows run Linux-like NewReno with SACK
+  and delayed ACKs; the slides give plots, not numbers, so these runs are reported, not judged.
 - Run length: `duration_s` simulated seconds (full 200 s, quick 30 s) instead of 1000 s; loss
   counts are scaled by 1000 / duration_s to compare with the slides, and summary.json says so.
 """
@@ -80,9 +87,19 @@ class Params:
     threshold: float = 100.0
     duration_s: float = 200.0
     seed: int = 1
+    # DataTAG case (slides 5-7): 1 Gb/s, 120 ms, 2 ms of buffer = 170 packets, cwnd <= 4000.
+    datatag_rate: str = "1Gbps"
+    datatag_rtt_ms: float = 120.0
+    datatag_buffer: int = 170
+    datatag_max_cwnd: int = 4000
+    datatag_txqueuelens: tuple[int, ...] = (100, 10000)
+    datatag_duration_s: float = 60.0
 
 
-def network(p: Params, control: bool) -> Network:
+CONTROLS = ("no control", "burstiness control", "pacing")
+
+
+def network(p: Params, control: str) -> Network:
     # One-way delays: 0.1 ms on each access link, the rest on the emulated long-haul pipe.
     access_ms = 0.1
     pipe_ms = p.rtt_ms / 2 - 2 * access_ms
@@ -99,7 +116,9 @@ def network(p: Params, control: bool) -> Network:
         "rtt_sampling": "every_ack",
         "delayed_ack": {"enabled": p.delayed_ack},
     }
-    if control:
+    if control == "pacing":
+        tcp["pacing"] = True
+    elif control == "burstiness control":
         tcp["burstiness_control"] = {"threshold": p.threshold, "rate": "cwnd/rtt", "max_rate": p.nic_rate}
     net.tcp("sender", "receiver", cc={"kind": "fast", "alpha": p.alpha}, name="fast", **tcp)
     net.record(queues=False, cwnd=True, rtt=False, drops=False, monitors=False)
@@ -132,9 +151,42 @@ def measure(res: Results, p: Params) -> Measured:
     )
 
 
-def run(p: Params, control: bool) -> tuple[Results, Measured]:
+def run(p: Params, control: str) -> tuple[Results, Measured]:
     res = network(p, control).run(f"{p.duration_s}s", progress=False)
     return res, measure(res, p)
+
+
+def datatag_network(p: Params, txqueuelen: int) -> Network:
+    """Two senders, each behind its own NIC queue, share a 1 Gb/s bottleneck (slides 5-7)."""
+    access_ms = 0.1
+    pipe_ms = p.datatag_rtt_ms / 2 - 2 * access_ms
+    net = Network(seed=p.seed, name=f"{NAME}-datatag")
+    net.hosts("s0", "s1", "receiver").routers("r", "far")
+    for s in ("s0", "s1"):
+        net.link(s, "r", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{txqueuelen}p"))
+    net.link("r", "far", p.datatag_rate, f"{pipe_ms}ms", qdisc=droptail(f"{p.datatag_buffer}p"))
+    net.link("far", "receiver", p.nic_rate, f"{access_ms}ms", qdisc=droptail("10000p"))
+    window = f"{p.datatag_max_cwnd * p.mss}B"
+    for i, s in enumerate(("s0", "s1")):
+        net.tcp(
+            s, "receiver", cc="newreno", name=f"tcp{i}", mss=p.mss, sack=True, send_buffer=window, receive_window="64MB"
+        )
+    net.record(queues=False, cwnd=True, rtt=False, drops=False, monitors=False)
+    return net
+
+
+def run_datatag(p: Params, txqueuelen: int) -> tuple[Results, dict]:
+    res = datatag_network(p, txqueuelen).run(f"{p.datatag_duration_s}s", progress=False)
+    host = sum(int(res.link(f"s{i}->r")["dropped_packets"]) for i in range(2))
+    router = int(res.link("r->far")["dropped_packets"])
+    bits = float(res.flows["bytes_delivered"].sum()) * 8
+    return res, {
+        "txqueuelen": txqueuelen,
+        "host_loss": host,
+        "router_loss": router,
+        "throughput_bps": bits / p.datatag_duration_s,
+        "timeouts": int(res.flows["timeouts"].sum()),
+    }
 
 
 def scaled(x: float, p: Params) -> float:
@@ -171,7 +223,7 @@ def criteria(off: Measured, on: Measured, p: Params) -> list[Criterion]:
     ]
 
 
-def comparison_table(off: Measured, on: Measured, p: Params) -> str:
+def comparison_table(runs: dict[str, Measured], p: Params) -> str:
     def row(m: Measured) -> list[str]:
         return [
             f"{scaled(m.total_loss, p):,.0f}",
@@ -183,9 +235,10 @@ def comparison_table(off: Measured, on: Measured, p: Params) -> str:
     rows = [
         ("", "total loss", "router loss", "host loss", "throughput (Mb/s)"),
         ("slides, no control", "~70,000", "~30,000", "~40,000", "-"),
-        ("quench, no control", *row(off)),
+        ("quench, no control", *row(runs["no control"])),
         ("slides, burstiness control", "-", "-", "~0", "-"),
-        ("quench, burstiness control", *row(on)),
+        ("quench, burstiness control", *row(runs["burstiness control"])),
+        ("quench, pacing", *row(runs["pacing"])),
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     head = (
@@ -195,43 +248,71 @@ def comparison_table(off: Measured, on: Measured, p: Params) -> str:
     return "\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)])
 
 
-def plot(out: Path, runs: dict[str, Results], p: Params) -> list[Path]:
+def datatag_table(rows: list[dict], p: Params) -> str:
+    head = (
+        f"DataTAG: 2 NewReno+SACK flows, {p.datatag_rate}, RTT {p.datatag_rtt_ms:g} ms, buffer "
+        f"{p.datatag_buffer} p, max cwnd {p.datatag_max_cwnd} p; {p.datatag_duration_s:g} s (slides: plots only)"
+    )
+    lines = [f"{'txqueuelen':>10}  {'host loss':>9}  {'router loss':>11}  {'throughput (Mb/s)':>17}  timeouts"]
+    for r in rows:
+        lines.append(
+            f"{r['txqueuelen']:>10}  {r['host_loss']:>9,}  {r['router_loss']:>11,}  "
+            f"{r['throughput_bps'] / 1e6:>17.1f}  {r['timeouts']}"
+        )
+    return "\n".join([head, *lines])
+
+
+def plot(out: Path, runs: dict[str, Results], datatag: dict[int, Results], p: Params) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(runs), 1, figsize=(9, 6), sharex=True)
-    for ax, (label, res) in zip(axes, runs.items()):
-        c = res.cwnd
-        ax.step(c["time_s"], c["cwnd"] / p.mss, where="post", lw=0.6)
-        ax.set(ylabel="cwnd (packets)", title=f"FAST cwnd, {label}")
-        ax.grid(alpha=0.3)
-    axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    path = out / "cwnd.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [path]
+    def cwnd_figure(name: str, panels: dict[str, Results], title: str) -> Path:
+        fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.2 * len(panels) + 1), sharex=True)
+        for ax, (label, res) in zip(axes, panels.items()):
+            c = res.cwnd
+            for flow, g in c.groupby("flow"):
+                ax.step(g["time_s"], g["cwnd"] / p.mss, where="post", lw=0.6, label=str(flow))
+            ax.set(ylabel="cwnd (packets)", title=f"{title}, {label}")
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel("time (s)")
+        fig.tight_layout()
+        path = out / name
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        return path
+
+    return [
+        cwnd_figure("cwnd.png", runs, "FAST cwnd"),
+        cwnd_figure("datatag_cwnd.png", {f"txqueuelen {q}": r for q, r in datatag.items()}, "DataTAG cwnd"),
+    ]
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = Params(seed=seed)
     if quick:
-        p = dataclasses.replace(p, duration_s=30.0)
+        p = dataclasses.replace(p, duration_s=30.0, datatag_duration_s=20.0)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    res_off, off = run(p, control=False)
-    res_on, on = run(p, control=True)
-    res_off.save(out / "no_control", plots=False)
-    res_on.save(out / "burstiness_control", plots=False)
-    plots = plot(out, {"no control": res_off, "burstiness control": res_on}, p)
+    results: dict[str, Results] = {}
+    measured: dict[str, Measured] = {}
+    for control in CONTROLS:
+        results[control], measured[control] = run(p, control)
+        results[control].save(out / control.replace(" ", "_"), plots=False)
+    datatag_res: dict[int, Results] = {}
+    datatag_rows = []
+    for q in p.datatag_txqueuelens:
+        datatag_res[q], row = run_datatag(p, q)
+        datatag_rows.append(row)
+    plots = plot(out, results, datatag_res, p)
+    off, on = measured["no control"], measured["burstiness control"]
     crit = criteria(off, on, p)
     return report(
         out,
         NAME,
         crit,
-        [comparison_table(off, on, p)],
+        [comparison_table(measured, p), datatag_table(datatag_rows, p)],
         seed=p.seed,
         parameters=dataclasses.asdict(p),
         quick=quick,
@@ -239,12 +320,12 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             f"{p.duration_s:g} s simulated instead of the slides' {SOURCE_SPAN_S:g} s; loss counts in the "
             f"criteria are multiplied by {SOURCE_SPAN_S / p.duration_s:g}"
         ),
-        measured={"no_control": dataclasses.asdict(off), "burstiness_control": dataclasses.asdict(on)},
+        measured={k.replace(" ", "_"): dataclasses.asdict(m) for k, m in measured.items()},
+        datatag=datatag_rows,
         events_per_second={
-            "no_control": res_off.meta["events_executed"] / max(off.wall_s, 1e-9),
-            "burstiness_control": res_on.meta["events_executed"] / max(on.wall_s, 1e-9),
+            k.replace(" ", "_"): r.meta["events_executed"] / max(measured[k].wall_s, 1e-9) for k, r in results.items()
         },
         plots=[x.name for x in plots],
-        finite=all(math.isfinite(v) for v in (off.throughput_bps, on.throughput_bps)),
+        finite=all(math.isfinite(m.throughput_bps) for m in measured.values()),
         open_findings=OPEN_FINDINGS,
     )

@@ -10,6 +10,7 @@ pub mod fast;
 pub mod newreno;
 pub mod reno;
 pub mod tahoe;
+pub mod vegas;
 
 use crate::error::ConfigError;
 use crate::units::{Dur, Time};
@@ -153,6 +154,7 @@ registry! {
     Reno: "reno" => reno::Reno(RenoConfig),
     NewReno: "newreno" => newreno::NewReno(NewRenoConfig),
     Fast: "fast" => fast::Fast(FastConfig),
+    Vegas: "vegas" => vegas::Vegas(VegasConfig),
 }
 
 impl Default for CcSpec {

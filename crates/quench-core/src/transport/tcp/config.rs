@@ -143,6 +143,10 @@ pub struct TcpConfig {
     /// the last RTT is under a threshold (`{ threshold = 10, rate = "cwnd/rtt" }`); off when absent.
     #[serde(default)]
     pub burstiness_control: Option<BurstControlConfig>,
+    /// Plain pacing: one full segment every srtt/cwnd instead of a burst per ACK (the second
+    /// control of Wei, Hegde, Low 2005); combines with burstiness control (both must allow).
+    #[serde(default)]
+    pub pacing: bool,
 }
 
 /// RTT sampling policy of a sender.
@@ -183,6 +187,7 @@ impl Default for TcpConfig {
             ecn: false,
             rtt_sampling: RttSampling::TimedSegment,
             burstiness_control: None,
+            pacing: false,
         }
     }
 }

@@ -10,6 +10,7 @@
 pub mod burst;
 mod config;
 mod ecn;
+mod pacing;
 pub mod quench;
 mod receiver;
 mod rtt;

@@ -6,7 +6,7 @@
 //! with `tcp.rtt_sampling = "every_ack"` every new ACK times the newest segment it covers,
 //! a retransmission timed from its own send as RFC 7323 timestamps would.
 //! With `tcp.burstiness_control` a send also waits until the burstiness B(n) of the last RTT
-//! is under its threshold (`burst.rs`).
+//! is under its threshold (`burst.rs`); with `tcp.pacing`, one segment every srtt/cwnd (`pacing.rs`).
 //!
 //! ACK processing is split in steps: handshake, duplicate ACK, new ACK (RTT sample, recovery
 //! or window growth, timer), then output. Loss recovery after `dupack_threshold` duplicates
@@ -31,6 +31,7 @@ mod recovery;
 use super::burst::Burstiness;
 use super::config::{RttSampling, TcpConfig};
 use super::ecn::SenderEcn;
+use super::pacing::Pacer;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
@@ -110,6 +111,8 @@ pub struct TcpSender {
     pace: TimerSlot,
     /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
     burst: Option<Burstiness>,
+    /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
+    pacer: Option<Pacer>,
     burst_timer: TimerSlot,
     ecn: SenderEcn,
     pub stats: SenderStats,
@@ -148,6 +151,7 @@ impl TcpSender {
             last_data_send: None,
             pace: TimerSlot::default(),
             burst: cfg.burstiness_control.as_ref().map(|b| Burstiness::new(b, mss + super::HEADERS as u64)),
+            pacer: cfg.pacing.then(Pacer::default),
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             stats: SenderStats::default(),
@@ -194,6 +198,9 @@ impl TcpSender {
         cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
         if let Some(b) = self.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
@@ -279,11 +286,14 @@ impl TcpSender {
         true
     }
 
-    /// Burstiness control: true (and a wake-up armed) if B(n) forbids sending now.
+    /// Burstiness control or pacing: true (and a wake-up armed) if either forbids sending now.
     fn burst_held(&mut self, cx: &mut AgentCx) -> bool {
-        let Some(b) = self.burst.as_mut() else { return false };
-        b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
-        let Some(until) = b.hold_until(cx.now) else { return false };
+        let paced = self.pacer.as_ref().and_then(|p| p.hold_until(cx.now));
+        let burst = self.burst.as_mut().and_then(|b| {
+            b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
+            b.hold_until(cx.now)
+        });
+        let Some(until) = paced.max(burst) else { return false };
         self.burst_timer.arm(TIMER_BURST, until, cx);
         true
     }
@@ -467,6 +477,9 @@ impl TcpSender {
         self.send_times.clear();
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            p.on_timeout();
         }
         if self.state == State::SynSent {
             self.syn_retransmitted = true;

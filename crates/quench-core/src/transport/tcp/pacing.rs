@@ -1,0 +1,72 @@
+//! Plain pacing, the second control the PFLDnet 2005 slides compare burstiness control with
+//! (slide 27, "Pacing (in TCP)"): the window is spread evenly over the round-trip time, one
+//! full segment every `srtt / cwnd`, instead of `cwnd − in_flight` segments at once per ACK.
+//!
+//! The gap is counted from the previous transmission, with no credit for idle time: a sender
+//! that waited longer than the gap may send one segment at once, not a burst. Before the first
+//! RTT sample nothing is held back (there is no srtt to spread over).
+
+use crate::units::{Dur, Time};
+
+#[derive(Clone, Debug, Default)]
+pub struct Pacer {
+    /// When the previous segment left and the gap then in force.
+    last: Option<(Time, Dur)>,
+}
+
+impl Pacer {
+    /// The gap between segments for a window of `cwnd_packets` over `srtt`.
+    pub fn gap(cwnd_packets: f64, srtt: Dur) -> Dur {
+        Dur::from_secs_f64(srtt.as_secs_f64() / cwnd_packets.max(1.0))
+    }
+
+    /// None if a segment may leave at `now`, else when it may.
+    pub fn hold_until(&self, now: Time) -> Option<Time> {
+        let (at, gap) = self.last?;
+        let next = at + gap;
+        (now < next).then_some(next)
+    }
+
+    /// A segment left at `now`; the window and srtt then set the gap to the next one.
+    pub fn on_send(&mut self, now: Time, cwnd_packets: f64, srtt: Option<Dur>) {
+        self.last = srtt.filter(|d| !d.is_zero()).map(|s| (now, Self::gap(cwnd_packets, s)));
+    }
+
+    /// A timeout: the restart is not held back by the collapsed window's long gap.
+    pub fn on_timeout(&mut self) {
+        self.last = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn segments_are_spread_over_the_rtt() {
+        // 100 ms srtt, 50 packets: one every 2 ms.
+        let mut p = Pacer::default();
+        assert_eq!(p.hold_until(ms(0)), None);
+        p.on_send(ms(0), 50.0, Some(Dur::from_millis(100)));
+        assert_eq!(p.hold_until(ms(1)), Some(ms(2)));
+        assert_eq!(p.hold_until(ms(2)), None);
+        // No credit for idle time: after a long pause, the next send sets a new 2 ms gap.
+        p.on_send(ms(30), 50.0, Some(Dur::from_millis(100)));
+        assert_eq!(p.hold_until(ms(30)), Some(ms(32)));
+    }
+
+    #[test]
+    fn nothing_is_held_without_an_rtt_estimate_or_after_a_timeout() {
+        let mut p = Pacer::default();
+        p.on_send(ms(0), 10.0, None);
+        assert_eq!(p.hold_until(ms(0)), None);
+        p.on_send(ms(0), 10.0, Some(Dur::from_secs(1)));
+        assert!(p.hold_until(ms(50)).is_some());
+        p.on_timeout();
+        assert_eq!(p.hold_until(ms(50)), None);
+    }
+}
