@@ -115,6 +115,11 @@ def test_grid_crossed_with_seeds_in_spec_order():
     assert str(points[0].partition()) == "flows.%2A.cc=reno/links.2.qdisc.limit=10p/seed=1"
 
 
+def test_a_parameter_mixing_value_types_is_stored_as_text():
+    sweep = parse_spec(spec({"links.2.qdisc.limit": ["10p", 30], "links.2.loss": [0, 0.01]}, seeds=1))
+    assert sweep.text_keys() == {"links.2.qdisc.limit"}
+
+
 def test_sample_is_deterministic_and_drawn_from_the_seeded_generator():
     params = {
         "links.2.loss": {"uniform": [0.001, 0.01]},
@@ -225,15 +230,16 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
-def wait_for_files(out: Path, at_least: int, proc=None, timeout: float = SWEEP_TIMEOUT_S) -> int:
+def wait_for_files(out: Path, at_least: int, running, context=None, timeout: float = SWEEP_TIMEOUT_S) -> int:
+    """Wait until `at_least` points are written while `running()` says the sweep still runs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         n = len(parquet_files(out))
         if n >= at_least:
             return n
-        assert proc is None or proc.poll() is None, "the sweep ended before it could be interrupted"
+        assert running(), f"the sweep ended before it could be interrupted: {context}"
         time.sleep(POLL_S)
-    raise AssertionError(f"fewer than {at_least} points written in {timeout} s")
+    raise AssertionError(f"fewer than {at_least} points written in {timeout} s: {context}")
 
 
 def test_interrupted_local_sweep_resumes_without_recomputing(tmp_path):
@@ -246,14 +252,14 @@ def test_interrupted_local_sweep_resumes_without_recomputing(tmp_path):
     cmd = [sys.executable, "-m", "quench.cli", "sweep", str(path), "--out", str(out), "--jobs", "1", "--quiet"]
     # Ctrl-C: the sweep stops, says how to resume, exits 130.
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
-    wait_for_files(out, 2, proc)
+    wait_for_files(out, 2, lambda: proc.poll() is None)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=PROCESS_START_S)
     assert proc.returncode == 130 and "run again to resume" in err
     # SIGKILL: nothing runs after it, not even cleanup.
     before = len(parquet_files(out))
     proc = subprocess.Popen(cmd)
-    wait_for_files(out, before + 2, proc)
+    wait_for_files(out, before + 2, lambda: proc.poll() is None)
     proc.kill()
     proc.wait(timeout=PROCESS_START_S)
     written = {f: f.stat().st_mtime_ns for f in parquet_files(out)}
@@ -276,53 +282,63 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def dask_cluster():
-    """A `dask scheduler` and two `dask worker` processes (no nanny: a killed worker stays dead)."""
+def dask_cluster(tmp_path_factory):
+    """A `dask scheduler` and two `dask worker` processes (no nanny: a killed worker stays dead);
+    their logs go to dask.log, shown when the test fails."""
+    log = (tmp_path_factory.mktemp("dask") / "dask.log").open("w")
     port = free_port()
     address = f"tcp://127.0.0.1:{port}"
     dask = str(VENV_BIN / "dask")
     procs = [
         subprocess.Popen(
             [dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
     ]
     worker = [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--memory-limit", "0"]
-    procs += [
-        subprocess.Popen([*worker, "--name", f"w{i}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for i in range(2)
-    ]
+    procs += [subprocess.Popen([*worker, "--name", f"w{i}"], stdout=log, stderr=subprocess.STDOUT) for i in range(2)]
     try:
         from distributed import Client
 
         with Client(address, timeout=PROCESS_START_S) as client:
             client.wait_for_workers(2, timeout=PROCESS_START_S)
             by_name = {w["name"]: a for a, w in client.scheduler_info()["workers"].items()}
-        yield address, procs[1:], [by_name["w0"], by_name["w1"]]
+        yield address, procs[1:], [by_name["w0"], by_name["w1"]], Path(log.name)
     finally:
         for p in procs:
             p.kill()
             p.wait(timeout=PROCESS_START_S)
+        log.close()
 
 
 def test_dask_sweep_survives_a_killed_worker(tmp_path, dask_cluster):
-    address, workers, addresses = dask_cluster
+    address, workers, addresses, log = dask_cluster
     sweep = spec({"flows.*.cc": ["newreno", "tahoe"], "links.2.qdisc.limit": ["10p", "30p"]}, seeds=4)
     result = {}
-    runner = threading.Thread(target=lambda: result.update(run_sweep(sweep, tmp_path, cluster=address, quiet=True)))
+
+    def sweep_on_cluster():
+        try:
+            result.update(run_sweep(sweep, tmp_path, cluster=address, quiet=True))
+        except Exception as e:  # reported by the assertions below
+            result["error"] = repr(e)
+
+    runner = threading.Thread(target=sweep_on_cluster)
     runner.start()
-    wait_for_files(tmp_path, 3)
+    wait_for_files(tmp_path, 3, runner.is_alive, result)
     workers[0].kill()
     workers[0].wait(timeout=PROCESS_START_S)
     before_kill = {f.stem for f in parquet_files(tmp_path)}
     runner.join(SWEEP_TIMEOUT_S)
-    assert not runner.is_alive() and len(before_kill) < 16
+    assert not runner.is_alive() and "error" not in result, (result, log.read_text()[-3000:])
+    assert len(before_kill) < 16
     assert (result["points"], result["succeeded"], result["failed"]) == (16, 16, 0)
     files = parquet_files(tmp_path)
     assert len(files) == 16 and len({f.stem for f in files}) == 16
     flows = load(tmp_path, "flows")
     assert flows.groupby("point").size().eq(2).all() and flows["point"].nunique() == 16
-    # Every point written after the kill ran on the surviving worker.
+    # The surviving worker carried on after the kill (the dead one may still have had a result
+    # on its way to the client), and no point ran anywhere but on the two workers.
     status = {f.stem: json.loads(f.read_text()) for f in (tmp_path / "status").iterdir()}
-    assert {status[pid]["worker"] for pid in set(status) - before_kill} == {addresses[1]}
+    assert addresses[1] in {status[pid]["worker"] for pid in set(status) - before_kill}
+    assert {s["worker"] for s in status.values()} <= set(addresses)

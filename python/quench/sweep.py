@@ -210,8 +210,22 @@ class SweepSpec:
         spec.pop("record", None)
         return spec
 
+    def text_keys(self) -> frozenset[str]:
+        """Parameters stored as text: those whose values are not all numbers, all strings or
+        all booleans."""
+        values = {**self.grid, **{k: args for k, (kind, args) in self.sample.items() if kind == "choice"}}
+        return frozenset(k for k, v in values.items() if len({_kind(x) for x in v}) > 1 or _kind(v[0]) == "table")
+
     def fingerprint(self) -> str:
         return _hash(self.base)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "str" if isinstance(value, str) else "table"
 
 
 def _hash(data: Any) -> str:
@@ -410,21 +424,26 @@ def run_point(scenario: dict) -> dict:
 
 
 def _worker_name() -> str:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
-        return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _column(value: Any, n: int) -> pa.Array:
-    if isinstance(value, bool | int | float | str):
-        return pa.array([value] * n)
-    return pa.array([json.dumps(value, sort_keys=True)] * n)
+    """The Dask worker's address inside a Dask worker (which has imported distributed; importing
+    it here would cost 2 s per local process), else host:pid."""
+    distributed = sys.modules.get("distributed")
+    if distributed is not None:
+        try:
+            return distributed.get_worker().address
+        except ValueError:  # not running in a worker
+            pass
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def point_table(point: Point, payload: dict) -> pa.Table:
+def cell(value: Any, text: bool) -> Any:
+    """A parameter's value as a table cell: itself, or text for a table/list value and for
+    every value of a parameter whose values mix types (one column type per parameter)."""
+    if not text and isinstance(value, bool | int | float | str):
+        return value
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def point_table(point: Point, payload: dict, text_keys: frozenset[str] = frozenset()) -> pa.Table:
     """The links and flows rows of one point in one table (`table` says which), plus the
     parameters and the point id as columns."""
     parts = []
@@ -433,7 +452,7 @@ def point_table(point: Point, payload: dict) -> pa.Table:
         parts.append(t.append_column("table", pa.array([name] * t.num_rows)))
     table = pa.concat_tables(parts, promote_options="default")
     for key, value in point.params.items():
-        table = table.append_column(key, _column(value, table.num_rows))
+        table = table.append_column(key, pa.array([cell(value, key in text_keys)] * table.num_rows))
     table = table.append_column("point", pa.array([point.id] * table.num_rows))
     meta = {
         "id": point.id,
@@ -464,23 +483,23 @@ class SweepDir:
     def done(self, point: Point) -> bool:
         return self.point_path(point).is_file()
 
-    def write_ok(self, point: Point, payload: dict, attempts: int) -> None:
-        table = point_table(point, payload)
+    def write_ok(self, point: Point, payload: dict, attempts: int, text_keys: frozenset[str]) -> None:
+        table = point_table(point, payload, text_keys)
         _write_atomic(self.point_path(point), lambda tmp: pq.write_table(table, tmp))
         record = {"wall_s": payload["wall_s"], "events": payload["events"], "worker": payload["worker"]}
         self.write_status(point, "ok", attempts, **record)
 
-    def write_status(self, point: Point, status: str, attempts: int, **extra: Any) -> None:
+    def write_status(self, point: Point, status: str, attempts: int | None, **extra: Any) -> None:
         record = {"id": point.id, "status": status, "params": point.params, "attempts": attempts, **extra}
         record["file"] = str(self.point_path(point).relative_to(self.root)) if status == "ok" else None
         write_json_atomic(self.status / f"{point.id}.json", record)
 
     def clean_temporaries(self) -> None:
-        """Remove half-written files of a killed run (only ours: '.<name>.tmp<pid>')."""
-        for d in (self.points, self.status):
-            if d.is_dir():
-                for tmp in d.rglob(".*.tmp*"):
-                    tmp.unlink(missing_ok=True)
+        """Remove half-written files of a killed run: '.<name>.tmp<pid>' under points/, and
+        every hidden file in status/ (write_json_atomic's temporaries)."""
+        stale = [*self.points.rglob(".*.tmp*"), *self.status.glob(".*")]
+        for tmp in stale:
+            tmp.unlink(missing_ok=True)
 
     def claim(self, spec: SweepSpec) -> Any:
         """Lock the folder for this process and check it holds a sweep of the same base."""
@@ -648,6 +667,9 @@ def _run_claimed(spec: SweepSpec, sdir: SweepDir, jobs: int | None, cluster: str
     points = spec.points()
     todo = [p for p in points if not sdir.done(p)]
     reused = len(points) - len(todo)
+    for point in points:  # a run killed between a point's file and its status record
+        if sdir.done(point) and not (sdir.status / f"{point.id}.json").is_file():
+            sdir.write_status(point, "ok", attempts=None, recovered=True)
     failures, started = [], time.perf_counter()
     with _progress(len(todo), reused, quiet) as bar:
         for point, attempts, payload in _executor(spec, todo, jobs, cluster):
@@ -657,7 +679,7 @@ def _run_claimed(spec: SweepSpec, sdir: SweepDir, jobs: int | None, cluster: str
                 )
                 sdir.write_status(point, "failed", attempts, error=payload["error"], worker=payload["worker"])
             else:
-                sdir.write_ok(point, payload, attempts)
+                sdir.write_ok(point, payload, attempts, spec.text_keys())
             bar.update(1)
             bar.set_postfix(failed=len(failures))
     stats = summarize(sdir, [p for p in points if sdir.done(p)], spec)
@@ -685,7 +707,10 @@ def load(out: str | Path, table: str | None = None, points: list[Point] | None =
     if not files:
         return pd.DataFrame()
     tables = [pq.read_table(f) for f in files]
-    df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    try:
+        df = pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # an axis mixing types, e.g. ["20p", 30]
+        df = pd.concat([t.to_pandas() for t in tables], ignore_index=True)
     if table is None:
         return df
     meta = json.loads(tables[0].schema.metadata[b"quench.sweep"])
@@ -712,7 +737,8 @@ def summarize(sdir: SweepDir, done: list[Point], spec: SweepSpec) -> pd.DataFram
     rows = []
     if done:
         by_id = {p.id: p for p in done}
-        per_point[params] = [[_text(by_id[pid].params[k]) for k in params] for pid in per_point["point"]]
+        text = spec.text_keys()
+        per_point[params] = [[cell(by_id[pid].params[k], k in text) for k in params] for pid in per_point["point"]]
         groups = per_point.groupby(params, sort=False, dropna=False) if params else [((), per_point)]
         for key, g in groups:
             rows.append({**dict(zip(params, key if isinstance(key, tuple) else (key,))), "seeds": len(g)})
@@ -723,10 +749,6 @@ def summarize(sdir: SweepDir, done: list[Point], spec: SweepSpec) -> pd.DataFram
     _write_atomic(sdir.root / "stats.parquet", lambda tmp: stats.to_parquet(tmp, index=False))
     _write_atomic(sdir.root / "stats.csv", lambda tmp: stats.to_csv(tmp, index=False))
     return stats
-
-
-def _text(value: Any) -> Any:
-    return value if isinstance(value, bool | int | float | str) else json.dumps(value, sort_keys=True)
 
 
 def format_summary(summary: dict) -> str:
