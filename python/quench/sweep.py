@@ -409,7 +409,7 @@ def _non_negative_int(value: Any, where: str) -> int:
 def run_point(scenario: dict) -> dict:
     """Run one point; returns its tables, or {"error": text}. Never raises, so a point's
     error text always reaches the client, whatever executor carried it."""
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     try:
         res = run_scenario(scenario, progress=False)
     except Exception as e:
@@ -418,6 +418,7 @@ def run_point(scenario: dict) -> dict:
         "links": res.links,
         "flows": res.flows,
         "wall_s": time.perf_counter() - started,
+        "cpu_s": time.process_time() - cpu_started,
         "events": res.meta["events_executed"],
         "worker": _worker_name(),
     }
@@ -486,7 +487,7 @@ class SweepDir:
     def write_ok(self, point: Point, payload: dict, attempts: int, text_keys: frozenset[str]) -> None:
         table = point_table(point, payload, text_keys)
         _write_atomic(self.point_path(point), lambda tmp: pq.write_table(table, tmp))
-        record = {"wall_s": payload["wall_s"], "events": payload["events"], "worker": payload["worker"]}
+        record = {k: payload[k] for k in ("wall_s", "cpu_s", "events", "worker")}
         self.write_status(point, "ok", attempts, **record)
 
     def write_status(self, point: Point, status: str, attempts: int | None, **extra: Any) -> None:
