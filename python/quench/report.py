@@ -48,6 +48,10 @@ class Section:
     notes: dict[str, str] = field(default_factory=dict)
 
     @property
+    def parameters_json(self) -> str:
+        return json.dumps(self.summary.get("parameters"), indent=2, default=str)
+
+    @property
     def passed(self) -> int:
         return sum(1 for c in self.summary["criteria"] if c["passed"])
 
@@ -144,7 +148,7 @@ def render_markdown(sections: list[Section]) -> str:
         lines += [f"![{s.name}: {Path(p).name}]({p})\n" for p in s.plots]
         lines += [f"**Missing plot (listed in summary.json, not found):** `{p}`" for p in s.missing]
         lines += ["", "Command:", "", "```sh", s.command, "```", ""]
-        lines += ["Parameters (summary.json):", "", "```json", json.dumps(s.summary.get("parameters"), indent=2), "```"]
+        lines += ["Parameters (summary.json):", "", "```json", s.parameters_json, "```"]
         lines += [""] + [f"Scenario: [{p}]({p})" for p in s.scenarios]
         lines += ["", f"Full results: `{s.out}/summary.json` and the Parquet tables beside it.", ""]
     return "\n".join(lines)
@@ -183,7 +187,7 @@ def _html_section(s: Section, base: Path) -> str:
         *[f'<p class="missing">Missing plot (listed in summary.json, not found): {e(p)}</p>' for p in s.missing],
         f"<p>Command:</p><pre><code>{e(s.command)}</code></pre>",
         "<details><summary>Parameters (summary.json)</summary>",
-        f"<pre>{e(json.dumps(s.summary.get('parameters'), indent=2))}</pre></details>",
+        f"<pre>{e(s.parameters_json)}</pre></details>",
         *[f'<p>Scenario: <a href="{e(p)}">{e(p)}</a></p>' for p in s.scenarios],
         f"<p>Full results: <code>{e(s.out)}/summary.json</code> and the Parquet tables beside it.</p></section>",
     ]
