@@ -113,6 +113,9 @@ def test_grid_crossed_with_seeds_in_spec_order():
     assert points[0].params == {"flows.*.cc": "reno", "links.2.qdisc.limit": "10p", "seed": 1}
     assert points[-1].params == {"flows.*.cc": "tahoe", "links.2.qdisc.limit": "30p", "seed": 3}
     assert str(points[0].partition()) == "flows.%2A.cc=reno/links.2.qdisc.limit=10p/seed=1"
+    # The id and the path depend on the assignment, not on the order of the axes in the spec.
+    swapped = parse_spec(spec({"links.2.qdisc.limit": ["10p", "30p"], "flows.*.cc": ["reno", "tahoe"]}, seeds=3))
+    assert {(p.id, p.partition()) for p in swapped.points()} == {(p.id, p.partition()) for p in points}
 
 
 def test_a_parameter_mixing_value_types_is_stored_as_text():

@@ -241,8 +241,9 @@ class Point:
         return _hash(self.params)
 
     def partition(self) -> Path:
-        """points/<key>=<value>/... : hive-style, names percent-encoded."""
-        return Path(*[f"{quote(k, safe='')}={_partition_value(v)}" for k, v in self.params.items()])
+        """<key>=<value>/... : hive-style, names percent-encoded, keys sorted so that the path,
+        like the id, does not depend on the order of the spec's axes."""
+        return Path(*[f"{quote(k, safe='')}={_partition_value(self.params[k])}" for k in sorted(self.params)])
 
 
 def _partition_value(v: Any) -> str:
