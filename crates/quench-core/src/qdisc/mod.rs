@@ -8,6 +8,7 @@
 pub mod classify;
 pub mod droptail;
 pub mod drr;
+pub mod dummynet;
 pub mod fq;
 pub mod fuzzball;
 pub mod red;
@@ -233,6 +234,7 @@ registry! {
     Drr: "drr" => drr::Drr(DrrConfig),
     Sfq: "sfq" => sfq::Sfq(SfqConfig),
 }
+    Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
 
 impl Default for QdiscSpec {
     fn default() -> Self {
