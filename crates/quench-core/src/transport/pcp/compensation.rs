@@ -20,6 +20,11 @@ use crate::units::{Dur, Time};
 /// packet times), short enough that an overload is cut about 1.5 RTTs after it starts (a
 /// BDP buffer holds one RTT of excess at twice the link rate).
 const EPOCH_RTTS: f64 = 0.5;
+/// After a cut the next epoch starts this many RTTs later: the cut is sized to drain the queue
+/// within one RTT, so packets sent meanwhile see a queue that is already going away. Counting
+/// it again cut twice for one queue: in pcp06 at 90% load the senders' total swung between
+/// 27 and 49 Mb/s on a 40 Mb/s link with a period of 10 RTTs (measured, 25 ms bins).
+const DRAIN_RTTS: f64 = 1.0;
 
 #[derive(Clone, Debug, Default)]
 pub struct Compensator {
@@ -72,6 +77,7 @@ impl Compensator {
             (self.prev_d, self.ineffective, self.weakened) = (None, 0, false);
             return 1.0;
         }
+        self.start = now + Dur::from_secs_f64(rtt.as_secs_f64() * DRAIN_RTTS);
         self.ineffective = match self.prev_d {
             Some(prev) if d >= prev => self.ineffective + 1,
             _ => 0,
@@ -94,8 +100,9 @@ mod tests {
 
     const P: Policy = Policy { tolerance: Dur::from_millis(1), rounds: 3, factor: 10.0 };
 
-    fn epoch(c: &mut Compensator, at_ms: u64, d_ms: u64) -> f64 {
-        let now = Time(at_ms * 1_000_000);
+    /// Epoch `i` ends at i × 100 ms, after the 50 ms drain period of any earlier cut.
+    fn epoch(c: &mut Compensator, i: u64, d_ms: u64) -> f64 {
+        let now = Time(i * 100_000_000);
         c.on_sample(now, Dur::from_millis(d_ms));
         c.end_epoch(now, Dur::from_millis(50), P)
     }
@@ -142,5 +149,23 @@ mod tests {
         assert!(!c.epoch_done(Time(34), Dur(50))); // half an RTT after the start: 35
         assert!(c.epoch_done(Time(35), Dur(50)));
         assert!((c.end_epoch(Time(70), Dur::from_millis(20), P) - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cut_is_judged_after_the_queue_it_drains() {
+        // A cut at 100 ms with a 20 ms RTT: packets sent before 120 ms still see the draining
+        // queue and are ignored; the next epoch starts with packets sent from 120 ms on.
+        let mut c = Compensator::new(Time::ZERO);
+        let (rtt, ms) = (Dur::from_millis(20), |x: u64| Time(x * 1_000_000));
+        c.on_sample(ms(1), Dur::from_millis(4));
+        assert!((c.end_epoch(ms(100), rtt, P) - 0.8).abs() < 1e-12);
+        c.on_sample(ms(105), Dur::from_millis(2));
+        c.on_sample(ms(119), Dur::from_millis(2));
+        assert!(!c.epoch_done(ms(129), rtt)); // no sample yet counts
+        c.on_sample(ms(120), Dur::ZERO);
+        assert!(!c.epoch_done(ms(129), rtt));
+        assert!(c.epoch_done(ms(130), rtt));
+        assert_eq!(c.end_epoch(ms(150), rtt, P), 1.0);
+        assert!(!c.queue_seen);
     }
 }

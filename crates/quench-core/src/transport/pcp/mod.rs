@@ -11,9 +11,13 @@
 //! - **Timestamps**: the receiver ACKs every data packet at once and echoes its send time; the
 //!   ACK's own send time is the receive time, so the sender sees each packet's one-way delay.
 //! - **Probes** [3.1]: `probe_packets` (5) packets paced at base + increment; the rate is set by
-//!   the spacing (time span), not the byte count. A probe is accepted iff the least-squares
+//!   the spacing (time span), not the byte count. A probe lasts at most `probe_span_rtts` (0.5)
+//!   RTTs, with fewer packets (never under 3) at low rates: at two packets per RTT five would
+//!   last two RTTs (the first probe then cost 75 ms of a 250 KB flow's 294 ms alone on 40 Mb/s
+//!   / 25 ms), and in pcp06 at 90% load 50 flows' long probes overlapped into an overload. A probe is accepted iff the least-squares
 //!   slope of its one-way delays against send time is at most `slope_tolerance` (0: the
-//!   paper's "flat or decreasing"; 0.05 let two flows' simultaneous probes both pass); a lost
+//!   paper's "flat or decreasing"; 0.05 let two flows' simultaneous probes both pass), plus
+//!   `slope_confidence` (0) standard errors of the fit (0.5 lost packets in pcp06); a lost
 //!   probe packet rejects it, and a probe that cannot keep its spacing (window or data ran
 //!   out) is inconclusive and retried an RTT later.
 //! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
@@ -27,10 +31,14 @@
 //! - **Rate compensation** [3.2]: once per epoch (about 1.5 RTTs, see `compensation.rs`) the
 //!   mean queueing delay `d = owd − min_owd` of base-rate packets, if above `queue_tolerance`
 //!   (1 ms), scales the base rate by `max(0, 1 − d/srtt)`, floored at `min_rate` (1 packet per
-//!   RTT) so the flow keeps a delay signal. A cut also restarts the search at `min_increment`
-//!   with no back-off: the path is full, and every sender then competes for the freed capacity
-//!   in equal small steps (without this, a flow that had backed off lost every race for the
-//!   freed capacity and one flow held 75-95% of the link for tens of seconds).
+//!   RTT) so the flow keeps a delay signal. The next epoch starts one RTT after a cut: the cut
+//!   drains the queue within that RTT, and counting the draining queue again cut twice (pcp06
+//!   at 90% load: the senders' total swung 27-49 Mb/s on 40 with a 10-RTT period). A cut also
+//!   restarts the search at `min_increment`, so every sender competes for the freed capacity in
+//!   equal small steps (without this, a flow that had backed off lost every race and one flow
+//!   held 75-95% of the link for tens of seconds), but keeps any back-off already due: reset
+//!   by every cut, the back-off of 50 flows restarted together and their probes overloaded
+//!   the link.
 //! - **Tit-for-tat** [3.5]: after `tit_for_tat_rounds` (3) consecutive compensations that did
 //!   not shrink the queue, compensation is weakened `tit_for_tat_factor` (10)-fold while it
 //!   stays ineffective.

@@ -4,7 +4,7 @@
 use super::compensation::{Compensator, Policy};
 use super::config::PcpConfig;
 use super::history::SharedHistory;
-use super::probe::{judge, Probe, Search, Verdict};
+use super::probe::{judge, probe_len, Probe, Search, Verdict};
 use super::scoreboard::Scoreboard;
 use super::{FIRST_DATA_SEQ, TIMER_PACE, TIMER_PROBE, TIMER_RTO};
 use crate::packet::{tcp_flags, NodeId, Packet};
@@ -236,7 +236,7 @@ impl PcpSender {
         });
         let all_echoed = p.fully_sent() && p.samples.len() == p.packets;
         if p.lost || all_echoed || overtaken {
-            let verdict = judge(p, self.cfg.slope_tolerance);
+            let verdict = judge(p, self.cfg.slope_tolerance, self.cfg.slope_confidence);
             self.conclude(verdict, cx);
         }
     }
@@ -276,7 +276,9 @@ impl PcpSender {
             self.probe_timer.arm(TIMER_PROBE, at, cx);
             return;
         }
-        let packets = self.cfg.probe_packets as usize;
+        let rate = BitRate(self.base.0 + self.search.increment.0);
+        let span = Dur::from_secs_f64(self.rtt_now().as_secs_f64() * self.cfg.probe_span_rtts);
+        let packets = probe_len(rate, self.full_packet(), span, self.cfg.probe_packets as usize);
         if self.board.unsent() < packets as u64 {
             return;
         }
