@@ -28,10 +28,11 @@ def red(
     return {"kind": "red", "min_th": min_th, "max_th": max_th, "limit": limit, **params}
 
 
-def fq(limit: Quantity | None = None) -> dict[str, Any]:
+def fq(limit: Quantity | None = None, advertise_rate: bool | None = None) -> dict[str, Any]:
     """Fair queueing (Demers, Keshav, Shenker 1989): finish tags from a bit-by-bit round-robin
-    virtual clock; on overflow the last packet of the flow holding the most buffer is dropped."""
-    return _clean({"kind": "fq", "limit": limit})
+    virtual clock; on overflow the last packet of the flow holding the most buffer is dropped.
+    advertise_rate: stamp the router-assisted flows' rate requests with their fair share."""
+    return _clean({"kind": "fq", "limit": limit, "advertise_rate": advertise_rate})
 
 
 def drr(limit: Quantity | None = None, quantum: Quantity | None = None) -> dict[str, Any]:
@@ -156,6 +157,25 @@ class Network:
         flow = {"kind": "pcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
         if pcp:
             flow["pcp"] = pcp
+        self._flows.append(_clean(flow))
+        return self
+
+    def assisted(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **params: Any,
+    ) -> Network:
+        """A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the
+        fair rate that fq(advertise_rate=True) queues stamp into its requests, less what drains
+        its own queue in an RTT. Parameters: mss, rto_rtts, min_rto."""
+        flow = {"kind": "assisted", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        if params:
+            flow["assisted"] = params
         self._flows.append(_clean(flow))
         return self
 

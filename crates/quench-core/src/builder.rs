@@ -6,9 +6,10 @@ use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
 use crate::routing::Routes;
-use crate::scenario::{FlowSpec, LinkSpec, PcpFlowSpec, Scenario, TcpFlowSpec, UdpFlowSpec};
+use crate::scenario::{AssistedFlowSpec, FlowSpec, LinkSpec, PcpFlowSpec, Scenario, TcpFlowSpec, UdpFlowSpec};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
+use crate::transport::assisted::{AssistedReceiver, AssistedSender};
 use crate::transport::pcp::{HostHistory, PcpReceiver, PcpSender, SharedHistory};
 use crate::transport::tcp::{Connection, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::udp::{UdpSink, UdpSource, UdpSourceParams};
@@ -193,7 +194,33 @@ impl FlowContext<'_> {
             FlowSpec::Tcp(f) => self.tcp(id, f, agents),
             FlowSpec::Udp(f) => self.udp(id, f, end, agents),
             FlowSpec::Pcp(f) => self.pcp(id, f, agents),
+            FlowSpec::Assisted(f) => self.assisted(id, f, agents),
         }
+    }
+
+    fn assisted(&self, id: FlowId, f: &AssistedFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
+        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
+        f.assisted.validate().map_err(|e| e.within("assisted"))?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
+        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
+            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
+        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
+        let bytes = f.bytes.map(|b| b.0);
+        let forward = Connection { flow: id, local: src, remote: dst, peer: receiver };
+        let backward = Connection { flow: id, local: dst, remote: src, peer: sender };
+        agents.push(Agent::AssistedSender(Box::new(AssistedSender::new(forward, f.assisted.clone(), bytes))));
+        agents.push(Agent::AssistedReceiver(Box::new(AssistedReceiver::new(backward, bytes))));
+        Ok(FlowInfo {
+            name: f.name.clone().unwrap_or_else(|| format!("assisted{}", id.0)),
+            kind: "assisted",
+            cc: "",
+            src,
+            dst,
+            sender,
+            receiver,
+            start: Time::ZERO + f.start,
+            bytes,
+        })
     }
 
     fn pcp(&self, id: FlowId, f: &PcpFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {

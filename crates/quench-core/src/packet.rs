@@ -34,6 +34,9 @@ pub enum Proto {
     Icmp = 1,
     Tcp = 6,
     Udp = 17,
+    /// RFC 3692's number for experiments: the router-assisted rate transport
+    /// (`transport/assisted.rs`), whose header is shaped like TCP's.
+    Assisted = 253,
 }
 
 /// IPv4 header without options (RFC 791).

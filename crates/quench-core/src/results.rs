@@ -4,6 +4,7 @@
 
 use crate::qdisc::DropReason;
 use crate::trace::table::{Column, Table};
+use crate::transport::assisted::{AssistedReceiver, AssistedSender};
 use crate::transport::Agent;
 use crate::units::Time;
 use crate::world::World;
@@ -127,6 +128,7 @@ fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
             r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
         }
         (Agent::PcpSender(s), Agent::PcpReceiver(rx)) => pcp_row(&mut r, s, rx),
+        (Agent::AssistedSender(s), Agent::AssistedReceiver(rx)) => assisted_row(&mut r, s, rx),
         _ => unreachable!("flow endpoints are built in matching pairs"),
     }
     r
@@ -144,6 +146,21 @@ fn pcp_row(r: &mut FlowRow, s: &crate::transport::pcp::PcpSender, rx: &crate::tr
     r.timeouts = s.stats.timeouts;
     r.srtt_s = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
     r.cwnd = s.srtt().map_or(f64::NAN, |d| s.base_rate().bytes_in(d));
+    r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
+}
+
+/// The assisted ideal has no window either: `final_cwnd_bytes` is its rate times srtt.
+fn assisted_row(r: &mut FlowRow, s: &AssistedSender, rx: &AssistedReceiver) {
+    r.bytes_sent = s.stats.bytes_sent;
+    r.bytes_delivered = rx.stats.bytes_delivered;
+    r.completion = rx.stats.completed;
+    r.segments_sent = s.stats.segments_sent;
+    r.packets_sent = s.stats.segments_sent;
+    r.packets_received = rx.stats.packets_received;
+    r.retransmitted_segments = s.stats.retransmitted_segments;
+    r.timeouts = s.stats.timeouts;
+    r.srtt_s = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+    r.cwnd = s.srtt().map_or(f64::NAN, |d| s.rate().bytes_in(d));
     r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
 }
 

@@ -7,6 +7,7 @@ use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
+use crate::transport::assisted::AssistedConfig;
 use crate::transport::pcp::PcpConfig;
 use crate::transport::tcp::TcpConfig;
 use crate::transport::udp::{Pattern, SizeSpec};
@@ -98,6 +99,7 @@ pub enum FlowSpec {
     Tcp(TcpFlowSpec),
     Udp(UdpFlowSpec),
     Pcp(PcpFlowSpec),
+    Assisted(AssistedFlowSpec),
 }
 
 /// A TCP connection carrying a bulk transfer from `src` to `dst`.
@@ -137,6 +139,24 @@ pub struct PcpFlowSpec {
     pub pcp: PcpConfig,
 }
 
+/// A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the fair
+/// rate that advertising routers (`fq` with `advertise_rate`) stamp into its requests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssistedFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub assisted: AssistedConfig,
+}
+
 /// A UDP stream at a mean rate in bit/s of IP datagrams.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -171,6 +191,7 @@ impl FlowSpec {
             FlowSpec::Tcp(f) => f.name.as_deref(),
             FlowSpec::Udp(f) => f.name.as_deref(),
             FlowSpec::Pcp(f) => f.name.as_deref(),
+            FlowSpec::Assisted(f) => f.name.as_deref(),
         }
     }
     pub fn endpoints(&self) -> (&str, &str) {
@@ -178,6 +199,7 @@ impl FlowSpec {
             FlowSpec::Tcp(f) => (&f.src, &f.dst),
             FlowSpec::Udp(f) => (&f.src, &f.dst),
             FlowSpec::Pcp(f) => (&f.src, &f.dst),
+            FlowSpec::Assisted(f) => (&f.src, &f.dst),
         }
     }
     pub fn start(&self) -> Dur {
@@ -185,6 +207,7 @@ impl FlowSpec {
             FlowSpec::Tcp(f) => f.start,
             FlowSpec::Udp(f) => f.start,
             FlowSpec::Pcp(f) => f.start,
+            FlowSpec::Assisted(f) => f.start,
         }
     }
 }

@@ -116,6 +116,10 @@ impl BitRate {
     pub fn bytes_in(self, d: Dur) -> f64 {
         self.bytes_per_sec() * d.as_secs_f64()
     }
+    /// The rate that carries `bits` in `d` (rounded down; `d` of zero counts as 1 ns).
+    pub fn from_bits_per(bits: u64, d: Dur) -> BitRate {
+        BitRate((bits as u128 * NS_PER_SEC as u128 / d.0.max(1) as u128).min(u64::MAX as u128) as u64)
+    }
 }
 
 /// Serializes packets back to back at a fixed rate with the sub-nanosecond remainder carried,

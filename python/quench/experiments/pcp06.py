@@ -25,6 +25,10 @@ What the paper leaves open, and what we chose (each a field of `Params`):
 - TCP: NewReno with SACK, delayed ACKs, windows large enough never to limit (the variant is not
   stated; the paper's own simulator was validated against a kernel TCP).
 - PCP: quench's PCP with its documented defaults (transport/pcp/mod.rs), per-host history.
+- The "fair queueing" ideal of §4.1 (router-assisted: one request per RTT stamped with the
+  flow's fair rate and its queue): quench's `assisted` transport over an FQ router with
+  `advertise_rate` (transport/assisted.rs), run over FQ only. The FQ router of every FQ run
+  advertises; TCP and PCP packets are never stamped, so it changes nothing for them.
 - Run: arrivals during `arrival_window_s`, then the run continues for `drain_s` so flows can
   finish; flows arriving in the first `warmup_s` are left out of the statistics (the system
   starts empty). A flow still unfinished at the end counts as such in the summary.
@@ -61,8 +65,9 @@ FLOOR_TOLERANCE = 0.20
 # A trend counts as "rising with load" when Spearman's rank correlation is at least this.
 RISING_RANK_CORRELATION = 0.8
 
-TRANSPORTS = ("tcp", "pcp")
 QDISCS = ("fifo", "fq")
+# (transport, queue) pairs run: the router-assisted ideal needs the advertising FQ router.
+CONFIGS = [("tcp", "fifo"), ("tcp", "fq"), ("pcp", "fifo"), ("pcp", "fq"), ("assisted", "fq")]
 
 
 @dataclass
@@ -81,6 +86,7 @@ class Params:
     warmup_s: float = 5.0
     drain_s: float = 10.0
     tcp_cc: str = "newreno"
+    tcp_sack: bool = True
     window_bytes: str = "1MB"
 
     @property
@@ -104,7 +110,7 @@ def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Ne
     net = Network(seed=seed, name=f"{NAME}-{transport}-{qdisc}-{load:g}")
     net.routers("r1", "r2")
     limit = f"{p.buffer_packets}p"
-    queue = droptail(limit) if qdisc == "fifo" else fq(limit)
+    queue = droptail(limit) if qdisc == "fifo" else fq(limit, advertise_rate=True)
     net.link("r1", "r2", rate=p.bottleneck_rate, delay=f"{p.bottleneck_delay_ms}ms", qdisc=queue)
     pairs = []
     for i, rtt in enumerate(p.rtts_s()):
@@ -128,9 +134,9 @@ def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Ne
 
 def flow_template(p: Params, transport: str) -> dict:
     if transport == "tcp":
-        tcp = {"mss": p.mss, "sack": True, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
+        tcp = {"mss": p.mss, "sack": p.tcp_sack, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
         return {"kind": "tcp", "cc": p.tcp_cc, "tcp": tcp}
-    return {"kind": "pcp", "pcp": {"mss": p.mss}}
+    return {"kind": transport, transport: {"mss": p.mss}}
 
 
 def unloaded_floor_s(p: Params, flows: pd.DataFrame) -> np.ndarray:
@@ -173,7 +179,7 @@ def spearman(x: list[float], y: list[float]) -> float:
 
 
 def criteria(table: pd.DataFrame, p: Params) -> list[Criterion]:
-    t = table.set_index(["transport", "qdisc", "load"])
+    t = table.set_index(["transport", "qdisc", "load"]).sort_index()
     loads = sorted(table["load"].unique())
     high = [x for x in loads if x >= HIGH_LOAD]
     out = []
@@ -218,7 +224,13 @@ def plot(out: Path, table: pd.DataFrame) -> Path:
         ("loss_rate", "loss rate"),
     ]
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
-    styles = {("tcp", "fifo"): "o-", ("tcp", "fq"): "o--", ("pcp", "fifo"): "s-", ("pcp", "fq"): "s--"}
+    styles = {
+        ("tcp", "fifo"): "o-",
+        ("tcp", "fq"): "o--",
+        ("pcp", "fifo"): "s-",
+        ("pcp", "fq"): "s--",
+        ("assisted", "fq"): "^:",
+    }
     for ax, (col, label) in zip(axes, panels):
         for (transport, q), style in styles.items():
             rows = table[(table["transport"] == transport) & (table["qdisc"] == q)].sort_values("load")
@@ -256,9 +268,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     p = quick_params() if quick else Params()
-    rows = [
-        run_point(p, transport, q, load, seed) for transport in TRANSPORTS for q in QDISCS for load in p.loads
-    ]
+    rows = [run_point(p, transport, q, load, seed) for transport, q in CONFIGS for load in p.loads]
     table = pd.DataFrame(rows)
     table.to_csv(out / "pcp06.csv", index=False)
     plot_path = plot(out, table)
@@ -268,7 +278,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         criteria(table, p),
         [source_table(table)],
         seed=seed,
-        parameters={**dataclasses.asdict(p), "quick": quick, "transports": TRANSPORTS, "qdiscs": QDISCS},
+        parameters={**dataclasses.asdict(p), "quick": quick, "configurations": CONFIGS},
         plots=[plot_path.name],
         unfinished_flows=int(table["unfinished"].sum()),
     )

@@ -18,9 +18,12 @@
 //! tag, as if it had never arrived. Every such drop counts as `Overflow` (the buffer was full;
 //! `Preempted` is kept for the Fuzzball's per-source preemption).
 //!
-//! Parameters: `limit` — "100p", "64KB" or both; default 1000 packets (Linux `txqueuelen`).
+//! Parameters: `limit` — "100p", "64KB" or both; default 1000 packets (Linux `txqueuelen`);
+//! `advertise_rate` — stamp the router-assisted transport's rate requests with the flow's fair
+//! share and its queue here (`rate_advert.rs`; PCP's "fair queueing" ideal), off by default.
 
 use super::classify::{over_limit, validate_limit, FlowIndex, Occupancy};
+use super::rate_advert::RateAdvertiser;
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -39,6 +42,8 @@ const NANOBITS_PER_BYTE: u128 = 8 * NS_PER_SEC as u128;
 pub struct FqConfig {
     #[serde(default = "default_limit")]
     pub limit: Limit,
+    #[serde(default)]
+    pub advertise_rate: bool,
 }
 
 fn default_limit() -> Limit {
@@ -47,7 +52,7 @@ fn default_limit() -> Limit {
 
 impl Default for FqConfig {
     fn default() -> Self {
-        FqConfig { limit: default_limit() }
+        FqConfig { limit: default_limit(), advertise_rate: false }
     }
 }
 
@@ -77,6 +82,7 @@ pub struct Fq {
     /// When `round` was last brought up to date.
     clock: Time,
     occupancy: Occupancy,
+    advertiser: Option<RateAdvertiser>,
     arrivals: u64,
     packets: u64,
     bytes: u64,
@@ -94,6 +100,7 @@ impl Fq {
             round: 0,
             clock: Time::ZERO,
             occupancy: Occupancy::default(),
+            advertiser: cfg.advertise_rate.then(RateAdvertiser::default),
             arrivals: 0,
             packets: 0,
             bytes: 0,
@@ -186,8 +193,12 @@ impl Fq {
 }
 
 impl Qdisc for Fq {
-    fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
         self.advance(cx.now, cx.link_rate);
+        if let Some(advertiser) = self.advertiser.as_mut() {
+            let queued = self.occupancy.bytes(self.index.index_of(&pkt));
+            advertiser.observe(&mut pkt, queued, cx.link_rate);
+        }
         let arriving = self.admit(pkt);
         while over_limit(&self.limit, self.packets, self.bytes) {
             let victim = self.occupancy.heaviest(arriving).expect("an over-full queue holds packets");

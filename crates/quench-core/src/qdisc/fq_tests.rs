@@ -14,7 +14,7 @@ fn at(ms: u64) -> Time {
 }
 
 fn fq(limit: Limit) -> Fq {
-    Fq::new(&FqConfig { limit }).unwrap()
+    Fq::new(&FqConfig { limit, advertise_rate: false }).unwrap()
 }
 
 fn uid_of(bench: &mut Bench, q: &mut Fq, ms: u64) -> u32 {
@@ -122,7 +122,7 @@ fn conserves_packets_and_bytes_and_keeps_each_flow_in_order() {
 
 #[test]
 fn bad_config_names_the_key() {
-    let e = Fq::new(&FqConfig { limit: Limit { packets: Some(0), bytes: None } }).err().unwrap();
+    let e = Fq::new(&FqConfig { limit: Limit { packets: Some(0), bytes: None }, advertise_rate: false }).err().unwrap();
     assert_eq!(e.path, "limit");
     let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"fq","limt":"5p"}"#).unwrap_err().to_string();
     assert!(e.contains("unknown field `limt`"), "{e}");

@@ -11,6 +11,7 @@ pub mod drr;
 pub mod dummynet;
 pub mod fq;
 pub mod fuzzball;
+pub mod rate_advert;
 pub mod red;
 pub mod sfq;
 
@@ -233,8 +234,8 @@ registry! {
     Fq: "fq" => fq::Fq(FqConfig),
     Drr: "drr" => drr::Drr(DrrConfig),
     Sfq: "sfq" => sfq::Sfq(SfqConfig),
-}
     Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
+}
 
 impl Default for QdiscSpec {
     fn default() -> Self {

@@ -118,7 +118,7 @@ impl PcapWriter {
         let transport = match pkt.proto {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp => TCP_HEADER + pkt.sack.option_bytes(),
+            Proto::Tcp | Proto::Assisted => TCP_HEADER + pkt.sack.option_bytes(),
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
         };
@@ -131,7 +131,7 @@ impl PcapWriter {
         self.write_ipv4(pkt);
         match pkt.proto {
             _ if pkt.frag.offset > 0 => {}
-            Proto::Tcp => self.write_tcp(pkt, sender_node),
+            Proto::Tcp | Proto::Assisted => self.write_tcp(pkt, sender_node),
             Proto::Udp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
         }

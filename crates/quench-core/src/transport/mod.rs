@@ -2,6 +2,7 @@
 //! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] to send
 //! packets, arm timers and record, and the world routes what it emits afterwards.
 
+pub mod assisted;
 pub mod icmp;
 pub mod pcp;
 pub mod tcp;
@@ -109,6 +110,8 @@ pub enum Agent {
     UdpSink(udp::UdpSink),
     PcpSender(Box<pcp::PcpSender>),
     PcpReceiver(Box<pcp::PcpReceiver>),
+    AssistedSender(Box<assisted::AssistedSender>),
+    AssistedReceiver(Box<assisted::AssistedReceiver>),
 }
 
 macro_rules! each_agent {
@@ -120,6 +123,8 @@ macro_rules! each_agent {
             Agent::UdpSink($a) => $e,
             Agent::PcpSender($a) => $e,
             Agent::PcpReceiver($a) => $e,
+            Agent::AssistedSender($a) => $e,
+            Agent::AssistedReceiver($a) => $e,
         }
     };
 }
