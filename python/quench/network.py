@@ -133,11 +133,7 @@ class Network:
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
         delayed_ack={...}, dupack_threshold, sack, ecn, rtt_sampling ("timed_segment" or
         "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"}."""
-        flow = {"kind": "tcp", "src": src, "dst": dst, "cc": cc, "bytes": bytes, "start": start, "name": name}
-        if tcp:
-            flow["tcp"] = tcp
-        self._flows.append(_clean(flow))
-        return self
+        return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(
         self,
@@ -153,12 +149,8 @@ class Network:
         (unlimited when None). Extra keyword arguments are PCP parameters: mss, receive_window,
         probe_packets, slope_tolerance, min_increment, min_rate, max_backoff_rtts,
         probe_jitter_rtts, queue_tolerance, tit_for_tat_rounds, tit_for_tat_factor,
-        reorder_threshold, history, rto={...}."""
-        flow = {"kind": "pcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
-        if pcp:
-            flow["pcp"] = pcp
-        self._flows.append(_clean(flow))
-        return self
+        reorder_threshold, history, probe_span_rtts, slope_confidence, rto={...}."""
+        return self._connection("pcp", src, dst, bytes, start, name, pcp)
 
     def assisted(
         self,
@@ -173,9 +165,13 @@ class Network:
         """A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the
         fair rate that fq(advertise_rate=True) queues stamp into its requests, less what drains
         its own queue in an RTT. Parameters: mss, rto_rtts, min_rto."""
-        flow = {"kind": "assisted", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        return self._connection("assisted", src, dst, bytes, start, name, params)
+
+    def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
+        """A connection of transport `kind`; its own parameters go under the key of that name."""
+        flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name}
         if params:
-            flow["assisted"] = params
+            flow[kind] = params
         self._flows.append(_clean(flow))
         return self
 

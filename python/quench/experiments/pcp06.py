@@ -184,12 +184,17 @@ def criteria(table: pd.DataFrame, p: Params) -> list[Criterion]:
     high = [x for x in loads if x >= HIGH_LOAD]
     out = []
     for q in QDISCS:
-        out.append(Criterion.at_most(f"PCP packets lost over {q}, all loads", 0, float(t.loc[("pcp", q), "drops"].sum()), 0))
+        out.append(
+            Criterion.at_most(f"PCP packets lost over {q}, all loads", 0, float(t.loc[("pcp", q), "drops"].sum()), 0)
+        )
     for q in QDISCS:
         losses = [float(t.loc[("tcp", q, x), "loss_rate"]) for x in loads]
         out.append(
             Criterion.at_least(
-                f"TCP loss rises with load over {q} (Spearman)", RISING_RANK_CORRELATION, spearman(loads, losses), "rises"
+                f"TCP loss rises with load over {q} (Spearman)",
+                RISING_RANK_CORRELATION,
+                spearman(loads, losses),
+                "rises",
             )
         )
     for q in QDISCS:
