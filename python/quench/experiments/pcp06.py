@@ -31,7 +31,9 @@ What the paper leaves open, and what we chose (each a field of `Params`):
   advertises; TCP and PCP packets are never stamped, so it changes nothing for them.
 - Run: arrivals during `arrival_window_s`, then the run continues for `drain_s` so flows can
   finish; flows arriving in the first `warmup_s` are left out of the statistics (the system
-  starts empty). A flow still unfinished at the end counts as such in the summary.
+  starts empty). A flow still unfinished at the end counts as such in the summary. Each point
+  runs `seeds` times (different arrivals); response times are pooled over the runs' flows,
+  which are all written to flows.parquet with their configuration, load and seed.
 - Loss rate: packets dropped at the bottleneck over packets that arrived there. Queue: the
   time-average of the bottleneck's backlog in packets.
 - The unloaded floor: for every measured flow, handshake (one RTT) + its datagrams serialized at
@@ -85,6 +87,8 @@ class Params:
     arrival_window_s: float = 60.0
     warmup_s: float = 5.0
     drain_s: float = 10.0
+    # Independent runs per point (seeds seed, seed+1, ...): flows are pooled over them.
+    seeds: int = 3
     tcp_cc: str = "newreno"
     tcp_sack: bool = True
     window_bytes: str = "1MB"
@@ -103,7 +107,9 @@ class Params:
 
 
 def quick_params() -> Params:
-    return dataclasses.replace(Params(), loads=[0.15, 0.5, 0.9], arrival_window_s=20.0, warmup_s=3.0, drain_s=8.0)
+    return dataclasses.replace(
+        Params(), loads=[0.15, 0.5, 0.9], arrival_window_s=20.0, warmup_s=3.0, drain_s=8.0, seeds=1
+    )
 
 
 def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Network:
@@ -148,18 +154,14 @@ def unloaded_floor_s(p: Params, flows: pd.DataFrame) -> np.ndarray:
     return rtts[pair] * 1.5 + wire_bits / parse_rate(p.bottleneck_rate)
 
 
-def measure(res: Results, p: Params) -> dict:
+def measure(res: Results, p: Params) -> tuple[pd.DataFrame, dict]:
+    """The measured flows (arrived after the warm-up) with their floors, and the bottleneck's
+    figures of one run."""
     flows = res.flows
-    measured = flows[flows["start_s"] >= p.warmup_s]
-    done = measured[np.isfinite(measured["response_time_s"])]
+    measured = flows[flows["start_s"] >= p.warmup_s][["name", "src", "start_s", "response_time_s"]].copy()
+    measured["floor_s"] = unloaded_floor_s(p, measured)
     link = res.links.set_index("name").loc[BOTTLENECK]
-    rt = done["response_time_s"].to_numpy()
-    return {
-        "flows": len(measured),
-        "unfinished": len(measured) - len(done),
-        "mean_rt_s": float(rt.mean()) if len(rt) else math.nan,
-        "std_rt_s": float(rt.std(ddof=1)) if len(rt) > 1 else math.nan,
-        "floor_s": float(unloaded_floor_s(p, done).mean()) if len(done) else math.nan,
+    return measured, {
         "mean_queue_packets": float(link["mean_backlog_packets"]),
         "loss_rate": float(link["dropped_packets"] / max(link["arrived_packets"], 1)),
         "drops": int(link["dropped_packets"]),
@@ -167,10 +169,31 @@ def measure(res: Results, p: Params) -> dict:
     }
 
 
-def run_point(p: Params, transport: str, qdisc: str, load: float, seed: int) -> dict:
-    net = network(p, transport, qdisc, load, seed)
-    res = net.run(f"{p.arrival_window_s + p.drain_s}s", progress=False)
-    return {"transport": transport, "qdisc": qdisc, "load": load, **measure(res, p)}
+def run_point(p: Params, transport: str, qdisc: str, load: float, seeds: list[int]) -> tuple[dict, pd.DataFrame]:
+    """One configuration and load over every seed: response times pooled over the seeds' flows,
+    the bottleneck's figures averaged (drops summed)."""
+    flows, links = [], []
+    for seed in seeds:
+        net = network(p, transport, qdisc, load, seed)
+        measured, link = measure(net.run(f"{p.arrival_window_s + p.drain_s}s", progress=False), p)
+        flows.append(measured.assign(seed=seed))
+        links.append(link)
+    pooled = pd.concat(flows, ignore_index=True).assign(transport=transport, qdisc=qdisc, load=load)
+    done = pooled[np.isfinite(pooled["response_time_s"])]
+    rt = done["response_time_s"].to_numpy()
+    row = {
+        "transport": transport,
+        "qdisc": qdisc,
+        "load": load,
+        "flows": len(pooled),
+        "unfinished": len(pooled) - len(done),
+        "mean_rt_s": float(rt.mean()) if len(rt) else math.nan,
+        "std_rt_s": float(rt.std(ddof=1)) if len(rt) > 1 else math.nan,
+        "floor_s": float(done["floor_s"].mean()) if len(done) else math.nan,
+        **{k: float(np.mean([run[k] for run in links])) for k in ("mean_queue_packets", "loss_rate", "utilization")},
+        "drops": int(sum(run["drops"] for run in links)),
+    }
+    return row, pooled
 
 
 def spearman(x: list[float], y: list[float]) -> float:
@@ -273,9 +296,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     p = quick_params() if quick else Params()
-    rows = [run_point(p, transport, q, load, seed) for transport, q in CONFIGS for load in p.loads]
-    table = pd.DataFrame(rows)
+    seeds = [seed + i for i in range(p.seeds)]
+    points = [run_point(p, transport, q, load, seeds) for transport, q in CONFIGS for load in p.loads]
+    table = pd.DataFrame([row for row, _ in points])
     table.to_csv(out / "pcp06.csv", index=False)
+    pd.concat([flows for _, flows in points], ignore_index=True).to_parquet(out / "flows.parquet", index=False)
     plot_path = plot(out, table)
     return report(
         out,
@@ -283,7 +308,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         criteria(table, p),
         [source_table(table)],
         seed=seed,
-        parameters={**dataclasses.asdict(p), "quick": quick, "configurations": CONFIGS},
+        parameters={**dataclasses.asdict(p), "quick": quick, "configurations": CONFIGS, "seeds": seeds},
         plots=[plot_path.name],
         unfinished_flows=int(table["unfinished"].sum()),
     )
