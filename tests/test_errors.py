@@ -81,3 +81,16 @@ def test_cli_reports_errors_with_nonzero_exit(tmp_path, capsys):
     (tmp_path / "broken.toml").write_text("duration = \n")
     assert main(["run", str(tmp_path / "broken.toml"), "--out", str(out)]) == 2
     assert "not valid TOML" in capsys.readouterr().err
+
+
+def test_workload_errors_name_the_workload_key():
+    net = small_net()
+    net.workload([("a", "b"), ("a", "nowhere")], arrival_rate=50, size="10KB")
+    with pytest.raises(quench.ScenarioError) as e:
+        net.run("1s")
+    assert e.value.path == "workloads[0].pairs[1][1]" and "nowhere" in e.value.reason
+    net = small_net()
+    net.workload([("a", "b")], arrival_rate=0, size="10KB")
+    with pytest.raises(quench.ScenarioError) as e:
+        net.run("1s")
+    assert e.value.path == "workloads[0].arrival_rate"

@@ -209,3 +209,26 @@ def test_tshark_decodes_ecn_fields(ecn_capture):
 def _flag(v: str) -> int:
     """tshark prints booleans as 1/0 or True/False depending on its version."""
     return {"True": 1, "False": 0}.get(v, int(v, 0) if v else 0)
+
+
+def test_assisted_transport_is_ip_protocol_253_with_its_stamps(tmp_path):
+    """The router-assisted ideal's packets carry RFC 3692's experimental protocol number and a
+    TCP-shaped header; its SYN and one packet per RTT request a stamp (URG bit position)."""
+    net = quench.Network(seed=1)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="100Mbps", delay="1ms")
+    net.link("r", "b", rate="10Mbps", delay="10ms", qdisc=quench.fq("50p", advertise_rate=True))
+    net.assisted("a", "b", bytes="100KB")
+    net.record(pcap=["r->b"])
+    res = net.run("2s")
+    out = res.save(tmp_path, plots=False)
+    pkts = [ip for _, ip in read(out / "r-b.pcap")]
+    assert pkts and all(ip.p == 253 for ip in pkts)
+    assert len(pkts) == res.link("r->b")["departed_packets"]
+    flags = [ip.data[13] for ip in pkts]
+    assert flags[0] & TCP_SYN and flags[0] & 0x20  # the SYN requests a stamp
+    assert flags[-1] & TCP_FIN  # the last data packet closes the flow at the routers
+    requests = sum(1 for f in flags[1:] if f & 0x20)
+    # 100 KB at 10 Mb/s takes about 4 RTTs of 22 ms: a request each.
+    assert 2 <= requests <= 6, requests
+    assert res.flows["bytes_delivered"].iloc[0] == 100_000
