@@ -340,7 +340,8 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
             .map_err(|e| workload::error_path(e, *workload, *pair))?;
         flows.push(flow);
     }
-    let (rec, pcap) = build_recorder(sc, &links)?;
+    let (mut rec, pcap) = build_recorder(sc, &links)?;
+    crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), end)?;
     let ip = sc.ip.clone();
     Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap, ip }))
 }

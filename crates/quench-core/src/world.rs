@@ -245,6 +245,7 @@ impl World {
     fn enqueue_one(&mut self, l: LinkId, pkt: Packet) {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
+        self.rec.watch_arrival(self.now, l, &pkt, before.packets);
         link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
         let link = &self.links[l.index()];

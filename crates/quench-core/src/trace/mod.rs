@@ -2,12 +2,14 @@
 //! record family is switched by the scenario's `record` section and costs one branch when off.
 //! Times are stored as float seconds (exact to the nanosecond for runs under 104 days).
 
+pub mod flow_monitor;
 pub mod pcap;
 pub mod table;
 
 use crate::packet::{FlowId, LinkId};
 use crate::units::{Dur, Time};
 use serde::{Deserialize, Serialize};
+use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use table::{columnar, Table};
 
 /// What to record. Summary tables (per link, per flow) are always produced.
@@ -41,6 +43,9 @@ pub struct RecordConfig {
     /// Links to capture in pcap format, by name "a->b".
     #[serde(default)]
     pub pcap: Vec<String>,
+    /// Every packet event of one flow in a time window (`flow_monitor.rs`).
+    #[serde(default)]
+    pub monitor_flow: Option<FlowMonitorConfig>,
 }
 
 fn yes() -> bool {
@@ -59,6 +64,7 @@ impl Default for RecordConfig {
             monitors: true,
             links: None,
             pcap: Vec::new(),
+            monitor_flow: None,
         }
     }
 }
@@ -111,6 +117,9 @@ pub struct Recorder {
     pub monitors: MonitorTrace,
     /// Names of monitored variables; `monitors.name` indexes this.
     monitor_names: Vec<&'static str>,
+    /// The flow watched by the high-frequency monitor, if any, and its records.
+    watch: Option<Watch>,
+    pub flow_monitor: FlowMonitorTrace,
 }
 
 impl Recorder {
@@ -144,6 +153,7 @@ impl Recorder {
 
     #[inline]
     pub fn drop(&mut self, now: Time, link: LinkId, flow: FlowId, reason: u8, size: u16) {
+        self.watch_drop(now, link, flow);
         if self.cfg.drops && self.link_wanted(link) {
             self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32);
         }
@@ -199,6 +209,7 @@ impl Recorder {
             self.segments.into_table("segments"),
             self.events.into_table("tcp_events"),
             monitor_table(self.monitors, &self.monitor_names),
+            flow_monitor::table(self.flow_monitor),
         ]
     }
 }

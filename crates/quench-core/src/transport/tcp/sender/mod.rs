@@ -26,6 +26,7 @@
 //! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
 //! back N (skipping SACKed ranges).
 
+mod monitor;
 mod recovery;
 
 use super::burst::Burstiness;
@@ -194,6 +195,7 @@ impl TcpSender {
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit);
+        self.watch_send(seq, len, retransmit, cx);
         cx.send(pkt);
         cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
         if let Some(b) = self.burst.as_mut() {
@@ -519,6 +521,7 @@ impl Endpoint for TcpSender {
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
             _ => {}
         }
+        self.watch_ack(&pkt, cx);
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {

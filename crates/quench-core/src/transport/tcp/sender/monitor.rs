@@ -1,0 +1,25 @@
+//! The sender's hooks into the high-frequency monitor (`trace/flow_monitor.rs`): one branch
+//! per segment and per ACK when the flow is not watched.
+
+use super::TcpSender;
+use crate::packet::Packet;
+use crate::transport::AgentCx;
+
+impl TcpSender {
+    /// A data segment is about to leave: cwnd, bytes in flight before it, and its B(n).
+    #[inline]
+    pub(super) fn watch_send(&self, seq: u64, len: u32, retransmit: bool, cx: &mut AgentCx) {
+        if cx.rec.watching(self.conn.flow, cx.now) {
+            let b = self.burst.as_ref().map_or(f64::NAN, |b| b.value(cx.now));
+            cx.rec.watch_send(cx.now, seq, len, retransmit, self.w.cwnd, self.flight(), b);
+        }
+    }
+
+    /// An ACK has been processed: cwnd and bytes in flight after it.
+    #[inline]
+    pub(super) fn watch_ack(&self, pkt: &Packet, cx: &mut AgentCx) {
+        if cx.rec.watching(self.conn.flow, cx.now) {
+            cx.rec.watch_ack(cx.now, pkt.ack, self.w.cwnd, self.flight());
+        }
+    }
+}
