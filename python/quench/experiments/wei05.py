@@ -27,20 +27,36 @@ What the slides leave open, and what we chose (each a field of `Params`):
   2 ms (170-packet) buffer, 120 ms RTT, max cwnd 4000 packets (send buffer), txqueuelen 100
   vs 10000. The slides call it "not only FAST", so these flows run Linux-like NewReno with SACK
   and delayed ACKs; the slides give plots, not numbers, so these runs are reported, not judged.
+- Bottleneck (`bottleneck`): "dummynet" (default) is Rizzo's pipe as FreeBSD implements it
+  (qdisc `dummynet`): 622 Mb/s of credit per 1 ms tick (HZ = 1000), the packets the credit
+  covers released at the tick instant onto the emulator's 1 Gb/s NIC, so they leave
+  back-to-back at 1 Gb/s, ~52 per tick. "droptail" is the earlier model: a 622 Mb/s link with
+  a 2000-packet FIFO, smooth service.
+- ACK path (`ack_path`): "plain" (a FIFO link) or "dummynet": a delay-only Dummynet pipe on the
+  reverse direction, which releases the ACKs of each tick together (ACK compression, issue 7's
+  study parameter). The slides do not say whether the testbed's reverse direction crossed a
+  pipe; "plain" is the default.
+- High-frequency monitor (`record.monitor_flow`): every packet event of the FAST flow for
+  `monitor_s` seconds from the middle of each run without/with control; plots of one RTT and
+  of B against the queue each packet found at the bottleneck.
 - Run length: `duration_s` simulated seconds (full 200 s, quick 30 s) instead of 1000 s; loss
   counts are scaled by 1000 / duration_s to compare with the slides, and summary.json says so.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from quench.experiments.common import Criterion, report
 from quench.network import Network, droptail
 from quench.results import Results
+from quench.units import parse_rate
 
 NAME = "wei05"
 # Slides 3-4: "About 70,000 packets are lost", "Dummynet Router dropped 30,000 packets only",
@@ -67,11 +83,17 @@ OPEN_FINDINGS = (
     "host drops, but the still-overshooting window is then dropped at the router. With MI only at "
     "start-up (mi_after_loss = false) FAST loses almost nothing in steady state (~100 per 1000 s): "
     "the slides' 70,000 need a burst source the model lacks (ACK compression: Dummynet's tick, NIC "
-    "interrupt coalescing); see docs/reproductions.md. No constant was tuned to the slides."
+    "interrupt coalescing); see docs/reproductions.md. No constant was tuned to the slides. "
+    "The Dummynet pipe (1 ms tick, now the default bottleneck) makes the pipe's output bursty but leaves the "
+    "totals within about 12% of the smooth FIFO: bursts leave at 1 Gb/s, ACKs return at that spacing, and the "
+    "sender never exceeds its NIC rate; a delay-only pipe on the ACK path (ack_path) compresses ACKs but does "
+    "not reach the slides' split either. Over a Dummynet pipe the theorem's bound needs a slack of C x tick."
 )
 
 HOST_LINK = "sender->dummynet"
 ROUTER_LINK = "dummynet->far"
+BOTTLENECKS = ("dummynet", "droptail")
+ACK_PATHS = ("plain", "dummynet")
 
 
 @dataclass
@@ -87,6 +109,14 @@ class Params:
     threshold: float = 100.0
     duration_s: float = 200.0
     seed: int = 1
+    bottleneck: str = "dummynet"
+    # HZ = 1000: FreeBSD dummynet's clock (xnu ip_dummynet.c: "This is called every 1ms").
+    tick_ms: float = 1.0
+    ack_path: str = "plain"
+    # FAST's cc.mi_after_loss: True is the ns-2 reference (MI resumes after loss), False MI at start-up only.
+    mi_after_loss: bool = True
+    # Two RTTs of per-packet events (about 75,000 packets at 622 Mb/s).
+    monitor_s: float = 0.72
     # DataTAG case (slides 5-7): 1 Gb/s, 120 ms, 2 ms of buffer = 170 packets, cwnd <= 4000.
     datatag_rate: str = "1Gbps"
     datatag_rtt_ms: float = 120.0
@@ -103,10 +133,25 @@ def network(p: Params, control: str) -> Network:
     # One-way delays: 0.1 ms on each access link, the rest on the emulated long-haul pipe.
     access_ms = 0.1
     pipe_ms = p.rtt_ms / 2 - 2 * access_ms
+    if p.bottleneck not in BOTTLENECKS or p.ack_path not in ACK_PATHS:
+        raise ValueError(f"bottleneck must be one of {BOTTLENECKS}, ack_path one of {ACK_PATHS}")
+    tick = f"{p.tick_ms}ms"
+    ack_qdisc = {"kind": "dummynet", "tick": tick} if p.ack_path == "dummynet" else droptail("10000p")
     net = Network(seed=p.seed, name=NAME)
     net.hosts("sender", "receiver").routers("dummynet", "far")
     net.link("sender", "dummynet", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{p.txqueuelen}p"))
-    net.link("dummynet", "far", p.bottleneck_rate, f"{pipe_ms}ms", qdisc=droptail(f"{p.router_buffer}p"))
+    if p.bottleneck == "dummynet":
+        pipe = {"kind": "dummynet", "bandwidth": p.bottleneck_rate, "limit": f"{p.router_buffer}p", "tick": tick}
+        net.link("dummynet", "far", p.nic_rate, f"{pipe_ms}ms", qdisc=pipe, reverse_qdisc=ack_qdisc)
+    else:
+        net.link(
+            "dummynet",
+            "far",
+            p.bottleneck_rate,
+            f"{pipe_ms}ms",
+            qdisc=droptail(f"{p.router_buffer}p"),
+            reverse_qdisc=ack_qdisc,
+        )
     net.link("far", "receiver", p.nic_rate, f"{access_ms}ms", qdisc=droptail("10000p"))
     tcp = {
         "mss": p.mss,
@@ -120,8 +165,11 @@ def network(p: Params, control: str) -> Network:
         tcp["pacing"] = True
     elif control == "burstiness control":
         tcp["burstiness_control"] = {"threshold": p.threshold, "rate": "cwnd/rtt", "max_rate": p.nic_rate}
-    net.tcp("sender", "receiver", cc={"kind": "fast", "alpha": p.alpha}, name="fast", **tcp)
+    net.tcp("sender", "receiver", cc={"kind": "fast", "alpha": p.alpha, "mi_after_loss": p.mi_after_loss}, name="fast", **tcp)
     net.record(queues=False, cwnd=True, rtt=False, drops=False, monitors=False)
+    if control != "pacing":
+        start = p.duration_s / 2
+        net.record(monitor_flow={"flow": "fast", "start": f"{start}s", "stop": f"{start + p.monitor_s}s"})
     return net
 
 
@@ -224,6 +272,8 @@ def criteria(off: Measured, on: Measured, p: Params) -> list[Criterion]:
 
 
 def comparison_table(runs: dict[str, Measured], p: Params) -> str:
+    """Rows: the slides, then every run (keys "<control>, <bottleneck model>[, ACK pipe]")."""
+
     def row(m: Measured) -> list[str]:
         return [
             f"{scaled(m.total_loss, p):,.0f}",
@@ -235,15 +285,14 @@ def comparison_table(runs: dict[str, Measured], p: Params) -> str:
     rows = [
         ("", "total loss", "router loss", "host loss", "throughput (Mb/s)"),
         ("slides, no control", "~70,000", "~30,000", "~40,000", "-"),
-        ("quench, no control", *row(runs["no control"])),
         ("slides, burstiness control", "-", "-", "~0", "-"),
-        ("quench, burstiness control", *row(runs["burstiness control"])),
-        ("quench, pacing", *row(runs["pacing"])),
+        *((f"quench, {k}", *row(m)) for k, m in runs.items()),
     ]
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     head = (
         f"wei05: FAST α={p.alpha:g}, {p.bottleneck_rate}, RTT {p.rtt_ms:g} ms, buffer {p.router_buffer} p, "
-        f"NIC {p.nic_rate} txqueuelen {p.txqueuelen}; {p.duration_s:g} s simulated, losses scaled to 1000 s"
+        f"NIC {p.nic_rate} txqueuelen {p.txqueuelen}, dummynet tick {p.tick_ms:g} ms; "
+        f"{p.duration_s:g} s simulated, losses scaled to 1000 s"
     )
     return "\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)])
 
@@ -260,6 +309,69 @@ def datatag_table(rows: list[dict], p: Params) -> str:
             f"{r['throughput_bps'] / 1e6:>17.1f}  {r['timeouts']}"
         )
     return "\n".join([head, *lines])
+
+
+@dataclass
+class PacketView:
+    """Per data transmission n inside the monitor window (numpy arrays, send order)."""
+
+    t: np.ndarray  # send time (s)
+    seq: np.ndarray
+    b: np.ndarray  # B(n) with X = the bottleneck rate C (the theorem's form)
+    q: np.ndarray  # packets found at the bottleneck on arrival (NaN: lost before it)
+    q_u: np.ndarray  # the same for u(n), the first unacknowledged transmission (NaN: unknown)
+    host_q: np.ndarray  # packets found in the host's transmit queue
+
+
+def packet_view(res: Results, p: Params) -> PacketView:
+    """B(n) = max over u <= m <= n of (n - m + 1) - C (t_n - t_m) from the monitor's sends and ACKs
+    (the recurrence of transport/tcp/burst.rs, a monotone deque over C t_m - m), and the queues each
+    transmission found at the host and at the bottleneck."""
+    m = res.flow_monitor
+    c = parse_rate(p.bottleneck_rate) / ((p.mss + 40) * 8)
+    ids = dict(zip(res.links["name"], res.links["link"]))
+    host_id, router_id = int(ids[HOST_LINK]), int(ids[ROUTER_LINK])
+    sends = m[m["event"].isin(["send", "retransmit"])]
+    t, seq = sends["time_s"].to_numpy(), sends["seq"].to_numpy()
+    ends = seq + sends["len"].to_numpy()
+    found = {}
+    for link_id in (host_id, router_id):
+        arr = m[(m["event"] == "arrive") & (m["link"] == link_id) & (m["len"] > 0)]
+        found[link_id] = _match_arrivals(seq, arr["seq"].to_numpy(), arr["queue"].to_numpy())
+    acks = m[m["event"] == "ack"]
+    ack_t, ack_v = acks["time_s"].to_numpy(), acks["ack"].to_numpy()
+    b, u_index = np.empty(len(t)), np.empty(len(t), dtype=np.int64)
+    peaks: collections.deque = collections.deque()  # (index, C t_m - m), decreasing values
+    u, j, acked = 0, 0, 0
+    for n in range(len(t)):
+        while j < len(ack_t) and ack_t[j] <= t[n]:
+            acked = max(acked, int(ack_v[j]))
+            j += 1
+        while u < n and ends[u] <= acked:
+            u += 1
+        while peaks and peaks[0][0] < u:
+            peaks.popleft()
+        f = c * t[n] - n
+        while peaks and peaks[-1][1] <= f:
+            peaks.pop()
+        peaks.append((n, f))
+        b[n] = (n + 1) - c * t[n] + peaks[0][1]
+        u_index[n] = u
+    q = found[router_id]
+    return PacketView(t, seq, b, q, q[u_index], found[host_id])
+
+
+def _match_arrivals(seq: np.ndarray, arr_seq: np.ndarray, arr_queue: np.ndarray) -> np.ndarray:
+    """The queue each transmission found, pairing the k-th send of a sequence number with its
+    k-th arrival (NaN for a transmission that never arrived inside the window)."""
+    pending: dict[int, collections.deque] = collections.defaultdict(collections.deque)
+    for s_, q_ in zip(arr_seq.tolist(), arr_queue.tolist()):
+        pending[s_].append(q_)
+    out = np.full(len(seq), np.nan)
+    for i, s_ in enumerate(seq.tolist()):
+        if pending[s_]:
+            out[i] = pending[s_].popleft()
+    return out
 
 
 def plot(out: Path, runs: dict[str, Results], datatag: dict[int, Results], p: Params) -> list[Path]:
@@ -283,10 +395,84 @@ def plot(out: Path, runs: dict[str, Results], datatag: dict[int, Results], p: Pa
         plt.close(fig)
         return path
 
-    return [
+    paths = [
         cwnd_figure("cwnd.png", runs, "FAST cwnd"),
         cwnd_figure("datatag_cwnd.png", {f"txqueuelen {q}": r for q, r in datatag.items()}, "DataTAG cwnd"),
     ]
+    views = {k: packet_view(r, p) for k, r in runs.items() if len(r.flow_monitor)}
+    if not views:
+        return paths
+    # Monitor window: cwnd, in flight and the queues every packet found, at full resolution.
+    fig, axes = plt.subplots(len(views), 1, figsize=(9, 2.6 * len(views) + 0.6), squeeze=False)
+    for ax, (label, v) in zip(axes[:, 0], views.items()):
+        m = runs[label].flow_monitor
+        snd = m[m["event"] == "send"]
+        ax.plot(snd["time_s"], snd["cwnd"] / p.mss, lw=0.8, label="cwnd")
+        ax.plot(snd["time_s"], snd["in_flight"] / p.mss, lw=0.8, label="in flight")
+        ax.set(ylabel="packets", title=f"monitor window, {label}")
+        ax2 = ax.twinx()
+        ax2.plot(v.t, v.q, ".", ms=1, color="C3", label="bottleneck queue found")
+        ax2.plot(v.t, v.host_q, ".", ms=1, color="C2", label="host txqueue found")
+        ax2.set_ylabel("queue (packets)")
+        ax.legend(loc="upper left", fontsize=7)
+        ax2.legend(loc="upper right", fontsize=7)
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.tight_layout()
+    paths.append(out / "monitor_window.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    # Zoom on one RTT: packets sent per 100 µs and the queues they found, showing the bursts.
+    fig, axes = plt.subplots(len(views), 1, figsize=(9, 2.6 * len(views) + 0.6), squeeze=False)
+    rtt = p.rtt_ms / 1e3
+    for ax, (label, v) in zip(axes[:, 0], views.items()):
+        t0 = v.t[0] + rtt if v.t[-1] - v.t[0] > 2 * rtt else v.t[0]
+        sel = (v.t >= t0) & (v.t < t0 + rtt)
+        ax.plot((v.t[sel] - t0) * 1e3, v.q[sel], ".", ms=1.5, color="C3", label="bottleneck queue found")
+        ax.plot((v.t[sel] - t0) * 1e3, v.host_q[sel], ".", ms=1.5, color="C2", label="host txqueue found")
+        ax.set(ylabel="packets", title=f"one RTT from {t0:.2f} s, {label}")
+        ax.legend(loc="upper right", fontsize=7)
+        inset = ax.inset_axes([0.02, 0.55, 0.3, 0.4])
+        z = sel & (v.t < t0 + 0.005)
+        inset.plot((v.t[z] - t0) * 1e3, np.arange(z.sum()), ".", ms=2)
+        inset.set_title("sends, first 5 ms", fontsize=7)
+        inset.tick_params(labelsize=6)
+    axes[-1, 0].set_xlabel("time in the RTT (ms)")
+    fig.tight_layout()
+    paths.append(out / "zoom_rtt.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    # B against the measured queue: the theorem bounds q(n) - q(u) by B(n) - 1 (+ C delta).
+    fig, axes = plt.subplots(1, len(views), figsize=(4.5 * len(views), 4), squeeze=False)
+    for ax, (label, v) in zip(axes[0], views.items()):
+        ok = np.isfinite(v.q) & np.isfinite(v.q_u) & (v.t >= v.t[0] + rtt)
+        ax.plot(v.b[ok], v.q[ok] - v.q_u[ok], ".", ms=1, alpha=0.4)
+        hi = max(float(np.nanmax(v.b[ok])) if ok.any() else 2.0, 2.0)
+        ax.plot([1, hi], [0, hi - 1], "k-", lw=1, label="bound B - 1")
+        ax.set(xlabel="B(n), X = C (packets)", ylabel="q(n) - q(u(n)) (packets)", title=label)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "burstiness_vs_queue.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths
+
+
+def theorem_check(v: PacketView, p: Params) -> dict:
+    """How the monitor's packets sit against the bound q(n) - q(u) <= B(n) - 1 + slack."""
+    ok = np.isfinite(v.q) & np.isfinite(v.q_u) & (v.t >= v.t[0] + p.rtt_ms / 1e3)
+    excess = (v.q[ok] - v.q_u[ok]) - (v.b[ok] - 1)
+    return {
+        "packets": int(ok.sum()),
+        "max_b": float(np.max(v.b[ok])) if ok.any() else math.nan,
+        "max_queue": float(np.nanmax(v.q)) if np.isfinite(v.q).any() else math.nan,
+        "max_host_queue": float(np.nanmax(v.host_q)) if np.isfinite(v.host_q).any() else math.nan,
+        "fraction_above_bound": float(np.mean(excess > 0)) if ok.any() else math.nan,
+        "max_excess_packets": float(np.max(excess)) if ok.any() else math.nan,
+    }
+
+
+def run_key(control: str, p: Params) -> str:
+    return f"{control}, {p.bottleneck}" + (", ACK pipe" if p.ack_path == "dummynet" else "")
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
@@ -297,17 +483,23 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Results] = {}
     measured: dict[str, Measured] = {}
-    for control in CONTROLS:
-        results[control], measured[control] = run(p, control)
-        results[control].save(out / control.replace(" ", "_"), plots=False)
+    other = next(b for b in BOTTLENECKS if b != p.bottleneck)
+    variants = [(p, c) for c in CONTROLS] + [(dataclasses.replace(p, bottleneck=other), c) for c in CONTROLS]
+    variants.append((dataclasses.replace(p, ack_path="dummynet"), "no control"))
+    for q, control in variants:
+        key = run_key(control, q)
+        results[key], measured[key] = run(q, control)
+        results[key].save(out / key.replace(", ", "_").replace(" ", "_"), plots=False)
     datatag_res: dict[int, Results] = {}
     datatag_rows = []
     for q in p.datatag_txqueuelens:
         datatag_res[q], row = run_datatag(p, q)
         datatag_rows.append(row)
-    plots = plot(out, results, datatag_res, p)
-    off, on = measured["no control"], measured["burstiness control"]
+    main = {c: results[run_key(c, p)] for c in CONTROLS}
+    plots = plot(out, main, datatag_res, p)
+    off, on = measured[run_key("no control", p)], measured[run_key("burstiness control", p)]
     crit = criteria(off, on, p)
+    theorem = {k: theorem_check(packet_view(r, p), p) for k, r in results.items() if len(r.flow_monitor)}
     return report(
         out,
         NAME,
@@ -320,11 +512,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             f"{p.duration_s:g} s simulated instead of the slides' {SOURCE_SPAN_S:g} s; loss counts in the "
             f"criteria are multiplied by {SOURCE_SPAN_S / p.duration_s:g}"
         ),
-        measured={k.replace(" ", "_"): dataclasses.asdict(m) for k, m in measured.items()},
+        criteria_runs=f"{run_key('no control', p)} / {run_key('burstiness control', p)}",
+        measured={k: dataclasses.asdict(m) for k, m in measured.items()},
+        burstiness_theorem=theorem,
         datatag=datatag_rows,
-        events_per_second={
-            k.replace(" ", "_"): r.meta["events_executed"] / max(measured[k].wall_s, 1e-9) for k, r in results.items()
-        },
+        events_per_second={k: r.meta["events_executed"] / max(measured[k].wall_s, 1e-9) for k, r in results.items()},
         plots=[x.name for x in plots],
         finite=all(math.isfinite(m.throughput_bps) for m in measured.values()),
         open_findings=OPEN_FINDINGS,
