@@ -165,7 +165,8 @@ def network(p: Params, control: str) -> Network:
         tcp["pacing"] = True
     elif control == "burstiness control":
         tcp["burstiness_control"] = {"threshold": p.threshold, "rate": "cwnd/rtt", "max_rate": p.nic_rate}
-    net.tcp("sender", "receiver", cc={"kind": "fast", "alpha": p.alpha, "mi_after_loss": p.mi_after_loss}, name="fast", **tcp)
+    cc = {"kind": "fast", "alpha": p.alpha, "mi_after_loss": p.mi_after_loss}
+    net.tcp("sender", "receiver", cc=cc, name="fast", **tcp)
     net.record(queues=False, cwnd=True, rtt=False, drops=False, monitors=False)
     if control != "pacing":
         start = p.duration_s / 2
