@@ -215,6 +215,13 @@ impl AssistedSender {
         Dur(base.max(self.cfg.min_rto).0 << self.consecutive_timeouts.min(16))
     }
 
+    /// A request goes out once per RTT; one that got no echo within a timeout (the request or
+    /// its echo was lost) is given up, or the rate would freeze.
+    fn request_due(&self, now: Time) -> bool {
+        let lost = self.request_sent_at.is_some_and(|sent| now - sent > self.rto_interval());
+        (self.request_sent_at.is_none() || lost) && now >= self.next_request_at
+    }
+
     fn has_data(&self) -> bool {
         self.end.is_none_or(|end| self.snd_nxt < end)
     }
@@ -234,7 +241,7 @@ impl AssistedSender {
         if last {
             flags |= tcp_flags::FIN;
         }
-        if self.request_sent_at.is_none() && cx.now >= self.next_request_at {
+        if self.request_due(cx.now) {
             flags |= RATE_REQUEST;
             self.request_sent_at = Some(cx.now);
             self.next_request_at = cx.now + self.srtt.unwrap_or(Dur::ZERO);
