@@ -1,7 +1,10 @@
 //! The engine alone on a scenario file (no Python): wall time of the run loop, events per
-//! second and packets per second. Run:
+//! second, packets per second and a digest of every result table (equal digests = bit-identical
+//! results). Run:
 //! `cargo bench -p quench-core --bench scenario -- SCENARIO.json [REPEATS]`
 //! (`python -c "from quench.scenarios import dumbbell; ..."` writes one with `to_dict`).
+
+mod common;
 
 use quench_core::Simulation;
 use std::time::Instant;
@@ -24,10 +27,11 @@ fn main() {
             _ => 0,
         };
         println!(
-            "{path}: {secs:.3} s, {} events ({:.2e}/s), {departed} link transmissions ({:.2e}/s)",
+            "{path}: {secs:.3} s, {} events ({:.2e}/s), {departed} link transmissions ({:.2e}/s), digest {:016x}",
             result.events_executed,
             result.events_executed as f64 / secs,
-            departed as f64 / secs
+            departed as f64 / secs,
+            common::digest(&result)
         );
     }
 }
