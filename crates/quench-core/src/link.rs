@@ -1,6 +1,7 @@
 //! A unidirectional link: an output queue discipline, a serializer that transmits one packet at
 //! a time at the link rate, and a propagation pipe. Only the head of the pipe has an event
-//! pending, so the event heap stays small however long the pipe (htsim's design).
+//! pending, so the event heap stays small however long the pipe (htsim's design). The end of
+//! a transmission needs no event of its own when nothing can happen then (see `defer_done`).
 //!
 //! Optional per-link framing overhead (bytes added to each packet's wire time, e.g. HDLC
 //! framing on a serial line), an optional packet-rate limit (a channel that carries at most
@@ -92,6 +93,10 @@ pub struct Link {
     tx_done_at: Time,
     /// A wake-up for a qdisc that said "not before t" is pending.
     pub wake_pending: bool,
+    /// The end of the transmission in progress is deferred: no event is queued for it, and
+    /// `done_seq` is the sequence number reserved for it.
+    pub done_deferred: bool,
+    pub done_seq: u64,
     pipe: VecDeque<(Time, Packet)>,
 }
 
@@ -137,6 +142,8 @@ impl Link {
             transmitting: None,
             tx_done_at: Time::ZERO,
             wake_pending: false,
+            done_deferred: false,
+            done_seq: 0,
             pipe: VecDeque::new(),
         }
     }
@@ -247,6 +254,32 @@ impl Link {
         let arrival = now + self.delay;
         self.pipe.push_back((arrival, p));
         Ok((self.pipe.len() == 1).then_some(arrival))
+    }
+
+    /// When the transmission in progress ends.
+    pub fn tx_done_at(&self) -> Time {
+        self.tx_done_at
+    }
+
+    /// Whether the end of the transmission just started can go without an event: nothing
+    /// waits in a drop-tail queue (whose empty dequeue changes nothing), nothing can be lost
+    /// (a loss draw and its drop record belong at the end's place in the event order), and
+    /// the pipe will still hold a packet then, so its head already has an arrival queued.
+    /// Any later enqueue queues the event (under `seq`) before the end comes.
+    pub fn defer_done(&mut self, seq: u64) -> bool {
+        let pipe_busy_then = self.pipe.back().is_some_and(|(t, _)| *t > self.tx_done_at);
+        let quiet = matches!(self.qdisc, AnyQdisc::DropTail(_)) && self.qdisc.backlog().packets == 0;
+        self.done_deferred = self.loss_probability == 0.0 && quiet && pipe_busy_then;
+        self.done_seq = seq;
+        self.done_deferred
+    }
+
+    /// Carry out a deferred end of transmission whose time has passed: the packet joins the
+    /// pipe (behind a packet still in it, so no arrival event is needed).
+    pub fn settle_done(&mut self) {
+        self.done_deferred = false;
+        let head_scheduled = self.finish_tx(self.tx_done_at);
+        debug_assert!(matches!(head_scheduled, Ok(None)), "a deferred end needs no event");
     }
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the

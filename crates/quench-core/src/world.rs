@@ -77,6 +77,9 @@ pub struct World {
     agent_out: Vec<Packet>,
     agent_timers: Vec<(Time, Timer)>,
     next_uid: u32,
+    /// Ends of transmission carried out without an event (`Link::defer_done`); they count
+    /// as executed events, so the count does not depend on this shortcut.
+    settled_events: u64,
 }
 
 pub(crate) struct WorldParts {
@@ -120,6 +123,7 @@ impl World {
             agent_out: Vec::new(),
             agent_timers: Vec::new(),
             next_uid: 0,
+            settled_events: 0,
         }
     }
 
@@ -127,7 +131,17 @@ impl World {
         self.now
     }
     pub fn events_executed(&self) -> u64 {
-        self.sched.executed()
+        let due = self.links.iter().filter(|l| l.done_deferred && l.tx_done_at() <= self.now).count();
+        self.sched.executed() + self.settled_events + due as u64
+    }
+
+    /// Carry out link `l`'s deferred end of transmission if it would already have run.
+    fn settle(&mut self, l: LinkId) {
+        let link = &mut self.links[l.index()];
+        if link.done_deferred && self.sched.has_passed(link.tx_done_at(), link.done_seq) {
+            link.settle_done();
+            self.settled_events += 1;
+        }
     }
 
     /// Run every event due at or before `horizon` (capped at the scenario's end).
@@ -145,6 +159,7 @@ impl World {
             Event::TxDone(l) => self.on_tx_done(l),
             Event::Arrive(l) => self.on_arrive(l),
             Event::Wake(l) => {
+                self.settle(l);
                 self.links[l.index()].wake_pending = false;
                 self.start_tx(l);
             }
@@ -243,7 +258,13 @@ impl World {
     }
 
     fn enqueue_one(&mut self, l: LinkId, pkt: Packet) {
+        self.settle(l);
         let link = &mut self.links[l.index()];
+        if link.done_deferred {
+            // Still transmitting: the end must now run as an event, in its reserved place.
+            link.done_deferred = false;
+            self.sched.schedule_reserved(link.tx_done_at(), link.done_seq, Event::TxDone(l));
+        }
         let before = link.backlog();
         self.rec.watch_arrival(self.now, l, &pkt, before.packets);
         link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
@@ -259,7 +280,12 @@ impl World {
         let before = link.backlog();
         let mut sent = None;
         match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut sent) {
-            TxStart::Started(done) => self.sched.schedule(done, Event::TxDone(l)),
+            TxStart::Started(done) => {
+                let seq = self.sched.reserve();
+                if !link.defer_done(seq) {
+                    self.sched.schedule_reserved(done, seq, Event::TxDone(l));
+                }
+            }
             TxStart::Idle => {}
             TxStart::Wait(t) => {
                 link.wake_pending = true;
@@ -319,6 +345,7 @@ impl World {
     }
 
     fn on_arrive(&mut self, l: LinkId) {
+        self.settle(l);
         let link = &mut self.links[l.index()];
         let (pkt, next) = link.deliver_head();
         let to = link.to;
