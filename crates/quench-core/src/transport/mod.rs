@@ -8,9 +8,13 @@ pub mod pcp;
 pub mod tcp;
 pub mod udp;
 
+pub use crate::builder::FlowBuild;
+use crate::error::ConfigError;
 use crate::packet::{AgentId, NodeId, Packet};
+pub use crate::results::FlowRow;
 use crate::trace::Recorder;
-use crate::units::Time;
+use crate::units::{Dur, Time};
+use serde::{Deserialize, Serialize};
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
 /// armed with (a stale generation means it was cancelled or re-armed since).
@@ -102,51 +106,121 @@ pub trait Endpoint {
     fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
 }
 
-/// Every endpoint kind, dispatched statically.
-pub enum Agent {
-    TcpSender(Box<tcp::TcpSender>),
-    TcpReceiver(Box<tcp::TcpReceiver>),
-    UdpSource(udp::UdpSource),
-    UdpSink(udp::UdpSink),
-    PcpSender(Box<pcp::PcpSender>),
-    PcpReceiver(Box<pcp::PcpReceiver>),
-    AssistedSender(Box<assisted::AssistedSender>),
-    AssistedReceiver(Box<assisted::AssistedReceiver>),
+/// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
+/// builds its two endpoints once the builder has resolved the hosts and numbered the agents.
+pub trait TransportSpec {
+    fn name(&self) -> Option<&str>;
+    /// The source and destination host names, as written.
+    fn endpoints(&self) -> (&str, &str);
+    /// When the application starts.
+    fn start(&self) -> Dur;
+    /// Checks that need no topology, made before the endpoints' names are resolved.
+    fn validate(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// The flow's sender and receiver; errors name keys relative to the flow.
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
 }
 
-macro_rules! each_agent {
-    ($self:ident, $a:ident => $e:expr) => {
-        match $self {
-            Agent::TcpSender($a) => $e,
-            Agent::TcpReceiver($a) => $e,
-            Agent::UdpSource($a) => $e,
-            Agent::UdpSink($a) => $e,
-            Agent::PcpSender($a) => $e,
-            Agent::PcpReceiver($a) => $e,
-            Agent::AssistedSender($a) => $e,
-            Agent::AssistedReceiver($a) => $e,
+/// A flow's two endpoints and what its flows-table row says about its transport.
+pub struct BuiltFlow {
+    pub sender: Agent,
+    pub receiver: Agent,
+    /// Congestion controller label ("" when the transport has none).
+    pub cc: &'static str,
+    /// Transfer size; unlimited when absent.
+    pub bytes: Option<u64>,
+}
+
+/// A sender fills its flow's row of the flows table from its own and its receiver's counters.
+pub trait FlowReport {
+    type Receiver;
+    fn report(&self, rx: &Self::Receiver, row: &mut FlowRow);
+}
+
+/// The transport registry: one line per transport, `Variant: "kind" => module::SpecType =>
+/// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`. It generates the scenario's
+/// `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its `Endpoint` dispatch, and the
+/// flows-table row dispatch. The spec type implements [`TransportSpec`], the sender [`FlowReport`].
+macro_rules! transports {
+    ($($variant:ident: $name:literal => $module:ident::$spec:ident =>
+        $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
+        /// A flow as written in a scenario: `{ kind = "tcp", src = "a", dst = "b", ... }`.
+        #[derive(Clone, Debug, Serialize, Deserialize)]
+        #[serde(tag = "kind")]
+        pub enum FlowSpec {
+            $(#[serde(rename = $name)] $variant($module::$spec),)+
+        }
+
+        impl FlowSpec {
+            pub const NAMES: &'static [&'static str] = &[$($name),+];
+            pub fn kind(&self) -> &'static str {
+                match self { $(FlowSpec::$variant(_) => $name,)+ }
+            }
+            pub fn spec(&self) -> &dyn TransportSpec {
+                match self { $(FlowSpec::$variant(f) => f,)+ }
+            }
+        }
+
+        /// Every endpoint kind, dispatched statically.
+        pub enum Agent {
+            $($sender($sty), $receiver($rty),)+
+        }
+
+        impl Endpoint for Agent {
+            #[inline]
+            fn node(&self) -> NodeId {
+                match self { $(Agent::$sender(a) => a.node(), Agent::$receiver(a) => a.node(),)+ }
+            }
+            #[inline]
+            fn on_start(&mut self, cx: &mut AgentCx) {
+                match self { $(Agent::$sender(a) => a.on_start(cx), Agent::$receiver(a) => a.on_start(cx),)+ }
+            }
+            #[inline]
+            fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+                match self {
+                    $(Agent::$sender(a) => a.on_packet(pkt, cx), Agent::$receiver(a) => a.on_packet(pkt, cx),)+
+                }
+            }
+            #[inline]
+            fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+                match self {
+                    $(Agent::$sender(a) => a.on_timer(timer, cx), Agent::$receiver(a) => a.on_timer(timer, cx),)+
+                }
+            }
+            fn on_source_quench(&mut self, cx: &mut AgentCx) {
+                match self {
+                    $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
+                }
+            }
+        }
+
+        /// Fill a flow's row from its (sender, receiver) pair.
+        pub(crate) fn report(sender: &Agent, receiver: &Agent, row: &mut FlowRow) {
+            match (sender, receiver) {
+                $((Agent::$sender(s), Agent::$receiver(r)) => s.report(r, row),)+
+                _ => unreachable!("flow endpoints are built in matching pairs"),
+            }
         }
     };
 }
 
-impl Endpoint for Agent {
-    #[inline]
-    fn node(&self) -> NodeId {
-        each_agent!(self, a => a.node())
+transports! {
+    Tcp: "tcp" => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
+    Udp: "udp" => udp::UdpFlowSpec => UdpSource(udp::UdpSource), UdpSink(udp::UdpSink);
+    Pcp: "pcp" => pcp::PcpFlowSpec => PcpSender(Box<pcp::PcpSender>), PcpReceiver(Box<pcp::PcpReceiver>);
+    Assisted: "assisted" => assisted::AssistedFlowSpec =>
+        AssistedSender(Box<assisted::AssistedSender>), AssistedReceiver(Box<assisted::AssistedReceiver>);
+}
+
+impl FlowSpec {
+    pub fn name(&self) -> Option<&str> {
+        self.spec().name()
     }
-    #[inline]
-    fn on_start(&mut self, cx: &mut AgentCx) {
-        each_agent!(self, a => a.on_start(cx))
+    pub fn endpoints(&self) -> (&str, &str) {
+        self.spec().endpoints()
     }
-    #[inline]
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
-        each_agent!(self, a => a.on_packet(pkt, cx))
-    }
-    #[inline]
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        each_agent!(self, a => a.on_timer(timer, cx))
-    }
-    fn on_source_quench(&mut self, cx: &mut AgentCx) {
-        each_agent!(self, a => a.on_source_quench(cx))
+    pub fn start(&self) -> Dur {
+        self.spec().start()
     }
 }
