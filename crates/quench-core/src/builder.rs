@@ -277,3 +277,44 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let ip = sc.ip.clone();
     Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap, ip }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    /// `host_shared` hands every flow of a host the same value of a type, and keeps hosts and
+    /// types apart.
+    #[test]
+    fn host_shared_is_one_value_per_host_and_type() {
+        let names = Names(HashMap::new());
+        let routes = Routes::compute(0, &[]);
+        let cx = FlowContext {
+            seed: 1,
+            names: &names,
+            nodes: &[],
+            links: &[],
+            ends: &[],
+            routes: &routes,
+            host_shared: Default::default(),
+        };
+        let (id, end) = (FlowId(0), Time::ZERO);
+        let at = |src| FlowBuild {
+            id,
+            src,
+            dst: src,
+            sender: AgentId(0),
+            receiver: AgentId(1),
+            seed: 1,
+            end,
+            topology: &cx,
+        };
+        let (a, b) = (NodeId(0), NodeId(1));
+        let first: Rc<u32> = at(a).host_shared(a, || Rc::new(1));
+        let again: Rc<u32> = at(a).host_shared(a, || Rc::new(2));
+        let other_host: Rc<u32> = at(b).host_shared(b, || Rc::new(3));
+        let other_type: Rc<u64> = at(a).host_shared(a, || Rc::new(4));
+        assert!(Rc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
+        assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
+    }
+}

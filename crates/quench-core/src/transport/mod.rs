@@ -224,3 +224,47 @@ impl FlowSpec {
         self.spec().start()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    /// The JSON shape each registered transport had before the registry (hand-written, as the
+    /// scenarios and the Python package write it): parsed to its kind and written back tagged.
+    #[test]
+    fn every_kind_parses_from_its_tag_and_writes_it_back() {
+        let flows = [
+            r#"{"kind":"tcp","src":"a","dst":"b","cc":"reno","bytes":"10KB"}"#,
+            r#"{"kind":"udp","src":"a","dst":"b","rate":"1Mbps","pattern":"poisson"}"#,
+            r#"{"kind":"pcp","src":"a","dst":"b","pcp":{"history":false}}"#,
+            r#"{"kind":"assisted","src":"a","dst":"b","start":"1s"}"#,
+        ];
+        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted"]);
+        for (text, name) in flows.iter().zip(FlowSpec::NAMES) {
+            let f: FlowSpec = serde_json::from_str(text).unwrap();
+            assert_eq!(f.kind(), *name);
+            assert_eq!(f.endpoints(), ("a", "b"));
+            assert_eq!(serde_json::to_value(&f).unwrap()["kind"], *name);
+        }
+        let e = serde_json::from_str::<FlowSpec>(r#"{"kind":"sctp","src":"a","dst":"b"}"#).unwrap_err();
+        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`"), "{e}");
+    }
+
+    /// A transport's `validate` runs before the host names are resolved: a UDP flow with both a
+    /// zero rate and an unknown destination is reported for its rate, a TCP flow for its host.
+    #[test]
+    fn validate_precedes_name_resolution() {
+        let sc = |flow: &str| {
+            Scenario::from_json(&format!(
+                r#"{{"duration":"1s","hosts":["a","b"],
+                    "links":[{{"from":"a","to":"b","rate":"1Mbps","delay":"1ms"}}],"flows":[{flow}]}}"#
+            ))
+            .unwrap()
+        };
+        let e = crate::builder::build(&sc(r#"{"kind":"udp","src":"a","dst":"zz","rate":"0bps"}"#)).err().unwrap();
+        assert_eq!(e.path, "flows[0].rate", "{e}");
+        let e = crate::builder::build(&sc(r#"{"kind":"tcp","src":"a","dst":"zz","tcp":{"mss":0}}"#)).err().unwrap();
+        assert_eq!(e.path, "flows[0].dst", "{e}");
+    }
+}
