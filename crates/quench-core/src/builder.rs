@@ -6,17 +6,14 @@ use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
 use crate::routing::Routes;
-use crate::scenario::{AssistedFlowSpec, FlowSpec, LinkSpec, PcpFlowSpec, Scenario, TcpFlowSpec, UdpFlowSpec};
+use crate::scenario::{LinkSpec, Scenario};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
-use crate::transport::assisted::{AssistedReceiver, AssistedSender};
-use crate::transport::pcp::{HostHistory, PcpReceiver, PcpSender, SharedHistory};
-use crate::transport::tcp::{Connection, TcpReceiver, TcpSender, HEADERS};
-use crate::transport::udp::{UdpSink, UdpSource, UdpSourceParams};
-use crate::transport::Agent;
+use crate::transport::{Agent, FlowSpec};
 use crate::units::{Dur, Time};
 use crate::workload;
 use crate::world::{FlowInfo, Node, World, WorldParts};
+use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
@@ -122,14 +119,9 @@ fn check_path(
     Ok(())
 }
 
-/// Give a path-less error (an MTU violation from `check_path`) the key that caused it.
-fn name_key(e: ConfigError, key: &str) -> ConfigError {
-    if e.path.is_empty() {
-        ConfigError::new(key, e.message)
-    } else {
-        e
-    }
-}
+/// Per-host state shared by the flows of one host, one value per (host, type): e.g. PCP's
+/// per-destination history. Looked up only, so the map's order cannot affect a run.
+type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any>>>;
 
 struct FlowContext<'a> {
     seed: u64,
@@ -138,12 +130,52 @@ struct FlowContext<'a> {
     links: &'a [Link],
     ends: &'a [(NodeId, NodeId)],
     routes: &'a Routes,
-    /// PCP's per-destination history, one table per source host shared by its PCP flows.
-    pcp_history: RefCell<BTreeMap<NodeId, SharedHistory>>,
+    host_shared: HostShared,
+}
+
+/// What a transport's `build` gets: the flow's resolved hosts and agent ids, the run's seed and
+/// end, path checks and per-host shared state.
+pub struct FlowBuild<'a> {
+    pub id: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sender: AgentId,
+    pub receiver: AgentId,
+    pub seed: u64,
+    pub end: Time,
+    topology: &'a FlowContext<'a>,
+}
+
+impl FlowBuild<'_> {
+    /// Check that `dst` is reachable from `src`; with `dont_fragment = Some((size, key))`, also
+    /// that `size`-byte datagrams fit every MTU on the way (an error then names `key`).
+    pub fn check_path(&self, dont_fragment: Option<(u64, &str)>) -> Result<(), ConfigError> {
+        let t = self.topology;
+        check_path(t.routes, t.ends, t.links, t.nodes, (self.src, self.dst), dont_fragment.map(|(size, _)| size))
+            .map_err(|e| match dont_fragment {
+                // check_path leaves an MTU error's path empty: name the key that set the size.
+                Some((_, key)) if e.path.is_empty() => ConfigError::new(key, e.message),
+                _ => e,
+            })
+    }
+
+    /// Check that `src` is reachable from `dst`, for the acknowledgements.
+    pub fn check_return_path(&self) -> Result<(), ConfigError> {
+        let t = self.topology;
+        check_path(t.routes, t.ends, t.links, t.nodes, (self.dst, self.src), None)
+            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))
+    }
+
+    /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
+    pub fn host_shared<T: Clone + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
+        let mut map = self.topology.host_shared.borrow_mut();
+        let entry = map.entry((host, TypeId::of::<T>())).or_insert_with(|| Box::new(make()));
+        entry.downcast_ref::<T>().expect("entries are keyed by their type").clone()
+    }
 }
 
 impl FlowContext<'_> {
-    fn endpoints(&self, src: &str, dst: &str) -> Result<(NodeId, NodeId), ConfigError> {
+    fn endpoints(&self, (src, dst): (&str, &str)) -> Result<(NodeId, NodeId), ConfigError> {
         let s = self.names.resolve(src, "src")?;
         let d = self.names.resolve(dst, "dst")?;
         for (key, n) in [("src", s), ("dst", d)] {
@@ -160,125 +192,26 @@ impl FlowContext<'_> {
         Ok((s, d))
     }
 
-    fn tcp(&self, id: FlowId, f: &TcpFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
-        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
-        f.tcp.validate().map_err(|e| e.within("tcp"))?;
-        let cc = f.cc.build().map_err(|e| e.within("cc"))?;
-        let size = f.tcp.dont_fragment.then_some((f.tcp.mss + HEADERS) as u64);
-        // An MTU error is about the MSS: name that key (check_path leaves the path empty).
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), size)
-            .map_err(|e| name_key(e, "tcp.mss"))?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
-            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
-        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
-        let bytes = f.bytes.map(|b| b.0);
-        let forward = Connection { flow: id, local: src, remote: dst, peer: receiver };
-        let backward = Connection { flow: id, local: dst, remote: src, peer: sender };
-        agents.push(Agent::TcpSender(Box::new(TcpSender::new(forward, f.tcp.clone(), cc, bytes))));
-        agents.push(Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, f.tcp.clone(), bytes))));
-        Ok(FlowInfo {
-            name: f.name.clone().unwrap_or_else(|| format!("tcp{}", id.0)),
-            kind: "tcp",
-            cc: f.cc.kind(),
-            src,
-            dst,
-            sender,
-            receiver,
-            start: Time::ZERO + f.start,
-            bytes,
-        })
-    }
-
+    /// Build one flow: resolve its hosts, number its two agents, let its transport build them.
     fn flow(&self, id: FlowId, spec: &FlowSpec, end: Time, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
-        match spec {
-            FlowSpec::Tcp(f) => self.tcp(id, f, agents),
-            FlowSpec::Udp(f) => self.udp(id, f, end, agents),
-            FlowSpec::Pcp(f) => self.pcp(id, f, agents),
-            FlowSpec::Assisted(f) => self.assisted(id, f, agents),
-        }
-    }
-
-    fn assisted(&self, id: FlowId, f: &AssistedFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
-        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
-        f.assisted.validate().map_err(|e| e.within("assisted"))?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
-            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
-        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
-        let bytes = f.bytes.map(|b| b.0);
-        let forward = Connection { flow: id, local: src, remote: dst, peer: receiver };
-        let backward = Connection { flow: id, local: dst, remote: src, peer: sender };
-        agents.push(Agent::AssistedSender(Box::new(AssistedSender::new(forward, f.assisted.clone(), bytes))));
-        agents.push(Agent::AssistedReceiver(Box::new(AssistedReceiver::new(backward, bytes))));
-        Ok(FlowInfo {
-            name: f.name.clone().unwrap_or_else(|| format!("assisted{}", id.0)),
-            kind: "assisted",
-            cc: "",
-            src,
-            dst,
-            sender,
-            receiver,
-            start: Time::ZERO + f.start,
-            bytes,
-        })
-    }
-
-    fn pcp(&self, id: FlowId, f: &PcpFlowSpec, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
-        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
-        f.pcp.validate().map_err(|e| e.within("pcp"))?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (dst, src), None)
-            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))?;
-        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
-        let bytes = f.bytes.map(|b| b.0);
-        let history =
-            f.pcp.history.then(|| self.pcp_history.borrow_mut().entry(src).or_insert_with(HostHistory::shared).clone());
-        let rng = Rng::stream(self.seed, StreamKind::Agent, sender.0 as u64);
-        let forward = Connection { flow: id, local: src, remote: dst, peer: receiver };
-        let backward = Connection { flow: id, local: dst, remote: src, peer: sender };
-        agents.push(Agent::PcpSender(Box::new(PcpSender::new(forward, f.pcp.clone(), bytes, history, rng))));
-        agents.push(Agent::PcpReceiver(Box::new(PcpReceiver::new(backward, &f.pcp, bytes))));
-        Ok(FlowInfo {
-            name: f.name.clone().unwrap_or_else(|| format!("pcp{}", id.0)),
-            kind: "pcp",
-            cc: "",
-            src,
-            dst,
-            sender,
-            receiver,
-            start: Time::ZERO + f.start,
-            bytes,
-        })
-    }
-
-    fn udp(&self, id: FlowId, f: &UdpFlowSpec, end: Time, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
+        let f = spec.spec();
         f.validate()?;
-        let (src, dst) = self.endpoints(&f.src, &f.dst)?;
-        check_path(self.routes, self.ends, self.links, self.nodes, (src, dst), None)?;
-        let (source, sink) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
-        let params = UdpSourceParams {
-            flow: id,
-            node: src,
-            dst,
-            peer: sink,
-            pattern: f.pattern,
-            rate: f.rate,
-            size: f.size.clone(),
-            stop: f.stop.map_or(end, |s| Time::ZERO + s),
-        };
-        let rng = Rng::stream(self.seed, StreamKind::Agent, source.0 as u64);
-        agents.push(Agent::UdpSource(UdpSource::new(params, rng)));
-        agents.push(Agent::UdpSink(UdpSink { node: dst, ..Default::default() }));
+        let (src, dst) = self.endpoints(f.endpoints())?;
+        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
+        let cx = FlowBuild { id, src, dst, sender, receiver, seed: self.seed, end, topology: self };
+        let built = f.build(&cx)?;
+        agents.push(built.sender);
+        agents.push(built.receiver);
         Ok(FlowInfo {
-            name: f.name.clone().unwrap_or_else(|| format!("udp{}", id.0)),
-            kind: "udp",
-            cc: "",
+            name: f.name().map_or_else(|| format!("{}{}", spec.kind(), id.0), str::to_string),
+            kind: spec.kind(),
+            cc: built.cc,
             src,
             dst,
-            sender: source,
-            receiver: sink,
-            start: Time::ZERO + f.start,
-            bytes: None,
+            sender,
+            receiver,
+            start: Time::ZERO + f.start(),
+            bytes: built.bytes,
         })
     }
 }
@@ -319,7 +252,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         links: &links,
         ends: &ends,
         routes: &routes,
-        pcp_history: Default::default(),
+        host_shared: Default::default(),
     };
     let workload_flows = workload::expand(&sc.workloads, sc.seed, sc.duration)?;
     let total = sc.flows.len() + workload_flows.len();
@@ -344,4 +277,45 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), end)?;
     let ip = sc.ip.clone();
     Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap, ip }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    /// `host_shared` hands every flow of a host the same value of a type, and keeps hosts and
+    /// types apart.
+    #[test]
+    fn host_shared_is_one_value_per_host_and_type() {
+        let names = Names(HashMap::new());
+        let routes = Routes::compute(0, &[]);
+        let cx = FlowContext {
+            seed: 1,
+            names: &names,
+            nodes: &[],
+            links: &[],
+            ends: &[],
+            routes: &routes,
+            host_shared: Default::default(),
+        };
+        let (id, end) = (FlowId(0), Time::ZERO);
+        let at = |src| FlowBuild {
+            id,
+            src,
+            dst: src,
+            sender: AgentId(0),
+            receiver: AgentId(1),
+            seed: 1,
+            end,
+            topology: &cx,
+        };
+        let (a, b) = (NodeId(0), NodeId(1));
+        let first: Rc<u32> = at(a).host_shared(a, || Rc::new(1));
+        let again: Rc<u32> = at(a).host_shared(a, || Rc::new(2));
+        let other_host: Rc<u32> = at(b).host_shared(b, || Rc::new(3));
+        let other_type: Rc<u64> = at(a).host_shared(a, || Rc::new(4));
+        assert!(Rc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
+        assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
+    }
 }

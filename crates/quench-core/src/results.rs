@@ -4,8 +4,7 @@
 
 use crate::qdisc::DropReason;
 use crate::trace::table::{Column, Table};
-use crate::transport::assisted::{AssistedReceiver, AssistedSender};
-use crate::transport::Agent;
+use crate::transport;
 use crate::units::Time;
 use crate::world::World;
 
@@ -76,23 +75,24 @@ fn links_table(w: &World) -> Table {
         .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
 }
 
-/// Per-flow figures gathered from both endpoints of each flow.
+/// Per-flow figures gathered from both endpoints of each flow; each transport's sender fills
+/// the ones it has (`transport::FlowReport`), the rest stay zero or NaN (undefined).
 #[derive(Default)]
-struct FlowRow {
-    bytes_sent: u64,
-    bytes_delivered: u64,
-    completion: Option<Time>,
-    segments_sent: u64,
-    retransmitted_segments: u64,
-    timeouts: u64,
-    fast_retransmits: u64,
-    cwnd: f64,
-    srtt_s: f64,
-    mean_rtt_s: f64,
-    packets_sent: u64,
-    packets_received: u64,
-    mean_delay_s: f64,
-    aborted: bool,
+pub struct FlowRow {
+    pub(crate) bytes_sent: u64,
+    pub(crate) bytes_delivered: u64,
+    pub(crate) completion: Option<Time>,
+    pub(crate) segments_sent: u64,
+    pub(crate) retransmitted_segments: u64,
+    pub(crate) timeouts: u64,
+    pub(crate) fast_retransmits: u64,
+    pub(crate) cwnd: f64,
+    pub(crate) srtt_s: f64,
+    pub(crate) mean_rtt_s: f64,
+    pub(crate) packets_sent: u64,
+    pub(crate) packets_received: u64,
+    pub(crate) mean_delay_s: f64,
+    pub(crate) aborted: bool,
 }
 
 fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
@@ -103,65 +103,8 @@ fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
         mean_delay_s: f64::NAN,
         ..Default::default()
     };
-    match (&w.agents[f.sender.index()], &w.agents[f.receiver.index()]) {
-        (Agent::TcpSender(s), Agent::TcpReceiver(rx)) => {
-            r.bytes_sent = s.stats.bytes_sent;
-            r.bytes_delivered = rx.stats.bytes_delivered;
-            r.completion = rx.stats.completed;
-            r.segments_sent = s.stats.segments_sent;
-            r.packets_sent = s.stats.segments_sent;
-            r.packets_received = rx.stats.segments_received;
-            r.retransmitted_segments = s.stats.retransmitted_segments;
-            r.timeouts = s.stats.timeouts;
-            r.fast_retransmits = s.stats.fast_retransmits;
-            r.cwnd = s.window().cwnd as f64;
-            r.srtt_s = s.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-            r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
-            r.aborted = s.is_aborted();
-        }
-        (Agent::UdpSource(s), Agent::UdpSink(k)) => {
-            r.bytes_sent = s.sent_bytes;
-            r.bytes_delivered = k.received_bytes;
-            r.packets_sent = s.sent_packets;
-            r.segments_sent = s.sent_packets;
-            r.packets_received = k.received_packets;
-            r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
-        }
-        (Agent::PcpSender(s), Agent::PcpReceiver(rx)) => pcp_row(&mut r, s, rx),
-        (Agent::AssistedSender(s), Agent::AssistedReceiver(rx)) => assisted_row(&mut r, s, rx),
-        _ => unreachable!("flow endpoints are built in matching pairs"),
-    }
+    transport::report(&w.agents[f.sender.index()], &w.agents[f.receiver.index()], &mut r);
     r
-}
-
-/// PCP has no window: `final_cwnd_bytes` is the base rate times srtt (the window it equals).
-fn pcp_row(r: &mut FlowRow, s: &crate::transport::pcp::PcpSender, rx: &crate::transport::pcp::PcpReceiver) {
-    r.bytes_sent = s.stats.bytes_sent;
-    r.bytes_delivered = rx.stats.bytes_delivered;
-    r.completion = rx.stats.completed;
-    r.segments_sent = s.stats.segments_sent;
-    r.packets_sent = s.stats.segments_sent;
-    r.packets_received = rx.stats.packets_received;
-    r.retransmitted_segments = s.stats.retransmitted_segments;
-    r.timeouts = s.stats.timeouts;
-    r.srtt_s = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-    r.cwnd = s.srtt().map_or(f64::NAN, |d| s.base_rate().bytes_in(d));
-    r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
-}
-
-/// The assisted ideal has no window either: `final_cwnd_bytes` is its rate times srtt.
-fn assisted_row(r: &mut FlowRow, s: &AssistedSender, rx: &AssistedReceiver) {
-    r.bytes_sent = s.stats.bytes_sent;
-    r.bytes_delivered = rx.stats.bytes_delivered;
-    r.completion = rx.stats.completed;
-    r.segments_sent = s.stats.segments_sent;
-    r.packets_sent = s.stats.segments_sent;
-    r.packets_received = rx.stats.packets_received;
-    r.retransmitted_segments = s.stats.retransmitted_segments;
-    r.timeouts = s.stats.timeouts;
-    r.srtt_s = s.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-    r.cwnd = s.srtt().map_or(f64::NAN, |d| s.rate().bytes_in(d));
-    r.mean_rtt_s = s.stats.rtt_sum.as_secs_f64() / s.stats.rtt_samples as f64;
 }
 
 fn flows_table(w: &World) -> Table {

@@ -2,15 +2,12 @@
 //! parsed once (serde, unknown keys rejected) and validated once while the world is built;
 //! every error names the key it is about, e.g. `links[1].rate: must be positive`.
 
-use crate::cc::{deserialize_cc, CcSpec};
 use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
-use crate::transport::assisted::AssistedConfig;
-use crate::transport::pcp::PcpConfig;
-use crate::transport::tcp::TcpConfig;
-use crate::transport::udp::{Pattern, SizeSpec};
+/// Flows are declared by the transports' registry (`transport/mod.rs`).
+pub use crate::transport::FlowSpec;
 use crate::units::{BitRate, Bytes, Dur};
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
@@ -19,7 +16,6 @@ use serde::{Deserialize, Serialize};
 const DEFAULT_MTU: Bytes = Bytes(1500);
 /// RFC 791: every internet module must forward a 68-byte datagram.
 pub const MIN_MTU: Bytes = Bytes(68);
-const DEFAULT_UDP_PAYLOAD: Bytes = Bytes(1000);
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -93,125 +89,6 @@ fn default_mtu() -> Bytes {
     DEFAULT_MTU
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum FlowSpec {
-    Tcp(TcpFlowSpec),
-    Udp(UdpFlowSpec),
-    Pcp(PcpFlowSpec),
-    Assisted(AssistedFlowSpec),
-}
-
-/// A TCP connection carrying a bulk transfer from `src` to `dst`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TcpFlowSpec {
-    #[serde(default)]
-    pub name: Option<String>,
-    pub src: String,
-    pub dst: String,
-    #[serde(default, deserialize_with = "deserialize_cc")]
-    pub cc: CcSpec,
-    /// Transfer size; unlimited when absent.
-    #[serde(default)]
-    pub bytes: Option<Bytes>,
-    /// When the application opens the connection.
-    #[serde(default)]
-    pub start: Dur,
-    #[serde(default)]
-    pub tcp: TcpConfig,
-}
-
-/// A PCP connection (probe control protocol, NSDI '06) carrying a transfer from `src` to `dst`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PcpFlowSpec {
-    #[serde(default)]
-    pub name: Option<String>,
-    pub src: String,
-    pub dst: String,
-    /// Transfer size; unlimited when absent.
-    #[serde(default)]
-    pub bytes: Option<Bytes>,
-    #[serde(default)]
-    pub start: Dur,
-    #[serde(default)]
-    pub pcp: PcpConfig,
-}
-
-/// A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the fair
-/// rate that advertising routers (`fq` with `advertise_rate`) stamp into its requests.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AssistedFlowSpec {
-    #[serde(default)]
-    pub name: Option<String>,
-    pub src: String,
-    pub dst: String,
-    /// Transfer size; unlimited when absent.
-    #[serde(default)]
-    pub bytes: Option<Bytes>,
-    #[serde(default)]
-    pub start: Dur,
-    #[serde(default)]
-    pub assisted: AssistedConfig,
-}
-
-/// A UDP stream at a mean rate in bit/s of IP datagrams.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct UdpFlowSpec {
-    #[serde(default)]
-    pub name: Option<String>,
-    pub src: String,
-    pub dst: String,
-    #[serde(default = "default_pattern")]
-    pub pattern: Pattern,
-    pub rate: BitRate,
-    /// Payload size: "1000B", or { dist = "uniform", min, max } / { dist = "choice", values }.
-    #[serde(default = "default_payload")]
-    pub size: SizeSpec,
-    #[serde(default)]
-    pub start: Dur,
-    /// When the source stops; the end of the run when absent.
-    #[serde(default)]
-    pub stop: Option<Dur>,
-}
-
-fn default_pattern() -> Pattern {
-    Pattern::Cbr
-}
-fn default_payload() -> SizeSpec {
-    SizeSpec::Fixed(DEFAULT_UDP_PAYLOAD)
-}
-
-impl FlowSpec {
-    pub fn name(&self) -> Option<&str> {
-        match self {
-            FlowSpec::Tcp(f) => f.name.as_deref(),
-            FlowSpec::Udp(f) => f.name.as_deref(),
-            FlowSpec::Pcp(f) => f.name.as_deref(),
-            FlowSpec::Assisted(f) => f.name.as_deref(),
-        }
-    }
-    pub fn endpoints(&self) -> (&str, &str) {
-        match self {
-            FlowSpec::Tcp(f) => (&f.src, &f.dst),
-            FlowSpec::Udp(f) => (&f.src, &f.dst),
-            FlowSpec::Pcp(f) => (&f.src, &f.dst),
-            FlowSpec::Assisted(f) => (&f.src, &f.dst),
-        }
-    }
-    pub fn start(&self) -> Dur {
-        match self {
-            FlowSpec::Tcp(f) => f.start,
-            FlowSpec::Udp(f) => f.start,
-            FlowSpec::Pcp(f) => f.start,
-            FlowSpec::Assisted(f) => f.start,
-        }
-    }
-}
-
 impl Scenario {
     /// Parse JSON, naming the offending key on error.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
@@ -246,19 +123,6 @@ impl LinkSpec {
         }
         if self.from == self.to {
             return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
-        }
-        Ok(())
-    }
-}
-
-impl UdpFlowSpec {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.rate.0 == 0 {
-            return Err(ConfigError::new("rate", "must be positive"));
-        }
-        self.size.validate().map_err(|e| e.within("size"))?;
-        if self.stop.is_some_and(|s| s <= self.start) {
-            return Err(ConfigError::new("stop", "must be after start"));
         }
         Ok(())
     }

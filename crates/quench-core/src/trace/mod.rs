@@ -8,8 +8,8 @@ pub mod table;
 
 use crate::packet::{FlowId, LinkId};
 use crate::units::{Dur, Time};
-use serde::{Deserialize, Serialize};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
+use serde::{Deserialize, Serialize};
 use table::{columnar, Table};
 
 /// What to record. Summary tables (per link, per flow) are always produced.

@@ -21,7 +21,9 @@
 use crate::error::ConfigError;
 use crate::packet::{tcp_flags, NodeId, Packet, Proto};
 use crate::transport::tcp::Connection;
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{
+    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Timer, TimerSlot, TransportSpec,
+};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -406,4 +408,66 @@ impl Endpoint for AssistedReceiver {
         self.reply(&pkt, tcp_flags::ACK, cx);
     }
     fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+}
+
+/// A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the fair
+/// rate that advertising routers (`fq` with `advertise_rate`) stamp into its requests.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AssistedFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub assisted: AssistedConfig,
+}
+
+impl TransportSpec for AssistedFlowSpec {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn endpoints(&self) -> (&str, &str) {
+        (&self.src, &self.dst)
+    }
+    fn start(&self) -> Dur {
+        self.start
+    }
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
+        self.assisted.validate().map_err(|e| e.within("assisted"))?;
+        cx.check_path(None)?;
+        cx.check_return_path()?;
+        let bytes = self.bytes.map(|b| b.0);
+        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
+        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        Ok(BuiltFlow {
+            sender: Agent::AssistedSender(Box::new(AssistedSender::new(forward, self.assisted.clone(), bytes))),
+            receiver: Agent::AssistedReceiver(Box::new(AssistedReceiver::new(backward, bytes))),
+            cc: "",
+            bytes,
+        })
+    }
+}
+
+/// The assisted ideal has no window either: `final_cwnd_bytes` is its rate times srtt.
+impl FlowReport for AssistedSender {
+    type Receiver = AssistedReceiver;
+    fn report(&self, rx: &AssistedReceiver, r: &mut FlowRow) {
+        r.bytes_sent = self.stats.bytes_sent;
+        r.bytes_delivered = rx.stats.bytes_delivered;
+        r.completion = rx.stats.completed;
+        r.segments_sent = self.stats.segments_sent;
+        r.packets_sent = self.stats.segments_sent;
+        r.packets_received = rx.stats.packets_received;
+        r.retransmitted_segments = self.stats.retransmitted_segments;
+        r.timeouts = self.stats.timeouts;
+        r.srtt_s = self.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+        r.cwnd = self.srtt().map_or(f64::NAN, |d| self.rate().bytes_in(d));
+        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
+    }
 }

@@ -5,8 +5,10 @@
 
 use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
-use crate::rng::Rng;
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::rng::{Rng, StreamKind};
+use crate::transport::{
+    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Timer, TimerSlot, TransportSpec,
+};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -253,4 +255,90 @@ impl Endpoint for UdpSink {
         self.last_arrival = Some(cx.now);
     }
     fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+}
+
+/// Payload size of a UDP flow that names none (an arbitrary round default).
+const DEFAULT_UDP_PAYLOAD: Bytes = Bytes(1000);
+
+/// A UDP stream at a mean rate in bit/s of IP datagrams.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    #[serde(default = "default_pattern")]
+    pub pattern: Pattern,
+    pub rate: BitRate,
+    /// Payload size: "1000B", or { dist = "uniform", min, max } / { dist = "choice", values }.
+    #[serde(default = "default_payload")]
+    pub size: SizeSpec,
+    #[serde(default)]
+    pub start: Dur,
+    /// When the source stops; the end of the run when absent.
+    #[serde(default)]
+    pub stop: Option<Dur>,
+}
+
+fn default_pattern() -> Pattern {
+    Pattern::Cbr
+}
+fn default_payload() -> SizeSpec {
+    SizeSpec::Fixed(DEFAULT_UDP_PAYLOAD)
+}
+
+impl TransportSpec for UdpFlowSpec {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn endpoints(&self) -> (&str, &str) {
+        (&self.src, &self.dst)
+    }
+    fn start(&self) -> Dur {
+        self.start
+    }
+    fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new("rate", "must be positive"));
+        }
+        self.size.validate().map_err(|e| e.within("size"))?;
+        if self.stop.is_some_and(|s| s <= self.start) {
+            return Err(ConfigError::new("stop", "must be after start"));
+        }
+        Ok(())
+    }
+    /// No acknowledgements, so only the forward path must exist.
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
+        cx.check_path(None)?;
+        let params = UdpSourceParams {
+            flow: cx.id,
+            node: cx.src,
+            dst: cx.dst,
+            peer: cx.receiver,
+            pattern: self.pattern,
+            rate: self.rate,
+            size: self.size.clone(),
+            stop: self.stop.map_or(cx.end, |s| Time::ZERO + s),
+        };
+        let rng = Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64);
+        Ok(BuiltFlow {
+            sender: Agent::UdpSource(UdpSource::new(params, rng)),
+            receiver: Agent::UdpSink(UdpSink { node: cx.dst, ..Default::default() }),
+            cc: "",
+            bytes: None,
+        })
+    }
+}
+
+impl FlowReport for UdpSource {
+    type Receiver = UdpSink;
+    fn report(&self, k: &UdpSink, r: &mut FlowRow) {
+        r.bytes_sent = self.sent_bytes;
+        r.bytes_delivered = k.received_bytes;
+        r.packets_sent = self.sent_packets;
+        r.segments_sent = self.sent_packets;
+        r.packets_received = k.received_packets;
+        r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
+    }
 }

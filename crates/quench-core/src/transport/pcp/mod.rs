@@ -57,6 +57,7 @@
 
 mod compensation;
 mod config;
+mod flow;
 pub mod history;
 pub mod probe;
 mod receiver;
@@ -64,6 +65,7 @@ mod scoreboard;
 mod sender;
 
 pub use config::PcpConfig;
+pub use flow::PcpFlowSpec;
 pub use history::{HostHistory, SharedHistory};
 pub use receiver::{PcpReceiver, PcpReceiverStats};
 pub use sender::{PcpSender, PcpSenderStats};

@@ -10,6 +10,7 @@
 pub mod burst;
 mod config;
 mod ecn;
+mod flow;
 mod pacing;
 pub mod quench;
 mod receiver;
@@ -18,6 +19,7 @@ mod sack;
 mod sender;
 
 pub use config::{DelayedAckConfig, RtoConfig, RttSampling, TcpConfig};
+pub use flow::TcpFlowSpec;
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};

@@ -1,0 +1,73 @@
+//! A PCP flow as a scenario declares it, how it is built, and its flows-table row.
+
+use super::{HostHistory, PcpConfig, PcpReceiver, PcpSender, SharedHistory};
+use crate::error::ConfigError;
+use crate::rng::{Rng, StreamKind};
+use crate::transport::tcp::Connection;
+use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// A PCP connection (probe control protocol, NSDI '06) carrying a transfer from `src` to `dst`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub pcp: PcpConfig,
+}
+
+impl TransportSpec for PcpFlowSpec {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn endpoints(&self) -> (&str, &str) {
+        (&self.src, &self.dst)
+    }
+    fn start(&self) -> Dur {
+        self.start
+    }
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
+        self.pcp.validate().map_err(|e| e.within("pcp"))?;
+        cx.check_path(None)?;
+        cx.check_return_path()?;
+        let bytes = self.bytes.map(|b| b.0);
+        // One per-destination history per source host, shared by all its PCP flows.
+        let history = self.pcp.history.then(|| cx.host_shared::<SharedHistory>(cx.src, HostHistory::shared));
+        let rng = Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64);
+        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
+        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        Ok(BuiltFlow {
+            sender: Agent::PcpSender(Box::new(PcpSender::new(forward, self.pcp.clone(), bytes, history, rng))),
+            receiver: Agent::PcpReceiver(Box::new(PcpReceiver::new(backward, &self.pcp, bytes))),
+            cc: "",
+            bytes,
+        })
+    }
+}
+
+/// PCP has no window: `final_cwnd_bytes` is the base rate times srtt (the window it equals).
+impl FlowReport for PcpSender {
+    type Receiver = PcpReceiver;
+    fn report(&self, rx: &PcpReceiver, r: &mut FlowRow) {
+        r.bytes_sent = self.stats.bytes_sent;
+        r.bytes_delivered = rx.stats.bytes_delivered;
+        r.completion = rx.stats.completed;
+        r.segments_sent = self.stats.segments_sent;
+        r.packets_sent = self.stats.segments_sent;
+        r.packets_received = rx.stats.packets_received;
+        r.retransmitted_segments = self.stats.retransmitted_segments;
+        r.timeouts = self.stats.timeouts;
+        r.srtt_s = self.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+        r.cwnd = self.srtt().map_or(f64::NAN, |d| self.base_rate().bytes_in(d));
+        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
+    }
+}

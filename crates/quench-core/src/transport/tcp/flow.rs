@@ -1,0 +1,76 @@
+//! A TCP flow as a scenario declares it, how it is built, and its flows-table row.
+
+use super::{Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
+use crate::cc::{deserialize_cc, CcSpec};
+use crate::error::ConfigError;
+use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+
+/// A TCP connection carrying a bulk transfer from `src` to `dst`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpFlowSpec {
+    #[serde(default)]
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    #[serde(default, deserialize_with = "deserialize_cc")]
+    pub cc: CcSpec,
+    /// Transfer size; unlimited when absent.
+    #[serde(default)]
+    pub bytes: Option<Bytes>,
+    /// When the application opens the connection.
+    #[serde(default)]
+    pub start: Dur,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+}
+
+impl TransportSpec for TcpFlowSpec {
+    fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    fn endpoints(&self) -> (&str, &str) {
+        (&self.src, &self.dst)
+    }
+    fn start(&self) -> Dur {
+        self.start
+    }
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
+        self.tcp.validate().map_err(|e| e.within("tcp"))?;
+        let cc = self.cc.build().map_err(|e| e.within("cc"))?;
+        // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
+        let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
+        cx.check_path(size)?;
+        cx.check_return_path()?;
+        let bytes = self.bytes.map(|b| b.0);
+        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
+        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        Ok(BuiltFlow {
+            sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
+            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, self.tcp.clone(), bytes))),
+            cc: self.cc.kind(),
+            bytes,
+        })
+    }
+}
+
+impl FlowReport for TcpSender {
+    type Receiver = TcpReceiver;
+    fn report(&self, rx: &TcpReceiver, r: &mut FlowRow) {
+        r.bytes_sent = self.stats.bytes_sent;
+        r.bytes_delivered = rx.stats.bytes_delivered;
+        r.completion = rx.stats.completed;
+        r.segments_sent = self.stats.segments_sent;
+        r.packets_sent = self.stats.segments_sent;
+        r.packets_received = rx.stats.segments_received;
+        r.retransmitted_segments = self.stats.retransmitted_segments;
+        r.timeouts = self.stats.timeouts;
+        r.fast_retransmits = self.stats.fast_retransmits;
+        r.cwnd = self.window().cwnd as f64;
+        r.srtt_s = self.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
+        r.aborted = self.is_aborted();
+    }
+}
