@@ -9,6 +9,7 @@ use crate::routing::Routes;
 use crate::scenario::{LinkSpec, Scenario};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
+use crate::transport::tcp::Connection;
 use crate::transport::{Agent, FlowSpec};
 use crate::units::{Dur, Time};
 use crate::workload;
@@ -147,6 +148,13 @@ pub struct FlowBuild<'a> {
 }
 
 impl FlowBuild<'_> {
+    /// The (forward, backward) connections of a two-way transport: sender to receiver and back.
+    pub fn connections(&self) -> (Connection, Connection) {
+        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver };
+        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender };
+        (forward, backward)
+    }
+
     /// Check that `dst` is reachable from `src`; with `dont_fragment = Some((size, key))`, also
     /// that `size`-byte datagrams fit every MTU on the way (an error then names `key`).
     pub fn check_path(&self, dont_fragment: Option<(u64, &str)>) -> Result<(), ConfigError> {

@@ -429,22 +429,13 @@ pub struct AssistedFlowSpec {
 }
 
 impl TransportSpec for AssistedFlowSpec {
-    fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-    fn endpoints(&self) -> (&str, &str) {
-        (&self.src, &self.dst)
-    }
-    fn start(&self) -> Dur {
-        self.start
-    }
+    crate::transport::common_flow_keys!();
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.assisted.validate().map_err(|e| e.within("assisted"))?;
         cx.check_path(None)?;
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
-        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
-        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        let (forward, backward) = cx.connections();
         Ok(BuiltFlow {
             sender: Agent::AssistedSender(Box::new(AssistedSender::new(forward, self.assisted.clone(), bytes))),
             receiver: Agent::AssistedReceiver(Box::new(AssistedReceiver::new(backward, bytes))),

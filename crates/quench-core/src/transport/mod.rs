@@ -122,6 +122,23 @@ pub trait TransportSpec {
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
 }
 
+/// The `TransportSpec` accessors of a spec struct with `name`, `src`, `dst` and `start` fields
+/// (every transport's, so far).
+macro_rules! common_flow_keys {
+    () => {
+        fn name(&self) -> Option<&str> {
+            self.name.as_deref()
+        }
+        fn endpoints(&self) -> (&str, &str) {
+            (&self.src, &self.dst)
+        }
+        fn start(&self) -> crate::units::Dur {
+            self.start
+        }
+    };
+}
+pub(crate) use common_flow_keys;
+
 /// A flow's two endpoints and what its flows-table row says about its transport.
 pub struct BuiltFlow {
     pub sender: Agent,

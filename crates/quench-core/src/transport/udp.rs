@@ -289,15 +289,7 @@ fn default_payload() -> SizeSpec {
 }
 
 impl TransportSpec for UdpFlowSpec {
-    fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-    fn endpoints(&self) -> (&str, &str) {
-        (&self.src, &self.dst)
-    }
-    fn start(&self) -> Dur {
-        self.start
-    }
+    crate::transport::common_flow_keys!();
     fn validate(&self) -> Result<(), ConfigError> {
         if self.rate.0 == 0 {
             return Err(ConfigError::new("rate", "must be positive"));

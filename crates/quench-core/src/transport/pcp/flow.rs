@@ -3,7 +3,6 @@
 use super::{HostHistory, PcpConfig, PcpReceiver, PcpSender, SharedHistory};
 use crate::error::ConfigError;
 use crate::rng::{Rng, StreamKind};
-use crate::transport::tcp::Connection;
 use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -26,15 +25,7 @@ pub struct PcpFlowSpec {
 }
 
 impl TransportSpec for PcpFlowSpec {
-    fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-    fn endpoints(&self) -> (&str, &str) {
-        (&self.src, &self.dst)
-    }
-    fn start(&self) -> Dur {
-        self.start
-    }
+    crate::transport::common_flow_keys!();
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.pcp.validate().map_err(|e| e.within("pcp"))?;
         cx.check_path(None)?;
@@ -43,8 +34,7 @@ impl TransportSpec for PcpFlowSpec {
         // One per-destination history per source host, shared by all its PCP flows.
         let history = self.pcp.history.then(|| cx.host_shared::<SharedHistory>(cx.src, HostHistory::shared));
         let rng = Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64);
-        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
-        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        let (forward, backward) = cx.connections();
         Ok(BuiltFlow {
             sender: Agent::PcpSender(Box::new(PcpSender::new(forward, self.pcp.clone(), bytes, history, rng))),
             receiver: Agent::PcpReceiver(Box::new(PcpReceiver::new(backward, &self.pcp, bytes))),

@@ -1,6 +1,6 @@
 //! A TCP flow as a scenario declares it, how it is built, and its flows-table row.
 
-use super::{Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
+use super::{TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::cc::{deserialize_cc, CcSpec};
 use crate::error::ConfigError;
 use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
@@ -28,15 +28,7 @@ pub struct TcpFlowSpec {
 }
 
 impl TransportSpec for TcpFlowSpec {
-    fn name(&self) -> Option<&str> {
-        self.name.as_deref()
-    }
-    fn endpoints(&self) -> (&str, &str) {
-        (&self.src, &self.dst)
-    }
-    fn start(&self) -> Dur {
-        self.start
-    }
+    crate::transport::common_flow_keys!();
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         let cc = self.cc.build().map_err(|e| e.within("cc"))?;
@@ -45,8 +37,7 @@ impl TransportSpec for TcpFlowSpec {
         cx.check_path(size)?;
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
-        let forward = Connection { flow: cx.id, local: cx.src, remote: cx.dst, peer: cx.receiver };
-        let backward = Connection { flow: cx.id, local: cx.dst, remote: cx.src, peer: cx.sender };
+        let (forward, backward) = cx.connections();
         Ok(BuiltFlow {
             sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
             receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, self.tcp.clone(), bytes))),
