@@ -380,12 +380,9 @@ impl AssistedReceiver {
         self.stats.packets_received += 1;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         crate::ranges::insert(&mut self.held, start, end);
-        if let Some(&(s, e)) = self.held.first().filter(|(s, _)| *s <= self.rcv_nxt) {
-            debug_assert!(s <= self.rcv_nxt);
-            self.stats.bytes_delivered += e.saturating_sub(self.rcv_nxt);
-            self.rcv_nxt = self.rcv_nxt.max(e);
-            self.held.remove(0);
-        }
+        let before = self.rcv_nxt;
+        self.rcv_nxt = crate::ranges::advance(&mut self.held, before);
+        self.stats.bytes_delivered += self.rcv_nxt - before;
         let done = self.expected.is_some_and(|n| self.stats.bytes_delivered >= n);
         if done && self.stats.completed.is_none() {
             self.stats.completed = Some(now);

@@ -71,12 +71,7 @@ impl PcpReceiver {
             }
         } else {
             let before = self.rcv_nxt;
-            self.rcv_nxt = end;
-            while let Some(&(s, e)) = self.held.first().filter(|(s, _)| *s <= self.rcv_nxt) {
-                self.rcv_nxt = self.rcv_nxt.max(e);
-                self.held.remove(0);
-                debug_assert!(s <= e);
-            }
+            self.rcv_nxt = crate::ranges::advance(&mut self.held, end);
             self.deliver(self.rcv_nxt - before, cx.now);
         }
         self.reply(tcp_flags::ACK, pkt.sent_at, cx);

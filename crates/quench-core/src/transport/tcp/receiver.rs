@@ -112,16 +112,9 @@ impl TcpReceiver {
 
     /// Advance rcv_nxt over held data now contiguous; true if any was pulled in.
     fn pull_in_order(&mut self) -> bool {
-        let mut pulled = false;
-        while let Some(&(start, end)) = self.holes_filled_later.first() {
-            if start > self.rcv_nxt {
-                break;
-            }
-            self.rcv_nxt = self.rcv_nxt.max(end);
-            self.holes_filled_later.remove(0);
-            pulled = true;
-        }
-        pulled
+        let held = self.holes_filled_later.len();
+        self.rcv_nxt = crate::ranges::advance(&mut self.holes_filled_later, self.rcv_nxt);
+        self.holes_filled_later.len() != held
     }
 
     /// Account for the in-order advance from `before` to rcv_nxt (the FIN is not data).
