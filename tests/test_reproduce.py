@@ -2,6 +2,7 @@
 computed from recorded results, hold."""
 
 import json
+import math
 
 import pytest
 
@@ -87,3 +88,16 @@ def test_pcp06_quick(tmp_path, capsys):
     assert "assisted/fq" in floor["name"] and floor["ours"] < 1.5
     for plot in summary["plots"]:
         assert (out / plot).stat().st_size > 0
+
+
+def test_pcp06_warmup_fills_the_history():
+    """The warm-up lasts until 95 % of the pairs have, in expectation, carried a flow (each pair
+    sees Poisson arrivals at λ/pairs), and never less than the minimum."""
+    from quench.experiments import pcp06
+
+    p = pcp06.Params()
+    # 15 % load: λ = 3 flows/s over 100 pairs, so -ln(0.05) / 0.03 = 99.86 s.
+    assert p.warmup_s(0.15) == pytest.approx(-math.log(0.05) / 0.03)
+    assert p.arrival_window_s(0.15) == pytest.approx(p.warmup_s(0.15) + p.measure_s)
+    assert p.warmup_s(0.9) == pytest.approx(-math.log(0.05) / 0.18)
+    assert pcp06.Params(history_coverage=0.01).warmup_s(0.9) == p.min_warmup_s
