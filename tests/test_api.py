@@ -87,3 +87,25 @@ def test_units_share_the_engine_parser():
         quench.parse_rate("10Mbsp")
     with pytest.raises(ValueError, match="not a rate"):
         quench.parse_rate("10ms")
+
+
+def test_cwnd_interval_thins_ramps_but_keeps_every_decrease(net):
+    """record.cwnd_interval samples a rising window at most once per interval per flow, but every
+    decrease and the peak before it stay exact (trace/thinning.rs)."""
+    net.tcp("a", "b", cc="reno")
+    full = net.run("20s").cwnd
+    thin = net.record(cwnd_interval="200ms").run("20s").cwnd
+    assert 0 < len(thin) < len(full) / 5
+    assert thin["cwnd"].max() == full["cwnd"].max()
+
+    def decreases(t):
+        w = t["cwnd"].to_numpy()
+        cut = np.flatnonzero(w[1:] < w[:-1]) + 1
+        return {(t["time_s"].iloc[i], w[i - 1], w[i]) for i in cut}
+
+    assert decreases(full) and decreases(thin) == decreases(full)
+    gaps = np.diff(thin["time_s"].to_numpy())
+    # Rows closer than the interval are decreases or the peaks written with them.
+    close = np.flatnonzero(gaps < 0.2) + 1
+    w = thin["cwnd"].to_numpy()
+    assert all(w[i] < w[i - 1] or (i + 1 < len(w) and w[i + 1] < w[i]) for i in close)

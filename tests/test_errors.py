@@ -94,3 +94,8 @@ def test_workload_errors_name_the_workload_key():
     with pytest.raises(quench.ScenarioError) as e:
         net.run("1s")
     assert e.value.path == "workloads[0].arrival_rate"
+
+
+def test_bad_cwnd_interval_names_the_key():
+    e = err(lambda s: s.setdefault("record", {}).update(cwnd_interval="soon"))
+    assert "record.cwnd_interval" in str(e)

@@ -5,12 +5,14 @@
 pub mod flow_monitor;
 pub mod pcap;
 pub mod table;
+pub mod thinning;
 
 use crate::packet::{FlowId, LinkId};
 use crate::units::{Dur, Time};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use serde::{Deserialize, Serialize};
 use table::{columnar, Table};
+use thinning::CwndThinning;
 
 /// What to record. Summary tables (per link, per flow) are always produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -28,6 +30,10 @@ pub struct RecordConfig {
     /// Congestion window and slow-start threshold at every change.
     #[serde(default = "yes")]
     pub cwnd: bool,
+    /// At most one cwnd row per flow per interval, plus every decrease with the value before
+    /// it (`thinning.rs`); every change when absent.
+    #[serde(default)]
+    pub cwnd_interval: Option<Dur>,
     /// Every RTT sample with the smoothed RTT and RTO after it.
     #[serde(default = "yes")]
     pub rtt: bool,
@@ -59,6 +65,7 @@ impl Default for RecordConfig {
             sojourn: false,
             drops: true,
             cwnd: true,
+            cwnd_interval: None,
             rtt: true,
             segments: false,
             monitors: true,
@@ -120,11 +127,13 @@ pub struct Recorder {
     /// The flow watched by the high-frequency monitor, if any, and its records.
     watch: Option<Watch>,
     pub flow_monitor: FlowMonitorTrace,
+    cwnd_thinning: Option<CwndThinning>,
 }
 
 impl Recorder {
     pub fn new(cfg: RecordConfig, link_on: Vec<bool>) -> Self {
-        Recorder { cfg, link_on, ..Default::default() }
+        let cwnd_thinning = cfg.cwnd_interval.map(CwndThinning::new);
+        Recorder { cfg, link_on, cwnd_thinning, ..Default::default() }
     }
 
     #[inline]
@@ -161,8 +170,14 @@ impl Recorder {
 
     #[inline]
     pub fn cwnd(&mut self, now: Time, flow: FlowId, cwnd: u64, ssthresh: u64) {
-        if self.cfg.cwnd {
-            self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh);
+        if !self.cfg.cwnd {
+            return;
+        }
+        let Some(thinning) = self.cwnd_thinning.as_mut() else {
+            return self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh);
+        };
+        for (at, w, t) in thinning.on_change(now, flow, cwnd, ssthresh).into_iter().flatten() {
+            self.cwnd.push(at.as_secs_f64(), flow.0, w, t);
         }
     }
 
