@@ -233,7 +233,9 @@ class Network:
 
     def record(self, **options: Any) -> Network:
         """What to record: queues, sojourn, drops, cwnd, rtt, segments (booleans), links
-        (restrict per-link records), pcap (links to capture, by name "a->b")."""
+        (restrict per-link records), pcap (links to capture, by name "a->b"), cwnd_interval
+        (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
+        monitor_flow ({flow, start, stop}: every packet event of one flow)."""
         self._record.update(options)
         return self
 
