@@ -205,9 +205,13 @@ impl PcpSender {
         if f < 1.0 {
             // A standing queue means the path is full: every sender cut in proportion, and all
             // search again from the smallest step without back-off, so the capacity freed by
-            // the cut is shared in equal steps (the additive half of AIMD's convergence).
-            self.search.restart(self.per_rtt(self.cfg.min_increment), cx.now);
-            self.jitter_next_probe();
+            // the cut is shared in equal steps (the additive half of AIMD's convergence). Not
+            // under tit-for-tat: the queue is not PCP senders', and restarting the search at
+            // every weakened cut kept the flow's steps at one packet per RTT beside TCP.
+            if !self.comp.weakened {
+                self.search.restart(self.per_rtt(self.cfg.min_increment), cx.now);
+                self.jitter_next_probe();
+            }
             let cut = BitRate((self.base.0 as f64 * f) as u64);
             self.set_base(cut.max(self.per_rtt(self.cfg.min_rate)), cx);
         }
@@ -236,7 +240,11 @@ impl PcpSender {
         });
         let all_echoed = p.fully_sent() && p.samples.len() == p.packets;
         if p.lost || all_echoed || overtaken {
-            let verdict = judge(p, self.cfg.slope_tolerance, self.cfg.slope_confidence);
+            // Under tit-for-tat the queue grows at TCP's pace whatever PCP does: a probe passes
+            // if the delay rises no faster than it did for base-rate packets in the last epoch,
+            // or no probe could pass until TCP's next back-off.
+            let background = if self.comp.weakened { self.comp.trend.max(0.0) } else { 0.0 };
+            let verdict = judge(p, self.cfg.slope_tolerance + background, self.cfg.slope_confidence);
             self.conclude(verdict, cx);
         }
     }
@@ -268,7 +276,10 @@ impl PcpSender {
     /// Start a probe when one is due, the path shows no standing queue and enough data is
     /// left to fill it; its first packet leaves at once.
     fn maybe_start_probe(&mut self, cx: &mut AgentCx) {
-        if self.probe.is_some() || self.comp.queue_seen {
+        // Under tit-for-tat the standing queue is not PCP's to drain: waiting for it to vanish
+        // would leave the flow at its floor beside TCP, whose back-offs are the moments the
+        // paper's PCP takes capacity (§3.5); the probe's delay slope still judges it.
+        if self.probe.is_some() || (self.comp.queue_seen && !self.comp.weakened) {
             return;
         }
         if cx.now < self.search.next_probe_at {
