@@ -267,6 +267,11 @@ impl World {
         }
         let before = link.backlog();
         self.rec.watch_arrival(self.now, l, &pkt, before.packets);
+        if link.can_cut_through(&pkt) && !self.rec.wants_queue(l) {
+            // Queueing and dequeueing at once would record nothing and change nothing else.
+            let done = link.cut_through(self.now, pkt);
+            return self.tx_started(l, done);
+        }
         link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
         let link = &self.links[l.index()];
@@ -278,27 +283,30 @@ impl World {
     fn start_tx(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
-        let mut sent = None;
-        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut sent) {
-            TxStart::Started(done) => {
-                let seq = self.sched.reserve();
-                if !link.defer_done(seq) {
-                    self.sched.schedule_reserved(done, seq, Event::TxDone(l));
-                }
-            }
+        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
+            TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
             TxStart::Wait(t) => {
                 link.wake_pending = true;
                 self.sched.schedule(t, Event::Wake(l));
             }
         }
-        if let Some(p) = sent {
-            self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
-            if let Some(w) = self.pcap[l.index()].as_mut() {
-                w.write(self.now, &p, self.flows[p.flow.index()].src);
-            }
-        }
         self.after_queue_change(l, before);
+    }
+
+    /// Link `l` started sending a packet, to end at `done`: queue (or defer) the end of
+    /// transmission, and record the packet's sojourn and capture.
+    fn tx_started(&mut self, l: LinkId, done: Time) {
+        let seq = self.sched.reserve();
+        let link = &mut self.links[l.index()];
+        if !link.defer_done(seq) {
+            self.sched.schedule_reserved(done, seq, Event::TxDone(l));
+        }
+        let p = link.in_transmission().expect("a transmission just started");
+        self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
+        if let Some(w) = self.pcap[l.index()].as_mut() {
+            w.write(self.now, p, self.flows[p.flow.index()].src);
+        }
     }
 
     /// Record drops and the new queue length; route control packets the qdisc originated.
