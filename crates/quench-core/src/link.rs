@@ -235,14 +235,13 @@ impl Link {
     /// queue: the statistics are those of an enqueue followed at once by a dequeue (the
     /// queue held nothing until now, held this one packet for no time, and holds nothing
     /// after). Returns when the transmission ends.
-    pub fn cut_through(&mut self, now: Time, mut pkt: Packet) -> Time {
+    pub fn cut_through(&mut self, now: Time, pkt: &Packet) -> Time {
         self.stats.integrate(now, Backlog::default());
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += pkt.size as u64;
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
-        pkt.enqueued_at = now;
-        self.begin_tx(now, pkt)
+        self.begin_tx(now, Packet { enqueued_at: now, ..*pkt })
     }
 
     /// Start sending a packet just taken from the queue; returns when the transmission ends.
@@ -268,13 +267,15 @@ impl Link {
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
     /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
     pub fn finish_tx(&mut self, now: Time) -> Result<Option<Time>, Packet> {
-        let p = self.transmitting.take().expect("finish_tx without a packet in transmission");
+        let p = self.transmitting.as_ref().expect("finish_tx without a packet in transmission");
         if self.loss_probability > 0.0 && self.loss_rng.bernoulli(self.loss_probability) {
             self.stats.count_drop(p.size, DropReason::LinkLoss);
-            return Err(p);
+            return Err(self.transmitting.take().expect("checked above"));
         }
+        // Copied straight from the transmitter into the pipe (a `take` would copy it twice).
         let arrival = now + self.delay;
-        self.pipe.push_back((arrival, p));
+        self.pipe.push_back((arrival, *p));
+        self.transmitting = None;
         Ok((self.pipe.len() == 1).then_some(arrival))
     }
 
@@ -363,7 +364,7 @@ mod tests {
             assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
             queued.enqueue(now, p, &mut out, &mut node);
             let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node) else { panic!("not started") };
-            assert_eq!(direct.cut_through(now, p), done);
+            assert_eq!(direct.cut_through(now, &p), done);
             assert_eq!(queued.in_transmission(), direct.in_transmission());
             assert!(!direct.can_cut_through(&p), "busy while transmitting");
             now = done + Dur(uid as u64 * 1000);
