@@ -193,15 +193,9 @@ impl Link {
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
     }
 
-    /// If idle, take the next packet from the qdisc and start sending it. The packet sent is
-    /// returned through `sent` for capture and sojourn records.
-    pub fn start_tx(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        sent: &mut Option<Packet>,
-    ) -> TxStart {
+    /// If idle, take the next packet from the qdisc and start sending it (then
+    /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
+    pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
@@ -224,35 +218,64 @@ impl Link {
             self.stats.count_drop(p.size, *reason);
         }
         match next {
-            Dequeued::Packet(p) => {
-                let sojourn = now - p.enqueued_at;
-                self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
-                self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
-                self.stats.departed_packets += 1;
-                self.stats.departed_bytes += p.size as u64;
-                let wire = Bytes(p.size as u64 + self.framing_overhead.0);
-                let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
-                self.stats.busy = self.stats.busy + tx;
-                self.transmitting = Some(p);
-                self.tx_done_at = now + tx;
-                *sent = Some(p);
-                TxStart::Started(self.tx_done_at)
-            }
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p)),
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => TxStart::Wait(t),
         }
     }
 
+    /// Whether a packet arriving now would leave the queue at once, with nothing to decide:
+    /// the transmitter is idle and the queue is an empty drop-tail queue with room for it.
+    pub fn can_cut_through(&self, pkt: &Packet) -> bool {
+        let admitted = matches!(&self.qdisc, AnyQdisc::DropTail(q) if q.admits_into_empty(pkt));
+        admitted && !self.is_transmitting() && !self.wake_pending
+    }
+
+    /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
+    /// queue: the statistics are those of an enqueue followed at once by a dequeue (the
+    /// queue held nothing until now, held this one packet for no time, and holds nothing
+    /// after). Returns when the transmission ends.
+    pub fn cut_through(&mut self, now: Time, pkt: &Packet) -> Time {
+        self.stats.integrate(now, Backlog::default());
+        self.stats.arrived_packets += 1;
+        self.stats.arrived_bytes += pkt.size as u64;
+        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
+        self.begin_tx(now, Packet { enqueued_at: now, ..*pkt })
+    }
+
+    /// Start sending a packet just taken from the queue; returns when the transmission ends.
+    fn begin_tx(&mut self, now: Time, p: Packet) -> Time {
+        let sojourn = now - p.enqueued_at;
+        self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
+        self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
+        self.stats.departed_packets += 1;
+        self.stats.departed_bytes += p.size as u64;
+        let wire = Bytes(p.size as u64 + self.framing_overhead.0);
+        let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
+        self.stats.busy = self.stats.busy + tx;
+        self.transmitting = Some(p);
+        self.tx_done_at = now + tx;
+        self.tx_done_at
+    }
+
+    /// The packet being sent, if any.
+    pub fn in_transmission(&self) -> Option<&Packet> {
+        self.transmitting.as_ref()
+    }
+
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
     /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
     pub fn finish_tx(&mut self, now: Time) -> Result<Option<Time>, Packet> {
-        let p = self.transmitting.take().expect("finish_tx without a packet in transmission");
+        let p = self.transmitting.as_ref().expect("finish_tx without a packet in transmission");
         if self.loss_probability > 0.0 && self.loss_rng.bernoulli(self.loss_probability) {
             self.stats.count_drop(p.size, DropReason::LinkLoss);
-            return Err(p);
+            return Err(self.transmitting.take().expect("checked above"));
         }
+        // Copied straight from the transmitter into the pipe (a `take` would copy it twice).
         let arrival = now + self.delay;
-        self.pipe.push_back((arrival, p));
+        self.pipe.push_back((arrival, *p));
+        self.transmitting = None;
         Ok((self.pipe.len() == 1).then_some(arrival))
     }
 
@@ -298,5 +321,66 @@ impl Link {
         if self.transmitting.is_some() && self.tx_done_at > now {
             self.stats.busy = Dur(self.stats.busy.0 - (self.tx_done_at - now).0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::droptail::{DropTail, DropTailConfig};
+    use crate::qdisc::harness::packet;
+    use crate::rng::StreamKind;
+    use crate::units::Limit;
+
+    fn link(limit: Limit) -> Link {
+        let params = LinkParams {
+            name: "a->b".into(),
+            from: NodeId(0),
+            to: NodeId(1),
+            rate: BitRate(10_000_000),
+            delay: Dur(1_000_000),
+            mtu: Bytes(1500),
+            framing_overhead: Bytes(0),
+            min_packet_gap: Dur(0),
+            fragment_rule: FragmentRule::default(),
+            loss_probability: 0.0,
+        };
+        let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
+        let rng = |kind| Rng::stream(1, kind, 0);
+        Link::new(LinkId(0), params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
+    }
+
+    /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
+    /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
+    #[test]
+    fn cut_through_equals_enqueue_then_dequeue() {
+        let limit = Limit { packets: Some(10), bytes: None };
+        let (mut queued, mut direct) = (link(limit), link(limit));
+        let mut node = NodeBuffers::default();
+        let mut out = LinkOutbox::default();
+        let mut now = Time(5);
+        for uid in 0..50u32 {
+            let p = packet(uid, 1, 40 + (uid as u16 * 37) % 1460);
+            assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
+            queued.enqueue(now, p, &mut out, &mut node);
+            let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node) else { panic!("not started") };
+            assert_eq!(direct.cut_through(now, &p), done);
+            assert_eq!(queued.in_transmission(), direct.in_transmission());
+            assert!(!direct.can_cut_through(&p), "busy while transmitting");
+            now = done + Dur(uid as u64 * 1000);
+            assert_eq!(queued.finish_tx(done), direct.finish_tx(done));
+        }
+        queued.finalize(now);
+        direct.finalize(now);
+        assert_eq!(format!("{:?}", queued.stats), format!("{:?}", direct.stats));
+        assert!(out.drops.is_empty() && out.emitted.is_empty());
+    }
+
+    /// A byte limit smaller than the packet means a drop, which the queue must decide.
+    #[test]
+    fn no_cut_through_past_a_byte_limit() {
+        let small = link(Limit { packets: None, bytes: Some(Bytes(1000)) });
+        assert!(small.can_cut_through(&packet(0, 1, 1000)));
+        assert!(!small.can_cut_through(&packet(1, 1, 1001)));
     }
 }

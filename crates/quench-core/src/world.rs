@@ -188,22 +188,24 @@ impl World {
             self.sched.schedule(at, Event::Timer(id, t));
         }
         for pkt in out.drain(..) {
-            self.forward(node, pkt);
+            self.forward(node, &pkt);
         }
         self.agent_out = out;
     }
 
-    /// A packet is at node `at`: consume it there or send it one hop on.
-    fn forward(&mut self, at: NodeId, pkt: Packet) {
+    /// A packet is at node `at`: consume it there or send it one hop on. Packets go by
+    /// reference down to the queue or transmitter that stores them: each by-value call would
+    /// copy all 96 bytes.
+    fn forward(&mut self, at: NodeId, pkt: &Packet) {
         if pkt.dst == at && pkt.frag.is_fragment() {
-            return self.reassemble(at, &pkt);
+            return self.reassemble(at, pkt);
         }
         if pkt.dst == at && pkt.proto == Proto::Icmp {
-            return self.on_icmp(at, &pkt);
+            return self.on_icmp(at, pkt);
         }
         if pkt.dst == at {
             let dst_agent = pkt.dst_agent;
-            self.run_agent(dst_agent, |ag, cx| ag.on_packet(pkt, cx));
+            self.run_agent(dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
             return;
         }
         match self.routes.next_hop(at, pkt.dst) {
@@ -230,7 +232,7 @@ impl World {
     /// A fragment reached its destination host: hold it, or deliver the whole datagram.
     fn reassemble(&mut self, at: NodeId, frag: &Packet) {
         match self.reassembly[at.index()].on_fragment(self.now, frag, &self.ip) {
-            Reassembled::Datagram(whole) => self.forward(at, whole),
+            Reassembled::Datagram(whole) => self.forward(at, &whole),
             Reassembled::Held { timer: Some(t) } => {
                 self.sched.schedule(t, Event::Reassembly(at, frag.src, frag.uid, self.now));
             }
@@ -239,17 +241,17 @@ impl World {
     }
 
     /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU.
-    fn enqueue(&mut self, l: LinkId, pkt: Packet) {
+    fn enqueue(&mut self, l: LinkId, pkt: &Packet) {
         let link = &mut self.links[l.index()];
         if pkt.size as u64 > link.mtu.0 {
             debug_assert!(!pkt.frag.dont, "the builder rejects don't-fragment flows on paths that fragment");
             let mut pieces = std::mem::take(&mut self.fragments);
-            ip::fragment(&pkt, link.mtu.0 as u16, link.fragment_rule, &mut pieces);
+            ip::fragment(pkt, link.mtu.0 as u16, link.fragment_rule, &mut pieces);
             let stats = &mut self.fragmentation[link.from.index()];
             stats.datagrams_fragmented += 1;
             stats.fragments_created += pieces.len() as u64;
             for piece in pieces.drain(..) {
-                self.enqueue_one(l, piece);
+                self.enqueue_one(l, &piece);
             }
             self.fragments = pieces;
             return;
@@ -257,7 +259,7 @@ impl World {
         self.enqueue_one(l, pkt);
     }
 
-    fn enqueue_one(&mut self, l: LinkId, pkt: Packet) {
+    fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) {
         self.settle(l);
         let link = &mut self.links[l.index()];
         if link.done_deferred {
@@ -266,8 +268,13 @@ impl World {
             self.sched.schedule_reserved(link.tx_done_at(), link.done_seq, Event::TxDone(l));
         }
         let before = link.backlog();
-        self.rec.watch_arrival(self.now, l, &pkt, before.packets);
-        link.enqueue(self.now, pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        self.rec.watch_arrival(self.now, l, pkt, before.packets);
+        if link.can_cut_through(pkt) && !self.rec.wants_queue(l) {
+            // Queueing and dequeueing at once would record nothing and change nothing else.
+            let done = link.cut_through(self.now, pkt);
+            return self.tx_started(l, done);
+        }
+        link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
         let link = &self.links[l.index()];
         if !link.is_transmitting() && !link.wake_pending {
@@ -278,27 +285,30 @@ impl World {
     fn start_tx(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         let before = link.backlog();
-        let mut sent = None;
-        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut sent) {
-            TxStart::Started(done) => {
-                let seq = self.sched.reserve();
-                if !link.defer_done(seq) {
-                    self.sched.schedule_reserved(done, seq, Event::TxDone(l));
-                }
-            }
+        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
+            TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
             TxStart::Wait(t) => {
                 link.wake_pending = true;
                 self.sched.schedule(t, Event::Wake(l));
             }
         }
-        if let Some(p) = sent {
-            self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
-            if let Some(w) = self.pcap[l.index()].as_mut() {
-                w.write(self.now, &p, self.flows[p.flow.index()].src);
-            }
-        }
         self.after_queue_change(l, before);
+    }
+
+    /// Link `l` started sending a packet, to end at `done`: queue (or defer) the end of
+    /// transmission, and record the packet's sojourn and capture.
+    fn tx_started(&mut self, l: LinkId, done: Time) {
+        let seq = self.sched.reserve();
+        let link = &mut self.links[l.index()];
+        if !link.defer_done(seq) {
+            self.sched.schedule_reserved(done, seq, Event::TxDone(l));
+        }
+        let p = link.in_transmission().expect("a transmission just started");
+        self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
+        if let Some(w) = self.pcap[l.index()].as_mut() {
+            w.write(self.now, p, self.flows[p.flow.index()].src);
+        }
     }
 
     /// Record drops and the new queue length; route control packets the qdisc originated.
@@ -327,7 +337,7 @@ impl World {
                 p.uid = self.next_uid;
                 self.next_uid = self.next_uid.wrapping_add(1);
                 p.sent_at = self.now;
-                self.forward(from, p);
+                self.forward(from, &p);
             }
         }
     }
@@ -352,7 +362,7 @@ impl World {
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));
         }
-        self.forward(to, pkt);
+        self.forward(to, &pkt);
     }
 
     pub fn flow_ids(&self) -> impl Iterator<Item = FlowId> {

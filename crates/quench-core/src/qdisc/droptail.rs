@@ -45,6 +45,11 @@ impl DropTail {
         let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
         Ok(DropTail { limit, queue: VecDeque::with_capacity(capacity), bytes: 0 })
     }
+
+    /// Whether the queue is empty and would accept `pkt` (a limit in bytes may not).
+    pub fn admits_into_empty(&self, pkt: &Packet) -> bool {
+        self.queue.is_empty() && !self.limit.exceeded_by(0, 0, pkt.size as u64)
+    }
 }
 
 impl Qdisc for DropTail {
