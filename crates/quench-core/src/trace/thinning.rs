@@ -6,7 +6,8 @@
 //! interval, a flow's change is recorded only when `interval` has passed since its last
 //! recorded row, except that every decrease is recorded together with the value just before
 //! it (at the time that value was set). Peaks and troughs of a sawtooth, and every loss
-//! reaction, therefore stay exact; only the points on a rising ramp are sampled.
+//! reaction, therefore stay exact; only the points on a rising ramp are sampled. A flow's rows
+//! stay in time order; a peak written at its decrease can follow later rows of other flows.
 
 use crate::packet::FlowId;
 use crate::units::{Dur, Time};
