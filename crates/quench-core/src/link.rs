@@ -225,10 +225,9 @@ impl Link {
     }
 
     /// Whether a packet arriving now would leave the queue at once, with nothing to decide:
-    /// the transmitter is idle and the queue is an empty drop-tail queue with room for it.
+    /// the transmitter is idle and the qdisc lets it pass (`Qdisc::passes_through`: an empty FIFO with room).
     pub fn can_cut_through(&self, pkt: &Packet) -> bool {
-        let admitted = matches!(&self.qdisc, AnyQdisc::DropTail(q) if q.admits_into_empty(pkt));
-        admitted && !self.is_transmitting() && !self.wake_pending
+        self.qdisc.passes_through(pkt) && !self.is_transmitting() && !self.wake_pending
     }
 
     /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
@@ -284,14 +283,14 @@ impl Link {
         self.tx_done_at
     }
 
-    /// Whether the end of the transmission just started can go without an event: nothing
-    /// waits in a drop-tail queue (whose empty dequeue changes nothing), nothing can be lost
-    /// (a loss draw and its drop record belong at the end's place in the event order), and
-    /// the pipe will still hold a packet then, so its head already has an arrival queued.
+    /// Whether the end of the transmission just started can go without an event: a dequeue
+    /// now would change nothing (`Qdisc::dequeue_is_inert`: an empty FIFO), nothing can be
+    /// lost (a loss draw and its drop record belong at the end's place in the event order),
+    /// and the pipe will still hold a packet then, so its head already has an arrival queued.
     /// Any later enqueue queues the event (under `seq`) before the end comes.
     pub fn defer_done(&mut self, seq: u64) -> bool {
         let pipe_busy_then = self.pipe.back().is_some_and(|(t, _)| *t > self.tx_done_at);
-        let quiet = matches!(self.qdisc, AnyQdisc::DropTail(_)) && self.qdisc.backlog().packets == 0;
+        let quiet = self.qdisc.dequeue_is_inert();
         self.done_deferred = self.loss_probability == 0.0 && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred

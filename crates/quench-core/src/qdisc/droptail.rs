@@ -45,11 +45,6 @@ impl DropTail {
         let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
         Ok(DropTail { limit, queue: VecDeque::with_capacity(capacity), bytes: 0 })
     }
-
-    /// Whether the queue is empty and would accept `pkt` (a limit in bytes may not).
-    pub fn admits_into_empty(&self, pkt: &Packet) -> bool {
-        self.queue.is_empty() && !self.limit.exceeded_by(0, 0, pkt.size as u64)
-    }
 }
 
 impl Qdisc for DropTail {
@@ -74,6 +69,15 @@ impl Qdisc for DropTail {
 
     fn backlog(&self) -> Backlog {
         Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+    }
+
+    /// Empty and with room for `pkt` (a limit in bytes may refuse it): a FIFO keeps no other state.
+    fn passes_through(&self, pkt: &Packet) -> bool {
+        self.queue.is_empty() && !self.limit.exceeded_by(0, 0, pkt.size as u64)
+    }
+
+    fn dequeue_is_inert(&self) -> bool {
+        self.queue.is_empty()
     }
 }
 

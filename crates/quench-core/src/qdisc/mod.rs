@@ -174,6 +174,20 @@ pub trait Qdisc {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx);
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued;
     fn backlog(&self) -> Backlog;
+
+    /// Whether `pkt`, arriving at an idle link, would be the very next packet to leave with
+    /// nothing decided or remembered on the way (an empty FIFO with room for it): the link may
+    /// then send it without queueing it (`Link::cut_through`). Say yes only if enqueueing and
+    /// dequeueing that packet would change no state but the backlog.
+    fn passes_through(&self, _pkt: &Packet) -> bool {
+        false
+    }
+
+    /// Whether a dequeue now would change nothing (an empty FIFO): the link may then settle an
+    /// end of transmission without an event (`Link::defer_done`).
+    fn dequeue_is_inert(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! registry {
@@ -222,6 +236,14 @@ macro_rules! registry {
             #[inline]
             fn backlog(&self) -> Backlog {
                 match self { $(AnyQdisc::$variant(q) => q.backlog(),)+ }
+            }
+            #[inline]
+            fn passes_through(&self, pkt: &Packet) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.passes_through(pkt),)+ }
+            }
+            #[inline]
+            fn dequeue_is_inert(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_inert(),)+ }
             }
         }
     };
