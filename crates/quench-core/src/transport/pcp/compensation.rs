@@ -3,13 +3,30 @@
 //! Compensation works in epochs. An epoch collects the queueing delay `d = owd − min_owd` of
 //! base-rate packets sent in its first half RTT (probe packets are judged separately); once
 //! a packet sent after that is acknowledged, the epoch ends with the *mean* `d` of its
-//! samples. If that exceeds the tolerance, the base rate is scaled by `max(0, 1 − d/RTT)` so
-//! that, if every sender does the same, the queue drains within the next RTT (ALGORITHMS.md
-//! 2a's form), and a new epoch starts with the packets sent from then on, so each cut is
-//! judged on packets sent after it. The mean, not the minimum: a slow flow takes fewer samples
-//! than a fast one, so its minimum is larger and it would cut more often than the fast flow
-//! (we measured a 2 vs 7.5 Mb/s split persisting for 10 s); the mean of a time-average queue
-//! is the same for both, so every sender cuts by the same fraction.
+//! samples. The mean, not the minimum: a slow flow takes fewer samples than a fast one, so its
+//! minimum is larger and it would cut more often than the fast flow (we measured a 2 vs
+//! 7.5 Mb/s split persisting for 10 s); the mean of a time-average queue is the same for both,
+//! so every sender cuts by the same fraction.
+//!
+//! A mean above the tolerance is a standing queue. The sender paces at `max(0, 1 − d/RTT)` of
+//! its base rate for one RTT, which, if every sender does the same, drains the queue within
+//! that RTT (`Cut::drain`), and then returns to the base rate (`drain_once`). ALGORITHMS.md
+//! 2a's form keeps that cut for good (`drain_once: false`): the queue is gone after one RTT
+//! but the senders stay d/RTT below the link until probes win the capacity back, which at high
+//! load is most of the headroom. The next epoch starts one RTT after a cut, with packets sent
+//! after the drain.
+//!
+//! The cut also removes the excess that built the queue: a queue fed `1 + s` times faster than
+//! it drains gives delays rising with slope `s` against send time, so the base rate is scaled
+//! by `1/(1 + s)` for good (`Cut::excess`, `s` from the epoch's least-squares fit,
+//! `compensate_growth`). Without it a flow keeps the rate that overloads the path and the
+//! queue is back an RTT after each drain. An alarm shortens the loop: one sample with `d` of at
+//! least `queue_alarm_rtts` RTTs ends the epoch at once, with the queue that sample saw.
+//! Samples of packets sent while a cut drains the queue are otherwise ignored, but one that
+//! shows the queue grown by another alarm's worth since the sample the cut acted on raises a
+//! new alarm at once, with `s` measured since that sample: the feedback lags by the queue
+//! itself, and without this a flow that had jumped far above its share over fair queueing kept
+//! its rate for 150 ms while its own queue grew to 100 ms and overflowed (traced in pcp06).
 //!
 //! Tit-for-tat: when `rounds` consecutive compensating epochs each fail to shrink the queue,
 //! compensation is weakened `factor`-fold for as long as it stays ineffective, i.e. until an
@@ -37,6 +54,15 @@ pub struct Compensator {
     /// Sum and count of this epoch's base-rate packets' queueing delays.
     sum_d: Dur,
     samples: u64,
+    /// The latest sample (send time, queueing delay), and whether any sample this epoch
+    /// reached the alarm.
+    latest: (Time, Dur),
+    alarmed: bool,
+    /// The sample the last cut acted on, while its queue drains.
+    cut_at: Option<(Time, Dur)>,
+    /// The queue's growth since the last cut (s/s), if a draining-period sample showed it
+    /// still growing by another alarm's worth.
+    regrowth: Option<f64>,
     /// Least-squares sums of this epoch's (send time − start, delay) in seconds.
     fit: TrendFit,
     /// Slope of the queueing delay of base-rate packets over the last finished epoch (s/s):
@@ -55,6 +81,8 @@ pub struct Compensator {
 #[derive(Clone, Copy, Debug)]
 pub struct Policy {
     pub tolerance: Dur,
+    /// Scale the cut by the queue's growth (the epoch's delay slope) as well as its size.
+    pub growth: bool,
     pub rounds: u32,
     pub factor: f64,
 }
@@ -64,32 +92,47 @@ impl Compensator {
         Compensator { start: now, ..Default::default() }
     }
 
-    /// A base-rate packet sent at `sent_at` saw queueing delay `d`.
-    pub fn on_sample(&mut self, sent_at: Time, d: Dur) {
+    /// A base-rate packet sent at `sent_at` saw queueing delay `d`; a delay of `alarm` or more
+    /// ends the epoch at once.
+    pub fn on_sample(&mut self, sent_at: Time, d: Dur, alarm: Dur) {
         if sent_at >= self.start {
             self.sum_d = self.sum_d + d;
             self.samples += 1;
+            self.latest = (sent_at, d);
+            self.alarmed |= d >= alarm;
             self.fit.add((sent_at - self.start).as_secs_f64(), d.as_secs_f64());
+        } else if let Some((t0, d0)) = self.cut_at.filter(|&(t0, d0)| sent_at > t0 && d >= d0 + alarm) {
+            // Packets sent before the cut took effect: the feedback lags by the queue itself,
+            // so a queue that keeps growing cannot wait for the draining period to end.
+            self.regrowth = Some((d.as_secs_f64() - d0.as_secs_f64()) / (sent_at - t0).as_secs_f64());
+            self.latest = (sent_at, d);
+            self.alarmed = true;
         }
     }
 
     /// True once a packet sent an RTT into the epoch has been acknowledged.
     pub fn epoch_done(&self, acked_sent_at: Time, rtt: Dur) -> bool {
-        acked_sent_at >= self.start + Dur::from_secs_f64(rtt.as_secs_f64() * EPOCH_RTTS) && self.samples > 0
+        self.alarmed
+            || (self.samples > 0 && acked_sent_at >= self.start + Dur::from_secs_f64(rtt.as_secs_f64() * EPOCH_RTTS))
     }
 
-    /// End the epoch: the factor to scale the base rate by (1 when there is no queue).
-    pub fn end_epoch(&mut self, now: Time, rtt: Dur, p: Policy) -> f64 {
-        let d = Dur(self.sum_d.0 / self.samples.max(1));
-        (self.sum_d, self.samples) = (Dur::ZERO, 0);
-        self.trend = std::mem::take(&mut self.fit).slope().unwrap_or(0.0);
+    /// End the epoch: the cut a standing queue calls for, if any.
+    pub fn end_epoch(&mut self, now: Time, rtt: Dur, p: Policy) -> Option<Cut> {
+        let mean = Dur(self.sum_d.0 / self.samples.max(1));
+        // An alarm is about the queue now, which the epoch's mean understates.
+        let d = if self.alarmed { mean.max(self.latest.1) } else { mean };
+        (self.sum_d, self.samples, self.alarmed) = (Dur::ZERO, 0, false);
+        let fitted = std::mem::take(&mut self.fit).slope().unwrap_or(0.0);
+        self.trend = self.regrowth.take().unwrap_or(fitted);
+        self.cut_at = None;
         self.start = now;
         self.queue_seen = d > p.tolerance;
         if !self.queue_seen {
             (self.prev_d, self.ineffective, self.weakened) = (None, 0, false);
-            return 1.0;
+            return None;
         }
         self.start = now + Dur::from_secs_f64(rtt.as_secs_f64() * DRAIN_RTTS);
+        self.cut_at = Some(self.latest);
         self.ineffective = match self.prev_d {
             Some(prev) if d >= prev => self.ineffective + 1,
             _ => 0,
@@ -97,7 +140,25 @@ impl Compensator {
         self.weakened |= self.ineffective >= p.rounds;
         self.prev_d = Some(d);
         self.compensations += 1;
-        factor(d, rtt, if self.weakened { p.factor } else { 1.0 })
+        let drain = factor(d, rtt, if self.weakened { p.factor } else { 1.0 });
+        // A queue growing at slope s (s/s) is fed at 1 + s times what drains it. Not under
+        // tit-for-tat: that growth is the other protocol's.
+        let growth = if p.growth && !self.weakened { self.trend.max(0.0) } else { 0.0 };
+        Some(Cut { drain, excess: 1.0 / (1.0 + growth) })
+    }
+}
+
+/// A compensation: the base rate scaled by `drain` (the standing queue's share of an RTT) and by
+/// `excess` (how much faster than it drains the queue grew).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cut {
+    pub drain: f64,
+    pub excess: f64,
+}
+
+impl Cut {
+    pub fn total(&self) -> f64 {
+        self.drain * self.excess
     }
 }
 
@@ -136,13 +197,19 @@ pub fn factor(d: Dur, rtt: Dur, weakening: f64) -> f64 {
 mod tests {
     use super::*;
 
-    const P: Policy = Policy { tolerance: Dur::from_millis(1), rounds: 3, factor: 10.0 };
+    const P: Policy = Policy { tolerance: Dur::from_millis(1), growth: false, rounds: 3, factor: 10.0 };
+    const NO_ALARM: Dur = Dur(u64::MAX);
+
+    /// The factor a cut scales the rate by (1: no cut).
+    fn total(cut: Option<Cut>) -> f64 {
+        cut.map_or(1.0, |c| c.total())
+    }
 
     /// Epoch `i` ends at i × 100 ms, after the 50 ms drain period of any earlier cut.
     fn epoch(c: &mut Compensator, i: u64, d_ms: u64) -> f64 {
         let now = Time(i * 100_000_000);
-        c.on_sample(now, Dur::from_millis(d_ms));
-        c.end_epoch(now, Dur::from_millis(50), P)
+        c.on_sample(now, Dur::from_millis(d_ms), NO_ALARM);
+        total(c.end_epoch(now, Dur::from_millis(50), P))
     }
 
     #[test]
@@ -189,24 +256,83 @@ mod tests {
         let ms = |x: u64| Time(x * 1_000_000);
         // Delays 2, 3, 5 ms at 0, 10, 20 ms: Sxy / Sxx = 3e-5 / 2e-4 = 0.15 s/s.
         for (t, d) in [(0, 2), (10, 3), (20, 5)] {
-            c.on_sample(ms(t), Dur::from_millis(d));
+            c.on_sample(ms(t), Dur::from_millis(d), NO_ALARM);
         }
         c.end_epoch(ms(30), Dur::from_millis(50), P);
         assert!((c.trend - 0.15).abs() < 1e-9, "{}", c.trend);
-        c.on_sample(ms(200), Dur::from_millis(4)); // one point: no slope
+        c.on_sample(ms(200), Dur::from_millis(4), NO_ALARM); // one point: no slope
         c.end_epoch(ms(300), Dur::from_millis(50), P);
         assert_eq!(c.trend, 0.0);
+    }
+
+    const GROWTH: Policy = Policy { growth: true, ..P };
+    const RTT40: Dur = Dur::from_millis(40);
+    const ALARM10: Dur = Dur::from_millis(10);
+    fn ms(x: u64) -> Time {
+        Time(x * 1_000_000)
+    }
+
+    /// Hand values: delays 2, 6, 10 ms at 0, 2, 4 ms lie on a line of slope 2 (the queue is fed
+    /// three times faster than it drains); the third reaches the 10 ms alarm.
+    fn alarmed_epoch() -> (Compensator, Option<Cut>) {
+        let mut c = Compensator::new(Time::ZERO);
+        c.on_sample(ms(0), Dur::from_millis(2), ALARM10);
+        c.on_sample(ms(2), Dur::from_millis(6), ALARM10);
+        assert!(!c.epoch_done(ms(2), RTT40));
+        c.on_sample(ms(4), Dur::from_millis(10), ALARM10);
+        assert!(c.epoch_done(ms(4), RTT40), "an alarm ends the epoch before half an RTT");
+        let cut = c.end_epoch(ms(45), RTT40, GROWTH);
+        (c, cut)
+    }
+
+    #[test]
+    fn an_alarm_cuts_at_once_by_the_queue_now_and_its_growth() {
+        let (c, cut) = alarmed_epoch();
+        let cut = cut.expect("a cut");
+        // The queue now (10 ms), not the epoch's mean (6 ms): drain 1 − 10/40.
+        assert!((cut.drain - 0.75).abs() < 1e-12, "{cut:?}");
+        assert!((cut.excess - 1.0 / 3.0).abs() < 1e-9, "{cut:?}");
+        assert!((c.trend - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn without_an_alarm_the_epoch_runs_half_an_rtt() {
+        // Delays 1, 2, 3 ms at 0, 1, 2 ms under a 10 ms alarm: the epoch ends with the first
+        // packet sent half an RTT in; drain by the mean (2 ms), growth slope 1.
+        let mut c = Compensator::new(Time::ZERO);
+        for (t, d) in [(0, 1), (1, 2), (2, 3)] {
+            c.on_sample(ms(t), Dur::from_millis(d), ALARM10);
+        }
+        assert!(!c.epoch_done(ms(19), RTT40));
+        assert!(c.epoch_done(ms(20), RTT40));
+        let cut = c.end_epoch(ms(60), RTT40, GROWTH).expect("a cut");
+        assert!((cut.drain - (1.0 - 2.0 / 40.0)).abs() < 1e-12, "{cut:?}");
+        assert!((cut.excess - 0.5).abs() < 1e-9, "{cut:?}");
+    }
+
+    #[test]
+    fn a_queue_still_growing_while_it_should_drain_raises_a_new_alarm() {
+        let (mut c, _) = alarmed_epoch(); // cut acted on the sample sent at 4 ms with 10 ms
+                                          // Sent before the cut took effect and grown by less than an alarm's worth: ignored.
+        c.on_sample(ms(5), Dur::from_millis(15), ALARM10);
+        assert!(!c.epoch_done(ms(5), RTT40));
+        // Grown by 12 ms in 5 ms of sending: slope 2.4, a new cut at once.
+        c.on_sample(ms(9), Dur::from_millis(22), ALARM10);
+        assert!(c.epoch_done(ms(9), RTT40));
+        let cut = c.end_epoch(ms(60), RTT40, GROWTH).expect("a cut");
+        assert!((cut.drain - (1.0 - 22.0 / 40.0)).abs() < 1e-12, "{cut:?}");
+        assert!((cut.excess - 1.0 / 3.4).abs() < 1e-9, "{cut:?}");
     }
 
     #[test]
     fn samples_before_the_epoch_are_ignored() {
         let mut c = Compensator::new(Time(10));
-        c.on_sample(Time(5), Dur::from_millis(20));
+        c.on_sample(Time(5), Dur::from_millis(20), NO_ALARM);
         assert!(!c.epoch_done(Time(100), Dur(50)));
-        c.on_sample(Time(20), Dur::from_millis(2));
+        c.on_sample(Time(20), Dur::from_millis(2), NO_ALARM);
         assert!(!c.epoch_done(Time(34), Dur(50))); // half an RTT after the start: 35
         assert!(c.epoch_done(Time(35), Dur(50)));
-        assert!((c.end_epoch(Time(70), Dur::from_millis(20), P) - 0.9).abs() < 1e-12);
+        assert!((total(c.end_epoch(Time(70), Dur::from_millis(20), P)) - 0.9).abs() < 1e-12);
     }
 
     #[test]
@@ -215,15 +341,15 @@ mod tests {
         // queue and are ignored; the next epoch starts with packets sent from 120 ms on.
         let mut c = Compensator::new(Time::ZERO);
         let (rtt, ms) = (Dur::from_millis(20), |x: u64| Time(x * 1_000_000));
-        c.on_sample(ms(1), Dur::from_millis(4));
-        assert!((c.end_epoch(ms(100), rtt, P) - 0.8).abs() < 1e-12);
-        c.on_sample(ms(105), Dur::from_millis(2));
-        c.on_sample(ms(119), Dur::from_millis(2));
+        c.on_sample(ms(1), Dur::from_millis(4), NO_ALARM);
+        assert!((total(c.end_epoch(ms(100), rtt, P)) - 0.8).abs() < 1e-12);
+        c.on_sample(ms(105), Dur::from_millis(2), NO_ALARM);
+        c.on_sample(ms(119), Dur::from_millis(2), NO_ALARM);
         assert!(!c.epoch_done(ms(129), rtt)); // no sample yet counts
-        c.on_sample(ms(120), Dur::ZERO);
+        c.on_sample(ms(120), Dur::ZERO, NO_ALARM);
         assert!(!c.epoch_done(ms(129), rtt));
         assert!(c.epoch_done(ms(130), rtt));
-        assert_eq!(c.end_epoch(ms(150), rtt, P), 1.0);
+        assert_eq!(c.end_epoch(ms(150), rtt, P), None);
         assert!(!c.queue_seen);
     }
 }

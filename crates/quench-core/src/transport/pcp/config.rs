@@ -37,6 +37,11 @@ const DEFAULT_PROBE_JITTER_RTTS: f64 = 1.0;
 /// Standing queue (delay above the minimum) below which the path counts as empty: a few
 /// packet times at 10-40 Mb/s (1500 bytes at 10 Mb/s is 1.2 ms).
 const DEFAULT_QUEUE_TOLERANCE: Dur = Dur::from_millis(1);
+/// Queueing delay, in RTTs, at which one sample ends the compensation epoch at once. The
+/// paper's buffer holds one RTT of queue (a bandwidth-delay product) and a cut takes about an
+/// RTT to act, so a quarter leaves three quarters to absorb an overload; it is well above a
+/// probe's own bump (five packets, about 1 ms at 40 Mb/s, against 6 ms at 25 ms RTT).
+const DEFAULT_QUEUE_ALARM_RTTS: f64 = 0.25;
 /// Consecutive ineffective compensations before tit-for-tat ("several", paper section 3.5).
 /// Five, not three, by measurement: once tit-for-tat lasts until the queue is gone, three
 /// rounds also fired among eight PCP flows alone (`tests/pcp.rs`), whose weakened cuts then
@@ -83,6 +88,18 @@ pub struct PcpConfig {
     /// Queueing delay treated as no queue (for compensation and for starting probes).
     #[serde(default = "default_queue_tolerance")]
     pub queue_tolerance: Dur,
+    /// One sample with this much queueing delay (in RTTs) compensates at once, without
+    /// waiting for the epoch's end.
+    #[serde(default = "default_queue_alarm")]
+    pub queue_alarm_rtts: f64,
+    /// Cut also by the queue's growth: `× 1/(1 + slope)`, the slope of the epoch's delays
+    /// against send time (how much faster than the path drains it the queue is fed).
+    #[serde(default = "yes")]
+    pub compensate_growth: bool,
+    /// Lower the rate by `1 − d/RTT` for one RTT only, which drains the standing queue, and
+    /// keep only the growth cut; false: keep both (ALGORITHMS.md 2a's form).
+    #[serde(default = "yes")]
+    pub drain_once: bool,
     /// Ineffective compensation rounds before tit-for-tat weakens compensation.
     #[serde(default = "default_tft_rounds")]
     pub tit_for_tat_rounds: u32,
@@ -133,6 +150,9 @@ fn default_probe_jitter() -> f64 {
 fn default_queue_tolerance() -> Dur {
     DEFAULT_QUEUE_TOLERANCE
 }
+fn default_queue_alarm() -> f64 {
+    DEFAULT_QUEUE_ALARM_RTTS
+}
 fn default_tft_rounds() -> u32 {
     DEFAULT_TFT_ROUNDS
 }
@@ -160,6 +180,9 @@ impl Default for PcpConfig {
             max_backoff_rtts: DEFAULT_MAX_BACKOFF_RTTS,
             probe_jitter_rtts: DEFAULT_PROBE_JITTER_RTTS,
             queue_tolerance: DEFAULT_QUEUE_TOLERANCE,
+            queue_alarm_rtts: DEFAULT_QUEUE_ALARM_RTTS,
+            compensate_growth: true,
+            drain_once: true,
             tit_for_tat_rounds: DEFAULT_TFT_ROUNDS,
             tit_for_tat_factor: DEFAULT_TFT_FACTOR,
             reorder_threshold: DEFAULT_REORDER_THRESHOLD,
@@ -197,6 +220,7 @@ impl PcpConfig {
             ("min_rate", self.min_rate),
             ("max_backoff_rtts", self.max_backoff_rtts),
             ("probe_span_rtts", self.probe_span_rtts),
+            ("queue_alarm_rtts", self.queue_alarm_rtts),
         ];
         for (key, v) in positive {
             if !(v.is_finite() && v > 0.0) {

@@ -30,15 +30,21 @@
 //! - **History** [3.4]: per source host and destination (see `history.rs`).
 //! - **Rate compensation** [3.2]: once per epoch (about 1.5 RTTs, see `compensation.rs`) the
 //!   mean queueing delay `d = owd − min_owd` of base-rate packets, if above `queue_tolerance`
-//!   (1 ms), scales the base rate by `max(0, 1 − d/srtt)`, floored at `min_rate` (1 packet per
-//!   RTT) so the flow keeps a delay signal. The next epoch starts one RTT after a cut: the cut
-//!   drains the queue within that RTT, and counting the draining queue again cut twice (pcp06
-//!   at 90% load: the senders' total swung 27-49 Mb/s on 40 with a 10-RTT period). A cut also
-//!   restarts the search at `min_increment`, so every sender competes for the freed capacity in
-//!   equal small steps (without this, a flow that had backed off lost every race and one flow
-//!   held 75-95% of the link for tens of seconds), but keeps any back-off already due: reset
-//!   by every cut, the back-off of 50 flows restarted together and their probes overloaded
-//!   the link.
+//!   (1 ms), is drained: the sender paces at `max(0, 1 − d/srtt)` of its base rate for one RTT
+//!   (`drain_once`), and scales the base rate for good by `1/(1 + s)`, where `s` is the slope
+//!   of the epoch's delays against send time (the queue is fed `1 + s` times faster than it
+//!   drains; `compensate_growth`). The base rate never falls below `min_rate` (1 packet per
+//!   RTT) so the flow keeps a delay signal. One sample with `queue_alarm_rtts` (0.25) RTTs of
+//!   queue ends the epoch at once, and a queue that keeps growing while a cut drains it raises
+//!   a new alarm. ALGORITHMS.md 2a's form (`1 − d/RTT` for good, at the epoch's end only) lost
+//!   5.5 times as many packets in pcp06 (seeds 1-6) and was 8-18 % slower at 90 % load
+//!   (docs/reproductions.md). The next epoch starts one RTT after a cut: counting the draining
+//!   queue again cut twice (pcp06 at 90% load: the senders' total swung 27-49 Mb/s on 40 with
+//!   a 10-RTT period). A cut also restarts the search at `min_increment`, so every sender
+//!   competes for the freed capacity in equal small steps (without this, a flow that had
+//!   backed off lost every race and one flow held 75-95% of the link for tens of seconds), but
+//!   keeps any back-off already due: reset by every cut, the back-off of 50 flows restarted
+//!   together and their probes overloaded the link.
 //! - **Tit-for-tat** [3.5]: after `tit_for_tat_rounds` (5) consecutive compensations that did
 //!   not shrink the queue, compensation is weakened `tit_for_tat_factor` (10)-fold while it
 //!   stays ineffective, i.e. until an epoch sees no standing queue. Meanwhile the queue is

@@ -50,6 +50,8 @@ pub struct PcpSender {
     next_send: Time,
     last_sent: Option<Time>,
     min_owd: Option<Dur>,
+    /// Until when, and by what factor, the base rate is lowered to drain a standing queue.
+    drain: Option<(Time, f64)>,
     peer_window: u64,
     search: Search,
     probe: Option<Probe>,
@@ -78,6 +80,7 @@ impl PcpSender {
             next_send: Time::ZERO,
             last_sent: None,
             min_owd: None,
+            drain: None,
             search: Search::new(BitRate(0), Time::ZERO),
             probe: None,
             history_probe_pending: false,
@@ -151,7 +154,10 @@ impl PcpSender {
         let tracked = self.board.on_echo(echo).is_some();
         match self.probe.as_mut() {
             Some(p) if p.owns(echo) => p.record(echo, owd),
-            _ if tracked => self.comp.on_sample(echo, Dur(owd.0.saturating_sub(min_owd.0))),
+            _ if tracked => {
+                let alarm = Dur::from_secs_f64(self.rtt_now().as_secs_f64() * self.cfg.queue_alarm_rtts);
+                self.comp.on_sample(echo, Dur(owd.0.saturating_sub(min_owd.0)), alarm)
+            }
             _ => {}
         }
         self.board.on_cum_ack(pkt.ack);
@@ -198,11 +204,11 @@ impl PcpSender {
         }
         let policy = Policy {
             tolerance: self.cfg.queue_tolerance,
+            growth: self.cfg.compensate_growth,
             rounds: self.cfg.tit_for_tat_rounds,
             factor: self.cfg.tit_for_tat_factor,
         };
-        let f = self.comp.end_epoch(cx.now, rtt, policy);
-        if f < 1.0 {
+        if let Some(cut) = self.comp.end_epoch(cx.now, rtt, policy) {
             // A standing queue means the path is full: every sender cut in proportion, and all
             // search again from the smallest step without back-off, so the capacity freed by
             // the cut is shared in equal steps (the additive half of AIMD's convergence). Not
@@ -212,8 +218,14 @@ impl PcpSender {
                 self.search.restart(self.per_rtt(self.cfg.min_increment), cx.now);
                 self.jitter_next_probe();
             }
-            let cut = BitRate((self.base.0 as f64 * f) as u64);
-            self.set_base(cut.max(self.per_rtt(self.cfg.min_rate)), cx);
+            let keep = if self.cfg.drain_once && !self.comp.weakened {
+                self.drain = Some((cx.now + rtt, cut.drain));
+                cut.excess
+            } else {
+                cut.total()
+            };
+            let rate = BitRate((self.base.0 as f64 * keep) as u64);
+            self.set_base(rate.max(self.per_rtt(self.cfg.min_rate)), cx);
         }
     }
 
@@ -301,11 +313,17 @@ impl PcpSender {
         }
     }
 
-    /// The pacing rate now: base, or base + increment while a probe is being sent.
-    fn current_rate(&self) -> BitRate {
+    /// The pacing rate now: base + increment while a probe is being sent, else base, lowered
+    /// while a cut drains the queue.
+    fn current_rate(&self, now: Time) -> BitRate {
         match &self.probe {
             Some(p) if !p.fully_sent() => BitRate(self.base.0 + p.increment.0),
-            _ => self.base,
+            _ => match self.drain {
+                Some((until, f)) if now < until => {
+                    BitRate(((self.base.0 as f64 * f) as u64).max(self.per_rtt(self.cfg.min_rate).0))
+                }
+                _ => self.base,
+            },
         }
     }
 
@@ -315,7 +333,7 @@ impl PcpSender {
             return;
         }
         self.maybe_start_probe(cx);
-        let rate = self.current_rate();
+        let rate = self.current_rate(cx.now);
         if rate.0 == 0 {
             return;
         }
