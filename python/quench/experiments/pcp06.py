@@ -102,6 +102,8 @@ class Params:
     tcp_cc: str = "newreno"
     tcp_sack: bool = True
     window_bytes: str = "1MB"
+    # PCP configuration keys (PcpConfig) over its defaults, for studies of its constants.
+    pcp: dict = field(default_factory=dict)
 
     @property
     def mss(self) -> int:
@@ -159,6 +161,8 @@ def flow_template(p: Params, transport: str) -> dict:
     if transport == "tcp":
         tcp = {"mss": p.mss, "sack": p.tcp_sack, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
         return {"kind": "tcp", "cc": p.tcp_cc, "tcp": tcp}
+    if transport == "pcp":
+        return {"kind": "pcp", "pcp": {**p.pcp, "mss": p.mss}}
     return {"kind": transport, transport: {"mss": p.mss}}
 
 
