@@ -57,8 +57,8 @@ bench: build
 
 lint: build
 	$(PY) -m pip install --quiet ruff
-	$(VENV)/bin/ruff check python tests benchmarks
-	$(VENV)/bin/ruff format --check python tests benchmarks
+	$(VENV)/bin/ruff check python tests benchmarks studies
+	$(VENV)/bin/ruff format --check python tests benchmarks studies
 	cargo fmt --all -- --check
 	cargo clippy -p quench-core --all-targets -- -D warnings
 	cargo clippy -p quench-py -- -D warnings
