@@ -14,10 +14,12 @@
 //!   the spacing (time span), not the byte count. A probe lasts at most `probe_span_rtts` (0.5)
 //!   RTTs, with fewer packets (never under 3) at low rates: at two packets per RTT five would
 //!   last two RTTs (the first probe then cost 75 ms of a 250 KB flow's 294 ms alone on 40 Mb/s
-//!   / 25 ms), and in pcp06 at 90% load 50 flows' long probes overlapped into an overload. A probe is accepted iff the least-squares
-//!   slope of its one-way delays against send time is at most `slope_tolerance` (0: the
-//!   paper's "flat or decreasing"; 0.05 let two flows' simultaneous probes both pass), plus
-//!   `slope_confidence` (0) standard errors of the fit (0.5 lost packets in pcp06); a lost
+//!   / 25 ms), and in pcp06 at 90% load 50 flows' long probes overlapped into an overload. A
+//!   probe is accepted iff the least-squares slope of its one-way delays against send time is
+//!   at most `slope_tolerance` (0.02: the paper's "flat or decreasing" to within one packet of
+//!   cross traffic over the probe; at 0 jitter failed probes that found capacity and PCP left
+//!   a quarter of the link idle, see `config.rs`), plus `slope_confidence` (0) standard
+//!   errors of the fit (0.5 lost packets in pcp06); a lost
 //!   probe packet rejects it, and a probe that cannot keep its spacing (window or data ran
 //!   out) is inconclusive and retried an RTT later.
 //! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
@@ -37,7 +39,7 @@
 //!   RTT) so the flow keeps a delay signal. One sample with `queue_alarm_rtts` (0.25) RTTs of
 //!   queue ends the epoch at once, and a queue that keeps growing while a cut drains it raises
 //!   a new alarm. ALGORITHMS.md 2a's form (`1 − d/RTT` for good, at the epoch's end only) lost
-//!   5.5 times as many packets in pcp06 (seeds 1-6) and was 8-18 % slower at 90 % load
+//!   3.9 times as many packets in pcp06 (seeds 1-6) and was 9-35 % slower at 90 % load
 //!   (docs/reproductions.md). The next epoch starts one RTT after a cut: counting the draining
 //!   queue again cut twice (pcp06 at 90% load: the senders' total swung 27-49 Mb/s on 40 with
 //!   a 10-RTT period). A cut also restarts the search at `min_increment`, so every sender

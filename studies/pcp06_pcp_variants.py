@@ -1,0 +1,70 @@
+"""PCP's open constants in pcp06: packets dropped and mean response time with one setting
+changed at a time (docs/reproductions.md, "Rate compensation" and "Probe tolerance").
+
+    .venv/bin/python studies/pcp06_pcp_variants.py compensation [--seeds 1-6]
+    .venv/bin/python studies/pcp06_pcp_variants.py tolerance [--seeds 1-6]
+
+Runs PCP alone (and, for reference, TCP) over FIFO and FQ at the six loads of pcp06, pooled
+over the seeds; prints PCP's drops summed over loads and seeds and the mean response time at
+the highest load, as a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from concurrent.futures import ProcessPoolExecutor
+
+from quench.experiments import pcp06
+
+# ALGORITHMS.md 2a's compensation: 1 − d/RTT for good at the end of each epoch.
+PAPER_FORM = {"queue_alarm_rtts": 1e9, "compensate_growth": False, "drain_once": False}
+STUDIES = {
+    "compensation": {
+        "ALGORITHMS.md 2a (1 - d/RTT for good, no alarm, no growth term)": PAPER_FORM,
+        "all three (default)": {},
+        "without the alarms": {"queue_alarm_rtts": 1e9},
+        "without the growth term": {"compensate_growth": False},
+        "the drain kept for good": {"drain_once": False},
+    },
+    "tolerance": {
+        f"slope tolerance {t:g}{' (default)' if t == 0.02 else ''}": {"slope_tolerance": t}
+        for t in (0.0, 0.005, 0.01, 0.02, 0.05)
+    },
+}
+
+
+def point(job: tuple[str, dict, str, float, list[int]]) -> dict:
+    transport, overrides, qdisc, load, seeds = job
+    params = dataclasses.replace(pcp06.Params(), pcp=overrides)
+    row, _ = pcp06.run_point(params, transport, qdisc, load, seeds)
+    return row
+
+
+def table_row(pool: ProcessPoolExecutor, name: str, transport: str, overrides: dict, seeds: list[int]) -> str:
+    loads = pcp06.Params().loads
+    jobs = [(transport, overrides, q, load, seeds) for q in pcp06.QDISCS for load in loads]
+    rows = list(pool.map(point, jobs))
+    drops = {q: sum(r["drops"] for r in rows if r["qdisc"] == q) for q in pcp06.QDISCS}
+    rt = {r["qdisc"]: r["mean_rt_s"] for r in rows if r["load"] == loads[-1]}
+    return f"| {name} | {drops['fifo']} | {drops['fq']} | {rt['fifo']:.2f} s | {rt['fq']:.2f} s |"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("study", choices=sorted(STUDIES))
+    ap.add_argument("--seeds", default="1-6", help="first-last (default 1-6)")
+    args = ap.parse_args()
+    first, last = (int(x) for x in args.seeds.split("-"))
+    seeds = list(range(first, last + 1))
+    top = pcp06.Params().loads[-1]
+    print(f"| PCP | drops FIFO | drops FQ | RT {top:g} FIFO | RT {top:g} FQ |")
+    print("|---|---|---|---|---|")
+    with ProcessPoolExecutor() as pool:
+        for name, overrides in STUDIES[args.study].items():
+            print(table_row(pool, name, "pcp", overrides, seeds), flush=True)
+        print(table_row(pool, "TCP (NewReno + SACK), for reference", "tcp", {}, seeds))
+
+
+if __name__ == "__main__":
+    main()
