@@ -54,7 +54,7 @@
 //!   the delay rises no faster than the last epoch's base-rate packets saw (TCP's own growth),
 //!   and a weakened cut does not restart the search. Without these PCP beside one TCP flow
 //!   stayed at its floor (0.35-0.66 Mb/s of 10) with or without tit-for-tat; with them it holds
-//!   0.76-1.67 Mb/s and TCP 8.0-8.9 (`tests/pcp.rs`, seeds 1-5) — a share, not the "balance"
+//!   1.39-2.47 Mb/s and TCP 7.2-8.3 (`tests/pcp.rs`, seeds 1-5) — a share, not the "balance"
 //!   the paper reports.
 //! - **Flow control**: at most `receive_window` bytes outstanding, as TCP.
 //! - **Loss recovery** (left open by the paper; `scoreboard.rs`): cumulative ACK plus the echo,
