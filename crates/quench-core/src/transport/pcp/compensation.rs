@@ -312,8 +312,9 @@ mod tests {
 
     #[test]
     fn a_queue_still_growing_while_it_should_drain_raises_a_new_alarm() {
-        let (mut c, _) = alarmed_epoch(); // cut acted on the sample sent at 4 ms with 10 ms
-                                          // Sent before the cut took effect and grown by less than an alarm's worth: ignored.
+        // The cut acted on the sample sent at 4 ms with 10 ms of queue. A sample sent before
+        // the cut took effect and grown by less than an alarm's worth since: ignored.
+        let (mut c, _) = alarmed_epoch();
         c.on_sample(ms(5), Dur::from_millis(15), ALARM10);
         assert!(!c.epoch_done(ms(5), RTT40));
         // Grown by 12 ms in 5 ms of sending: slope 2.4, a new cut at once.

@@ -21,10 +21,9 @@ const DEFAULT_PROBE_SPAN_RTTS: f64 = 0.5;
 /// of the last of five probe packets spread over half of a 25 ms RTT fits a slope of 0.016;
 /// at 0 a probe that found capacity fails whenever such jitter happens to rise across it, and
 /// in pcp06 at 60 % load six to twelve PCP flows together held 24 Mb/s of the 40 (31 Mb/s at
-/// 0.02; quick mode, seed 1). Measured
-/// over pcp06 (seeds 1-6, `studies/pcp06_pcp_variants.py tolerance`): 0 drops 295 packets and
-/// is slower than TCP from 45 % load; 0.02 drops 2881 (TCP: 834,257) and is faster than TCP
-/// at every load; 0.05 drops 5719.
+/// 0.02; quick mode, seed 1). Measured over pcp06 (seeds 1-6, `studies/pcp06_pcp_variants.py
+/// tolerance`): 0 drops 295 packets and is slower than TCP from 45 % load; 0.02 drops 2881
+/// (TCP: 834,257) and is faster than TCP at every load; 0.05 drops 5719.
 const DEFAULT_SLOPE_TOLERANCE: f64 = 0.02;
 /// Standard errors of the fitted slope still taken as flat (one reading of "consistent with
 /// flat", paper section 3.1). 0 by measurement: in pcp06 (quick) 0.5 lost packets at every

@@ -19,9 +19,9 @@
 //!   at most `slope_tolerance` (0.02: the paper's "flat or decreasing" to within one packet of
 //!   cross traffic over the probe; at 0 jitter failed probes that found capacity and PCP left
 //!   a quarter of the link idle, see `config.rs`), plus `slope_confidence` (0) standard
-//!   errors of the fit (0.5 lost packets in pcp06); a lost
-//!   probe packet rejects it, and a probe that cannot keep its spacing (window or data ran
-//!   out) is inconclusive and retried an RTT later.
+//!   errors of the fit (0.5 lost packets in pcp06); a lost probe packet rejects it, and a
+//!   probe that cannot keep its spacing (window or data ran out) is inconclusive and retried
+//!   an RTT later.
 //! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
 //! - **Search** [3.3]: the increment doubles after a success (and the next probe starts at
 //!   once) and halves after a failure, never below `min_increment` (1 packet per RTT). The
