@@ -42,6 +42,15 @@ def test_unreachable_destination():
     assert e.path.startswith("flows[0]") and "unreachable" in str(e)
 
 
+def test_a_bad_value_inside_a_kind_table_names_its_key():
+    e = err(lambda s: s["flows"][0].update(tcp={"sack": "yes"}))
+    assert e.path == "flows[0].tcp.sack" and "expected a boolean" in e.reason
+    e = err(lambda s: s["flows"][0].update(cc={"kind": "fast", "alpha": "many"}))
+    assert e.path == "flows[0].cc.alpha"
+    e = err(lambda s: s["links"][1].update(qdisc={"kind": "sfq", "perturb": "5Mbps"}))
+    assert e.path == "links[1].qdisc.perturb" and "not a duration" in e.reason
+
+
 def test_unknown_key_and_unknown_node():
     assert "unknown field `rat`" in str(err(lambda s: s["links"][0].update(rat="1Mbps")))
     e = err(lambda s: s["flows"][0].update(src="nowhere"))

@@ -207,7 +207,7 @@ def test_failing_point_is_retried_and_recorded_while_the_others_finish(tmp_path,
     assert (summary["succeeded"], summary["failed"], summary["reused"]) == (4, 2, 0)
     for failure in summary["failures"]:
         assert failure["params"]["links.2.qdisc.limit"] == "lots" and failure["attempts"] == 3
-        assert "links[2].qdisc: 'lots'" in failure["error"]
+        assert "links[2].qdisc.limit: 'lots'" in failure["error"]
         status = json.loads((tmp_path / "out" / "status" / f"{failure['id']}.json").read_text())
         assert status["status"] == "failed" and status["attempts"] == 3 and status["file"] is None
     assert len(parquet_files(tmp_path / "out")) == 4

@@ -26,6 +26,27 @@ impl ConfigError {
     }
 }
 
+/// Separates a nested error's path from its message inside a serde error message, which is the
+/// only thing that crosses serde's `Error::custom` (see `tagged.rs`).
+const NESTED_PATH: char = '\u{1f}';
+
+/// A serde error message that carries the `path` of the error inside a nested value.
+pub fn nested_message(path: &str, message: impl fmt::Display) -> String {
+    format!("{NESTED_PATH}{path}{NESTED_PATH}{message}")
+}
+
+impl ConfigError {
+    /// From `serde_path_to_error`'s path (`.` for the root) and the error's message, which may
+    /// carry the path of an error inside a tagged table (`nested_message`).
+    pub fn from_serde(path: &str, message: &str) -> Self {
+        let outer = if path == "." { "" } else { path };
+        match message.strip_prefix(NESTED_PATH).and_then(|m| m.split_once(NESTED_PATH)) {
+            Some((inner, message)) => ConfigError::new(inner, message).within(outer),
+            None => ConfigError::new(outer, message),
+        }
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.path.is_empty() {

@@ -28,6 +28,7 @@ pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
+pub mod tagged;
 pub mod trace;
 pub mod transport;
 pub mod units;

@@ -93,11 +93,8 @@ impl Scenario {
     /// Parse JSON, naming the offending key on error.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            ConfigError::new(path, e.into_inner().to_string())
-        })
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| ConfigError::from_serde(&e.path().to_string(), &e.inner().to_string()))
     }
 
     pub fn to_json(&self) -> String {

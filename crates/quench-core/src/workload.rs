@@ -149,10 +149,8 @@ impl WorkloadSpec {
         entry.insert("bytes".into(), format!("{}B", a.bytes).into());
         let text = serde_json::Value::Object(entry).to_string();
         let de = &mut serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            ConfigError::new(if path == "." { String::new() } else { path }, e.into_inner().to_string()).within("flow")
-        })
+        serde_path_to_error::deserialize(de)
+            .map_err(|e| ConfigError::from_serde(&e.path().to_string(), &e.inner().to_string()).within("flow"))
     }
 }
 
@@ -246,7 +244,8 @@ mod tests {
         assert!(err(r#"{"arrival_rate":0}"#).starts_with("workloads[0].arrival_rate:"));
         assert!(err(r#"{"flow":{"kind":"tcp","src":"x"}}"#).starts_with("workloads[0].flow.src:"));
         assert!(err(r#"{"flow":{"cc":"reno"}}"#).starts_with("workloads[0].flow.kind:"));
-        assert!(err(r#"{"flow":{"kind":"tcp","mss":"1KB"}}"#).starts_with("workloads[0].flow:"));
+        let e = err(r#"{"flow":{"kind":"tcp","mss":"1KB"}}"#);
+        assert!(e.starts_with("workloads[0].flow.mss:"), "{e}");
         assert!(err(r#"{"stop":"0s"}"#).starts_with("workloads[0].stop:"));
         assert!(err(r#"{"pairs":[]}"#).starts_with("workloads[0].pairs:"));
         assert!(err(r#"{"size":{"dist":"pareto","mean":"1KB","shape":1}}"#).starts_with("workloads[0].size.shape:"));

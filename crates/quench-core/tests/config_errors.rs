@@ -68,9 +68,17 @@ fn unknown_field() {
     expect(sc, "links[1].bandwidth", "unknown field `bandwidth`");
     let mut sc = base();
     sc["flows"][0]["tcp"] = json!({"msss": 1000});
-    // Known limitation: flows are an internally tagged enum (`kind`), which serde buffers, so
-    // serde_path_to_error stops at the flow; the message still names the key.
-    expect(sc, "flows[0]", "unknown field `msss`");
+    // Inside a table tagged by `kind` (flows, qdiscs, controllers; `tagged.rs`).
+    expect(sc, "flows[0].tcp.msss", "unknown field `msss`");
+    let mut sc = base();
+    sc["flows"][0]["tcp"] = json!({"sack": "yes"});
+    expect(sc, "flows[0].tcp.sack", "expected a boolean");
+    let mut sc = base();
+    sc["flows"][0]["cc"] = json!({"kind": "fast", "alpha": "many"});
+    expect(sc, "flows[0].cc.alpha", "invalid type");
+    let mut sc = base();
+    sc["links"][1]["qdisc"] = json!({"kind": "red", "min_th": "x"});
+    expect(sc, "links[1].qdisc.min_th", "not a number");
 }
 
 #[test]

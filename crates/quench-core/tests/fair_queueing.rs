@@ -125,7 +125,7 @@ fn bad_parameters_are_rejected_naming_the_key() {
         (json!({"kind": "fq", "limit": "0p"}), "links[1].qdisc.limit"),
         (json!({"kind": "drr", "limit": "0B"}), "links[1].qdisc.limit"),
         (json!({"kind": "sfq", "buckets": 0}), "links[1].qdisc.buckets"),
-        (json!({"kind": "fq", "quantum": "1500B"}), "links[1].qdisc"),
+        (json!({"kind": "fq", "quantum": "1500B"}), "links[1].qdisc.quantum"),
     ];
     for (q, path) in cases {
         let e = config_error(&sc(q.clone()));

@@ -209,12 +209,17 @@ fn bad_configuration_names_the_key() {
     assert_eq!(e.path, "flows[0].pcp.probe_packets", "{e}");
     let e = bad(json!({"slope_tolerance": -0.1}));
     assert_eq!(e.path, "flows[0].pcp.slope_tolerance", "{e}");
+    let e = bad(json!({"queue_alarm_rtts": 0.0}));
+    assert_eq!(e.path, "flows[0].pcp.queue_alarm_rtts", "{e}");
+    let e = bad(json!({"drain_once": "yes"}));
+    assert_eq!(e.path, "flows[0].pcp.drain_once", "{e}");
+    assert!(e.message.starts_with("invalid type: string \"yes\", expected a boolean"), "{e}");
     let e = bad(json!({"tit_for_tat_factor": 0.5}));
     assert_eq!(e.path, "flows[0].pcp.tit_for_tat_factor", "{e}");
     let e = bad(json!({"rto": {"k": 0}}));
     assert_eq!(e.path, "flows[0].pcp.rto.k", "{e}");
     let e = bad(json!({"probe_pakets": 5}));
-    assert!(e.path.starts_with("flows[0]") && e.message.contains("unknown field `probe_pakets`"), "{e}");
+    assert!(e.path == "flows[0].pcp.probe_pakets" && e.message.contains("unknown field `probe_pakets`"), "{e}");
     let sc = with(path(1), "1s", vec![json!({"kind": "pcp", "src": "s0", "dst": "r1"})]);
     assert_eq!(config_error(&sc).path, "flows[0].dst");
 }

@@ -71,7 +71,7 @@ fn errors_name_the_workload_key() {
     let mut s = scenario(50.0, "1KB", "1s");
     s["workloads"][0]["flow"]["cc"] = json!("nosuch");
     let e = config_error(&s);
-    assert!(e.path == "workloads[0].flow" && e.message.contains("nosuch"), "{e}");
+    assert!(e.path == "workloads[0].flow.cc.kind" && e.message.contains("nosuch"), "{e}");
     let mut s = scenario(2.0, "1KB", "1s");
     s["workloads"][0]["size"] = json!("0B");
     assert_eq!(config_error(&s).path, "workloads[0].size");

@@ -193,7 +193,8 @@ pub trait Qdisc {
 macro_rules! registry {
     ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
         /// A qdisc as written in a scenario: `{ kind = "droptail", limit = "100p" }`.
-        #[derive(Clone, Debug, Serialize, Deserialize)]
+        #[derive(Clone, Debug, Serialize)]
+        // Deserialize: `tagged.rs`, so that an error inside keeps its path.
         #[serde(tag = "kind")]
         pub enum QdiscSpec {
             $(#[serde(rename = $name)] $variant($module::$cfg),)+
@@ -202,6 +203,16 @@ macro_rules! registry {
         /// Static dispatch over every registered discipline (no boxing on the hot path).
         pub enum AnyQdisc {
             $($variant($module::$ty),)+
+        }
+
+        impl<'de> Deserialize<'de> for QdiscSpec {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let (kind, body) = $crate::tagged::split(serde_json::Value::deserialize(d)?)?;
+                match kind.as_str() {
+                    $($name => $crate::tagged::body(body).map(QdiscSpec::$variant),)+
+                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
+                }
+            }
         }
 
         impl QdiscSpec {

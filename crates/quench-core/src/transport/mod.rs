@@ -163,10 +163,21 @@ macro_rules! transports {
     ($($variant:ident: $name:literal => $module:ident::$spec:ident =>
         $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
         /// A flow as written in a scenario: `{ kind = "tcp", src = "a", dst = "b", ... }`.
-        #[derive(Clone, Debug, Serialize, Deserialize)]
+        #[derive(Clone, Debug, Serialize)]
+        // Deserialize: `tagged.rs`, so that an error inside keeps its path.
         #[serde(tag = "kind")]
         pub enum FlowSpec {
             $(#[serde(rename = $name)] $variant($module::$spec),)+
+        }
+
+        impl<'de> Deserialize<'de> for FlowSpec {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let (kind, body) = $crate::tagged::split(serde_json::Value::deserialize(d)?)?;
+                match kind.as_str() {
+                    $($name => $crate::tagged::body(body).map(FlowSpec::$variant),)+
+                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
+                }
+            }
         }
 
         impl FlowSpec {
