@@ -35,6 +35,24 @@ pub fn unknown_kind<E: Error>(kind: &str, names: &'static [&'static str]) -> E {
     E::custom(nested_message("kind", E::unknown_variant(kind, names)))
 }
 
+/// `Deserialize` for a registry's enum of `kind`-tagged variants (each a newtype around its
+/// config): `deserialize_by_kind!(QdiscSpec, "red" => Red, ...)`; the enum needs `NAMES`.
+macro_rules! deserialize_by_kind {
+    ($ty:ident, $($name:literal => $variant:ident),+ $(,)?) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let table = <serde_json::Value as serde::Deserialize>::deserialize(d)?;
+                let (kind, body) = $crate::tagged::split(table)?;
+                match kind.as_str() {
+                    $($name => $crate::tagged::body(body).map($ty::$variant),)+
+                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
+                }
+            }
+        }
+    };
+}
+pub(crate) use deserialize_by_kind;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -103,25 +103,17 @@ macro_rules! registry {
     ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
         /// A controller as written in a scenario: `"newreno"` or `{ kind = "newreno", ... }`.
         #[derive(Clone, Debug, Serialize)]
-        // Deserialize: `tagged.rs`, so that an error inside keeps its path.
+        // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
         #[serde(tag = "kind")]
         pub enum CcSpec {
-            $(#[serde(rename = $name)] $variant(#[serde(default)] $module::$cfg),)+
+            $(#[serde(rename = $name)] $variant($module::$cfg),)+
         }
 
         pub enum AnyCc {
             $($variant($module::$ty),)+
         }
 
-        impl<'de> Deserialize<'de> for CcSpec {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let (kind, body) = $crate::tagged::split(serde_json::Value::deserialize(d)?)?;
-                match kind.as_str() {
-                    $($name => $crate::tagged::body(body).map(CcSpec::$variant),)+
-                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
-                }
-            }
-        }
+        $crate::tagged::deserialize_by_kind!(CcSpec, $($name => $variant),+);
 
         impl CcSpec {
             pub const NAMES: &'static [&'static str] = &[$($name),+];

@@ -19,7 +19,7 @@ use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::Rng;
 use crate::units::{BitRate, Time};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Why a packet was discarded. The order is the column order of result tables.
@@ -194,7 +194,7 @@ macro_rules! registry {
     ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
         /// A qdisc as written in a scenario: `{ kind = "droptail", limit = "100p" }`.
         #[derive(Clone, Debug, Serialize)]
-        // Deserialize: `tagged.rs`, so that an error inside keeps its path.
+        // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
         #[serde(tag = "kind")]
         pub enum QdiscSpec {
             $(#[serde(rename = $name)] $variant($module::$cfg),)+
@@ -205,15 +205,7 @@ macro_rules! registry {
             $($variant($module::$ty),)+
         }
 
-        impl<'de> Deserialize<'de> for QdiscSpec {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let (kind, body) = $crate::tagged::split(serde_json::Value::deserialize(d)?)?;
-                match kind.as_str() {
-                    $($name => $crate::tagged::body(body).map(QdiscSpec::$variant),)+
-                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
-                }
-            }
-        }
+        $crate::tagged::deserialize_by_kind!(QdiscSpec, $($name => $variant),+);
 
         impl QdiscSpec {
             pub const NAMES: &'static [&'static str] = &[$($name),+];

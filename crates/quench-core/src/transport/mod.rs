@@ -14,7 +14,7 @@ use crate::packet::{AgentId, NodeId, Packet};
 pub use crate::results::FlowRow;
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
 /// armed with (a stale generation means it was cancelled or re-armed since).
@@ -164,21 +164,13 @@ macro_rules! transports {
         $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
         /// A flow as written in a scenario: `{ kind = "tcp", src = "a", dst = "b", ... }`.
         #[derive(Clone, Debug, Serialize)]
-        // Deserialize: `tagged.rs`, so that an error inside keeps its path.
+        // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
         #[serde(tag = "kind")]
         pub enum FlowSpec {
             $(#[serde(rename = $name)] $variant($module::$spec),)+
         }
 
-        impl<'de> Deserialize<'de> for FlowSpec {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let (kind, body) = $crate::tagged::split(serde_json::Value::deserialize(d)?)?;
-                match kind.as_str() {
-                    $($name => $crate::tagged::body(body).map(FlowSpec::$variant),)+
-                    other => Err($crate::tagged::unknown_kind(other, Self::NAMES)),
-                }
-            }
-        }
+        $crate::tagged::deserialize_by_kind!(FlowSpec, $($name => $variant),+);
 
         impl FlowSpec {
             pub const NAMES: &'static [&'static str] = &[$($name),+];
