@@ -88,6 +88,11 @@ def test_pcp06_quick(tmp_path, capsys):
     assert "assisted/fq" in floor["name"] and floor["ours"] < 1.5
     for plot in summary["plots"]:
         assert (out / plot).stat().st_size > 0
+    # The flows as the engine read them: the experiment's choices and every default.
+    flows = summary["parameters"]["flows"]
+    assert flows["pcp"]["pcp"]["mss"] == flows["tcp"]["tcp"]["mss"] == 1210
+    assert {"slope_tolerance", "queue_alarm_rtts", "drain_once"} <= set(flows["pcp"]["pcp"])
+    assert flows["tcp"]["cc"]["kind"] == "newreno" and flows["tcp"]["tcp"]["sack"] is True
 
 
 def test_pcp06_warmup_fills_the_history():

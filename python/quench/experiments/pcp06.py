@@ -62,6 +62,7 @@ import pandas as pd
 from quench.experiments.common import Criterion, report
 from quench.network import Network, droptail, fq
 from quench.results import Results
+from quench.scenario import validate_scenario
 from quench.units import parse_rate
 
 NAME = "pcp06"
@@ -164,6 +165,17 @@ def flow_template(p: Params, transport: str) -> dict:
     if transport == "pcp":
         return {"kind": "pcp", "pcp": {**p.pcp, "mss": p.mss}}
     return {"kind": transport, transport: {"mss": p.mss}}
+
+
+def resolved_flow(p: Params, transport: str) -> dict:
+    """A flow of `transport` as the engine reads it, every default filled in (so summary.json
+    records e.g. PCP's probe tolerance, not just the overrides)."""
+    net = Network(seed=1)
+    net.hosts("s", "d")
+    net.link("s", "d", rate=p.bottleneck_rate, delay=f"{p.bottleneck_delay_ms}ms")
+    spec = net.to_dict("1s")
+    spec["flows"] = [{**flow_template(p, transport), "src": "s", "dst": "d"}]
+    return validate_scenario(spec)["flows"][0]
 
 
 def unloaded_floor_s(p: Params, flows: pd.DataFrame) -> np.ndarray:
@@ -329,7 +341,13 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         criteria(table, p),
         [source_table(table)],
         seed=seed,
-        parameters={**dataclasses.asdict(p), "quick": quick, "configurations": CONFIGS, "seeds": seeds},
+        parameters={
+            **dataclasses.asdict(p),
+            "quick": quick,
+            "configurations": CONFIGS,
+            "seeds": seeds,
+            "flows": {transport: resolved_flow(p, transport) for transport in dict(CONFIGS)},
+        },
         plots=[plot_path.name],
         unfinished_flows=int(table["unfinished"].sum()),
     )
