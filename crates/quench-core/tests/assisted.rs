@@ -108,6 +108,23 @@ fn bad_parameters_name_the_key() {
 }
 
 #[test]
+fn a_flow_learns_of_one_opened_during_its_handshake_one_rtt_into_its_data() {
+    // A's SYN passes the router alone (told 10 Mb/s); B's passes 5 ms later (told 5). A's
+    // data start at 20 ms; its first data packet asks again, passes the router at 22 ms and
+    // brings back 5 Mb/s at 40 ms, so A's excess of 5 Mb/s reaches the router for at most
+    // 42 − 22 ms: 100 kbit, 8 packets (the peak is exactly that). Asking only an RTT after
+    // the data start, as before session 5, kept the SYN's stamp for two RTTs: peak 23.
+    let flows = json!([
+        {"kind": "assisted", "src": "a", "dst": "b", "name": "a"},
+        {"kind": "assisted", "src": "a", "dst": "b", "name": "b", "start": "5ms"}
+    ]);
+    let r = run(&scenario(advertising_fq(), "1s", flows, json!([])));
+    let peak = link_value(&r, "r->b", "max_backlog_packets");
+    assert!(peak <= 8.0, "peak backlog {peak} packets");
+    assert_eq!(link_value(&r, "r->b", "dropped_packets"), 0.0);
+}
+
+#[test]
 fn lost_echoes_do_not_freeze_the_rate() {
     // A long flow, then a second from 2 s: the first must learn its halved share although 10 %
     // of ACKs (echoes among them) are lost. A rate frozen at the whole link would overflow

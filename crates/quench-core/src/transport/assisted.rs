@@ -332,7 +332,10 @@ impl Endpoint for AssistedSender {
                 self.rto.cancel();
                 self.consecutive_timeouts = 0;
                 self.on_stamp(&pkt, cx);
-                self.next_request_at = cx.now + self.srtt.unwrap_or(Dur::ZERO);
+                // The SYN's request left an RTT ago, so the next is due now: the first data
+                // packet asks again, and a flow that opened during the handshake is counted
+                // one RTT after data start rather than two.
+                self.next_request_at = cx.now;
                 self.next_send_at = cx.now;
                 self.pump(cx);
             }
