@@ -1,12 +1,14 @@
 """Seed experiments in quick mode: they run, print the comparison, and their pass criteria,
 computed from recorded results, hold."""
 
+import gzip
 import json
 import math
 
 import pytest
 
 from quench.cli import main
+from quench.scenario import run_scenario
 
 
 @pytest.mark.parametrize("name", ["mills88", "feng99"])
@@ -45,6 +47,22 @@ def test_jacobson88_quick(tmp_path, capsys):
     assert len(summary["models"]) == 4
     for plot in summary["plots"]:
         assert (out / plot).stat().st_size > 0
+    # Every run (calibration, cases, models, sweep) is recorded as the engine read it; the
+    # 512-byte case at the calibrated rate, run again from its record, finishes at exactly the
+    # recorded time.
+    runs = json.loads(gzip.decompress((out / summary["scenarios"]["file"]).read_bytes()))
+    assert len(runs) == summary["scenarios"]["runs"] > 4
+    rate = summary["parameters"]["packet_rate"]
+    case = next(
+        r
+        for r in runs
+        if r["name"] == "jacobson88-mss512-window4096-queue8-echo"
+        and any(link.get("packet_rate") == rate for link in r["links"])
+    )
+    flow = case["flows"][0]
+    assert flow["cc"]["kind"] == "tahoe" and {"rto", "delayed_ack"} <= set(flow["tcp"])
+    again = run_scenario(case, progress=False).flows["response_time_s"].iloc[0]
+    assert again == summary["measured"]["mss512"]["completion_s"]
 
 
 def test_wei05_quick(tmp_path, capsys):

@@ -81,7 +81,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from quench.experiments import EXPERIMENTS
+    from quench.experiments import EXPERIMENTS, reproduce
     from quench.report import write_report
 
     names = list(EXPERIMENTS) if args.name == "all" else [args.name]
@@ -90,7 +90,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in names:
         out = base / name if (args.name == "all" or args.out is None) else base
         print(f"== {name} ({'quick' if args.quick else 'full'}) -> {out}")
-        summaries[name] = (out, EXPERIMENTS[name].reproduce(out, quick=args.quick, seed=args.seed))
+        summaries[name] = (out, reproduce(name, out, quick=args.quick, seed=args.seed))
         verdict = "all criteria pass" if summaries[name][1]["passed"] else "some criteria FAIL (see summary.json)"
         print(f"{name}: {verdict}; summary.json, Parquet results and plots in {out}\n")
     if args.name == "all":

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,27 @@ from quench.results import Results
 # Runs expected to take longer than this many wall seconds show a progress bar.
 PROGRESS_AFTER_S = 2.0
 PROGRESS_STEPS = 100
+
+# Open journals (see `journal`): each run appends the scenario the engine read to every one.
+_journals: list[list[dict[str, Any]]] = []
+
+
+@contextlib.contextmanager
+def journal() -> Iterator[list[dict[str, Any]]]:
+    """Collect, in order, every scenario run inside the block as the engine read it (every
+    default filled in), so an experiment can record exactly what it ran without threading a
+    log through its code."""
+    runs: list[dict[str, Any]] = []
+    _journals.append(runs)
+    try:
+        yield runs
+    finally:
+        _journals.remove(runs)
+
+
+def active_journal() -> list[dict[str, Any]] | None:
+    """The innermost open journal, if any."""
+    return _journals[-1] if _journals else None
 
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
@@ -79,4 +102,6 @@ def run_scenario(spec: dict[str, Any], *, progress: bool | None = None) -> Resul
     bar.close()
     wall_run = time.perf_counter() - wall_start
     raw = sim.finish()
+    for runs in _journals:
+        runs.append(resolved)
     return Results.from_raw(raw, resolved, wall_run_s=wall_run)

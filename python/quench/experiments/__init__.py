@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from quench.experiments import feng99, jacobson88, mills88, pcp06, wei05
+from quench.scenario import journal
 
 EXPERIMENTS = {
     "mills88": mills88,
@@ -13,3 +16,10 @@ EXPERIMENTS = {
     "feng99": feng99,
     "wei05": wei05,
 }
+
+
+def reproduce(name: str, out: Path, quick: bool = False, seed: int = 1) -> dict:
+    """Run experiment `name`; its summary.json references every scenario it ran, as the
+    engine read them (`scenarios.json.gz`)."""
+    with journal():
+        return EXPERIMENTS[name].reproduce(out, quick=quick, seed=seed)

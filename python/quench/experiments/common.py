@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -40,22 +41,54 @@ class Criterion:
         return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
+def _temp_beside(path: Path) -> tuple[int, str]:
+    """A temporary file in `path`'s folder (so os.replace is atomic), with the permissions a
+    plain open() would give (mkstemp's are owner-only)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    return fd, tmp
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    fd, tmp = _temp_beside(path)
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=2, default=float)
         f.write("\n")
     os.replace(tmp, path)
 
 
+# Every scenario an experiment ran, as the engine read it (see `write_scenarios`).
+SCENARIOS_FILE = "scenarios.json.gz"
+
+
+def write_scenarios(out: Path, runs: list[dict]) -> dict:
+    """Write the runs' resolved scenarios (every default filled in, in run order) as gzipped
+    JSON (pcp06's 90 runs are 5 MB of text, 0.2 MB gzipped); returns summary.json's reference."""
+    fd, tmp = _temp_beside(out / SCENARIOS_FILE)
+    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
+        f.write(json.dumps(runs).encode())
+    os.replace(tmp, out / SCENARIOS_FILE)
+    return {"file": SCENARIOS_FILE, "runs": len(runs)}
+
+
 def write_summary(out: Path, experiment: str, criteria: list[Criterion], seed: int, parameters: dict, **extra) -> dict:
+    """summary.json; inside `scenario.journal()` (as `quench reproduce` runs every experiment)
+    the scenarios run so far are written beside it first and referenced under "scenarios"."""
+    from quench import __version__
+    from quench.scenario import active_journal
+
+    runs = active_journal()
     summary = {
         "experiment": experiment,
         "passed": all(c.passed for c in criteria),
         "criteria": [asdict(c) for c in criteria],
         "seed": seed,
+        "quench_version": __version__,
         "parameters": parameters,
+        **({"scenarios": write_scenarios(out, runs)} if runs else {}),
         **extra,
     }
     write_json_atomic(out / "summary.json", summary)

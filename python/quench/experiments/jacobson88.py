@@ -101,7 +101,8 @@ def network(p: Params, case: Case) -> Network:
     rate = p.packet_rate
     if rate is None:
         raise ValueError("packet_rate must be calibrated first")
-    net = Network(seed=p.seed, name=NAME)
+    path = "echo" if p.echo else "direct"
+    net = Network(seed=p.seed, name=f"{NAME}-mss{case.mss}-window{case.window}-queue{p.queue_limit}-{path}")
     net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
     satnet = dict(
         rate=p.satnet_rate,

@@ -143,7 +143,7 @@ def network(p: Params, control: str) -> Network:
         raise ValueError(f"bottleneck must be one of {BOTTLENECKS}, ack_path one of {ACK_PATHS}")
     tick = f"{p.tick_ms}ms"
     ack_qdisc = {"kind": "dummynet", "tick": tick} if p.ack_path == "dummynet" else droptail("10000p")
-    net = Network(seed=p.seed, name=NAME)
+    net = Network(seed=p.seed, name=f"{NAME}-{run_key(control, p)}")
     net.hosts("sender", "receiver").routers("dummynet", "far")
     net.link("sender", "dummynet", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{p.txqueuelen}p"))
     if p.bottleneck == "dummynet":
@@ -215,7 +215,7 @@ def datatag_network(p: Params, txqueuelen: int) -> Network:
     """Two senders, each behind its own NIC queue, share a 1 Gb/s bottleneck (slides 5-7)."""
     access_ms = 0.1
     pipe_ms = p.datatag_rtt_ms / 2 - 2 * access_ms
-    net = Network(seed=p.seed, name=f"{NAME}-datatag")
+    net = Network(seed=p.seed, name=f"{NAME}-datatag-txqueuelen{txqueuelen}")
     net.hosts("s0", "s1", "receiver").routers("r", "far")
     for s in ("s0", "s1"):
         net.link(s, "r", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{txqueuelen}p"))
