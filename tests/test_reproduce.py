@@ -32,6 +32,8 @@ def test_reproduce_all_writes_a_report(tmp_path, capsys):
     assert main(["reproduce", "all", "--quick", "--out", str(tmp_path)]) == 0
     report = (tmp_path / "REPORT.md").read_text()
     assert "## mills88" in report and "| criterion |" in report
+    for name in ("mills88", "pcp06", "jacobson88", "feng99", "wei05"):
+        assert f"Scenario: [{name}/scenarios.json.gz]" in report, name
 
 
 def test_jacobson88_quick(tmp_path, capsys):

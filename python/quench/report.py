@@ -44,7 +44,8 @@ class Section:
     command: str
     plots: list[str] = field(default_factory=list)  # relative to the report; each exists
     missing: list[str] = field(default_factory=list)  # listed in summary.json, not on disk
-    scenarios: list[str] = field(default_factory=list)  # scenario.json files beside the results
+    # The saved runs' scenario.json files and the journal of every run (scenarios.json.gz).
+    scenarios: list[str] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -99,6 +100,9 @@ def collect(base: Path, summaries: dict[str, tuple[Path, dict]]) -> list[Section
         for plot in summary.get("plots", []):
             (s.plots if (out / plot).is_file() else s.missing).append(f"{rel}/{plot}")
         s.scenarios = [os.path.relpath(p, base) for p in sorted(out.glob("*/scenario.json"))]
+        journal = summary.get("scenarios", {}).get("file")
+        if journal and (out / journal).is_file():
+            s.scenarios.append(f"{rel}/{journal}")
         s.notes = {
             k: v for k, v in summary.items() if isinstance(v, str) and k not in ("experiment", "source", "claim")
         }
