@@ -34,6 +34,8 @@ def test_reproduce_all_writes_a_report(tmp_path, capsys):
     assert "## mills88" in report and "| criterion |" in report
     for name in ("mills88", "pcp06", "jacobson88", "feng99", "wei05"):
         assert f"Scenario: [{name}/scenarios.json.gz]" in report, name
+        criteria = json.loads((tmp_path / name / "summary.json").read_text())["criteria"]
+        assert all(isinstance(c["passed"], bool) and isinstance(c["ours"], float) for c in criteria), name
 
 
 def test_jacobson88_quick(tmp_path, capsys):

@@ -22,6 +22,11 @@ class Criterion:
     tolerance: str
     passed: bool
 
+    def __post_init__(self) -> None:
+        # Verdicts computed with numpy come as numpy.bool_, which JSON would write as 1.0.
+        self.passed = bool(self.passed)
+        self.ours = float(self.ours)
+
     @staticmethod
     def within(name: str, source: float, ours: float, rel: float) -> Criterion:
         ok = math.isfinite(ours) and abs(ours - source) <= rel * abs(source)
