@@ -109,3 +109,24 @@ def test_cwnd_interval_thins_ramps_but_keeps_every_decrease(net):
     close = np.flatnonzero(gaps < 0.2) + 1
     w = thin["cwnd"].to_numpy()
     assert all(w[i] < w[i - 1] or (i + 1 < len(w) and w[i + 1] < w[i]) for i in close)
+
+
+def test_journals_collect_the_resolved_scenarios_of_runs_inside_them():
+    """`scenario.journal()` records every run inside it as the engine read it; nested journals
+    both see inner runs, and leaving the inner one (equal to the outer then: both hold the same one run)
+    closes only it."""
+    from quench.scenario import active_journal, journal
+
+    with journal() as outer:
+        with journal() as inner:
+            assert active_journal() is inner
+            small_net().run("1s")
+        assert active_journal() is outer
+        net = small_net()
+        net.tcp("a", "b", cc="reno", bytes="10KB")
+        net.run("1s")
+    small_net().run("1s")
+    assert active_journal() is None
+    assert len(inner) == 1 and len(outer) == 2
+    assert outer[0] is inner[0] and outer[1]["flows"][0]["cc"]["kind"] == "reno"
+    assert "rto" in outer[1]["flows"][0]["tcp"], "engine defaults filled in"

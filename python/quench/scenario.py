@@ -32,7 +32,8 @@ def journal() -> Iterator[list[dict[str, Any]]]:
     try:
         yield runs
     finally:
-        _journals.remove(runs)
+        # By identity: list.remove would take the first *equal* journal (two empty ones are).
+        _journals[:] = [j for j in _journals if j is not runs]
 
 
 def active_journal() -> list[dict[str, Any]] | None:
