@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from quench import _core
+from quench.atomic import write_text_atomic
 
 TITLE = "quench: reproductions of the seed experiments"
 # The page's look; no scripts, no external resources.
@@ -209,16 +210,10 @@ def render_html(sections: list[Section], base: Path) -> str:
     )
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_report(base: Path, summaries: dict[str, tuple[Path, dict]]) -> Path:
     """Write REPORT.md and REPORT.html into `base`; returns the HTML report's path."""
     base = Path(base)
     sections = collect(base, summaries)
-    _write_text_atomic(base / "REPORT.md", render_markdown(sections))
-    _write_text_atomic(base / "REPORT.html", render_html(sections, base))
+    write_text_atomic(base / "REPORT.md", render_markdown(sections))
+    write_text_atomic(base / "REPORT.html", render_html(sections, base))
     return base / "REPORT.html"

@@ -19,7 +19,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from quench.experiments.common import write_json_atomic
+from quench.atomic import write_atomic, write_json_atomic
 from quench.scenario import run_scenario
 from quench.stats import CONFIDENCE, confidence_interval, t_quantile
 from quench.sweep_spec import (
@@ -127,13 +127,6 @@ def point_table(point: Point, payload: dict, text_keys: frozenset[str] = frozens
     return table.replace_schema_metadata({b"quench.sweep": json.dumps(meta).encode()})
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    write(tmp)
-    os.replace(tmp, path)
-
-
 class SweepDir:
     """The output folder: points/ (Parquet), status/ (JSON per point), sweep.json, summary."""
 
@@ -150,7 +143,7 @@ class SweepDir:
 
     def write_ok(self, point: Point, payload: dict, attempts: int, text_keys: frozenset[str]) -> None:
         table = point_table(point, payload, text_keys)
-        _write_atomic(self.point_path(point), lambda tmp: pq.write_table(table, tmp))
+        write_atomic(self.point_path(point), lambda tmp: pq.write_table(table, tmp))
         record = {k: payload[k] for k in ("wall_s", "cpu_s", "events", "worker")}
         self.write_status(point, "ok", attempts, **record)
 
@@ -411,8 +404,8 @@ def summarize(sdir: SweepDir, done: list[Point], spec: SweepSpec) -> pd.DataFram
                 mean, half = confidence_interval(g[m].to_numpy())
                 rows[-1] |= {f"{m}_mean": mean, f"{m}_ci_low": mean - half, f"{m}_ci_high": mean + half}
     stats = pd.DataFrame(rows)
-    _write_atomic(sdir.root / "stats.parquet", lambda tmp: stats.to_parquet(tmp, index=False))
-    _write_atomic(sdir.root / "stats.csv", lambda tmp: stats.to_csv(tmp, index=False))
+    write_atomic(sdir.root / "stats.parquet", lambda tmp: stats.to_parquet(tmp, index=False))
+    write_atomic(sdir.root / "stats.csv", lambda tmp: stats.to_csv(tmp, index=False))
     return stats
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 import math
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from quench.atomic import write_atomic, write_json_atomic
 
 
 @dataclass
@@ -46,25 +46,6 @@ class Criterion:
         return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
 
 
-def _temp_beside(path: Path) -> tuple[int, str]:
-    """A temporary file in `path`'s folder (so os.replace is atomic), with the permissions a
-    plain open() would give (mkstemp's are owner-only)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
-    os.fchmod(fd, 0o666 & ~umask)
-    return fd, tmp
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    fd, tmp = _temp_beside(path)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2, default=float)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
 # Every scenario an experiment ran, as the engine read it (see `write_scenarios`).
 SCENARIOS_FILE = "scenarios.json.gz"
 
@@ -72,10 +53,8 @@ SCENARIOS_FILE = "scenarios.json.gz"
 def write_scenarios(out: Path, runs: list[dict]) -> dict:
     """Write the runs' resolved scenarios (every default filled in, in run order) as gzipped
     JSON (pcp06's 90 runs are 5 MB of text, 0.2 MB gzipped); returns summary.json's reference."""
-    fd, tmp = _temp_beside(out / SCENARIOS_FILE)
-    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as f:
-        f.write(json.dumps(runs).encode())
-    os.replace(tmp, out / SCENARIOS_FILE)
+    data = gzip.compress(json.dumps(runs).encode(), mtime=0)
+    write_atomic(out / SCENARIOS_FILE, lambda tmp: tmp.write_bytes(data))
     return {"file": SCENARIOS_FILE, "runs": len(runs)}
 
 
