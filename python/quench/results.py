@@ -22,7 +22,15 @@ from quench import _core
 
 # Engine enums, in their Rust order (qdisc::DropReason, trace::TcpEvent).
 DROP_REASONS = ["overflow", "preempted", "early", "forced", "link_loss"]
-TCP_EVENTS = ["timeout", "fast_retransmit", "partial_ack_retransmit", "aborted", "ecn_reduction", "source_quench"]
+TCP_EVENTS = [
+    "timeout",
+    "fast_retransmit",
+    "partial_ack_retransmit",
+    "aborted",
+    "ecn_reduction",
+    "source_quench",
+    "local_cwr",
+]
 FORMATS = ("parquet", "csv")
 
 

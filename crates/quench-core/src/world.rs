@@ -80,6 +80,17 @@ pub struct World {
     /// Ends of transmission carried out without an event (`Link::defer_done`); they count
     /// as executed events, so the count does not depend on this shortcut.
     settled_events: u64,
+    /// The uid of a packet on its way from its host's endpoint to the host's first queue,
+    /// and whether that queue refused it.
+    watched_uid: Option<u32>,
+    watched_refused: bool,
+}
+
+/// What a host's first queue did with a packet its endpoint sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offered {
+    Accepted,
+    Refused,
 }
 
 pub(crate) struct WorldParts {
@@ -124,6 +135,8 @@ impl World {
             agent_timers: Vec::new(),
             next_uid: 0,
             settled_events: 0,
+            watched_uid: None,
+            watched_refused: false,
         }
     }
 
@@ -187,10 +200,42 @@ impl World {
         for (at, t) in self.agent_timers.drain(..) {
             self.sched.schedule(at, Event::Timer(id, t));
         }
-        for pkt in out.drain(..) {
-            self.forward(node, &pkt);
+        let mut i = 0;
+        while i < out.len() {
+            let pkt = out[i];
+            if self.send_from_host(node, &pkt) == Offered::Refused && self.take_back(id, &out[i..]) {
+                break;
+            }
+            i += 1;
         }
+        out.clear();
         self.agent_out = out;
+    }
+
+    /// A packet an endpoint of host `node` sent: routed as any other, but a drop of it by the
+    /// host's own first queue is reported (the local-drop feedback of `Endpoint::on_local_drop`).
+    fn send_from_host(&mut self, node: NodeId, pkt: &Packet) -> Offered {
+        if pkt.dst == node {
+            self.forward(node, pkt);
+            return Offered::Accepted;
+        }
+        self.watched_uid = Some(pkt.uid);
+        self.watched_refused = false;
+        self.forward(node, pkt);
+        self.watched_uid = None;
+        if self.watched_refused {
+            Offered::Refused
+        } else {
+            Offered::Accepted
+        }
+    }
+
+    /// Offer the endpoint the packets its host refused or never offered; true if it took
+    /// them back.
+    fn take_back(&mut self, id: AgentId, unsent: &[Packet]) -> bool {
+        let mut taken = false;
+        self.run_agent(id, |ag, cx| taken = ag.on_local_drop(unsent, cx));
+        taken
     }
 
     /// A packet is at node `at`: consume it there or send it one hop on. Packets go by
@@ -261,6 +306,9 @@ impl World {
 
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) {
         self.settle(l);
+        if self.watched_uid.is_some() && self.links[l.index()].from != pkt.src {
+            self.watched_uid = None; // past the sending host: a drop here is the network's
+        }
         let link = &mut self.links[l.index()];
         if link.done_deferred {
             // Still transmitting: the end must now run as an event, in its reserved place.
@@ -275,6 +323,10 @@ impl World {
             return self.tx_started(l, done);
         }
         link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        if let Some(uid) = self.watched_uid.take() {
+            // The first queue a host's own packet meets: was it refused there?
+            self.watched_refused = self.link_out.drops.iter().any(|(p, _)| p.uid == uid);
+        }
         self.after_queue_change(l, before);
         let link = &self.links[l.index()];
         if !link.is_transmitting() && !link.wake_pending {

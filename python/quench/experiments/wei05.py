@@ -36,6 +36,11 @@ What the slides leave open, and what we chose (each a field of `Params`):
   reverse direction, which releases the ACKs of each tick together (ACK compression, issue 7's
   study parameter). The slides do not say whether the testbed's reverse direction crossed a
   pipe; "plain" is the default.
+- Host drops (`local_drop`): "loss" (default) makes a segment the transmit queue refuses a loss
+  that TCP finds like any other, as ns-2 and ns-3 do; "linux_cwr" is what the testbed's Linux
+  2.4/2.6 kernels did with NET_XMIT_DROP: the segment stays unsent, the rest of the burst is
+  not offered, and the window enters CWR (`tcp.local_drop`). One extra run ("no control,
+  dummynet, Linux host") measures it; it is reported, not judged.
 - High-frequency monitor (`record.monitor_flow`): every packet event of the FAST flow for
   `monitor_s` seconds from the middle of each run without/with control; plots of one RTT and
   of B against the queue each packet found at the bottleneck.
@@ -92,12 +97,15 @@ OPEN_FINDINGS = (
     "The Dummynet pipe (1 ms tick, now the default bottleneck) makes the pipe's output bursty but leaves the "
     "totals within about 12% of the smooth FIFO: bursts leave at 1 Gb/s, ACKs return at that spacing, and the "
     "sender never exceeds its NIC rate; a delay-only pipe on the ACK path (ack_path) compresses ACKs but does "
-    "not reach the slides' split either. Over a Dummynet pipe the theorem's bound needs a slack of C x tick."
+    "not reach the slides' split either. Over a Dummynet pipe the theorem's bound needs a slack of C x tick. "
+    "A Linux host (local_drop = linux_cwr: a refused segment stays unsent and the window enters CWR) stops each "
+    "burst at its first refusal, so the overshoot never reaches the router: see the 'Linux host' row."
 )
 
 HOST_LINK = "sender->dummynet"
 ROUTER_LINK = "dummynet->far"
 BOTTLENECKS = ("dummynet", "droptail")
+LOCAL_DROPS = ("loss", "linux_cwr")
 ACK_PATHS = ("plain", "dummynet")
 
 
@@ -121,6 +129,9 @@ class Params:
     ack_path: str = "plain"
     # FAST's cc.mi_after_loss: True is the ns-2 reference (MI resumes after loss), False MI at start-up only.
     mi_after_loss: bool = True
+    # What the sender does when its own transmit queue refuses a segment: "loss" (found like a
+    # network loss, as ns-2 and ns-3 model it) or "linux_cwr" (Linux 2.4/2.6: unsent, CWR).
+    local_drop: str = "loss"
     # Two RTTs of per-packet events (about 75,000 packets at 622 Mb/s).
     monitor_s: float = 0.72
     # DataTAG case (slides 5-7): 1 Gb/s, 120 ms, 2 ms of buffer = 170 packets, cwnd <= 4000.
@@ -139,8 +150,10 @@ def network(p: Params, control: str) -> Network:
     # One-way delays: 0.1 ms on each access link, the rest on the emulated long-haul pipe.
     access_ms = 0.1
     pipe_ms = p.rtt_ms / 2 - 2 * access_ms
-    if p.bottleneck not in BOTTLENECKS or p.ack_path not in ACK_PATHS:
-        raise ValueError(f"bottleneck must be one of {BOTTLENECKS}, ack_path one of {ACK_PATHS}")
+    if p.bottleneck not in BOTTLENECKS or p.ack_path not in ACK_PATHS or p.local_drop not in LOCAL_DROPS:
+        raise ValueError(
+            f"bottleneck must be one of {BOTTLENECKS}, ack_path one of {ACK_PATHS}, local_drop one of {LOCAL_DROPS}"
+        )
     tick = f"{p.tick_ms}ms"
     ack_qdisc = {"kind": "dummynet", "tick": tick} if p.ack_path == "dummynet" else droptail("10000p")
     net = Network(seed=p.seed, name=f"{NAME}-{run_key(control, p)}")
@@ -166,6 +179,7 @@ def network(p: Params, control: str) -> Network:
         "receive_window": "64MB",
         "rtt_sampling": "every_ack",
         "delayed_ack": {"enabled": p.delayed_ack},
+        "local_drop": p.local_drop,
     }
     if control == "pacing":
         tcp["pacing"] = True
@@ -488,7 +502,8 @@ def theorem_check(v: PacketView, p: Params) -> dict:
 
 
 def run_key(control: str, p: Params) -> str:
-    return f"{control}, {p.bottleneck}" + (", ACK pipe" if p.ack_path == "dummynet" else "")
+    key = f"{control}, {p.bottleneck}" + (", ACK pipe" if p.ack_path == "dummynet" else "")
+    return key + (", Linux host" if p.local_drop == "linux_cwr" else "")
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
@@ -502,6 +517,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     other = next(b for b in BOTTLENECKS if b != p.bottleneck)
     variants = [(p, c) for c in CONTROLS] + [(dataclasses.replace(p, bottleneck=other), c) for c in CONTROLS]
     variants.append((dataclasses.replace(p, ack_path="dummynet"), "no control"))
+    variants.append((dataclasses.replace(p, local_drop="linux_cwr"), "no control"))
     for q, control in variants:
         key = run_key(control, q)
         results[key], measured[key] = run(q, control)

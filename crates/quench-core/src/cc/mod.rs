@@ -47,6 +47,8 @@ pub enum Signal {
     Timeout,
     /// An ACK carried ECN-Echo.
     EcnEcho,
+    /// The sender's own host refused a segment (Linux: NET_XMIT_DROP, then CWR).
+    LocalDrop,
 }
 
 /// Which procedure follows the third duplicate ACK.

@@ -93,11 +93,20 @@ pub enum TcpEvent {
     Aborted = 3,
     EcnReduction = 4,
     SourceQuench = 5,
+    /// The host's transmit queue refused a segment and the sender entered CWR (Linux).
+    LocalCwr = 6,
 }
 
 impl TcpEvent {
-    pub const NAMES: [&'static str; 6] =
-        ["timeout", "fast_retransmit", "partial_ack_retransmit", "aborted", "ecn_reduction", "source_quench"];
+    pub const NAMES: [&'static str; 7] = [
+        "timeout",
+        "fast_retransmit",
+        "partial_ack_retransmit",
+        "aborted",
+        "ecn_reduction",
+        "source_quench",
+        "local_cwr",
+    ];
 }
 
 columnar!(QueueTrace { time_s: f64, link: u32, packets: u64, bytes: u64 });

@@ -104,6 +104,13 @@ pub trait Endpoint {
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
     fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
+    /// The host's first queue refused `unsent[0]`, sent in this endpoint's last activation;
+    /// `unsent[1..]` followed it and were not offered. True if the endpoint takes them all
+    /// back as never sent (Linux's NET_XMIT_DROP); false: the refused packet is lost like any
+    /// other and the rest go on.
+    fn on_local_drop(&mut self, _unsent: &[Packet], _cx: &mut AgentCx) -> bool {
+        false
+    }
 }
 
 /// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
@@ -211,6 +218,12 @@ macro_rules! transports {
             fn on_source_quench(&mut self, cx: &mut AgentCx) {
                 match self {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
+                }
+            }
+            fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
+                match self {
+                    $(Agent::$sender(a) => a.on_local_drop(unsent, cx),
+                      Agent::$receiver(a) => a.on_local_drop(unsent, cx),)+
                 }
             }
         }

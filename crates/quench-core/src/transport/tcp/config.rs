@@ -147,6 +147,23 @@ pub struct TcpConfig {
     /// control of Wei, Hegde, Low 2005); combines with burstiness control (both must allow).
     #[serde(default)]
     pub pacing: bool,
+    /// What the sender learns when its own host's transmit queue refuses a segment: nothing
+    /// (`"loss"`, the default: it is found like any network loss), or Linux's answer
+    /// (`"linux_cwr"`: the segment stays unsent and the window enters CWR, `local_drop.rs`).
+    #[serde(default)]
+    pub local_drop: LocalDropReaction,
+}
+
+/// A sender's reaction to a drop in its own host's first queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LocalDropReaction {
+    /// The sender is not told: the segment is lost as if a router had dropped it (ns-2, ns-3).
+    #[default]
+    Loss,
+    /// Linux 2.4-2.6: the qdisc's NET_XMIT_DROP makes `tcp_transmit_skb` call `tcp_enter_cwr`
+    /// and `tcp_write_xmit` stop with the segment still at the send head.
+    LinuxCwr,
 }
 
 /// RTT sampling policy of a sender.
@@ -188,6 +205,7 @@ impl Default for TcpConfig {
             rtt_sampling: RttSampling::TimedSegment,
             burstiness_control: None,
             pacing: false,
+            local_drop: LocalDropReaction::Loss,
         }
     }
 }

@@ -26,11 +26,12 @@
 //! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
 //! back N (skipping SACKed ranges).
 
+mod local_drop;
 mod monitor;
 mod recovery;
 
 use super::burst::Burstiness;
-use super::config::{RttSampling, TcpConfig};
+use super::config::{LocalDropReaction, RttSampling, TcpConfig};
 use super::ecn::SenderEcn;
 use super::pacing::Pacer;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
@@ -72,6 +73,10 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Window reductions for ECN-Echo (RFC 3168).
     pub ecn_reductions: u64,
+    /// Bursts the host's transmit queue cut short and the sender took back (`linux_cwr`).
+    pub local_drops: u64,
+    /// Entries into CWR for those drops (at most one per window).
+    pub cwr_entries: u64,
     pub rtt_samples: u64,
     pub rtt_sum: Dur,
 }
@@ -116,6 +121,10 @@ pub struct TcpSender {
     pacer: Option<Pacer>,
     burst_timer: TimerSlot,
     ecn: SenderEcn,
+    /// `tcp.local_drop = "linux_cwr"`: this activation's transmissions, to take back a burst
+    /// the host's queue cut short (`local_drop.rs`); None when local drops are losses.
+    sent_this_activation: Option<Vec<local_drop::Sent>>,
+    cwr: Option<local_drop::Cwr>,
     pub stats: SenderStats,
 }
 
@@ -155,6 +164,8 @@ impl TcpSender {
             pacer: cfg.pacing.then(Pacer::default),
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
+            sent_this_activation: (cfg.local_drop == LocalDropReaction::LinuxCwr).then(Vec::new),
+            cwr: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -192,6 +203,7 @@ impl TcpSender {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
+        self.log_send(seq, len as u64, retransmit);
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit);
@@ -396,7 +408,9 @@ impl TcpSender {
         } else {
             self.dupacks = 0;
             self.w.flight = self.flight();
+            let cwnd_before = self.w.cwnd;
             self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt });
+            self.cwr_after_ack(cwnd_before);
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
             self.record_window(cx);
         }
@@ -477,6 +491,7 @@ impl TcpSender {
         cx.rec.event(cx.now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
+        self.cwr = None;
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }
@@ -507,6 +522,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_start(&mut self, cx: &mut AgentCx) {
+        self.begin_activation();
         if self.state != State::Idle {
             return;
         }
@@ -516,6 +532,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+        self.begin_activation();
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
@@ -525,6 +542,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+        self.begin_activation();
         match timer.kind {
             TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
@@ -534,6 +552,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx) {
+        self.begin_activation();
         if self.state != State::Established {
             return;
         }
@@ -554,5 +573,9 @@ impl Endpoint for TcpSender {
         }
         cx.rec.event(cx.now, self.conn.flow, TcpEvent::SourceQuench);
         self.record_window(cx);
+    }
+
+    fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
+        self.take_back(unsent, cx)
     }
 }

@@ -48,6 +48,7 @@ impl TcpSender {
     }
 
     pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx) {
+        self.cwr = None; // recovery supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.mss;
@@ -60,6 +61,7 @@ impl TcpSender {
     }
 
     pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx) {
+        self.cwr = None; // recovery supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.recover = self.snd_max;
@@ -145,6 +147,7 @@ impl TcpSender {
     }
 
     pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx) {
+        self.cwr = None; // recovery supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.ssthresh;
