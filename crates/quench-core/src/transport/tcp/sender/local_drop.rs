@@ -91,7 +91,6 @@ impl TcpSender {
                 self.stats.retransmitted_bytes -= s.len;
             }
         }
-        self.stats.local_drops += 1;
         self.forget_sends_from(self.snd_max, suffix.len());
         self.enter_cwr(cx);
         if self.snd_una >= self.snd_max {
@@ -126,7 +125,6 @@ impl TcpSender {
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::LocalDrop);
         self.w.cwnd = self.w.cwnd.min(self.flight() + self.w.mss);
         self.cwr = Some(Cwr { high_seq: self.snd_max, acks: 0 });
-        self.stats.cwr_entries += 1;
         cx.rec.event(cx.now, self.conn.flow, TcpEvent::LocalCwr);
         self.record_window(cx);
     }

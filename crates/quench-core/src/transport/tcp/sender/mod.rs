@@ -73,10 +73,6 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Window reductions for ECN-Echo (RFC 3168).
     pub ecn_reductions: u64,
-    /// Bursts the host's transmit queue cut short and the sender took back (`linux_cwr`).
-    pub local_drops: u64,
-    /// Entries into CWR for those drops (at most one per window).
-    pub cwr_entries: u64,
     pub rtt_samples: u64,
     pub rtt_sum: Dur,
 }
