@@ -130,3 +130,19 @@ def test_journals_collect_the_resolved_scenarios_of_runs_inside_them():
     assert len(inner) == 1 and len(outer) == 2
     assert outer[0] is inner[0] and outer[1]["flows"][0]["cc"]["kind"] == "reno"
     assert "rto" in outer[1]["flows"][0]["tcp"], "engine defaults filled in"
+
+
+def test_engine_code_names_reach_the_tables():
+    """A host whose 1 Mb/s NIC queue holds 2 packets, with Linux's answer to its drops: the
+    drops table names the reason and tcp_events names the sender's CWR entries."""
+    net = quench.Network(seed=1)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="1Mbps", delay="1ms", qdisc=quench.droptail("2p"))
+    net.link("r", "b", rate="100Mbps", delay="10ms")
+    net.tcp("a", "b", bytes="200KB", cc="newreno", sack=True, local_drop="linux_cwr")
+    net.record(drops=True)
+    res = net.run("20s", progress=False)
+    assert (res.drops["reason"] == "overflow").all() and len(res.drops) > 0
+    assert (res.tcp_events["event"] == "local_cwr").sum() >= 1
+    flow = res.flows.iloc[0]
+    assert flow["retransmitted_segments"] == 0 and flow["bytes_delivered"] == 200_000

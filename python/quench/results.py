@@ -20,17 +20,10 @@ import pandas as pd
 
 from quench import _core
 
-# Engine enums, in their Rust order (qdisc::DropReason, trace::TcpEvent).
-DROP_REASONS = ["overflow", "preempted", "early", "forced", "link_loss"]
-TCP_EVENTS = [
-    "timeout",
-    "fast_retransmit",
-    "partial_ack_retransmit",
-    "aborted",
-    "ecn_reduction",
-    "source_quench",
-    "local_cwr",
-]
+# Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
+# trace::TcpEvent), in code order, from the engine itself.
+DROP_REASONS = list(_core.DROP_REASONS)
+TCP_EVENTS = list(_core.TCP_EVENTS)
 FORMATS = ("parquet", "csv")
 
 

@@ -163,5 +163,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_class::<Simulation>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The engine's codes of the drops and tcp_events tables, in code order.
+    let drop_reasons: Vec<&str> = quench_core::qdisc::DropReason::ALL.iter().map(|r| r.name()).collect();
+    m.add("DROP_REASONS", drop_reasons)?;
+    m.add("TCP_EVENTS", quench_core::trace::TcpEvent::NAMES.to_vec())?;
     Ok(())
 }
