@@ -306,9 +306,6 @@ impl World {
 
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) {
         self.settle(l);
-        if self.watched_uid.is_some() && self.links[l.index()].from != pkt.src {
-            self.watched_uid = None; // past the sending host: a drop here is the network's
-        }
         let link = &mut self.links[l.index()];
         if link.done_deferred {
             // Still transmitting: the end must now run as an event, in its reserved place.
@@ -324,7 +321,8 @@ impl World {
         }
         link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         if let Some(uid) = self.watched_uid.take() {
-            // The first queue a host's own packet meets: was it refused there?
+            // The first queue a host's own packet meets (`take`: later fragments, and anything
+            // this enqueue emits, are not watched): was it refused there?
             self.watched_refused = self.link_out.drops.iter().any(|(p, _)| p.uid == uid);
         }
         self.after_queue_change(l, before);
