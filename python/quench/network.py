@@ -148,8 +148,9 @@ class Network:
         """A PCP connection (probe control protocol, NSDI '06) with a transfer of `bytes`
         (unlimited when None). Extra keyword arguments are PCP parameters: mss, receive_window,
         probe_packets, slope_tolerance, min_increment, min_rate, max_backoff_rtts,
-        probe_jitter_rtts, queue_tolerance, tit_for_tat_rounds, tit_for_tat_factor,
-        reorder_threshold, history, probe_span_rtts, slope_confidence, rto={...}."""
+        probe_jitter_rtts, queue_tolerance, queue_alarm_rtts, compensate_growth, drain_once,
+        tit_for_tat_rounds, tit_for_tat_factor, reorder_threshold, history, history_owd,
+        probe_span_rtts, slope_confidence, rto={...}."""
         return self._connection("pcp", src, dst, bytes, start, name, pcp)
 
     def assisted(

@@ -118,6 +118,11 @@ pub struct PcpConfig {
     /// Use and update the source host's per-destination rate history.
     #[serde(default = "yes")]
     pub history: bool,
+    /// A new flow starts from the smallest one-way delay its host has seen towards the
+    /// destination (with `history`), not from its own first sample, which includes any queue
+    /// standing when it opens.
+    #[serde(default = "yes")]
+    pub history_owd: bool,
     /// Retransmission timeout (TCP's estimator and bounds).
     #[serde(default)]
     pub rto: RtoConfig,
@@ -193,6 +198,7 @@ impl Default for PcpConfig {
             tit_for_tat_factor: DEFAULT_TFT_FACTOR,
             reorder_threshold: DEFAULT_REORDER_THRESHOLD,
             history: true,
+            history_owd: true,
             rto: RtoConfig::default(),
         }
     }

@@ -4,12 +4,22 @@
 //! inaccurate prediction (the first probe failed) and doubled after an accurate one, never
 //! above 1/3 ("up to 1/3 of the base rate").
 //!
+//! Beyond the paper, the table also keeps the smallest one-way delay any flow has seen to the
+//! destination, which a new flow takes as its empty-path delay (`history_owd`). A flow that
+//! takes its own first sample instead counts any queue standing when it opens as propagation
+//! delay and never compensates for it: the late-comer error of Vegas and FAST. In pcp06 at
+//! 90 % load (FIFO, seed 2) the older flows' cuts could not drain a queue the newcomers did
+//! not see, tit-for-tat took the queue for an unresponsive competitor's, and it overflowed:
+//! 466 drops, 0 with the host's delay (`docs/reproductions.md`). The cost: after a route change to a longer path the
+//! host's flows would see a standing queue that is not there (nothing here ages the minimum;
+//! the delay of a host pair changes with routing only, which pcp06 does not model).
+//!
 //! The builder creates one table per source host and hands each of its PCP senders a clone of
 //! the `Arc`. An `Arc<Mutex<_>>` rather than `Rc<RefCell<_>>` because the simulation must be
 //! `Send` (the Python extension releases the GIL while it runs); the lock is uncontended.
 
 use crate::packet::NodeId;
-use crate::units::BitRate;
+use crate::units::{BitRate, Dur};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -20,6 +30,8 @@ pub const MAX_FRACTION: f64 = 1.0 / 3.0;
 pub struct DestHistory {
     pub last_rate: BitRate,
     pub fraction: f64,
+    /// The smallest one-way delay any flow to this destination has seen.
+    pub min_owd: Option<Dur>,
 }
 
 #[derive(Debug, Default)]
@@ -46,8 +58,20 @@ impl HostHistory {
     }
 
     pub fn record_rate(&mut self, dst: NodeId, rate: BitRate) {
-        let e = self.dests.entry(dst).or_insert(DestHistory { last_rate: rate, fraction: MAX_FRACTION });
-        e.last_rate = rate;
+        self.entry(dst).last_rate = rate;
+    }
+
+    fn entry(&mut self, dst: NodeId) -> &mut DestHistory {
+        self.dests.entry(dst).or_insert(DestHistory { last_rate: BitRate(0), fraction: MAX_FRACTION, min_owd: None })
+    }
+
+    pub fn min_owd(&self, dst: NodeId) -> Option<Dur> {
+        self.dests.get(&dst).and_then(|h| h.min_owd)
+    }
+
+    pub fn record_owd(&mut self, dst: NodeId, owd: Dur) {
+        let e = self.entry(dst);
+        e.min_owd = Some(e.min_owd.map_or(owd, |m| m.min(owd)));
     }
 
     /// Grade the last prediction: double the fraction if it held, halve it if not.
@@ -77,5 +101,20 @@ mod tests {
         h.record_prediction(d, true);
         h.record_prediction(d, true);
         assert_eq!(h.get(d).unwrap().fraction, MAX_FRACTION); // capped at 1/3
+    }
+
+    #[test]
+    fn keeps_the_smallest_delay_per_destination() {
+        let (d, other) = (NodeId(7), NodeId(8));
+        let mut h = HostHistory::default();
+        assert_eq!(h.min_owd(d), None);
+        h.record_owd(d, Dur::from_millis(12));
+        h.record_owd(d, Dur::from_millis(20)); // a later flow behind a queue
+        assert_eq!(h.min_owd(d), Some(Dur::from_millis(12)));
+        h.record_owd(d, Dur::from_millis(11));
+        assert_eq!(h.min_owd(d), Some(Dur::from_millis(11)));
+        assert_eq!(h.min_owd(other), None);
+        // A delay alone gives no rate to probe from.
+        assert_eq!(h.initial_probe(d), None);
     }
 }

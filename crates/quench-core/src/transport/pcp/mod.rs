@@ -29,7 +29,9 @@
 //! - **Back-off** [3.3]: after n consecutive failures the next probe waits 2^(n−1) RTTs, at
 //!   most `max_backoff_rtts` (32). Probes start only while the last compensation epoch saw no
 //!   standing queue (a probe during draining would see falling delays and pass wrongly).
-//! - **History** [3.4]: per source host and destination (see `history.rs`).
+//! - **History** [3.4]: per source host and destination (see `history.rs`): the last base rate
+//!   and, beyond the paper, the smallest one-way delay seen (`history_owd`), from which a new
+//!   flow measures queueing delay, so a queue standing when it opens is not taken for the path.
 //! - **Rate compensation** [3.2]: once per epoch (about 1.5 RTTs, see `compensation.rs`) the
 //!   mean queueing delay `d = owd − min_owd` of base-rate packets, if above `queue_tolerance`
 //!   (1 ms), is drained: the sender paces at `max(0, 1 − d/srtt)` of its base rate for one RTT

@@ -129,6 +129,10 @@ impl PcpSender {
         let remembered =
             self.history.as_ref().and_then(|h| h.lock().expect("history lock").initial_probe(self.conn.remote));
         self.history_probe_pending = remembered.is_some();
+        if self.cfg.history_owd {
+            self.min_owd =
+                self.history.as_ref().and_then(|h| h.lock().expect("history lock").min_owd(self.conn.remote));
+        }
         let first = remembered.unwrap_or_else(|| self.per_rtt(INITIAL_PROBE_PACKETS_PER_RTT));
         self.search = Search::new(first.max(self.per_rtt(self.cfg.min_increment)), cx.now);
         self.comp = Compensator::new(cx.now);
@@ -147,8 +151,10 @@ impl PcpSender {
         let echo = Time(pkt.seq);
         let owd = pkt.sent_at - echo;
         self.sample_rtt(cx.now - echo, cx);
-        let min_owd = *self.min_owd.get_or_insert(owd);
-        self.min_owd = Some(min_owd.min(owd));
+        if self.min_owd.is_none_or(|m| owd < m) {
+            self.lower_min_owd(owd);
+        }
+        let min_owd = self.min_owd.unwrap_or(owd);
         self.peer_window = pkt.window as u64;
         cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
         let tracked = self.board.on_echo(echo).is_some();
@@ -167,6 +173,14 @@ impl PcpSender {
         self.compensate(echo, cx);
         self.judge_probe(cx);
         self.after_progress(cx);
+    }
+
+    /// A new smallest one-way delay: this flow's, and the host's for the destination.
+    fn lower_min_owd(&mut self, owd: Dur) {
+        self.min_owd = Some(owd);
+        if let Some(h) = &self.history {
+            h.lock().expect("history lock").record_owd(self.conn.remote, owd);
+        }
     }
 
     fn mark_probe_loss(&mut self, sent_at: Time) {
