@@ -73,8 +73,11 @@ def test_jacobson88_quick(tmp_path, capsys):
 def test_wei05_quick(tmp_path, capsys):
     """wei05 runs, separates host (transmit queue) drops from router drops and records every
     criterion of ALGORITHMS.md 5b with the time scaling. Asserted: host loss above router loss
-    without control, and burstiness control all but removing the host loss. The loss totals,
-    the router loss with control and the throughput are open (summary.json open_findings)."""
+    without control, and burstiness control all but removing the host loss and, with Linux's
+    window growth (only on ACKs that find the window full), the router loss too, which the
+    ns-2 rule (growth on every ACK) moves to the router instead. The loss totals are open
+    (summary.json open_findings); the throughput criterion needs the full run's 1000 s (the
+    controlled sender converges slowly, slide 25)."""
     out = tmp_path / "wei05"
     assert main(["reproduce", "wei05", "--quick", "--out", str(out)]) == 0
     summary = json.loads((out / "summary.json").read_text())
@@ -86,6 +89,10 @@ def test_wei05_quick(tmp_path, capsys):
         off, on = measured[f"no control, {bottleneck}"], measured[f"burstiness control, {bottleneck}"]
         assert off["host_loss"] > off["router_loss"] > 0, bottleneck
         assert on["host_loss"] < 0.05 * off["host_loss"], bottleneck
+        assert on["router_loss"] < 0.5 * off["router_loss"], bottleneck
+    ns2_growth = measured["burstiness control, dummynet, growth on every ACK"]
+    assert ns2_growth["router_loss"] > measured["no control, dummynet"]["router_loss"]
+    assert summary["parameters"]["cwnd_limited_growth"] is True
     assert "pacing, dummynet" in measured and "no control, dummynet, ACK pipe" in measured
     assert "1000" in summary["scaling"] and summary["parameters"]["txqueuelen"] == 100
     for plot in summary["plots"]:

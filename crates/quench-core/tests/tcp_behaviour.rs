@@ -165,3 +165,24 @@ fn eight_newreno_flows_share_a_droptail_bottleneck_fairly() {
     // Sanity: the flows together fill the bottleneck (payload share of 1500-byte packets).
     assert!(total >= 0.9 * 10e6 * MSS / WIRE, "total goodput {total}");
 }
+
+/// Linux 2.4-2.6 `tcp_ack` grows the window only on an ACK that arrived while the window was
+/// full (`prior_in_flight >= snd_cwnd`; `tcp.cwnd_limited_growth`). Hand count: a receive
+/// window of 10 segments caps the flight at 10 segments. The ACK that finds 10 in flight
+/// under a 10-segment window grows it to 11 (slow start, one segment per ACK); from then on no
+/// ACK finds the window full (room for an 11th segment is always left), so the window stays
+/// at exactly 11 segments. Growing on every ACK (ns-2, the default) the window climbs by one
+/// segment per ACK for as long as the flow runs, whatever it has in flight.
+#[test]
+fn window_grows_only_while_full_with_cwnd_limited_growth() {
+    let final_cwnd = |limited: bool| {
+        let tcp = json!({"receive_window": format!("{}B", 10 * MSS as u64), "cwnd_limited_growth": limited});
+        let r = run(&single_flow(json!("newreno"), 3.0, "10Mbps", "20ms", "100p", tcp));
+        assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 0.0, "the path must be lossless");
+        flow_value(&r, 0, "final_cwnd_bytes") / MSS
+    };
+    let (limited, every_ack) = (final_cwnd(true), final_cwnd(false));
+    eprintln!("window after 3 s, rwnd 10 segments: {limited} segments growing while full, {every_ack} on every ACK");
+    assert_eq!(limited, 11.0);
+    assert!(every_ack > 100.0, "{every_ack}");
+}

@@ -41,6 +41,12 @@ What the slides leave open, and what we chose (each a field of `Params`):
   2.4/2.6 kernels did with NET_XMIT_DROP: the segment stays unsent, the rest of the burst is
   not offered, and the window enters CWR (`tcp.local_drop`). One extra run ("no control,
   dummynet, Linux host") measures it; it is reported, not judged.
+- Window growth (`cwnd_limited_growth`): as the testbed's Linux 2.4/2.6 `tcp_ack` does, the
+  window grows only on an ACK that arrived while it was full (`prior_in_flight >= snd_cwnd`);
+  ns-2 grows it on every ACK. An uncontrolled sender always fills its window, so this changes
+  nothing there; a sender that holds segments back (burstiness control, pacing) seldom fills
+  it, and converges slowly, as slide 25 says of X = cwnd/RTT. One extra run ("burstiness
+  control, dummynet, growth on every ACK") shows the ns-2 rule; it is reported, not judged.
 - High-frequency monitor (`record.monitor_flow`): every packet event of the FAST flow for
   `monitor_s` seconds from the middle of each run without/with control; plots of one RTT and
   of B against the queue each packet found at the bottleneck.
@@ -99,7 +105,10 @@ OPEN_FINDINGS = (
     "sender never exceeds its NIC rate; a delay-only pipe on the ACK path (ack_path) compresses ACKs but does "
     "not reach the slides' split either. Over a Dummynet pipe the theorem's bound needs a slack of C x tick. "
     "A Linux host (local_drop = linux_cwr: a refused segment stays unsent and the window enters CWR) stops each "
-    "burst at its first refusal, so the overshoot never reaches the router: see the 'Linux host' row."
+    "burst at its first refusal, so the overshoot never reaches the router: see the 'Linux host' row. "
+    "With control the window grows only on ACKs that find it full (Linux's tcp_ack, cwnd_limited_growth): "
+    "the controlled sender then climbs slowly to alpha packets above the bandwidth-delay product without an "
+    "overshoot; growing on every ACK (ns-2) it overshoots at the router instead (the 'growth on every ACK' row)."
 )
 
 HOST_LINK = "sender->dummynet"
@@ -131,6 +140,11 @@ class Params:
     # What the sender does when its own transmit queue refuses a segment: "loss" (found like a
     # network loss, as ns-2 and ns-3 model it) or "linux_cwr" (Linux 2.4/2.6: unsent, CWR).
     local_drop: str = "loss"
+    # The testbed's Linux 2.4/2.6 tcp_ack grows the window only on an ACK that found it full
+    # ("prior_in_flight >= snd_cwnd"); ns-2 grows it on every ACK (tcp.cwnd_limited_growth).
+    # It matters only for a sender that holds segments back (burstiness control, pacing), and
+    # is what makes its convergence slow, as slide 25 reports for X = cwnd/RTT.
+    cwnd_limited_growth: bool = True
     # Two RTTs of per-packet events (about 75,000 packets at 622 Mb/s).
     monitor_s: float = 0.72
     # DataTAG case (slides 5-7): 1 Gb/s, 120 ms, 2 ms of buffer = 170 packets, cwnd <= 4000.
@@ -178,6 +192,7 @@ def network(p: Params, control: str) -> Network:
         "rtt_sampling": "every_ack",
         "delayed_ack": {"enabled": p.delayed_ack},
         "local_drop": p.local_drop,
+        "cwnd_limited_growth": p.cwnd_limited_growth,
     }
     if control == "pacing":
         tcp["pacing"] = True
@@ -501,7 +516,8 @@ def theorem_check(v: PacketView, p: Params) -> dict:
 
 def run_key(control: str, p: Params) -> str:
     key = f"{control}, {p.bottleneck}" + (", ACK pipe" if p.ack_path == "dummynet" else "")
-    return key + (", Linux host" if p.local_drop == "linux_cwr" else "")
+    key += ", Linux host" if p.local_drop == "linux_cwr" else ""
+    return key + ("" if p.cwnd_limited_growth else ", growth on every ACK")
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
@@ -516,6 +532,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     variants = [(p, c) for c in CONTROLS] + [(dataclasses.replace(p, bottleneck=other), c) for c in CONTROLS]
     variants.append((dataclasses.replace(p, ack_path="dummynet"), "no control"))
     variants.append((dataclasses.replace(p, local_drop="linux_cwr"), "no control"))
+    variants.append((dataclasses.replace(p, cwnd_limited_growth=False), "burstiness control"))
     for q, control in variants:
         key = run_key(control, q)
         results[key], measured[key] = run(q, control)

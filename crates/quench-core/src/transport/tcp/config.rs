@@ -152,6 +152,11 @@ pub struct TcpConfig {
     /// (`"linux_cwr"`: the segment stays unsent and the window enters CWR, `local_drop.rs`).
     #[serde(default)]
     pub local_drop: LocalDropReaction,
+    /// Grow the window only on an ACK that arrived while it was full, as Linux 2.4-2.6 does
+    /// (`tcp_ack`: `prior_in_flight >= snd_cwnd`); decreases always apply. Off by default, as
+    /// in ns-2.
+    #[serde(default)]
+    pub cwnd_limited_growth: bool,
 }
 
 /// A sender's reaction to a drop in its own host's first queue.
@@ -206,6 +211,7 @@ impl Default for TcpConfig {
             burstiness_control: None,
             pacing: false,
             local_drop: LocalDropReaction::Loss,
+            cwnd_limited_growth: false,
         }
     }
 }

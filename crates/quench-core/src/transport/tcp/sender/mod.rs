@@ -375,6 +375,7 @@ impl TcpSender {
 
     fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx) {
         let acked = ack - self.snd_una;
+        let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
         self.snd_una = ack;
         self.snd_nxt = self.snd_nxt.max(ack);
@@ -403,9 +404,15 @@ impl TcpSender {
             }
         } else {
             self.dupacks = 0;
+            // Linux 2.4-2.6 `tcp_ack` grows the window only if it was full when the ACK came
+            // (`prior_in_flight >= snd_cwnd` in packets; in bytes: no room for another segment).
+            let window_was_full = flight_before + self.w.mss > self.w.cwnd;
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
             self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt });
+            if self.cfg.cwnd_limited_growth && !window_was_full {
+                self.w.cwnd = self.w.cwnd.min(cwnd_before);
+            }
             self.cwr_after_ack(cwnd_before);
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
             self.record_window(cx);
