@@ -10,9 +10,9 @@
 //! delay and never compensates for it: the late-comer error of Vegas and FAST. In pcp06 at
 //! 90 % load (FIFO, seed 2) the older flows' cuts could not drain a queue the newcomers did
 //! not see, tit-for-tat took the queue for an unresponsive competitor's, and it overflowed:
-//! 466 drops, 0 with the host's delay (`docs/reproductions.md`). The cost: after a route change to a longer path the
-//! host's flows would see a standing queue that is not there (nothing here ages the minimum;
-//! the delay of a host pair changes with routing only, which pcp06 does not model).
+//! 466 drops, 0 with the host's delay (`docs/reproductions.md`). The cost: the minimum never
+//! ages, so after a route change to a longer path the host's flows would see a standing queue
+//! that is not there (pcp06 has no route changes).
 //!
 //! The builder creates one table per source host and hands each of its PCP senders a clone of
 //! the `Arc`. An `Arc<Mutex<_>>` rather than `Rc<RefCell<_>>` because the simulation must be

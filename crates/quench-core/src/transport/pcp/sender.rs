@@ -151,10 +151,10 @@ impl PcpSender {
         let echo = Time(pkt.seq);
         let owd = pkt.sent_at - echo;
         self.sample_rtt(cx.now - echo, cx);
-        if self.min_owd.is_none_or(|m| owd < m) {
-            self.lower_min_owd(owd);
-        }
-        let min_owd = self.min_owd.unwrap_or(owd);
+        let min_owd = match self.min_owd {
+            Some(m) if m <= owd => m,
+            _ => self.lower_min_owd(owd),
+        };
         self.peer_window = pkt.window as u64;
         cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
         let tracked = self.board.on_echo(echo).is_some();
@@ -176,11 +176,12 @@ impl PcpSender {
     }
 
     /// A new smallest one-way delay: this flow's, and the host's for the destination.
-    fn lower_min_owd(&mut self, owd: Dur) {
+    fn lower_min_owd(&mut self, owd: Dur) -> Dur {
         self.min_owd = Some(owd);
         if let Some(h) = &self.history {
             h.lock().expect("history lock").record_owd(self.conn.remote, owd);
         }
+        owd
     }
 
     fn mark_probe_loss(&mut self, sent_at: Time) {
