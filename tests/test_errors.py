@@ -108,3 +108,22 @@ def test_workload_errors_name_the_workload_key():
 def test_bad_cwnd_interval_names_the_key():
     e = err(lambda s: s.setdefault("record", {}).update(cwnd_interval="soon"))
     assert "record.cwnd_interval" in str(e)
+
+
+def _run_zero_rate() -> None:
+    net = small_net()
+    net.tcp("a", "b")
+    spec = net.to_dict("1s")
+    spec["links"][0]["rate"] = "0bps"
+    quench.run_scenario(spec)
+
+
+def test_an_error_raised_in_a_worker_process_arrives_whole():
+    # Sweeps run scenarios in process pools; the error must pickle under its importable name
+    # (quench._core), or the parent sees a PicklingError instead of the key at fault.
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1) as pool:
+        with pytest.raises(quench.ScenarioError) as e:
+            pool.submit(_run_zero_rate).result()
+    assert e.value.path == "links[0].rate" and "positive" in e.value.reason

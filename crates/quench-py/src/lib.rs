@@ -15,8 +15,8 @@ use quench_core::units::{parse_quantity, Quantity};
 use quench_core::{ConfigError, RunResult, Time};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid; the message names the key.");
-create_exception!(_core, InternalError, PyRuntimeError, "A bug in quench (please report it).");
+create_exception!(quench._core, ScenarioError, PyValueError, "A scenario is invalid; the message names the key.");
+create_exception!(quench._core, InternalError, PyRuntimeError, "A bug in quench (please report it).");
 
 fn scenario_error(e: ConfigError) -> PyErr {
     let err = ScenarioError::new_err(e.to_string());
