@@ -23,7 +23,8 @@ What the paper leaves open, and what we chose (each a field of `Params`):
   as a packet limit for drop-tail and as the shared limit of fair queueing (Demers-Keshav-Shenker,
   dropping from the flow with the most buffer).
 - TCP: NewReno with SACK, delayed ACKs, windows large enough never to limit (the variant is not
-  stated; the paper's own simulator was validated against a kernel TCP).
+  stated; the paper's own simulator was validated against a kernel TCP). `Params.tcp` overrides
+  any TcpConfig key; studies/pcp06_tcp_variants.py compares eight variants over FIFO and FQ.
 - PCP: quench's PCP with its documented defaults (transport/pcp/mod.rs), per-host history.
 - The "fair queueing" ideal of §4.1 (router-assisted: one request per RTT stamped with the
   flow's fair rate and its queue): quench's `assisted` transport over an FQ router with
@@ -103,6 +104,8 @@ class Params:
     tcp_cc: str = "newreno"
     tcp_sack: bool = True
     window_bytes: str = "1MB"
+    # TCP configuration keys (TcpConfig) over the above, for studies of the unstated variant.
+    tcp: dict = field(default_factory=dict)
     # PCP configuration keys (PcpConfig) over its defaults, for studies of its constants.
     pcp: dict = field(default_factory=dict)
 
@@ -161,6 +164,7 @@ def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Ne
 def flow_template(p: Params, transport: str) -> dict:
     if transport == "tcp":
         tcp = {"mss": p.mss, "sack": p.tcp_sack, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
+        tcp.update(p.tcp)
         return {"kind": "tcp", "cc": p.tcp_cc, "tcp": tcp}
     if transport == "pcp":
         return {"kind": "pcp", "pcp": {**p.pcp, "mss": p.mss}}
