@@ -82,3 +82,37 @@ fn sack_blocks_reach_the_sender_in_acks_with_option_bytes() {
     assert!(arrived > 40.0 * acks, "no SACK options on the wire");
     assert_eq!((arrived - 40.0 * acks) as u64 % 4, 0, "options come in 4-byte words");
 }
+
+/// A timeout during SACK recovery (a retransmission lost again) sets ssthresh from what is in
+/// the network (RFC 6675's pipe), not from everything above the hole: the data sent during a
+/// recovery of many RTTs and SACKed since is no longer outstanding. Reference: the path holds
+/// at most BDP + buffer segments, so half of any honest flight estimate is below that.
+/// 100 Mb/s, 100 ms RTT (BDP 833 segments of 1500 bytes), 417-packet buffer (1250 in all).
+/// Counting `snd_max − snd_una` as the flight, the first timeout set ssthresh to 4790
+/// segments and each slow start overshot into the next timeout: 22 in 60 s.
+#[test]
+fn a_timeout_in_sack_recovery_sets_ssthresh_within_what_the_path_holds() {
+    const TIMEOUT: u64 = 0; // quench_core::trace::TcpEvent::Timeout
+    let sc = json!({
+        "duration": "60s", "hosts": ["s", "d"], "routers": ["r1", "r2"],
+        "links": [{"from": "s", "to": "r1", "rate": "10Gbps", "delay": "1ms",
+                   "qdisc": {"kind": "droptail", "limit": "100000p"}},
+                  {"from": "r1", "to": "r2", "rate": "100Mbps", "delay": "48ms",
+                   "qdisc": {"kind": "droptail", "limit": "417p"}},
+                  {"from": "r2", "to": "d", "rate": "10Gbps", "delay": "1ms"}],
+        "flows": [{"kind": "tcp", "src": "s", "dst": "d", "cc": "newreno",
+                   "tcp": {"sack": true, "send_buffer": "64MB", "receive_window": "64MB"}}],
+        "record": {"queues": false, "cwnd": true}
+    });
+    let r = run(&sc);
+    let path_holds = (833.0 + 417.0) * 1460.0;
+    let events = u64s(&r, "tcp_events", "event");
+    let times = f64s(&r, "tcp_events", "time_s");
+    let timeouts: Vec<f64> = events.iter().zip(&times).filter(|(e, _)| **e == TIMEOUT).map(|(_, t)| *t).collect();
+    assert!(!timeouts.is_empty() && timeouts.len() <= 3, "timeouts at {timeouts:?}");
+    let (t, ssthresh) = (f64s(&r, "cwnd", "time_s"), f64s(&r, "cwnd", "ssthresh"));
+    for at in timeouts {
+        let row = t.iter().rposition(|&x| x == at).expect("a window row at the timeout");
+        assert!(ssthresh[row] <= path_holds, "ssthresh {} at {at} s", ssthresh[row] / 1460.0);
+    }
+}
