@@ -6,6 +6,7 @@
 //! Adding a controller is one file (config with `deny_unknown_fields`, `new(&cfg)`, the trait
 //! impl, tests) plus one line in `registry!` below.
 
+pub mod cubic;
 pub mod fast;
 pub mod newreno;
 pub mod reno;
@@ -160,6 +161,7 @@ registry! {
     NewReno: "newreno" => newreno::NewReno(NewRenoConfig),
     Fast: "fast" => fast::Fast(FastConfig),
     Vegas: "vegas" => vegas::Vegas(VegasConfig),
+    Cubic: "cubic" => cubic::Cubic(CubicConfig),
 }
 
 impl Default for CcSpec {
@@ -193,8 +195,8 @@ mod tests {
         assert_eq!(t.cc.kind(), "tahoe");
         let t: T = serde_json::from_str(r#"{"cc":{"kind":"newreno","initial_window":10}}"#).unwrap();
         assert_eq!(t.cc.build().unwrap().initial_window(1460), 10);
-        let e = serde_json::from_str::<T>(r#"{"cc":"cubic"}"#).err().unwrap().to_string();
-        assert!(e.contains("unknown variant `cubic`"), "{e}");
+        let e = serde_json::from_str::<T>(r#"{"cc":"bbr"}"#).err().unwrap().to_string();
+        assert!(e.contains("unknown variant `bbr`"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,352 @@
+//! CUBIC (RFC 9438; Ha, Rhee, Xu, "CUBIC: a new TCP-friendly high-speed TCP variant", OSR
+//! 42(5) 2008): after a congestion event the window follows a cubic function of the time since
+//! the event, whose plateau is the window at the event.
+//!
+//! - Event (loss, ECN-Echo, a local drop, a timeout): `W_max = cwnd` (fast convergence: if the
+//!   window is below the last `W_max`, `W_max = cwnd·(1 + β)/2`, RFC 9438 §4.7), and
+//!   `ssthresh = max(cwnd·β, 2 segments)` (§4.6; `cwnd`, as Linux, not the flight size). The
+//!   recovery procedure is NewReno's (or SACK's, when on), as for NewReno.
+//! - Congestion avoidance, from the first ACK after the event (the epoch start): with
+//!   `K = ∛((W_max − cwnd_epoch)/C)`, `W_cubic(t) = C·(t − K)³ + W_max` (§4.2). Per ACK the
+//!   target is `W_cubic(t + RTT)` clamped to `[cwnd, 1.5·cwnd]`, and cwnd grows by
+//!   `(target − cwnd)/cwnd` per acknowledged segment (§4.4-4.5; per segment as Linux counts,
+//!   so delayed ACKs do not halve the growth). RTT is the smoothed RTT of the samples.
+//! - Reno-friendly region (§4.3): `W_est` starts at `cwnd_epoch` and grows by
+//!   `α = 3(1 − β)/(1 + β)` segments per window acknowledged, the rate at which Reno with
+//!   CUBIC's β would grow, and by 1 once it is back at the window the event found; while
+//!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
+//! - After a timeout (§4.8): the loss window (1 segment) and slow start to ssthresh; the first
+//!   epoch after it starts with `K = 0` and `W_max` = the window then.
+//! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno. HyStart++
+//!   (RFC 9406), which Linux runs beside CUBIC, is not built.
+//!
+//! Units: windows in segments (f64) inside, bytes in `Window`; time in seconds (f64) from
+//! integer-nanosecond `Time`; `C` in segments/s³.
+
+use super::reno::AimdParams;
+use super::{AckSample, CongestionControl, Recovery, Signal, Window};
+use crate::error::ConfigError;
+use crate::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// RFC 9438 §5 (and Linux `bic_scale` = 41 → 0.4): C = 0.4 segments/s³.
+const DEFAULT_C: f64 = 0.4;
+/// RFC 9438 §4.6 (Linux `beta` = 717/1024 ≈ 0.7): multiplicative decrease factor.
+const DEFAULT_BETA: f64 = 0.7;
+/// Smallest window after a decrease: two segments (RFC 9438 §4.6, `cwnd = max(cwnd, 2)`).
+const MIN_WINDOW_SEGMENTS: f64 = 2.0;
+/// Largest step toward the target per RTT: the target is clamped to 1.5·cwnd (§4.4).
+const MAX_TARGET_RATIO: f64 = 1.5;
+/// Smoothing gain of the RTT estimate (RFC 6298's α = 1/8).
+const SRTT_GAIN: f64 = 0.125;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CubicConfig {
+    /// Scaling constant C (segments/s³).
+    #[serde(default = "default_c")]
+    pub c: f64,
+    /// Multiplicative decrease factor β in (0, 1).
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    /// Release bandwidth faster to newcomers: a window below the last `W_max` at an event lowers
+    /// `W_max` further, to `cwnd·(1 + β)/2` (§4.7).
+    #[serde(default = "yes")]
+    pub fast_convergence: bool,
+    /// Follow Reno's growth (with CUBIC's β) where it is faster than the cubic (§4.3).
+    #[serde(default = "yes")]
+    pub reno_friendly: bool,
+    /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
+    #[serde(default)]
+    pub initial_window: Option<u64>,
+    /// Appropriate byte counting limit L in slow start, in segments (RFC 3465).
+    #[serde(default)]
+    pub abc_limit: Option<u64>,
+}
+
+fn default_c() -> f64 {
+    DEFAULT_C
+}
+fn default_beta() -> f64 {
+    DEFAULT_BETA
+}
+fn yes() -> bool {
+    true
+}
+
+impl Default for CubicConfig {
+    fn default() -> Self {
+        CubicConfig {
+            c: DEFAULT_C,
+            beta: DEFAULT_BETA,
+            fast_convergence: true,
+            reno_friendly: true,
+            initial_window: None,
+            abc_limit: None,
+        }
+    }
+}
+
+/// The state of one congestion-avoidance epoch (from the first ACK after an event).
+#[derive(Clone, Copy, Debug)]
+struct Epoch {
+    start: Time,
+    /// Seconds from the epoch's start to the plateau.
+    k: f64,
+    /// The plateau, in segments.
+    w_max: f64,
+    /// Reno's window from the same start, in segments.
+    w_est: f64,
+}
+
+pub struct Cubic {
+    c: f64,
+    beta: f64,
+    fast_convergence: bool,
+    reno_friendly: bool,
+    aimd: AimdParams,
+    /// The plateau for the next epoch, in segments (0: none, or a timeout).
+    w_max: f64,
+    /// The window at the last congestion event, in segments (RFC 9438's `cwnd_prior`).
+    cwnd_prior: f64,
+    epoch: Option<Epoch>,
+    /// Smoothed RTT in seconds (0 until the first sample).
+    srtt: f64,
+    /// Growth below one byte, carried to the next ACK.
+    carry: f64,
+}
+
+impl Cubic {
+    pub fn new(cfg: &CubicConfig) -> Result<Self, ConfigError> {
+        if !(cfg.c.is_finite() && cfg.c > 0.0) {
+            return Err(ConfigError::new("c", "must be a positive number (segments/s³)"));
+        }
+        if !(cfg.beta > 0.0 && cfg.beta < 1.0) {
+            return Err(ConfigError::new("beta", "must be in (0, 1)"));
+        }
+        Ok(Cubic {
+            c: cfg.c,
+            beta: cfg.beta,
+            fast_convergence: cfg.fast_convergence,
+            reno_friendly: cfg.reno_friendly,
+            aimd: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?,
+            w_max: 0.0,
+            cwnd_prior: 0.0,
+            epoch: None,
+            srtt: 0.0,
+            carry: 0.0,
+        })
+    }
+
+    /// `α = 3(1 − β)/(1 + β)`: Reno-friendly growth in segments per RTT (§4.3).
+    pub fn reno_alpha(&self) -> f64 {
+        3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+    }
+
+    /// `W_cubic(t)` of the current epoch, in segments.
+    fn w_cubic(&self, e: &Epoch, t: f64) -> f64 {
+        self.c * (t - e.k).powi(3) + e.w_max
+    }
+
+    fn start_epoch(&mut self, now: Time, cwnd: f64) -> Epoch {
+        // A window already at or above the last plateau (or none known, after a timeout)
+        // starts on the plateau: K = 0 and W_max = cwnd (§4.8; Linux `bictcp_update`).
+        let (k, w_max) =
+            if cwnd < self.w_max { (((self.w_max - cwnd) / self.c).cbrt(), self.w_max) } else { (0.0, cwnd) };
+        Epoch { start: now, k, w_max, w_est: cwnd }
+    }
+
+    fn congestion_avoidance(&mut self, w: &mut Window, s: &AckSample) {
+        let mss = w.mss as f64;
+        let cwnd = w.cwnd as f64 / mss;
+        let mut e = match self.epoch {
+            Some(e) => e,
+            None => self.start_epoch(s.now, cwnd),
+        };
+        let acked = s.acked as f64 / mss;
+        let t = (s.now - e.start).as_secs_f64();
+        // Once Reno's window is back where the event found it, it grows as Reno's own (§4.3).
+        let alpha = if e.w_est >= self.cwnd_prior { 1.0 } else { self.reno_alpha() };
+        e.w_est += alpha * acked / cwnd;
+        let grown = if self.reno_friendly && self.w_cubic(&e, t) < e.w_est {
+            e.w_est.max(cwnd)
+        } else {
+            let target = self.w_cubic(&e, t + self.srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
+            cwnd + (target - cwnd) / cwnd * acked
+        };
+        self.epoch = Some(e);
+        let bytes = (grown - cwnd) * mss + self.carry;
+        self.carry = bytes.fract();
+        w.cwnd += bytes.trunc() as u64;
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn recovery(&self) -> Recovery {
+        Recovery::NewReno
+    }
+    fn initial_window(&self, mss: u64) -> u64 {
+        self.aimd.initial_window(mss)
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        if let Some(rtt) = s.rtt {
+            let r = rtt.as_secs_f64();
+            self.srtt = if self.srtt == 0.0 { r } else { self.srtt + SRTT_GAIN * (r - self.srtt) };
+        }
+        if w.cwnd < w.ssthresh {
+            self.aimd.grow(w, s.acked);
+        } else {
+            self.congestion_avoidance(w, s);
+        }
+    }
+
+    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
+        let cwnd = w.cwnd as f64 / w.mss as f64;
+        self.cwnd_prior = cwnd;
+        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        if signal == Signal::Timeout {
+            self.w_max = 0.0; // the next epoch starts on its own window (§4.8)
+        }
+        self.epoch = None;
+        self.carry = 0.0;
+        ((cwnd * self.beta).max(MIN_WINDOW_SEGMENTS) * w.mss as f64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Dur;
+
+    const MSS: u64 = 1000;
+
+    fn cubic() -> Cubic {
+        Cubic::new(&CubicConfig::default()).unwrap()
+    }
+
+    fn win(segments: u64) -> Window {
+        Window {
+            cwnd: segments * MSS,
+            ssthresh: segments * MSS,
+            mss: MSS,
+            flight: segments * MSS,
+            peer_window: u64::MAX,
+        }
+    }
+
+    fn ack(at_ms: u64, rtt_ms: u64) -> AckSample {
+        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt: Some(Dur::from_millis(rtt_ms)) }
+    }
+
+    /// A window of 100 segments meets a loss, then one ACK per segment on a 100 ms path.
+    fn after_loss_at_100(c: &mut Cubic) -> Window {
+        let mut w = win(100);
+        w.ssthresh = c.ssthresh_after(&w, Signal::DupAcks);
+        w.cwnd = w.ssthresh; // what recovery leaves
+        w
+    }
+
+    #[test]
+    fn a_loss_keeps_beta_of_the_window_and_remembers_it() {
+        let mut c = cubic();
+        let w = after_loss_at_100(&mut c);
+        assert_eq!(w.ssthresh, 70 * MSS);
+        assert_eq!(c.w_max, 100.0);
+        // Below the last plateau, fast convergence lowers it: 60 · 1.7/2 = 51.
+        let w2 = win(60);
+        assert_eq!(c.ssthresh_after(&w2, Signal::DupAcks), 42 * MSS);
+        assert!((c.w_max - 51.0).abs() < 1e-9);
+        // Never below two segments.
+        assert_eq!(c.ssthresh_after(&win(2), Signal::DupAcks), 2 * MSS);
+    }
+
+    #[test]
+    fn the_epoch_follows_the_cubic_to_its_plateau_at_k() {
+        // Hand values: W_max = 100, cwnd_epoch = 70: K = ∛(30/0.4) = ∛75 = 4.2172 s. With the
+        // target one RTT ahead the window tracks W_cubic(t + RTT) one RTT late, so at t = K
+        // - RTT it is close to the plateau, and at t = K it has not passed it by more than the
+        // cubic's rise in one RTT.
+        let mut c = Cubic::new(&CubicConfig { reno_friendly: false, ..Default::default() }).unwrap();
+        let mut w = after_loss_at_100(&mut c);
+        let rtt_ms = 100;
+        let mut t_ms = 0;
+        let mut trace = vec![];
+        while t_ms <= 6000 {
+            rounds(&mut c, &mut w, &mut t_ms, 1, rtt_ms);
+            trace.push((t_ms, w.cwnd as f64 / MSS as f64));
+        }
+        let k = 75f64.cbrt();
+        assert!((c.epoch.unwrap().k - k).abs() < 1e-12);
+        let at = |ms: u64| trace.iter().find(|(t, _)| *t >= ms).unwrap().1;
+        let w_cubic = |t: f64| 0.4 * (t - k).powi(3) + 100.0;
+        // Concave part: after 1 s the window is near W_cubic(1 s + RTT) = 86.7.
+        assert!((at(1000) - w_cubic(1.1)).abs() < 1.5, "{}", at(1000));
+        // Plateau: within a segment of 100 around K.
+        assert!((at(4200) - 100.0).abs() < 1.0, "{}", at(4200));
+        // Convex part: 6 s is 1.78 s past K, where W_cubic(6.1) = 102.9.
+        assert!((at(6000) - w_cubic(6.1)).abs() < 1.5, "{}", at(6000));
+    }
+
+    /// `rtts` round trips of `rtt_ms`, one ACK per segment spread over each.
+    fn rounds(c: &mut Cubic, w: &mut Window, t_ms: &mut u64, rtts: u32, rtt_ms: u64) {
+        for _ in 0..rtts {
+            let n = w.cwnd / MSS;
+            for i in 0..n {
+                c.on_ack(w, &ack(*t_ms + i * rtt_ms / n, rtt_ms));
+            }
+            *t_ms += rtt_ms;
+        }
+    }
+
+    #[test]
+    fn the_reno_friendly_region_grows_alpha_then_one_segment_per_window() {
+        // On a short path the cubic is slow: W_max = 10, cwnd 7, K = ∛7.5 = 1.96 s, so over
+        // the first 0.2 s W_cubic stays below 8 and cwnd follows W_est, which gains α/W per
+        // acknowledged segment: dW/dn = α/W, so W(n)² = W(0)² + 2αn with α = 3·0.3/1.7 until
+        // it is back at 10, then W² gains 2 per segment (α = 1).
+        let mut c = cubic();
+        let mut w = win(10);
+        w.ssthresh = c.ssthresh_after(&w, Signal::DupAcks);
+        w.cwnd = w.ssthresh;
+        let segments = |w: &Window| w.cwnd as f64 / MSS as f64;
+        let mut t_ms = 0;
+        let mut acks = |c: &mut Cubic, w: &mut Window, n: u32| {
+            for _ in 0..n {
+                c.on_ack(w, &ack(t_ms, 10));
+                t_ms += 1;
+            }
+        };
+        acks(&mut c, &mut w, 30);
+        let expected = (49.0 + 2.0 * c.reno_alpha() * 30.0).sqrt();
+        assert!((segments(&w) - expected).abs() < 0.05, "{} against {expected}", segments(&w));
+        while segments(&w) < 10.0 {
+            acks(&mut c, &mut w, 1);
+        }
+        let crossed = segments(&w);
+        acks(&mut c, &mut w, 40);
+        let expected = (crossed * crossed + 2.0 * 40.0).sqrt();
+        assert!((segments(&w) - expected).abs() < 0.05, "{} against {expected}", segments(&w));
+        assert!((c.reno_alpha() - 0.9 / 1.7).abs() < 1e-12);
+    }
+
+    #[test]
+    fn after_a_timeout_the_next_epoch_starts_on_its_own_window() {
+        let mut c = cubic();
+        let mut w = win(100);
+        w.ssthresh = c.ssthresh_after(&w, Signal::Timeout);
+        assert_eq!(w.ssthresh, 70 * MSS);
+        w.cwnd = w.ssthresh;
+        c.on_ack(&mut w, &ack(0, 100));
+        let e = c.epoch.unwrap();
+        assert_eq!((e.k, e.w_max), (0.0, 70.0));
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let bad = |cfg: CubicConfig| Cubic::new(&cfg).err().unwrap().path;
+        assert_eq!(bad(CubicConfig { beta: 1.0, ..Default::default() }), "beta");
+        assert_eq!(bad(CubicConfig { c: 0.0, ..Default::default() }), "c");
+        assert_eq!(bad(CubicConfig { initial_window: Some(0), ..Default::default() }), "initial_window");
+    }
+}
