@@ -6,10 +6,11 @@ identical flags, checks that they agree on bottleneck utilization and aggregate 
 and prints a Markdown table of accuracy, speed and memory. Raw numbers go to
 benchmarks/results/dumbbell.json. Standard library only, so any python3 can run it:
 
-    python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick] [--ns3-sack off]
+    python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick] [--ns3-sack off] [--cc cubic]
 
 --ns3-sack on (default) runs both with SACK and Limited Transmit (ns-3 with its default PRR
 recovery, quench with RFC 6675); --ns3-sack off runs classic RFC 6582 NewReno in both.
+--cc cubic runs CUBIC in both (ns-3's TcpCubic with HyStart off, as quench has none).
 """
 
 import argparse
@@ -53,6 +54,7 @@ def parse_args():
         help="ns-3 loss recovery: on = SACK + PRR + limited transmit (ns-3 default), "
         "off = classic NewReno without SACK, like quench (default: on)",
     )
+    p.add_argument("--cc", choices=("newreno", "cubic"), default="newreno", help="congestion control in both")
     p.add_argument(
         "--quench-python",
         default=os.path.join(REPO_ROOT, ".venv", "bin", "python"),
@@ -237,7 +239,7 @@ def main():
     os.makedirs(RESULTS_DIR, exist_ok=True)
     scale = 0.1 if args.quick else 1.0
     # Both ns-3 variants can sit side by side in results/: SACK off gets its own file names.
-    suffix = "" if args.ns3_sack == "on" else "-sackoff"
+    suffix = ("" if args.ns3_sack == "on" else "-sackoff") + ("" if args.cc == "newreno" else f"-{args.cc}")
     entries, rows = {}, []
     for tag in args.configs:
         cfg = dict(CONFIGS[tag], duration=CONFIGS[tag]["duration"] * scale)
@@ -258,7 +260,7 @@ def main():
             str(args.seed),
         ]
         # Both simulators run the same loss recovery: SACK + Limited Transmit, or neither.
-        flags += ["--sack", args.ns3_sack]
+        flags += ["--sack", args.ns3_sack, "--cc", args.cc]
         quench = best_of(args.repeats, f"quench{suffix}", args.quench_python, "quench_dumbbell.py", flags, tag)
         ns3 = best_of(args.repeats, f"ns3{suffix}", NS3_PYTHON, "ns3_dumbbell.py", flags, tag)
         agree, disagreement, diffs = compare(quench, ns3)
@@ -283,6 +285,7 @@ def main():
             "quick": args.quick,
             "seed": args.seed,
             "ns3_sack": args.ns3_sack,
+            "cc": args.cc,
             "tolerance": AGREEMENT_TOLERANCE,
             "configs": entries,
         },

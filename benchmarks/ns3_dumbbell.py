@@ -6,7 +6,7 @@ Run with the interpreter of the isolated venv created by setup_ns3.sh:
         --flows 4 --rate 10000000 --duration 10 --buffer-pkts 42 --seed 1 --json out.json
 
 Topology: s_i --(10x rate, 1 ms)--> r1 --(rate, rtt/2 - 2 ms)--> r2 --(10x rate, 1 ms)--> d_i,
-one TCP NewReno bulk transfer per pair, a single drop-tail FIFO of --buffer-pkts packets at r1.
+one TCP NewReno (or, --cc cubic, TcpCubic) bulk transfer per pair, a single drop-tail FIFO of --buffer-pkts packets at r1.
 --sack on (default) is ns-3's default loss recovery: SACK + PRR + limited transmit. --sack off
 runs classic RFC 6582 NewReno (no SACK, TcpClassicRecovery, no limited transmit).
 quench_dumbbell.py simulates the same scenario and writes the same JSON keys.
@@ -44,6 +44,7 @@ def parse_args():
         help="on: SACK + PRR recovery + limited transmit (ns-3 default); "
         "off: classic NewReno (no SACK, TcpClassicRecovery, no limited transmit)",
     )
+    p.add_argument("--cc", choices=("newreno", "cubic"), default="newreno", help="TcpNewReno or TcpCubic")
     p.add_argument(
         "--diag",
         action="store_true",
@@ -175,9 +176,11 @@ uint64_t SinkTotalRx(ns3::Ptr<ns3::Application> app)
 """
 
 
-def configure_tcp(ns, sack):
+def configure_tcp(ns, sack, cc="newreno"):
     sd = ns.Config.SetDefault
-    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpCubic" if cc == "cubic" else "ns3::TcpNewReno"))
+    # quench's CUBIC has no HyStart (RFC 9406): slow start ends at the first loss in both.
+    sd("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
     if sack:
         # ns-3's default loss recovery, stated explicitly: RFC 6937 proportional rate
         # reduction on top of the RFC 6675 SACK scoreboard, with RFC 3042 limited transmit.
@@ -279,7 +282,7 @@ def install_bulk_flows(ns, flows, senders, receivers, receiver_ifaces, stop_s):
 
 def build(ns, args):
     """Create the dumbbell with its measurement hooks; return the per-flow sink apps."""
-    configure_tcp(ns, args.sack == "on")
+    configure_tcp(ns, args.sack == "on", args.cc)
     ns.RngSeedManager.SetSeed(1)
     ns.RngSeedManager.SetRun(args.seed)
 

@@ -21,11 +21,13 @@ BUFFER = "16MiB"
 MSS = 1460
 
 
-def ns3_matched_dumbbell(flows: int, rate: int, rtt: float, buffer_pkts: int, seed: int, **tcp_options):
+def ns3_matched_dumbbell(
+    flows: int, rate: int, rtt: float, buffer_pkts: int, seed: int, cc_kind: str = "newreno", **tcp_options
+):
     """quench.scenarios.dumbbell with the TCP of ns3_dumbbell.py; `tcp_options` add to it
     (e.g. sack, limited_transmit, ecn)."""
     tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, **tcp_options}
-    cc = {"kind": "newreno", "initial_window": INITIAL_WINDOW_SEGMENTS, "abc_limit": SLOW_START_SEGMENTS_PER_ACK}
+    cc = {"kind": cc_kind, "initial_window": INITIAL_WINDOW_SEGMENTS, "abc_limit": SLOW_START_SEGMENTS_PER_ACK}
     return dumbbell(flows, rate=rate, rtt=rtt, buffer_packets=buffer_pkts, cc=cc, seed=seed, tcp=tcp)
 
 
@@ -41,9 +43,12 @@ def main() -> None:
 
     t0 = time.perf_counter()
     p.add_argument("--sack", choices=("on", "off"), default="on", help="SACK + Limited Transmit (default on)")
+    p.add_argument("--cc", choices=("newreno", "cubic"), default="newreno")
     a = p.parse_args()
     sack = a.sack == "on"
-    net = ns3_matched_dumbbell(a.flows, a.rate, a.rtt, a.buffer_pkts, a.seed, sack=sack, limited_transmit=sack)
+    net = ns3_matched_dumbbell(
+        a.flows, a.rate, a.rtt, a.buffer_pkts, a.seed, cc_kind=a.cc, sack=sack, limited_transmit=sack
+    )
     net.record(queues=False, drops=False, cwnd=False, rtt=False)
     sim = quench._core.Simulation(json.dumps(net.to_dict(a.duration)))
     t1 = time.perf_counter()
