@@ -6,7 +6,8 @@ Run with the interpreter of the isolated venv created by setup_ns3.sh:
         --flows 4 --rate 10000000 --duration 10 --buffer-pkts 42 --seed 1 --json out.json
 
 Topology: s_i --(10x rate, 1 ms)--> r1 --(rate, rtt/2 - 2 ms)--> r2 --(10x rate, 1 ms)--> d_i,
-one TCP NewReno (or, --cc cubic, TcpCubic) bulk transfer per pair, a single drop-tail FIFO of --buffer-pkts packets at r1.
+one TCP NewReno (or, --cc cubic, TcpCubic) bulk transfer per pair, a single drop-tail FIFO of
+--buffer-pkts packets at r1.
 --sack on (default) is ns-3's default loss recovery: SACK + PRR + limited transmit. --sack off
 runs classic RFC 6582 NewReno (no SACK, TcpClassicRecovery, no limited transmit).
 quench_dumbbell.py simulates the same scenario and writes the same JSON keys.
