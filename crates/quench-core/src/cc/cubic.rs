@@ -148,7 +148,7 @@ impl Cubic {
         self.c * (t - e.k).powi(3) + e.w_max
     }
 
-    fn start_epoch(&mut self, now: Time, cwnd: f64) -> Epoch {
+    fn start_epoch(&self, now: Time, cwnd: f64) -> Epoch {
         // A window already at or above the last plateau (or none known, after a timeout)
         // starts on the plateau: K = 0 and W_max = cwnd (§4.8; Linux `bictcp_update`).
         let (k, w_max) =
