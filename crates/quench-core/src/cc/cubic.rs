@@ -10,7 +10,7 @@
 //!   `K = ∛((W_max − cwnd_epoch)/C)`, `W_cubic(t) = C·(t − K)³ + W_max` (§4.2). Per ACK the
 //!   target is `W_cubic(t + RTT)` clamped to `[cwnd, 1.5·cwnd]`, and cwnd grows by
 //!   `(target − cwnd)/cwnd` per acknowledged segment (§4.4-4.5; per segment as Linux counts,
-//!   so delayed ACKs do not halve the growth). RTT is the smoothed RTT of the samples.
+//!   so delayed ACKs do not halve the growth). RTT is the sender's smoothed RTT (RFC 6298).
 //! - Reno-friendly region (§4.3): `W_est` starts at `cwnd_epoch` and grows by
 //!   `α = 3(1 − β)/(1 + β)` segments per window acknowledged, the rate at which Reno with
 //!   CUBIC's β would grow, and by 1 once it is back at the window the event found; while
@@ -37,8 +37,6 @@ const DEFAULT_BETA: f64 = 0.7;
 const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 /// Largest step toward the target per RTT: the target is clamped to 1.5·cwnd (§4.4).
 const MAX_TARGET_RATIO: f64 = 1.5;
-/// Smoothing gain of the RTT estimate (RFC 6298's α = 1/8).
-const SRTT_GAIN: f64 = 0.125;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,8 +108,6 @@ pub struct Cubic {
     /// The window at the last congestion event, in segments (RFC 9438's `cwnd_prior`).
     cwnd_prior: f64,
     epoch: Option<Epoch>,
-    /// Smoothed RTT in seconds (0 until the first sample).
-    srtt: f64,
     /// Growth below one byte, carried to the next ACK.
     carry: f64,
 }
@@ -133,7 +129,6 @@ impl Cubic {
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch: None,
-            srtt: 0.0,
             carry: 0.0,
         })
     }
@@ -171,7 +166,8 @@ impl Cubic {
         let grown = if self.reno_friendly && self.w_cubic(&e, t) < e.w_est {
             e.w_est.max(cwnd)
         } else {
-            let target = self.w_cubic(&e, t + self.srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
+            let srtt = s.srtt.map_or(0.0, |d| d.as_secs_f64());
+            let target = self.w_cubic(&e, t + srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
         self.epoch = Some(e);
@@ -190,10 +186,6 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
-        if let Some(rtt) = s.rtt {
-            let r = rtt.as_secs_f64();
-            self.srtt = if self.srtt == 0.0 { r } else { self.srtt + SRTT_GAIN * (r - self.srtt) };
-        }
         if w.cwnd < w.ssthresh {
             self.aimd.grow(w, s.acked);
         } else {
@@ -236,7 +228,8 @@ mod tests {
     }
 
     fn ack(at_ms: u64, rtt_ms: u64) -> AckSample {
-        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt: Some(Dur::from_millis(rtt_ms)) }
+        let rtt = Some(Dur::from_millis(rtt_ms));
+        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: rtt }
     }
 
     /// A window of 100 segments meets a loss, then one ACK per segment on a 100 ms path.

@@ -37,6 +37,8 @@ pub struct AckSample {
     pub acked: u64,
     /// An RTT measurement carried by this ACK, if any (Karn's rule applied).
     pub rtt: Option<Dur>,
+    /// The sender's smoothed RTT (RFC 6298) after this ACK, once it has a sample.
+    pub srtt: Option<Dur>,
 }
 
 /// A congestion signal.

@@ -177,7 +177,10 @@ mod tests {
     /// round's end. Returns that ACK's time, where the next round begins.
     fn round(v: &mut Vegas, w: &mut Window, t: u64, rtt_ms: u64) -> u64 {
         let ack = |v: &mut Vegas, w: &mut Window, at: u64| {
-            v.on_ack(w, &AckSample { now: Time(at * 1_000_000), acked: 0, rtt: Some(Dur::from_millis(rtt_ms)) })
+            v.on_ack(
+                w,
+                &AckSample { now: Time(at * 1_000_000), acked: 0, rtt: Some(Dur::from_millis(rtt_ms)), srtt: None },
+            )
         };
         (0..3).for_each(|i| ack(v, w, t + i));
         ack(v, w, t + rtt_ms + 10);

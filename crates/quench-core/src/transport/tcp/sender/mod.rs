@@ -426,7 +426,7 @@ impl TcpSender {
             let window_was_full = flight_before + self.w.mss > self.w.cwnd;
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
-            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt });
+            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt() });
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
