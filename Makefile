@@ -55,13 +55,20 @@ bench: build
 	bash benchmarks/setup_ns3.sh
 	$(PY) benchmarks/bench_dumbbell.py
 
-lint: build
+# Every check runs, and the ones that failed are listed at the end. Needs no extension build:
+# ruff reads the sources, clippy checks the crates itself (debug profile, beside the release
+# build). rustfmt and clippy are added with rustup when the toolchain lacks them.
+LINT_PY := python tests benchmarks studies
+LINT_CHECKS := "$(VENV)/bin/ruff check $(LINT_PY)" "$(VENV)/bin/ruff format --check $(LINT_PY)" \
+	"cargo fmt --all -- --check" "cargo clippy -p quench-core --all-targets -- -D warnings" \
+	"cargo clippy -p quench-py -- -D warnings"
+
+lint: $(STAMP)
 	$(PY) -m pip install --quiet ruff
-	$(VENV)/bin/ruff check python tests benchmarks studies
-	$(VENV)/bin/ruff format --check python tests benchmarks studies
-	cargo fmt --all -- --check
-	cargo clippy -p quench-core --all-targets -- -D warnings
-	cargo clippy -p quench-py -- -D warnings
+	@for c in fmt:rustfmt clippy:clippy; do cargo $${c%%:*} --version >/dev/null 2>&1 || rustup component add $${c#*:} || \
+	  { echo "lint: cargo $${c%%:*} is missing; install the $${c#*:} component of your Rust toolchain" >&2; exit 1; }; done
+	@failed=; for check in $(LINT_CHECKS); do echo "$$check"; $$check || failed="$$failed\n  $$check"; done; \
+	  if [ -n "$$failed" ]; then printf "lint FAILED:$$failed\n" >&2; exit 1; fi
 
 clean:
 	rm -rf $(VENV) target results
