@@ -10,6 +10,7 @@ import pytest
 from quench.cli import main
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell.toml"
+SWEEP = SCENARIO.with_name("sweep_example.toml")
 
 
 def test_run_scenario_file_writes_results(tmp_path, capsys):
@@ -37,3 +38,12 @@ def test_validate_prints_resolved_scenario(capsys):
 def test_help_everywhere(args):
     r = subprocess.run([sys.executable, "-m", "quench.cli", *args], capture_output=True, text=True)
     assert r.returncode == 0 and "usage:" in r.stdout
+
+
+def test_sweep_cluster_without_dask_is_a_one_line_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now fails
+    out = tmp_path / "out"
+    assert main(["sweep", str(SWEEP), "--out", str(out), "--cluster", "tcp://127.0.0.1:8786"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "quench: error: --cluster needs dask.distributed: pip install 'quench[cluster]'\n"
+    assert captured.out == "" and not out.exists()

@@ -345,3 +345,14 @@ def test_dask_sweep_survives_a_killed_worker(tmp_path, dask_cluster):
     status = {f.stem: json.loads(f.read_text()) for f in (tmp_path / "status").iterdir()}
     assert addresses[1] in {status[pid]["worker"] for pid in set(status) - before_kill}
     assert {s["worker"] for s in status.values()} <= set(addresses)
+
+
+# --- without the cluster extra -------------------------------------------------------------------
+
+
+def test_cluster_without_dask_names_the_extra_before_touching_the_folder(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # `import distributed` now fails
+    out = tmp_path / "out"
+    with pytest.raises(ImportError, match=r"^--cluster needs dask\.distributed: pip install 'quench\[cluster\]'$"):
+        run_sweep(spec(seeds=2), out, cluster="tcp://127.0.0.1:8786", quiet=True)
+    assert not out.exists()

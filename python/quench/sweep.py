@@ -56,6 +56,7 @@ __all__ = [
     "format_summary",
     "default_jobs",
     "EXIT_POINTS_FAILED",
+    "MissingExtraError",
 ]
 
 # One retry after a failure: two attempts in all (issue 8: "N attempts, default 2").
@@ -64,6 +65,24 @@ CONNECT_TIMEOUT_S = 30
 # Local pool: keep this many points in flight per process (one running, one queued).
 IN_FLIGHT_PER_JOB = 2
 EXIT_POINTS_FAILED = 1
+
+
+CLUSTER_EXTRA_HINT = "--cluster needs dask.distributed: pip install 'quench[cluster]'"
+
+
+class MissingExtraError(ImportError, ValueError):
+    """An optional dependency (a pip extra of quench) is not installed. An ImportError for
+    scripts, and a ValueError so the command line reports it as bad input (exit 2, one line)."""
+
+
+def _distributed() -> Any:
+    """The `distributed` module (Dask's cluster client), which the `cluster` extra installs."""
+    try:
+        import distributed
+    except ImportError as e:
+        hint = CLUSTER_EXTRA_HINT if e.name in ("dask", "distributed") else f"{CLUSTER_EXTRA_HINT} ({e})"
+        raise MissingExtraError(hint, name=e.name) from e
+    return distributed
 
 
 # ---------------------------------------------------------------------------------------
@@ -241,10 +260,9 @@ def run_pool(spec: SweepSpec, todo: list[Point], jobs: int) -> Iterator[tuple[Po
 def run_dask(spec: SweepSpec, todo: list[Point], address: str) -> Iterator[tuple[Point, int, dict]]:
     """A Dask cluster: one task per point, gathered as they complete. The scheduler reschedules
     the tasks of a worker that dies; the client alone writes results, once per point."""
-    from distributed import Client, as_completed
-
+    distributed = _distributed()
     try:
-        client = Client(address, timeout=CONNECT_TIMEOUT_S)
+        client = distributed.Client(address, timeout=CONNECT_TIMEOUT_S)
     except OSError as e:
         raise ValueError(f"--cluster {address}: cannot reach the Dask scheduler: {e}") from None
     with client:
@@ -255,7 +273,7 @@ def run_dask(spec: SweepSpec, todo: list[Point], address: str) -> Iterator[tuple
             owner[future.key] = (point, attempt)
             return future
 
-        completed = as_completed([submit(point, 1) for point in todo])
+        completed = distributed.as_completed([submit(point, 1) for point in todo])
         for future in completed:
             point, attempt = owner.pop(future.key)
             payload = _outcome(future)
@@ -312,6 +330,8 @@ def run_sweep(
     spec = _as_spec(spec)
     if retries is not None:
         spec.retries = non_negative_int(retries, "--retries")
+    if cluster:
+        _distributed()  # before the folder is claimed or the progress bar drawn
     sdir = SweepDir(out)
     lock = sdir.claim(spec)
     try:
