@@ -87,30 +87,6 @@ HOST_LOSS_NEAR_ZERO = 0.01
 # "router loss well below" the uncontrolled case: at most half (the size is UNCONFIRMED, 5b).
 ROUTER_LOSS_WELL_BELOW = 0.5
 
-# What the runs show where criteria fail (observed in the runs of 2026-11-21, see the report).
-OPEN_FINDINGS = (
-    "FAST as the ns-2 module v1.1.3 specifies it (the only public reference: FAST_ALLOW_MI is never "
-    "cleared, so MI resumes after every loss and timeout once avgRTT - baseRTT < mi_threshold) "
-    "doubles its window per RTT again after each loss. On a 360 ms path the delay signal arrives an "
-    "RTT late, so each start-up overshoots by up to a bandwidth-delay product (~18,700 packets): "
-    "losses come in bursts of thousands, with timeouts, and throughput stays far below 622 Mb/s. "
-    "Without control the 100-packet host queue takes most of the overshoot (host > router, as in the "
-    "slides, but several times the slides' totals). With ns-2's growth on every ACK, burstiness control and "
-    "pacing remove or move the host drops, but the still-overshooting window is then dropped at the router. "
-    "With MI only at start-up (mi_after_loss = false) FAST loses almost nothing in steady state (~100 per 1000 s): "
-    "the slides' 70,000 need a burst source the model lacks (ACK compression: Dummynet's tick, NIC "
-    "interrupt coalescing); see docs/reproductions.md. No constant was tuned to the slides. "
-    "The Dummynet pipe (1 ms tick, now the default bottleneck) makes the pipe's output bursty but leaves the "
-    "totals within about 12% of the smooth FIFO: bursts leave at 1 Gb/s, ACKs return at that spacing, and the "
-    "sender never exceeds its NIC rate; a delay-only pipe on the ACK path (ack_path) compresses ACKs but does "
-    "not reach the slides' split either. Over a Dummynet pipe the theorem's bound needs a slack of C x tick. "
-    "A Linux host (local_drop = linux_cwr: a refused segment stays unsent and the window enters CWR) stops each "
-    "burst at its first refusal, so the overshoot never reaches the router: see the 'Linux host' row. "
-    "With control the window grows only on ACKs that find it full (Linux's tcp_ack, cwnd_limited_growth): "
-    "the controlled sender then climbs slowly to alpha packets above the bandwidth-delay product without an "
-    "overshoot; growing on every ACK (ns-2) it overshoots at the router instead (the 'growth on every ACK' row)."
-)
-
 HOST_LINK = "sender->dummynet"
 ROUTER_LINK = "dummynet->far"
 BOTTLENECKS = ("dummynet", "droptail")
@@ -563,5 +539,4 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         events_per_second={k: r.meta["events_executed"] / max(measured[k].wall_s, 1e-9) for k, r in results.items()},
         plots=[x.name for x in plots],
         finite=all(math.isfinite(m.throughput_bps) for m in measured.values()),
-        open_findings=OPEN_FINDINGS,
     )
