@@ -59,7 +59,7 @@ __all__ = [
     "MissingExtraError",
 ]
 
-# One retry after a failure: two attempts in all (issue 8: "N attempts, default 2").
+# One retry after a failure by default (`sweep.retries`): two attempts in all.
 # Seconds to wait for the Dask scheduler before giving up with an error.
 CONNECT_TIMEOUT_S = 30
 # Local pool: keep this many points in flight per process (one running, one queued).

@@ -1,4 +1,4 @@
-//! The engine at the scale of issue 7 (wei05): one FAST flow (α = 500) through a 1 Gb/s NIC
+//! The engine at the scale of wei05: one FAST flow (α = 500) through a 1 Gb/s NIC
 //! with a 100-packet transmit queue into a 622 Mb/s, 360 ms RTT path with a 2000-packet
 //! buffer, about 18,700 packets in flight. Prints wall time, events/s and a digest of every
 //! result table (equal digests = bit-identical results). Run:
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 /// Simulated seconds by default: long enough to leave start-up (about 20 s) well behind.
 const DEFAULT_SECONDS: f64 = 60.0;
-/// The path of wei05 (Wei, Hegde, Low, PFLDnet 2005; issue 7): 622 Mb/s, 360 ms RTT, a
+/// The path of wei05 (Wei, Hegde, Low, PFLDnet 2005): 622 Mb/s, 360 ms RTT, a
 /// 2000-packet Dummynet buffer, FAST with α = 500 packets, 1460-byte segments.
 const BOTTLENECK: &str = "622Mbps";
 const RTT_MS: f64 = 360.0;

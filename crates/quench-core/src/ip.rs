@@ -1,5 +1,5 @@
 //! IP fragmentation and reassembly (RFC 791; Kent & Mogul, "Fragmentation Considered Harmful",
-//! SIGCOMM '87; ALGORITHMS.md section 3a).
+//! SIGCOMM '87; docs/mechanisms.md#ip-fragmentation).
 //!
 //! A node forwarding a datagram larger than the next link's MTU splits its IP payload (the
 //! transport header and data) into fragments, each with its own 20-byte IP header, the

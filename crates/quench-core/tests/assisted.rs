@@ -113,7 +113,7 @@ fn a_flow_learns_of_one_opened_during_its_handshake_one_rtt_into_its_data() {
     // data start at 20 ms; its first data packet asks again, passes the router at 22 ms and
     // brings back 5 Mb/s at 40 ms, so A's excess of 5 Mb/s reaches the router for at most
     // 42 − 22 ms: 100 kbit, 8 packets (the peak is exactly that). Asking only an RTT after
-    // the data start, as before session 5, kept the SYN's stamp for two RTTs: peak 23.
+    // the data start instead kept the SYN's stamp for two RTTs: peak 23.
     let flows = json!([
         {"kind": "assisted", "src": "a", "dst": "b", "name": "a"},
         {"kind": "assisted", "src": "a", "dst": "b", "name": "b", "start": "5ms"}

@@ -1,7 +1,7 @@
 //! Fair queueing end to end (fq, drr, sfq) on a 10 Mb/s dumbbell: backlogged UDP flows with
 //! different packet sizes and rates each get C/N (Jain index ≥ 0.99), a flow below its fair
 //! share gets all it sends (max-min fairness), and TCP flows with different RTTs share fairly
-//! over fq but not over drop-tail. References: DKS '89 (ALGORITHMS.md section 2a), SV95,
+//! over fq but not over drop-tail. References: DKS '89 (docs/mechanisms.md#fair-queueing), SV95,
 //! McKenney '90; the max-min allocation is computed by hand below.
 
 mod common;

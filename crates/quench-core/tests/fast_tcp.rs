@@ -1,6 +1,6 @@
-//! FAST TCP against its equilibrium (Jin, Wei, Low 2004; ALGORITHMS.md 5a): at the fixed point
-//! of `w ← (1−γ)w + γ(baseRTT/avgRTT·w + α)` each flow keeps α packets in the bottleneck queue
-//! (w·(avgRTT − baseRTT)/avgRTT = α, and rate·queueing delay = packets queued).
+//! FAST TCP against its equilibrium (Jin, Wei, Low 2004; docs/mechanisms.md#fast-tcp): at the
+//! fixed point of `w ← (1−γ)w + γ(baseRTT/avgRTT·w + α)` each flow keeps α packets queued at the
+//! bottleneck (w·(avgRTT − baseRTT)/avgRTT = α, and rate·queueing delay = packets queued).
 
 mod common;
 use common::*;

@@ -1,4 +1,5 @@
-//! IP fragmentation end to end, packet-rate links and echo paths (ALGORITHMS.md section 3).
+//! IP fragmentation end to end, packet-rate links and echo paths
+//! (docs/mechanisms.md#ip-fragmentation).
 
 mod common;
 use common::*;

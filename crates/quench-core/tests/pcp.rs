@@ -338,8 +338,9 @@ fn tit_for_tat_keeps_a_share_beside_tcp() {
 /// 4 Mb/s of CBR cross traffic switched on at 3 s while PCP holds the whole 10 Mb/s link: the
 /// queue grows at 4 Mb/s and fills the one-BDP buffer (20 packets) in 60 ms, 2.5 RTTs.
 /// Compensation must remove the excess before then, not just drain the queue it sees; then
-/// PCP holds what is left. Reference: the available rate, 6 Mb/s. Before the alarm and growth
-/// cut (session 4) the same run dropped 23 packets and PCP sat at 3.1 Mb/s for 4 s.
+/// PCP holds what is left. Reference: the available rate, 6 Mb/s. With the literal compensation
+/// (`1 − d/RTT` kept for good, no alarm, no growth cut) the same run dropped 23 packets and PCP
+/// sat at 3.1 Mb/s for 4 s.
 #[test]
 fn absorbs_a_sudden_loss_of_capacity() {
     let (cross_bps, switch_on_s) = (4e6, 3.0);

@@ -1,7 +1,7 @@
 //! RED and ECN end to end on a dumbbell: ECN-capable TCP is marked instead of dropped, each
 //! sender halves at most once per window (successive reductions at least one base RTT apart),
 //! the RED monitors are recorded, and the accounting identities hold (common::run).
-//! Reference: RFC 3168 sections 5 and 6.1.2; ALGORITHMS.md section 4a.
+//! Reference: RFC 3168 sections 5 and 6.1.2; docs/mechanisms.md#red and #ecn.
 
 mod common;
 use common::*;

@@ -1,5 +1,5 @@
 //! ICMP Source Quench end to end: a Fuzzball gateway quenches, the message crosses the
-//! network, and the host reacts as the chosen rule says (ALGORITHMS.md section 1a).
+//! network, and the host reacts as the chosen rule says (docs/mechanisms.md#fuzzball-gateway).
 
 mod common;
 use common::*;

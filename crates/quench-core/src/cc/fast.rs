@@ -1,6 +1,6 @@
 //! FAST TCP window control (Jin, Wei, Low, INFOCOM '04 / IEEE/ACM ToN 14(6) 2006), with the
 //! per-ACK details of the ns-2 module `tcp/tcp-fast.cc` (Cui and Andrew, U. Melbourne, v1.1.3;
-//! ALGORITHMS.md section 5a).
+//! docs/mechanisms.md#fast-tcp).
 //!
 //! Per ACK (the sender should sample every ACK: `tcp.rtt_sampling = "every_ack"`; an ACK
 //! without a sample leaves the estimates as they are and runs the rest):
@@ -19,7 +19,7 @@
 //! `timeout()` sets `cwnd_ = slowstart_` (2). So once the queue has drained and avgRTT − baseRTT
 //! falls under `mi_threshold`, the window doubles per RTT again. That is the default here
 //! (`mi_after_loss = true`). The Linux prototype's rule is not public; `mi_after_loss = false` is
-//! the reading of MI as a start-up phase only (ALGORITHMS.md 5a, issue 7): the first loss or
+//! the reading of MI as a start-up phase only (docs/mechanisms.md#fast-tcp): the first loss or
 //! timeout ends it, and the window then follows the FAST update alone (at most doubling per
 //! update period, also from the 2-segment timeout window).
 //!
@@ -33,11 +33,12 @@ use crate::error::ConfigError;
 use crate::units::Dur;
 use serde::{Deserialize, Serialize};
 
-/// FAST's default smoothing of the window update (ALGORITHMS.md 5a, ns-2 default γ = 0.5).
+/// FAST's default smoothing of the window update (ns-2 `tcp-fast.cc` default γ = 0.5).
 const DEFAULT_GAMMA: f64 = 0.5;
-/// Start-up ends once the averaged queueing delay reaches 1.5 ms (a Caltech ns-2 script, 5a).
+/// Start-up ends once the averaged queueing delay reaches 1.5 ms (a Caltech ns-2 script;
+/// docs/mechanisms.md#fast-tcp).
 const DEFAULT_MI_THRESHOLD: Dur = Dur::from_micros(1500);
-/// ns-2 updates the window every other RTT "as in Linux" (ALGORITHMS.md 5a).
+/// ns-2 updates the window every other RTT "as in Linux" (`tcp-fast.cc`).
 const DEFAULT_UPDATE_PERIOD_RTTS: u32 = 2;
 /// ns-2's RTT averaging weight: g = min(1/256, 3/cwnd).
 const AVG_WEIGHT_MAX: f64 = 1.0 / 256.0;

@@ -1,5 +1,5 @@
 //! 4.3BSD-Tahoe congestion control (Jacobson 1988; CSRG tcp_input.c 7.19, June 1988;
-//! ALGORITHMS.md section 3a).
+//! docs/mechanisms.md#tcp-tahoe).
 //!
 //! Per ACK of new data: `cwnd += maxseg` below ssthresh, `cwnd += max(maxseg²/cwnd, 1)` above
 //! (no +maxseg/8 term: that came with 4.3-Reno). On loss (timeout or third duplicate ACK):

@@ -8,7 +8,7 @@
 //! `diff > γ`: cwnd drops to the rate the path carries (`cwnd·baseRTT/rtt + 1`). A round with
 //! fewer than `MIN_SAMPLES_PER_ROUND` samples changes nothing but Reno's growth (Linux: RTT
 //! samples too few to trust). Loss: Reno's halving. Equilibrium: each flow keeps between α and
-//! β packets queued, the delay signal FAST also uses (ALGORITHMS.md 5a).
+//! β packets queued, the delay signal FAST also uses (docs/mechanisms.md#vegas).
 //!
 //! Departures: Brakmo divides by the observed RTT as above; Linux divides by baseRTT (a little
 //! larger diff). A round ends when the last RTT sample's duration has elapsed since it began

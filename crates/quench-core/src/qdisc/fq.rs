@@ -1,5 +1,5 @@
 //! Fair queueing: Demers, Keshav & Shenker, "Analysis and Simulation of a Fair Queueing
-//! Algorithm", SIGCOMM '89 (DKS; ALGORITHMS.md section 2a).
+//! Algorithm", SIGCOMM '89 (DKS; docs/mechanisms.md#fair-queueing).
 //!
 //! The reference is bit-by-bit round robin (BR): every backlogged flow gets one bit per round.
 //! `R(t)` counts rounds; it advances at `dR/dt = C / N_active(t)`, where a flow is active in

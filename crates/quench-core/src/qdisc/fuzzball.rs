@@ -1,6 +1,6 @@
 //! The NSFNET Fuzzball gateway's output queue (Mills, "Source-quench wrench", 26 Feb 1988;
 //! Mills, "The Fuzzball", SIGCOMM '88; buffer policy as described by Demers, Keshav & Shenker,
-//! SIGCOMM '89; ALGORITHMS.md section 1a).
+//! SIGCOMM '89; docs/mechanisms.md#fuzzball-gateway).
 //!
 //! **Selective preemption.** All fuzzball queues of a gateway draw on one buffer pool
 //! (`pool_limit`, packets and/or bytes) with bytes accounted per source host across every

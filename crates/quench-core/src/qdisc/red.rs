@@ -1,5 +1,5 @@
 //! Random Early Detection and its adaptive variants, as one queue discipline whose variants are
-//! policies (ALGORITHMS.md section 4a).
+//! policies (docs/mechanisms.md#red).
 //!
 //! Sources: Floyd & Jacobson, "Random Early Detection Gateways for Congestion Avoidance", ToN
 //! 1(4), 1993 (FJ93); Floyd, "Recommendations on using the gentle_ variant of RED", 2000;

@@ -1,6 +1,6 @@
-//! Router-assisted rate control: the "fair queueing" ideal of PCP's evaluation (NSDI '06 §4.1,
-//! ALGORITHMS.md 2a): "one control packet per RTT stamped by the router with the flow's fair
-//! rate and its queue; the host sends at that rate and compensates the queue". It is the
+//! Router-assisted rate control: the "fair queueing" ideal of PCP's evaluation (NSDI '06 §4.1;
+//! docs/mechanisms.md#router-assisted-ideal): one control packet per RTT stamped by the router
+//! with the flow's fair rate and its queue; the host sends at that rate and compensates. It is the
 //! baseline that shows what an endpoint could do if the network told it its share.
 //!
 //! Wire format: IP protocol 253 (RFC 3692, reserved for experimentation), a TCP-shaped

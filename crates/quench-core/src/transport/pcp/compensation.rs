@@ -10,8 +10,8 @@
 //!
 //! A mean above the tolerance is a standing queue. The sender paces at `max(0, 1 − d/RTT)` of
 //! its base rate for one RTT, which, if every sender does the same, drains the queue within
-//! that RTT (`Cut::drain`), and then returns to the base rate (`drain_once`). ALGORITHMS.md
-//! 2a's form keeps that cut for good (`drain_once: false`): the queue is gone after one RTT
+//! that RTT (`Cut::drain`), and then returns to the base rate (`drain_once`). The literal
+//! reading keeps that cut for good (`drain_once: false`): the queue is gone after one RTT
 //! but the senders stay d/RTT below the link until probes win the capacity back, which at high
 //! load is most of the headroom. The next epoch starts one RTT after a cut, with packets sent
 //! after the drain.

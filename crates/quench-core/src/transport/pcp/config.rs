@@ -103,7 +103,7 @@ pub struct PcpConfig {
     #[serde(default = "yes")]
     pub compensate_growth: bool,
     /// Lower the rate by `1 − d/RTT` for one RTT only, which drains the standing queue, and
-    /// keep only the growth cut; false: keep both (ALGORITHMS.md 2a's form).
+    /// keep only the growth cut; false: keep both (the literal `base·(1 − d/RTT)` for good).
     #[serde(default = "yes")]
     pub drain_once: bool,
     /// Ineffective compensation rounds before tit-for-tat weakens compensation.

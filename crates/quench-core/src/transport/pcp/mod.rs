@@ -13,15 +13,13 @@
 //! - **Probes** [3.1]: `probe_packets` (5) packets paced at base + increment; the rate is set by
 //!   the spacing (time span), not the byte count. A probe lasts at most `probe_span_rtts` (0.5)
 //!   RTTs, with fewer packets (never under 3) at low rates: at two packets per RTT five would
-//!   last two RTTs (the first probe then cost 75 ms of a 250 KB flow's 294 ms alone on 40 Mb/s
-//!   / 25 ms), and in pcp06 at 90% load 50 flows' long probes overlapped into an overload. A
-//!   probe is accepted iff the least-squares slope of its one-way delays against send time is
-//!   at most `slope_tolerance` (0.02: the paper's "flat or decreasing" to within one packet of
-//!   cross traffic over the probe; at 0 jitter failed probes that found capacity and PCP left
-//!   a quarter of the link idle, see `config.rs`), plus `slope_confidence` (0) standard
-//!   errors of the fit (0.5 lost packets in pcp06); a lost probe packet rejects it, and a
-//!   probe that cannot keep its spacing (window or data ran out) is inconclusive and retried
-//!   an RTT later.
+//!   last two RTTs, a large share of a short flow, and many flows' long probes overlap into an
+//!   overload. A probe is accepted iff the least-squares slope of its one-way delays against
+//!   send time (s/s) is at most `slope_tolerance` (0.02: the paper's "flat or decreasing" to
+//!   within one packet of cross traffic over the probe, so that such jitter does not fail a
+//!   probe that found capacity; see `config.rs`), plus `slope_confidence` (0) standard errors
+//!   of the fit; a lost probe packet rejects it, and a probe that cannot keep its spacing
+//!   (window or data ran out) is inconclusive and retried an RTT later.
 //! - **Direct jump** [3.1]: on acceptance `base += increment` at once.
 //! - **Search** [3.3]: the increment doubles after a success (and the next probe starts at
 //!   once) and halves after a failure, never below `min_increment` (1 packet per RTT). The
@@ -40,24 +38,22 @@
 //!   drains; `compensate_growth`). The base rate never falls below `min_rate` (1 packet per
 //!   RTT) so the flow keeps a delay signal. One sample with `queue_alarm_rtts` (0.25) RTTs of
 //!   queue ends the epoch at once, and a queue that keeps growing while a cut drains it raises
-//!   a new alarm. ALGORITHMS.md 2a's form (`1 − d/RTT` for good, at the epoch's end only) lost
-//!   3.9 times as many packets in pcp06 (seeds 1-6) and was 9-35 % slower at 90 % load
-//!   (docs/reproductions.md). The next epoch starts one RTT after a cut: counting the draining
-//!   queue again cut twice (pcp06 at 90% load: the senders' total swung 27-49 Mb/s on 40 with
-//!   a 10-RTT period). A cut also restarts the search at `min_increment`, so every sender
-//!   competes for the freed capacity in equal small steps (without this, a flow that had
-//!   backed off lost every race and one flow held 75-95% of the link for tens of seconds), but
-//!   keeps any back-off already due: reset by every cut, the back-off of 50 flows restarted
-//!   together and their probes overloaded the link.
+//!   a new alarm. The literal form (`1 − d/RTT` for good, at the epoch's end only) neither
+//!   removes the excess that built the queue nor reacts before the queue overflows. The next
+//!   epoch starts one RTT after a cut, so the draining queue is not counted twice. A cut also
+//!   restarts the search at `min_increment`, so every sender competes for the freed capacity
+//!   in equal small steps (otherwise a flow that had backed off loses every race), but keeps
+//!   any back-off already due (reset by every cut, the back-offs of many flows restart together
+//!   and their probes overload the link). Measurements behind each of these choices:
+//!   docs/reproductions.md#pcp06.
 //! - **Tit-for-tat** [3.5]: after `tit_for_tat_rounds` (5) consecutive compensations that did
 //!   not shrink the queue, compensation is weakened `tit_for_tat_factor` (10)-fold while it
 //!   stays ineffective, i.e. until an epoch sees no standing queue. Meanwhile the queue is
 //!   taken to be another protocol's (TCP's): probes may start despite it, a probe passes if
 //!   the delay rises no faster than the last epoch's base-rate packets saw (TCP's own growth),
-//!   and a weakened cut does not restart the search. Without these PCP beside one TCP flow
-//!   stayed at its floor (0.35-0.66 Mb/s of 10) with or without tit-for-tat; with them it holds
-//!   1.39-2.47 Mb/s and TCP 7.2-8.3 (`tests/pcp.rs`, seeds 1-5) — a share, not the "balance"
-//!   the paper reports.
+//!   and a weakened cut does not restart the search. Without these, PCP beside a TCP flow falls
+//!   to its floor whether or not tit-for-tat is on, since it gains rate only through accepted
+//!   probes (`tests/pcp.rs`).
 //! - **Flow control**: at most `receive_window` bytes outstanding, as TCP.
 //! - **Loss recovery** (left open by the paper; `scoreboard.rs`): cumulative ACK plus the echo,
 //!   which names the packet delivered; a packet overtaken by `reorder_threshold` (3) later

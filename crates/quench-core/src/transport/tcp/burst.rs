@@ -1,6 +1,6 @@
 //! Burstiness measurement and control (Wei, Hegde, Low, "Burstiness Control for High Speed
 //! Long Distance TCP", PFLDnet 2005, slides 16-24 and 35; the formula is our reconstruction,
-//! ALGORITHMS.md section 5a).
+//! docs/mechanisms.md#burstiness-control).
 //!
 //! Before sending packet n at time t, with u the first unacknowledged packet (sent about one
 //! RTT earlier), t_m the send time of packet m and X the rate available to the connection:

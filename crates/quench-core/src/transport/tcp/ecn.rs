@@ -1,5 +1,5 @@
 //! Explicit Congestion Notification for TCP (RFC 3168 sections 6.1.1-6.1.5; RFC 2481 before it;
-//! ALGORITHMS.md section 4a), kept apart from the reliability code. With `tcp.ecn = true`:
+//! docs/mechanisms.md#ecn), kept apart from the reliability code. With `tcp.ecn = true`:
 //! - **Negotiation** (6.1.1): the SYN carries ECE|CWR; a receiver that agrees answers with a
 //!   SYN-ACK carrying ECE (not CWR). Only then is the connection ECN-capable.
 //! - **Sender** (6.1.2, 6.1.4, 6.1.5): new data segments carry ECT(0); retransmissions, pure

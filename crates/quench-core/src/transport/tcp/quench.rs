@@ -1,4 +1,4 @@
-//! How a TCP sender reacts to ICMP Source Quench (ALGORITHMS.md section 1a):
+//! How a TCP sender reacts to ICMP Source Quench (docs/mechanisms.md#source-quench-host-reactions):
 //! - `ignore`: RFC 6633 (2012) deprecates Source Quench; modern stacks ignore it.
 //! - `tahoe`: 4.3BSD-Tahoe `tcp_quench` (tcp_subr.c 7.6, June 1987): `cwnd = maxseg`,
 //!   ssthresh unchanged, nothing retransmitted; the window regrows with ACKs.
