@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from concurrent.futures import ProcessPoolExecutor
 
 from quench.experiments import pcp06
 
-# ALGORITHMS.md 2a's compensation: 1 − d/RTT for good at the end of each epoch.
+# The paper's compensation (NSDI '06, section 3.2) taken literally: the base rate times
+# 1 − d/RTT for good at the end of each epoch (docs/mechanisms.md#pcp).
 PAPER_FORM = {"queue_alarm_rtts": 1e9, "compensate_growth": False, "drain_once": False}
 STUDIES = {
     "compensation": {
-        "ALGORITHMS.md 2a (1 - d/RTT for good, no alarm, no growth term)": PAPER_FORM,
+        "NSDI '06 section 3.2 (1 - d/RTT for good, no alarm, no growth term)": PAPER_FORM,
         "all three (default)": {},
         "without the alarms": {"queue_alarm_rtts": 1e9},
         "without the growth term": {"compensate_growth": False},
@@ -34,19 +34,13 @@ STUDIES = {
 }
 
 
-def point(job: tuple[str, dict, str, float, list[int]]) -> dict:
-    transport, overrides, qdisc, load, seeds = job
-    params = dataclasses.replace(pcp06.Params(), pcp=overrides)
-    row, _ = pcp06.run_point(params, transport, qdisc, load, seeds)
-    return row
-
-
-def table_row(pool: ProcessPoolExecutor, name: str, transport: str, overrides: dict, seeds: list[int]) -> str:
-    loads = pcp06.Params().loads
-    jobs = [(transport, overrides, q, load, seeds) for q in pcp06.QDISCS for load in loads]
-    rows = list(pool.map(point, jobs))
+def table_row(name: str, transport: str, overrides: dict, seeds: list[int]) -> str:
+    """One variant at every load over FIFO and FQ, its runs on the experiments' grid runner."""
+    p = dataclasses.replace(pcp06.Params(), pcp=overrides)
+    points = [(transport, q, load) for q in pcp06.QDISCS for load in p.loads]
+    rows = [row for row, _ in pcp06.run_points(p, points, seeds)]
     drops = {q: sum(r["drops"] for r in rows if r["qdisc"] == q) for q in pcp06.QDISCS}
-    rt = {r["qdisc"]: r["mean_rt_s"] for r in rows if r["load"] == loads[-1]}
+    rt = {r["qdisc"]: r["mean_rt_s"] for r in rows if r["load"] == p.loads[-1]}
     return f"| {name} | {drops['fifo']} | {drops['fq']} | {rt['fifo']:.2f} s | {rt['fq']:.2f} s |"
 
 
@@ -60,10 +54,9 @@ def main() -> None:
     top = pcp06.Params().loads[-1]
     print(f"| PCP | drops FIFO | drops FQ | RT {top:g} FIFO | RT {top:g} FQ |")
     print("|---|---|---|---|---|")
-    with ProcessPoolExecutor() as pool:
-        for name, overrides in STUDIES[args.study].items():
-            print(table_row(pool, name, "pcp", overrides, seeds), flush=True)
-        print(table_row(pool, "TCP (NewReno + SACK), for reference", "tcp", {}, seeds))
+    for name, overrides in STUDIES[args.study].items():
+        print(table_row(name, "pcp", overrides, seeds), flush=True)
+    print(table_row("TCP (NewReno + SACK), for reference", "tcp", {}, seeds))
 
 
 if __name__ == "__main__":

@@ -4,17 +4,15 @@
     .venv/bin/python studies/pcp06_tcp_variants.py [--seeds 1-3] [--loads 0.75,0.9]
 
 The paper says TCP does "slightly worse" over fair queueing than over FIFO at high load, and
-does not say which TCP it ran (ALGORITHMS.md 2d). This runs TCP alone over both routers with
-one setting changed at a time and prints, per load, the mean and median response time over
-each router and the mean's difference (FQ - FIFO: the criterion wants it >= 0), pooled over
-the seeds, as a Markdown table.
+does not say which TCP it ran. This runs TCP alone over both routers with one setting changed at
+a time and prints, per load, the mean and median response time over each router and the mean's
+difference (FQ - FIFO: the criterion wants it >= 0), pooled over the seeds, as a Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-from concurrent.futures import ProcessPoolExecutor
 
 from quench.experiments import pcp06
 
@@ -30,15 +28,14 @@ VARIANTS = {
 }
 
 
-def point(job: tuple[dict, str, float, list[int]]) -> tuple[dict, float]:
-    overrides, qdisc, load, seeds = job
-    row, pooled = pcp06.run_point(dataclasses.replace(pcp06.Params(), **overrides), "tcp", qdisc, load, seeds)
-    return row, float(pooled["response_time_s"].median())
-
-
-def table_row(pool: ProcessPoolExecutor, name: str, overrides: dict, loads: list[float], seeds: list[int]) -> str:
-    jobs = [(overrides, q, load, seeds) for load in loads for q in pcp06.QDISCS]
-    got = {(r["qdisc"], r["load"]): (r["mean_rt_s"], median) for r, median in pool.map(point, jobs)}
+def table_row(name: str, overrides: dict, loads: list[float], seeds: list[int]) -> str:
+    """One variant at `loads` over FIFO and FQ, its runs on the experiments' grid runner."""
+    p = dataclasses.replace(pcp06.Params(), **overrides)
+    points = [("tcp", q, load) for load in loads for q in pcp06.QDISCS]
+    got = {
+        (row["qdisc"], row["load"]): (row["mean_rt_s"], float(pooled["response_time_s"].median()))
+        for row, pooled in pcp06.run_points(p, points, seeds)
+    }
     cells = []
     for load in loads:
         (fifo, fifo_med), (fq, fq_med) = got[("fifo", load)], got[("fq", load)]
@@ -57,9 +54,8 @@ def main() -> None:
     head = " | ".join(f"load {x:g}: mean FIFO / FQ (FQ - FIFO); median FIFO / FQ" for x in loads)
     print(f"| TCP | {head} |")
     print("|---|" + "---|" * len(loads))
-    with ProcessPoolExecutor() as pool:
-        for name, overrides in VARIANTS.items():
-            print(table_row(pool, name, overrides, loads, seeds), flush=True)
+    for name, overrides in VARIANTS.items():
+        print(table_row(name, overrides, loads, seeds), flush=True)
 
 
 if __name__ == "__main__":

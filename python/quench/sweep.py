@@ -55,6 +55,7 @@ __all__ = [
     "load",
     "format_summary",
     "default_jobs",
+    "process_pool",
     "EXIT_POINTS_FAILED",
     "MissingExtraError",
 ]
@@ -232,13 +233,19 @@ def run_serial(spec: SweepSpec, todo: list[Point]) -> Iterator[tuple[Point, int,
         yield point, attempt, payload
 
 
-def run_pool(spec: SweepSpec, todo: list[Point], jobs: int) -> Iterator[tuple[Point, int, dict]]:
-    """A local process pool (forkserver: no fork of a process holding threads)."""
+def process_pool(jobs: int) -> cf.ProcessPoolExecutor:
+    """The local pool of `run_pool`, also used by the experiments' grid runner (forkserver: no
+    fork of a process holding threads)."""
     ctx = multiprocessing.get_context("forkserver")
     # The server imports quench once; each worker forked from it starts with it loaded.
     ctx.set_forkserver_preload(["quench.sweep"])
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+
+
+def run_pool(spec: SweepSpec, todo: list[Point], jobs: int) -> Iterator[tuple[Point, int, dict]]:
+    """A local process pool."""
     queue = list(reversed(todo))
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+    with process_pool(jobs) as pool:
         running: dict[cf.Future, tuple[Point, int]] = {}
         try:
             while queue or running:

@@ -1,15 +1,26 @@
-"""Shared by the experiments: pass criteria, summary.json, the printed comparison table."""
+"""Shared by the experiments: pass criteria, the grid runner, the printed tables, the figures
+and summary.json."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gzip
+import itertools
 import json
 import math
+from collections.abc import Callable, Collection, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from quench.atomic import write_atomic, write_json_atomic
+from quench.network import Network, Quantity
+from quench.results import Results
+from quench.scenario import active_journal, run_scenario
+from quench.sweep import default_jobs, process_pool
 
 
 @dataclass
@@ -46,6 +57,117 @@ class Criterion:
         return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
 
 
+# ---------------------------------------------------------------------------------------
+# The grid runner: an experiment's independent runs on the sweep engine's process pool.
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run of an experiment's grid: its scenario, and what of its Results the experiment
+    keeps. `keep` runs where the simulation ran, so time series the experiment does not need
+    never cross processes; it must pickle (a module-level function or a functools.partial of
+    one). None keeps the whole Results."""
+
+    scenario: dict[str, Any]
+    keep: Callable[[Results], Any] | None = None
+
+    @classmethod
+    def of(cls, net: Network, duration: Quantity, keep: Callable[[Results], Any] | None = None) -> Run:
+        return cls(net.to_dict(duration), keep)
+
+
+@functools.cache
+def _pool(jobs: int) -> ProcessPoolExecutor:
+    """The grid runner's pool of `jobs` processes, started at the first grid and kept for the
+    process's lifetime: an experiment runs several grids (a calibration step by step, a study
+    row by row), and starting the workers takes longer than many of their runs."""
+    return process_pool(jobs)
+
+
+def _run(run: Run) -> tuple[dict[str, Any], Any]:
+    """The resolved scenario and what the run keeps."""
+    res = run_scenario(run.scenario, progress=False)
+    return res.scenario, res if run.keep is None else run.keep(res)
+
+
+def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
+    """Run independent simulations on the sweep engine's process pool (`jobs` processes, default
+    one per core) and return, per grid, what each run keeps, in the order given whatever order
+    they finish in. Several grids run as one, so no core idles between them. Each resolved
+    scenario joins the open journal (which `write_summary` writes) in the order given, as if
+    the runs had been made one after another in this process; the engine is deterministic, so
+    the results are those of that serial loop."""
+    runs = [run for grid in grids for run in grid]
+    jobs = default_jobs() if jobs is None else jobs
+    if jobs <= 1 or len(runs) <= 1:
+        kept = [_run(run)[1] for run in runs]  # run_scenario journals them itself
+    else:
+        try:
+            done = list(_pool(jobs).map(_run, runs))
+        except BrokenProcessPool:
+            _pool.cache_clear()  # a worker died: the next grid starts a new pool
+            raise
+        journal = active_journal()
+        if journal is not None:
+            journal.extend(resolved for resolved, _ in done)
+        kept = [k for _, k in done]
+    it = iter(kept)
+    return [list(itertools.islice(it, len(grid))) for grid in grids]
+
+
+# ---------------------------------------------------------------------------------------
+# Printed tables and figures.
+
+
+def text_table(rows: Sequence[Sequence[str]], title: str | None = None, right: Collection[int] = ()) -> str:
+    """Rows of text cells as columns two spaces apart, flush left except the columns in
+    `right`, under an optional title line."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+
+    def line(row: Sequence[str]) -> str:
+        cells = (c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths)))
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([*([title] if title else []), *map(line, rows)])
+
+
+def pyplot() -> Any:
+    """matplotlib.pyplot on its file-only backend, imported when an experiment first plots (a
+    reproduction without plots, and the pool's workers, never load it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+class Figures:
+    """The PNG figures an experiment writes into its folder, in order (summary.json lists them)."""
+
+    def __init__(self, out: Path, dpi: int) -> None:
+        self.out = out
+        self.dpi = dpi
+        self.names: list[str] = []
+
+    @contextlib.contextmanager
+    def new(self, name: str, *grid: int, **subplots: Any) -> Iterator[tuple[Any, Any]]:
+        """`plt.subplots(*grid, **subplots)` for the block to draw on; laid out, written as
+        `name` and closed when it ends (closed also when drawing fails)."""
+        plt = pyplot()
+        fig, axes = plt.subplots(*grid, **subplots)
+        try:
+            yield fig, axes
+            fig.tight_layout()
+            fig.savefig(self.out / name, dpi=self.dpi)
+            self.names.append(name)
+        finally:
+            plt.close(fig)
+
+
+# ---------------------------------------------------------------------------------------
+# summary.json and the scenarios it references.
+
 # Every scenario an experiment ran, as the engine read it (see `write_scenarios`).
 SCENARIOS_FILE = "scenarios.json.gz"
 
@@ -62,7 +184,6 @@ def write_summary(out: Path, experiment: str, criteria: list[Criterion], seed: i
     """summary.json; inside `scenario.journal()` (as `quench reproduce` runs every experiment)
     the scenarios run so far are written beside it first and referenced under "scenarios"."""
     from quench import __version__
-    from quench.scenario import active_journal
 
     runs = active_journal()
     summary = {
@@ -95,5 +216,4 @@ def criteria_table(criteria: list[Criterion]) -> str:
 
     rows = [("criterion", "source", "quench", "tolerance", "pass")]
     rows += [(c.name, fmt(c.source), fmt(c.ours), c.tolerance, "yes" if c.passed else "NO") for c in criteria]
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)) for r in rows)
+    return text_table(rows)

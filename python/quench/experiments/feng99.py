@@ -1,5 +1,5 @@
 """feng99 — W. Feng, D. Kandlur, D. Saha, K. Shin, "A Self-Configuring RED Gateway", INFOCOM '99
-(slides; ALGORITHMS.md section 4).
+(slides).
 
 The slides' argument: with ECN, RED's fixed max_p cannot suit every load. An aggressive max_p
 (0.25) with few sources (8) pushes the average queue below min_th and under-uses the link; a
@@ -11,14 +11,15 @@ Floyd et al.'s 2001 Adaptive RED (AIMD on max_p toward the middle of the thresho
 whose load changes between 8 and 32 sources, and the loss model p = (N·MSS·C/(L·RTT))².
 
 What the slides leave open, and what we chose (each a field of `Params`):
-- Topology (UNCONFIRMED wiring of the slide's 100 Mb/s, 10 Mb/s, 45 Mb/s links and 5/100/5/1/5 ms
-  delays): sources alternate between 100 Mb/s and 10 Mb/s access links of 5 ms to router r1;
+- Topology (unconfirmed wiring of the slide's 100 Mb/s, 10 Mb/s, 45 Mb/s links and 5/100/5/1/5
+  ms delays): sources alternate between 100 Mb/s and 10 Mb/s access links of 5 ms to router r1;
   r1 -> r2 is the 45 Mb/s, 5 ms bottleneck with the RED queue; r2 -> sink 100 Mb/s, 1 ms. Base
   RTT 22 ms. The slide's 100 ms label we could not place; `bottleneck_delay` and the loss-model
   sweep vary the RTT.
 - TCP: NewReno with ECN (RFC 3168), MSS 1460, delayed ACKs (RFC 1122), large windows.
-- RED in byte mode (thresholds are in KB), mean packet size 1500 B, w_q 0.002 (FJ93), the
-  classic curve (gentle came in 2000), ns's "wait" spacing, ECN marks, forced drops above max_th.
+- RED (docs/mechanisms.md#red) in byte mode (thresholds are in KB), mean packet size 1500 B, w_q
+  0.002 (FJ93), the classic curve (gentle came in 2000), ns's "wait" spacing, ECN marks, forced
+  drops above max_th.
 - The adaptive runs start at max_p = 0.02 (ns-3's 1/LInterm) and use the 120 KB buffer of the
   slides' evaluation (with an 80 KB buffer the average can never exceed max_th = 80 KB, so
   Feng's rule could never raise max_p).
@@ -36,6 +37,7 @@ What the slides leave open, and what we chose (each a field of `Params`):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Criterion, report
+from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.network import Network
 from quench.results import Results
 from quench.units import parse_bytes, parse_rate
@@ -55,7 +57,7 @@ MAX_P_AGGRESSIVE = 0.25
 MAX_P_CONSERVATIVE = 0.016
 # ns-3 LInterm = 50: the adaptive runs' starting max_p.
 MAX_P_INITIAL_ADAPTIVE = 0.02
-# ALGORITHMS.md 4b pass criteria.
+# Pass criteria: the slides' claims for the adaptive gateway, as bounds.
 MIN_UTILIZATION = 0.95
 MAX_DROP_RATE = 0.001
 MIN_FRACTION_BETWEEN = 0.75  # "most of the time": three quarters of the arrivals
@@ -83,6 +85,8 @@ CASES = [
     ("floyd", 8, "120KB"),
     ("floyd", 32, "120KB"),
 ]
+# The policies whose static cases are plotted (the slides' two fixed max_p).
+PLOTTED = ("aggressive", "conservative")
 # What the slides say about each case (qualitative; their numbers are plots).
 CLAIMS = {
     ("aggressive", 8): "avg below min_th, link under-used",
@@ -209,8 +213,14 @@ def window_stats(res: Results, p: Params, t0: float, t1: float) -> dict:
     }
 
 
-def run_case(p: Params, policy: str, n: int, buffer: str) -> tuple[Results, Measured]:
-    res = network(p, red_qdisc(p, policy, buffer), steady_sources(n)).run(p.duration_s, progress=False)
+def case_run(p: Params, policy: str, n: int, buffer: str) -> Run:
+    """A static case: `n` long-lived sources through RED with `policy` and `buffer`. The cases
+    plotted keep their Results; the others only their Measured."""
+    keep = None if policy in PLOTTED else functools.partial(measure_case, p=p, policy=policy, n=n, buffer=buffer)
+    return Run.of(network(p, red_qdisc(p, policy, buffer), steady_sources(n)), p.duration_s, keep)
+
+
+def measure_case(res: Results, p: Params, policy: str, n: int, buffer: str) -> Measured:
     link = res.link(BOTTLENECK)
     w = window_stats(res, p, p.warmup_s, p.duration_s)
     m = Measured(
@@ -223,12 +233,17 @@ def run_case(p: Params, policy: str, n: int, buffer: str) -> tuple[Results, Meas
         mark_rate=float(link["marked_packets"] / link["arrived_packets"]),
         **w,
     )
-    return res, m
+    return m
 
 
-def run_varying(p: Params, policy: str) -> tuple[Results, list[dict]]:
-    sources = varying_sources(p)
-    res = network(p, red_qdisc(p, policy, "120KB"), sources).run(3 * p.phase_s, progress=False)
+def varying_run(p: Params, policy: str) -> Run:
+    """The changing load (8 -> 32 -> 8 sources) through RED with `policy`, 120 KB buffer."""
+    return Run.of(network(p, red_qdisc(p, policy, "120KB"), varying_sources(p)), 3 * p.phase_s)
+
+
+def varying_phases(res: Results, p: Params) -> list[dict]:
+    """Each phase's loss, utilization and average queue, then the extra sources' completion
+    times."""
     phases = []
     for k, n in enumerate([p.low_sources, p.high_sources, p.low_sources]):
         # Skip the first quarter of each phase: the load change's transient.
@@ -236,7 +251,7 @@ def run_varying(p: Params, policy: str) -> tuple[Results, list[dict]]:
         w = window_stats(res, p, t0, t1)
         phases.append({"phase": k, "sources": n, "t0": t0, "t1": t1, "utilization": _utilization(res, p, t0, t1), **w})
     finished = res.flows["completion_s"].iloc[p.low_sources :].to_numpy(dtype=float)
-    return res, phases + [{"extra_sources_finished_s": [float(x) for x in finished]}]
+    return phases + [{"extra_sources_finished_s": [float(x) for x in finished]}]
 
 
 def _utilization(res: Results, p: Params, t0: float, t1: float) -> float:
@@ -248,20 +263,26 @@ def _utilization(res: Results, p: Params, t0: float, t1: float) -> float:
     return (arrivals - drops) * (p.mss + 40) * 8 / (parse_rate(p.bottleneck_rate) * (t1 - t0))
 
 
-def loss_model(p: Params, quick: bool) -> dict:
-    """Sweep N, L and RTT; fit p = (N·MSS·C/(L·RTT))² to the measured congestion-signal rate."""
-    rows = []
+def loss_model_runs(p: Params, quick: bool) -> list[Run]:
+    """The loss model's sweep over N, L and RTT; each run keeps its row (`_sweep_row`)."""
     sources = p.sweep_sources[1::2] + p.sweep_sources[-1:] if quick else p.sweep_sources
     duration = p.sweep_duration_s / 2 if quick else p.sweep_duration_s
-    warm = duration / 4
     qdisc = {**red_qdisc(p, "floyd", "400KB"), "forced": "mark", "curve": "gentle"}
+    runs = []
     for rate in p.sweep_rates:
         for delay in p.sweep_delays:
             for n in sorted(set(sources)):
                 net = network(p, qdisc, steady_sources(n), rate=rate, delay=delay)
                 net.record(queues=False)
-                res = net.run(duration, progress=False)
-                rows.append(_sweep_row(res, p, n, rate, delay, warm, duration))
+                keep = functools.partial(
+                    _sweep_row, p=p, n=n, rate=rate, delay=delay, warm=duration / 4, duration=duration
+                )
+                runs.append(Run.of(net, duration, keep))
+    return runs
+
+
+def loss_model(rows: list[dict]) -> dict:
+    """Fit p = (N·MSS·C/(L·RTT))² to the sweep's measured congestion-signal rate."""
     x = np.array([r["x"] for r in rows])
     fit = {}
     for key in ("signal_rate", "mark_rate"):
@@ -338,13 +359,7 @@ def criteria(cases: dict[tuple[str, int], Measured], model: dict) -> list[Criter
     return out
 
 
-def plot(out: Path, static: dict, varying: dict, model: dict, p: Params) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    written = []
+def plot(out: Path, static: dict, varying: dict, model: dict, p: Params) -> list[str]:
     lo, hi = parse_bytes(p.min_th) / 1e3, parse_bytes(p.max_th) / 1e3
 
     def queue_panel(ax, res: Results, title: str) -> None:
@@ -357,50 +372,41 @@ def plot(out: Path, static: dict, varying: dict, model: dict, p: Params) -> list
         ax.set(ylabel="KB", title=title)
         ax.grid(alpha=0.3)
 
-    fig, axes = plt.subplots(len(static), 1, figsize=(9, 2.2 * len(static)), sharex=True)
-    for ax, ((policy, n, buffer), res) in zip(axes, static.items()):
-        queue_panel(ax, res, f"{policy} (max_p {POLICIES[policy]['max_p']}), {n} sources, {buffer} buffer")
-    axes[0].legend(fontsize="small", loc="upper right")
-    axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    written.append(out / "queue_static.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
+    figures = Figures(out, dpi=110)
+    with figures.new("queue_static.png", len(static), 1, figsize=(9, 2.2 * len(static)), sharex=True) as (fig, axes):
+        for ax, ((policy, n, buffer), res) in zip(axes, static.items()):
+            queue_panel(ax, res, f"{policy} (max_p {POLICIES[policy]['max_p']}), {n} sources, {buffer} buffer")
+        axes[0].legend(fontsize="small", loc="upper right")
+        axes[-1].set_xlabel("time (s)")
 
-    fig, axes = plt.subplots(len(varying), 2, figsize=(12, 2.4 * len(varying)), sharex=True)
-    for row, (policy, res) in zip(axes, varying.items()):
-        queue_panel(row[0], res, f"{policy}: queue, {p.low_sources} -> {p.high_sources} -> {p.low_sources} sources")
-        mp = series(res, "max_p")
-        t = np.append(mp["time_s"].to_numpy(), 3 * p.phase_s)
-        row[1].step(t, np.append(mp["value"].to_numpy(), mp["value"].iloc[-1]), where="post", color="tab:green")
-        row[1].set(ylabel="max_p", yscale="log", title=f"{policy}: max_p")
-        row[1].grid(alpha=0.3)
-        for ax in row:
-            for k in (1, 2):
-                ax.axvline(k * p.phase_s, color="black", lw=0.6, ls=":")
-    for ax in axes[-1]:
-        ax.set_xlabel("time (s)")
-    fig.tight_layout()
-    written.append(out / "adaptive_queue_and_max_p.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
+    size = (12, 2.4 * len(varying))
+    with figures.new("adaptive_queue_and_max_p.png", len(varying), 2, figsize=size, sharex=True) as (fig, axes):
+        for row, (policy, res) in zip(axes, varying.items()):
+            title = f"{policy}: queue, {p.low_sources} -> {p.high_sources} -> {p.low_sources} sources"
+            queue_panel(row[0], res, title)
+            mp = series(res, "max_p")
+            t = np.append(mp["time_s"].to_numpy(), 3 * p.phase_s)
+            row[1].step(t, np.append(mp["value"].to_numpy(), mp["value"].iloc[-1]), where="post", color="tab:green")
+            row[1].set(ylabel="max_p", yscale="log", title=f"{policy}: max_p")
+            row[1].grid(alpha=0.3)
+            for ax in row:
+                for k in (1, 2):
+                    ax.axvline(k * p.phase_s, color="black", lw=0.6, ls=":")
+        for ax in axes[-1]:
+            ax.set_xlabel("time (s)")
 
-    fig, ax = plt.subplots(figsize=(6.5, 5))
-    df = pd.DataFrame(model["rows"])
-    for (rate, delay), g in df.groupby(["rate", "delay"], sort=False):
-        ax.loglog(g["x"] ** 2, g["signal_rate"], "o", label=f"{rate}, {delay}")
-    xs = np.geomspace(df["x"].min() ** 2, df["x"].max() ** 2, 50)
-    c = model["fit"]["signal_rate"]["C"]
-    ax.loglog(xs, c**2 * xs, "k-", label=f"p = C²·x², C = {c:.2f}")
-    ax.loglog(xs, MATHIS_C**2 * xs, "k:", label=f"C = sqrt(3/2) = {MATHIS_C:.2f}")
-    ax.set(xlabel="(N·MSS/(L·RTT))²", ylabel="ECN window reductions per packet", title="loss model")
-    ax.legend(fontsize="small")
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    written.append(out / "loss_model.png")
-    fig.savefig(written[-1], dpi=110)
-    plt.close(fig)
-    return written
+    with figures.new("loss_model.png", figsize=(6.5, 5)) as (fig, ax):
+        df = pd.DataFrame(model["rows"])
+        for (rate, delay), g in df.groupby(["rate", "delay"], sort=False):
+            ax.loglog(g["x"] ** 2, g["signal_rate"], "o", label=f"{rate}, {delay}")
+        xs = np.geomspace(df["x"].min() ** 2, df["x"].max() ** 2, 50)
+        c = model["fit"]["signal_rate"]["C"]
+        ax.loglog(xs, c**2 * xs, "k-", label=f"p = C²·x², C = {c:.2f}")
+        ax.loglog(xs, MATHIS_C**2 * xs, "k:", label=f"C = sqrt(3/2) = {MATHIS_C:.2f}")
+        ax.set(xlabel="(N·MSS/(L·RTT))²", ylabel="ECN window reductions per packet", title="loss model")
+        ax.legend(fontsize="small")
+        ax.grid(alpha=0.3, which="both")
+    return figures.names
 
 
 def comparison_table(cases: dict[tuple[str, int], Measured], p: Params) -> str:
@@ -428,7 +434,7 @@ def comparison_table(cases: dict[tuple[str, int], Measured], p: Params) -> str:
         f"feng99: ECN NewReno sources -> {p.bottleneck_rate} RED ({p.min_th}/{p.max_th}, byte mode) -> sink, "
         f"{p.duration_s:g} s; loss, avg and max_p after {p.warmup_s:g} s ('loss all': whole run)"
     )
-    return _table(head, rows)
+    return text_table(rows, head)
 
 
 def varying_table(varying: dict[str, list[dict]]) -> str:
@@ -449,7 +455,9 @@ def varying_table(varying: dict[str, list[dict]]) -> str:
                     f"{ph['max_p_final']:.4f}",
                 )
             )
-    return _table("changing load (8 -> 32 -> 8 sources, 120 KB buffer); Feng99: adaptive keeps loss low at both", rows)
+    return text_table(
+        rows, "changing load (8 -> 32 -> 8 sources, 120 KB buffer); Feng99: adaptive keeps loss low at both"
+    )
 
 
 def model_table(model: dict) -> str:
@@ -467,34 +475,31 @@ def model_table(model: dict) -> str:
     return "\n".join(lines)
 
 
-def _table(head: str, rows: list[tuple]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return "\n".join([head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows])
-
-
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = Params(seed=seed)
     if quick:
         p = dataclasses.replace(p, duration_s=30.0, warmup_s=10.0, phase_s=12.0, sweep_duration_s=30.0)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    cases, static_runs = {}, {}
-    for policy, n, buffer in CASES:
-        res, m = run_case(p, policy, n, buffer)
-        cases[(policy, n) if buffer != "120KB" or policy in ("feng", "floyd") else (policy, n, buffer)] = m
-        static_runs[(policy, n, buffer)] = res
-    varying, varying_runs = {}, {}
-    for policy in POLICIES:
-        varying_runs[policy], varying[policy] = run_varying(p, policy)
+    static, by_policy, model_rows = run_grid(
+        [case_run(p, *case) for case in CASES],
+        [varying_run(p, policy) for policy in POLICIES],
+        loss_model_runs(p, quick),
+    )
+    shown = {case: res for case, res in zip(CASES, static) if case[0] in PLOTTED}
+    cases = {}
+    for (policy, n, buffer), kept in zip(CASES, static):
+        key = (policy, n) if buffer != "120KB" or policy in ("feng", "floyd") else (policy, n, buffer)
+        cases[key] = measure_case(kept, p, policy, n, buffer) if policy in PLOTTED else kept
+    varying_runs = dict(zip(POLICIES, by_policy))
+    varying = {policy: varying_phases(res, p) for policy, res in varying_runs.items()}
     varying_runs["feng"].save(out / "varying_feng", plots=False)
-    model = loss_model(p, quick)
-    shown = {k: v for k, v in static_runs.items() if k[0] in ("aggressive", "conservative")}
+    model = loss_model(model_rows)
     plots = plot(out, shown, varying_runs, model, p)
-    crit = criteria(cases, model)
     return report(
         out,
         NAME,
-        crit,
+        criteria(cases, model),
         [comparison_table(cases, p), varying_table(varying), model_table(model)],
         seed=p.seed,
         parameters=dataclasses.asdict(p) | {"policies": POLICIES, "cases": CASES},
@@ -502,5 +507,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         measured={f"{m.policy}-{m.sources}-{m.buffer}": dataclasses.asdict(m) for m in cases.values()},
         varying=varying,
         loss_model=model,
-        plots=[x.name for x in plots],
+        plots=plots,
     )

@@ -6,33 +6,34 @@ window with a 246-byte MSS 1.13 KB/s. Jacobson's explanation: (1) user bytes per
 (170 vs 123: every fragment costs a packet slot), (2) start-up losses (1 vs 4), (3) on an echo
 path data and ACKs share the bottleneck queue.
 
-Model (ALGORITHMS.md section 3b/3d; choices are `Params` fields):
+Model (choices are `Params` fields):
 - An echo path: the sender and the receiver are both at UCL behind the gateway; the only way
   between them is out over SATNET to the echo host and back, so data fragments and ACKs
   share the outbound queue (`echo = False` gives separate paths for comparison).
 - SATNET: 250-byte MTU (the gateway fragments with the email's unaligned arithmetic, or RFC
-  791's), a packet-rate limit (the email's figures imply about 9.1 data packets/s), 64 kb/s,
-  and a 0.3 s one-way delay per crossing (a geostationary hop plus ground segments).
+  791's: docs/mechanisms.md#ip-fragmentation), a packet-rate limit (the email's figures imply
+  about 9.1 data packets/s), 64 kb/s, and a 0.3 s one-way delay per crossing (a geostationary
+  hop plus ground segments).
 - The queue limit at the gateway's SATNET interface: 8 or 16 packets (both are run).
 - UCL's TCP: 4.3BSD-Tahoe (slow start, fast retransmit, `rto = srtt + 2·rttvar` in 500 ms
   ticks), delayed ACKs every second segment ("one ack generated per two tcp packets").
 - Calibration: the packet rate is set so that the 512-byte run averages 9.1 data packets a
-  second over its transfer, as ALGORITHMS.md 3b prescribes ("after calibrating the bottleneck
-  to ≈9.1 data pkt/s"; the email's 1540 B/s at 170.7 user bytes per packet): a few runs of
-  the 512-byte case adjust the rate by fixed-point iteration. The 246-byte case and the
-  ratio are then predictions.
+  second over its transfer, as the email's figures imply (1540 B/s at 170.7 user bytes per
+  packet, 1130 B/s at 123): a few runs of the 512-byte case adjust the rate by fixed-point
+  iteration. The 246-byte case and the ratio are then predictions.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, report
+from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.trace import parse_pcap
@@ -44,8 +45,9 @@ SOURCE_RATE_246_KBPS = 1.13
 SOURCE_RATIO = 1.36
 SOURCE_USER_BYTES_512 = 170.0
 SOURCE_USER_BYTES_246 = 123.0
-DATA_PACKETS_PER_S = 9.1  # ALGORITHMS.md 3b: 1540/170.7 = 9.0 and 1130/123 = 9.2
-# ALGORITHMS.md 3b pass criteria.
+# The email's rates over its user bytes per packet: 1540/170.7 = 9.0 and 1130/123 = 9.2.
+DATA_PACKETS_PER_S = 9.1
+# Pass criteria: tolerances around the email's figures.
 TOL_RATIO = 0.06
 TOL_RATE = 0.10
 KB = 1000.0
@@ -155,9 +157,10 @@ class Measured:
     retransmissions: int
 
 
-def run(p: Params, case: Case) -> tuple[Results, Measured]:
-    res = network(p, case).run(p.max_duration_s, progress=False)
-    return res, measure(res, p, case)
+def run(p: Params, case: Case, keep_measured: bool = True) -> Run:
+    """The transfer of `case`; keeping its Measured, or the whole Results."""
+    keep = functools.partial(measure, p=p, case=case) if keep_measured else None
+    return Run.of(network(p, case), p.max_duration_s, keep)
 
 
 def measure(res: Results, p: Params, case: Case) -> Measured:
@@ -191,35 +194,37 @@ def measure(res: Results, p: Params, case: Case) -> Measured:
     )
 
 
-def calibrate(p: Params) -> Params:
-    """Set the packet rate so that the 512-byte run averages 9.1 data packets a second over the
-    whole transfer, as the email's figures do (1540 B/s / 170.7 B per packet): data packets
-    scale with the channel's rate, so a few fixed-point steps converge."""
-    rate = DATA_PACKETS_PER_S
+def calibrate(models: list[Params]) -> list[Params]:
+    """Set each model's packet rate so that its 512-byte run averages 9.1 data packets a second
+    over the whole transfer, as the email's figures do (1540 B/s / 170.7 B per packet): data
+    packets scale with the channel's rate, so a few fixed-point steps converge. A step needs
+    the model's previous one; the models' steps run side by side."""
+    rates = [DATA_PACKETS_PER_S] * len(models)
     for _ in range(CALIBRATION_STEPS):
-        _, m = run(dataclasses.replace(p, packet_rate=rate), CASE_512)
-        rate *= DATA_PACKETS_PER_S / m.data_packets_per_s
-    return dataclasses.replace(p, packet_rate=rate)
+        (measured,) = run_grid([run(dataclasses.replace(p, packet_rate=r), CASE_512) for p, r in zip(models, rates)])
+        rates = [r * (DATA_PACKETS_PER_S / m.data_packets_per_s) for r, m in zip(rates, measured)]
+    return [dataclasses.replace(p, packet_rate=r) for p, r in zip(models, rates)]
 
 
-def mss_sweep(p: Params, quick: bool) -> list[dict]:
+def mss_sweep_runs(p: Params, quick: bool) -> list[Run]:
     """Throughput against MSS with the 16 KB window and a queue too large to overflow, so the
     packet-rate limit always binds and only cause (1) acts; the email predicts peaks at
     mss = 210 + 230n."""
-    step = 20 if quick else 5
-    rows = []
     lossless = dataclasses.replace(p, queue_limit=SWEEP_QUEUE_LIMIT)
-    for mss in range(150, 951, step):
-        _, m = run(lossless, Case(mss, CASE_246.window))
-        rows.append(
-            {
-                "mss": mss,
-                "throughput_kbps": m.throughput_kbps,
-                "user_bytes_per_packet": m.user_bytes_per_packet,
-                "model_user_bytes_per_packet": user_bytes_per_packet(mss, p.mtu, p.fragmentation),
-            }
-        )
-    return rows
+    return [run(lossless, Case(mss, CASE_246.window)) for mss in range(150, 951, 20 if quick else 5)]
+
+
+def mss_sweep(p: Params, measured: list[Measured]) -> list[dict]:
+    """The sweep's rows: measured throughput and user bytes per packet beside the email's."""
+    return [
+        {
+            "mss": m.mss,
+            "throughput_kbps": m.throughput_kbps,
+            "user_bytes_per_packet": m.user_bytes_per_packet,
+            "model_user_bytes_per_packet": user_bytes_per_packet(m.mss, p.mtu, p.fragmentation),
+        }
+        for m in measured
+    ]
 
 
 def peaks_at_email_values(rows: list[dict], mtu: int = 250) -> tuple[float, int]:
@@ -241,43 +246,63 @@ def peaks_at_email_values(rows: list[dict], mtu: int = 250) -> tuple[float, int]
     return worst, teeth
 
 
-def loss_optimal_study(p: Params, quick: bool) -> dict:
+# The loss-optimal MSS study: MTUs and losses of the analytic model, and the (MTU, loss) points
+# simulated over a sweep of MSS, by mode.
+LOSS_STUDY = {
+    "quick": {"mtus": [250, 576], "losses": [0.01, 0.05], "simulated": [(250, 0.05)], "mss_step": 40},
+    "full": {
+        "mtus": [250, 576, 1006],
+        "losses": [0.0, 0.01, 0.03, 0.05, 0.1],
+        "simulated": [(250, 0.02), (250, 0.05)],
+        "mss_step": 20,
+    },
+}
+
+
+def lossy_sweep(quick: bool) -> list[tuple[int, float, int]]:
+    """The simulated (mtu, loss, mss) points of the loss-optimal MSS study."""
+    study = LOSS_STUDY["quick" if quick else "full"]
+    return [(mtu, loss, mss) for mtu, loss in study["simulated"] for mss in range(150, 951, study["mss_step"])]
+
+
+def loss_optimal_study(quick: bool, throughputs: list[float]) -> dict:
     """The MSS that maximizes goodput under random fragment loss p, analytic model against
-    simulation: goodput per packet slot ∝ (m/k(m))·(1 − p)^k(m) (each segment is lost when
-    any of its k fragments is)."""
-    mtus = [250, 576] if quick else [250, 576, 1006]
-    losses = [0.01, 0.05] if quick else [0.0, 0.01, 0.03, 0.05, 0.1]
+    simulation (`throughputs` of `lossy_sweep`'s points): goodput per packet slot ∝
+    (m/k(m))·(1 − p)^k(m) (each segment is lost when any of its k fragments is)."""
+    study = LOSS_STUDY["quick" if quick else "full"]
     candidates = np.arange(100, 2001, 10)
     analytic = []
-    for mtu in mtus:
-        for loss in losses:
+    for mtu in study["mtus"]:
+        for loss in study["losses"]:
             score = [
                 user_bytes_per_packet(int(m), mtu) * (1 - loss) ** fragments_per_segment(int(m), mtu)
                 for m in candidates
             ]
             analytic.append({"mtu": mtu, "loss": loss, "best_mss": int(candidates[int(np.argmax(score))])})
-    simulated = []
-    sim_mtus, sim_losses = [250], ([0.05] if quick else [0.02, 0.05])
-    for mtu in sim_mtus:
-        for loss in sim_losses:
-            sweep = range(150, 951, 40 if quick else 20)
-            best = max(sweep, key=lambda m: lossy_throughput(p, mtu, loss, m))
-            simulated.append({"mtu": mtu, "loss": loss, "best_mss": best})
+    best: dict[tuple[int, float], tuple[int, float]] = {}
+    for (mtu, loss, mss), rate in zip(lossy_sweep(quick), throughputs):
+        if (mtu, loss) not in best or rate > best[(mtu, loss)][1]:
+            best[(mtu, loss)] = (mss, rate)
+    simulated = [{"mtu": mtu, "loss": loss, "best_mss": mss} for (mtu, loss), (mss, _) in best.items()]
     return {"analytic": analytic, "simulated": simulated}
 
 
-def lossy_throughput(p: Params, mtu: int, loss: float, mss: int) -> float:
-    """Throughput of a transfer with random fragment loss on the SATNET link, separate return
-    path, a large queue (loss comes only from `loss`)."""
+def lossy_run(p: Params, mtu: int, loss: float, mss: int) -> Run:
+    """A transfer with random fragment loss on the SATNET link, separate return path, a large
+    queue (loss comes only from `loss`); keeps its throughput."""
     q = dataclasses.replace(p, mtu=mtu, echo=False, queue_limit=1000)
     net = network(q, Case(mss, 8 * mss))
     for link in net._links:
         if link["from"] == "gw":
             link["loss"] = loss
     net.record(queues=False, cwnd=False, segments=False, pcap=[])
-    res = net.run(q.max_duration_s * 4, progress=False)
+    return Run.of(net, q.max_duration_s * 4, functools.partial(transfer_rate, transfer_bytes=q.transfer_bytes))
+
+
+def transfer_rate(res: Results, transfer_bytes: int) -> float:
+    """Bytes per second over the transfer; 0 when it did not finish."""
     t = float(res.flows.iloc[0]["response_time_s"])
-    return q.transfer_bytes / t if math.isfinite(t) else 0.0
+    return transfer_bytes / t if math.isfinite(t) else 0.0
 
 
 def criteria(m512: Measured, m246: Measured, q8_512: Measured, p: Params, sweep: list[dict]) -> list[Criterion]:
@@ -300,91 +325,66 @@ def criteria(m512: Measured, m246: Measured, q8_512: Measured, p: Params, sweep:
     ]
 
 
-def model_matrix(p: Params) -> list[dict]:
-    """Every bottleneck model the email leaves open: echo path or not, queue limit 8 or 16,
-    each calibrated on the 512-byte case; the 246-byte throughput and the ratio are predictions."""
-    rows = []
-    for echo in (True, False):
-        for limit in (8, 16):
-            q = calibrate(dataclasses.replace(p, echo=echo, queue_limit=limit, packet_rate=None))
-            _, a = run(q, CASE_512)
-            _, b = run(q, CASE_246)
-            rows.append(
-                {
-                    "echo": echo,
-                    "queue_limit": limit,
-                    "packet_rate": q.packet_rate,
-                    "throughput_512_kbps": a.throughput_kbps,
-                    "throughput_246_kbps": b.throughput_kbps,
-                    "ratio": a.throughput_kbps / b.throughput_kbps,
-                    "startup_drops_512": a.startup_drops,
-                    "startup_drops_246": b.startup_drops,
-                    "timeouts_512": a.timeouts,
-                    "timeouts_246": b.timeouts,
-                }
-            )
-    return rows
+# Every bottleneck model the email leaves open: echo path or not, queue limit 8 or 16.
+MODELS = [(echo, limit) for echo in (True, False) for limit in (8, 16)]
 
 
-def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict, p: Params) -> list[Path]:
-    import matplotlib
+def model_row(q: Params, a: Measured, b: Measured) -> dict:
+    """A calibrated model's 512- and 246-byte runs (the 246-byte throughput and the ratio are
+    predictions)."""
+    return {
+        "echo": q.echo,
+        "queue_limit": q.queue_limit,
+        "packet_rate": q.packet_rate,
+        "throughput_512_kbps": a.throughput_kbps,
+        "throughput_246_kbps": b.throughput_kbps,
+        "ratio": a.throughput_kbps / b.throughput_kbps,
+        "startup_drops_512": a.startup_drops,
+        "startup_drops_246": b.startup_drops,
+        "timeouts_512": a.timeouts,
+        "timeouts_246": b.timeouts,
+    }
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+def plot(out: Path, runs: dict[str, Results], sweep: list[dict], study: dict) -> list[str]:
     from quench.plot import time_sequence
 
-    written = []
-    fig, axes = plt.subplots(len(runs), 1, figsize=(9, 3.2 * len(runs)))
-    for ax, (label, res) in zip(np.atleast_1d(axes), runs.items()):
-        time_sequence(res, res.flows["name"].iloc[0], ax=ax)
-        ax.set_title(f"time-sequence, {label}")
-    fig.tight_layout()
-    written.append(out / "time_sequence.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
+    figures = Figures(out, dpi=120)
+    with figures.new("time_sequence.png", len(runs), 1, figsize=(9, 3.2 * len(runs))) as (fig, axes):
+        for ax, (label, res) in zip(np.atleast_1d(axes), runs.items()):
+            time_sequence(res, res.flows["name"].iloc[0], ax=ax)
+            ax.set_title(f"time-sequence, {label}")
 
-    fig, ax = plt.subplots(figsize=(9, 4))
-    mss = [r["mss"] for r in sweep]
-    ax.plot(mss, [r["throughput_kbps"] for r in sweep], ".-", lw=0.8, label="quench throughput (KB/s)")
-    ax2 = ax.twinx()
-    ax2.plot(
-        mss,
-        [r["model_user_bytes_per_packet"] for r in sweep],
-        color="tab:gray",
-        lw=0.8,
-        label="user bytes/packet (email)",
-    )
-    for n in range(4):
-        ax.axvline(210 + 230 * n, color="tab:red", ls=":", lw=0.8)
-    ax.set(
-        xlabel="MSS (bytes)",
-        ylabel="throughput (KB/s)",
-        title="MSS sweep, 16 KB window, no overflow; dotted: 210 + 230n",
-    )
-    ax2.set_ylabel("user bytes per packet")
-    ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
-    written.append(out / "mss_sweep.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
+    with figures.new("mss_sweep.png", figsize=(9, 4)) as (fig, ax):
+        mss = [r["mss"] for r in sweep]
+        ax.plot(mss, [r["throughput_kbps"] for r in sweep], ".-", lw=0.8, label="quench throughput (KB/s)")
+        ax2 = ax.twinx()
+        model = [r["model_user_bytes_per_packet"] for r in sweep]
+        ax2.plot(mss, model, color="tab:gray", lw=0.8, label="user bytes/packet (email)")
+        for n in range(4):
+            ax.axvline(210 + 230 * n, color="tab:red", ls=":", lw=0.8)
+        ax.set(
+            xlabel="MSS (bytes)",
+            ylabel="throughput (KB/s)",
+            title="MSS sweep, 16 KB window, no overflow; dotted: 210 + 230n",
+        )
+        ax2.set_ylabel("user bytes per packet")
+        ax.legend(loc="lower right", fontsize="small")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for mtu in sorted({r["mtu"] for r in study["analytic"]}):
-        rows = [r for r in study["analytic"] if r["mtu"] == mtu]
-        ax.plot([r["loss"] for r in rows], [r["best_mss"] for r in rows], "o-", label=f"model, MTU {mtu}")
-    for r in study["simulated"]:
-        ax.plot(r["loss"], r["best_mss"], "k*", ms=10)
-    ax.plot([], [], "k*", label="quench (best of a sweep)")
-    ax.set(
-        xlabel="fragment loss probability p", ylabel="loss-optimal MSS (bytes)", title="loss-optimal MSS vs MTU and p"
-    )
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    written.append(out / "loss_optimal_mss.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
-    return written
+    with figures.new("loss_optimal_mss.png", figsize=(7, 4)) as (fig, ax):
+        for mtu in sorted({r["mtu"] for r in study["analytic"]}):
+            rows = [r for r in study["analytic"] if r["mtu"] == mtu]
+            ax.plot([r["loss"] for r in rows], [r["best_mss"] for r in rows], "o-", label=f"model, MTU {mtu}")
+        for r in study["simulated"]:
+            ax.plot(r["loss"], r["best_mss"], "k*", ms=10)
+        ax.plot([], [], "k*", label="quench (best of a sweep)")
+        ax.set(
+            xlabel="fragment loss probability p",
+            ylabel="loss-optimal MSS (bytes)",
+            title="loss-optimal MSS vs MTU and p",
+        )
+        ax.legend(fontsize="small")
+    return figures.names
 
 
 def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
@@ -406,10 +406,7 @@ def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
             f"{m512.data_packets_per_s:.2f} / {m246.data_packets_per_s:.2f}",
         ),
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    lines.append("")
-    lines.append("bottleneck models (each calibrated to 9.1 data packets/s on the 512-byte case):")
+    lines = [text_table(rows), "", "bottleneck models (each calibrated to 9.1 data packets/s on the 512-byte case):"]
     for r in matrix:
         lines.append(
             f"  echo={r['echo']!s:5} queue={r['queue_limit']:2}  rate {r['packet_rate']:5.2f} pkt/s  "
@@ -422,21 +419,26 @@ def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    p = calibrate(Params(seed=seed))
-    res512, m512 = run(p, CASE_512)
-    res246, m246 = run(p, CASE_246)
-    _, q8 = run(dataclasses.replace(p, queue_limit=8), CASE_512)
+    p = Params(seed=seed)
+    # The experiment's own calibration, then each model's: all independent of each other.
+    p, *models = calibrate([p] + [dataclasses.replace(p, echo=e, queue_limit=limit) for e, limit in MODELS])
+    (res512, res246, q8), by_model, by_mss, lossy = run_grid(
+        [run(p, CASE_512, keep_measured=False), run(p, CASE_246, keep_measured=False), run(p, CASE_512)],
+        [run(q, case) for q in models for case in (CASE_512, CASE_246)],
+        mss_sweep_runs(p, quick),
+        [lossy_run(p, mtu, loss, mss) for mtu, loss, mss in lossy_sweep(quick)],
+    )
+    m512, m246 = measure(res512, p, CASE_512), measure(res246, p, CASE_246)
     res512.save(out / "mss512", plots=False)
     res246.save(out / "mss246", plots=False)
-    matrix = model_matrix(p)
-    sweep = mss_sweep(p, quick)
-    study = loss_optimal_study(p, quick)
-    plots = plot(out, {"4 KB window, MSS 512": res512, "16 KB window, MSS 246": res246}, sweep, study, p)
-    crit = criteria(m512, m246, q8, p, sweep)
+    matrix = [model_row(q, a, b) for q, a, b in zip(models, by_model[::2], by_model[1::2])]
+    sweep = mss_sweep(p, by_mss)
+    study = loss_optimal_study(quick, lossy)
+    plots = plot(out, {"4 KB window, MSS 512": res512, "16 KB window, MSS 246": res246}, sweep, study)
     return report(
         out,
         NAME,
-        crit,
+        criteria(m512, m246, q8, p, sweep),
         [comparison_table(m512, m246, matrix)],
         seed=seed,
         parameters=dataclasses.asdict(p),
@@ -449,5 +451,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         models=matrix,
         mss_sweep=sweep,
         loss_optimal=study,
-        plots=[x.name for x in plots],
+        plots=plots,
     )

@@ -15,7 +15,8 @@ What the email leaves open, and what we chose (each a parameter of `Params`):
 - The host's TCP is 4.3BSD-Tahoe: slow start, `rto = srtt + 2·rttvar` in 500 ms ticks, and
   the June 1987 quench rule `cwnd = maxseg` applied to every connection to the quoted
   destination (tcp_ctlinput → in_pcbnotify).
-- The gateway's estimator and rate law are the Fuzzball qdisc's documented defaults.
+- The gateway's estimator and rate law are the Fuzzball qdisc's documented defaults
+  (docs/mechanisms.md#fuzzball-gateway).
 - Run length 2000 s ("a couple of megabytes" at 1200 B/s is about 1700 s), the first 300 s
   discarded as start-up ("allowed to stabilize").
 """
@@ -23,13 +24,14 @@ What the email leaves open, and what we chose (each a parameter of `Params`):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, report
+from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results, jain_index
 from quench.units import parse_rate
@@ -39,7 +41,7 @@ NAME = "mills88"
 SOURCE_DELAY_NO_QUENCH_S = 6.3
 SOURCE_DELAY_QUENCH_S = 4.2
 SOURCE_RATIO = 0.67
-# ALGORITHMS.md section 1b pass criteria.
+# Pass criteria: tolerances around the email's delays, and the bounds its set-up implies.
 TOL_NO_QUENCH = 0.10
 TOL_QUENCH = 0.15
 TOL_RATIO = 0.08
@@ -137,9 +139,9 @@ def measure(res: Results, p: Params) -> Measured:
     )
 
 
-def run(p: Params, quench: bool) -> tuple[Results, Measured]:
-    res = network(p, quench).run(p.duration_s, progress=False)
-    return res, measure(res, p)
+def run(p: Params, quench: bool, keep_measured: bool = False) -> Run:
+    """The run of `p`, with or without quench; keeping its Measured, or the whole Results."""
+    return Run.of(network(p, quench), p.duration_s, functools.partial(measure, p=p) if keep_measured else None)
 
 
 def criteria(off: Measured, on: Measured, p: Params) -> list[Criterion]:
@@ -160,86 +162,57 @@ def criteria(off: Measured, on: Measured, p: Params) -> list[Criterion]:
 
 
 def backlog_bound_s(p: Params) -> float:
-    """The delay bound of ALGORITHMS.md 1b: every connection's receive window queued at the
-    line, in whole segments with their headers and framing."""
+    """The delay bound: every connection's receive window queued at the line, in whole segments
+    with their headers and framing."""
     segments = p.receive_window // p.mss
     per_packet = p.mss + 40 + p.framing_overhead
     return p.flows * segments * per_packet * 8 / parse_rate(p.line_rate)
 
 
-def sweep(p: Params, quick: bool) -> dict[str, list]:
-    """Extra study: mean delay and fairness against the threshold (Tahoe hosts), and the same
-    experiment with every host reaction at the default threshold."""
-    thresholds = THRESHOLDS[::2] if quick else THRESHOLDS
-    by_threshold = []
-    for t in thresholds:
-        _, m = run(dataclasses.replace(p, threshold=t), quench=True)
-        by_threshold.append(
-            {"threshold": t, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization}
-        )
-    by_reaction = []
-    for r in REACTIONS:
-        _, m = run(dataclasses.replace(p, reaction=r), quench=True)
-        by_reaction.append(
-            {"reaction": r, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization}
-        )
-    return {"by_threshold": by_threshold, "by_reaction": by_reaction}
+def study_row(key: str, value: float | str, m: Measured) -> dict:
+    """One point of the extra study: mean delay and fairness against the threshold (Tahoe
+    hosts), or with each host reaction at the default threshold."""
+    return {key: value, "mean_delay_s": m.mean_delay_s, "jain": m.jain, "utilization": m.utilization}
 
 
-def plot(out: Path, runs: dict[str, Results], study: dict[str, list], p: Params) -> list[Path]:
-    import matplotlib
+def plot(out: Path, runs: dict[str, Results], study: dict[str, list], p: Params) -> list[str]:
+    figures = Figures(out, dpi=120)
+    with figures.new("queue.png", 2, 1, figsize=(9, 6), sharex=True) as (fig, axes):
+        for ax, (label, res) in zip(axes, runs.items()):
+            q = res.queue[res.queue["link_name"] == LINE]
+            ax.step(q["time_s"], q["packets"], where="post", lw=0.6)
+            ax.set(ylabel="queue (packets)", title=f"9600 bit/s line queue, {label}")
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel("time (s)")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with figures.new("windows.png", 2, 1, figsize=(9, 6), sharex=True) as (fig, axes):
+        for ax, (label, res) in zip(axes, runs.items()):
+            for name, g in res.cwnd.groupby("flow_name", sort=False):
+                window = np.minimum(g["cwnd"], p.receive_window) / p.mss
+                ax.step(g["time_s"], window, where="post", lw=0.7, label=name)
+            ax.set(ylabel="window (segments)", title=f"min(cwnd, rwnd) per connection, {label}")
+            ax.set_xlim(p.warmup_s, p.warmup_s + WINDOW_ZOOM_S)
+            ax.legend(fontsize="small", ncol=4)
+            ax.grid(alpha=0.3)
+        axes[-1].set_xlabel(f"time (s), {WINDOW_ZOOM_S:g} s after start-up")
 
-    written = []
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    for ax, (label, res) in zip(axes, runs.items()):
-        q = res.queue[res.queue["link_name"] == LINE]
-        ax.step(q["time_s"], q["packets"], where="post", lw=0.6)
-        ax.set(ylabel="queue (packets)", title=f"9600 bit/s line queue, {label}")
-        ax.grid(alpha=0.3)
-    axes[-1].set_xlabel("time (s)")
-    fig.tight_layout()
-    written.append(out / "queue.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
-
-    fig, axes = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
-    for ax, (label, res) in zip(axes, runs.items()):
-        for name, g in res.cwnd.groupby("flow_name", sort=False):
-            ax.step(g["time_s"], np.minimum(g["cwnd"], p.receive_window) / p.mss, where="post", lw=0.7, label=name)
-        ax.set(ylabel="window (segments)", title=f"min(cwnd, rwnd) per connection, {label}")
-        ax.set_xlim(p.warmup_s, p.warmup_s + WINDOW_ZOOM_S)
-        ax.legend(fontsize="small", ncol=4)
-        ax.grid(alpha=0.3)
-    axes[-1].set_xlabel(f"time (s), {WINDOW_ZOOM_S:g} s after start-up")
-    fig.tight_layout()
-    written.append(out / "windows.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
-
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
-    t = study["by_threshold"]
-    a1.plot([r["threshold"] for r in t], [r["mean_delay_s"] for r in t], "o-", label="mean delay (s)")
-    a1.axhline(SOURCE_DELAY_QUENCH_S, ls="--", color="gray", label="Mills 1988, T about 1.5")
-    a1b = a1.twinx()
-    a1b.plot([r["threshold"] for r in t], [r["jain"] for r in t], "s--", color="tab:green", label="Jain index")
-    a1b.set_ylim(0, 1.05)
-    a1.set(xlabel="quench threshold (packets of mean queue)", ylabel="mean queueing delay (s)")
-    a1.set_title("delay and fairness vs threshold (Tahoe hosts)")
-    a1.legend(loc="upper left", fontsize="small")
-    a1b.legend(loc="lower right", fontsize="small")
-    r = study["by_reaction"]
-    a2.bar([x["reaction"] for x in r], [x["mean_delay_s"] for x in r], color="tab:blue")
-    for i, x in enumerate(r):
-        a2.text(i, x["mean_delay_s"], f"J={x['jain']:.2f}", ha="center", va="bottom", fontsize="small")
-    a2.set(ylabel="mean queueing delay (s)", title=f"host reactions, threshold {p.threshold}")
-    fig.tight_layout()
-    written.append(out / "study.png")
-    fig.savefig(written[-1], dpi=120)
-    plt.close(fig)
-    return written
+    with figures.new("study.png", 1, 2, figsize=(11, 4)) as (fig, (a1, a2)):
+        t = study["by_threshold"]
+        a1.plot([r["threshold"] for r in t], [r["mean_delay_s"] for r in t], "o-", label="mean delay (s)")
+        a1.axhline(SOURCE_DELAY_QUENCH_S, ls="--", color="gray", label="Mills 1988, T about 1.5")
+        a1b = a1.twinx()
+        a1b.plot([r["threshold"] for r in t], [r["jain"] for r in t], "s--", color="tab:green", label="Jain index")
+        a1b.set_ylim(0, 1.05)
+        a1.set(xlabel="quench threshold (packets of mean queue)", ylabel="mean queueing delay (s)")
+        a1.set_title("delay and fairness vs threshold (Tahoe hosts)")
+        a1.legend(loc="upper left", fontsize="small")
+        a1b.legend(loc="lower right", fontsize="small")
+        r = study["by_reaction"]
+        a2.bar([x["reaction"] for x in r], [x["mean_delay_s"] for x in r], color="tab:blue")
+        for i, x in enumerate(r):
+            a2.text(i, x["mean_delay_s"], f"J={x['jain']:.2f}", ha="center", va="bottom", fontsize="small")
+        a2.set(ylabel="mean queueing delay (s)", title=f"host reactions, threshold {p.threshold}")
+    return figures.names
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
@@ -248,18 +221,25 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         p = dataclasses.replace(p, duration_s=800.0, warmup_s=200.0)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    res_off, off = run(p, quench=False)
-    res_on, on = run(p, quench=True)
+    thresholds = THRESHOLDS[::2] if quick else THRESHOLDS
+    (res_off, res_on), by_threshold, by_reaction = run_grid(
+        [run(p, quench=False), run(p, quench=True)],
+        [run(dataclasses.replace(p, threshold=t), quench=True, keep_measured=True) for t in thresholds],
+        [run(dataclasses.replace(p, reaction=r), quench=True, keep_measured=True) for r in REACTIONS],
+    )
+    off, on = measure(res_off, p), measure(res_on, p)
     res_off.save(out / "no_quench", plots=False)
     res_on.save(out / "quench", plots=False)
-    study = sweep(p, quick)
+    study = {
+        "by_threshold": [study_row("threshold", t, m) for t, m in zip(thresholds, by_threshold)],
+        "by_reaction": [study_row("reaction", r, m) for r, m in zip(REACTIONS, by_reaction)],
+    }
     plots = plot(out, {"quench disabled": res_off, "quench enabled": res_on}, study, p)
-    crit = criteria(off, on, p)
     measured = {"no_quench": dataclasses.asdict(off), "quench": dataclasses.asdict(on)}
     return report(
         out,
         NAME,
-        crit,
+        criteria(off, on, p),
         [comparison_table(off, on, p)],
         seed=p.seed,
         parameters=dataclasses.asdict(p),
@@ -267,7 +247,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         measured=measured,
         backlog_bound_s=backlog_bound_s(p),
         study=study,
-        plots=[x.name for x in plots],
+        plots=plots,
     )
 
 
@@ -288,10 +268,9 @@ def comparison_table(off: Measured, on: Measured, p: Params) -> str:
         ),
         ("Jain index of goodput", "similar rates", f"{off.jain:.3f}", f"{on.jain:.3f}"),
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
     head = (
         f"mills88: {p.flows} FTP connections, Sun-3 -> Fuzzball gateway -> 9600 bit/s line -> sink, "
         f"{p.duration_s:g} s (first {p.warmup_s:g} s discarded)"
     )
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
-    return "\n".join([head, *lines, f"backlog bound (4 receive windows at the line): {backlog_bound_s(p):.2f} s"])
+    bound = f"backlog bound (4 receive windows at the line): {backlog_bound_s(p):.2f} s"
+    return "\n".join([text_table(rows, head), bound])

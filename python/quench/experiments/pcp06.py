@@ -1,6 +1,6 @@
 """pcp06 — T. Anderson, A. Collins, A. Krishnamurthy, J. Zahorjan, "PCP: Efficient Endpoint
 Congestion Control", NSDI '06, §4.2 ("Impact of Varying Offered Load") and §4.3 ("TCP and PCP
-over Fair Queueing Routers"); ALGORITHMS.md section 2.
+over Fair Queueing Routers").
 
 The paper's claim: over a FIFO drop-tail bottleneck PCP loses no packets and completes 250 KB
 flows sooner than TCP at every load; over a fair-queued bottleneck PCP's response time varies
@@ -25,10 +25,10 @@ What the paper leaves open, and what we chose (each a field of `Params`):
 - TCP: NewReno with SACK, delayed ACKs, windows large enough never to limit (the variant is not
   stated; the paper's own simulator was validated against a kernel TCP). `Params.tcp` overrides
   any TcpConfig key; studies/pcp06_tcp_variants.py compares eight variants over FIFO and FQ.
-- PCP: quench's PCP with its documented defaults (transport/pcp/mod.rs), per-host history.
+- PCP: quench's PCP with its documented defaults (docs/mechanisms.md#pcp), per-host history.
 - The "fair queueing" ideal of §4.1 (router-assisted: one request per RTT stamped with the
   flow's fair rate and its queue): quench's `assisted` transport over an FQ router with
-  `advertise_rate` (transport/assisted.rs), run over FQ only. The FQ router of every FQ run
+  `advertise_rate` (docs/mechanisms.md#router-assisted-ideal), run over FQ only. The FQ router of every FQ run
   advertises; TCP and PCP packets are never stamped, so it changes nothing for them.
 - Run: a warm-up, then `measure_s` of arrivals whose flows are measured, then `drain_s` more
   so they can finish (arrivals stop with the measured window). The system starts empty and, what
@@ -53,6 +53,7 @@ What the paper leaves open, and what we chose (each a field of `Params`):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Criterion, report
+from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.network import Network, droptail, fq
 from quench.results import Results
 from quench.scenario import validate_scenario
@@ -70,9 +71,9 @@ NAME = "pcp06"
 BOTTLENECK = "r1->r2"
 # IPv4 + TCP headers without options: what each datagram adds to the MSS.
 HEADER_BYTES = 40
-# ALGORITHMS.md 2b: "high load" for the variance and the TCP-over-FQ criteria.
+# "High load" for the variance and the TCP-over-FQ criteria (§4.3).
 HIGH_LOAD = 0.7
-# ALGORITHMS.md 2b: the best configuration within 20 % of the unloaded floor at 15 % load.
+# Pass criterion: the best configuration within 20 % of the unloaded floor at 15 % load.
 FLOOR_TOLERANCE = 0.20
 # A trend counts as "rising with load" when Spearman's rank correlation is at least this.
 RISING_RANK_CORRELATION = 0.8
@@ -206,15 +207,30 @@ def measure(res: Results, p: Params, load: float) -> tuple[pd.DataFrame, dict]:
     }
 
 
-def run_point(p: Params, transport: str, qdisc: str, load: float, seeds: list[int]) -> tuple[dict, pd.DataFrame]:
-    """One configuration and load over every seed: response times pooled over the seeds' flows,
-    the bottleneck's figures averaged (drops summed)."""
-    flows, links = [], []
-    for seed in seeds:
-        net = network(p, transport, qdisc, load, seed)
-        measured, link = measure(net.run(f"{p.arrival_window_s(load) + p.drain_s}s", progress=False), p, load)
-        flows.append(measured.assign(seed=seed))
-        links.append(link)
+def run_points(p: Params, points: list[tuple[str, str, float]], seeds: list[int]) -> list[tuple[dict, pd.DataFrame]]:
+    """Each (transport, qdisc, load) point over every seed, all runs on the grid runner."""
+    runs = [
+        Run.of(
+            network(p, transport, qdisc, load, seed),
+            f"{p.arrival_window_s(load) + p.drain_s}s",
+            functools.partial(measure, p=p, load=load),
+        )
+        for transport, qdisc, load in points
+        for seed in seeds
+    ]
+    (measured,) = run_grid(runs)
+    per_point = [measured[i : i + len(seeds)] for i in range(0, len(measured), len(seeds))]
+    return [pool_seeds(point, seeds, per_seed) for point, per_seed in zip(points, per_point)]
+
+
+def pool_seeds(
+    point: tuple[str, str, float], seeds: list[int], per_seed: list[tuple[pd.DataFrame, dict]]
+) -> tuple[dict, pd.DataFrame]:
+    """One point's row, over its seeds' runs: response times pooled over the seeds' flows, the
+    bottleneck's figures averaged (drops summed); and the pooled flows."""
+    transport, qdisc, load = point
+    flows = [measured.assign(seed=seed) for seed, (measured, _) in zip(seeds, per_seed)]
+    links = [link for _, link in per_seed]
     pooled = pd.concat(flows, ignore_index=True).assign(transport=transport, qdisc=qdisc, load=load)
     done = pooled[np.isfinite(pooled["response_time_s"])]
     rt = done["response_time_s"].to_numpy()
@@ -276,19 +292,13 @@ def criteria(table: pd.DataFrame, p: Params) -> list[Criterion]:
     return out
 
 
-def plot(out: Path, table: pd.DataFrame) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def plot(out: Path, table: pd.DataFrame) -> list[str]:
     panels = [
         ("mean_rt_s", "mean response time (s)"),
         ("std_rt_s", "response time std dev (s)"),
         ("mean_queue_packets", "bottleneck queue (packets)"),
         ("loss_rate", "loss rate"),
     ]
-    fig, axes = plt.subplots(1, 4, figsize=(16, 3.6))
     styles = {
         ("tcp", "fifo"): "o-",
         ("tcp", "fq"): "o--",
@@ -296,37 +306,43 @@ def plot(out: Path, table: pd.DataFrame) -> Path:
         ("pcp", "fq"): "s--",
         ("assisted", "fq"): "^:",
     }
-    for ax, (col, label) in zip(axes, panels):
-        for (transport, q), style in styles.items():
-            rows = table[(table["transport"] == transport) & (table["qdisc"] == q)].sort_values("load")
-            ax.plot(rows["load"], rows[col], style, label=f"{transport.upper()} / {q.upper()}")
-        ax.set_xlabel("offered load")
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle("pcp06: 250 KB flows over a 40 Mb/s bottleneck, 100 pairs, RTT 15-35 ms (NSDI '06 Fig. 4/5)")
-    fig.tight_layout()
-    path = out / "pcp06.png"
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    figures = Figures(out, dpi=110)
+    with figures.new("pcp06.png", 1, 4, figsize=(16, 3.6)) as (fig, axes):
+        for ax, (col, label) in zip(axes, panels):
+            for (transport, q), style in styles.items():
+                rows = table[(table["transport"] == transport) & (table["qdisc"] == q)].sort_values("load")
+                ax.plot(rows["load"], rows[col], style, label=f"{transport.upper()} / {q.upper()}")
+            ax.set_xlabel("offered load")
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+        axes[0].legend(fontsize=8)
+        fig.suptitle("pcp06: 250 KB flows over a 40 Mb/s bottleneck, 100 pairs, RTT 15-35 ms (NSDI '06 Fig. 4/5)")
+    return figures.names
 
 
 def source_table(table: pd.DataFrame) -> str:
     """The paper's reported shape beside our numbers, one row per configuration and load."""
-    lines = [
-        "NSDI '06 Fig. 4/5 (shapes only; the paper gives no numbers): PCP and FQ lose nothing; PCP",
-        "response time < TCP; over FQ PCP's variance stays low at high load; TCP slightly worse over FQ.",
-        "",
-        f"{'transport':<9} {'qdisc':<5} {'load':>5} {'flows':>6} {'mean RT':>8} {'std RT':>8} {'floor':>7} "
-        f"{'queue':>6} {'loss':>8} {'util':>6}",
-    ]
+    title = (
+        "NSDI '06 Fig. 4/5 (shapes only; the paper gives no numbers): PCP and FQ lose nothing; PCP\n"
+        "response time < TCP; over FQ PCP's variance stays low at high load; TCP slightly worse over FQ.\n"
+    )
+    rows = [("transport", "qdisc", "load", "flows", "mean RT", "std RT", "floor", "queue", "loss", "util")]
     for r in table.sort_values(["transport", "qdisc", "load"]).itertuples():
-        lines.append(
-            f"{r.transport:<9} {r.qdisc:<5} {r.load:>5.2f} {r.flows:>6d} {r.mean_rt_s:>8.4f} {r.std_rt_s:>8.4f} "
-            f"{r.floor_s:>7.4f} {r.mean_queue_packets:>6.1f} {r.loss_rate:>8.5f} {r.utilization:>6.3f}"
+        rows.append(
+            (
+                r.transport,
+                r.qdisc,
+                f"{r.load:.2f}",
+                f"{r.flows:d}",
+                f"{r.mean_rt_s:.4f}",
+                f"{r.std_rt_s:.4f}",
+                f"{r.floor_s:.4f}",
+                f"{r.mean_queue_packets:.1f}",
+                f"{r.loss_rate:.5f}",
+                f"{r.utilization:.3f}",
+            )
         )
-    return "\n".join(lines)
+    return text_table(rows, title, right=range(2, 10))
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
@@ -334,11 +350,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     p = quick_params() if quick else Params()
     seeds = [seed + i for i in range(p.seeds)]
-    points = [run_point(p, transport, q, load, seeds) for transport, q in CONFIGS for load in p.loads]
+    points = run_points(p, [(transport, q, load) for transport, q in CONFIGS for load in p.loads], seeds)
     table = pd.DataFrame([row for row, _ in points])
     table.to_csv(out / "pcp06.csv", index=False)
     pd.concat([flows for _, flows in points], ignore_index=True).to_parquet(out / "flows.parquet", index=False)
-    plot_path = plot(out, table)
+    plots = plot(out, table)
     return report(
         out,
         NAME,
@@ -352,6 +368,6 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "seeds": seeds,
             "flows": {transport: resolved_flow(p, transport) for transport in dict(CONFIGS)},
         },
-        plots=[plot_path.name],
+        plots=plots,
         unfinished_flows=int(table["unfinished"].sum()),
     )

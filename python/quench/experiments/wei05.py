@@ -1,5 +1,5 @@
 """wei05 — D. X. Wei, S. Hegde, S. H. Low, "Burstiness Control for High Speed Long Distance
-TCP", PFLDnet 2005 (slides; ALGORITHMS.md section 5).
+TCP", PFLDnet 2005 (slides).
 
 FAST TCP (α = 500 packets) over a 622 Mb/s, 360 ms path emulated by Dummynet with a
 2000-packet bottleneck buffer. Over about 1000 s the slides count about 70,000 packets lost,
@@ -9,13 +9,14 @@ transmit queue (txqueuelen packets in front of a 1 Gb/s NIC) overflows when the 
 while B(n) < threshold) removes the host losses and cuts the router's.
 
 What the slides leave open, and what we chose (each a field of `Params`):
-- Sender: a 1 Gb/s NIC ("1 Gb/s NIC", ALGORITHMS.md 5b) with a drop-tail transmit queue of
-  `txqueuelen` = 100 packets, Linux's default then and the value of the slides' DataTAG runs
-  (slides 7, 28). Host drops are the drops of that link, router drops those of the bottleneck.
+- Sender: a 1 Gb/s NIC with a drop-tail transmit queue of `txqueuelen` = 100 packets, Linux's
+  default then and the value of the slides' DataTAG runs (slides 7, 28). Host drops are the
+  drops of that link, router drops those of the bottleneck.
 - Receiver: delayed ACKs off (slide 12, "Receiver: delay ack disabled, more ack sent back").
 - TCP: SACK recovery (Linux), MSS 1460 (1500-byte MTU), per-ACK RTT samples (FAST needs them),
   windows large enough never to limit (64 MB).
-- FAST: ns-2's defaults (γ = 0.5, update every other RTT, mi_threshold 1.5 ms), α = 500.
+- FAST (docs/mechanisms.md#fast-tcp): ns-2's defaults (γ = 0.5, update every other RTT,
+  mi_threshold 1.5 ms), α = 500.
 - Burstiness control: X = cwnd/RTT (the slides' estimate) capped at the NIC rate (the
   bandwidth available to a connection cannot exceed its host's line rate); threshold =
   txqueuelen, because the host queue drains at the NIC rate ≥ X, so by the burstiness theorem
@@ -33,9 +34,8 @@ What the slides leave open, and what we chose (each a field of `Params`):
   back-to-back at 1 Gb/s, ~52 per tick. "droptail" is the earlier model: a 622 Mb/s link with
   a 2000-packet FIFO, smooth service.
 - ACK path (`ack_path`): "plain" (a FIFO link) or "dummynet": a delay-only Dummynet pipe on the
-  reverse direction, which releases the ACKs of each tick together (ACK compression, issue 7's
-  study parameter). The slides do not say whether the testbed's reverse direction crossed a
-  pipe; "plain" is the default.
+  reverse direction, which releases the ACKs of each tick together (ACK compression). The slides
+  do not say whether the testbed's reverse direction crossed a pipe; "plain" is the default.
 - Host drops (`local_drop`): "loss" (default) makes a segment the transmit queue refuses a loss
   that TCP finds like any other, as ns-2 and ns-3 do; "linux_cwr" is what the testbed's Linux
   2.4/2.6 kernels did with NET_XMIT_DROP: the segment stays unsent, the rest of the burst is
@@ -69,7 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, report
+from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.units import parse_rate
@@ -80,11 +80,11 @@ NAME = "wei05"
 SOURCE_TOTAL_LOSS = 70_000
 SOURCE_ROUTER_LOSS = 30_000
 SOURCE_SPAN_S = 1000.0
-# ALGORITHMS.md 5b pass criteria.
+# Pass criteria: the slides' loss counts within this tolerance.
 TOL_LOSS = 0.25
 # "host loss about zero" with control: at most this fraction of the uncontrolled host loss.
 HOST_LOSS_NEAR_ZERO = 0.01
-# "router loss well below" the uncontrolled case: at most half (the size is UNCONFIRMED, 5b).
+# "router loss well below" the uncontrolled case: at most half (the slides give no size).
 ROUTER_LOSS_WELL_BELOW = 0.5
 
 HOST_LINK = "sender->dummynet"
@@ -209,9 +209,9 @@ def measure(res: Results, p: Params) -> Measured:
     )
 
 
-def run(p: Params, control: str) -> tuple[Results, Measured]:
-    res = network(p, control).run(f"{p.duration_s}s", progress=False)
-    return res, measure(res, p)
+def run(p: Params, control: str) -> Run:
+    """The FAST flow of `p` under `control`, kept whole (plots and the monitor need its series)."""
+    return Run.of(network(p, control), f"{p.duration_s}s")
 
 
 def datatag_network(p: Params, txqueuelen: int) -> Network:
@@ -233,12 +233,17 @@ def datatag_network(p: Params, txqueuelen: int) -> Network:
     return net
 
 
-def run_datatag(p: Params, txqueuelen: int) -> tuple[Results, dict]:
-    res = datatag_network(p, txqueuelen).run(f"{p.datatag_duration_s}s", progress=False)
+def datatag_run(p: Params, txqueuelen: int) -> Run:
+    """The DataTAG case with `txqueuelen`, kept whole (its cwnd is plotted)."""
+    return Run.of(datatag_network(p, txqueuelen), f"{p.datatag_duration_s}s")
+
+
+def datatag_row(res: Results, p: Params, txqueuelen: int) -> dict:
+    """Host and router loss, throughput and timeouts of a DataTAG run."""
     host = sum(int(res.link(f"s{i}->r")["dropped_packets"]) for i in range(2))
     router = int(res.link("r->far")["dropped_packets"])
     bits = float(res.flows["bytes_delivered"].sum()) * 8
-    return res, {
+    return {
         "txqueuelen": txqueuelen,
         "host_loss": host,
         "router_loss": router,
@@ -307,13 +312,12 @@ def comparison_table(runs: dict[str, Measured], p: Params) -> str:
         ("slides, burstiness control", "-", "-", "~0", "-"),
         *((f"quench, {k}", *row(m)) for k, m in runs.items()),
     ]
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     head = (
         f"wei05: FAST α={p.alpha:g}, {p.bottleneck_rate}, RTT {p.rtt_ms:g} ms, buffer {p.router_buffer} p, "
         f"NIC {p.nic_rate} txqueuelen {p.txqueuelen}, dummynet tick {p.tick_ms:g} ms; "
         f"{scaling_note(p)}"
     )
-    return "\n".join([head, *("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)])
+    return text_table(rows, head)
 
 
 def datatag_table(rows: list[dict], p: Params) -> str:
@@ -321,13 +325,18 @@ def datatag_table(rows: list[dict], p: Params) -> str:
         f"DataTAG: 2 NewReno+SACK flows, {p.datatag_rate}, RTT {p.datatag_rtt_ms:g} ms, buffer "
         f"{p.datatag_buffer} p, max cwnd {p.datatag_max_cwnd} p; {p.datatag_duration_s:g} s (slides: plots only)"
     )
-    lines = [f"{'txqueuelen':>10}  {'host loss':>9}  {'router loss':>11}  {'throughput (Mb/s)':>17}  timeouts"]
+    cells = [("txqueuelen", "host loss", "router loss", "throughput (Mb/s)", "timeouts")]
     for r in rows:
-        lines.append(
-            f"{r['txqueuelen']:>10}  {r['host_loss']:>9,}  {r['router_loss']:>11,}  "
-            f"{r['throughput_bps'] / 1e6:>17.1f}  {r['timeouts']}"
+        cells.append(
+            (
+                f"{r['txqueuelen']}",
+                f"{r['host_loss']:,}",
+                f"{r['router_loss']:,}",
+                f"{r['throughput_bps'] / 1e6:.1f}",
+                f"{r['timeouts']}",
+            )
         )
-    return "\n".join([head, *lines])
+    return text_table(cells, head, right=range(4))
 
 
 @dataclass
@@ -344,8 +353,8 @@ class PacketView:
 
 def packet_view(res: Results, p: Params) -> PacketView:
     """B(n) = max over u <= m <= n of (n - m + 1) - C (t_n - t_m) from the monitor's sends and ACKs
-    (the recurrence of transport/tcp/burst.rs, a monotone deque over C t_m - m), and the queues each
-    transmission found at the host and at the bottleneck."""
+    (the recurrence of docs/mechanisms.md#burstiness-control, a monotone deque over C t_m - m),
+    and the queues each transmission found at the host and at the bottleneck."""
     m = res.flow_monitor
     c = parse_rate(p.bottleneck_rate) / ((p.mss + 40) * 8)
     ids = dict(zip(res.links["name"], res.links["link"]))
@@ -393,87 +402,71 @@ def _match_arrivals(seq: np.ndarray, arr_seq: np.ndarray, arr_queue: np.ndarray)
     return out
 
 
-def plot(out: Path, runs: dict[str, Results], datatag: dict[int, Results], p: Params) -> list[Path]:
-    import matplotlib
+def plot(
+    out: Path, runs: dict[str, Results], views: dict[str, PacketView], datatag: dict[int, Results], p: Params
+) -> list[str]:
+    """cwnd of every run in `runs` and of DataTAG; the monitor window, one RTT of it and B
+    against the queue for each of `views` (the runs with a monitor)."""
+    figures = Figures(out, dpi=110)
+    cwnd_figure(figures, "cwnd.png", runs, "FAST cwnd", p)
+    cwnd_figure(figures, "datatag_cwnd.png", {f"txqueuelen {q}": r for q, r in datatag.items()}, "DataTAG cwnd", p)
+    if not views:
+        return figures.names
+    rtt = p.rtt_ms / 1e3
+    # Monitor window: cwnd, in flight and the queues every packet found, at full resolution.
+    size = (9, 2.6 * len(views) + 0.6)
+    with figures.new("monitor_window.png", len(views), 1, figsize=size, squeeze=False) as (fig, axes):
+        for ax, (label, v) in zip(axes[:, 0], views.items()):
+            m = runs[label].flow_monitor
+            snd = m[m["event"] == "send"]
+            ax.plot(snd["time_s"], snd["cwnd"] / p.mss, lw=0.8, label="cwnd")
+            ax.plot(snd["time_s"], snd["in_flight"] / p.mss, lw=0.8, label="in flight")
+            ax.set(ylabel="packets", title=f"monitor window, {label}")
+            ax2 = ax.twinx()
+            ax2.plot(v.t, v.q, ".", ms=1, color="C3", label="bottleneck queue found")
+            ax2.plot(v.t, v.host_q, ".", ms=1, color="C2", label="host txqueue found")
+            ax2.set_ylabel("queue (packets)")
+            ax.legend(loc="upper left", fontsize=7)
+            ax2.legend(loc="upper right", fontsize=7)
+        axes[-1, 0].set_xlabel("time (s)")
+    # Zoom on one RTT: packets sent per 100 µs and the queues they found, showing the bursts.
+    with figures.new("zoom_rtt.png", len(views), 1, figsize=size, squeeze=False) as (fig, axes):
+        for ax, (label, v) in zip(axes[:, 0], views.items()):
+            t0 = v.t[0] + rtt if v.t[-1] - v.t[0] > 2 * rtt else v.t[0]
+            sel = (v.t >= t0) & (v.t < t0 + rtt)
+            ax.plot((v.t[sel] - t0) * 1e3, v.q[sel], ".", ms=1.5, color="C3", label="bottleneck queue found")
+            ax.plot((v.t[sel] - t0) * 1e3, v.host_q[sel], ".", ms=1.5, color="C2", label="host txqueue found")
+            ax.set(ylabel="packets", title=f"one RTT from {t0:.2f} s, {label}")
+            ax.legend(loc="upper right", fontsize=7)
+            inset = ax.inset_axes([0.02, 0.55, 0.3, 0.4])
+            z = sel & (v.t < t0 + 0.005)
+            inset.plot((v.t[z] - t0) * 1e3, np.arange(z.sum()), ".", ms=2)
+            inset.set_title("sends, first 5 ms", fontsize=7)
+            inset.tick_params(labelsize=6)
+        axes[-1, 0].set_xlabel("time in the RTT (ms)")
+    # B against the measured queue: the theorem bounds q(n) - q(u) by B(n) - 1 (+ C delta).
+    size = (4.5 * len(views), 4)
+    with figures.new("burstiness_vs_queue.png", 1, len(views), figsize=size, squeeze=False) as (fig, axes):
+        for ax, (label, v) in zip(axes[0], views.items()):
+            ok = np.isfinite(v.q) & np.isfinite(v.q_u) & (v.t >= v.t[0] + rtt)
+            ax.plot(v.b[ok], v.q[ok] - v.q_u[ok], ".", ms=1, alpha=0.4)
+            hi = max(float(np.nanmax(v.b[ok])) if ok.any() else 2.0, 2.0)
+            ax.plot([1, hi], [0, hi - 1], "k-", lw=1, label="bound B - 1")
+            ax.set(xlabel="B(n), X = C (packets)", ylabel="q(n) - q(u(n)) (packets)", title=label)
+            ax.legend(fontsize=7)
+    return figures.names
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    def cwnd_figure(name: str, panels: dict[str, Results], title: str) -> Path:
-        fig, axes = plt.subplots(len(panels), 1, figsize=(9, 2.2 * len(panels) + 1), sharex=True)
+def cwnd_figure(figures: Figures, name: str, panels: dict[str, Results], title: str, p: Params) -> None:
+    """Every flow's cwnd in packets, one panel per run."""
+    size = (9, 2.2 * len(panels) + 1)
+    with figures.new(name, len(panels), 1, figsize=size, sharex=True) as (fig, axes):
         for ax, (label, res) in zip(axes, panels.items()):
-            c = res.cwnd
-            for flow, g in c.groupby("flow"):
+            for flow, g in res.cwnd.groupby("flow"):
                 ax.step(g["time_s"], g["cwnd"] / p.mss, where="post", lw=0.6, label=str(flow))
             ax.set(ylabel="cwnd (packets)", title=f"{title}, {label}")
             ax.grid(alpha=0.3)
         axes[-1].set_xlabel("time (s)")
-        fig.tight_layout()
-        path = out / name
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return path
-
-    paths = [
-        cwnd_figure("cwnd.png", runs, "FAST cwnd"),
-        cwnd_figure("datatag_cwnd.png", {f"txqueuelen {q}": r for q, r in datatag.items()}, "DataTAG cwnd"),
-    ]
-    views = {k: packet_view(r, p) for k, r in runs.items() if len(r.flow_monitor)}
-    if not views:
-        return paths
-    # Monitor window: cwnd, in flight and the queues every packet found, at full resolution.
-    fig, axes = plt.subplots(len(views), 1, figsize=(9, 2.6 * len(views) + 0.6), squeeze=False)
-    for ax, (label, v) in zip(axes[:, 0], views.items()):
-        m = runs[label].flow_monitor
-        snd = m[m["event"] == "send"]
-        ax.plot(snd["time_s"], snd["cwnd"] / p.mss, lw=0.8, label="cwnd")
-        ax.plot(snd["time_s"], snd["in_flight"] / p.mss, lw=0.8, label="in flight")
-        ax.set(ylabel="packets", title=f"monitor window, {label}")
-        ax2 = ax.twinx()
-        ax2.plot(v.t, v.q, ".", ms=1, color="C3", label="bottleneck queue found")
-        ax2.plot(v.t, v.host_q, ".", ms=1, color="C2", label="host txqueue found")
-        ax2.set_ylabel("queue (packets)")
-        ax.legend(loc="upper left", fontsize=7)
-        ax2.legend(loc="upper right", fontsize=7)
-    axes[-1, 0].set_xlabel("time (s)")
-    fig.tight_layout()
-    paths.append(out / "monitor_window.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-    # Zoom on one RTT: packets sent per 100 µs and the queues they found, showing the bursts.
-    fig, axes = plt.subplots(len(views), 1, figsize=(9, 2.6 * len(views) + 0.6), squeeze=False)
-    rtt = p.rtt_ms / 1e3
-    for ax, (label, v) in zip(axes[:, 0], views.items()):
-        t0 = v.t[0] + rtt if v.t[-1] - v.t[0] > 2 * rtt else v.t[0]
-        sel = (v.t >= t0) & (v.t < t0 + rtt)
-        ax.plot((v.t[sel] - t0) * 1e3, v.q[sel], ".", ms=1.5, color="C3", label="bottleneck queue found")
-        ax.plot((v.t[sel] - t0) * 1e3, v.host_q[sel], ".", ms=1.5, color="C2", label="host txqueue found")
-        ax.set(ylabel="packets", title=f"one RTT from {t0:.2f} s, {label}")
-        ax.legend(loc="upper right", fontsize=7)
-        inset = ax.inset_axes([0.02, 0.55, 0.3, 0.4])
-        z = sel & (v.t < t0 + 0.005)
-        inset.plot((v.t[z] - t0) * 1e3, np.arange(z.sum()), ".", ms=2)
-        inset.set_title("sends, first 5 ms", fontsize=7)
-        inset.tick_params(labelsize=6)
-    axes[-1, 0].set_xlabel("time in the RTT (ms)")
-    fig.tight_layout()
-    paths.append(out / "zoom_rtt.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-    # B against the measured queue: the theorem bounds q(n) - q(u) by B(n) - 1 (+ C delta).
-    fig, axes = plt.subplots(1, len(views), figsize=(4.5 * len(views), 4), squeeze=False)
-    for ax, (label, v) in zip(axes[0], views.items()):
-        ok = np.isfinite(v.q) & np.isfinite(v.q_u) & (v.t >= v.t[0] + rtt)
-        ax.plot(v.b[ok], v.q[ok] - v.q_u[ok], ".", ms=1, alpha=0.4)
-        hi = max(float(np.nanmax(v.b[ok])) if ok.any() else 2.0, 2.0)
-        ax.plot([1, hi], [0, hi - 1], "k-", lw=1, label="bound B - 1")
-        ax.set(xlabel="B(n), X = C (packets)", ylabel="q(n) - q(u(n)) (packets)", title=label)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    paths.append(out / "burstiness_vs_queue.png")
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
-    return paths
 
 
 def theorem_check(v: PacketView, p: Params) -> dict:
@@ -502,41 +495,39 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         p = dataclasses.replace(p, duration_s=30.0, datatag_duration_s=20.0)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Results] = {}
-    measured: dict[str, Measured] = {}
     other = next(b for b in BOTTLENECKS if b != p.bottleneck)
     variants = [(p, c) for c in CONTROLS] + [(dataclasses.replace(p, bottleneck=other), c) for c in CONTROLS]
     variants.append((dataclasses.replace(p, ack_path="dummynet"), "no control"))
     variants.append((dataclasses.replace(p, local_drop="linux_cwr"), "no control"))
     variants.append((dataclasses.replace(p, cwnd_limited_growth=False), "burstiness control"))
-    for q, control in variants:
-        key = run_key(control, q)
-        results[key], measured[key] = run(q, control)
-        results[key].save(out / key.replace(", ", "_").replace(" ", "_"), plots=False)
-    datatag_res: dict[int, Results] = {}
-    datatag_rows = []
-    for q in p.datatag_txqueuelens:
-        datatag_res[q], row = run_datatag(p, q)
-        datatag_rows.append(row)
-    main = {c: results[run_key(c, p)] for c in CONTROLS}
-    plots = plot(out, main, datatag_res, p)
-    off, on = measured[run_key("no control", p)], measured[run_key("burstiness control", p)]
-    crit = criteria(off, on, p)
-    theorem = {k: theorem_check(packet_view(r, p), p) for k, r in results.items() if len(r.flow_monitor)}
+    by_variant, by_txqueuelen = run_grid(
+        [run(q, control) for q, control in variants], [datatag_run(p, q) for q in p.datatag_txqueuelens]
+    )
+    results = {run_key(control, q): res for (q, control), res in zip(variants, by_variant)}
+    measured = {run_key(control, q): measure(res, q) for (q, control), res in zip(variants, by_variant)}
+    for key, res in results.items():
+        res.save(out / key.replace(", ", "_").replace(" ", "_"), plots=False)
+    datatag_res = dict(zip(p.datatag_txqueuelens, by_txqueuelen))
+    datatag_rows = [datatag_row(res, p, q) for q, res in datatag_res.items()]
+    views = {k: packet_view(r, p) for k, r in results.items() if len(r.flow_monitor)}
+    main = {c: run_key(c, p) for c in CONTROLS}
+    main_views = {c: views[k] for c, k in main.items() if k in views}
+    plots = plot(out, {c: results[k] for c, k in main.items()}, main_views, datatag_res, p)
+    off, on = measured[main["no control"]], measured[main["burstiness control"]]
     return report(
         out,
         NAME,
-        crit,
+        criteria(off, on, p),
         [comparison_table(measured, p), datatag_table(datatag_rows, p)],
         seed=p.seed,
         parameters=dataclasses.asdict(p),
         quick=quick,
         scaling=scaling_note(p),
-        criteria_runs=f"{run_key('no control', p)} / {run_key('burstiness control', p)}",
+        criteria_runs=f"{main['no control']} / {main['burstiness control']}",
         measured={k: dataclasses.asdict(m) for k, m in measured.items()},
-        burstiness_theorem=theorem,
+        burstiness_theorem={k: theorem_check(v, p) for k, v in views.items()},
         datatag=datatag_rows,
         events_per_second={k: r.meta["events_executed"] / max(measured[k].wall_s, 1e-9) for k, r in results.items()},
-        plots=[x.name for x in plots],
+        plots=plots,
         finite=all(math.isfinite(m.throughput_bps) for m in measured.values()),
     )
