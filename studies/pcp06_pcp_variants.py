@@ -21,7 +21,7 @@ from quench.experiments import pcp06
 PAPER_FORM = {"queue_alarm_rtts": 1e9, "compensate_growth": False, "drain_once": False}
 STUDIES = {
     "compensation": {
-        "NSDI '06 section 3.2 (1 - d/RTT for good, no alarm, no growth term)": PAPER_FORM,
+        "literal (1 - d/RTT for good, no alarm, no growth term)": PAPER_FORM,
         "all three (default)": {},
         "without the alarms": {"queue_alarm_rtts": 1e9},
         "without the growth term": {"compensate_growth": False},
