@@ -1,6 +1,9 @@
 //! Transport endpoints ("agents"): what lives at a host and turns application data into packets
-//! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] to send
-//! packets, arm timers and record, and the world routes what it emits afterwards.
+//! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] through which
+//! its [`Host`] takes its packets, arms its timers and records. A packet is offered to the host
+//! when it is sent, and the host answers at once what its first queue did with it (Linux's
+//! `dev_queue_xmit` returning NET_XMIT_SUCCESS or NET_XMIT_DROP), so an endpoint emits first and
+//! commits its own state only after the answer (as smoltcp's `dispatch` does).
 
 pub mod assisted;
 pub mod icmp;
@@ -15,6 +18,25 @@ pub use crate::results::FlowRow;
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
 use serde::Serialize;
+
+/// What the host's first queue did with a packet offered to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Queued or sent (or delivered on the host itself).
+    Accepted,
+    /// Dropped on arrival by the host's own queue: the packet never left the host.
+    Refused,
+}
+
+/// The host an endpoint runs on, as the endpoint sees it while it acts.
+pub trait Host {
+    /// Take a packet from endpoint `from` of host `node`: stamp its uid and send time, route it,
+    /// and say what the first queue did with it.
+    fn send(&mut self, node: NodeId, pkt: Packet) -> Admission;
+    /// Queue `timer` of endpoint `owner` to expire at `at`.
+    fn arm(&mut self, owner: AgentId, at: Time, timer: Timer);
+    fn recorder(&mut self) -> &mut Recorder;
+}
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
 /// armed with (a stale generation means it was cancelled or re-armed since).
@@ -48,7 +70,7 @@ impl TimerSlot {
         }
         self.generation = self.generation.wrapping_add(1);
         self.queued_at = Some(at);
-        cx.timers.push((at, Timer { kind, generation: self.generation }));
+        cx.arm(at, Timer { kind, generation: self.generation });
     }
     pub fn cancel(&mut self) {
         self.armed = false;
@@ -68,7 +90,7 @@ impl TimerSlot {
         }
         if cx.now < self.deadline {
             self.queued_at = Some(self.deadline);
-            cx.timers.push((self.deadline, t));
+            cx.arm(self.deadline, t);
             return false;
         }
         self.armed = false;
@@ -76,23 +98,27 @@ impl TimerSlot {
     }
 }
 
+/// What an endpoint may touch while it acts: the clock, its identity, and its host.
 pub struct AgentCx<'a> {
     pub now: Time,
     pub me: AgentId,
     pub node: NodeId,
-    pub rec: &'a mut Recorder,
-    pub(crate) out: &'a mut Vec<Packet>,
-    pub(crate) timers: &'a mut Vec<(Time, Timer)>,
-    pub(crate) next_uid: &'a mut u32,
+    host: &'a mut dyn Host,
 }
 
-impl AgentCx<'_> {
-    /// Hand a packet to this node's IP layer; stamps its uid and send time.
-    pub fn send(&mut self, mut pkt: Packet) {
-        pkt.uid = *self.next_uid;
-        *self.next_uid = self.next_uid.wrapping_add(1);
-        pkt.sent_at = self.now;
-        self.out.push(pkt);
+impl<'a> AgentCx<'a> {
+    pub fn new(now: Time, me: AgentId, node: NodeId, host: &'a mut dyn Host) -> Self {
+        AgentCx { now, me, node, host }
+    }
+    /// Hand a packet to this node's IP layer; the answer is its first queue's.
+    pub fn send(&mut self, pkt: Packet) -> Admission {
+        self.host.send(self.node, pkt)
+    }
+    pub fn rec(&mut self) -> &mut Recorder {
+        self.host.recorder()
+    }
+    fn arm(&mut self, at: Time, timer: Timer) {
+        self.host.arm(self.me, at, timer);
     }
 }
 
@@ -104,12 +130,43 @@ pub trait Endpoint {
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
     fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
-    /// The host's first queue refused `unsent[0]`, sent in this endpoint's last activation;
-    /// `unsent[1..]` followed it and were not offered. True if the endpoint takes them all
-    /// back as never sent (Linux's NET_XMIT_DROP); false: the refused packet is lost like any
-    /// other and the rest go on.
-    fn on_local_drop(&mut self, _unsent: &[Packet], _cx: &mut AgentCx) -> bool {
-        false
+}
+
+/// A host for driving one endpoint by hand in unit tests: it keeps every packet sent and every
+/// timer armed, and accepts everything (or refuses everything, with `refuse`).
+#[cfg(test)]
+pub(crate) struct ScriptedHost {
+    pub now: Time,
+    pub rec: Recorder,
+    pub sent: Vec<Packet>,
+    pub timers: Vec<(Time, Timer)>,
+    pub refuse: bool,
+    next_uid: u32,
+}
+
+#[cfg(test)]
+impl ScriptedHost {
+    pub fn new(rec: Recorder) -> Self {
+        ScriptedHost { now: Time::ZERO, rec, sent: vec![], timers: vec![], refuse: false, next_uid: 0 }
+    }
+}
+
+#[cfg(test)]
+impl Host for ScriptedHost {
+    fn send(&mut self, _node: NodeId, mut pkt: Packet) -> Admission {
+        (pkt.uid, pkt.sent_at) = (self.next_uid, self.now);
+        self.next_uid += 1;
+        if self.refuse {
+            return Admission::Refused;
+        }
+        self.sent.push(pkt);
+        Admission::Accepted
+    }
+    fn arm(&mut self, _owner: AgentId, at: Time, timer: Timer) {
+        self.timers.push((at, timer));
+    }
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.rec
     }
 }
 
@@ -218,12 +275,6 @@ macro_rules! transports {
             fn on_source_quench(&mut self, cx: &mut AgentCx) {
                 match self {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
-                }
-            }
-            fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
-                match self {
-                    $(Agent::$sender(a) => a.on_local_drop(unsent, cx),
-                      Agent::$receiver(a) => a.on_local_drop(unsent, cx),)+
                 }
             }
         }

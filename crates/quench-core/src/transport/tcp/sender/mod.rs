@@ -41,7 +41,7 @@ use super::{Connection, TIMER_BURST, TIMER_PACE, TIMER_RETRANSMIT};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{Admission, AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -117,9 +117,9 @@ pub struct TcpSender {
     pacer: Option<Pacer>,
     burst_timer: TimerSlot,
     ecn: SenderEcn,
-    /// `tcp.local_drop = "linux_cwr"`: this activation's transmissions, to take back a burst
-    /// the host's queue cut short (`local_drop.rs`); None when local drops are losses.
-    sent_this_activation: Option<Vec<local_drop::Sent>>,
+    /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
+    /// and nothing more is offered until the next one (`local_drop.rs`).
+    host_refused: bool,
     cwr: Option<local_drop::Cwr>,
     pub stats: SenderStats,
 }
@@ -160,7 +160,7 @@ impl TcpSender {
             pacer: cfg.pacing.then(Pacer::default),
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
-            sent_this_activation: (cfg.local_drop == LocalDropReaction::LinuxCwr).then(Vec::new),
+            host_refused: false,
             cwr: None,
             stats: SenderStats::default(),
             cfg,
@@ -181,7 +181,8 @@ impl TcpSender {
     }
 
     fn record_window(&mut self, cx: &mut AgentCx) {
-        cx.rec.cwnd(cx.now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
+        let now = cx.now;
+        cx.rec().cwnd(now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
     }
 
     fn limit_window(&self) -> u64 {
@@ -195,17 +196,24 @@ impl TcpSender {
         (len, fin)
     }
 
-    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> u64 {
+    /// Offer the segment at `seq` to the host and, once it is taken, account for it; returns
+    /// the sequence number after it, or None if the host's queue refused it and the sender
+    /// treats that as Linux does (`tcp.local_drop = "linux_cwr"`: the segment stays unsent).
+    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> Option<u64> {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
-        self.log_send(seq, len as u64, retransmit);
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit);
         self.watch_send(seq, len, retransmit, cx);
-        cx.send(pkt);
-        cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        let admission = cx.send(pkt);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, seq, len, false, retransmit);
+        if admission == Admission::Refused && self.cfg.local_drop == LocalDropReaction::LinuxCwr {
+            self.on_local_drop(cx);
+            return None;
+        }
         if let Some(b) = self.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
@@ -228,7 +236,7 @@ impl TcpSender {
         } else if self.timed.is_none() {
             self.timed = Some((seq, cx.now));
         }
-        seq + len as u64 + fin as u64
+        Some(seq + len as u64 + fin as u64)
     }
 
     /// Timestamp semantics (RFC 7323 section 4.3: a segment that fills a hole is the one
@@ -265,11 +273,12 @@ impl TcpSender {
             }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
-            if flight + len as u64 > wnd || self.paced_until_later(cx) || self.burst_held(cx) {
+            if flight + len as u64 > wnd || self.host_refused || self.paced_until_later(cx) || self.burst_held(cx) {
                 break;
             }
             self.last_data_send = Some(cx.now);
-            self.snd_nxt = self.transmit(self.snd_nxt, cx);
+            let Some(next) = self.transmit(self.snd_nxt, cx) else { break };
+            self.snd_nxt = next;
             self.snd_max = self.snd_max.max(self.snd_nxt);
             if !self.rexmt.is_armed() {
                 self.arm_retransmit(cx);
@@ -312,7 +321,8 @@ impl TcpSender {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
         cx.send(syn);
-        cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
         self.arm_retransmit(cx);
     }
 
@@ -340,7 +350,8 @@ impl TcpSender {
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         let srtt = self.rtt.srtt().unwrap_or(m);
-        cx.rec.rtt(cx.now, self.conn.flow, m, srtt, self.rtt.rto());
+        let now = cx.now;
+        cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
     }
 
     fn flight(&self) -> u64 {
@@ -448,7 +459,8 @@ impl TcpSender {
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
         let cwnd_at_signal = self.w.cwnd;
-        cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
         self.w.peer_window = pkt.window as u64;
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
@@ -488,7 +500,8 @@ impl TcpSender {
         }
         self.ecn.reduced(self.snd_max);
         self.stats.ecn_reductions += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::EcnReduction);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::EcnReduction);
         self.record_window(cx);
     }
 
@@ -504,11 +517,13 @@ impl TcpSender {
     fn on_retransmit_timeout(&mut self, cx: &mut AgentCx) {
         if !self.rtt.back_off() {
             self.state = State::Aborted;
-            cx.rec.event(cx.now, self.conn.flow, TcpEvent::Aborted);
+            let now = cx.now;
+            cx.rec().event(now, self.conn.flow, TcpEvent::Aborted);
             return;
         }
         self.stats.timeouts += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::Timeout);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
         self.cwr = None;
@@ -542,7 +557,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_start(&mut self, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         if self.state != State::Idle {
             return;
         }
@@ -552,7 +567,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
@@ -562,7 +577,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         match timer.kind {
             TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
@@ -572,7 +587,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         if self.state != State::Established {
             return;
         }
@@ -591,11 +606,8 @@ impl Endpoint for TcpSender {
             }
             QuenchReaction::Squid => self.squid.on_quench(cx.now),
         }
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::SourceQuench);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::SourceQuench);
         self.record_window(cx);
-    }
-
-    fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
-        self.take_back(unsent, cx)
     }
 }

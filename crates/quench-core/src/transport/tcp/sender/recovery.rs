@@ -53,7 +53,8 @@ impl TcpSender {
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.mss;
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
         self.rexmt.cancel();
         self.transmit(self.snd_una, cx);
@@ -68,7 +69,8 @@ impl TcpSender {
         self.in_recovery = true;
         self.partial_ack_seen = false;
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.transmit(self.snd_una, cx);
         self.arm_retransmit(cx);
         self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
@@ -78,7 +80,8 @@ impl TcpSender {
 
     /// A partial ACK in NewReno recovery: resend the next hole and deflate.
     pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx) {
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::PartialAckRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         self.transmit(self.snd_una, cx);
         self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
         if acked >= self.w.mss {
@@ -130,10 +133,10 @@ impl TcpSender {
             if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
                 break;
             }
-            if self.burst_held(cx) {
+            if self.host_refused || self.burst_held(cx) {
                 break;
             }
-            let end = self.transmit(next, cx);
+            let Some(end) = self.transmit(next, cx) else { break };
             if new_data {
                 self.snd_nxt = end;
                 self.snd_max = end;
@@ -154,10 +157,13 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.in_recovery = true;
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
         // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
-        self.high_rxt = self.transmit(self.snd_una, cx);
+        if let Some(end) = self.transmit(self.snd_una, cx) {
+            self.high_rxt = end;
+        }
         self.arm_retransmit(cx);
         self.sack_output(cx);
     }
@@ -168,9 +174,11 @@ impl TcpSender {
         let (len, _) = self.segment_at(self.snd_nxt);
         let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
         let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
-        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit {
-            self.snd_nxt = self.transmit(self.snd_nxt, cx);
-            self.snd_max = self.snd_nxt;
+        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit && !self.host_refused {
+            if let Some(end) = self.transmit(self.snd_nxt, cx) {
+                self.snd_nxt = end;
+                self.snd_max = end;
+            }
         }
     }
 }
