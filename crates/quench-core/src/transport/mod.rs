@@ -141,13 +141,15 @@ pub(crate) struct ScriptedHost {
     pub sent: Vec<Packet>,
     pub timers: Vec<(Time, Timer)>,
     pub refuse: bool,
+    /// Packets offered, refused ones included.
+    pub offers: u32,
     next_uid: u32,
 }
 
 #[cfg(test)]
 impl ScriptedHost {
     pub fn new(rec: Recorder) -> Self {
-        ScriptedHost { now: Time::ZERO, rec, sent: vec![], timers: vec![], refuse: false, next_uid: 0 }
+        ScriptedHost { now: Time::ZERO, rec, sent: vec![], timers: vec![], refuse: false, offers: 0, next_uid: 0 }
     }
 }
 
@@ -156,6 +158,7 @@ impl Host for ScriptedHost {
     fn send(&mut self, _node: NodeId, mut pkt: Packet) -> Admission {
         (pkt.uid, pkt.sent_at) = (self.next_uid, self.now);
         self.next_uid += 1;
+        self.offers += 1;
         if self.refuse {
             return Admission::Refused;
         }

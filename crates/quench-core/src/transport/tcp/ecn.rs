@@ -187,7 +187,7 @@ mod tests {
 
     /// A TCP sender driven by hand: every packet it emits and every timer it arms is visible.
     mod scripted {
-        use super::super::super::{Connection, TcpConfig, TcpSender, TIMER_RETRANSMIT};
+        use super::super::super::{Connection, TcpConfig, TcpSender, TcpTimer};
         use super::*;
         use crate::cc::CcSpec;
         use crate::packet::{AgentId, FlowId, NodeId};
@@ -281,7 +281,7 @@ mod tests {
             let mut sent = vec![];
             while sent.is_empty() {
                 let (when, timer) = s.host.timers.pop().expect("a retransmission timer is pending");
-                assert_eq!(timer.kind, TIMER_RETRANSMIT);
+                assert_eq!(TcpTimer::of(timer), Some(TcpTimer::Retransmit));
                 assert!(when <= deadline);
                 sent = s.with_cx(when, |tx, cx| tx.on_timer(timer, cx));
                 if !sent.is_empty() {

@@ -20,14 +20,14 @@
 //! segment; at the end `cwnd = min(cwnd, ssthresh)`. Loss recovery and timeouts supersede CWR,
 //! as Linux's Recovery and Loss states do.
 
-use super::super::TIMER_BURST;
-use super::TcpSender;
+use super::super::TcpTimer;
+use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Signal};
 use crate::trace::TcpEvent;
 use crate::transport::AgentCx;
 
 /// The congestion-window-reduced state.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Cwr {
     /// snd_max at entry: CWR ends when it is acknowledged (Linux `high_seq`).
     high_seq: u64,
@@ -46,19 +46,19 @@ impl TcpSender {
             // as Linux's probe timer does (`tcp_check_probe_timer`); it is no timeout.
             self.rexmt.cancel();
             let at = cx.now + self.rtt.rto();
-            self.burst_timer.arm(TIMER_BURST, at, cx);
+            self.burst_timer.arm(TcpTimer::Burst.kind(), at, cx);
         }
     }
 
     /// Linux `tcp_enter_cwr`: nothing if already reducing for this window or recovering.
     fn enter_cwr(&mut self, cx: &mut AgentCx) {
-        if self.cwr.is_some() || self.in_recovery {
+        if matches!(self.ca, CaState::Cwr(_) | CaState::Recovery { .. }) {
             return;
         }
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::LocalDrop);
         self.w.cwnd = self.w.cwnd.min(self.flight() + self.w.mss);
-        self.cwr = Some(Cwr { high_seq: self.snd_max, acks: 0 });
+        self.ca = CaState::Cwr(Cwr { high_seq: self.snd_max, acks: 0 });
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::LocalCwr);
         self.record_window(cx);
@@ -67,12 +67,12 @@ impl TcpSender {
     /// After the controller saw a new ACK in CWR: undo any growth (`cwnd_before`); leave CWR
     /// once its window is acknowledged (Linux `tcp_complete_cwr`), else reduce (`tcp_cwnd_down`).
     pub(super) fn cwr_after_ack(&mut self, cwnd_before: u64) {
-        let Some(cwr) = self.cwr.as_mut() else { return };
+        let CaState::Cwr(cwr) = &mut self.ca else { return };
         let mss = self.w.mss;
         self.w.cwnd = self.w.cwnd.min(cwnd_before);
         if self.snd_una >= cwr.high_seq {
             self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(mss);
-            self.cwr = None;
+            self.ca = CaState::Open;
             return;
         }
         cwr.acks += 1;
@@ -83,5 +83,61 @@ impl TcpSender {
             }
         }
         self.w.cwnd = self.w.cwnd.min(self.snd_max - self.snd_una + mss);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::config::{LocalDropReaction, TcpConfig};
+    use super::super::super::Connection;
+    use super::*;
+    use crate::cc::CcSpec;
+    use crate::packet::{tcp_flags, AgentId, FlowId, NodeId, Packet};
+    use crate::trace::{RecordConfig, Recorder};
+    use crate::transport::{Endpoint, ScriptedHost};
+    use crate::units::{Dur, Time};
+
+    const MSS: u64 = 1000;
+
+    fn sender() -> (TcpSender, ScriptedHost) {
+        let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
+        let cfg = TcpConfig { mss: MSS as u32, local_drop: LocalDropReaction::LinuxCwr, ..Default::default() };
+        let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":4}"#).unwrap();
+        let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
+        (tx, ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])))
+    }
+
+    fn ack(seq: u64, flags: u8) -> Packet {
+        let mut p = crate::qdisc::harness::packet(0, 0, 40);
+        (p.ack, p.flags, p.payload, p.window) = (seq, tcp_flags::ACK | flags, 0, 1 << 20);
+        p
+    }
+
+    /// A refused segment commits nothing, and nothing more is offered in that activation: the
+    /// host saw exactly one offer, the sender counts no segment, keeps snd_nxt at the first
+    /// data byte and enters CWR. With nothing in flight, a probe is due one RTO later.
+    #[test]
+    fn a_refused_segment_is_never_committed() {
+        let (mut tx, mut host) = sender();
+        let mut cx = crate::transport::AgentCx::new(Time::ZERO, AgentId(0), NodeId(0), &mut host);
+        tx.on_start(&mut cx);
+        host.now = Time::ZERO + Dur::from_millis(100);
+        host.refuse = true;
+        let offers_before = host.offers;
+        let mut cx = crate::transport::AgentCx::new(host.now, AgentId(0), NodeId(0), &mut host);
+        tx.on_packet(ack(1, tcp_flags::SYN), &mut cx);
+        assert_eq!(host.offers - offers_before, 1, "one offer, then the activation stops");
+        assert!(host.sent.iter().all(|p| p.payload == 0), "no data left the host");
+        assert_eq!(tx.stats.segments_sent, 0);
+        assert_eq!((tx.snd_nxt, tx.snd_max), (1, 1));
+        assert!(matches!(tx.ca, CaState::Cwr(_)));
+        let probe = host.timers.last().expect("a probe is armed").0;
+        assert_eq!(probe, host.now + tx.rtt.rto());
+        // The next activation offers again, and a segment the host takes is committed.
+        host.refuse = false;
+        host.now = probe;
+        let mut cx = crate::transport::AgentCx::new(probe, AgentId(0), NodeId(0), &mut host);
+        tx.on_timer(crate::transport::Timer { kind: TcpTimer::Burst.kind(), generation: 1 }, &mut cx);
+        assert!(tx.stats.segments_sent >= 1 && tx.snd_nxt > 1);
     }
 }

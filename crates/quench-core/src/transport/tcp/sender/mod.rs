@@ -37,7 +37,7 @@ use super::pacing::Pacer;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
-use super::{Connection, TIMER_BURST, TIMER_PACE, TIMER_RETRANSMIT};
+use super::{Connection, TcpTimer};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
@@ -57,6 +57,28 @@ enum State {
     Established,
     Closed,
     Aborted,
+}
+
+/// Where the sender stands in congestion control, each state with its own data (Linux's
+/// `tcp_ca_state`). What a state changes is said where the sender branches on it: SACK
+/// recovery sends from the scoreboard, Recovery holds window growth, CWR shrinks the window
+/// as it is acknowledged. Disorder and Loss change nothing in the rules implemented so far;
+/// they say what the sender knows (duplicate ACKs seen; a timeout's window not yet
+/// acknowledged), for the recovery mechanisms that do branch on them (RFC 6937 PRR, RFC 8985
+/// RACK-TLP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CaState {
+    /// Nothing suspected.
+    Open,
+    /// Duplicate ACKs have come, fewer than the threshold (or too old to act on).
+    Disorder,
+    /// The window is being reduced for a local drop (`local_drop.rs`).
+    Cwr(local_drop::Cwr),
+    /// Fast recovery, until `recover` is acknowledged. NewReno restarts the retransmission
+    /// timer on the first partial ACK only (RFC 6582 section 3.2 step 5).
+    Recovery { partial_ack_seen: bool },
+    /// A retransmission timeout's window (up to `recover`) is not yet acknowledged.
+    Loss,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -89,11 +111,11 @@ pub struct TcpSender {
     snd_nxt: u64,
     snd_max: u64,
     w: Window,
+    ca: CaState,
+    /// Duplicate ACKs since the last new ACK (counted in every state).
     dupacks: u32,
-    in_recovery: bool,
     /// RFC 6582 `recover`: snd_max when the last recovery or timeout began.
     recover: u64,
-    partial_ack_seen: bool,
     rtt: RttEstimator,
     /// The timed segment: (sequence number, send time).
     timed: Option<(u64, Time)>,
@@ -120,7 +142,6 @@ pub struct TcpSender {
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
     /// and nothing more is offered until the next one (`local_drop.rs`).
     host_refused: bool,
-    cwr: Option<local_drop::Cwr>,
     pub stats: SenderStats,
 }
 
@@ -141,10 +162,9 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
+            ca: CaState::Open,
             dupacks: 0,
-            in_recovery: false,
             recover: 0,
-            partial_ack_seen: false,
             rtt,
             timed: None,
             send_times: VecDeque::new(),
@@ -161,7 +181,6 @@ impl TcpSender {
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             host_refused: false,
-            cwr: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -251,7 +270,20 @@ impl TcpSender {
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
-        self.rexmt.arm(TIMER_RETRANSMIT, at, cx);
+        self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
+    }
+
+    fn in_recovery(&self) -> bool {
+        matches!(self.ca, CaState::Recovery { .. })
+    }
+
+    /// The one gate a segment passes once the window has room for it: each mechanism that
+    /// may hold a send answers, and one that holds until a time arms its wake-up. The host's
+    /// queue refused a segment in this activation (Linux stops `tcp_write_xmit`); RFC 3168's
+    /// one-segment wait for the timer; SQuID's inter-datagram delay; pacing and burstiness
+    /// control.
+    fn send_held(&mut self, cx: &mut AgentCx) -> bool {
+        self.host_refused || self.ecn.waiting_for_timer || self.paced_until_later(cx) || self.burst_held(cx)
     }
 
     /// Send what the window allows.
@@ -259,11 +291,8 @@ impl TcpSender {
         if self.state != State::Established {
             return;
         }
-        if self.sack && self.in_recovery {
+        if self.sack && self.in_recovery() {
             return self.sack_output(cx);
-        }
-        if self.ecn.waiting_for_timer {
-            return;
         }
         let wnd = self.limit_window();
         while self.snd_nxt < self.data_end + self.finite as u64 {
@@ -273,7 +302,7 @@ impl TcpSender {
             }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
-            if flight + len as u64 > wnd || self.host_refused || self.paced_until_later(cx) || self.burst_held(cx) {
+            if flight + len as u64 > wnd || self.send_held(cx) {
                 break;
             }
             self.last_data_send = Some(cx.now);
@@ -300,7 +329,7 @@ impl TcpSender {
             return false;
         }
         if !self.pace.is_armed() {
-            self.pace.arm(TIMER_PACE, next, cx);
+            self.pace.arm(TcpTimer::Pace.kind(), next, cx);
         }
         true
     }
@@ -313,7 +342,7 @@ impl TcpSender {
             b.hold_until(cx.now)
         });
         let Some(until) = paced.max(burst) else { return false };
-        self.burst_timer.arm(TIMER_BURST, until, cx);
+        self.burst_timer.arm(TcpTimer::Burst.kind(), until, cx);
         true
     }
 
@@ -413,25 +442,20 @@ impl TcpSender {
         if self.sack {
             self.scoreboard.advance(ack);
         }
-        if self.sack && self.in_recovery {
-            if ack >= self.recover {
-                self.in_recovery = false;
-                self.dupacks = 0;
-                self.w.cwnd = self.w.ssthresh;
-                self.record_window(cx);
-            }
-        } else if self.in_recovery {
-            let exits = self.cc.recovery() == Recovery::Reno || ack >= self.recover;
+        if self.in_recovery() {
+            // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged; Reno
+            // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
+            let exits = ack >= self.recover || (!self.sack && self.cc.recovery() == Recovery::Reno);
             if exits {
-                self.in_recovery = false;
-                self.dupacks = 0;
-                self.w.cwnd = self.w.ssthresh;
-                self.record_window(cx);
-            } else {
+                self.exit_recovery(cx);
+            } else if !self.sack {
                 self.on_partial_ack(acked, cx);
             }
         } else {
             self.dupacks = 0;
+            if self.ca == CaState::Disorder || (self.ca == CaState::Loss && ack >= self.recover) {
+                self.ca = CaState::Open;
+            }
             // Linux 2.4-2.6 `tcp_ack` grows the window only if it was full when the ACK came
             // (`prior_in_flight >= snd_cwnd` in packets; in bytes: no room for another segment).
             let window_was_full = flight_before + self.w.mss > self.w.cwnd;
@@ -445,9 +469,10 @@ impl TcpSender {
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
             self.record_window(cx);
         }
+        let partial_ack_armed = self.ca == CaState::Recovery { partial_ack_seen: true };
         if self.snd_una >= self.snd_max {
             self.rexmt.cancel();
-        } else if self.sack || !(self.in_recovery && self.partial_ack_seen) {
+        } else if self.sack || !partial_ack_armed {
             self.arm_retransmit(cx);
         }
         if self.finite && self.snd_una > self.data_end {
@@ -486,7 +511,7 @@ impl TcpSender {
     /// nothing; with a one-segment window, reset the timer and wait for it instead. The
     /// window reduced is the one in force when the ACK arrived (the ACK itself grows nothing).
     fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx) {
-        if !self.ecn.wants_reduction(pkt, self.in_recovery, self.recover) {
+        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover) {
             return;
         }
         self.w.flight = self.flight();
@@ -526,7 +551,6 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
-        self.cwr = None;
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }
@@ -541,7 +565,7 @@ impl TcpSender {
         self.w.flight = self.flight_at_timeout();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
         self.w.cwnd = self.cc.window_after_timeout(&self.w);
-        self.in_recovery = false;
+        self.ca = CaState::Loss;
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
@@ -578,10 +602,10 @@ impl Endpoint for TcpSender {
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
         self.host_refused = false;
-        match timer.kind {
-            TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
-            TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
-            TIMER_BURST if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
+        match TcpTimer::of(timer) {
+            Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
+            Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
+            Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
             _ => {}
         }
     }
