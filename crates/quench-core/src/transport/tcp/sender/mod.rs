@@ -29,6 +29,8 @@
 mod local_drop;
 mod monitor;
 mod recovery;
+#[cfg(test)]
+mod tests;
 
 use super::burst::Burstiness;
 use super::config::{LocalDropReaction, RttSampling, TcpConfig};
