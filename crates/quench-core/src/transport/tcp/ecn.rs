@@ -192,7 +192,7 @@ mod tests {
         use crate::cc::CcSpec;
         use crate::packet::{AgentId, FlowId, NodeId};
         use crate::trace::{RecordConfig, Recorder, TcpEvent};
-        use crate::transport::{AgentCx, Endpoint, ScriptedHost, Timer};
+        use crate::transport::{AgentCx, Endpoint, ScriptedHost};
         use crate::units::{Dur, Time};
 
         const MSS: u64 = 1000;
