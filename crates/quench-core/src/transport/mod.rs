@@ -6,17 +6,16 @@
 //! commits its own state only after the answer (as smoltcp's `dispatch` does).
 
 pub mod assisted;
+pub mod contract;
 pub mod icmp;
 pub mod pcp;
 pub mod tcp;
 pub mod udp;
 
-pub use crate::builder::FlowBuild;
-use crate::error::ConfigError;
 use crate::packet::{AgentId, NodeId, Packet};
-pub use crate::results::FlowRow;
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
+pub use contract::{BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use serde::Serialize;
 
 /// What the host's first queue did with a packet offered to it.
@@ -173,22 +172,6 @@ impl Host for ScriptedHost {
     }
 }
 
-/// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
-/// builds its two endpoints once the builder has resolved the hosts and numbered the agents.
-pub trait TransportSpec {
-    fn name(&self) -> Option<&str>;
-    /// The source and destination host names, as written.
-    fn endpoints(&self) -> (&str, &str);
-    /// When the application starts.
-    fn start(&self) -> Dur;
-    /// Checks that need no topology, made before the endpoints' names are resolved.
-    fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
-    }
-    /// The flow's sender and receiver; errors name keys relative to the flow.
-    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
-}
-
 /// The `TransportSpec` accessors of a spec struct with `name`, `src`, `dst` and `start` fields
 /// (every transport's, so far).
 macro_rules! common_flow_keys {
@@ -205,22 +188,6 @@ macro_rules! common_flow_keys {
     };
 }
 pub(crate) use common_flow_keys;
-
-/// A flow's two endpoints and what its flows-table row says about its transport.
-pub struct BuiltFlow {
-    pub sender: Agent,
-    pub receiver: Agent,
-    /// Congestion controller label ("" when the transport has none).
-    pub cc: &'static str,
-    /// Transfer size; unlimited when absent.
-    pub bytes: Option<u64>,
-}
-
-/// A sender fills its flow's row of the flows table from its own and its receiver's counters.
-pub trait FlowReport {
-    type Receiver;
-    fn report(&self, rx: &Self::Receiver, row: &mut FlowRow);
-}
 
 /// The transport registry: one line per transport, `Variant: "kind" => module::SpecType =>
 /// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`. It generates the scenario's
