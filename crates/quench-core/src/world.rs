@@ -20,6 +20,7 @@ use crate::trace::Recorder;
 use crate::transport::icmp;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::Time;
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
@@ -71,6 +72,9 @@ pub struct World {
     pub(crate) routes: Routes,
     pub(crate) agents: Vec<Agent>,
     pub(crate) flows: Vec<FlowInfo>,
+    /// Per (host, destination): the senders of that host's flows to that destination that
+    /// react to a Source Quench quoting it, in flow order.
+    quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>>,
     pub(crate) rec: Recorder,
     pub(crate) pcap: Vec<Option<PcapWriter>>,
     pub(crate) unroutable_packets: u64,
@@ -112,8 +116,12 @@ pub(crate) struct WorldParts {
 impl World {
     pub(crate) fn assemble(p: WorldParts) -> World {
         let mut sched = Scheduler::default();
+        let mut quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>> = HashMap::new();
         for f in &p.flows {
             sched.schedule(f.start, Event::Start(f.sender));
+            if p.agents[f.sender.index()].reacts_to_source_quench() {
+                quench_senders.entry((f.src, f.dst)).or_default().push(f.sender);
+            }
         }
         World {
             now: Time::ZERO,
@@ -130,6 +138,7 @@ impl World {
             routes: p.routes,
             agents: p.agents,
             flows: p.flows,
+            quench_senders,
             rec: p.rec,
             pcap: p.pcap,
             unroutable_packets: 0,
@@ -229,16 +238,13 @@ impl World {
     }
 
     /// An ICMP Source Quench reached host `at`. As 4.3BSD's tcp_ctlinput (in_pcbnotify with
-    /// wildcard ports), every TCP connection of the host to the quoted destination reacts.
+    /// wildcard ports), every connection of the host to the quoted destination whose transport
+    /// reacts to Source Quench (TCP's) is told, in flow order.
     fn on_icmp(&mut self, at: NodeId, pkt: &Packet) {
         let quoted = icmp::quoted(pkt);
-        let senders: Vec<AgentId> = self
-            .flows
-            .iter()
-            .filter(|f| f.kind == "tcp" && f.src == at && f.dst == quoted.dst)
-            .map(|f| f.sender)
-            .collect();
-        for a in senders {
+        let Some(senders) = self.quench_senders.get(&(at, quoted.dst)) else { return };
+        // A copy: delivering needs the world mutably (and may come back here).
+        for a in senders.clone() {
             self.deliver(Delivery::SourceQuench(a));
         }
     }

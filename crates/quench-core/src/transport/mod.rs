@@ -190,11 +190,13 @@ macro_rules! common_flow_keys {
 pub(crate) use common_flow_keys;
 
 /// The transport registry: one line per transport, `Variant: "kind" => module::SpecType =>
-/// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`. It generates the scenario's
-/// `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its `Endpoint` dispatch, and the
-/// flows-table row dispatch. The spec type implements [`TransportSpec`], the sender [`FlowReport`].
+/// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`, with `(source_quench)` after the
+/// kind when its sender reacts to an ICMP Source Quench (`Endpoint::on_source_quench`). It
+/// generates the scenario's `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its
+/// `Endpoint` dispatch, and the flows-table row dispatch. The spec type implements
+/// [`TransportSpec`], the sender [`FlowReport`].
 macro_rules! transports {
-    ($($variant:ident: $name:literal => $module:ident::$spec:ident =>
+    ($($variant:ident: $name:literal $(($flag:ident))? => $module:ident::$spec:ident =>
         $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
         /// A flow as written in a scenario: `{ kind = "tcp", src = "a", dst = "b", ... }`.
         #[derive(Clone, Debug, Serialize)]
@@ -249,6 +251,16 @@ macro_rules! transports {
             }
         }
 
+        impl Agent {
+            /// Whether this endpoint is a sender that reacts to a Source Quench quoting its
+            /// destination (the world indexes these when it is assembled).
+            pub(crate) fn reacts_to_source_quench(&self) -> bool {
+                match self {
+                    $(Agent::$sender(_) => registry_flag!($($flag)?), Agent::$receiver(_) => false,)+
+                }
+            }
+        }
+
         /// Fill a flow's row from its (sender, receiver) pair.
         pub(crate) fn report(sender: &Agent, receiver: &Agent, row: &mut FlowRow) {
             match (sender, receiver) {
@@ -259,8 +271,18 @@ macro_rules! transports {
     };
 }
 
+/// A registry line's `(source_quench)` mark, as a bool.
+macro_rules! registry_flag {
+    () => {
+        false
+    };
+    (source_quench) => {
+        true
+    };
+}
+
 transports! {
-    Tcp: "tcp" => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
+    Tcp: "tcp" (source_quench) => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
     Udp: "udp" => udp::UdpFlowSpec => UdpSource(udp::UdpSource), UdpSink(udp::UdpSink);
     Pcp: "pcp" => pcp::PcpFlowSpec => PcpSender(Box<pcp::PcpSender>), PcpReceiver(Box<pcp::PcpReceiver>);
     Assisted: "assisted" => assisted::AssistedFlowSpec =>
