@@ -252,9 +252,8 @@ impl PcpSender {
         if let Some(h) = &self.history {
             h.lock().expect("history lock").record_rate(self.conn.remote, rate);
         }
-        let window = |r: BitRate| r.bytes_in(self.rtt_now()) as u64;
         let now = cx.now;
-        cx.rec().cwnd(now, self.conn.flow, window(self.base), window(self.search.increment));
+        cx.rec().pcp_rate(now, self.conn.flow, self.base, self.search.increment);
     }
 
     fn jitter_next_probe(&mut self) {
