@@ -1,8 +1,9 @@
 """Results of a run as pandas DataFrames, and their atomic export to Parquet/CSV.
 
 Tables: `links` and `flows` (one row each, always), and the recorded time series `queue`,
-`sojourn`, `drops`, `cwnd`, `rtt`, `segments`, `tcp_events`, `monitors` (rows only for what the scenario's
-`record` section asked for). Times are seconds since the start of the run.
+`sojourn`, `drops`, `cwnd` (TCP), `pcp_rate` (PCP's base rate and probe increment), `rtt`,
+`segments`, `tcp_events`, `monitors` (rows only for what the scenario's `record` section asked
+for). Times are seconds since the start of the run.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def _label(tables: dict[str, pd.DataFrame]) -> None:
     for t in ("queue", "sojourn", "drops", "monitors"):
         if "link" in tables[t]:
             tables[t]["link_name"] = tables[t]["link"].map(names).astype("string")
-    for t in ("sojourn", "drops", "cwnd", "rtt", "segments", "tcp_events"):
+    for t in ("sojourn", "drops", "cwnd", "pcp_rate", "rtt", "segments", "tcp_events"):
         if "flow" in tables[t]:
             tables[t]["flow_name"] = tables[t]["flow"].map(flows).astype("string")
     tables["drops"]["reason"] = pd.Categorical.from_codes(tables["drops"]["reason"].astype(int), DROP_REASONS)

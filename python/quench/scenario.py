@@ -91,9 +91,9 @@ class _ProgressBar:
 
 def run_scenario(spec: dict[str, Any], *, progress: bool | None = None) -> Results:
     """Run a scenario dict; `progress` None shows a bar for long runs on a terminal."""
-    text = _to_json(spec)
-    resolved = json.loads(_core.validate(text))
-    sim = _core.Simulation(text)
+    # One parse, one validation, one build: the engine hands back the scenario it built.
+    sim = _core.Simulation(_to_json(spec))
+    resolved = json.loads(sim.scenario)
     bar = _ProgressBar(sim.end, progress)
     wall_start = time.perf_counter()
     step = sim.end / PROGRESS_STEPS

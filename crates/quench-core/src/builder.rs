@@ -9,14 +9,12 @@ use crate::routing::Routes;
 use crate::scenario::{LinkSpec, Scenario};
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
-use crate::transport::tcp::Connection;
-use crate::transport::{Agent, FlowSpec};
+use crate::transport::contract::{HostShared, Topology};
+use crate::transport::{Agent, FlowBuild, FlowSpec};
 use crate::units::{Dur, Time};
 use crate::workload;
 use crate::world::{FlowInfo, Node, World, WorldParts};
-use std::any::{Any, TypeId};
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 struct Names(HashMap<String, NodeId>);
 
@@ -120,10 +118,6 @@ fn check_path(
     Ok(())
 }
 
-/// Per-host state shared by the flows of one host, one value per (host, type): e.g. PCP's
-/// per-destination history. Looked up only, so the map's order cannot affect a run.
-type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any>>>;
-
 struct FlowContext<'a> {
     seed: u64,
     names: &'a Names,
@@ -134,51 +128,12 @@ struct FlowContext<'a> {
     host_shared: HostShared,
 }
 
-/// What a transport's `build` gets: the flow's resolved hosts and agent ids, the run's seed and
-/// end, path checks and per-host shared state.
-pub struct FlowBuild<'a> {
-    pub id: FlowId,
-    pub src: NodeId,
-    pub dst: NodeId,
-    pub sender: AgentId,
-    pub receiver: AgentId,
-    pub seed: u64,
-    pub end: Time,
-    topology: &'a FlowContext<'a>,
-}
-
-impl FlowBuild<'_> {
-    /// The (forward, backward) connections of a two-way transport: sender to receiver and back.
-    pub fn connections(&self) -> (Connection, Connection) {
-        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver };
-        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender };
-        (forward, backward)
+impl Topology for FlowContext<'_> {
+    fn check_path(&self, ends: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError> {
+        check_path(self.routes, self.ends, self.links, self.nodes, ends, dont_fragment)
     }
-
-    /// Check that `dst` is reachable from `src`; with `dont_fragment = Some((size, key))`, also
-    /// that `size`-byte datagrams fit every MTU on the way (an error then names `key`).
-    pub fn check_path(&self, dont_fragment: Option<(u64, &str)>) -> Result<(), ConfigError> {
-        let t = self.topology;
-        check_path(t.routes, t.ends, t.links, t.nodes, (self.src, self.dst), dont_fragment.map(|(size, _)| size))
-            .map_err(|e| match dont_fragment {
-                // check_path leaves an MTU error's path empty: name the key that set the size.
-                Some((_, key)) if e.path.is_empty() => ConfigError::new(key, e.message),
-                _ => e,
-            })
-    }
-
-    /// Check that `src` is reachable from `dst`, for the acknowledgements.
-    pub fn check_return_path(&self) -> Result<(), ConfigError> {
-        let t = self.topology;
-        check_path(t.routes, t.ends, t.links, t.nodes, (self.dst, self.src), None)
-            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))
-    }
-
-    /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
-    pub fn host_shared<T: Clone + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
-        let mut map = self.topology.host_shared.borrow_mut();
-        let entry = map.entry((host, TypeId::of::<T>())).or_insert_with(|| Box::new(make()));
-        entry.downcast_ref::<T>().expect("entries are keyed by their type").clone()
+    fn host_shared(&self) -> &HostShared {
+        &self.host_shared
     }
 }
 

@@ -17,7 +17,7 @@
 //! pieces are discarded when its reassembly timer (RFC 791 suggests 15 s) expires, and
 //! fragments that would exceed the host's reassembly buffer are discarded on arrival.
 
-use crate::packet::{NodeId, Packet, IP_HEADER};
+use crate::packet::{Fragment, NodeId, Packet, IP_HEADER};
 use crate::units::{Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -187,23 +187,6 @@ impl Reassembler {
             self.stats.timeouts += 1;
             self.stats.discarded_bytes += gone.held_bytes;
         }
-    }
-}
-
-/// IP fragmentation fields of a packet.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Fragment {
-    /// Byte offset of this piece in the original datagram's IP payload.
-    pub offset: u16,
-    /// More fragments follow.
-    pub more: bool,
-    /// Don't fragment.
-    pub dont: bool,
-}
-
-impl Fragment {
-    pub fn is_fragment(&self) -> bool {
-        self.more || self.offset > 0
     }
 }
 

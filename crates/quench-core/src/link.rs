@@ -17,6 +17,7 @@ use crate::ip::FragmentRule;
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::rng::Rng;
+use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
 use std::collections::VecDeque;
 
@@ -92,11 +93,11 @@ pub struct Link {
     /// When the packet in transmission finishes.
     tx_done_at: Time,
     /// A wake-up for a qdisc that said "not before t" is pending.
-    pub wake_pending: bool,
+    wake_pending: bool,
     /// The end of the transmission in progress is deferred: no event is queued for it, and
     /// `done_seq` is the sequence number reserved for it.
-    pub done_deferred: bool,
-    pub done_seq: u64,
+    done_deferred: bool,
+    done_seq: u64,
     pipe: VecDeque<(Time, Packet)>,
 }
 
@@ -164,33 +165,23 @@ impl Link {
         self.pipe.len() as u64 + self.transmitting.is_some() as u64
     }
 
-    /// Offer a packet to the queue. Drops (of it or of queued packets) and control packets
-    /// the qdisc originates land in `out`.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox, node: &mut NodeBuffers) {
+    /// Offer a packet to the queue; the answer says whether the queue kept it. Drops (of it or
+    /// of queued packets) and control packets the qdisc originates land in `out`.
+    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Admission {
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += pkt.size as u64;
         pkt.enqueued_at = now;
-        let mut cx = QdiscCx {
-            now,
-            link_rate: self.rate(),
-            rng: &mut self.qdisc_rng,
-            drops: &mut out.drops,
-            emitted: &mut out.emitted,
-            marks: 0,
-            monitors: &mut out.monitors,
-            node,
-            node_id: self.from,
-        };
-        self.qdisc.enqueue(pkt, &mut cx);
-        self.stats.marked_packets += cx.marks;
-        for (p, reason) in &out.drops {
-            self.stats.count_drop(p.size, *reason);
-        }
+        self.run_qdisc(now, out, node, |q, cx| q.enqueue(pkt, cx));
         let b = self.qdisc.backlog();
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+        if out.drops.iter().any(|(p, _)| p.uid == pkt.uid) {
+            Admission::Refused
+        } else {
+            Admission::Accepted
+        }
     }
 
     /// If idle, take the next packet from the qdisc and start sending it (then
@@ -201,9 +192,27 @@ impl Link {
         }
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
+        match self.run_qdisc(now, out, node, |q, cx| q.dequeue(cx)) {
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p)),
+            Dequeued::Empty => TxStart::Idle,
+            Dequeued::NotBefore(t) => {
+                self.wake_pending = true;
+                TxStart::Wait(t)
+            }
+        }
+    }
+
+    /// Let the qdisc act with its context, then count the marks and drops it made.
+    fn run_qdisc<R>(
+        &mut self,
+        now: Time,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        act: impl FnOnce(&mut AnyQdisc, &mut QdiscCx) -> R,
+    ) -> R {
         let mut cx = QdiscCx {
             now,
-            link_rate: self.rate(),
+            link_rate: self.serializer.rate(),
             rng: &mut self.qdisc_rng,
             drops: &mut out.drops,
             emitted: &mut out.emitted,
@@ -212,22 +221,28 @@ impl Link {
             node,
             node_id: self.from,
         };
-        let next = self.qdisc.dequeue(&mut cx);
+        let result = act(&mut self.qdisc, &mut cx);
         self.stats.marked_packets += cx.marks;
         for (p, reason) in &out.drops {
             self.stats.count_drop(p.size, *reason);
         }
-        match next {
-            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p)),
-            Dequeued::Empty => TxStart::Idle,
-            Dequeued::NotBefore(t) => TxStart::Wait(t),
-        }
+        result
+    }
+
+    /// Whether the transmitter would take a packet now: idle, and no wake-up pending.
+    pub fn ready_to_send(&self) -> bool {
+        !self.is_transmitting() && !self.wake_pending
+    }
+
+    /// The wake-up a qdisc asked for (`TxStart::Wait`) has come.
+    pub fn on_wake(&mut self) {
+        self.wake_pending = false;
     }
 
     /// Whether a packet arriving now would leave the queue at once, with nothing to decide:
     /// the transmitter is idle and the qdisc lets it pass (`Qdisc::passes_through`: an empty FIFO with room).
     pub fn can_cut_through(&self, pkt: &Packet) -> bool {
-        self.qdisc.passes_through(pkt) && !self.is_transmitting() && !self.wake_pending
+        self.qdisc.passes_through(pkt) && self.ready_to_send()
     }
 
     /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
@@ -294,6 +309,20 @@ impl Link {
         self.done_deferred = self.loss_probability == 0.0 && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred
+    }
+
+    /// The deferred end of the transmission in progress, if it is deferred: its time and the
+    /// sequence number reserved for it.
+    pub fn deferred_done(&self) -> Option<(Time, u64)> {
+        self.done_deferred.then_some((self.tx_done_at, self.done_seq))
+    }
+
+    /// A packet is about to join the queue while the end of the transmission in progress is
+    /// deferred: that end must now run as an event, in its reserved place, which this returns.
+    pub fn undefer_done(&mut self) -> Option<(Time, u64)> {
+        let deferred = self.deferred_done();
+        self.done_deferred = false;
+        deferred
     }
 
     /// Carry out a deferred end of transmission whose time has passed: the packet joins the

@@ -2,7 +2,6 @@
 //! pcap writer synthesizes headers from these fields. Sizes are IP datagram sizes (headers
 //! included), since that is what occupies buffers and wire time.
 
-use crate::ip::Fragment;
 use crate::units::{Bytes, Time};
 
 macro_rules! id_type {
@@ -129,6 +128,23 @@ impl Packet {
     }
     pub fn has_flag(&self, f: u8) -> bool {
         self.flags & f != 0
+    }
+}
+
+/// IP fragmentation fields of a packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fragment {
+    /// Byte offset of this piece in the original datagram's IP payload.
+    pub offset: u16,
+    /// More fragments follow.
+    pub more: bool,
+    /// Don't fragment.
+    pub dont: bool,
+}
+
+impl Fragment {
+    pub fn is_fragment(&self) -> bool {
+        self.more || self.offset > 0
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::qdisc::DropReason;
 use crate::trace::table::{Column, Table};
-use crate::transport;
+use crate::transport::{self, FlowRow};
 use crate::units::Time;
 use crate::world::World;
 
@@ -73,26 +73,6 @@ fn links_table(w: &World) -> Table {
         .with("mean_backlog_bytes", f64s(ls.iter().map(|l| l.stats.backlog_byte_ns as f64 / w.now.0 as f64)))
         .with("max_backlog_packets", u64s(ls.iter().map(|l| l.stats.max_backlog_packets)))
         .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
-}
-
-/// Per-flow figures gathered from both endpoints of each flow; each transport's sender fills
-/// the ones it has (`transport::FlowReport`), the rest stay zero or NaN (undefined).
-#[derive(Default)]
-pub struct FlowRow {
-    pub(crate) bytes_sent: u64,
-    pub(crate) bytes_delivered: u64,
-    pub(crate) completion: Option<Time>,
-    pub(crate) segments_sent: u64,
-    pub(crate) retransmitted_segments: u64,
-    pub(crate) timeouts: u64,
-    pub(crate) fast_retransmits: u64,
-    pub(crate) cwnd: f64,
-    pub(crate) srtt_s: f64,
-    pub(crate) mean_rtt_s: f64,
-    pub(crate) packets_sent: u64,
-    pub(crate) packets_received: u64,
-    pub(crate) mean_delay_s: f64,
-    pub(crate) aborted: bool,
 }
 
 fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {

@@ -1,6 +1,13 @@
 //! The world: every component in a vector indexed by its typed id, one event queue, and one
 //! dispatch `match`. Components never hold references to each other; they return what they
 //! emit (packets, timers, drops) and the world routes it.
+//!
+//! An endpoint acts with the world as its [`Host`]: each packet it sends is routed at once, and
+//! the verdict of the host's first queue comes back as the send's return value. While an
+//! endpoint acts, the agents are out of the world (`run_agent`), so a packet that would reach
+//! another endpoint in the same instant (delivered on the host itself, or a Source Quench the
+//! host's own queue sends back) waits in `deferred` until the acting endpoint returns, and is
+//! then handed over in the order it came.
 
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkOutbox, TxStart};
@@ -11,8 +18,9 @@ use crate::sched::Scheduler;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
 use crate::transport::icmp;
-use crate::transport::{Agent, AgentCx, Endpoint, Timer};
+use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::Time;
+use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
@@ -64,6 +72,9 @@ pub struct World {
     pub(crate) routes: Routes,
     pub(crate) agents: Vec<Agent>,
     pub(crate) flows: Vec<FlowInfo>,
+    /// Per (host, destination): the senders of that host's flows to that destination that
+    /// react to a Source Quench quoting it, in flow order.
+    quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>>,
     pub(crate) rec: Recorder,
     pub(crate) pcap: Vec<Option<PcapWriter>>,
     pub(crate) unroutable_packets: u64,
@@ -74,23 +85,19 @@ pub struct World {
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
     link_out: LinkOutbox,
-    agent_out: Vec<Packet>,
-    agent_timers: Vec<(Time, Timer)>,
+    /// Deliveries to endpoints that came while another endpoint was acting.
+    deferred: Vec<Delivery>,
     next_uid: u32,
     /// Ends of transmission carried out without an event (`Link::defer_done`); they count
     /// as executed events, so the count does not depend on this shortcut.
     settled_events: u64,
-    /// The uid of a packet on its way from its host's endpoint to the host's first queue,
-    /// and whether that queue refused it.
-    watched_uid: Option<u32>,
-    watched_refused: bool,
 }
 
-/// What a host's first queue did with a packet its endpoint sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Offered {
-    Accepted,
-    Refused,
+/// Something an endpoint is to be handed once the one acting now has returned.
+#[derive(Clone, Copy, Debug)]
+enum Delivery {
+    Packet(AgentId, Packet),
+    SourceQuench(AgentId),
 }
 
 pub(crate) struct WorldParts {
@@ -109,8 +116,12 @@ pub(crate) struct WorldParts {
 impl World {
     pub(crate) fn assemble(p: WorldParts) -> World {
         let mut sched = Scheduler::default();
+        let mut quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>> = HashMap::new();
         for f in &p.flows {
             sched.schedule(f.start, Event::Start(f.sender));
+            if p.agents[f.sender.index()].reacts_to_source_quench() {
+                quench_senders.entry((f.src, f.dst)).or_default().push(f.sender);
+            }
         }
         World {
             now: Time::ZERO,
@@ -127,16 +138,14 @@ impl World {
             routes: p.routes,
             agents: p.agents,
             flows: p.flows,
+            quench_senders,
             rec: p.rec,
             pcap: p.pcap,
             unroutable_packets: 0,
             link_out: LinkOutbox::default(),
-            agent_out: Vec::new(),
-            agent_timers: Vec::new(),
+            deferred: Vec::new(),
             next_uid: 0,
             settled_events: 0,
-            watched_uid: None,
-            watched_refused: false,
         }
     }
 
@@ -144,14 +153,14 @@ impl World {
         self.now
     }
     pub fn events_executed(&self) -> u64 {
-        let due = self.links.iter().filter(|l| l.done_deferred && l.tx_done_at() <= self.now).count();
+        let due = self.links.iter().filter(|l| l.deferred_done().is_some_and(|(at, _)| at <= self.now)).count();
         self.sched.executed() + self.settled_events + due as u64
     }
 
     /// Carry out link `l`'s deferred end of transmission if it would already have run.
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
-        if link.done_deferred && self.sched.has_passed(link.tx_done_at(), link.done_seq) {
+        if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
             link.settle_done();
             self.settled_events += 1;
         }
@@ -173,7 +182,7 @@ impl World {
             Event::Arrive(l) => self.on_arrive(l),
             Event::Wake(l) => {
                 self.settle(l);
-                self.links[l.index()].wake_pending = false;
+                self.links[l.index()].on_wake();
                 self.start_tx(l);
             }
             Event::Timer(a, t) => self.run_agent(a, |ag, cx| ag.on_timer(t, cx)),
@@ -182,102 +191,70 @@ impl World {
         }
     }
 
-    /// Let an endpoint act, then schedule its timers and route what it sent.
+    /// Let an endpoint act with the world as its host. The agents are out of the world while
+    /// it acts (an endpoint never reaches another directly); what reached other endpoints
+    /// meanwhile is handed over afterwards, in order.
     fn run_agent(&mut self, id: AgentId, act: impl FnOnce(&mut Agent, &mut AgentCx)) {
-        let agent = &mut self.agents[id.index()];
+        let mut agents = std::mem::take(&mut self.agents);
+        let agent = &mut agents[id.index()];
         let node = agent.node();
-        let mut out = std::mem::take(&mut self.agent_out);
-        let mut cx = AgentCx {
-            now: self.now,
-            me: id,
-            node,
-            rec: &mut self.rec,
-            out: &mut out,
-            timers: &mut self.agent_timers,
-            next_uid: &mut self.next_uid,
-        };
+        let mut cx = AgentCx::new(self.now, id, node, self);
         act(agent, &mut cx);
-        for (at, t) in self.agent_timers.drain(..) {
-            self.sched.schedule(at, Event::Timer(id, t));
-        }
-        let mut i = 0;
-        while i < out.len() {
-            let pkt = out[i];
-            if self.send_from_host(node, &pkt) == Offered::Refused && self.take_back(id, &out[i..]) {
-                break;
+        self.agents = agents;
+        if !self.deferred.is_empty() {
+            for delivery in std::mem::take(&mut self.deferred) {
+                self.deliver(delivery);
             }
-            i += 1;
-        }
-        out.clear();
-        self.agent_out = out;
-    }
-
-    /// A packet an endpoint of host `node` sent: routed as any other, but a drop of it by the
-    /// host's own first queue is reported (the local-drop feedback of `Endpoint::on_local_drop`).
-    fn send_from_host(&mut self, node: NodeId, pkt: &Packet) -> Offered {
-        if pkt.dst == node {
-            self.forward(node, pkt);
-            return Offered::Accepted;
-        }
-        self.watched_uid = Some(pkt.uid);
-        self.watched_refused = false;
-        self.forward(node, pkt);
-        self.watched_uid = None;
-        if self.watched_refused {
-            Offered::Refused
-        } else {
-            Offered::Accepted
         }
     }
 
-    /// Offer the endpoint the packets its host refused or never offered; true if it took
-    /// them back.
-    fn take_back(&mut self, id: AgentId, unsent: &[Packet]) -> bool {
-        let mut taken = false;
-        self.run_agent(id, |ag, cx| taken = ag.on_local_drop(unsent, cx));
-        taken
+    /// Hand something to an endpoint now, or once the endpoint acting now has returned.
+    fn deliver(&mut self, delivery: Delivery) {
+        if self.agents.is_empty() {
+            return self.deferred.push(delivery);
+        }
+        match delivery {
+            Delivery::Packet(a, pkt) => self.run_agent(a, |ag, cx| ag.on_packet(pkt, cx)),
+            Delivery::SourceQuench(a) => self.run_agent(a, |ag, cx| ag.on_source_quench(cx)),
+        }
     }
 
-    /// A packet is at node `at`: consume it there or send it one hop on. Packets go by
-    /// reference down to the queue or transmitter that stores them: each by-value call would
-    /// copy all 96 bytes.
-    fn forward(&mut self, at: NodeId, pkt: &Packet) {
+    /// A packet is at node `at`: consume it there or send it one hop on; the answer is what
+    /// the next queue did with it. Packets go by reference down to the queue or transmitter
+    /// that stores them: each by-value call would copy all 96 bytes.
+    fn forward(&mut self, at: NodeId, pkt: &Packet) -> Admission {
         if pkt.dst == at && pkt.frag.is_fragment() {
-            return self.reassemble(at, pkt);
+            self.reassemble(at, pkt);
+        } else if pkt.dst == at && pkt.proto == Proto::Icmp {
+            self.on_icmp(at, pkt);
+        } else if pkt.dst == at {
+            self.deliver(Delivery::Packet(pkt.dst_agent, *pkt));
+        } else if let Some(l) = self.routes.next_hop(at, pkt.dst) {
+            return self.enqueue(l, pkt);
+        } else {
+            self.unroutable_packets += 1;
         }
-        if pkt.dst == at && pkt.proto == Proto::Icmp {
-            return self.on_icmp(at, pkt);
-        }
-        if pkt.dst == at {
-            let dst_agent = pkt.dst_agent;
-            self.run_agent(dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
-            return;
-        }
-        match self.routes.next_hop(at, pkt.dst) {
-            Some(l) => self.enqueue(l, pkt),
-            None => self.unroutable_packets += 1,
-        }
+        Admission::Accepted
     }
 
     /// An ICMP Source Quench reached host `at`. As 4.3BSD's tcp_ctlinput (in_pcbnotify with
-    /// wildcard ports), every TCP connection of the host to the quoted destination reacts.
+    /// wildcard ports), every connection of the host to the quoted destination whose transport
+    /// reacts to Source Quench (TCP's) is told, in flow order.
     fn on_icmp(&mut self, at: NodeId, pkt: &Packet) {
         let quoted = icmp::quoted(pkt);
-        let senders: Vec<AgentId> = self
-            .flows
-            .iter()
-            .filter(|f| f.kind == "tcp" && f.src == at && f.dst == quoted.dst)
-            .map(|f| f.sender)
-            .collect();
-        for a in senders {
-            self.run_agent(a, |ag, cx| ag.on_source_quench(cx));
+        let Some(senders) = self.quench_senders.get(&(at, quoted.dst)) else { return };
+        // A copy: delivering needs the world mutably (and may come back here).
+        for a in senders.clone() {
+            self.deliver(Delivery::SourceQuench(a));
         }
     }
 
     /// A fragment reached its destination host: hold it, or deliver the whole datagram.
     fn reassemble(&mut self, at: NodeId, frag: &Packet) {
         match self.reassembly[at.index()].on_fragment(self.now, frag, &self.ip) {
-            Reassembled::Datagram(whole) => self.forward(at, &whole),
+            Reassembled::Datagram(whole) => {
+                self.forward(at, &whole);
+            }
             Reassembled::Held { timer: Some(t) } => {
                 self.sched.schedule(t, Event::Reassembly(at, frag.src, frag.uid, self.now));
             }
@@ -285,8 +262,9 @@ impl World {
         }
     }
 
-    /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU.
-    fn enqueue(&mut self, l: LinkId, pkt: &Packet) {
+    /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU. A
+    /// fragmented datagram's admission is its first fragment's.
+    fn enqueue(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         let link = &mut self.links[l.index()];
         if pkt.size as u64 > link.mtu.0 {
             debug_assert!(!pkt.frag.dont, "the builder rejects don't-fragment flows on paths that fragment");
@@ -295,41 +273,37 @@ impl World {
             let stats = &mut self.fragmentation[link.from.index()];
             stats.datagrams_fragmented += 1;
             stats.fragments_created += pieces.len() as u64;
+            let mut admission = None;
             for piece in pieces.drain(..) {
-                self.enqueue_one(l, &piece);
+                let this = self.enqueue_one(l, &piece);
+                admission.get_or_insert(this);
             }
             self.fragments = pieces;
-            return;
+            return admission.expect("a datagram over the MTU makes fragments");
         }
-        self.enqueue_one(l, pkt);
+        self.enqueue_one(l, pkt)
     }
 
-    fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) {
+    fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        if link.done_deferred {
-            // Still transmitting: the end must now run as an event, in its reserved place.
-            link.done_deferred = false;
-            self.sched.schedule_reserved(link.tx_done_at(), link.done_seq, Event::TxDone(l));
+        if let Some((at, seq)) = link.undefer_done() {
+            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
         }
         let before = link.backlog();
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
         if link.can_cut_through(pkt) && !self.rec.wants_queue(l) {
             // Queueing and dequeueing at once would record nothing and change nothing else.
             let done = link.cut_through(self.now, pkt);
-            return self.tx_started(l, done);
+            self.tx_started(l, done);
+            return Admission::Accepted;
         }
-        link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
-        if let Some(uid) = self.watched_uid.take() {
-            // The first queue a host's own packet meets (`take`: later fragments, and anything
-            // this enqueue emits, are not watched): was it refused there?
-            self.watched_refused = self.link_out.drops.iter().any(|(p, _)| p.uid == uid);
-        }
+        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
-        let link = &self.links[l.index()];
-        if !link.is_transmitting() && !link.wake_pending {
+        if self.links[l.index()].ready_to_send() {
             self.start_tx(l);
         }
+        admission
     }
 
     fn start_tx(&mut self, l: LinkId) {
@@ -338,10 +312,7 @@ impl World {
         match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
-            TxStart::Wait(t) => {
-                link.wake_pending = true;
-                self.sched.schedule(t, Event::Wake(l));
-            }
+            TxStart::Wait(t) => self.sched.schedule(t, Event::Wake(l)),
         }
         self.after_queue_change(l, before);
     }
@@ -417,5 +388,22 @@ impl World {
 
     pub fn flow_ids(&self) -> impl Iterator<Item = FlowId> {
         (0..self.flows.len() as u32).map(FlowId)
+    }
+}
+
+impl Host for World {
+    fn send(&mut self, node: NodeId, mut pkt: Packet) -> Admission {
+        pkt.uid = self.next_uid;
+        self.next_uid = self.next_uid.wrapping_add(1);
+        pkt.sent_at = self.now;
+        self.forward(node, &pkt)
+    }
+
+    fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
+        self.sched.schedule(at, Event::Timer(owner, timer));
+    }
+
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.rec
     }
 }

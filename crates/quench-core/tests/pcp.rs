@@ -293,6 +293,24 @@ fn deterministic() {
     assert_eq!(u64s(&a, "segments", "seq"), u64s(&b, "segments", "seq"));
 }
 
+/// A PCP sender records its base rate and probe increment in the `pcp_rate` table, in bit/s,
+/// and nothing in TCP's `cwnd` table; its last rate times srtt is the flows table's final window.
+#[test]
+fn records_its_rate_in_its_own_table() {
+    let mut sc = with(path(1), "3s", vec![json!({"kind": "pcp", "src": "s0", "dst": "d"})]);
+    sc["record"] = json!({"queues": false, "rtt": false});
+    let r = run(&sc);
+    assert_eq!(r.table("cwnd").rows(), 0, "PCP writes nothing into TCP's cwnd table");
+    let (t, flow) = (f64s(&r, "pcp_rate", "time_s"), u64s(&r, "pcp_rate", "flow"));
+    let (rate, increment) = (u64s(&r, "pcp_rate", "rate_bps"), u64s(&r, "pcp_rate", "increment_bps"));
+    assert!(t.len() > 3, "{} rate changes", t.len());
+    assert!(t.windows(2).all(|w| w[0] <= w[1]) && flow.iter().all(|&f| f == 0));
+    assert!(rate.iter().all(|&x| x > 0 && x as f64 <= 1.5 * RATE_BPS), "{rate:?}");
+    assert!(increment.iter().all(|&x| x > 0), "{increment:?}");
+    let window = *rate.last().unwrap() as f64 * flow_value(&r, 0, "srtt_s") / 8.0;
+    check_rel("final window", flow_value(&r, 0, "final_cwnd_bytes"), window, 1e-9);
+}
+
 /// PCP beside one TCP flow (paper section 3.5): (PCP, TCP) goodput in bit/s over 60 s with
 /// tit-for-tat weakening compensation `factor`-fold (1 = no tit-for-tat).
 fn beside_tcp(factor: f64, seed: u64) -> (f64, f64) {

@@ -61,15 +61,19 @@ fn validate(spec_json: &str) -> PyResult<String> {
 }
 
 fn column_to_py(py: Python<'_>, col: &Column) -> PyResult<PyObject> {
-    fn raw<T: Copy>(py: Python<'_>, dtype: &str, v: &[T], to_le: impl Fn(T) -> Vec<u8>) -> PyObject {
-        let bytes: Vec<u8> = v.iter().flat_map(|&x| to_le(x)).collect();
+    /// The column as little-endian bytes, in one buffer sized up front.
+    fn raw<T: Copy, const N: usize>(py: Python<'_>, dtype: &str, v: &[T], to_le: impl Fn(T) -> [u8; N]) -> PyObject {
+        let mut bytes = Vec::with_capacity(v.len() * N);
+        for &x in v {
+            bytes.extend_from_slice(&to_le(x));
+        }
         (dtype, PyBytes::new_bound(py, &bytes)).into_py(py)
     }
     Ok(match col {
-        Column::U8(v) => raw(py, "<u1", v, |x| vec![x]),
-        Column::U32(v) => raw(py, "<u4", v, |x| x.to_le_bytes().to_vec()),
-        Column::U64(v) => raw(py, "<u8", v, |x| x.to_le_bytes().to_vec()),
-        Column::F64(v) => raw(py, "<f8", v, |x| x.to_le_bytes().to_vec()),
+        Column::U8(v) => raw(py, "<u1", v, |x| [x]),
+        Column::U32(v) => raw(py, "<u4", v, u32::to_le_bytes),
+        Column::U64(v) => raw(py, "<u8", v, u64::to_le_bytes),
+        Column::F64(v) => raw(py, "<f8", v, f64::to_le_bytes),
         Column::Str(v) => ("str", PyList::new_bound(py, v)).into_py(py),
     })
 }
@@ -104,6 +108,8 @@ fn result_to_py(py: Python<'_>, r: &RunResult) -> PyResult<PyObject> {
 #[pyclass(module = "quench._core")]
 struct Simulation {
     inner: Option<quench_core::Simulation>,
+    /// The scenario as built, defaults filled in: what `validate` returns for the same input.
+    resolved: String,
 }
 
 impl Simulation {
@@ -118,7 +124,14 @@ impl Simulation {
     fn new(spec_json: &str) -> PyResult<Self> {
         let sc = quench_core::Scenario::from_json(spec_json).map_err(scenario_error)?;
         let sim = guarded("building the scenario", || quench_core::Simulation::new(&sc))?.map_err(scenario_error)?;
-        Ok(Simulation { inner: Some(sim) })
+        Ok(Simulation { inner: Some(sim), resolved: sc.to_json() })
+    }
+
+    /// The resolved scenario as JSON (every default filled in), the text `validate` returns;
+    /// readable after `finish` too.
+    #[getter]
+    fn scenario(&self) -> &str {
+        &self.resolved
     }
 
     /// Advance to `t` seconds of simulated time (capped at the scenario's duration). The GIL

@@ -109,14 +109,6 @@ pub fn over_limit(limit: &Limit, packets: u64, bytes: u64) -> bool {
     limit.packets.is_some_and(|p| packets > p) || limit.bytes.is_some_and(|b| bytes > b.0)
 }
 
-/// A limit must admit at least one packet.
-pub fn validate_limit(limit: &Limit) -> Result<(), crate::error::ConfigError> {
-    if limit.packets == Some(0) || limit.bytes.is_some_and(|b| b.0 == 0) {
-        return Err(crate::error::ConfigError::new("limit", "the queue must hold at least one packet"));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::harness::packet;
@@ -160,6 +152,5 @@ mod tests {
         assert!(!over_limit(&both, 2, 1000));
         assert!(over_limit(&both, 3, 10));
         assert!(over_limit(&both, 1, 1001));
-        assert!(validate_limit(&Limit { packets: Some(0), bytes: None }).is_err());
     }
 }

@@ -2,16 +2,14 @@
 //! packets, bytes, or both, whichever binds first) is discarded.
 //!
 //! Parameters: `limit` — "100p", "64KB", or "100p,64KB" for both. Default 1000 packets, the
-//! Linux `txqueuelen` default.
+//! Linux `txqueuelen` default (`fifo::DEFAULT_LIMIT_PACKETS`).
 
+use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::units::Limit;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
-
-const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -20,64 +18,48 @@ pub struct DropTailConfig {
     pub limit: Limit,
 }
 
-fn default_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
-}
-
 impl Default for DropTailConfig {
     fn default() -> Self {
         DropTailConfig { limit: default_limit() }
     }
 }
 
+/// A bare [`Fifo`]: nothing is decided but "does it fit".
 pub struct DropTail {
-    limit: Limit,
-    queue: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
 }
 
 impl DropTail {
     pub fn new(cfg: &DropTailConfig) -> Result<Self, ConfigError> {
-        let limit = cfg.limit;
-        if limit.packets == Some(0) || limit.bytes.is_some_and(|b| b.0 == 0) {
-            return Err(ConfigError::new("limit", "a drop-tail queue must hold at least one packet"));
-        }
-        let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
-        Ok(DropTail { limit, queue: VecDeque::with_capacity(capacity), bytes: 0 })
+        validate_limit(&cfg.limit, "limit")?;
+        Ok(DropTail { fifo: Fifo::new(cfg.limit) })
     }
 }
 
 impl Qdisc for DropTail {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        if self.limit.exceeded_by(self.queue.len() as u64, self.bytes, pkt.size as u64) {
-            cx.drop(pkt, DropReason::Overflow);
+        if self.fifo.has_room(&pkt) {
+            self.fifo.push(pkt);
         } else {
-            self.bytes += pkt.size as u64;
-            self.queue.push_back(pkt);
+            cx.drop(pkt, DropReason::Overflow);
         }
     }
 
     fn dequeue(&mut self, _cx: &mut QdiscCx) -> Dequeued {
-        match self.queue.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size as u64;
-                Dequeued::Packet(p)
-            }
-            None => Dequeued::Empty,
-        }
+        self.fifo.pop().map_or(Dequeued::Empty, Dequeued::Packet)
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        self.fifo.backlog()
     }
 
     /// Empty and with room for `pkt` (a limit in bytes may refuse it): a FIFO keeps no other state.
     fn passes_through(&self, pkt: &Packet) -> bool {
-        self.queue.is_empty() && !self.limit.exceeded_by(0, 0, pkt.size as u64)
+        self.fifo.is_empty() && self.fifo.has_room(pkt)
     }
 
     fn dequeue_is_inert(&self) -> bool {
-        self.queue.is_empty()
+        self.fifo.is_empty()
     }
 }
 

@@ -16,7 +16,8 @@
 //!
 //! Parameters: `limit` (default 1000 packets, Linux `txqueuelen`), `quantum` (default 1500 B).
 
-use super::classify::{over_limit, validate_limit, FlowIndex, Occupancy};
+use super::classify::{over_limit, FlowIndex, Occupancy};
+use super::fifo::{default_limit, validate_limit};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -24,8 +25,6 @@ use crate::units::{Bytes, Limit};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
-/// Same as drop-tail: Linux's `txqueuelen` default.
-const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 /// One Ethernet MTU (RFC 894): SV95 asks for quantum ≥ the largest packet, and Linux's
 /// sch_drr defaults a class's quantum to the device MTU.
 pub const DEFAULT_QUANTUM: Bytes = Bytes(1500);
@@ -37,10 +36,6 @@ pub struct DrrConfig {
     pub limit: Limit,
     #[serde(default = "default_quantum")]
     pub quantum: Bytes,
-}
-
-fn default_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
 }
 
 pub fn default_quantum() -> Bytes {
@@ -61,7 +56,7 @@ pub struct Drr {
 
 impl Drr {
     pub fn new(cfg: &DrrConfig) -> Result<Self, ConfigError> {
-        validate_limit(&cfg.limit)?;
+        validate_limit(&cfg.limit, "limit")?;
         Ok(Drr { limit: cfg.limit, index: FlowIndex::default(), rr: RoundRobin::new(cfg.quantum)? })
     }
 }

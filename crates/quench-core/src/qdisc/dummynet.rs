@@ -28,6 +28,7 @@
 //! "Default value is 50 slots"), `tick` ("1ms" default: HZ = 1000, the rate at which xnu's
 //! `dummynet()` handler runs, "This is called every 1ms", and the value dummynet users set).
 
+use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -48,13 +49,13 @@ pub struct DummynetConfig {
     /// The pipe's rate; a delay-only pipe when absent.
     #[serde(default)]
     pub bandwidth: Option<BitRate>,
-    #[serde(default = "default_limit")]
+    #[serde(default = "default_slots")]
     pub limit: Limit,
     #[serde(default = "default_tick")]
     pub tick: Dur,
 }
 
-fn default_limit() -> Limit {
+fn default_slots() -> Limit {
     Limit { packets: Some(DEFAULT_SLOTS), bytes: None }
 }
 
@@ -65,11 +66,9 @@ fn default_tick() -> Dur {
 pub struct Dummynet {
     /// Credit earned per tick, in nanobits (0: delay-only pipe).
     per_tick: u128,
-    limit: Limit,
     tick: Dur,
-    /// Packets waiting for credit (`q->head`); they count toward `limit`.
-    queue: VecDeque<Packet>,
-    queue_bytes: u64,
+    /// Packets waiting for credit (`q->head`); they count toward the limit.
+    queue: Fifo,
     /// Released packets with the tick they were released at, waiting for the NIC.
     ready: VecDeque<(Time, Packet)>,
     ready_bytes: u64,
@@ -87,15 +86,11 @@ impl Dummynet {
         if cfg.tick.is_zero() {
             return Err(ConfigError::new("tick", "must be positive"));
         }
-        if cfg.limit.packets == Some(0) || cfg.limit.bytes.is_some_and(|b| b.0 == 0) {
-            return Err(ConfigError::new("limit", "a dummynet queue must hold at least one packet"));
-        }
+        validate_limit(&cfg.limit, "limit")?;
         Ok(Dummynet {
             per_tick: cfg.bandwidth.map_or(0, |b| b.0 as u128 * cfg.tick.0 as u128),
-            limit: cfg.limit,
             tick: cfg.tick,
-            queue: VecDeque::new(),
-            queue_bytes: 0,
+            queue: Fifo::new(cfg.limit),
             ready: VecDeque::new(),
             ready_bytes: 0,
             credit: 0,
@@ -116,10 +111,12 @@ impl Dummynet {
         p.size as u128 * 8 * NANOBITS_PER_BIT
     }
 
-    /// `dummynet_io`'s overflow test on the unreleased queue.
+    /// `dummynet_io`'s overflow test on the unreleased queue. Not `Fifo::has_room`: the byte
+    /// rule looks at the bytes already queued only, so one packet may pass the limit.
     fn full(&self) -> bool {
-        self.limit.packets.is_some_and(|n| self.queue.len() as u64 >= n)
-            || self.limit.bytes.is_some_and(|b| self.queue_bytes > b.0)
+        let limit = self.queue.limit();
+        limit.packets.is_some_and(|n| self.queue.len() as u64 >= n)
+            || limit.bytes.is_some_and(|b| self.queue.bytes() > b.0)
     }
 
     /// Earn the credit of every tick up to `now` and release what it covers (`ready_event`).
@@ -133,14 +130,13 @@ impl Dummynet {
         self.credit += (k - self.sched_tick) as u128 * self.per_tick;
         self.sched_tick = k;
         let at = self.tick_time(k);
-        while let Some(head) = self.queue.front() {
+        while let Some(head) = self.queue.peek() {
             let cost = Self::cost(head);
             if cost > self.credit {
                 break;
             }
             self.credit -= cost;
-            let p = self.queue.pop_front().expect("head exists");
-            self.queue_bytes -= p.size as u64;
+            let p = self.queue.pop().expect("head exists");
             self.release(at, p);
         }
         if self.queue.is_empty() {
@@ -174,8 +170,7 @@ impl Qdisc for Dummynet {
         if self.queue.is_empty() {
             self.sched_tick = self.tick_of(cx.now);
         }
-        self.queue_bytes += pkt.size as u64;
-        self.queue.push_back(pkt);
+        self.queue.push(pkt);
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
@@ -188,14 +183,15 @@ impl Qdisc for Dummynet {
             self.ready_bytes -= p.size as u64;
             return Dequeued::Packet(p);
         }
-        match self.queue.front() {
+        match self.queue.peek() {
             Some(head) => Dequeued::NotBefore(self.head_due(head)),
             None => Dequeued::Empty,
         }
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: (self.queue.len() + self.ready.len()) as u64, bytes: self.queue_bytes + self.ready_bytes }
+        let queued = self.queue.backlog();
+        Backlog { packets: queued.packets + self.ready.len() as u64, bytes: queued.bytes + self.ready_bytes }
     }
 }
 

@@ -22,7 +22,8 @@
 //! `advertise_rate` — stamp the router-assisted transport's rate requests with the flow's fair
 //! share and its queue here (`rate_advert.rs`; PCP's "fair queueing" ideal), off by default.
 
-use super::classify::{over_limit, validate_limit, FlowIndex, Occupancy};
+use super::classify::{over_limit, FlowIndex, Occupancy};
+use super::fifo::{default_limit, validate_limit};
 use super::rate_advert::RateAdvertiser;
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
@@ -31,8 +32,6 @@ use crate::units::{BitRate, Limit, Time, NS_PER_SEC};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, VecDeque};
 
-/// Same as drop-tail: Linux's `txqueuelen` default.
-const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 /// Rounds are counted in nanobits (1e-9 bit) so that `C·dt/N` (bit/s × ns) is an integer
 /// with sub-bit resolution: one byte is 8·10⁹ nanobits.
 const NANOBITS_PER_BYTE: u128 = 8 * NS_PER_SEC as u128;
@@ -44,10 +43,6 @@ pub struct FqConfig {
     pub limit: Limit,
     #[serde(default)]
     pub advertise_rate: bool,
-}
-
-fn default_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
 }
 
 impl Default for FqConfig {
@@ -90,7 +85,7 @@ pub struct Fq {
 
 impl Fq {
     pub fn new(cfg: &FqConfig) -> Result<Self, ConfigError> {
-        validate_limit(&cfg.limit)?;
+        validate_limit(&cfg.limit, "limit")?;
         Ok(Fq {
             limit: cfg.limit,
             index: FlowIndex::default(),

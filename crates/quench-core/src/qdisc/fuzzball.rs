@@ -21,13 +21,13 @@
 //! law and its limit are ours and are parameters. The message quotes the newest packet of
 //! that host in this queue (RFC 792: its IP header and first 8 data bytes).
 
+use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
 use crate::transport::icmp;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// The email's threshold: "in this case about 1.5" (packets of mean queue).
 const DEFAULT_THRESHOLD: f64 = 1.5;
@@ -105,8 +105,8 @@ pub fn quench_rate(cfg: &FuzzballConfig, qbar: f64) -> f64 {
 
 pub struct Fuzzball {
     cfg: FuzzballConfig,
-    queue: VecDeque<Packet>,
-    bytes: u64,
+    /// This output queue's packets; the limit is the node's pool, not this FIFO's.
+    queue: Fifo,
     mean_queue: f64,
     last_quench: Option<Time>,
 }
@@ -114,9 +114,7 @@ pub struct Fuzzball {
 impl Fuzzball {
     pub fn new(cfg: &FuzzballConfig) -> Result<Self, ConfigError> {
         let positive = |v: f64| v.is_finite() && v > 0.0;
-        if cfg.pool_limit.packets == Some(0) || cfg.pool_limit.bytes.is_some_and(|b| b.0 == 0) {
-            return Err(ConfigError::new("pool_limit", "the pool must hold at least one packet"));
-        }
+        validate_limit(&cfg.pool_limit, "pool_limit")?;
         if !(positive(cfg.gain) && cfg.gain <= 1.0) {
             return Err(ConfigError::new("gain", format!("{} is not in (0, 1]", cfg.gain)));
         }
@@ -128,7 +126,7 @@ impl Fuzzball {
                 return Err(ConfigError::new(key, format!("{v} must be a positive rate per second")));
             }
         }
-        Ok(Fuzzball { cfg: cfg.clone(), queue: VecDeque::new(), bytes: 0, mean_queue: 0.0, last_quench: None })
+        Ok(Fuzzball { cfg: cfg.clone(), queue: Fifo::unlimited(), mean_queue: 0.0, last_quench: None })
     }
 
     pub fn mean_queue(&self) -> f64 {
@@ -144,7 +142,6 @@ impl Fuzzball {
 
     fn remove_at(&mut self, i: usize, pool: &mut NodeBuffers) -> Packet {
         let p = self.queue.remove(i).expect("index from a search of the queue");
-        self.bytes -= p.size as u64;
         pool.release(&p);
         p
     }
@@ -182,7 +179,7 @@ impl Fuzzball {
         }
         let Some(heaviest) = cx.node.heaviest() else { return };
         if let Some(i) = self.queue.iter().rposition(|p| p.src == heaviest) {
-            let quoted = self.queue[i];
+            let quoted = *self.queue.get(i).expect("index from a search of the queue");
             cx.emit(icmp::source_quench(cx.node_id, &quoted));
             self.last_quench = Some(cx.now);
         }
@@ -196,15 +193,13 @@ impl Qdisc for Fuzzball {
             cx.drop(pkt, DropReason::Overflow);
             return;
         }
-        self.bytes += pkt.size as u64;
         cx.node.hold(&pkt);
-        self.queue.push_back(pkt);
+        self.queue.push(pkt);
         self.maybe_quench(cx);
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        while let Some(p) = self.queue.pop_front() {
-            self.bytes -= p.size as u64;
+        while let Some(p) = self.queue.pop() {
             cx.node.release(&p);
             if cx.node.pay_debt(p.src) {
                 cx.drop(p, DropReason::Preempted);
@@ -216,7 +211,7 @@ impl Qdisc for Fuzzball {
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        self.queue.backlog()
     }
 }
 

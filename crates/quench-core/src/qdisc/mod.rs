@@ -9,6 +9,7 @@ pub mod classify;
 pub mod droptail;
 pub mod drr;
 pub mod dummynet;
+pub mod fifo;
 pub mod fq;
 pub mod fuzzball;
 pub mod rate_advert;

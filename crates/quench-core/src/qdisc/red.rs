@@ -42,6 +42,10 @@
 //! (packets and/or bytes); `max_p` initial maximum probability (dimensionless); `w_q` weight
 //! (dimensionless) or "auto"; `mean_packet_size` bytes; `target_delay` seconds.
 //!
+//! Structure (as Linux include/net/red.h): [`RedParams`] (`red_parms`, fixed once the link rate
+//! is known), [`RedVars`] (`red_vars`, the running state), [`RedStats`] (`red_stats`), and the
+//! packets in a [`Fifo`]: RED decides, the FIFO stores.
+//!
 //! Monitors: `avg_queue` (mode unit) on every arrival — the same order of rows as the queue
 //! table, which records every change — and `max_p` at the first arrival and on every change.
 //!
@@ -50,12 +54,13 @@
 //! unit). Feng's status starts as "below" (the queue starts empty); ns-3 starts it "above",
 //! which divides max_p by α on the first packet.
 
+use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::{ecn, Packet};
+use crate::rng::Rng;
 use crate::units::{parse_quantity, Bytes, Dur, Limit, Quantity, Time};
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
-use std::collections::VecDeque;
 
 /// FJ93 section 11: w_q = 0.002.
 const DEFAULT_W_Q: f64 = 0.002;
@@ -68,8 +73,6 @@ const DEFAULT_TARGET_DELAY: Dur = Dur::from_millis(5);
 /// ARED: min_th at least 5 packets, max_th = 3·min_th.
 const AUTO_MIN_TH_PACKETS: f64 = 5.0;
 const AUTO_MAX_OVER_MIN: f64 = 3.0;
-/// Same as drop-tail: Linux's `txqueuelen` default.
-const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 /// Feng99 (and ns-2/ns-3 FengAdaptiveA/B): divide by 3 below, multiply by 2 above.
 const FENG_ALPHA: f64 = 3.0;
 const FENG_BETA: f64 = 2.0;
@@ -296,9 +299,6 @@ pub struct RedConfig {
     pub adapt: Adapt,
 }
 
-fn default_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
-}
 fn default_max_p() -> f64 {
     DEFAULT_MAX_P
 }
@@ -315,7 +315,8 @@ impl Default for RedConfig {
     }
 }
 
-/// Parameters once the link rate is known, in the mode's unit.
+/// The part of [`RedParams`] that needs the link rate: the weight and the thresholds in the
+/// mode's unit, and the mean-sized packets per second.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Resolved {
     pub w_q: f64,
@@ -339,9 +340,7 @@ impl RedConfig {
         if self.mean_packet_size.0 == 0 {
             return Err(ConfigError::new("mean_packet_size", "must be positive"));
         }
-        if self.limit.packets == Some(0) || self.limit.bytes.is_some_and(|b| b.0 == 0) {
-            return Err(ConfigError::new("limit", "the buffer must hold at least one packet"));
-        }
+        validate_limit(&self.limit, "limit")?;
         let (min, max) =
             (self.threshold_in_mode(self.min_th, "min_th")?, self.threshold_in_mode(self.max_th, "max_th")?);
         if let (Some(lo), Some(hi)) = (min, max) {
@@ -485,13 +484,6 @@ pub fn floyd_step(p: &FloydParams, avg: f64, r: &Resolved, max_p: f64) -> f64 {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum AdaptState {
-    None,
-    Feng(FengStatus),
-    Floyd { last: Time },
-}
-
 /// What the algorithm decided for one arrival.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Decision {
@@ -500,37 +492,99 @@ pub enum Decision {
     Forced,
 }
 
-pub struct Red {
-    cfg: RedConfig,
-    queue: VecDeque<Packet>,
-    bytes: u64,
-    params: Option<Resolved>,
-    avg: f64,
-    max_p: f64,
+/// RED's parameters (Linux `struct red_parms`): the policies and the thresholds in the mode's
+/// unit. Fixed once the link rate is known, at the first arrival, and never changed after; what
+/// adaptation moves (max_p) is a variable.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    pub mode: Mode,
+    pub curve: Curve,
+    pub spacing: Spacing,
+    pub signal: Signal,
+    pub forced: Forced,
+    pub adapt: Adapt,
+    /// Bytes of a mean-sized packet: byte mode's unit of count and of the size scaling.
+    pub mean_packet_size: u64,
+    /// w_q, min_th, max_th and ptc for this link's rate.
+    pub resolved: Resolved,
+}
+
+impl RedParams {
+    /// The parameters of `cfg` on a link of `rate_bps` ("auto" ones resolved).
+    pub fn new(cfg: &RedConfig, rate_bps: f64) -> Self {
+        RedParams {
+            mode: cfg.mode,
+            curve: cfg.curve,
+            spacing: cfg.spacing,
+            signal: cfg.signal,
+            forced: cfg.forced,
+            adapt: cfg.adapt.clone(),
+            mean_packet_size: cfg.mean_packet_size.0,
+            resolved: cfg.resolve(rate_bps),
+        }
+    }
+
+    /// The queue `fifo` holds, in the mode's unit (ns `q_->length()` / `q_->byteLength()`).
+    pub fn queued(&self, fifo: &Fifo) -> f64 {
+        match self.mode {
+            Mode::Packets => fifo.len() as f64,
+            Mode::Bytes => fifo.bytes() as f64,
+        }
+    }
+
+    /// The average from which a decision is forced: max_th, or 2·max_th on the gentle curve.
+    fn forced_from(&self) -> f64 {
+        match self.curve {
+            Curve::Classic => self.resolved.max_th,
+            Curve::Gentle => 2.0 * self.resolved.max_th,
+        }
+    }
+
+    /// Mark instead of dropping? True for an ECN-capable packet when the policy allows.
+    fn marks(&self, pkt: &Packet, d: Decision) -> bool {
+        let capable = pkt.ecn != ecn::NOT_ECT;
+        let signal = self.signal == Signal::Mark;
+        capable && signal && (d == Decision::Early || self.forced == Forced::Mark)
+    }
+}
+
+/// Where the adaptation of max_p stands.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum AdaptState {
+    None,
+    Feng(FengStatus),
+    Floyd { last: Time },
+}
+
+/// RED's running state (Linux `struct red_vars`): the average, the count since the last
+/// decision, the idle period and the current max_p. The random draw is taken from the link's
+/// stream at the moment of decision, so no drawn number is kept (Linux keeps `qR`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedVars {
+    pub avg: f64,
+    /// The current maximum probability (moved by adaptation; `cfg.max_p` at the start).
+    pub max_p: f64,
     /// Arrivals (and bytes) since the last early or forced decision.
-    count: u64,
-    count_bytes: u64,
+    pub count: u64,
+    pub count_bytes: u64,
     /// ns `old`: the previous arrival saw avg at or above min_th.
-    above_min: bool,
+    pub above_min: bool,
     /// When the link found the queue empty; the queue starts idle at time zero (ns-3).
-    idle_since: Option<Time>,
+    pub idle_since: Option<Time>,
     adapt: AdaptState,
+    /// Whether max_p has been reported to the monitors yet (it is at the first arrival).
     max_p_reported: bool,
 }
 
-impl Red {
-    pub fn new(cfg: &RedConfig) -> Result<Self, ConfigError> {
-        cfg.validate()?;
+impl RedVars {
+    fn new(cfg: &RedConfig) -> Self {
+        // Feng's status starts "below": the queue starts empty (module notes).
         let adapt = match cfg.adapt {
             Adapt::None => AdaptState::None,
             Adapt::Feng1999(_) => AdaptState::Feng(FengStatus::Below),
             Adapt::Floyd2001(_) => AdaptState::Floyd { last: Time::ZERO },
         };
-        Ok(Red {
-            cfg: cfg.clone(),
-            queue: VecDeque::new(),
-            bytes: 0,
-            params: None,
+        RedVars {
             avg: 0.0,
             max_p: cfg.max_p,
             count: 0,
@@ -539,70 +593,55 @@ impl Red {
             idle_since: Some(Time::ZERO),
             adapt,
             max_p_reported: false,
-        })
-    }
-
-    pub fn average(&self) -> f64 {
-        self.avg
-    }
-    pub fn max_p(&self) -> f64 {
-        self.max_p
-    }
-    pub fn params(&self) -> Option<Resolved> {
-        self.params
-    }
-
-    fn queued(&self) -> f64 {
-        match self.cfg.mode {
-            Mode::Packets => self.queue.len() as f64,
-            Mode::Bytes => self.bytes as f64,
         }
     }
 
-    fn update_average(&mut self, now: Time, r: &Resolved) {
+    /// The EWMA on an arrival that finds `q` queued, decayed over any idle period as if
+    /// mean-sized packets had left at the link rate (ns-3 `Estimator`).
+    fn update_average(&mut self, p: &RedParams, q: f64, now: Time) {
+        let r = &p.resolved;
         let m = match self.idle_since.take() {
             Some(t) => (r.ptc * (now - t).as_secs_f64()) as u64,
             None => 0,
         };
-        self.avg = average(self.avg, self.queued(), r.w_q, m);
+        self.avg = average(self.avg, q, r.w_q, m);
     }
 
-    fn adapt_max_p(&mut self, now: Time, r: &Resolved) {
-        match (&self.cfg.adapt, &mut self.adapt) {
-            (Adapt::Feng1999(p), AdaptState::Feng(status)) => {
-                (*status, self.max_p) = feng_step(p, *status, self.avg, r, self.max_p);
+    fn adapt_max_p(&mut self, p: &RedParams, now: Time) {
+        let r = &p.resolved;
+        match (&p.adapt, &mut self.adapt) {
+            (Adapt::Feng1999(f), AdaptState::Feng(status)) => {
+                (*status, self.max_p) = feng_step(f, *status, self.avg, r, self.max_p);
             }
-            (Adapt::Floyd2001(p), AdaptState::Floyd { last }) if now >= *last + p.interval => {
+            (Adapt::Floyd2001(f), AdaptState::Floyd { last }) if now >= *last + f.interval => {
                 *last = now;
-                self.max_p = floyd_step(p, self.avg, r, self.max_p);
+                self.max_p = floyd_step(f, self.avg, r, self.max_p);
             }
             _ => {}
         }
     }
 
-    /// The region of the average and, in the early region, the random draw.
-    fn decide(&mut self, pkt: &Packet, r: &Resolved, cx: &mut QdiscCx) -> Decision {
+    /// The region of the average and, in the early region, the random draw. `q` is the queue
+    /// the arrival finds, in the mode's unit.
+    fn decide(&mut self, p: &RedParams, q: f64, pkt: &Packet, rng: &mut Rng) -> Decision {
         self.count += 1;
         self.count_bytes += pkt.size as u64;
-        if self.avg < r.min_th || self.queued() <= 1.0 {
+        if self.avg < p.resolved.min_th || q <= 1.0 {
             self.above_min = false;
             return Decision::Accept;
         }
-        let forced_from = match self.cfg.curve {
-            Curve::Classic => r.max_th,
-            Curve::Gentle => 2.0 * r.max_th,
-        };
-        if self.avg >= forced_from {
+        if self.avg >= p.forced_from() {
             return Decision::Forced;
         }
+        // ns: the first arrival in the early region restarts the count and is accepted.
         if !self.above_min {
             self.above_min = true;
             self.count = 1;
             self.count_bytes = pkt.size as u64;
             return Decision::Accept;
         }
-        let pa = self.drop_probability(pkt, r);
-        if cx.rng.uniform() < pa {
+        let pa = self.drop_probability(p, pkt);
+        if rng.uniform() < pa {
             Decision::Early
         } else {
             Decision::Accept
@@ -610,16 +649,23 @@ impl Red {
     }
 
     /// pa for `pkt` at the current average and count.
-    pub fn drop_probability(&self, pkt: &Packet, r: &Resolved) -> f64 {
-        let pb = base_probability(self.cfg.curve, self.avg, r, self.max_p);
-        let mean = self.cfg.mean_packet_size.0;
-        let (count, ratio) = match self.cfg.mode {
+    pub fn drop_probability(&self, p: &RedParams, pkt: &Packet) -> f64 {
+        let pb = base_probability(p.curve, self.avg, &p.resolved, self.max_p);
+        let mean = p.mean_packet_size;
+        let (count, ratio) = match p.mode {
             Mode::Packets => (self.count as f64, None),
             Mode::Bytes => ((self.count_bytes / mean) as f64, Some(pkt.size as f64 / mean as f64)),
         };
-        spaced_probability(self.cfg.spacing, pb, count, ratio)
+        spaced_probability(p.spacing, pb, count, ratio)
     }
 
+    /// An early or forced decision starts the count afresh (FJ93: count = 0).
+    fn restart_count(&mut self) {
+        self.count = 0;
+        self.count_bytes = 0;
+    }
+
+    /// The average on every arrival; max_p at the first arrival and whenever it moved.
     fn report(&mut self, before_max_p: f64, cx: &mut QdiscCx) {
         cx.monitor("avg_queue", self.avg);
         if !self.max_p_reported || self.max_p != before_max_p {
@@ -627,64 +673,133 @@ impl Red {
             cx.monitor("max_p", self.max_p);
         }
     }
+}
 
-    /// Mark instead of dropping? True for an ECN-capable packet when the policy allows.
-    fn marks(&self, pkt: &Packet, d: Decision) -> bool {
-        let capable = pkt.ecn != ecn::NOT_ECT;
-        let signal = self.cfg.signal == Signal::Mark;
-        capable && signal && (d == Decision::Early || self.cfg.forced == Forced::Mark)
+/// What RED did to arrivals (Linux `struct red_stats`). The link counts drops by reason and
+/// marks for the result tables; these are RED's own view, for inspection and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RedStats {
+    /// Early decisions carried out as drops / as CE marks.
+    pub prob_drop: u64,
+    pub prob_mark: u64,
+    /// Forced decisions carried out as drops / as CE marks.
+    pub forced_drop: u64,
+    pub forced_mark: u64,
+    /// Accepted (or marked) packets that did not fit the buffer.
+    pub pdrop: u64,
+}
+
+impl RedStats {
+    fn dropped(&mut self, reason: DropReason) {
+        match reason {
+            DropReason::Early => self.prob_drop += 1,
+            DropReason::Forced => self.forced_drop += 1,
+            _ => self.pdrop += 1,
+        }
     }
 
-    fn admit(&mut self, mut pkt: Packet, d: Decision, cx: &mut QdiscCx) {
+    fn marked(&mut self, d: Decision) {
+        match d {
+            Decision::Early => self.prob_mark += 1,
+            Decision::Forced => self.forced_mark += 1,
+            Decision::Accept => {}
+        }
+    }
+}
+
+/// RED over a [`Fifo`]: the configuration as written (resolved into [`RedParams`] when the link
+/// rate is first known), the variables, the statistics and the packets.
+pub struct Red {
+    cfg: RedConfig,
+    parms: Option<RedParams>,
+    vars: RedVars,
+    stats: RedStats,
+    fifo: Fifo,
+}
+
+impl Red {
+    pub fn new(cfg: &RedConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(Red {
+            cfg: cfg.clone(),
+            parms: None,
+            vars: RedVars::new(cfg),
+            stats: RedStats::default(),
+            fifo: Fifo::new(cfg.limit),
+        })
+    }
+
+    pub fn average(&self) -> f64 {
+        self.vars.avg
+    }
+    pub fn max_p(&self) -> f64 {
+        self.vars.max_p
+    }
+    /// The parameters, once the first arrival has told the link rate.
+    pub fn params(&self) -> Option<&RedParams> {
+        self.parms.as_ref()
+    }
+    pub fn vars(&self) -> &RedVars {
+        &self.vars
+    }
+    pub fn stats(&self) -> RedStats {
+        self.stats
+    }
+
+    /// Carry out decision `d` on `pkt` (`mark`: as a CE mark rather than a drop); then the
+    /// buffer decides whether an accepted or marked packet fits.
+    fn admit(&mut self, mut pkt: Packet, d: Decision, mark: bool, cx: &mut QdiscCx) {
         if d != Decision::Accept {
-            self.count = 0;
-            self.count_bytes = 0;
-            if !self.marks(&pkt, d) {
+            self.vars.restart_count();
+            if !mark {
                 let reason = if d == Decision::Early { DropReason::Early } else { DropReason::Forced };
+                self.stats.dropped(reason);
                 return cx.drop(pkt, reason);
             }
         }
-        if self.cfg.limit.exceeded_by(self.queue.len() as u64, self.bytes, pkt.size as u64) {
+        if !self.fifo.has_room(&pkt) {
+            self.stats.dropped(DropReason::Overflow);
             return cx.drop(pkt, DropReason::Overflow);
         }
         if d != Decision::Accept {
             pkt.ecn = ecn::CE;
             cx.note_mark();
+            self.stats.marked(d);
             if d == Decision::Forced {
                 cx.monitor("forced_mark", 1.0);
             }
         }
-        self.bytes += pkt.size as u64;
-        self.queue.push_back(pkt);
+        self.fifo.push(pkt);
     }
 }
 
 impl Qdisc for Red {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        let r = *self.params.get_or_insert_with(|| self.cfg.resolve(cx.link_rate.0 as f64));
-        let before_max_p = self.max_p;
-        self.update_average(cx.now, &r);
-        self.adapt_max_p(cx.now, &r);
-        self.report(before_max_p, cx);
-        let d = self.decide(&pkt, &r, cx);
-        self.admit(pkt, d, cx);
+        let cfg = &self.cfg;
+        let p = self.parms.get_or_insert_with(|| RedParams::new(cfg, cx.link_rate.0 as f64));
+        // The queue the arrival finds: the same for the average and for the decision.
+        let q = p.queued(&self.fifo);
+        let before_max_p = self.vars.max_p;
+        self.vars.update_average(p, q, cx.now);
+        self.vars.adapt_max_p(p, cx.now);
+        self.vars.report(before_max_p, cx);
+        let d = self.vars.decide(p, q, &pkt, cx.rng);
+        let mark = d != Decision::Accept && p.marks(&pkt, d);
+        self.admit(pkt, d, mark, cx);
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        match self.queue.pop_front() {
-            Some(p) => {
-                self.bytes -= p.size as u64;
-                Dequeued::Packet(p)
-            }
+        match self.fifo.pop() {
+            Some(p) => Dequeued::Packet(p),
             None => {
-                self.idle_since.get_or_insert(cx.now);
+                self.vars.idle_since.get_or_insert(cx.now);
                 Dequeued::Empty
             }
         }
     }
 
     fn backlog(&self) -> Backlog {
-        Backlog { packets: self.queue.len() as u64, bytes: self.bytes }
+        self.fifo.backlog()
     }
 }
 

@@ -41,11 +41,11 @@ fn drop_probability_at_chosen_averages() {
 #[test]
 fn the_qdisc_applies_the_curve_to_its_own_average_and_count() {
     let mut q = red(r#"{"min_th":5,"max_th":15,"max_p":0.1,"spacing":"fj93","curve":"classic"}"#);
-    let r = resolved(5.0, 15.0);
-    q.avg = 12.0;
-    q.count = 4;
+    let p = RedParams { resolved: resolved(5.0, 15.0), ..RedParams::new(&q.cfg, RATE.0 as f64) };
+    q.vars.avg = 12.0;
+    q.vars.count = 4;
     // pb = 0.1·7/10 = 0.07; pa = 0.07/(1 − 4·0.07) = 0.097222...
-    let pa = q.drop_probability(&packet(0, 0, 1000), &r);
+    let pa = q.vars.drop_probability(&p, &packet(0, 0, 1000));
     assert!((pa - 0.07 / 0.72).abs() < 1e-12, "{pa}");
 }
 
@@ -67,9 +67,9 @@ fn gentle_region_rises_linearly_to_one_at_twice_max_th() {
         for uid in 0..3 {
             b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
         }
-        q.avg = avg;
-        q.above_min = true;
-        q.count = 1000; // past any spacing: a decision is certain in the early region too
+        q.vars.avg = avg;
+        q.vars.above_min = true;
+        q.vars.count = 1000; // past any spacing: a decision is certain in the early region too
         let got = b.offer(&mut q, packet(9, 0, 1000), ms(0.0), RATE);
         assert_eq!(got, Some(want), "{curve} at avg {avg}");
     }
@@ -94,7 +94,7 @@ fn average_decays_over_idle_time_as_if_mean_packets_had_left() {
                                                 // 10.5 ms idle: m = ⌊1000·0.0105⌋ = 10; avg·(1 − w)^11 + w·0.
     b.offer(&mut q, packet(9, 0, 1000), ms(11.5), RATE);
     assert!((q.average() - want * 0.5f64.powi(11)).abs() < 1e-15, "{} vs {}", q.average(), want * 0.5f64.powi(11));
-    assert_eq!(q.params().unwrap().ptc, 1000.0);
+    assert_eq!(q.params().unwrap().resolved.ptc, 1000.0);
 }
 
 /// Inter-drop gaps (arrivals from one drop to the next) with avg held at 10 of (5, 15):
@@ -105,7 +105,7 @@ fn inter_drop_gaps(spacing: &str, drops_wanted: usize) -> Vec<u64> {
     for uid in 0..10 {
         b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
     }
-    q.avg = 10.0;
+    q.vars.avg = 10.0;
     let (mut gaps, mut since, mut uid, mut first) = (vec![], 0u64, 10u32, true);
     while gaps.len() < drops_wanted {
         since += 1;
@@ -156,19 +156,19 @@ fn byte_mode_counts_mean_packets_and_scales_by_size() {
     let json = r#"{"mode":"bytes","min_th":"5KB","max_th":"15KB","max_p":0.1,"mean_packet_size":"1000B",
                    "spacing":"fj93"}"#;
     let mut q = red(json);
-    let r = q.cfg.resolve(RATE.0 as f64);
-    assert_eq!((r.min_th, r.max_th), (5000.0, 15000.0));
-    q.avg = 10_000.0; // pb = 0.05
-    q.count_bytes = 3_500; // ⌊3500/1000⌋ = 3 mean-sized packets
+    let p = RedParams::new(&q.cfg, RATE.0 as f64);
+    assert_eq!((p.resolved.min_th, p.resolved.max_th), (5000.0, 15000.0));
+    q.vars.avg = 10_000.0; // pb = 0.05
+    q.vars.count_bytes = 3_500; // ⌊3500/1000⌋ = 3 mean-sized packets
     let base = 0.05 / (1.0 - 3.0 * 0.05);
-    let small = q.drop_probability(&packet(0, 0, 500), &r);
-    let large = q.drop_probability(&packet(0, 0, 1500), &r);
+    let small = q.vars.drop_probability(&p, &packet(0, 0, 500));
+    let large = q.vars.drop_probability(&p, &packet(0, 0, 1500));
     assert!((small - base * 0.5).abs() < 1e-12, "{small}");
     assert!((large - base * 1.5).abs() < 1e-12, "{large}");
     // The queue and the average are in bytes.
     let mut b = Bench::new(1);
     b.offer(&mut q, packet(1, 0, 700), ms(0.0), RATE);
-    assert_eq!(q.queued(), 700.0);
+    assert_eq!(q.params().unwrap().queued(&q.fifo), 700.0);
 }
 
 #[test]
@@ -255,13 +255,16 @@ fn ecn_capable_packets_are_marked_not_dropped() {
         for uid in 0..3 {
             b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
         }
-        (q.avg, q.above_min, q.count) = (avg, true, 1000);
+        (q.vars.avg, q.vars.above_min, q.vars.count) = (avg, true, 1000);
         let mut p = packet(9, 0, 1000);
         p.ecn = ecn_bits;
         assert_eq!(b.offer(&mut q, p, ms(0.0), RATE), want_drop, "{json} avg {avg}");
         assert_eq!(b.marks == 1, want_mark);
+        let s = q.stats();
+        assert_eq!(s.prob_mark + s.forced_mark == 1, want_mark);
+        assert_eq!(s.prob_drop + s.forced_drop == 1, want_drop.is_some());
         if want_mark {
-            assert_eq!(q.queue.back().unwrap().ecn, ecn::CE);
+            assert_eq!(q.fifo.back().unwrap().ecn, ecn::CE);
         }
     }
 }

@@ -15,16 +15,15 @@
 //! Parameters: `limit` (default 1000 packets), `buckets` (default 1024, at most 65536),
 //! `quantum` (default 1500 B), `perturb` (default 0 s).
 
-use super::classify::{validate_limit, FlowKey};
+use super::classify::FlowKey;
 use super::drr::{default_quantum, RoundRobin};
+use super::fifo::{default_limit, validate_limit};
 use super::{Backlog, Dequeued, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::units::{Bytes, Dur, Limit, Time};
 use serde::{Deserialize, Serialize};
 
-/// Same as drop-tail: Linux's `txqueuelen` default.
-const DEFAULT_LIMIT_PACKETS: u64 = 1000;
 /// Linux sch_sfq: SFQ_DEFAULT_HASH_DIVISOR = 1024 buckets; the divisor may not exceed 65536.
 const DEFAULT_BUCKETS: u32 = 1024;
 const MAX_BUCKETS: u32 = 65536;
@@ -41,10 +40,6 @@ pub struct SfqConfig {
     /// Interval between salt redraws; 0 never redraws (Linux's default `perturb 0`).
     #[serde(default)]
     pub perturb: Dur,
-}
-
-fn default_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
 }
 
 fn default_buckets() -> u32 {
@@ -68,7 +63,7 @@ pub struct Sfq {
 
 impl Sfq {
     pub fn new(cfg: &SfqConfig) -> Result<Self, ConfigError> {
-        validate_limit(&cfg.limit)?;
+        validate_limit(&cfg.limit, "limit")?;
         if !(1..=MAX_BUCKETS).contains(&cfg.buckets) {
             return Err(ConfigError::new("buckets", format!("{} is not in 1..={MAX_BUCKETS}", cfg.buckets)));
         }

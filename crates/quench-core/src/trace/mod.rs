@@ -8,7 +8,7 @@ pub mod table;
 pub mod thinning;
 
 use crate::packet::{FlowId, LinkId};
-use crate::units::{Dur, Time};
+use crate::units::{BitRate, Dur, Time};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use serde::{Deserialize, Serialize};
 use table::{columnar, Table};
@@ -27,10 +27,11 @@ pub struct RecordConfig {
     /// One row per drop with its reason.
     #[serde(default = "yes")]
     pub drops: bool,
-    /// Congestion window and slow-start threshold at every change.
+    /// Congestion state at every change: TCP's window and slow-start threshold (`cwnd` table),
+    /// PCP's base rate and probe increment (`pcp_rate` table).
     #[serde(default = "yes")]
     pub cwnd: bool,
-    /// At most one cwnd row per flow per interval, plus every decrease with the value before
+    /// At most one `cwnd` row per flow per interval, plus every decrease with the value before
     /// it (`thinning.rs`); every change when absent.
     #[serde(default)]
     pub cwnd_interval: Option<Dur>,
@@ -113,6 +114,7 @@ columnar!(QueueTrace { time_s: f64, link: u32, packets: u64, bytes: u64 });
 columnar!(SojournTrace { time_s: f64, link: u32, flow: u32, sojourn_s: f64 });
 columnar!(DropTrace { time_s: f64, link: u32, flow: u32, reason: u8, size: u32 });
 columnar!(CwndTrace { time_s: f64, flow: u32, cwnd: u64, ssthresh: u64 });
+columnar!(PcpRateTrace { time_s: f64, flow: u32, rate_bps: u64, increment_bps: u64 });
 columnar!(RttTrace { time_s: f64, flow: u32, rtt_s: f64, srtt_s: f64, rto_s: f64 });
 columnar!(SegmentTrace { time_s: f64, flow: u32, seq: u64, len: u32, is_ack: u8, retransmit: u8 });
 columnar!(EventTrace { time_s: f64, flow: u32, event: u8 });
@@ -127,6 +129,7 @@ pub struct Recorder {
     pub sojourn: SojournTrace,
     pub drops: DropTrace,
     pub cwnd: CwndTrace,
+    pub pcp_rate: PcpRateTrace,
     pub rtt: RttTrace,
     pub segments: SegmentTrace,
     pub events: EventTrace,
@@ -190,6 +193,14 @@ impl Recorder {
         }
     }
 
+    /// A PCP sender's base rate changed; `increment` is the probe increment it would try next.
+    #[inline]
+    pub fn pcp_rate(&mut self, now: Time, flow: FlowId, rate: BitRate, increment: BitRate) {
+        if self.cfg.cwnd {
+            self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0);
+        }
+    }
+
     #[inline]
     pub fn rtt(&mut self, now: Time, flow: FlowId, rtt: Dur, srtt: Dur, rto: Dur) {
         if self.cfg.rtt {
@@ -229,6 +240,7 @@ impl Recorder {
             self.sojourn.into_table("sojourn"),
             self.drops.into_table("drops"),
             self.cwnd.into_table("cwnd"),
+            self.pcp_rate.into_table("pcp_rate"),
             self.rtt.into_table("rtt"),
             self.segments.into_table("segments"),
             self.events.into_table("tcp_events"),

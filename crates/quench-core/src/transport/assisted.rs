@@ -200,7 +200,8 @@ impl AssistedSender {
         // RFC 6298's gain of 1/8 smooths the per-RTT samples.
         let srtt = self.srtt.map_or(sample, |s| Dur((s.0 * 7 + sample.0) / 8));
         self.srtt = Some(srtt);
-        cx.rec.rtt(cx.now, self.conn.flow, sample, srtt, self.rto_interval());
+        let now = cx.now;
+        cx.rec().rtt(now, self.conn.flow, sample, srtt, self.rto_interval());
         let floor = self.floor_rate(srtt);
         if pkt.window == UNSTAMPED {
             self.rate = floor;

@@ -1,20 +1,41 @@
 //! Transport endpoints ("agents"): what lives at a host and turns application data into packets
-//! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] to send
-//! packets, arm timers and record, and the world routes what it emits afterwards.
+//! and back. An endpoint never touches the world directly: it gets an [`AgentCx`] through which
+//! its [`Host`] takes its packets, arms its timers and records. A packet is offered to the host
+//! when it is sent, and the host answers at once what its first queue did with it (Linux's
+//! `dev_queue_xmit` returning NET_XMIT_SUCCESS or NET_XMIT_DROP), so an endpoint emits first and
+//! commits its own state only after the answer (as smoltcp's `dispatch` does).
 
 pub mod assisted;
+pub mod contract;
 pub mod icmp;
 pub mod pcp;
 pub mod tcp;
 pub mod udp;
 
-pub use crate::builder::FlowBuild;
-use crate::error::ConfigError;
 use crate::packet::{AgentId, NodeId, Packet};
-pub use crate::results::FlowRow;
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
+pub use contract::{BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use serde::Serialize;
+
+/// What the host's first queue did with a packet offered to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Queued or sent (or delivered on the host itself).
+    Accepted,
+    /// Dropped on arrival by the host's own queue: the packet never left the host.
+    Refused,
+}
+
+/// The host an endpoint runs on, as the endpoint sees it while it acts.
+pub trait Host {
+    /// Take a packet from endpoint `from` of host `node`: stamp its uid and send time, route it,
+    /// and say what the first queue did with it.
+    fn send(&mut self, node: NodeId, pkt: Packet) -> Admission;
+    /// Queue `timer` of endpoint `owner` to expire at `at`.
+    fn arm(&mut self, owner: AgentId, at: Time, timer: Timer);
+    fn recorder(&mut self) -> &mut Recorder;
+}
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
 /// armed with (a stale generation means it was cancelled or re-armed since).
@@ -48,7 +69,7 @@ impl TimerSlot {
         }
         self.generation = self.generation.wrapping_add(1);
         self.queued_at = Some(at);
-        cx.timers.push((at, Timer { kind, generation: self.generation }));
+        cx.arm(at, Timer { kind, generation: self.generation });
     }
     pub fn cancel(&mut self) {
         self.armed = false;
@@ -68,7 +89,7 @@ impl TimerSlot {
         }
         if cx.now < self.deadline {
             self.queued_at = Some(self.deadline);
-            cx.timers.push((self.deadline, t));
+            cx.arm(self.deadline, t);
             return false;
         }
         self.armed = false;
@@ -76,23 +97,27 @@ impl TimerSlot {
     }
 }
 
+/// What an endpoint may touch while it acts: the clock, its identity, and its host.
 pub struct AgentCx<'a> {
     pub now: Time,
     pub me: AgentId,
     pub node: NodeId,
-    pub rec: &'a mut Recorder,
-    pub(crate) out: &'a mut Vec<Packet>,
-    pub(crate) timers: &'a mut Vec<(Time, Timer)>,
-    pub(crate) next_uid: &'a mut u32,
+    host: &'a mut dyn Host,
 }
 
-impl AgentCx<'_> {
-    /// Hand a packet to this node's IP layer; stamps its uid and send time.
-    pub fn send(&mut self, mut pkt: Packet) {
-        pkt.uid = *self.next_uid;
-        *self.next_uid = self.next_uid.wrapping_add(1);
-        pkt.sent_at = self.now;
-        self.out.push(pkt);
+impl<'a> AgentCx<'a> {
+    pub fn new(now: Time, me: AgentId, node: NodeId, host: &'a mut dyn Host) -> Self {
+        AgentCx { now, me, node, host }
+    }
+    /// Hand a packet to this node's IP layer; the answer is its first queue's.
+    pub fn send(&mut self, pkt: Packet) -> Admission {
+        self.host.send(self.node, pkt)
+    }
+    pub fn rec(&mut self) -> &mut Recorder {
+        self.host.recorder()
+    }
+    fn arm(&mut self, at: Time, timer: Timer) {
+        self.host.arm(self.me, at, timer);
     }
 }
 
@@ -104,29 +129,47 @@ pub trait Endpoint {
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
     fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
-    /// The host's first queue refused `unsent[0]`, sent in this endpoint's last activation;
-    /// `unsent[1..]` followed it and were not offered. True if the endpoint takes them all
-    /// back as never sent (Linux's NET_XMIT_DROP); false: the refused packet is lost like any
-    /// other and the rest go on.
-    fn on_local_drop(&mut self, _unsent: &[Packet], _cx: &mut AgentCx) -> bool {
-        false
+}
+
+/// A host for driving one endpoint by hand in unit tests: it keeps every packet sent and every
+/// timer armed, and accepts everything (or refuses everything, with `refuse`).
+#[cfg(test)]
+pub(crate) struct ScriptedHost {
+    pub now: Time,
+    pub rec: Recorder,
+    pub sent: Vec<Packet>,
+    pub timers: Vec<(Time, Timer)>,
+    pub refuse: bool,
+    /// Packets offered, refused ones included.
+    pub offers: u32,
+    next_uid: u32,
+}
+
+#[cfg(test)]
+impl ScriptedHost {
+    pub fn new(rec: Recorder) -> Self {
+        ScriptedHost { now: Time::ZERO, rec, sent: vec![], timers: vec![], refuse: false, offers: 0, next_uid: 0 }
     }
 }
 
-/// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
-/// builds its two endpoints once the builder has resolved the hosts and numbered the agents.
-pub trait TransportSpec {
-    fn name(&self) -> Option<&str>;
-    /// The source and destination host names, as written.
-    fn endpoints(&self) -> (&str, &str);
-    /// When the application starts.
-    fn start(&self) -> Dur;
-    /// Checks that need no topology, made before the endpoints' names are resolved.
-    fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
+#[cfg(test)]
+impl Host for ScriptedHost {
+    fn send(&mut self, _node: NodeId, mut pkt: Packet) -> Admission {
+        (pkt.uid, pkt.sent_at) = (self.next_uid, self.now);
+        self.next_uid += 1;
+        self.offers += 1;
+        if self.refuse {
+            return Admission::Refused;
+        }
+        self.sent.push(pkt);
+        Admission::Accepted
     }
-    /// The flow's sender and receiver; errors name keys relative to the flow.
-    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
+    fn arm(&mut self, _owner: AgentId, at: Time, timer: Timer) {
+        self.timers.push((at, timer));
+    }
+    fn recorder(&mut self) -> &mut Recorder {
+        &mut self.rec
+    }
 }
 
 /// The `TransportSpec` accessors of a spec struct with `name`, `src`, `dst` and `start` fields
@@ -146,28 +189,14 @@ macro_rules! common_flow_keys {
 }
 pub(crate) use common_flow_keys;
 
-/// A flow's two endpoints and what its flows-table row says about its transport.
-pub struct BuiltFlow {
-    pub sender: Agent,
-    pub receiver: Agent,
-    /// Congestion controller label ("" when the transport has none).
-    pub cc: &'static str,
-    /// Transfer size; unlimited when absent.
-    pub bytes: Option<u64>,
-}
-
-/// A sender fills its flow's row of the flows table from its own and its receiver's counters.
-pub trait FlowReport {
-    type Receiver;
-    fn report(&self, rx: &Self::Receiver, row: &mut FlowRow);
-}
-
 /// The transport registry: one line per transport, `Variant: "kind" => module::SpecType =>
-/// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`. It generates the scenario's
-/// `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its `Endpoint` dispatch, and the
-/// flows-table row dispatch. The spec type implements [`TransportSpec`], the sender [`FlowReport`].
+/// SenderVariant(SenderType), ReceiverVariant(ReceiverType)`, with `(source_quench)` after the
+/// kind when its sender reacts to an ICMP Source Quench (`Endpoint::on_source_quench`). It
+/// generates the scenario's `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its
+/// `Endpoint` dispatch, and the flows-table row dispatch. The spec type implements
+/// [`TransportSpec`], the sender [`FlowReport`].
 macro_rules! transports {
-    ($($variant:ident: $name:literal => $module:ident::$spec:ident =>
+    ($($variant:ident: $name:literal $(($flag:ident))? => $module:ident::$spec:ident =>
         $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
         /// A flow as written in a scenario: `{ kind = "tcp", src = "a", dst = "b", ... }`.
         #[derive(Clone, Debug, Serialize)]
@@ -220,10 +249,14 @@ macro_rules! transports {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
                 }
             }
-            fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
+        }
+
+        impl Agent {
+            /// Whether this endpoint is a sender that reacts to a Source Quench quoting its
+            /// destination (the world indexes these when it is assembled).
+            pub(crate) fn reacts_to_source_quench(&self) -> bool {
                 match self {
-                    $(Agent::$sender(a) => a.on_local_drop(unsent, cx),
-                      Agent::$receiver(a) => a.on_local_drop(unsent, cx),)+
+                    $(Agent::$sender(_) => registry_flag!($($flag)?), Agent::$receiver(_) => false,)+
                 }
             }
         }
@@ -238,8 +271,18 @@ macro_rules! transports {
     };
 }
 
+/// A registry line's `(source_quench)` mark, as a bool.
+macro_rules! registry_flag {
+    () => {
+        false
+    };
+    (source_quench) => {
+        true
+    };
+}
+
 transports! {
-    Tcp: "tcp" => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
+    Tcp: "tcp" (source_quench) => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
     Udp: "udp" => udp::UdpFlowSpec => UdpSource(udp::UdpSource), UdpSink(udp::UdpSink);
     Pcp: "pcp" => pcp::PcpFlowSpec => PcpSender(Box<pcp::PcpSender>), PcpReceiver(Box<pcp::PcpReceiver>);
     Assisted: "assisted" => assisted::AssistedFlowSpec =>

@@ -114,7 +114,8 @@ impl PcpSender {
 
     fn send_syn(&mut self, cx: &mut AgentCx) {
         cx.send(self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0));
-        cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.stats.segments_sent > 0);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.stats.segments_sent > 0);
         let at = cx.now + self.rtt.rto();
         self.rto.arm(TIMER_RTO, at, cx);
     }
@@ -144,7 +145,8 @@ impl PcpSender {
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         self.stats.rtt_samples += 1;
         let srtt = self.rtt.srtt().unwrap_or(m);
-        cx.rec.rtt(cx.now, self.conn.flow, m, srtt, self.rtt.rto());
+        let now = cx.now;
+        cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
     }
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
@@ -156,7 +158,8 @@ impl PcpSender {
             _ => self.lower_min_owd(owd),
         };
         self.peer_window = pkt.window as u64;
-        cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
         let tracked = self.board.on_echo(echo).is_some();
         match self.probe.as_mut() {
             Some(p) if p.owns(echo) => p.record(echo, owd),
@@ -249,8 +252,8 @@ impl PcpSender {
         if let Some(h) = &self.history {
             h.lock().expect("history lock").record_rate(self.conn.remote, rate);
         }
-        let window = |r: BitRate| r.bytes_in(self.rtt_now()) as u64;
-        cx.rec.cwnd(cx.now, self.conn.flow, window(self.base), window(self.search.increment));
+        let now = cx.now;
+        cx.rec().pcp_rate(now, self.conn.flow, self.base, self.search.increment);
     }
 
     fn jitter_next_probe(&mut self) {
@@ -387,7 +390,8 @@ impl PcpSender {
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         self.stats.retransmitted_segments += retransmit as u64;
-        cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, seq, len, false, retransmit);
         if !self.rto.is_armed() {
             let at = cx.now + self.rtt.rto();
             self.rto.arm(TIMER_RTO, at, cx);

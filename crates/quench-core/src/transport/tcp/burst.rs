@@ -159,14 +159,6 @@ impl Burstiness {
         self.rate_set_at = None;
     }
 
-    /// The last `count` transmissions never left the host (taken back after a local drop).
-    pub fn unsend(&mut self, count: usize) {
-        let popped = count.min(self.sent.len());
-        self.sent.truncate(self.sent.len() - popped);
-        self.next_index -= popped as u64; // indices are consecutive
-        self.rebuild_peaks();
-    }
-
     /// Everything up to `ack` is acknowledged: those packets leave the history.
     pub fn on_ack(&mut self, ack: u64) {
         while self.sent.front().is_some_and(|s| s.end <= ack) {
@@ -231,24 +223,6 @@ mod tests {
         b.on_ack(3000); // packets 0-2 acknowledged
         let want = brute(&times[3..], 0.020, 1000.0);
         assert!((b.value(ms(20)) - want).abs() < 1e-9);
-    }
-
-    #[test]
-    fn sends_taken_back_leave_no_trace() {
-        // Packets at 0, 0, 5 ms and two more at 6 ms that the host refused: once those two are
-        // taken back, B is what the first three alone give, by the definition.
-        let mut b = Burstiness::new(&cfg(5.0, None), 1000);
-        b.refresh_rate(ms(0), 100.0, Some(Dur::from_millis(100)));
-        for (i, t) in [0, 0, 5, 6, 6].into_iter().enumerate() {
-            b.on_send((i as u64 + 1) * 1000, ms(t));
-        }
-        b.unsend(2);
-        let want = brute(&[0.0, 0.0, 0.005], 0.006, 1000.0);
-        assert!((b.value(ms(6)) - want).abs() < 1e-9, "{} against {want}", b.value(ms(6)));
-        // The next send takes the first refused packet's index: B counts it once.
-        b.on_send(4000, ms(6));
-        let want = brute(&[0.0, 0.0, 0.005, 0.006], 0.006, 1000.0);
-        assert!((b.value(ms(6)) - want).abs() < 1e-9);
     }
 
     #[test]

@@ -187,12 +187,12 @@ mod tests {
 
     /// A TCP sender driven by hand: every packet it emits and every timer it arms is visible.
     mod scripted {
-        use super::super::super::{Connection, TcpConfig, TcpSender, TIMER_RETRANSMIT};
+        use super::super::super::{Connection, TcpConfig, TcpSender, TcpTimer};
         use super::*;
         use crate::cc::CcSpec;
         use crate::packet::{AgentId, FlowId, NodeId};
         use crate::trace::{RecordConfig, Recorder, TcpEvent};
-        use crate::transport::{AgentCx, Endpoint, Timer};
+        use crate::transport::{AgentCx, Endpoint, ScriptedHost};
         use crate::units::{Dur, Time};
 
         const MSS: u64 = 1000;
@@ -203,10 +203,7 @@ mod tests {
 
         struct Script {
             tx: TcpSender,
-            rec: Recorder,
-            out: Vec<Packet>,
-            timers: Vec<(Time, Timer)>,
-            uid: u32,
+            host: ScriptedHost,
         }
 
         impl Script {
@@ -216,20 +213,13 @@ mod tests {
                 let cc: CcSpec = serde_json::from_str(cc).unwrap();
                 let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
                 let rec = Recorder::new(RecordConfig::default(), vec![]);
-                Script { tx, rec, out: vec![], timers: vec![], uid: 0 }
+                Script { tx, host: ScriptedHost::new(rec) }
             }
             fn with_cx(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx)) -> Vec<Packet> {
-                let mut cx = AgentCx {
-                    now,
-                    me: AgentId(0),
-                    node: NodeId(0),
-                    rec: &mut self.rec,
-                    out: &mut self.out,
-                    timers: &mut self.timers,
-                    next_uid: &mut self.uid,
-                };
+                self.host.now = now;
+                let mut cx = AgentCx::new(now, AgentId(0), NodeId(0), &mut self.host);
                 f(&mut self.tx, &mut cx);
-                std::mem::take(&mut self.out)
+                std::mem::take(&mut self.host.sent)
             }
             fn ack(&mut self, now_ms: u64, ack: u64, flags: u8) -> Vec<Packet> {
                 let mut p = packet(0, 0, 40);
@@ -243,7 +233,7 @@ mod tests {
                 self.ack(100, 1, tcp_flags::SYN | tcp_flags::ECE)
             }
             fn reductions(&self) -> usize {
-                self.rec.events.event.iter().filter(|&&e| e == TcpEvent::EcnReduction as u8).count()
+                self.host.rec.events.event.iter().filter(|&&e| e == TcpEvent::EcnReduction as u8).count()
             }
         }
 
@@ -290,8 +280,8 @@ mod tests {
             // moved deadline; nothing is sent before the deadline.
             let mut sent = vec![];
             while sent.is_empty() {
-                let (when, timer) = s.timers.pop().expect("a retransmission timer is pending");
-                assert_eq!(timer.kind, TIMER_RETRANSMIT);
+                let (when, timer) = s.host.timers.pop().expect("a retransmission timer is pending");
+                assert_eq!(TcpTimer::of(timer), Some(TcpTimer::Retransmit));
                 assert!(when <= deadline);
                 sent = s.with_cx(when, |tx, cx| tx.on_timer(timer, cx));
                 if !sent.is_empty() {

@@ -29,11 +29,32 @@ use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADE
 /// Header bytes of every TCP segment on the wire.
 pub const HEADERS: u32 = IP_HEADER + TCP_HEADER;
 
-/// Timer kinds of TCP endpoints.
-pub(crate) const TIMER_RETRANSMIT: u8 = 0;
-pub(crate) const TIMER_DELAYED_ACK: u8 = 1;
-pub(crate) const TIMER_PACE: u8 = 2;
-pub(crate) const TIMER_BURST: u8 = 3;
+/// The timers of TCP endpoints, as their events carry them (`Timer::kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum TcpTimer {
+    /// The sender's retransmission timer (RFC 6298).
+    Retransmit,
+    /// The receiver's delayed-ACK timer (RFC 1122 4.2.3.2).
+    DelayedAck,
+    /// SQuID's inter-datagram delay (RFC 1016).
+    Pace,
+    /// The wake-up of a send held by pacing, burstiness control or a local drop's probe.
+    Burst,
+}
+
+impl TcpTimer {
+    const ALL: [TcpTimer; 4] = [TcpTimer::Retransmit, TcpTimer::DelayedAck, TcpTimer::Pace, TcpTimer::Burst];
+
+    pub(crate) fn kind(self) -> u8 {
+        self as u8
+    }
+
+    /// The timer an expiry is for; None for a kind no TCP endpoint arms.
+    pub(crate) fn of(timer: crate::transport::Timer) -> Option<TcpTimer> {
+        Self::ALL.get(timer.kind as usize).copied()
+    }
+}
 
 /// Addressing shared by both ends of a connection.
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@
 
 use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;
-use super::{Connection, TIMER_DELAYED_ACK};
+use super::{Connection, TcpTimer};
 use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
 use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::Time;
@@ -160,7 +160,7 @@ impl TcpReceiver {
             self.send_ack(cx);
         } else if !self.delack.is_armed() {
             let at = cx.now + delayed.timeout;
-            self.delack.arm(TIMER_DELAYED_ACK, at, cx);
+            self.delack.arm(TcpTimer::DelayedAck.kind(), at, cx);
         }
     }
 }
@@ -181,7 +181,7 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        if timer.kind == TIMER_DELAYED_ACK && self.delack.on_expiry(timer, cx) {
+        if TcpTimer::of(timer) == Some(TcpTimer::DelayedAck) && self.delack.on_expiry(timer, cx) {
             self.send_ack(cx);
         }
     }

@@ -29,6 +29,8 @@
 mod local_drop;
 mod monitor;
 mod recovery;
+#[cfg(test)]
+mod tests;
 
 use super::burst::Burstiness;
 use super::config::{LocalDropReaction, RttSampling, TcpConfig};
@@ -37,11 +39,11 @@ use super::pacing::Pacer;
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
-use super::{Connection, TIMER_BURST, TIMER_PACE, TIMER_RETRANSMIT};
+use super::{Connection, TcpTimer};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{Admission, AgentCx, Endpoint, Timer, TimerSlot};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -57,6 +59,28 @@ enum State {
     Established,
     Closed,
     Aborted,
+}
+
+/// Where the sender stands in congestion control, each state with its own data (Linux's
+/// `tcp_ca_state`). What a state changes is said where the sender branches on it: SACK
+/// recovery sends from the scoreboard, Recovery holds window growth, CWR shrinks the window
+/// as it is acknowledged. Disorder and Loss change nothing in the rules implemented so far;
+/// they say what the sender knows (duplicate ACKs seen; a timeout's window not yet
+/// acknowledged), for the recovery mechanisms that do branch on them (RFC 6937 PRR, RFC 8985
+/// RACK-TLP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CaState {
+    /// Nothing suspected.
+    Open,
+    /// Duplicate ACKs have come, fewer than the threshold (or too old to act on).
+    Disorder,
+    /// The window is being reduced for a local drop (`local_drop.rs`).
+    Cwr(local_drop::Cwr),
+    /// Fast recovery, until `recover` is acknowledged. NewReno restarts the retransmission
+    /// timer on the first partial ACK only (RFC 6582 section 3.2 step 5).
+    Recovery { partial_ack_seen: bool },
+    /// A retransmission timeout's window (up to `recover`) is not yet acknowledged.
+    Loss,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -89,11 +113,11 @@ pub struct TcpSender {
     snd_nxt: u64,
     snd_max: u64,
     w: Window,
+    ca: CaState,
+    /// Duplicate ACKs since the last new ACK (counted in every state).
     dupacks: u32,
-    in_recovery: bool,
     /// RFC 6582 `recover`: snd_max when the last recovery or timeout began.
     recover: u64,
-    partial_ack_seen: bool,
     rtt: RttEstimator,
     /// The timed segment: (sequence number, send time).
     timed: Option<(u64, Time)>,
@@ -117,10 +141,9 @@ pub struct TcpSender {
     pacer: Option<Pacer>,
     burst_timer: TimerSlot,
     ecn: SenderEcn,
-    /// `tcp.local_drop = "linux_cwr"`: this activation's transmissions, to take back a burst
-    /// the host's queue cut short (`local_drop.rs`); None when local drops are losses.
-    sent_this_activation: Option<Vec<local_drop::Sent>>,
-    cwr: Option<local_drop::Cwr>,
+    /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
+    /// and nothing more is offered until the next one (`local_drop.rs`).
+    host_refused: bool,
     pub stats: SenderStats,
 }
 
@@ -141,10 +164,9 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
+            ca: CaState::Open,
             dupacks: 0,
-            in_recovery: false,
             recover: 0,
-            partial_ack_seen: false,
             rtt,
             timed: None,
             send_times: VecDeque::new(),
@@ -160,8 +182,7 @@ impl TcpSender {
             pacer: cfg.pacing.then(Pacer::default),
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
-            sent_this_activation: (cfg.local_drop == LocalDropReaction::LinuxCwr).then(Vec::new),
-            cwr: None,
+            host_refused: false,
             stats: SenderStats::default(),
             cfg,
         }
@@ -181,7 +202,8 @@ impl TcpSender {
     }
 
     fn record_window(&mut self, cx: &mut AgentCx) {
-        cx.rec.cwnd(cx.now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
+        let now = cx.now;
+        cx.rec().cwnd(now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
     }
 
     fn limit_window(&self) -> u64 {
@@ -195,17 +217,24 @@ impl TcpSender {
         (len, fin)
     }
 
-    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> u64 {
+    /// Offer the segment at `seq` to the host and, once it is taken, account for it; returns
+    /// the sequence number after it, or None if the host's queue refused it and the sender
+    /// treats that as Linux does (`tcp.local_drop = "linux_cwr"`: the segment stays unsent).
+    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> Option<u64> {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
-        self.log_send(seq, len as u64, retransmit);
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit);
         self.watch_send(seq, len, retransmit, cx);
-        cx.send(pkt);
-        cx.rec.segment(cx.now, self.conn.flow, seq, len, false, retransmit);
+        let admission = cx.send(pkt);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, seq, len, false, retransmit);
+        if admission == Admission::Refused && self.cfg.local_drop == LocalDropReaction::LinuxCwr {
+            self.on_local_drop(cx);
+            return None;
+        }
         if let Some(b) = self.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
@@ -228,7 +257,7 @@ impl TcpSender {
         } else if self.timed.is_none() {
             self.timed = Some((seq, cx.now));
         }
-        seq + len as u64 + fin as u64
+        Some(seq + len as u64 + fin as u64)
     }
 
     /// Timestamp semantics (RFC 7323 section 4.3: a segment that fills a hole is the one
@@ -243,7 +272,20 @@ impl TcpSender {
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
-        self.rexmt.arm(TIMER_RETRANSMIT, at, cx);
+        self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
+    }
+
+    fn in_recovery(&self) -> bool {
+        matches!(self.ca, CaState::Recovery { .. })
+    }
+
+    /// The one gate a segment passes once the window has room for it: each mechanism that
+    /// may hold a send answers, and one that holds until a time arms its wake-up. The host's
+    /// queue refused a segment in this activation (Linux stops `tcp_write_xmit`); RFC 3168's
+    /// one-segment wait for the timer; SQuID's inter-datagram delay; pacing and burstiness
+    /// control.
+    fn send_held(&mut self, cx: &mut AgentCx) -> bool {
+        self.host_refused || self.ecn.waiting_for_timer || self.paced_until_later(cx) || self.burst_held(cx)
     }
 
     /// Send what the window allows.
@@ -251,11 +293,8 @@ impl TcpSender {
         if self.state != State::Established {
             return;
         }
-        if self.sack && self.in_recovery {
+        if self.sack && self.in_recovery() {
             return self.sack_output(cx);
-        }
-        if self.ecn.waiting_for_timer {
-            return;
         }
         let wnd = self.limit_window();
         while self.snd_nxt < self.data_end + self.finite as u64 {
@@ -265,11 +304,12 @@ impl TcpSender {
             }
             let (len, _) = self.segment_at(self.snd_nxt);
             let flight = self.snd_nxt - self.snd_una;
-            if flight + len as u64 > wnd || self.paced_until_later(cx) || self.burst_held(cx) {
+            if flight + len as u64 > wnd || self.send_held(cx) {
                 break;
             }
             self.last_data_send = Some(cx.now);
-            self.snd_nxt = self.transmit(self.snd_nxt, cx);
+            let Some(next) = self.transmit(self.snd_nxt, cx) else { break };
+            self.snd_nxt = next;
             self.snd_max = self.snd_max.max(self.snd_nxt);
             if !self.rexmt.is_armed() {
                 self.arm_retransmit(cx);
@@ -291,7 +331,7 @@ impl TcpSender {
             return false;
         }
         if !self.pace.is_armed() {
-            self.pace.arm(TIMER_PACE, next, cx);
+            self.pace.arm(TcpTimer::Pace.kind(), next, cx);
         }
         true
     }
@@ -304,7 +344,7 @@ impl TcpSender {
             b.hold_until(cx.now)
         });
         let Some(until) = paced.max(burst) else { return false };
-        self.burst_timer.arm(TIMER_BURST, until, cx);
+        self.burst_timer.arm(TcpTimer::Burst.kind(), until, cx);
         true
     }
 
@@ -312,7 +352,8 @@ impl TcpSender {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
         cx.send(syn);
-        cx.rec.segment(cx.now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
         self.arm_retransmit(cx);
     }
 
@@ -340,7 +381,8 @@ impl TcpSender {
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         let srtt = self.rtt.srtt().unwrap_or(m);
-        cx.rec.rtt(cx.now, self.conn.flow, m, srtt, self.rtt.rto());
+        let now = cx.now;
+        cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
     }
 
     fn flight(&self) -> u64 {
@@ -402,25 +444,20 @@ impl TcpSender {
         if self.sack {
             self.scoreboard.advance(ack);
         }
-        if self.sack && self.in_recovery {
-            if ack >= self.recover {
-                self.in_recovery = false;
-                self.dupacks = 0;
-                self.w.cwnd = self.w.ssthresh;
-                self.record_window(cx);
-            }
-        } else if self.in_recovery {
-            let exits = self.cc.recovery() == Recovery::Reno || ack >= self.recover;
+        if self.in_recovery() {
+            // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged; Reno
+            // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
+            let exits = ack >= self.recover || (!self.sack && self.cc.recovery() == Recovery::Reno);
             if exits {
-                self.in_recovery = false;
-                self.dupacks = 0;
-                self.w.cwnd = self.w.ssthresh;
-                self.record_window(cx);
-            } else {
+                self.exit_recovery(cx);
+            } else if !self.sack {
                 self.on_partial_ack(acked, cx);
             }
         } else {
             self.dupacks = 0;
+            if self.ca == CaState::Disorder || (self.ca == CaState::Loss && ack >= self.recover) {
+                self.ca = CaState::Open;
+            }
             // Linux 2.4-2.6 `tcp_ack` grows the window only if it was full when the ACK came
             // (`prior_in_flight >= snd_cwnd` in packets; in bytes: no room for another segment).
             let window_was_full = flight_before + self.w.mss > self.w.cwnd;
@@ -434,9 +471,10 @@ impl TcpSender {
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
             self.record_window(cx);
         }
+        let partial_ack_armed = self.ca == CaState::Recovery { partial_ack_seen: true };
         if self.snd_una >= self.snd_max {
             self.rexmt.cancel();
-        } else if self.sack || !(self.in_recovery && self.partial_ack_seen) {
+        } else if self.sack || !partial_ack_armed {
             self.arm_retransmit(cx);
         }
         if self.finite && self.snd_una > self.data_end {
@@ -448,7 +486,8 @@ impl TcpSender {
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
         let cwnd_at_signal = self.w.cwnd;
-        cx.rec.segment(cx.now, self.conn.flow, pkt.ack, 0, true, false);
+        let now = cx.now;
+        cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
         self.w.peer_window = pkt.window as u64;
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
@@ -474,7 +513,7 @@ impl TcpSender {
     /// nothing; with a one-segment window, reset the timer and wait for it instead. The
     /// window reduced is the one in force when the ACK arrived (the ACK itself grows nothing).
     fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx) {
-        if !self.ecn.wants_reduction(pkt, self.in_recovery, self.recover) {
+        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover) {
             return;
         }
         self.w.flight = self.flight();
@@ -488,7 +527,8 @@ impl TcpSender {
         }
         self.ecn.reduced(self.snd_max);
         self.stats.ecn_reductions += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::EcnReduction);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::EcnReduction);
         self.record_window(cx);
     }
 
@@ -504,14 +544,15 @@ impl TcpSender {
     fn on_retransmit_timeout(&mut self, cx: &mut AgentCx) {
         if !self.rtt.back_off() {
             self.state = State::Aborted;
-            cx.rec.event(cx.now, self.conn.flow, TcpEvent::Aborted);
+            let now = cx.now;
+            cx.rec().event(now, self.conn.flow, TcpEvent::Aborted);
             return;
         }
         self.stats.timeouts += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::Timeout);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
-        self.cwr = None;
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }
@@ -526,7 +567,7 @@ impl TcpSender {
         self.w.flight = self.flight_at_timeout();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
         self.w.cwnd = self.cc.window_after_timeout(&self.w);
-        self.in_recovery = false;
+        self.ca = CaState::Loss;
         self.dupacks = 0;
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
@@ -542,7 +583,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_start(&mut self, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         if self.state != State::Idle {
             return;
         }
@@ -552,7 +593,7 @@ impl Endpoint for TcpSender {
     }
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
@@ -562,17 +603,17 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
-        self.begin_activation();
-        match timer.kind {
-            TIMER_RETRANSMIT if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
-            TIMER_PACE if self.pace.on_expiry(timer, cx) => self.output(cx),
-            TIMER_BURST if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
+        self.host_refused = false;
+        match TcpTimer::of(timer) {
+            Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
+            Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
+            Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
             _ => {}
         }
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx) {
-        self.begin_activation();
+        self.host_refused = false;
         if self.state != State::Established {
             return;
         }
@@ -591,11 +632,8 @@ impl Endpoint for TcpSender {
             }
             QuenchReaction::Squid => self.squid.on_quench(cx.now),
         }
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::SourceQuench);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::SourceQuench);
         self.record_window(cx);
-    }
-
-    fn on_local_drop(&mut self, unsent: &[Packet], cx: &mut AgentCx) -> bool {
-        self.take_back(unsent, cx)
     }
 }

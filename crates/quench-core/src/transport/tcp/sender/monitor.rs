@@ -9,17 +9,19 @@ impl TcpSender {
     /// A data segment is about to leave: cwnd, bytes in flight before it, and its B(n).
     #[inline]
     pub(super) fn watch_send(&self, seq: u64, len: u32, retransmit: bool, cx: &mut AgentCx) {
-        if cx.rec.watching(self.conn.flow, cx.now) {
-            let b = self.burst.as_ref().map_or(f64::NAN, |b| b.value(cx.now));
-            cx.rec.watch_send(cx.now, seq, len, retransmit, self.w.cwnd, self.flight(), b);
+        let now = cx.now;
+        if cx.rec().watching(self.conn.flow, now) {
+            let b = self.burst.as_ref().map_or(f64::NAN, |b| b.value(now));
+            cx.rec().watch_send(now, seq, len, retransmit, self.w.cwnd, self.flight(), b);
         }
     }
 
     /// An ACK has been processed: cwnd and bytes in flight after it.
     #[inline]
     pub(super) fn watch_ack(&self, pkt: &Packet, cx: &mut AgentCx) {
-        if cx.rec.watching(self.conn.flow, cx.now) {
-            cx.rec.watch_ack(cx.now, pkt.ack, self.w.cwnd, self.flight());
+        let now = cx.now;
+        if cx.rec().watching(self.conn.flow, now) {
+            cx.rec().watch_ack(now, pkt.ack, self.w.cwnd, self.flight());
         }
     }
 }

@@ -3,17 +3,20 @@
 //! SACK-based one of RFC 6675 with Limited Transmit (RFC 3042). See the module header of
 //! `sender` for the rules.
 
-use super::TcpSender;
+use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
 use crate::transport::AgentCx;
 
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx) {
-        if self.sack && self.in_recovery {
+        if self.sack && self.in_recovery() {
             return self.sack_output(cx);
         }
         self.dupacks += 1;
+        if self.ca == CaState::Open {
+            self.ca = CaState::Disorder;
+        }
         let threshold = self.cfg.dupack_threshold;
         if self.sack {
             let lost = self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una;
@@ -33,7 +36,7 @@ impl TcpSender {
         let threshold = self.cfg.dupack_threshold;
         match self.cc.recovery() {
             Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
-            Recovery::Reno | Recovery::NewReno if self.in_recovery => {
+            Recovery::Reno | Recovery::NewReno if self.in_recovery() => {
                 self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
                 self.record_window(cx);
                 self.output(cx);
@@ -48,12 +51,13 @@ impl TcpSender {
     }
 
     pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx) {
-        self.cwr = None; // recovery supersedes CWR, as in Linux
+        self.ca = CaState::Disorder; // a loss response supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.mss;
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
         self.rexmt.cancel();
         self.transmit(self.snd_una, cx);
@@ -61,14 +65,13 @@ impl TcpSender {
     }
 
     pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx) {
-        self.cwr = None; // recovery supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.recover = self.snd_max;
-        self.in_recovery = true;
-        self.partial_ack_seen = false;
+        self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.transmit(self.snd_una, cx);
         self.arm_retransmit(cx);
         self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
@@ -78,14 +81,15 @@ impl TcpSender {
 
     /// A partial ACK in NewReno recovery: resend the next hole and deflate.
     pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx) {
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::PartialAckRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         self.transmit(self.snd_una, cx);
         self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
         if acked >= self.w.mss {
             self.w.cwnd += self.w.mss;
         }
-        if !self.partial_ack_seen {
-            self.partial_ack_seen = true;
+        if self.ca == (CaState::Recovery { partial_ack_seen: false }) {
+            self.ca = CaState::Recovery { partial_ack_seen: true };
             self.arm_retransmit(cx);
         }
         self.record_window(cx);
@@ -130,10 +134,10 @@ impl TcpSender {
             if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
                 break;
             }
-            if self.burst_held(cx) {
+            if self.send_held(cx) {
                 break;
             }
-            let end = self.transmit(next, cx);
+            let Some(end) = self.transmit(next, cx) else { break };
             if new_data {
                 self.snd_nxt = end;
                 self.snd_max = end;
@@ -147,19 +151,30 @@ impl TcpSender {
     }
 
     pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx) {
-        self.cwr = None; // recovery supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.ssthresh;
         self.recover = self.snd_max;
-        self.in_recovery = true;
+        self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
-        cx.rec.event(cx.now, self.conn.flow, TcpEvent::FastRetransmit);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
         // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
-        self.high_rxt = self.transmit(self.snd_una, cx);
+        if let Some(end) = self.transmit(self.snd_una, cx) {
+            self.high_rxt = end;
+        }
         self.arm_retransmit(cx);
         self.sack_output(cx);
+    }
+
+    /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582
+    /// 3.2 step 3, RFC 6675 section 5).
+    pub(super) fn exit_recovery(&mut self, cx: &mut AgentCx) {
+        self.ca = CaState::Open;
+        self.dupacks = 0;
+        self.w.cwnd = self.w.ssthresh;
+        self.record_window(cx);
     }
 
     /// RFC 3042: on the first and second duplicate ACK, one new segment if the receiver's
@@ -168,9 +183,11 @@ impl TcpSender {
         let (len, _) = self.segment_at(self.snd_nxt);
         let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
         let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
-        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit {
-            self.snd_nxt = self.transmit(self.snd_nxt, cx);
-            self.snd_max = self.snd_nxt;
+        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit && !self.host_refused {
+            if let Some(end) = self.transmit(self.snd_nxt, cx) {
+                self.snd_nxt = end;
+                self.snd_max = end;
+            }
         }
     }
 }

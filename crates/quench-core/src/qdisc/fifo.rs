@@ -1,0 +1,153 @@
+//! The one first-in first-out packet store under every discipline that keeps a single queue
+//! (drop-tail, RED, the Fuzzball, the Dummynet pipe): the packets in arrival order, their byte
+//! count and the buffer limit. A FIFO only stores; the discipline around it decides what to
+//! admit, drop or mark (as Linux's `sch_red` keeps its packets in a child `bfifo`/`pfifo`).
+//!
+//! The limit is counted in packets, bytes or both, whichever binds first; the default is
+//! [`DEFAULT_LIMIT_PACKETS`], shared by every discipline that has no default of its own.
+
+use super::Backlog;
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::units::Limit;
+use std::collections::VecDeque;
+
+/// 1000 packets: Linux's default `txqueuelen` (`DEFAULT_TX_QUEUE_LEN`, include/net/pkt_sched.h,
+/// set by `ether_setup`), which `pfifo_fast` and a `pfifo` without a limit take as theirs; ns-3's
+/// FifoQueueDisc and PfifoFastQueueDisc default to "1000p" too.
+pub const DEFAULT_LIMIT_PACKETS: u64 = 1000;
+
+/// The default `limit` of every discipline's config (serde `default = "..."`).
+pub fn default_limit() -> Limit {
+    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
+}
+
+/// A limit must admit at least one packet; `field` names the key in the error.
+pub fn validate_limit(limit: &Limit, field: &str) -> Result<(), ConfigError> {
+    if limit.packets == Some(0) || limit.bytes.is_some_and(|b| b.0 == 0) {
+        return Err(ConfigError::new(field, "the queue must hold at least one packet"));
+    }
+    Ok(())
+}
+
+/// Packets in arrival order, their total size and the limit they are held to.
+#[derive(Clone, Debug)]
+pub struct Fifo {
+    packets: VecDeque<Packet>,
+    bytes: u64,
+    limit: Limit,
+}
+
+impl Fifo {
+    pub fn new(limit: Limit) -> Self {
+        // Reserve for the packet limit up to a few thousand; a byte-only limit grows on demand.
+        let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
+        Fifo { packets: VecDeque::with_capacity(capacity), bytes: 0, limit }
+    }
+
+    /// A FIFO bounded by something else (the Fuzzball's node-wide pool).
+    pub fn unlimited() -> Self {
+        Fifo::new(Limit::unlimited())
+    }
+
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+
+    /// Whether `pkt` fits: the packet count stays within the limit and the bytes, with the
+    /// packet's, too (Linux `pfifo`/`bfifo`: `qlen < limit`, `backlog + len <= limit`).
+    pub fn has_room(&self, pkt: &Packet) -> bool {
+        !self.limit.exceeded_by(self.len() as u64, self.bytes, pkt.size as u64)
+    }
+
+    /// Append `pkt` at the tail; the caller has decided to admit it (see [`Fifo::has_room`]).
+    pub fn push(&mut self, pkt: Packet) {
+        self.bytes += pkt.size as u64;
+        self.packets.push_back(pkt);
+    }
+
+    /// Take the head packet.
+    pub fn pop(&mut self) -> Option<Packet> {
+        let p = self.packets.pop_front()?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+
+    /// Take the packet at position `i` from the head (a preemption from the middle).
+    pub fn remove(&mut self, i: usize) -> Option<Packet> {
+        let p = self.packets.remove(i)?;
+        self.bytes -= p.size as u64;
+        Some(p)
+    }
+
+    pub fn peek(&self) -> Option<&Packet> {
+        self.packets.front()
+    }
+
+    pub fn back(&self) -> Option<&Packet> {
+        self.packets.back()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Packet> {
+        self.packets.get(i)
+    }
+
+    /// The packets from head to tail.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Packet> + ExactSizeIterator {
+        self.packets.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.packets.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.packets.is_empty()
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn backlog(&self) -> Backlog {
+        Backlog { packets: self.packets.len() as u64, bytes: self.bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::harness::packet;
+    use super::*;
+    use crate::units::Bytes;
+
+    #[test]
+    fn keeps_order_and_counts_bytes() {
+        let mut f = Fifo::new(default_limit());
+        for uid in 0..3 {
+            f.push(packet(uid, 0, 100 + uid as u16));
+        }
+        assert_eq!(f.backlog(), Backlog { packets: 3, bytes: 303 });
+        assert_eq!(f.remove(1).unwrap().uid, 1);
+        assert_eq!((f.peek().unwrap().uid, f.back().unwrap().uid), (0, 2));
+        assert_eq!(f.pop().unwrap().uid, 0);
+        assert_eq!(f.backlog(), Backlog { packets: 1, bytes: 102 });
+    }
+
+    #[test]
+    fn room_under_packet_and_byte_limits() {
+        let mut f = Fifo::new(Limit { packets: Some(2), bytes: Some(Bytes(1000)) });
+        f.push(packet(0, 0, 600));
+        assert!(f.has_room(&packet(1, 0, 400)), "bytes reach the limit exactly");
+        assert!(!f.has_room(&packet(1, 0, 401)));
+        f.push(packet(1, 0, 100));
+        assert!(!f.has_room(&packet(2, 0, 40)), "two packets already");
+        assert!(Fifo::unlimited().has_room(&packet(0, 0, 1500)));
+    }
+
+    #[test]
+    fn a_limit_must_admit_a_packet() {
+        assert_eq!(validate_limit(&Limit { packets: Some(0), bytes: None }, "limit").unwrap_err().path, "limit");
+        assert!(validate_limit(&Limit { packets: None, bytes: Some(Bytes(0)) }, "pool_limit").is_err());
+        assert!(validate_limit(&default_limit(), "limit").is_ok());
+    }
+}

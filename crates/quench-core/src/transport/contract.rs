@@ -1,0 +1,127 @@
+//! The contract between the engine and a transport: what a transport's flow spec gets while
+//! the world is built ([`FlowBuild`]) and gives back ([`BuiltFlow`]), and the flows-table row
+//! its sender fills at the end of a run ([`FlowRow`]). The builder and the results import these
+//! from here; a transport needs nothing from either.
+
+use crate::error::ConfigError;
+use crate::packet::{AgentId, FlowId, NodeId};
+use crate::transport::tcp::Connection;
+use crate::transport::Agent;
+use crate::units::{Dur, Time};
+use std::any::{Any, TypeId};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
+/// builds its two endpoints once the builder has resolved the hosts and numbered the agents.
+pub trait TransportSpec {
+    fn name(&self) -> Option<&str>;
+    /// The source and destination host names, as written.
+    fn endpoints(&self) -> (&str, &str);
+    /// When the application starts.
+    fn start(&self) -> Dur;
+    /// Checks that need no topology, made before the endpoints' names are resolved.
+    fn validate(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    /// The flow's sender and receiver; errors name keys relative to the flow.
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
+}
+
+/// What a transport's `build` gets: the flow's resolved hosts and agent ids, the run's seed and
+/// end, path checks and per-host shared state.
+pub struct FlowBuild<'a> {
+    pub id: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sender: AgentId,
+    pub receiver: AgentId,
+    pub seed: u64,
+    pub end: Time,
+    /// The built network, as far as a transport may ask about it.
+    pub(crate) topology: &'a dyn Topology,
+}
+
+impl FlowBuild<'_> {
+    /// The (forward, backward) connections of a two-way transport: sender to receiver and back.
+    pub fn connections(&self) -> (Connection, Connection) {
+        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver };
+        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender };
+        (forward, backward)
+    }
+
+    /// Check that `dst` is reachable from `src`; with `dont_fragment = Some((size, key))`, also
+    /// that `size`-byte datagrams fit every MTU on the way (an error then names `key`).
+    pub fn check_path(&self, dont_fragment: Option<(u64, &str)>) -> Result<(), ConfigError> {
+        self.topology.check_path((self.src, self.dst), dont_fragment.map(|(size, _)| size)).map_err(|e| {
+            match dont_fragment {
+                // check_path leaves an MTU error's path empty: name the key that set the size.
+                Some((_, key)) if e.path.is_empty() => ConfigError::new(key, e.message),
+                _ => e,
+            }
+        })
+    }
+
+    /// Check that `src` is reachable from `dst`, for the acknowledgements.
+    pub fn check_return_path(&self) -> Result<(), ConfigError> {
+        self.topology
+            .check_path((self.dst, self.src), None)
+            .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))
+    }
+
+    /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
+    pub fn host_shared<T: Clone + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
+        let mut map = self.topology.host_shared().borrow_mut();
+        let entry = map.entry((host, TypeId::of::<T>())).or_insert_with(|| Box::new(make()));
+        entry.downcast_ref::<T>().expect("entries are keyed by their type").clone()
+    }
+}
+
+/// A flow's two endpoints and what its flows-table row says about its transport.
+pub struct BuiltFlow {
+    pub sender: Agent,
+    pub receiver: Agent,
+    /// Congestion controller label ("" when the transport has none).
+    pub cc: &'static str,
+    /// Transfer size; unlimited when absent.
+    pub bytes: Option<u64>,
+}
+
+/// A sender fills its flow's row of the flows table from its own and its receiver's counters.
+pub trait FlowReport {
+    type Receiver;
+    fn report(&self, rx: &Self::Receiver, row: &mut FlowRow);
+}
+
+/// Per-host state shared by the flows of one host, one value per (host, type): e.g. PCP's
+/// per-destination history. Looked up only, so the map's order cannot affect a run.
+pub(crate) type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any>>>;
+
+/// What the builder answers about the network while a flow is built.
+pub(crate) trait Topology {
+    /// Check that `to` is reachable from `from`; with `dont_fragment = Some(size)`, also that
+    /// `size`-byte datagrams fit every MTU on the way (an MTU error leaves its path empty).
+    fn check_path(&self, from_to: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError>;
+    /// The values the flows of each host share.
+    fn host_shared(&self) -> &HostShared;
+}
+
+/// Per-flow figures gathered from both endpoints of each flow; each transport's sender fills
+/// the ones it has (`transport::FlowReport`), the rest stay zero or NaN (undefined).
+#[derive(Default)]
+pub struct FlowRow {
+    pub(crate) bytes_sent: u64,
+    pub(crate) bytes_delivered: u64,
+    pub(crate) completion: Option<Time>,
+    pub(crate) segments_sent: u64,
+    pub(crate) retransmitted_segments: u64,
+    pub(crate) timeouts: u64,
+    pub(crate) fast_retransmits: u64,
+    pub(crate) cwnd: f64,
+    pub(crate) srtt_s: f64,
+    pub(crate) mean_rtt_s: f64,
+    pub(crate) packets_sent: u64,
+    pub(crate) packets_received: u64,
+    pub(crate) mean_delay_s: f64,
+    pub(crate) aborted: bool,
+}
