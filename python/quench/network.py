@@ -233,7 +233,8 @@ class Network:
         return self
 
     def record(self, **options: Any) -> Network:
-        """What to record: queues, sojourn, drops, cwnd, rtt, segments (booleans), links
+        """What to record: queues, sojourn, drops, cwnd (TCP's window, and PCP's rate in its own
+        `pcp_rate` table), rtt, segments (booleans), links
         (restrict per-link records), pcap (links to capture, by name "a->b"), cwnd_interval
         (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
         monitor_flow ({flow, start, stop}: every packet event of one flow)."""
