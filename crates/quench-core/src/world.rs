@@ -227,8 +227,10 @@ impl World {
             self.reassemble(at, pkt);
         } else if pkt.dst == at && pkt.proto == Proto::Icmp {
             self.on_icmp(at, pkt);
+        } else if pkt.dst == at && !self.agents.is_empty() {
+            self.run_agent(pkt.dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
         } else if pkt.dst == at {
-            self.deliver(Delivery::Packet(pkt.dst_agent, *pkt));
+            self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt)); // another endpoint acts
         } else if let Some(l) = self.routes.next_hop(at, pkt.dst) {
             return self.enqueue(l, pkt);
         } else {

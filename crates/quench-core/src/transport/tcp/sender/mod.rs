@@ -284,6 +284,7 @@ impl TcpSender {
     /// queue refused a segment in this activation (Linux stops `tcp_write_xmit`); RFC 3168's
     /// one-segment wait for the timer; SQuID's inter-datagram delay; pacing and burstiness
     /// control.
+    #[inline]
     fn send_held(&mut self, cx: &mut AgentCx) -> bool {
         self.host_refused || self.ecn.waiting_for_timer || self.paced_until_later(cx) || self.burst_held(cx)
     }
