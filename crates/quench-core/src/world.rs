@@ -194,7 +194,7 @@ impl World {
     /// Let an endpoint act with the world as its host. The agents are out of the world while
     /// it acts (an endpoint never reaches another directly); what reached other endpoints
     /// meanwhile is handed over afterwards, in order.
-    fn run_agent(&mut self, id: AgentId, act: impl FnOnce(&mut Agent, &mut AgentCx)) {
+    fn run_agent(&mut self, id: AgentId, act: impl FnOnce(&mut Agent, &mut AgentCx<World>)) {
         let mut agents = std::mem::take(&mut self.agents);
         let agent = &mut agents[id.index()];
         let node = agent.node();

@@ -22,7 +22,7 @@ use crate::error::ConfigError;
 use crate::packet::{tcp_flags, NodeId, Packet, Proto};
 use crate::transport::tcp::Connection;
 use crate::transport::{
-    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Timer, TimerSlot, TransportSpec,
+    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Host, Timer, TimerSlot, TransportSpec,
 };
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -185,14 +185,14 @@ impl AssistedSender {
         BitRate::from_bits_per(self.segment_bits(), srtt)
     }
 
-    fn send_syn(&mut self, cx: &mut AgentCx) {
+    fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         self.request_sent_at = Some(cx.now);
         cx.send(packet(&self.conn, 0, 0, 0, tcp_flags::SYN | RATE_REQUEST, UNSTAMPED));
         self.rto.arm(TIMER_RTO, cx.now + SYN_TIMEOUT, cx);
     }
 
     /// Apply an echoed stamp: the fair rate less what drains the flow's queue in one RTT.
-    fn on_stamp(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_stamp(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         let Some(sent) = self.request_sent_at.take() else { return };
         let sample = cx.now - sent;
         self.stats.rtt_sum = self.stats.rtt_sum + sample;
@@ -230,7 +230,7 @@ impl AssistedSender {
     }
 
     /// Send the next packet if pacing allows, and schedule the one after.
-    fn pump(&mut self, cx: &mut AgentCx) {
+    fn pump(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.state != State::Established || !self.has_data() {
             return;
         }
@@ -267,7 +267,7 @@ impl AssistedSender {
         }
     }
 
-    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         if pkt.has_flag(RATE_ECHO) {
             self.on_stamp(pkt, cx);
         }
@@ -290,7 +290,7 @@ impl AssistedSender {
     }
 
     /// Resend the first unacknowledged packet out of pacing order.
-    fn resend_first(&mut self, cx: &mut AgentCx) {
+    fn resend_first(&mut self, cx: &mut AgentCx<impl Host>) {
         let payload = self.end.map_or(self.cfg.mss as u64, |end| (end - self.snd_una).min(self.cfg.mss as u64));
         let last = self.end.is_some_and(|end| self.snd_una + payload == end);
         let flags = tcp_flags::ACK | if last { tcp_flags::FIN } else { 0 };
@@ -300,7 +300,7 @@ impl AssistedSender {
         self.stats.retransmitted_segments += 1;
     }
 
-    fn on_timeout(&mut self, cx: &mut AgentCx) {
+    fn on_timeout(&mut self, cx: &mut AgentCx<impl Host>) {
         self.stats.timeouts += 1;
         self.consecutive_timeouts += 1;
         self.request_sent_at = None;
@@ -322,11 +322,11 @@ impl Endpoint for AssistedSender {
     fn node(&self) -> NodeId {
         self.conn.local
     }
-    fn on_start(&mut self, cx: &mut AgentCx) {
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         self.state = State::SynSent;
         self.send_syn(cx);
     }
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) => {
                 self.state = State::Established;
@@ -344,7 +344,7 @@ impl Endpoint for AssistedSender {
             _ => {}
         }
     }
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         match timer.kind {
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.pump(cx),
             TIMER_RTO if self.rto.on_expiry(timer, cx) => self.on_timeout(cx),
@@ -375,7 +375,7 @@ impl AssistedReceiver {
         AssistedReceiver { conn, rcv_nxt: FIRST_DATA_SEQ, held: Vec::new(), expected, stats: Default::default() }
     }
 
-    fn reply(&self, pkt: &Packet, flags: u8, cx: &mut AgentCx) {
+    fn reply(&self, pkt: &Packet, flags: u8, cx: &mut AgentCx<impl Host>) {
         let (echo, rate, queue) = if pkt.has_flag(RATE_REQUEST) { (RATE_ECHO, pkt.window, pkt.ack) } else { (0, 0, 0) };
         cx.send(packet(&self.conn, queue, self.rcv_nxt, 0, flags | echo, rate));
     }
@@ -398,8 +398,8 @@ impl Endpoint for AssistedReceiver {
     fn node(&self) -> NodeId {
         self.conn.local
     }
-    fn on_start(&mut self, _cx: &mut AgentCx) {}
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         if pkt.has_flag(tcp_flags::SYN) {
             return self.reply(&pkt, tcp_flags::SYN | tcp_flags::ACK, cx);
         }
@@ -408,7 +408,7 @@ impl Endpoint for AssistedReceiver {
         }
         self.reply(&pkt, tcp_flags::ACK, cx);
     }
-    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx<impl Host>) {}
 }
 
 /// A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the fair

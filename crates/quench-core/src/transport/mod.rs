@@ -61,7 +61,7 @@ pub struct TimerSlot {
 }
 
 impl TimerSlot {
-    pub fn arm(&mut self, kind: u8, at: Time, cx: &mut AgentCx) {
+    pub fn arm(&mut self, kind: u8, at: Time, cx: &mut AgentCx<impl Host>) {
         self.armed = true;
         self.deadline = at;
         if self.queued_at.is_some_and(|q| q <= at) {
@@ -79,7 +79,7 @@ impl TimerSlot {
     }
     /// An expiry came due: true if the timer fires now. A superseded or cancelled expiry
     /// returns false, and one whose deadline moved later re-queues itself for it.
-    pub fn on_expiry(&mut self, t: Timer, cx: &mut AgentCx) -> bool {
+    pub fn on_expiry(&mut self, t: Timer, cx: &mut AgentCx<impl Host>) -> bool {
         if t.generation != self.generation {
             return false;
         }
@@ -98,15 +98,18 @@ impl TimerSlot {
 }
 
 /// What an endpoint may touch while it acts: the clock, its identity, and its host.
-pub struct AgentCx<'a> {
+///
+/// Generic over the host (the world, or a scripted one in unit tests) so that every call into
+/// it is static and inlined: a `dyn Host` cost 0.8 % of the 16-flow dumbbell's instructions.
+pub struct AgentCx<'a, H: Host> {
     pub now: Time,
     pub me: AgentId,
     pub node: NodeId,
-    host: &'a mut dyn Host,
+    host: &'a mut H,
 }
 
-impl<'a> AgentCx<'a> {
-    pub fn new(now: Time, me: AgentId, node: NodeId, host: &'a mut dyn Host) -> Self {
+impl<'a, H: Host> AgentCx<'a, H> {
+    pub fn new(now: Time, me: AgentId, node: NodeId, host: &'a mut H) -> Self {
         AgentCx { now, me, node, host }
     }
     /// Hand a packet to this node's IP layer; the answer is its first queue's.
@@ -124,11 +127,11 @@ impl<'a> AgentCx<'a> {
 pub trait Endpoint {
     fn node(&self) -> NodeId;
     /// The application starts (scheduled at the flow's start time).
-    fn on_start(&mut self, cx: &mut AgentCx);
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx);
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx);
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>);
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>);
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
-    fn on_source_quench(&mut self, _cx: &mut AgentCx) {}
+    fn on_source_quench(&mut self, _cx: &mut AgentCx<impl Host>) {}
 }
 
 /// A host for driving one endpoint by hand in unit tests: it keeps every packet sent and every
@@ -229,22 +232,22 @@ macro_rules! transports {
                 match self { $(Agent::$sender(a) => a.node(), Agent::$receiver(a) => a.node(),)+ }
             }
             #[inline]
-            fn on_start(&mut self, cx: &mut AgentCx) {
+            fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
                 match self { $(Agent::$sender(a) => a.on_start(cx), Agent::$receiver(a) => a.on_start(cx),)+ }
             }
             #[inline]
-            fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+            fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
                 match self {
                     $(Agent::$sender(a) => a.on_packet(pkt, cx), Agent::$receiver(a) => a.on_packet(pkt, cx),)+
                 }
             }
             #[inline]
-            fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+            fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
                 match self {
                     $(Agent::$sender(a) => a.on_timer(timer, cx), Agent::$receiver(a) => a.on_timer(timer, cx),)+
                 }
             }
-            fn on_source_quench(&mut self, cx: &mut AgentCx) {
+            fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
                 match self {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
                 }

@@ -7,7 +7,7 @@ use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
 use crate::rng::{Rng, StreamKind};
 use crate::transport::{
-    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Timer, TimerSlot, TransportSpec,
+    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Host, Timer, TimerSlot, TransportSpec,
 };
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -175,7 +175,7 @@ impl UdpSource {
         }
     }
 
-    fn send_one(&mut self, cx: &mut AgentCx) {
+    fn send_one(&mut self, cx: &mut AgentCx<impl Host>) {
         let payload = self.size.draw(&mut self.rng) as u32;
         let pkt = Packet {
             uid: 0,
@@ -202,7 +202,7 @@ impl UdpSource {
         cx.send(pkt);
     }
 
-    fn schedule_next(&mut self, cx: &mut AgentCx) {
+    fn schedule_next(&mut self, cx: &mut AgentCx<impl Host>) {
         let at = cx.now + self.gap();
         if at < self.stop {
             self.next.arm(TIMER_NEXT_DATAGRAM, at, cx);
@@ -214,14 +214,14 @@ impl Endpoint for UdpSource {
     fn node(&self) -> NodeId {
         self.node
     }
-    fn on_start(&mut self, cx: &mut AgentCx) {
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         if cx.now < self.stop {
             self.send_one(cx);
             self.schedule_next(cx);
         }
     }
-    fn on_packet(&mut self, _pkt: Packet, _cx: &mut AgentCx) {}
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+    fn on_packet(&mut self, _pkt: Packet, _cx: &mut AgentCx<impl Host>) {}
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         if self.next.on_expiry(timer, cx) {
             self.send_one(cx);
             self.schedule_next(cx);
@@ -244,8 +244,8 @@ impl Endpoint for UdpSink {
     fn node(&self) -> NodeId {
         self.node
     }
-    fn on_start(&mut self, _cx: &mut AgentCx) {}
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         let delay = cx.now - pkt.sent_at;
         self.received_packets += 1;
         self.received_bytes += pkt.payload as u64;
@@ -254,7 +254,7 @@ impl Endpoint for UdpSink {
         self.first_arrival.get_or_insert(cx.now);
         self.last_arrival = Some(cx.now);
     }
-    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx<impl Host>) {}
 }
 
 /// Payload size of a UDP flow that names none (an arbitrary round default).

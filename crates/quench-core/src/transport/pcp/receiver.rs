@@ -7,7 +7,7 @@
 use super::config::PcpConfig;
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::transport::tcp::Connection;
-use crate::transport::{AgentCx, Endpoint, Timer};
+use crate::transport::{AgentCx, Endpoint, Host, Timer};
 use crate::units::Time;
 
 #[derive(Clone, Debug, Default)]
@@ -46,12 +46,12 @@ impl PcpReceiver {
         }
     }
 
-    fn reply(&mut self, flags: u8, echo: Time, cx: &mut AgentCx) {
+    fn reply(&mut self, flags: u8, echo: Time, cx: &mut AgentCx<impl Host>) {
         cx.send(self.conn.segment(echo.0, self.rcv_nxt, 0, flags, self.window));
         self.stats.acks_sent += 1;
     }
 
-    fn on_syn(&mut self, syn: &Packet, cx: &mut AgentCx) {
+    fn on_syn(&mut self, syn: &Packet, cx: &mut AgentCx<impl Host>) {
         if !self.established {
             self.established = true;
             self.rcv_nxt = super::FIRST_DATA_SEQ;
@@ -60,7 +60,7 @@ impl PcpReceiver {
         self.reply(tcp_flags::SYN | tcp_flags::ACK, syn.sent_at, cx);
     }
 
-    fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.packets_received += 1;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         if end <= self.rcv_nxt {
@@ -89,13 +89,13 @@ impl Endpoint for PcpReceiver {
     fn node(&self) -> NodeId {
         self.conn.local
     }
-    fn on_start(&mut self, _cx: &mut AgentCx) {}
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         if pkt.has_flag(tcp_flags::SYN) {
             self.on_syn(&pkt, cx);
         } else if self.established && pkt.payload > 0 {
             self.on_data(&pkt, cx);
         }
     }
-    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx) {}
+    fn on_timer(&mut self, _timer: Timer, _cx: &mut AgentCx<impl Host>) {}
 }

@@ -10,7 +10,7 @@ use super::{FIRST_DATA_SEQ, TIMER_PACE, TIMER_PROBE, TIMER_RTO};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::rng::Rng;
 use crate::transport::tcp::{Connection, RttEstimator, HEADERS};
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::{BitRate, Bytes, Dur, Time};
 
 #[derive(Clone, Debug, Default)]
@@ -112,7 +112,7 @@ impl PcpSender {
         BitRate((packets * self.full_packet().0 as f64 * 8.0 / self.rtt_now().as_secs_f64()) as u64)
     }
 
-    fn send_syn(&mut self, cx: &mut AgentCx) {
+    fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         cx.send(self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0));
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, 0, 0, false, self.stats.segments_sent > 0);
@@ -122,7 +122,7 @@ impl PcpSender {
 
     /// The SYN-ACK: the first RTT sample; the first probe asks for history's share of the last
     /// base rate, or one packet per half RTT (paper section 3.3).
-    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.sample_rtt(cx.now - Time(pkt.seq), cx);
         self.phase = Phase::Open;
         self.peer_window = pkt.window as u64;
@@ -140,7 +140,7 @@ impl PcpSender {
         self.pump(cx);
     }
 
-    fn sample_rtt(&mut self, m: Dur, cx: &mut AgentCx) {
+    fn sample_rtt(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
         self.rtt.sample(m);
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         self.stats.rtt_samples += 1;
@@ -149,7 +149,7 @@ impl PcpSender {
         cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
     }
 
-    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         let echo = Time(pkt.seq);
         let owd = pkt.sent_at - echo;
         self.sample_rtt(cx.now - echo, cx);
@@ -194,7 +194,7 @@ impl PcpSender {
     }
 
     /// Re-arm the retransmission timer, finish if everything is acknowledged, send what is due.
-    fn after_progress(&mut self, cx: &mut AgentCx) {
+    fn after_progress(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.board.all_acked() {
             return self.finish(cx);
         }
@@ -207,7 +207,7 @@ impl PcpSender {
         self.pump(cx);
     }
 
-    fn finish(&mut self, cx: &mut AgentCx) {
+    fn finish(&mut self, cx: &mut AgentCx<impl Host>) {
         self.phase = Phase::Done;
         self.stats.completed = Some(cx.now);
         self.rto.cancel();
@@ -215,7 +215,7 @@ impl PcpSender {
         self.probe_timer.cancel();
     }
 
-    fn compensate(&mut self, echo: Time, cx: &mut AgentCx) {
+    fn compensate(&mut self, echo: Time, cx: &mut AgentCx<impl Host>) {
         let rtt = self.rtt_now();
         if !self.comp.epoch_done(echo, rtt) {
             return;
@@ -247,7 +247,7 @@ impl PcpSender {
         }
     }
 
-    fn set_base(&mut self, rate: BitRate, cx: &mut AgentCx) {
+    fn set_base(&mut self, rate: BitRate, cx: &mut AgentCx<impl Host>) {
         self.base = rate;
         if let Some(h) = &self.history {
             h.lock().expect("history lock").record_rate(self.conn.remote, rate);
@@ -263,7 +263,7 @@ impl PcpSender {
 
     /// Decide a probe once every packet is accounted for (echoed, or overtaken by
     /// `reorder_threshold` later deliveries) or as soon as one is lost.
-    fn judge_probe(&mut self, cx: &mut AgentCx) {
+    fn judge_probe(&mut self, cx: &mut AgentCx<impl Host>) {
         let Some(p) = &self.probe else { return };
         let overtaken = p.last_order.is_some_and(|o| {
             self.board.highest_delivered().is_some_and(|h| h >= o + self.cfg.reorder_threshold as u64)
@@ -279,7 +279,7 @@ impl PcpSender {
         }
     }
 
-    fn conclude(&mut self, verdict: Verdict, cx: &mut AgentCx) {
+    fn conclude(&mut self, verdict: Verdict, cx: &mut AgentCx<impl Host>) {
         let Some(p) = self.probe.take() else { return };
         let rtt = self.rtt_now();
         match verdict {
@@ -305,7 +305,7 @@ impl PcpSender {
 
     /// Start a probe when one is due, the path shows no standing queue and enough data is
     /// left to fill it; its first packet leaves at once.
-    fn maybe_start_probe(&mut self, cx: &mut AgentCx) {
+    fn maybe_start_probe(&mut self, cx: &mut AgentCx<impl Host>) {
         // Under tit-for-tat the standing queue is not PCP's to drain: waiting for it to vanish
         // would leave the flow at its floor beside TCP, whose back-offs are the moments the
         // paper's PCP takes capacity (§3.5); the probe's delay slope still judges it.
@@ -346,7 +346,7 @@ impl PcpSender {
     }
 
     /// Send the next packet if one is due, and schedule the one after.
-    fn pump(&mut self, cx: &mut AgentCx) {
+    fn pump(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.phase != Phase::Open {
             return;
         }
@@ -374,7 +374,7 @@ impl PcpSender {
         self.pace.arm(TIMER_PACE, at, cx);
     }
 
-    fn transmit(&mut self, seg: u64, retransmit: bool, cx: &mut AgentCx) -> Bytes {
+    fn transmit(&mut self, seg: u64, retransmit: bool, cx: &mut AgentCx<impl Host>) -> Bytes {
         let (seq, len) = (self.board.seq_of(seg), self.board.seg_len(seg));
         let pkt = self.conn.segment(seq, 1, len, tcp_flags::ACK, self.cfg.receive_window.0);
         let size = pkt.bytes();
@@ -401,7 +401,7 @@ impl PcpSender {
 
     /// Retransmission timeout: resend the SYN, or declare everything in flight lost (a probe
     /// in flight fails) and back the timer off.
-    fn on_rto(&mut self, cx: &mut AgentCx) {
+    fn on_rto(&mut self, cx: &mut AgentCx<impl Host>) {
         self.rtt.back_off();
         match self.phase {
             Phase::SynSent => return self.send_syn(cx),
@@ -429,14 +429,14 @@ impl Endpoint for PcpSender {
         self.conn.local
     }
 
-    fn on_start(&mut self, cx: &mut AgentCx) {
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.phase == Phase::Closed {
             self.phase = Phase::SynSent;
             self.send_syn(cx);
         }
     }
 
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         match self.phase {
             Phase::SynSent if pkt.has_flag(tcp_flags::SYN) => self.on_syn_ack(&pkt, cx),
             Phase::Open if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
@@ -444,7 +444,7 @@ impl Endpoint for PcpSender {
         }
     }
 
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         match timer.kind {
             TIMER_RTO if self.rto.on_expiry(timer, cx) => self.on_rto(cx),
             TIMER_PACE if self.pace.on_expiry(timer, cx) => self.pump(cx),

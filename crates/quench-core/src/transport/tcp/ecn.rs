@@ -215,7 +215,11 @@ mod tests {
                 let rec = Recorder::new(RecordConfig::default(), vec![]);
                 Script { tx, host: ScriptedHost::new(rec) }
             }
-            fn with_cx(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx)) -> Vec<Packet> {
+            fn with_cx(
+                &mut self,
+                now: Time,
+                f: impl FnOnce(&mut TcpSender, &mut AgentCx<ScriptedHost>),
+            ) -> Vec<Packet> {
                 self.host.now = now;
                 let mut cx = AgentCx::new(now, AgentId(0), NodeId(0), &mut self.host);
                 f(&mut self.tx, &mut cx);

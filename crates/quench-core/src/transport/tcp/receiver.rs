@@ -8,7 +8,7 @@ use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;
 use super::{Connection, TcpTimer};
 use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
-use crate::transport::{AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
 
 #[derive(Clone, Debug, Default)]
@@ -67,7 +67,7 @@ impl TcpReceiver {
         self.cfg.receive_window.0
     }
 
-    fn send_ack(&mut self, cx: &mut AgentCx) {
+    fn send_ack(&mut self, cx: &mut AgentCx<impl Host>) {
         self.delack.cancel();
         self.unacked_segments = 0;
         let flags = tcp_flags::ACK | self.ecn.ack_flags();
@@ -80,7 +80,7 @@ impl TcpReceiver {
         self.stats.acks_sent += 1;
     }
 
-    fn on_syn(&mut self, syn: &Packet, cx: &mut AgentCx) {
+    fn on_syn(&mut self, syn: &Packet, cx: &mut AgentCx<impl Host>) {
         if !self.established {
             self.established = true;
             self.rcv_nxt = 1;
@@ -118,7 +118,7 @@ impl TcpReceiver {
     }
 
     /// Account for the in-order advance from `before` to rcv_nxt (the FIN is not data).
-    fn deliver(&mut self, before: u64, cx: &mut AgentCx) {
+    fn deliver(&mut self, before: u64, cx: &mut AgentCx<impl Host>) {
         let fin_inside = self.fin_seq.is_some_and(|f| (before..self.rcv_nxt).contains(&f));
         let new_bytes = self.rcv_nxt - before - fin_inside as u64;
         if new_bytes > 0 {
@@ -130,7 +130,7 @@ impl TcpReceiver {
         }
     }
 
-    fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.segments_received += 1;
         self.ecn.on_data(pkt);
         let fin = pkt.has_flag(tcp_flags::FIN);
@@ -170,9 +170,9 @@ impl Endpoint for TcpReceiver {
         self.conn.local
     }
 
-    fn on_start(&mut self, _cx: &mut AgentCx) {}
+    fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
 
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         if pkt.has_flag(tcp_flags::SYN) {
             self.on_syn(&pkt, cx);
         } else if self.established && (pkt.payload > 0 || pkt.has_flag(tcp_flags::FIN)) {
@@ -180,7 +180,7 @@ impl Endpoint for TcpReceiver {
         }
     }
 
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         if TcpTimer::of(timer) == Some(TcpTimer::DelayedAck) && self.delack.on_expiry(timer, cx) {
             self.send_ack(cx);
         }

@@ -24,7 +24,7 @@ use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Signal};
 use crate::trace::TcpEvent;
-use crate::transport::AgentCx;
+use crate::transport::{AgentCx, Host};
 
 /// The congestion-window-reduced state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +38,7 @@ pub(super) struct Cwr {
 impl TcpSender {
     /// The host's queue refused a segment: offer nothing more in this activation, enter CWR,
     /// and, with nothing in flight, try again after one RTO.
-    pub(super) fn on_local_drop(&mut self, cx: &mut AgentCx) {
+    pub(super) fn on_local_drop(&mut self, cx: &mut AgentCx<impl Host>) {
         self.host_refused = true;
         self.enter_cwr(cx);
         if self.snd_una >= self.snd_max {
@@ -51,7 +51,7 @@ impl TcpSender {
     }
 
     /// Linux `tcp_enter_cwr`: nothing if already reducing for this window or recovering.
-    fn enter_cwr(&mut self, cx: &mut AgentCx) {
+    fn enter_cwr(&mut self, cx: &mut AgentCx<impl Host>) {
         if matches!(self.ca, CaState::Cwr(_) | CaState::Recovery { .. }) {
             return;
         }

@@ -43,7 +43,7 @@ use super::{Connection, TcpTimer};
 use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{Admission, AgentCx, Endpoint, Timer, TimerSlot};
+use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -201,7 +201,7 @@ impl TcpSender {
         self.state == State::Aborted
     }
 
-    fn record_window(&mut self, cx: &mut AgentCx) {
+    fn record_window(&mut self, cx: &mut AgentCx<impl Host>) {
         let now = cx.now;
         cx.rec().cwnd(now, self.conn.flow, self.w.cwnd, self.w.ssthresh);
     }
@@ -220,7 +220,7 @@ impl TcpSender {
     /// Offer the segment at `seq` to the host and, once it is taken, account for it; returns
     /// the sequence number after it, or None if the host's queue refused it and the sender
     /// treats that as Linux does (`tcp.local_drop = "linux_cwr"`: the segment stays unsent).
-    fn transmit(&mut self, seq: u64, cx: &mut AgentCx) -> Option<u64> {
+    fn transmit(&mut self, seq: u64, cx: &mut AgentCx<impl Host>) -> Option<u64> {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
@@ -270,7 +270,7 @@ impl TcpSender {
         self.send_times.push_back((end, now));
     }
 
-    fn arm_retransmit(&mut self, cx: &mut AgentCx) {
+    fn arm_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
         self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
     }
@@ -285,12 +285,12 @@ impl TcpSender {
     /// one-segment wait for the timer; SQuID's inter-datagram delay; pacing and burstiness
     /// control.
     #[inline]
-    fn send_held(&mut self, cx: &mut AgentCx) -> bool {
+    fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
         self.host_refused || self.ecn.waiting_for_timer || self.paced_until_later(cx) || self.burst_held(cx)
     }
 
     /// Send what the window allows.
-    fn output(&mut self, cx: &mut AgentCx) {
+    fn output(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.state != State::Established {
             return;
         }
@@ -319,7 +319,7 @@ impl TcpSender {
     }
 
     /// SQuID pacing: true (and a wake-up armed) if the inter-datagram delay forbids sending now.
-    fn paced_until_later(&mut self, cx: &mut AgentCx) -> bool {
+    fn paced_until_later(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
         if self.cfg.source_quench != QuenchReaction::Squid {
             return false;
         }
@@ -338,7 +338,7 @@ impl TcpSender {
     }
 
     /// Burstiness control or pacing: true (and a wake-up armed) if either forbids sending now.
-    fn burst_held(&mut self, cx: &mut AgentCx) -> bool {
+    fn burst_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
         let paced = self.pacer.as_ref().and_then(|p| p.hold_until(cx.now));
         let burst = self.burst.as_mut().and_then(|b| {
             b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
@@ -349,7 +349,7 @@ impl TcpSender {
         true
     }
 
-    fn send_syn(&mut self, cx: &mut AgentCx) {
+    fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
         cx.send(syn);
@@ -358,7 +358,7 @@ impl TcpSender {
         self.arm_retransmit(cx);
     }
 
-    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.rexmt.cancel();
         if !self.syn_retransmitted {
             let start = self.stats.start.unwrap_or(cx.now);
@@ -377,7 +377,7 @@ impl TcpSender {
         self.output(cx);
     }
 
-    fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx) {
+    fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
         self.rtt.sample(m);
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
@@ -407,7 +407,7 @@ impl TcpSender {
         }
     }
 
-    fn rtt_sample_for(&mut self, ack: u64, cx: &mut AgentCx) -> Option<Dur> {
+    fn rtt_sample_for(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) -> Option<Dur> {
         let sent = match self.cfg.rtt_sampling {
             RttSampling::TimedSegment => match self.timed {
                 Some((seq, sent)) if ack > seq => self.timed.take().map(|_| sent),
@@ -433,7 +433,7 @@ impl TcpSender {
         newest
     }
 
-    fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx) {
+    fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
         let acked = ack - self.snd_una;
         let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
@@ -485,7 +485,7 @@ impl TcpSender {
         }
     }
 
-    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx) {
+    fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         let cwnd_at_signal = self.w.cwnd;
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
@@ -513,7 +513,7 @@ impl TcpSender {
     /// RFC 3168 section 6.1.2: halve at most once per window for ECN-Echo, retransmitting
     /// nothing; with a one-segment window, reset the timer and wait for it instead. The
     /// window reduced is the one in force when the ACK arrived (the ACK itself grows nothing).
-    fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx) {
+    fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx<impl Host>) {
         if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover) {
             return;
         }
@@ -535,14 +535,14 @@ impl TcpSender {
 
     /// The retransmission timer expired: the end of an ECN one-segment wait when nothing is
     /// outstanding, otherwise a timeout.
-    fn on_retransmit_timer(&mut self, cx: &mut AgentCx) {
+    fn on_retransmit_timer(&mut self, cx: &mut AgentCx<impl Host>) {
         if std::mem::take(&mut self.ecn.waiting_for_timer) && self.snd_una >= self.snd_max {
             return self.output(cx);
         }
         self.on_retransmit_timeout(cx);
     }
 
-    fn on_retransmit_timeout(&mut self, cx: &mut AgentCx) {
+    fn on_retransmit_timeout(&mut self, cx: &mut AgentCx<impl Host>) {
         if !self.rtt.back_off() {
             self.state = State::Aborted;
             let now = cx.now;
@@ -583,7 +583,7 @@ impl Endpoint for TcpSender {
         self.conn.local
     }
 
-    fn on_start(&mut self, cx: &mut AgentCx) {
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
         if self.state != State::Idle {
             return;
@@ -593,7 +593,7 @@ impl Endpoint for TcpSender {
         self.send_syn(cx);
     }
 
-    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx) {
+    fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
@@ -603,7 +603,7 @@ impl Endpoint for TcpSender {
         self.watch_ack(&pkt, cx);
     }
 
-    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx) {
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
         match TcpTimer::of(timer) {
             Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
@@ -613,7 +613,7 @@ impl Endpoint for TcpSender {
         }
     }
 
-    fn on_source_quench(&mut self, cx: &mut AgentCx) {
+    fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
         if self.state != State::Established {
             return;

@@ -6,10 +6,10 @@
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
-use crate::transport::AgentCx;
+use crate::transport::{AgentCx, Host};
 
 impl TcpSender {
-    pub(super) fn on_dupack(&mut self, cx: &mut AgentCx) {
+    pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.sack && self.in_recovery() {
             return self.sack_output(cx);
         }
@@ -32,7 +32,7 @@ impl TcpSender {
     }
 
     /// Classic (non-SACK) reactions to the third and later duplicate ACKs.
-    pub(super) fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx) {
+    pub(super) fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx<impl Host>) {
         let threshold = self.cfg.dupack_threshold;
         match self.cc.recovery() {
             Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
@@ -50,7 +50,7 @@ impl TcpSender {
         }
     }
 
-    pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx) {
+    pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         self.ca = CaState::Disorder; // a loss response supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
@@ -64,7 +64,7 @@ impl TcpSender {
         self.arm_retransmit(cx);
     }
 
-    pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx) {
+    pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.recover = self.snd_max;
@@ -80,7 +80,7 @@ impl TcpSender {
     }
 
     /// A partial ACK in NewReno recovery: resend the next hole and deflate.
-    pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx) {
+    pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx<impl Host>) {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         self.transmit(self.snd_una, cx);
@@ -119,7 +119,7 @@ impl TcpSender {
     }
 
     /// RFC 6675 section 5 step (C): send while the pipe has room, lost holes first.
-    pub(super) fn sack_output(&mut self, cx: &mut AgentCx) {
+    pub(super) fn sack_output(&mut self, cx: &mut AgentCx<impl Host>) {
         let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
         loop {
             let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
@@ -150,7 +150,7 @@ impl TcpSender {
         }
     }
 
-    pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx) {
+    pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.ssthresh;
@@ -170,7 +170,7 @@ impl TcpSender {
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582
     /// 3.2 step 3, RFC 6675 section 5).
-    pub(super) fn exit_recovery(&mut self, cx: &mut AgentCx) {
+    pub(super) fn exit_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.ca = CaState::Open;
         self.dupacks = 0;
         self.w.cwnd = self.w.ssthresh;
@@ -179,7 +179,7 @@ impl TcpSender {
 
     /// RFC 3042: on the first and second duplicate ACK, one new segment if the receiver's
     /// window allows, without touching cwnd.
-    pub(super) fn limited_transmit(&mut self, cx: &mut AgentCx) {
+    pub(super) fn limited_transmit(&mut self, cx: &mut AgentCx<impl Host>) {
         let (len, _) = self.segment_at(self.snd_nxt);
         let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
         let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);

@@ -26,7 +26,7 @@ impl Script {
         Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])) }
     }
 
-    fn act(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx)) {
+    fn act(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx<ScriptedHost>)) {
         self.host.now = now;
         let mut cx = AgentCx::new(now, AgentId(0), NodeId(0), &mut self.host);
         f(&mut self.tx, &mut cx);
