@@ -305,11 +305,6 @@ impl Link {
         Ok((self.pipe.len() == 1).then_some(arrival))
     }
 
-    /// When the transmission in progress ends.
-    pub fn tx_done_at(&self) -> Time {
-        self.tx_done_at
-    }
-
     /// Whether the end of the transmission just started can go without an event: a dequeue
     /// now would change nothing (`Qdisc::dequeue_is_inert`: an empty FIFO), nothing can be
     /// lost (a loss draw and its drop record belong at the end's place in the event order),

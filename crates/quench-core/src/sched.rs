@@ -129,6 +129,13 @@ impl<E: Copy> Scheduler<E> {
         self.next_seq - 1
     }
 
+    /// Take `n` consecutive sequence numbers at once: events queued later under them keep the
+    /// place they would have had if queued now, in the order of the numbers.
+    pub fn reserve_block(&mut self, n: u64) -> std::ops::Range<u64> {
+        self.next_seq += n;
+        self.next_seq - n..self.next_seq
+    }
+
     /// Queue an event under a sequence number taken earlier with [`Scheduler::reserve`].
     pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
         debug_assert!(key(at, seq) > self.current, "an event scheduled in the past");
@@ -198,6 +205,20 @@ mod tests {
         let (_, second) = s.pop_until(Time(5)).unwrap();
         assert_eq!(second, 'b');
         assert!(s.has_passed(Time(5), early) && !s.has_passed(Time(5), late + 1));
+    }
+
+    /// Numbers of a block taken first keep their events ahead of events queued before them at
+    /// the same instant with later numbers (an activation's timers ahead of its packets' events).
+    #[test]
+    fn a_reserved_block_orders_ahead_of_later_numbers() {
+        let mut s = Scheduler::default();
+        let mut block = s.reserve_block(3);
+        s.schedule(Time(7), "end of transmission");
+        s.schedule_reserved(Time(7), block.next().unwrap(), "timer");
+        s.schedule_reserved(Time(7), block.next().unwrap(), "second timer");
+        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(Time(7)).map(|(_, e)| e)).collect();
+        assert_eq!(order, ["timer", "second timer", "end of transmission"]);
+        assert_eq!(block.count(), 1, "one number of the block left");
     }
 
     /// Interleaved pushes and pops at random times come out in exactly the order of a sorted

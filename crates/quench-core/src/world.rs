@@ -8,6 +8,12 @@
 //! another endpoint in the same instant (delivered on the host itself, or a Source Quench the
 //! host's own queue sends back) waits in `deferred` until the acting endpoint returns, and is
 //! then handed over in the order it came.
+//!
+//! Equal-time order: the timers an endpoint arms while it acts are queued ahead of the events
+//! its packets cause (they take sequence numbers reserved when it starts acting), the order
+//! quench has always had: e.g. a constant-bit-rate source exactly at its link's rate finds
+//! its previous datagram still in transmission, as it did when an activation's packets were
+//! routed after it.
 
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkOutbox, TxStart};
@@ -85,13 +91,22 @@ pub struct World {
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
     link_out: LinkOutbox,
+    /// The endpoint acting now, if one is (the agents are then out of `agents`).
+    acting: Option<AgentId>,
     /// Deliveries to endpoints that came while another endpoint was acting.
     deferred: Vec<Delivery>,
+    /// Sequence numbers reserved for the timers the acting endpoint arms.
+    timer_seqs: std::ops::Range<u64>,
     next_uid: u32,
     /// Ends of transmission carried out without an event (`Link::defer_done`); they count
     /// as executed events, so the count does not depend on this shortcut.
     settled_events: u64,
 }
+
+/// Sequence numbers reserved per activation for the timers it arms: each `TimerSlot` queues at
+/// most one event per activation (two when an early expiry re-queues itself and the slot is
+/// then armed earlier still), and an endpoint has at most three slots (the TCP sender's).
+const TIMER_SEQS_PER_ACTIVATION: u64 = 8;
 
 /// Something an endpoint is to be handed once the one acting now has returned.
 #[derive(Clone, Copy, Debug)]
@@ -143,7 +158,9 @@ impl World {
             pcap: p.pcap,
             unroutable_packets: 0,
             link_out: LinkOutbox::default(),
+            acting: None,
             deferred: Vec::new(),
+            timer_seqs: 0..0,
             next_uid: 0,
             settled_events: 0,
         }
@@ -195,11 +212,15 @@ impl World {
     /// it acts (an endpoint never reaches another directly); what reached other endpoints
     /// meanwhile is handed over afterwards, in order.
     fn run_agent(&mut self, id: AgentId, act: impl FnOnce(&mut Agent, &mut AgentCx<World>)) {
+        debug_assert!(self.acting.is_none(), "an endpoint acts while another does");
         let mut agents = std::mem::take(&mut self.agents);
         let agent = &mut agents[id.index()];
         let node = agent.node();
+        self.acting = Some(id);
+        self.timer_seqs = self.sched.reserve_block(TIMER_SEQS_PER_ACTIVATION);
         let mut cx = AgentCx::new(self.now, id, node, self);
         act(agent, &mut cx);
+        self.acting = None;
         self.agents = agents;
         if !self.deferred.is_empty() {
             for delivery in std::mem::take(&mut self.deferred) {
@@ -210,8 +231,9 @@ impl World {
 
     /// Hand something to an endpoint now, or once the endpoint acting now has returned.
     fn deliver(&mut self, delivery: Delivery) {
-        if self.agents.is_empty() {
-            return self.deferred.push(delivery);
+        if self.acting.is_some() {
+            self.deferred.push(delivery);
+            return;
         }
         match delivery {
             Delivery::Packet(a, pkt) => self.run_agent(a, |ag, cx| ag.on_packet(pkt, cx)),
@@ -227,10 +249,11 @@ impl World {
             self.reassemble(at, pkt);
         } else if pkt.dst == at && pkt.proto == Proto::Icmp {
             self.on_icmp(at, pkt);
-        } else if pkt.dst == at && !self.agents.is_empty() {
+        } else if pkt.dst == at && self.acting.is_none() {
+            // Straight to the endpoint: through `deliver` the packet would be copied twice more.
             self.run_agent(pkt.dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
         } else if pkt.dst == at {
-            self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt)); // another endpoint acts
+            self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt));
         } else if let Some(l) = self.routes.next_hop(at, pkt.dst) {
             return self.enqueue(l, pkt);
         } else {
@@ -265,7 +288,8 @@ impl World {
     }
 
     /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU. A
-    /// fragmented datagram's admission is its first fragment's.
+    /// fragmented datagram is refused if any of its fragments is (Linux's `ip_do_fragment`
+    /// returns the first fragment's error; unlike Linux, the fragments after it still go).
     fn enqueue(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         let link = &mut self.links[l.index()];
         if pkt.size as u64 > link.mtu.0 {
@@ -275,13 +299,14 @@ impl World {
             let stats = &mut self.fragmentation[link.from.index()];
             stats.datagrams_fragmented += 1;
             stats.fragments_created += pieces.len() as u64;
-            let mut admission = None;
+            let mut admission = Admission::Accepted;
             for piece in pieces.drain(..) {
-                let this = self.enqueue_one(l, &piece);
-                admission.get_or_insert(this);
+                if self.enqueue_one(l, &piece) == Admission::Refused {
+                    admission = Admission::Refused;
+                }
             }
             self.fragments = pieces;
-            return admission.expect("a datagram over the MTU makes fragments");
+            return admission;
         }
         self.enqueue_one(l, pkt)
     }
@@ -402,7 +427,11 @@ impl Host for World {
     }
 
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
-        self.sched.schedule(at, Event::Timer(owner, timer));
+        match self.timer_seqs.next() {
+            Some(seq) => self.sched.schedule_reserved(at, seq, Event::Timer(owner, timer)),
+            // More timers than reserved (none of today's endpoints arms so many in one act).
+            None => self.sched.schedule(at, Event::Timer(owner, timer)),
+        }
     }
 
     fn recorder(&mut self) -> &mut Recorder {

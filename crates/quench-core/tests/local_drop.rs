@@ -48,8 +48,9 @@ fn a_refused_segment_is_a_loss_by_default_and_taken_back_with_linux_cwr() {
 fn the_first_refusal_sets_the_window_as_linux_does_by_hand() {
     // Initial window 3 segments (RFC 5681 for a 1460-byte MSS) into a 1 Mb/s NIC whose queue
     // holds one packet: the first goes on the wire, the second waits, the third is refused.
-    // Taken back, two segments are in flight: ssthresh = NewReno's half flight floored at two
-    // segments = 2920; cwnd = min(3 segments, flight + 1 segment) = 4380 (tcp_enter_cwr).
+    // The refused segment never left, so two are in flight: ssthresh = NewReno's half flight
+    // floored at two segments = 2920; cwnd = min(3 segments, flight + 1 segment) = 4380
+    // (tcp_enter_cwr).
     // The delayed ACK of both segments acknowledges CWR's window: cwnd = min(cwnd, ssthresh) =
     // 2920 (tcp_complete_cwr), and the refused segment (sequence 1 + 2·1460) goes out again.
     let r = host_limited("linux_cwr", "1Mbps", 1, 20);

@@ -142,7 +142,12 @@ impl Simulation {
         }
         let sim = self.sim()?;
         let horizon = Time((t * 1e9).round() as u64);
-        py.allow_threads(|| guarded("the simulation", || sim.run_until(horizon)))
+        let ran = py.allow_threads(|| guarded("the simulation", || sim.run_until(horizon)));
+        if ran.is_err() {
+            // A panic may have left the world half-way through an event: never run it again.
+            self.inner = None;
+        }
+        ran
     }
 
     #[getter]

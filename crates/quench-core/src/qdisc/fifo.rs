@@ -30,6 +30,9 @@ pub fn validate_limit(limit: &Limit, field: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// Packets a FIFO reserves room for when it is built (it doubles from there as it fills).
+const INITIAL_CAPACITY: u64 = 64;
+
 /// Packets in arrival order, their total size and the limit they are held to.
 #[derive(Clone, Debug)]
 pub struct Fifo {
@@ -40,8 +43,9 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit: Limit) -> Self {
-        // Reserve for the packet limit up to a few thousand; a byte-only limit grows on demand.
-        let capacity = limit.packets.unwrap_or(64).min(4096) as usize;
+        // A small start that grows on demand: a network of many links must not hold each
+        // queue's full limit (1000 packets of 96 bytes) before any packet comes.
+        let capacity = limit.packets.unwrap_or(INITIAL_CAPACITY).min(INITIAL_CAPACITY) as usize;
         Fifo { packets: VecDeque::with_capacity(capacity), bytes: 0, limit }
     }
 

@@ -29,7 +29,7 @@ pub enum Admission {
 
 /// The host an endpoint runs on, as the endpoint sees it while it acts.
 pub trait Host {
-    /// Take a packet from endpoint `from` of host `node`: stamp its uid and send time, route it,
+    /// Take a packet an endpoint of host `node` sends: stamp its uid and send time, route it,
     /// and say what the first queue did with it.
     fn send(&mut self, node: NodeId, pkt: Packet) -> Admission;
     /// Queue `timer` of endpoint `owner` to expire at `at`.

@@ -61,13 +61,20 @@ impl SenderEcn {
     }
 
     /// ECT(0) on new data, and CWR on the first new data segment after a reduction.
-    pub fn stamp(&mut self, pkt: &mut Packet, retransmit: bool) {
+    pub fn stamp(&self, pkt: &mut Packet, retransmit: bool) {
         if !self.negotiated || retransmit || pkt.payload == 0 {
             return;
         }
         pkt.ecn = ecn::ECT0;
         if self.cwr_pending {
             pkt.flags |= tcp_flags::CWR;
+        }
+    }
+
+    /// A stamped segment left the host: a CWR it carried is said (a refused one never left, so
+    /// the next segment carries it, as Linux queues CWR again in `tcp_enter_cwr`).
+    pub fn sent(&mut self, pkt: &Packet) {
+        if pkt.has_flag(tcp_flags::CWR) {
             self.cwr_pending = false;
         }
     }
@@ -172,6 +179,11 @@ mod tests {
         let mut n = with(tcp_flags::ACK, 0);
         tx.stamp(&mut n, false);
         assert_eq!((n.ecn, n.flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
+        // Refused by the host, `n` never left: the next segment carries CWR again.
+        let mut again = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut again, false);
+        assert_eq!(again.flags & tcp_flags::CWR, tcp_flags::CWR);
+        tx.sent(&again);
         let mut m = with(tcp_flags::ACK, 0);
         tx.stamp(&mut m, false);
         assert_eq!(m.flags & tcp_flags::CWR, 0);

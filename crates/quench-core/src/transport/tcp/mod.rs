@@ -52,7 +52,7 @@ impl TcpTimer {
 
     /// The timer an expiry is for; None for a kind no TCP endpoint arms.
     pub(crate) fn of(timer: crate::transport::Timer) -> Option<TcpTimer> {
-        Self::ALL.get(timer.kind as usize).copied()
+        Self::ALL.into_iter().find(|t| t.kind() == timer.kind)
     }
 }
 

@@ -235,6 +235,7 @@ impl TcpSender {
             self.on_local_drop(cx);
             return None;
         }
+        self.ecn.sent(&pkt);
         if let Some(b) = self.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
@@ -279,14 +280,15 @@ impl TcpSender {
         matches!(self.ca, CaState::Recovery { .. })
     }
 
-    /// The one gate a segment passes once the window has room for it: each mechanism that
-    /// may hold a send answers, and one that holds until a time arms its wake-up. The host's
-    /// queue refused a segment in this activation (Linux stops `tcp_write_xmit`); RFC 3168's
-    /// one-segment wait for the timer; SQuID's inter-datagram delay; pacing and burstiness
-    /// control.
+    /// The one gate a segment passes once the window has room for it, in the classic and the
+    /// SACK output loops alike: each mechanism that may hold a send answers, and one that holds
+    /// until a time arms its wake-up. The host's queue refused a segment in this activation
+    /// (Linux stops `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram);
+    /// pacing and burstiness control. (RFC 3168's one-segment wait is not a hold of one segment
+    /// but a stop of new data until the timer: `output` asks it first.)
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        self.host_refused || self.ecn.waiting_for_timer || self.paced_until_later(cx) || self.burst_held(cx)
+        self.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
     }
 
     /// Send what the window allows.
@@ -296,6 +298,9 @@ impl TcpSender {
         }
         if self.sack && self.in_recovery() {
             return self.sack_output(cx);
+        }
+        if self.ecn.waiting_for_timer {
+            return;
         }
         let wnd = self.limit_window();
         while self.snd_nxt < self.data_end + self.finite as u64 {

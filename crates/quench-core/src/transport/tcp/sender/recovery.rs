@@ -60,6 +60,8 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
         self.rexmt.cancel();
+        // Refused by the host (a Linux host): the segment stays at the send head, and the timer
+        // armed next resends it, as Linux's retransmit timer does.
         self.transmit(self.snd_una, cx);
         self.arm_retransmit(cx);
     }
