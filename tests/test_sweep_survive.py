@@ -106,7 +106,7 @@ def test_a_worker_killed_by_a_signal_fails_its_point_and_the_others_finish(tmp_p
     """Before: BrokenProcessPool took the sweep down (half the points written, no failure
     recorded, no summary). Now: one failed point with the signal, the rest written, exit 1 and
     one line per failure, no traceback; a resumed sweep tries the failed point again."""
-    spec = write_spec(tmp_path / "spec.toml", udp("10Gbps", "100p", "15s"), {}, seeds=4, retries=0)
+    spec = write_spec(tmp_path / "spec.toml", udp("10Gbps", "100p", "8s"), {}, seeds=4, retries=0)
     out = tmp_path / "out"
     proc = subprocess.Popen(sweep_cmd(spec, out, "--jobs", "2", "--quiet"), stderr=subprocess.PIPE, text=True)
     victim = wait_for_workers(proc, 1)[0]

@@ -5,7 +5,7 @@ parameter assignment, identified by a stable hash of its parameters. Points run 
 process pool (default) or on a Dask cluster; each point's `links` and `flows` tables, with the
 parameters as columns, are written atomically as one Parquet file in a hive-style partitioned
 dataset, so an interrupted sweep resumes without recomputing finished points. Format, resume
-semantics and cluster use: docs/sweeps.md.
+semantics, per-point limits and cluster use: docs/sweeps.md.
 """
 
 from __future__ import annotations
@@ -316,7 +316,12 @@ def _worker_main(conn: Any, stderr: Any, memory_mb: float | None) -> None:
         if memory_mb:
             limit = _address_space() + int(memory_mb * MB)
             resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-        conn.send(run_point(scenario))
+        payload = run_point(scenario)
+        try:
+            conn.send(payload)
+        except MemoryError as e:  # pickling the tables went past the limit
+            del payload
+            conn.send({"error": f"{type(e).__name__}: {e}", "cause": "memory", "worker": _worker_name()})
 
 
 class _Worker:
@@ -402,8 +407,10 @@ class _Worker:
             how = f"signal {-code}" + (f" ({signal.Signals(-code).name})" if -code in _SIGNALS else "")
         else:
             how = f"exit status {code}"
-        first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-        reason = f"worker died: {how}" + (f": {first[:200]}" if first else "")
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        # The first line (a panic, an abort's message), or a Python traceback's last.
+        gist = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else ""
+        reason = f"worker died: {how}" + (f": {gist[:200]}" if gist else "")
         return {"error": reason, "cause": "died", "worker": self.name, "stderr": text}
 
 
