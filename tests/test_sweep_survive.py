@@ -149,11 +149,31 @@ def test_points_past_their_time_or_memory_limit_fail_and_the_others_finish(tmp_p
     assert len(parquet_files(tmp_path)) == 2
 
 
-def test_sigkill_of_the_sweep_takes_its_whole_pool_down(tmp_path):
+# The experiments' grid runner's pool (a ProcessPoolExecutor) under a process killed mid-grid.
+GRID_SCRIPT = """
+import time
+from quench.sweep import process_pool
+
+if __name__ == "__main__":
+    pool = process_pool(2)
+    for _ in range(2):
+        pool.submit(time.sleep, 1000)
+    time.sleep(1000)
+"""
+
+
+@pytest.mark.parametrize("who", ["quench sweep", "process_pool"])
+def test_sigkill_of_the_sweep_takes_its_whole_pool_down(tmp_path, who):
     """Before: the fork server, the resource tracker and the workers stayed alive (one still
-    there 74 s later). Every descendant of the sweep must be gone soon after its SIGKILL."""
-    spec = write_spec(tmp_path / "spec.toml", udp("10Gbps", "100p", "1000s"), {}, seeds=4)
-    proc = subprocess.Popen(sweep_cmd(spec, tmp_path / "out", "--jobs", "2", "--quiet"))
+    there 74 s later). Every descendant must be gone soon after the SIGKILL, for a sweep and
+    for the experiments' pool."""
+    if who == "quench sweep":
+        spec = write_spec(tmp_path / "spec.toml", udp("10Gbps", "100p", "1000s"), {}, seeds=4)
+        cmd = sweep_cmd(spec, tmp_path / "out", "--jobs", "2", "--quiet")
+    else:
+        (tmp_path / "grid.py").write_text(GRID_SCRIPT)
+        cmd = [sys.executable, str(tmp_path / "grid.py")]
+    proc = subprocess.Popen(cmd)
     descendants: list[psutil.Process] = []
     try:
         wait_for_workers(proc, 2)
