@@ -521,6 +521,10 @@ def _limit(value: float | None, where: str) -> float | None:
 
 
 def _limits(jobs: int, point_timeout: float | None, point_memory: float | None) -> Limits:
+    if not sys.platform.startswith("linux"):  # the worker reads its size in /proc
+        if point_memory:
+            raise ValueError("--point-memory: needs Linux")
+        point_memory = 0
     memory = default_point_memory_mb(jobs) if point_memory is None else point_memory
     return Limits(timeout_s=point_timeout or None, memory_mb=memory or None)
 
