@@ -100,11 +100,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from quench.sweep import EXIT_POINTS_FAILED, format_summary, run_sweep
+    from quench.sweep import EXIT_POINTS_FAILED, format_failures, format_summary, run_sweep
 
     try:
         summary = run_sweep(
-            args.spec, args.out, jobs=args.jobs, cluster=args.cluster, retries=args.retries, quiet=args.quiet
+            args.spec,
+            args.out,
+            jobs=args.jobs,
+            cluster=args.cluster,
+            retries=args.retries,
+            quiet=args.quiet,
+            point_timeout=args.point_timeout,
+            point_memory=args.point_memory,
         )
     except KeyboardInterrupt:
         print(
@@ -114,6 +121,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_summary(summary))
         print(f"points in {args.out}/points, summary statistics in {args.out}/stats.csv")
+    elif summary["failed"]:  # quiet on success only: one line per failed point
+        print("\n".join(format_failures(summary)), file=sys.stderr)
     return EXIT_POINTS_FAILED if summary["failed"] else 0
 
 
@@ -186,13 +195,26 @@ def build_parser() -> argparse.ArgumentParser:
         "sweep",
         help="run a parameter sweep (grid/sample x seeds) locally or on a Dask cluster",
         description="Run every point of a sweep spec (docs/sweeps.md) into a partitioned Parquet dataset; "
-        "points already in --out are reused. Exit status 1 when some points failed.",
+        "points already in --out are reused. Exit status 1 when some points failed (each listed on one line).",
     )
     sw.add_argument("spec", type=Path, help="sweep spec (TOML)")
     sw.add_argument("--out", type=Path, required=True, help="output folder (resumed if it exists)")
     sw.add_argument("--cluster", metavar="ADDR", help="Dask scheduler address, e.g. tcp://host:8786")
     sw.add_argument("--jobs", type=int, help="local processes (default: the cores available)")
     sw.add_argument("--retries", type=int, help="retries after a point fails (default: the spec's, else 1)")
+    sw.add_argument(
+        "--point-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="stop a point after this many wall-clock seconds and record it as failed (default, or 0: no limit)",
+    )
+    sw.add_argument(
+        "--point-memory",
+        type=float,
+        metavar="MB",
+        help="stop a point that grows its worker's memory by more than this many MB and record it as failed "
+        "(default: physical memory / worker processes; 0: no limit)",
+    )
     sw.add_argument("--quiet", action="store_true", help="no progress bar and no summary on success")
     sw.set_defaults(func=cmd_sweep)
 

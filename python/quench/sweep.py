@@ -5,21 +5,30 @@ parameter assignment, identified by a stable hash of its parameters. Points run 
 process pool (default) or on a Dask cluster; each point's `links` and `flows` tables, with the
 parameters as columns, are written atomically as one Parquet file in a hive-style partitioned
 dataset, so an interrupted sweep resumes without recomputing finished points. Format, resume
-semantics and cluster use: docs/sweeps.md.
+semantics, per-point limits and cluster use: docs/sweeps.md.
 """
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
+import contextlib
+import ctypes
 import fcntl
 import json
 import math
 import multiprocessing
+import multiprocessing.connection as mpc
+import multiprocessing.forkserver
 import os
+import re
+import resource
+import signal
 import socket
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +67,38 @@ __all__ = [
     "process_pool",
     "EXIT_POINTS_FAILED",
     "MissingExtraError",
+    "Limits",
+    "default_point_memory_mb",
+    "die_with_parent",
 ]
 
 # One retry after a failure by default (`sweep.retries`): two attempts in all.
 # Seconds to wait for the Dask scheduler before giving up with an error.
 CONNECT_TIMEOUT_S = 30
-# Local pool: keep this many points in flight per process (one running, one queued).
-IN_FLIGHT_PER_JOB = 2
 EXIT_POINTS_FAILED = 1
+MB = 2**20
+# A point's failure causes: it raised ("error"), its worker died ("died"), or it ran past a
+# limit. Points past a limit are not retried in the same run: the engine is deterministic.
+LIMIT_CAUSES = frozenset({"timeout", "memory"})
+# The last bytes of a point's stderr kept for its failure record.
+STDERR_KEPT_BYTES = 8192
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+_SIGNALS = {s.value for s in signal.Signals}
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-point limits of a local sweep: wall-clock seconds, and MB (2^20 bytes) by which a
+    point may grow its worker's address space; None for no limit."""
+
+    timeout_s: float | None = None
+    memory_mb: float | None = None
+
+
+def default_point_memory_mb(jobs: int) -> float:
+    """The default memory limit per point: the machine's physical memory shared evenly by the
+    pool's `jobs` workers, so that points at their limits together still fit in memory."""
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / jobs // MB
 
 
 CLUSTER_EXTRA_HINT = "--cluster needs dask.distributed: pip install 'quench[cluster]'"
@@ -96,8 +129,10 @@ def run_point(scenario: dict) -> dict:
     started, cpu_started = time.perf_counter(), time.process_time()
     try:
         res = run_scenario(scenario, progress=False)
+    except MemoryError as e:  # an allocation past the worker's memory limit (RLIMIT_AS)
+        return {"error": f"{type(e).__name__}: {e}", "cause": "memory", "worker": _worker_name()}
     except Exception as e:
-        return {"error": f"{type(e).__name__}: {e}", "worker": _worker_name()}
+        return {"error": f"{type(e).__name__}: {e}", "cause": "error", "worker": _worker_name()}
     return {
         "links": res.links,
         "flows": res.flows,
@@ -212,56 +247,224 @@ def _describe(spec: SweepSpec) -> dict:
 
 
 def _retry(payload: dict, attempt: int, retries: int) -> bool:
-    return "error" in payload and attempt <= retries
+    return "error" in payload and payload.get("cause") not in LIMIT_CAUSES and attempt <= retries
 
 
 def _outcome(future: Any) -> dict:
     try:
         return future.result()
-    except Exception as e:  # the pool broke, or Dask gave up on a task (KilledWorker)
-        return {"error": f"{type(e).__name__}: {e}", "worker": None}
-
-
-def run_serial(spec: SweepSpec, todo: list[Point]) -> Iterator[tuple[Point, int, dict]]:
-    """In this process, one point after another."""
-    for point in todo:
-        attempt = 1
-        payload = run_point(spec.scenario(point))
-        while _retry(payload, attempt, spec.retries):
-            attempt += 1
-            payload = run_point(spec.scenario(point))
-        yield point, attempt, payload
+    except Exception as e:  # Dask gave up on a task (KilledWorker)
+        return {"error": f"{type(e).__name__}: {e}", "cause": "died", "worker": None}
 
 
 def process_pool(jobs: int) -> cf.ProcessPoolExecutor:
-    """The local pool of `run_pool`, also used by the experiments' grid runner (forkserver: no
-    fork of a process holding threads)."""
+    """The experiments' grid runner's pool (forkserver: no fork of a process holding threads),
+    its workers tied to this process's life (`die_with_parent`)."""
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=_forkserver(), initializer=die_with_parent)
+
+
+def _forkserver() -> Any:
     ctx = multiprocessing.get_context("forkserver")
     # The server imports quench once; each worker forked from it starts with it loaded.
     ctx.set_forkserver_preload(["quench.sweep"])
-    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ctx
 
 
-def run_pool(spec: SweepSpec, todo: list[Point], jobs: int) -> Iterator[tuple[Point, int, dict]]:
-    """A local process pool."""
-    queue = list(reversed(todo))
-    with process_pool(jobs) as pool:
-        running: dict[cf.Future, tuple[Point, int]] = {}
+def die_with_parent() -> None:
+    """In a process forked by multiprocessing's fork server: die when the process that asked for
+    it dies, even by SIGKILL, so that no worker outlives its sweep.
+
+    A forked worker's parent is the fork server, which exits when every holder of its "alive"
+    pipe has gone; every child inherits that pipe, so the server (and the workers, blocked on
+    their parent's queue, and the resource tracker, reading a pipe they all hold) would live on
+    after the parent. So the worker closes its copy: the server then exits with the parent, and
+    PR_SET_PDEATHSIG has the kernel SIGKILL the worker when the server exits."""
+    server = getattr(multiprocessing.forkserver, "_forkserver", None)
+    alive_fd = getattr(server, "_forkserver_alive_fd", None)
+    if alive_fd is not None and getattr(server, "_forkserver_pid", None) is None:  # a child, not the owner
+        with contextlib.suppress(OSError):
+            os.close(alive_fd)
+        server._forkserver_alive_fd = None
+    if sys.platform.startswith("linux"):
+        parent = os.getppid()
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl took hold
+            os._exit(1)
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (what RLIMIT_AS limits)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _worker_main(conn: Any, stderr: Any, memory_mb: float | None) -> None:
+    """A pool worker: one point at a time from `conn`, its payload sent back. Its stderr goes to
+    the sweep (which forwards it and keeps a point's last lines for its failure record); Ctrl-C
+    is the sweep's to handle (it stops the workers). With a memory limit, each point may grow
+    the worker's address space by at most `memory_mb` (RLIMIT_AS): past it an allocation fails,
+    which aborts the engine ("memory allocation of N bytes failed") or raises MemoryError."""
+    os.dup2(stderr.fileno(), 2)
+    stderr.close()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    while True:
         try:
-            while queue or running:
-                while queue and len(running) < IN_FLIGHT_PER_JOB * jobs:
-                    point = queue.pop()
-                    running[pool.submit(run_point, spec.scenario(point))] = (point, 1)
-                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    point, attempt = running.pop(future)
-                    payload = _outcome(future)
-                    if _retry(payload, attempt, spec.retries):
-                        running[pool.submit(run_point, spec.scenario(point))] = (point, attempt + 1)
-                    else:
-                        yield point, attempt, payload
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            scenario = conn.recv()
+        except EOFError:  # the sweep closed the pool
+            return
+        if memory_mb:
+            limit = _address_space() + int(memory_mb * MB)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        payload = run_point(scenario)
+        try:
+            conn.send(payload)
+        except MemoryError as e:  # pickling the tables went past the limit
+            del payload
+            conn.send({"error": f"{type(e).__name__}: {e}", "cause": "memory", "worker": _worker_name()})
+
+
+class _Worker:
+    """One pool process, the point it runs (if any), and what the point wrote to stderr."""
+
+    def __init__(self, ctx: Any, memory_mb: float | None) -> None:
+        self.conn, child = ctx.Pipe()
+        self.stderr, child_stderr = ctx.Pipe(duplex=False)
+        self.proc = ctx.Process(target=_worker_main, args=(child, child_stderr, memory_mb), daemon=True)
+        self.proc.start()
+        child.close()
+        child_stderr.close()
+        os.set_blocking(self.stderr.fileno(), False)
+        self.task: tuple[Point, int] | None = None
+        self.started = 0.0
+        self.err = bytearray()
+        self.stderr_open = True
+        self.name = f"{socket.gethostname()}:{self.proc.pid}"
+
+    def waitables(self) -> list:
+        return [self.conn, self.proc.sentinel, *([self.stderr] if self.stderr_open else [])]
+
+    def submit(self, point: Point, attempt: int, scenario: dict) -> None:
+        self.task, self.started, self.err = (point, attempt), time.monotonic(), bytearray()
+        with contextlib.suppress(OSError):  # it died: its sentinel tells, and `lost` says why
+            self.conn.send(scenario)
+
+    def drain_stderr(self) -> None:
+        """Forward what the worker wrote to stderr, keeping the current point's last lines."""
+        while True:
+            try:
+                data = os.read(self.stderr.fileno(), 65536)
+            except (BlockingIOError, OSError):
+                return
+            if not data:
+                self.stderr_open = False
+                return
+            sys.stderr.write(data.decode(errors="replace"))
+            sys.stderr.flush()
+            self.err += data
+            del self.err[:-STDERR_KEPT_BYTES]
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+        self.stderr.close()
+
+    def outcome(self, ready: set, limits: Limits) -> dict | None:
+        """The payload of the worker's point if it has ended (returned, died, or ran past its
+        time limit, in which case the worker is killed), else None."""
+        if self.stderr in ready:
+            self.drain_stderr()
+        if self.conn in ready:
+            try:
+                payload = self.conn.recv()
+            except (EOFError, OSError):  # the worker died
+                return self.lost(limits)
+            if payload.get("cause") == "memory" and limits.memory_mb:
+                payload["error"] = f"exceeded {limits.memory_mb:g} MB ({payload['error']})"
+            return payload
+        if self.proc.sentinel in ready:
+            return self.lost(limits)
+        if limits.timeout_s and time.monotonic() - self.started >= limits.timeout_s:
+            self.proc.kill()
+            self.proc.join()
+            self.drain_stderr()
+            return {"error": f"exceeded {limits.timeout_s:g} s", "cause": "timeout", "worker": self.name}
+        return None
+
+    def lost(self, limits: Limits) -> dict:
+        """The payload of a point whose worker died: why, from its exit status and stderr."""
+        self.proc.join()
+        self.drain_stderr()
+        text = self.err.decode(errors="replace")
+        oom = re.search(r"memory allocation of \d+ bytes failed", text)
+        if oom and limits.memory_mb:
+            reason = f"exceeded {limits.memory_mb:g} MB ({oom.group(0)})"
+            return {"error": reason, "cause": "memory", "worker": self.name, "stderr": text}
+        code = self.proc.exitcode
+        if code is not None and code < 0:
+            how = f"signal {-code}" + (f" ({signal.Signals(-code).name})" if -code in _SIGNALS else "")
+        else:
+            how = f"exit status {code}"
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        # The first line (a panic, an abort's message), or a Python traceback's last.
+        gist = (lines[-1] if lines[0].startswith("Traceback") else lines[0]) if lines else ""
+        reason = f"worker died: {how}" + (f": {gist[:200]}" if gist else "")
+        return {"error": reason, "cause": "died", "worker": self.name, "stderr": text}
+
+
+def run_pool(spec: SweepSpec, todo: list[Point], jobs: int, limits: Limits) -> Iterator[tuple[Point, int, dict]]:
+    """A local pool of `jobs` worker processes, one point each at a time. A point over its time
+    limit has its worker killed; one over its memory limit, or whose worker dies, loses its
+    worker; either way the point is recorded as failed with the reason, a new worker takes the
+    old one's place, and the other points go on. No worker outlives the sweep: `die_with_parent`,
+    and the `finally` below for every way out of this generator."""
+    ctx = _forkserver()
+    queue = collections.deque((point, 1) for point in todo)
+    workers: list[_Worker] = []
+
+    def hand_out() -> None:
+        for w in [w for w in workers if w.task is None and not w.proc.is_alive()]:  # died idle
+            w.stop()
+            workers.remove(w)
+        while queue:
+            worker = next((w for w in workers if w.task is None), None)
+            if worker is None:
+                if len(workers) == jobs:
+                    return
+                worker = _Worker(ctx, limits.memory_mb)
+                workers.append(worker)
+            point, attempt = queue.popleft()
+            worker.submit(point, attempt, spec.scenario(point))
+
+    try:
+        while queue or any(w.task for w in workers):
+            hand_out()
+            busy = [w for w in workers if w.task]
+            wait_s = None
+            if limits.timeout_s:
+                wait_s = max(0.0, min(w.started for w in busy) + limits.timeout_s - time.monotonic())
+            ready = set(mpc.wait([x for w in busy for x in w.waitables()], timeout=wait_s))
+            finished = []
+            for w in busy:
+                payload = w.outcome(ready, limits)
+                if payload is None:
+                    continue
+                if not w.proc.is_alive() or payload.get("cause") in LIMIT_CAUSES | {"died"}:
+                    w.stop()
+                    workers.remove(w)
+                point, attempt = w.task
+                w.task = None
+                if _retry(payload, attempt, spec.retries):
+                    queue.appendleft((point, attempt + 1))
+                else:
+                    finished.append((point, attempt, payload))
+            hand_out()  # before the caller writes the finished points: no worker idles meanwhile
+            yield from finished
+    finally:
+        for w in workers:
+            w.stop()
 
 
 def run_dask(spec: SweepSpec, todo: list[Point], address: str) -> Iterator[tuple[Point, int, dict]]:
@@ -308,13 +511,22 @@ def default_jobs() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def _executor(spec: SweepSpec, todo: list[Point], jobs: int | None, cluster: str | None) -> Iterator:
-    if cluster:
-        return run_dask(spec, todo, cluster)
-    jobs = default_jobs() if jobs is None else jobs
-    if jobs < 1:
-        raise ValueError(f"--jobs: must be at least 1, got {jobs}")
-    return run_serial(spec, todo) if jobs == 1 or len(todo) <= 1 else run_pool(spec, todo, min(jobs, len(todo)))
+def _limit(value: float | None, where: str) -> float | None:
+    """A limit as given: a positive number, 0 or None for none."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{where}: must be a non-negative number (0: no limit), got {value!r}")
+    return float(value) or None
+
+
+def _limits(jobs: int, point_timeout: float | None, point_memory: float | None) -> Limits:
+    if not sys.platform.startswith("linux"):  # the worker reads its size in /proc
+        if point_memory:
+            raise ValueError("--point-memory: needs Linux")
+        point_memory = 0
+    memory = default_point_memory_mb(jobs) if point_memory is None else point_memory
+    return Limits(timeout_s=point_timeout or None, memory_mb=memory or None)
 
 
 def _progress(total: int, reused: int, quiet: bool) -> Any:
@@ -332,22 +544,44 @@ def run_sweep(
     cluster: str | None = None,
     retries: int | None = None,
     quiet: bool = False,
+    point_timeout: float | None = None,
+    point_memory: float | None = None,
 ) -> dict:
-    """Run every point not already in `out`; returns (and writes) the summary."""
+    """Run every point not already in `out`; returns (and writes) the summary.
+
+    Local sweeps run each point in a worker process with per-point limits: `point_timeout`
+    wall-clock seconds (default none) and `point_memory` MB of address space (default: physical
+    memory / worker processes); 0 turns a limit off. A point past a limit, or whose worker dies,
+    is recorded as failed with the reason while the others go on (docs/sweeps.md)."""
     spec = _as_spec(spec)
     if retries is not None:
         spec.retries = non_negative_int(retries, "--retries")
+    point_timeout = _limit(point_timeout, "--point-timeout")
+    point_memory = _limit(point_memory, "--point-memory")
+    if cluster and (point_timeout or point_memory):
+        raise ValueError("--point-timeout/--point-memory limit local sweeps; a Dask worker has its own --memory-limit")
+    jobs = default_jobs() if jobs is None else jobs
+    if not cluster and jobs < 1:
+        raise ValueError(f"--jobs: must be at least 1, got {jobs}")
     if cluster:
         _distributed()  # before the folder is claimed or the progress bar drawn
     sdir = SweepDir(out)
     lock = sdir.claim(spec)
     try:
-        return _run_claimed(spec, sdir, jobs, cluster, quiet)
+        return _run_claimed(spec, sdir, jobs, cluster, quiet, point_timeout, point_memory)
     finally:
         lock.close()
 
 
-def _run_claimed(spec: SweepSpec, sdir: SweepDir, jobs: int | None, cluster: str | None, quiet: bool) -> dict:
+def _run_claimed(
+    spec: SweepSpec,
+    sdir: SweepDir,
+    jobs: int,
+    cluster: str | None,
+    quiet: bool,
+    point_timeout: float | None,
+    point_memory: float | None,
+) -> dict:
     sdir.clean_temporaries()
     points = spec.points()
     todo = [p for p in points if not sdir.done(p)]
@@ -355,14 +589,29 @@ def _run_claimed(spec: SweepSpec, sdir: SweepDir, jobs: int | None, cluster: str
     for point in points:  # a run killed between a point's file and its status record
         if sdir.done(point) and not (sdir.status / f"{point.id}.json").is_file():
             sdir.write_status(point, "ok", attempts=None, recovered=True)
+    if cluster:
+        limits, executor = Limits(), run_dask(spec, todo, cluster)
+    else:
+        jobs = max(1, min(jobs, len(todo)))
+        limits = _limits(jobs, point_timeout, point_memory)
+        executor = run_pool(spec, todo, jobs, limits)
     failures, started = [], time.perf_counter()
     with _progress(len(todo), reused, quiet) as bar:
-        for point, attempts, payload in _executor(spec, todo, jobs, cluster):
+        for point, attempts, payload in executor:
             if "error" in payload:
-                failures.append(
-                    {"id": point.id, "params": point.params, "attempts": attempts, "error": payload["error"]}
-                )
-                sdir.write_status(point, "failed", attempts, error=payload["error"], worker=payload["worker"])
+                failure = {
+                    "id": point.id,
+                    "params": point.params,
+                    "seed": point.params.get("seed"),
+                    "attempts": attempts,
+                    "cause": payload.get("cause", "error"),
+                    "error": payload["error"],
+                }
+                failures.append(failure)
+                extra = {k: failure[k] for k in ("cause", "error")}
+                if payload.get("stderr"):
+                    extra["stderr"] = payload["stderr"]
+                sdir.write_status(point, "failed", attempts, **extra, worker=payload.get("worker"))
             else:
                 sdir.write_ok(point, payload, attempts, spec.text_keys())
             bar.update(1)
@@ -377,6 +626,7 @@ def _run_claimed(spec: SweepSpec, sdir: SweepDir, jobs: int | None, cluster: str
         "wall_s": time.perf_counter() - started,
         "metrics": spec.metrics,
         "stats": ["stats.parquet", "stats.csv"],
+        "limits": {"point_timeout_s": limits.timeout_s, "point_memory_mb": limits.memory_mb},
         "failures": failures,
     }
     write_json_atomic(sdir.root / "summary.json", summary)
@@ -436,15 +686,21 @@ def summarize(sdir: SweepDir, done: list[Point], spec: SweepSpec) -> pd.DataFram
     return stats
 
 
+def format_failures(summary: dict) -> list[str]:
+    """One line per failed point: its id, parameters (the seed among them), attempts and reason."""
+    return [
+        f"  failed {f['id']} {f['params']} after {f['attempts']} attempts: {' '.join(f['error'].split())}"
+        for f in summary["failures"]
+    ]
+
+
 def format_summary(summary: dict) -> str:
     """The printed summary: counts, failures, and mean ± half-width per combination."""
     lines = [
         f"sweep {summary['name']}: {summary['points']} points: {summary['succeeded']} succeeded, "
         f"{summary['reused']} reused, {summary['failed']} failed ({summary['wall_s']:.1f} s)"
     ]
-    lines += [
-        f"  failed {f['id']} {f['params']} after {f['attempts']} attempts: {f['error']}" for f in summary["failures"]
-    ]
+    lines += format_failures(summary)
     stats: pd.DataFrame = summary["table"]
     if not stats.empty:
         shown = stats[[c for c in stats.columns if not c.endswith(("_mean", "_ci_low", "_ci_high"))]].copy()

@@ -133,9 +133,9 @@ class SweepSpec:
         spec = copy.deepcopy(self.base)
         for key, value in point.params.items():
             apply(spec, key, value)
-        # Sweeps keep only the links and flows tables; recording is passive, so dropping it
-        # changes no result (checked in tests/test_sweep.py) and saves time and memory.
-        spec.pop("record", None)
+        # The base's [record] table is kept: without it the engine records its defaults (cwnd,
+        # RTT, queues, ...), which a base may have turned off to save time and memory. Recording
+        # is passive: it changes no value of the links and flows tables a sweep keeps.
         return spec
 
     def text_keys(self) -> frozenset[str]:
