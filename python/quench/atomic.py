@@ -117,8 +117,9 @@ def check_output_dir(
             raise OutputError(f"cannot read the output folder {out}: {e.strerror}") from None
         if not (empty or force or is_quench_run(path)):
             raise OutputError(
-                f"{out} is not empty and holds no earlier quench run (only its files beside a meta.json "
-                "and scenario.json); choose another folder, or replace its contents with --force (force=True)"
+                f"{out} is not empty and holds no earlier quench run (a meta.json and a scenario.json "
+                "beside only .parquet/.csv/.pcap/.png/.json files); choose another folder, or replace "
+                "its contents with --force (force=True)"
             )
     existing = path.parent
     while not existing.exists():
