@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from quench.atomic import write_atomic, write_json_atomic
+from quench.atomic import OutputError, staged_dir, write_atomic, write_json_atomic
 
 
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
@@ -30,3 +30,20 @@ def test_written_files_get_the_umask_permissions_of_a_plain_open(tmp_path):
     finally:
         os.umask(umask)
     assert stat.S_IMODE((tmp_path / "a" / "b.json").stat().st_mode) == 0o644
+
+
+def test_a_staged_folder_replaces_its_target_whole_or_not_at_all(tmp_path):
+    out = tmp_path / "out"
+    with staged_dir(out) as tmp:
+        (tmp / "a.csv").write_text("1")
+    assert sorted(p.name for p in out.iterdir()) == ["a.csv"]
+    with pytest.raises(RuntimeError):
+        with staged_dir(out) as tmp:
+            (tmp / "b.csv").write_text("2")
+            raise RuntimeError("killed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in out.iterdir()) == ["a.csv"]
+    with pytest.raises(OutputError, match="not a plain file"):
+        with staged_dir(out) as tmp:
+            (tmp / "sub").mkdir()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -47,3 +47,30 @@ def test_sweep_cluster_without_dask_is_a_one_line_error(tmp_path, capsys, monkey
     captured = capsys.readouterr()
     assert captured.err == "quench: error: --cluster needs dask.distributed: pip install 'quench[cluster]'\n"
     assert captured.out == "" and not out.exists()
+
+
+def test_usage_errors_are_one_line(capsys):
+    assert main(["run", str(SCENARIO)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("quench: error: the following arguments are required: --out")
+    assert main(["nonsense"]) == 2
+    assert capsys.readouterr().err.startswith("quench: error: argument command: invalid choice")
+
+
+def test_a_bug_is_one_line_with_exit_status_3(capsys, monkeypatch):
+    def boom(args):
+        raise KeyError("oops")
+
+    monkeypatch.setattr("quench.cli.cmd_validate", boom)
+    monkeypatch.delenv("QUENCH_TRACEBACK", raising=False)
+    assert main(["validate", str(SCENARIO)]) == 3
+    assert capsys.readouterr().err == "quench: internal error: KeyError: 'oops'\n"
+
+
+def test_messages_stay_on_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'duration = "1s"\nhosts = ["a"]\n[[links]]\nfrom = "a"\nto = "b\\nc"\nrate = "1Mbps"\ndelay = "1ms"\n'
+    )
+    assert main(["validate", str(bad)]) == 2
+    assert capsys.readouterr().err == "quench: error: links[0].to: no host or router named 'b\\nc'\n"

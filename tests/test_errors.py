@@ -127,3 +127,46 @@ def test_an_error_raised_in_a_worker_process_arrives_whole():
         with pytest.raises(quench.ScenarioError) as e:
             pool.submit(_run_zero_rate).result()
     assert e.value.path == "links[0].rate" and "positive" in e.value.reason
+
+
+def test_file_problems_are_scenario_errors_with_a_path_and_a_reason(tmp_path):
+    def load_err(path) -> quench.ScenarioError:
+        with pytest.raises(quench.ScenarioError) as e:
+            quench.load_scenario(path)
+        assert e.value.path == "" and str(e.value) == e.value.reason
+        return e.value
+
+    assert load_err(tmp_path / "missing.toml").reason == f"{tmp_path / 'missing.toml'}: scenario file not found"
+    assert load_err(tmp_path).reason == f"{tmp_path}: is a folder, not a scenario file"
+    (tmp_path / "latin1.toml").write_bytes(b'duration = "1s"\n# caf\xe9\n')
+    assert load_err(tmp_path / "latin1.toml").reason.endswith(
+        "latin1.toml: line 2, column 6: not UTF-8 text (byte 0xe9)"
+    )
+    (tmp_path / "syntax.toml").write_text('duration = "1s"\nhosts = ["a",,]\n')
+    assert "syntax.toml: line 2, column 14: not valid TOML: " in load_err(tmp_path / "syntax.toml").reason
+    (tmp_path / "deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert "nested too deeply" in load_err(tmp_path / "deep.toml").reason
+
+
+def test_a_file_with_a_byte_order_mark_reads_as_utf8(tmp_path):
+    (tmp_path / "bom.toml").write_bytes('\ufeffduration = "1s"\n'.encode())
+    assert quench.load_scenario(tmp_path / "bom.toml") == {"duration": "1s"}
+
+
+def test_deep_or_non_plain_data_names_the_key():
+    deep: dict = {}
+    spec = {"duration": "1s", "record": deep}
+    for _ in range(5000):
+        deep["a"] = {}
+        deep = deep["a"]
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.validate_scenario(spec)
+    assert e.value.path.startswith("record.a.a.a") and e.value.reason == "nested deeper than 32 levels"
+    loop: dict = {"duration": "1s"}
+    loop["record"] = loop
+    with pytest.raises(quench.ScenarioError, match="nested deeper"):
+        quench.validate_scenario(loop)
+    e = err(lambda s: s["links"][0].update(loss=float("inf")))
+    assert e.path == "links[0].loss" and e.reason == "inf is not a finite number"
+    e = err(lambda s: s.update(duration=object()))
+    assert e.path == "duration" and "not plain data" in e.reason

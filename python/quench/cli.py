@@ -4,16 +4,44 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 from quench import _core
-from quench.results import FORMATS, Results
+from quench.atomic import OutputError, check_output_dir
+from quench.results import FORMATS, Results, pcap_file_names
 from quench.scenario import load_scenario, run_scenario, validate_scenario
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
+
+
+OUT_HELP = (
+    "output folder: absent, empty, or an earlier quench run's (one holding meta.json and "
+    "scenario.json beside only .parquet/.csv/.pcap/.png/.json files), which is replaced whole"
+)
+FORCE_HELP = "also replace a non-empty --out that holds no quench run (its contents are deleted)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line, like every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"quench: error: {_one_line(message)} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    """`text` on one line: control characters (newlines too) written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _out_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name; name a folder, e.g. --out results/run1")
+    return Path(text)
 
 
 def _formats(text: str) -> list[str]:
@@ -46,14 +74,21 @@ def summary_table(res: Results) -> str:
     return "\n".join(lines)
 
 
+def _check_pcaps(resolved: dict[str, Any]) -> None:
+    """Before the run: every captured link's file name is a plain name, and no two share one."""
+    pcap_file_names(resolved.get("record", {}).get("pcap", []))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     spec = load_scenario(args.scenario)
     if args.seed is not None:
         spec["seed"] = args.seed
     if args.duration is not None:
         spec["duration"] = args.duration
-    res = run_scenario(spec, progress=None if not args.quiet else False)
-    out = res.save(args.out, formats=args.format, plots=not args.no_plots)
+    # Every output check happens before the run, so a bad --out costs nothing.
+    check_output_dir(args.out, force=args.force, keep=[args.scenario])
+    res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps)
+    out = res.save(args.out, formats=args.format, plots=not args.no_plots, force=args.force)
     if not args.quiet:
         print(summary_table(res))
         print(f"results written to {out}")
@@ -70,10 +105,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from quench.scenarios import dumbbell
 
     duration = "10s" if args.quick else "60s"
+    check_output_dir(args.out, force=args.force)
     net = dumbbell(flows=args.flows, rate="10Mbps", rtt="50ms", seed=args.seed)
     net.record(segments=True, links=["r1->r2"])
     res = net.run(duration)
-    out = res.save(args.out, formats=args.format)
+    out = res.save(args.out, formats=args.format, force=args.force)
     print(f"dumbbell: {args.flows} NewReno flows, 10 Mb/s bottleneck, 50 ms RTT, one-BDP drop-tail buffer, {duration}")
     print(summary_table(res))
     print(f"results and plots written to {out}")
@@ -147,13 +183,24 @@ def pd_options():
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
+    p = _Parser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
     p.add_argument("--version", action="version", version=f"quench {_core.__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a TOML scenario file", description="Run a TOML scenario and save results.")
+    run = sub.add_parser(
+        "run",
+        help="run a TOML scenario file",
+        description="Run a TOML scenario and save results into --out, whole or not at all: they are "
+        "written into a hidden folder beside it (.NAME.quench-tmp-PID-XXXX, removed if the save fails, "
+        "and by a later save into the same parent if the process was killed), which then takes its "
+        "place. --out may be absent, empty, or an earlier quench run's folder: one holding a meta.json "
+        "that names the quench version and a scenario.json, beside only .parquet, .csv, .pcap, .png and "
+        ".json files; it is replaced whole, so no file of that run remains. Any other non-empty folder "
+        "is refused unless --force. --out is checked before the run starts.",
+    )
     run.add_argument("scenario", type=Path, help="scenario file (TOML)")
-    run.add_argument("--out", type=Path, required=True, help="output folder")
+    run.add_argument("--out", type=_out_path, required=True, help=OUT_HELP)
+    run.add_argument("--force", action="store_true", help=FORCE_HELP)
     run.add_argument("--seed", type=int, help="override the scenario's seed")
     run.add_argument("--duration", help="override the scenario's duration, e.g. 30s")
     run.add_argument("--format", type=_formats, default=["parquet"], help="parquet, csv, or parquet,csv")
@@ -174,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         "summary.json (every pass criterion), Parquet results and plots.",
     )
     rep.add_argument("name", choices=[*EXPERIMENTS, "all"], help="experiment, or all (writes REPORT.md)")
-    rep.add_argument("--out", type=Path, help="output folder (default results/NAME)")
+    rep.add_argument("--out", type=_out_path, help="output folder (default results/NAME)")
     rep.add_argument("--quick", action="store_true", help="shorter runs and sweeps (CI)")
     rep.add_argument("--seed", type=int, default=1)
     rep.set_defaults(func=cmd_reproduce)
@@ -186,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Jacobson's smoothed instantaneous arrival rate, as tables (Parquet and CSV) and a plot.",
     )
     tr.add_argument("pcap", type=Path)
-    tr.add_argument("--out", type=Path, required=True, help="output folder")
+    tr.add_argument("--out", type=_out_path, required=True, help="output folder")
     tr.add_argument("--src", help="arrival rate of packets from this IPv4 source only (default: all)")
     tr.add_argument("--gain", type=float, default=0.125, help="EWMA gain smoothing inter-arrival times")
     tr.set_defaults(func=cmd_trace)
@@ -198,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         "points already in --out are reused. Exit status 1 when some points failed (each listed on one line).",
     )
     sw.add_argument("spec", type=Path, help="sweep spec (TOML)")
-    sw.add_argument("--out", type=Path, required=True, help="output folder (resumed if it exists)")
+    sw.add_argument("--out", type=_out_path, required=True, help="output folder (resumed if it exists)")
     sw.add_argument("--cluster", metavar="ADDR", help="Dask scheduler address, e.g. tcp://host:8786")
     sw.add_argument("--jobs", type=int, help="local processes (default: the cores available)")
     sw.add_argument("--retries", type=int, help="retries after a point fails (default: the spec's, else 1)")
@@ -219,7 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     sw.set_defaults(func=cmd_sweep)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
-    demo.add_argument("--out", type=Path, default=Path("results/demo"), help="output folder (default results/demo)")
+    demo.add_argument("--out", type=_out_path, default=Path("results/demo"), help=f"{OUT_HELP} (default results/demo)")
+    demo.add_argument("--force", action="store_true", help=FORCE_HELP)
     demo.add_argument("--flows", type=int, default=4)
     demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--quick", action="store_true", help="10 s instead of 60 s")
@@ -229,14 +277,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command. Every failure is one line on stderr: `quench: error: ...` and exit
+    status 2 for bad input (a scenario, an output folder, a file that cannot be read or
+    written), `quench: internal error: ...` and 3 for a bug; never a traceback (set
+    QUENCH_TRACEBACK=1 to see one)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error (already printed)
+        return e.code if isinstance(e.code, int) else EXIT_BAD_INPUT
     try:
         return args.func(args)
-    except (_core.ScenarioError, FileNotFoundError, ValueError) as e:
-        print(f"quench: error: {e}", file=sys.stderr)
+    except (_core.ScenarioError, OutputError, ValueError, OSError, RecursionError) as e:
+        if os.environ.get("QUENCH_TRACEBACK"):
+            raise
+        text = str(e) if not isinstance(e, RecursionError) else "input nested too deeply"
+        print(f"quench: error: {_one_line(text)}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except _core.InternalError as e:
-        print(f"quench: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("quench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # a bug: one line, and the status says so
+        if os.environ.get("QUENCH_TRACEBACK"):
+            raise
+        prefix = "" if isinstance(e, _core.InternalError) else f"internal error: {type(e).__name__}: "
+        print(f"quench: {prefix}{_one_line(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
 
 

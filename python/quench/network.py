@@ -66,6 +66,9 @@ class Network:
         self._record: dict[str, Any] = {}
 
     def hosts(self, *names: str) -> Network:
+        """Add hosts. Node names (hosts and routers) become file names, so they hold only ASCII
+        letters, digits, '_', '-' and '.', do not start with '.' or '-', and have 1 to 64
+        characters; the engine refuses any other name, naming its key (`hosts[2]`)."""
         self._hosts.extend(names)
         return self
 

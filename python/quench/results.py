@@ -9,9 +9,6 @@ for). Times are seconds since the start of the run.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -20,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from quench import _core
+from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
 
 # Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
 # trace::TcpEvent), in code order, from the engine itself.
@@ -84,39 +82,78 @@ class Results:
         """Jain's fairness index of a per-flow column (1 = perfectly equal)."""
         return jain_index(self.flows[column].to_numpy(dtype=float))
 
-    def save(self, out_dir: str | Path, formats: Iterable[str] = ("parquet",), plots: bool = True) -> Path:
-        """Write tables, pcaps, the resolved scenario and (optionally) plots into out_dir.
-        Everything is written to a temporary folder first, so a failure leaves nothing behind."""
+    def save(
+        self, out_dir: str | Path, formats: Iterable[str] = ("parquet",), plots: bool = True, *, force: bool = False
+    ) -> Path:
+        """Write tables, pcaps, the resolved scenario and (optionally) plots into out_dir, which
+        may be absent, empty, or an earlier quench run's folder (replaced whole, so no file of
+        that run stays); any other non-empty folder only with `force` (its contents are
+        replaced). Everything is written into a hidden folder beside out_dir first, which then
+        takes its place: out_dir holds either the whole run or what it held before. Every file
+        name is checked to stay inside out_dir before anything is written."""
         formats = list(formats)
         unknown = [f for f in formats if f not in FORMATS]
         if unknown:
             raise ValueError(f"unknown output format(s) {unknown}; choose from {list(FORMATS)}")
-        out = Path(out_dir)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
-            self._write_all(tmp, formats, plots)
-            out.mkdir(exist_ok=True)
-            for f in sorted(tmp.iterdir()):
-                os.replace(f, out / f.name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return out
+        out = check_output_dir(out_dir, force=force)
+        names = self._file_names(formats)
+        with staged_dir(out, force=force) as tmp:
+            paths = {key: safe_child(tmp, name) for key, name in names.items()}
+            self._write_all(paths, formats, tmp if plots else None)
+        return Path(out_dir)
 
-    def _write_all(self, d: Path, formats: list[str], plots: bool) -> None:
+    def _file_names(self, formats: list[str]) -> dict[tuple[str, str], str]:
+        """The file name of every table (per format), pcap and JSON file, keyed by (kind, item);
+        two items that would share a file are refused."""
+        names: dict[tuple[str, str], str] = {}
+        for name in self.tables:
+            for fmt in formats:
+                names[(fmt, name)] = f"{name}.{fmt}"
+        for link, file in pcap_file_names(self.pcaps).items():
+            names[("pcap", link)] = file
+        names[("json", "scenario")] = "scenario.json"
+        names[("json", "meta")] = "meta.json"
+        seen: dict[str, tuple[str, str]] = {}
+        for key, file in names.items():
+            if file in seen:
+                raise OutputError(f"{key[1]} and {seen[file][1]} would both be written to {file}")
+            seen[file] = key
+        return names
+
+    def _write_all(self, paths: dict[tuple[str, str], Path], formats: list[str], plots_dir: Path | None) -> None:
         for name, df in self.tables.items():
             if "parquet" in formats:
-                df.to_parquet(d / f"{name}.parquet", index=False)
+                df.to_parquet(paths[("parquet", name)], index=False)
             if "csv" in formats:
-                df.to_csv(d / f"{name}.csv", index=False)
+                df.to_csv(paths[("csv", name)], index=False)
         for link, data in self.pcaps.items():
-            (d / f"{link.replace('->', '-')}.pcap").write_bytes(data)
-        (d / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
-        (d / "meta.json").write_text(json.dumps(self.meta, indent=2) + "\n")
-        if plots:
+            paths[("pcap", link)].write_bytes(data)
+        paths[("json", "scenario")].write_text(json.dumps(self.scenario, indent=2) + "\n")
+        paths[("json", "meta")].write_text(json.dumps(self.meta, indent=2) + "\n")
+        if plots_dir is not None:
             from quench.plot import save_standard_plots
 
-            save_standard_plots(self, d)
+            save_standard_plots(self, plots_dir)
+
+
+def pcap_file_name(link: str) -> str:
+    """The file a captured link is saved to: link a->b as a-b.pcap."""
+    return f"{link.replace('->', '-')}.pcap"
+
+
+def pcap_file_names(links: Iterable[str]) -> dict[str, str]:
+    """The pcap file of every captured link; refuses two links that would share a file (nodes
+    'a-b'->'c' and 'a'->'b-c' are both a-b-c.pcap) or a name that is not a plain file name."""
+    files: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for link in links:
+        file = pcap_file_name(link)
+        safe_child(Path("."), file)
+        if file in owner:
+            raise OutputError(f"captured links {owner[file]} and {link} would both be written to {file}")
+        files[link] = file
+        owner[file] = link
+    return files
 
 
 def jain_index(x: np.ndarray) -> float:

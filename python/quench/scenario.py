@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import sys
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,23 +43,81 @@ def active_journal() -> list[dict[str, Any]] | None:
     return _journals[-1] if _journals else None
 
 
+# Scenario data nested deeper than this is refused (real scenarios nest about 5 levels).
+MAX_DEPTH = 32
+_TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
+
+
+def scenario_error(path: str, reason: str) -> _core.ScenarioError:
+    """A ScenarioError like the engine's: `path` names the key ('' for the whole scenario)."""
+    e = _core.ScenarioError(f"{path}: {reason}" if path else reason)
+    e.path = path
+    e.reason = reason
+    return e
+
+
 def load_scenario(path: str | Path) -> dict[str, Any]:
-    """Read a TOML scenario file into a dict (not yet validated)."""
+    """Read a TOML scenario file into a dict (not yet validated). A file that cannot be read,
+    is not UTF-8 or not TOML raises ScenarioError with path '' and a reason that starts with
+    the file's name and, where one is known, the line and column."""
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"scenario file not found: {p}")
     try:
-        with p.open("rb") as f:
-            return tomllib.load(f)
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise scenario_error("", f"{p}: scenario file not found") from None
+    except IsADirectoryError:
+        raise scenario_error("", f"{p}: is a folder, not a scenario file") from None
+    except OSError as e:
+        raise scenario_error("", f"{p}: cannot read the scenario file: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        raise scenario_error(
+            "", f"{p}: line {line}, column {column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
+        ) from None
+    try:
+        return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
-        raise _core.ScenarioError(f"{p}: not valid TOML: {e}") from None
+        m = _TOML_AT.fullmatch(str(e))
+        where, what = (m[2], m[1]) if m else ("", str(e))
+        raise scenario_error("", f"{p}: {where + ': ' if where else ''}not valid TOML: {what}") from None
+    except RecursionError:
+        raise scenario_error("", f"{p}: not valid TOML: arrays or tables nested too deeply") from None
+
+
+def _key(path: str, key: object) -> str:
+    return f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else str(key)
+
+
+def _check_plain(spec: Any) -> None:
+    """Refuse what the engine cannot read as plain data, naming the key: nesting deeper than
+    MAX_DEPTH (or a table that holds itself), non-finite numbers, and values
+    that are not strings, numbers, booleans, lists or tables (a TOML date, say)."""
+    stack: list[tuple[str, Any, int]] = [("", spec, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, dict | list | tuple):
+            if depth >= MAX_DEPTH:
+                shown = path if len(path) <= 80 else f"{path[:60]}...{path[-16:]}"
+                raise scenario_error(shown, f"nested deeper than {MAX_DEPTH} levels")
+            items = list(value.items() if isinstance(value, dict) else enumerate(value))
+            stack.extend((_key(path, k), v, depth + 1) for k, v in reversed(items))
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise scenario_error(path, f"{value} is not a finite number")
+        elif not isinstance(value, str | int | float | bool | type(None)):
+            raise scenario_error(path, f"a {type(value).__name__} is not plain data (strings, numbers, lists, tables)")
 
 
 def _to_json(spec: dict[str, Any]) -> str:
+    if not isinstance(spec, dict):
+        raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
+    _check_plain(spec)
     try:
         return json.dumps(spec, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise _core.ScenarioError(f"scenario is not plain data (strings, numbers, lists, tables): {e}") from None
+        raise scenario_error("", f"scenario is not plain data (strings, numbers, lists, tables): {e}") from None
 
 
 def validate_scenario(spec: dict[str, Any]) -> dict[str, Any]:
@@ -89,11 +149,20 @@ class _ProgressBar:
             sys.stderr.write("\n")
 
 
-def run_scenario(spec: dict[str, Any], *, progress: bool | None = None) -> Results:
-    """Run a scenario dict; `progress` None shows a bar for long runs on a terminal."""
+def run_scenario(
+    spec: dict[str, Any],
+    *,
+    progress: bool | None = None,
+    before_run: Callable[[dict[str, Any]], None] | None = None,
+) -> Results:
+    """Run a scenario dict; `progress` None shows a bar for long runs on a terminal;
+    `before_run` is called with the resolved scenario once it is built, before it runs (the
+    command line checks its output files there)."""
     # One parse, one validation, one build: the engine hands back the scenario it built.
     sim = _core.Simulation(_to_json(spec))
     resolved = json.loads(sim.scenario)
+    if before_run is not None:
+        before_run(resolved)
     bar = _ProgressBar(sim.end, progress)
     wall_start = time.perf_counter()
     step = sim.end / PROGRESS_STEPS

@@ -24,15 +24,39 @@ impl Names {
     }
 }
 
+/// The longest node name, in characters.
+pub const NODE_NAME_MAX: usize = 64;
+
+/// A node name is `[A-Za-z0-9_][A-Za-z0-9_.-]*`, at most `NODE_NAME_MAX` characters. Names
+/// become file names (a captured link `a->b` is written as `a-b.pcap`), so the set has no path
+/// separator, no `..` component, no hidden or option-like leading `.` or `-`, and no `>`, which
+/// keeps a link's name `a->b` unambiguous.
+pub fn check_node_name(name: &str) -> Result<(), ConfigError> {
+    let rule = "a node name may hold only ASCII letters, digits, '_', '-' and '.', \
+                may not start with '.' or '-', and has 1 to 64 characters";
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let ok = !name.is_empty()
+        && name.chars().count() <= NODE_NAME_MAX
+        && name.chars().all(allowed)
+        && !name.starts_with(['.', '-']);
+    if ok {
+        return Ok(());
+    }
+    // Quote the name with control characters escaped, and cut a long one short.
+    let shown: String = name.chars().take(NODE_NAME_MAX).flat_map(char::escape_debug).collect();
+    let more = name.chars().count() > NODE_NAME_MAX;
+    let quoted =
+        format!("'{shown}{}'", if more { format!("... ({} characters)", name.chars().count()) } else { String::new() });
+    Err(ConfigError::new("", format!("{quoted}: {rule}")))
+}
+
 fn build_nodes(sc: &Scenario) -> Result<(Vec<Node>, Names), ConfigError> {
     let mut nodes = Vec::new();
     let mut names = HashMap::new();
     let all = sc.hosts.iter().map(|n| ("hosts", n, false)).chain(sc.routers.iter().map(|n| ("routers", n, true)));
     for (i, (key, name, is_router)) in all.enumerate() {
         let index = if is_router { i - sc.hosts.len() } else { i };
-        if name.is_empty() || name.contains("->") || name.contains(char::is_whitespace) {
-            return Err(ConfigError::new(format!("{key}[{index}]"), format!("'{name}' is not a usable node name")));
-        }
+        check_node_name(name).map_err(|e| e.within(&format!("{key}[{index}]")))?;
         if names.insert(name.clone(), NodeId(nodes.len() as u32)).is_some() {
             return Err(ConfigError::new(format!("{key}[{index}]"), format!("node '{name}' is declared twice")));
         }
@@ -246,6 +270,22 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
 mod tests {
     use super::*;
     use std::rc::Rc;
+
+    #[test]
+    fn node_names_come_from_a_safe_set() {
+        for good in ["a", "r1", "ucl_sink", "gw_back", "s0", "A-b.c_9", "x".repeat(64).as_str()] {
+            assert_eq!(check_node_name(good), Ok(()), "{good}");
+        }
+        for bad in ["", ".", "..", "../../escaped", "/abs", "a/b", "a\\b", "-a", ".hidden", "a b", "a->b", "é", "a\nb"]
+        {
+            let e = check_node_name(bad).unwrap_err();
+            assert!(e.message.contains("a node name may hold only"), "{bad}: {e}");
+        }
+        let long = "h".repeat(300);
+        let e = check_node_name(&long).unwrap_err();
+        assert!(e.message.contains("(300 characters)") && e.message.len() < 300, "{e}");
+        assert!(check_node_name("a\nb").unwrap_err().message.starts_with("'a\\nb'"));
+    }
 
     /// `host_shared` hands every flow of a host the same value of a type, and keeps hosts and
     /// types apart.
