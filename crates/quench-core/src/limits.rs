@@ -72,6 +72,16 @@ pub fn too_fast_for_nanoseconds(rate: BitRate, smallest: Bytes, what: &str) -> O
     ))
 }
 
+/// A number as a message shows it: plain, or in e-notation when very large or small (1e30,
+/// not thirty-one digits).
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// Is `d` within [`MAX_DURATION`]? The message names the bound.
 pub fn check_duration(d: Dur, shown: &str) -> Result<(), String> {
     if d > MAX_DURATION {
@@ -89,7 +99,7 @@ pub fn check_rate(r: BitRate, shown: &str) -> Result<(), String> {
 
 pub fn check_size(b: Bytes, shown: &str) -> Result<(), String> {
     if b > MAX_SIZE {
-        return Err(format!("{shown} is larger than {MAX_SIZE}, the largest size quench accepts"));
+        return Err(format!("{shown} is larger than {:e} bytes, the largest size quench accepts", MAX_SIZE.0));
     }
     Ok(())
 }

@@ -132,8 +132,8 @@ impl LinkSpec {
             return Err(ConfigError::new(
                 "packet_rate",
                 format!(
-                    "{} must be between {MIN_PACKET_RATE} and {MAX_PACKET_RATE:e} packets per second",
-                    self.packet_rate.unwrap_or_default()
+                    "{} must be between {MIN_PACKET_RATE:e} and {MAX_PACKET_RATE:e} packets per second",
+                    limits::shown(self.packet_rate.unwrap_or_default())
                 ),
             ));
         }

@@ -312,6 +312,7 @@ impl fmt::Display for BitRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
         match r {
+            r if r >= 1_000_000_000_000 && r % 1_000_000_000_000 == 0 => write!(f, "{}Tbps", r / 1_000_000_000_000),
             r if r >= 1_000_000_000 && r % 1_000_000_000 == 0 => write!(f, "{}Gbps", r / 1_000_000_000),
             r if r >= 1_000_000 && r % 1_000_000 == 0 => write!(f, "{}Mbps", r / 1_000_000),
             r if r >= 1_000 && r % 1_000 == 0 => write!(f, "{}kbps", r / 1_000),
@@ -377,10 +378,10 @@ impl Raw {
         let v = match self {
             Raw::Int(v) => v as f64,
             Raw::Float(v) if v.is_finite() && v >= 0.0 => v,
-            Raw::Float(v) => return Err(format!("{what} {v} must be finite and non-negative")),
+            Raw::Float(v) => return Err(format!("{what} {} must be finite and non-negative", limits::shown(v))),
             Raw::Text(s) => return Ok(Err(s)),
         };
-        whole(v * scale).map(Ok).ok_or_else(|| format!("{what} {v} does not fit in 64 bits of {unit}"))
+        whole(v * scale).map(Ok).ok_or_else(|| format!("{what} {} does not fit in 64 bits of {unit}", limits::shown(v)))
     }
 }
 
@@ -453,7 +454,7 @@ serde_unit!(
     |l, shown| {
         if l.packets.is_some_and(|p| p > limits::MAX_LIMIT_PACKETS) {
             return Err(format!(
-                "{shown} holds more than {} packets, the largest buffer quench accepts",
+                "{shown} holds more than {:e} packets, the largest buffer quench accepts",
                 limits::MAX_LIMIT_PACKETS
             ));
         }
@@ -523,7 +524,7 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["25ms", "1s", "10Mbps", "9600bps", "100us"] {
+        for s in ["25ms", "1s", "10Mbps", "9600bps", "100us", "2Tbps"] {
             let q = parse_quantity(s).unwrap();
             let shown = match q {
                 Quantity::Time(d) => d.to_string(),

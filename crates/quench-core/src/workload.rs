@@ -146,9 +146,11 @@ impl WorkloadSpec {
             return Err(ConfigError::new(
                 "arrival_rate",
                 format!(
-                    "{} flows/s over {window} s of arrivals is about {expected:.3e} flows, more than the {:e} \
+                    "{} flows/s over {} s of arrivals is about {expected:.3e} flows, more than the {:e} \
                      a workload may expand into (lower the rate or shorten the window)",
-                    self.arrival_rate, MAX_EXPECTED_ARRIVALS
+                    crate::limits::shown(self.arrival_rate),
+                    crate::limits::shown(window),
+                    MAX_EXPECTED_ARRIVALS
                 ),
             ));
         }
