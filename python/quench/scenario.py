@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import sys
 import time
 import tomllib
@@ -53,11 +54,43 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         raise _core.ScenarioError(f"{p}: not valid TOML: {e}") from None
 
 
+def _scenario_error(path: str, reason: str) -> _core.ScenarioError:
+    """A ScenarioError shaped like the engine's: `.path` names the key, `.reason` says why."""
+    e = _core.ScenarioError(f"{path}: {reason}" if path else reason)
+    e.path = path
+    e.reason = reason
+    return e
+
+
+def _not_plain_data(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The key path of the first value JSON cannot carry (NaN, an infinity, a date, an object),
+    with the reason, in the engine's spelling (`links[0].loss`); None when every value is data."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, f"{value} is not a finite number"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _not_plain_data(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _not_plain_data(item, f"{path}[{i}]")
+            if found:
+                return found
+    elif value is not None and not isinstance(value, (str, int, float)):
+        kind = type(value).__name__
+        return path, f"a {kind} is not a scenario value (strings, numbers, booleans, lists, tables)"
+    return None
+
+
 def _to_json(spec: dict[str, Any]) -> str:
     try:
         return json.dumps(spec, allow_nan=False)
     except (TypeError, ValueError) as e:
-        raise _core.ScenarioError(f"scenario is not plain data (strings, numbers, lists, tables): {e}") from None
+        found = _not_plain_data(spec)
+        if found:
+            raise _scenario_error(*found) from None
+        raise _scenario_error("", f"scenario is not plain data (strings, numbers, lists, tables): {e}") from None
 
 
 def validate_scenario(spec: dict[str, Any]) -> dict[str, Any]:
