@@ -40,11 +40,42 @@ impl ConfigError {
     /// carry the path of an error inside a tagged table (`nested_message`).
     pub fn from_serde(path: &str, message: &str) -> Self {
         let outer = if path == "." { "" } else { path };
+        let message = &plain_types(strip_position(message));
         match message.strip_prefix(NESTED_PATH).and_then(|m| m.split_once(NESTED_PATH)) {
             Some((inner, message)) => ConfigError::new(inner, message).within(outer),
             None => ConfigError::new(outer, message),
         }
     }
+}
+
+/// serde_json ends its messages with " at line L column C": a position in the JSON text the
+/// front end made from the user's file, which means nothing to the user. Strip it.
+fn strip_position(message: &str) -> &str {
+    let Some(i) = message.rfind(" at line ") else { return message };
+    let rest = &message[i + " at line ".len()..];
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match rest.split_once(" column ") {
+        Some((line, column)) if digits(line) && digits(column) => &message[..i],
+        _ => message,
+    }
+}
+
+/// serde names Rust's number types in "expected u64"; say what a user writes instead.
+fn plain_types(message: &str) -> String {
+    const TYPES: [(&str, &str); 6] = [
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("u64", "a whole number from 0 to 18446744073709551615"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("usize", "a whole number from 0 to 18446744073709551615"),
+    ];
+    for (rust, plain) in TYPES {
+        if let Some(head) = message.strip_suffix(&format!("expected {rust}")) {
+            return format!("{head}expected {plain}");
+        }
+    }
+    message.to_string()
 }
 
 impl fmt::Display for ConfigError {
@@ -64,4 +95,25 @@ pub enum Error {
     Config(#[from] ConfigError),
     #[error("simulation failed: {0}")]
     Runtime(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_json_positions_are_stripped() {
+        let e = ConfigError::from_serde(
+            "links[0].duplex",
+            "invalid type: string \"yes\", expected a boolean at line 1 column 87",
+        );
+        assert_eq!(e.to_string(), "links[0].duplex: invalid type: string \"yes\", expected a boolean");
+        let nested = format!("{} at line 3 column 9", nested_message("mean", "missing field `mean`"));
+        assert_eq!(ConfigError::from_serde("size", &nested).to_string(), "size.mean: missing field `mean`");
+        let e = ConfigError::from_serde("seed", "invalid value: integer `-1`, expected u64 at line 1 column 9");
+        assert_eq!(e.message, "invalid value: integer `-1`, expected a whole number from 0 to 18446744073709551615");
+        // Only a trailing "at line L column C" is a position.
+        let kept = ConfigError::from_serde("name", "arrives at line 1 column four");
+        assert_eq!(kept.message, "arrives at line 1 column four");
+    }
 }

@@ -19,6 +19,7 @@ pub mod builder;
 pub mod cc;
 pub mod error;
 pub mod ip;
+pub mod limits;
 pub mod link;
 pub mod packet;
 pub mod qdisc;

@@ -4,6 +4,7 @@
 
 use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
+use crate::limits::{self, MAX_FRAMING_OVERHEAD, MAX_MTU, MAX_PACKET_RATE, MIN_PACKET_RATE};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
 /// Flows are declared by the transports' registry (`transport/mod.rs`).
@@ -14,8 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Ethernet's MTU, the default for every link.
 const DEFAULT_MTU: Bytes = Bytes(1500);
-/// RFC 791: every internet module must forward a 68-byte datagram.
-pub const MIN_MTU: Bytes = Bytes(68);
+pub use crate::limits::MIN_MTU;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,13 +110,32 @@ impl LinkSpec {
         if self.mtu < MIN_MTU {
             return Err(ConfigError::new("mtu", format!("{} is below the IPv4 minimum of {MIN_MTU}", self.mtu)));
         }
+        if self.mtu > MAX_MTU {
+            return Err(ConfigError::new("mtu", format!("{} exceeds {MAX_MTU}, the largest IPv4 datagram", self.mtu)));
+        }
+        if self.framing_overhead > MAX_FRAMING_OVERHEAD {
+            return Err(ConfigError::new(
+                "framing_overhead",
+                format!("{} exceeds {MAX_FRAMING_OVERHEAD}, the largest framing quench accepts", self.framing_overhead),
+            ));
+        }
+        let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
+        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
+            return Err(ConfigError::new("rate", why));
+        }
         for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
             }
         }
-        if self.packet_rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-            return Err(ConfigError::new("packet_rate", "must be a positive number of packets per second"));
+        if self.packet_rate.is_some_and(|r| !(MIN_PACKET_RATE..=MAX_PACKET_RATE).contains(&r)) {
+            return Err(ConfigError::new(
+                "packet_rate",
+                format!(
+                    "{} must be between {MIN_PACKET_RATE:e} and {MAX_PACKET_RATE:e} packets per second",
+                    limits::shown(self.packet_rate.unwrap_or_default())
+                ),
+            ));
         }
         if self.from == self.to {
             return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));

@@ -35,6 +35,27 @@ pub fn unknown_kind<E: Error>(kind: &str, names: &'static [&'static str]) -> E {
     E::custom(nested_message("kind", E::unknown_variant(kind, names)))
 }
 
+/// A size that is either fixed (a string or a number: `Bytes`) or drawn from a distribution (a
+/// table tagged by `dist`): `Ok` for the first, `Err` for the second. Any other value is an
+/// error listing the `expected` forms; an error inside the table keeps its path.
+pub fn fixed_or_drawn<'de, D, T>(d: D, expected: &str) -> Result<Result<crate::units::Bytes, T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let value = <Value as serde::Deserialize>::deserialize(d)?;
+    match value {
+        Value::String(_) | Value::Number(_) => {
+            <crate::units::Bytes as serde::Deserialize>::deserialize(value).map(Ok).map_err(D::Error::custom)
+        }
+        Value::Object(ref table) if !table.contains_key("dist") => {
+            Err(D::Error::custom(format!("expected {expected}, found a table without `dist`")))
+        }
+        Value::Object(_) => body(value).map(Err),
+        other => Err(D::Error::custom(format!("expected {expected}, found {}", crate::units::describe(&other)))),
+    }
+}
+
 /// `Deserialize` for a registry's enum of `kind`-tagged variants (each a newtype around its
 /// config): `deserialize_by_kind!(QdiscSpec, "red" => Red, ...)`; the enum needs `NAMES`.
 macro_rules! deserialize_by_kind {

@@ -8,6 +8,7 @@
 //! Serialization time is computed in `u128` so that no rate or size overflows, and callers that
 //! transmit repeatedly carry the remainder (see [`Serializer`]) so a link's long-run rate is exact.
 
+use crate::limits;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer as SerdeSerializer};
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -220,24 +221,35 @@ pub fn parse_quantity(text: &str) -> Result<Quantity, UnitError> {
         return Err(UnitError(format!("'{text}': quantities must be finite and non-negative")));
     }
     let lookup = |table: &[(&str, f64)]| table.iter().find(|(u, _)| *u == unit).map(|(_, f)| value * f);
+    // Never saturate: a value that does not fit 64 bits of its base unit is an error.
+    let fits = |base: f64, unit: &str| {
+        whole(base).ok_or_else(|| UnitError(format!("'{text}' does not fit in 64 bits of {unit}")))
+    };
     if let Some(secs) = lookup(TIME_UNITS) {
-        return Ok(Quantity::Time(Dur::from_secs_f64(secs)));
+        return Ok(Quantity::Time(Dur(fits(secs * NS_PER_SEC as f64, "nanoseconds")?)));
     }
     if let Some(bps) = lookup(RATE_UNITS) {
-        return Ok(Quantity::Rate(BitRate(bps.round() as u64)));
+        return Ok(Quantity::Rate(BitRate(fits(bps, "bit/s")?)));
     }
     if let Some(b) = lookup(SIZE_UNITS) {
-        return Ok(Quantity::Size(Bytes(b.round() as u64)));
+        return Ok(Quantity::Size(Bytes(fits(b, "bytes")?)));
     }
     if PACKET_UNITS.contains(&unit) {
         if value.fract() != 0.0 {
             return Err(UnitError(format!("'{text}': a packet count must be a whole number")));
         }
-        return Ok(Quantity::Packets(value as u64));
+        return Ok(Quantity::Packets(fits(value, "packets")?));
     }
     Err(UnitError(format!(
         "'{text}': unknown unit '{unit}' (time: ns us ms s; rate: bps kbps Mbps Gbps; size: B KB MB KiB MiB; packets: p)"
     )))
+}
+
+/// `x` rounded to a whole number, if it is finite, non-negative and fits u64 (no saturation).
+fn whole(x: f64) -> Option<u64> {
+    let r = x.round();
+    // 2^64 is exactly representable; every f64 below it converts without saturating.
+    (0.0..18_446_744_073_709_551_616.0).contains(&r).then_some(r as u64)
 }
 
 fn wrong_kind(text: &str, want: &str) -> UnitError {
@@ -300,6 +312,7 @@ impl fmt::Display for BitRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
         match r {
+            r if r >= 1_000_000_000_000 && r % 1_000_000_000_000 == 0 => write!(f, "{}Tbps", r / 1_000_000_000_000),
             r if r >= 1_000_000_000 && r % 1_000_000_000 == 0 => write!(f, "{}Gbps", r / 1_000_000_000),
             r if r >= 1_000_000 && r % 1_000_000 == 0 => write!(f, "{}Mbps", r / 1_000_000),
             r if r >= 1_000 && r % 1_000 == 0 => write!(f, "{}kbps", r / 1_000),
@@ -325,32 +338,71 @@ impl fmt::Display for Limit {
     }
 }
 
-/// Deserialization helper: a string with a unit, or a bare number in the base unit.
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A unit value as written: a string with a unit, or a bare number in the base unit.
 enum Raw {
     Int(u64),
     Float(f64),
     Text(String),
 }
 
-fn raw_base(raw: Raw, what: &str) -> Result<Result<f64, String>, String> {
-    match raw {
-        Raw::Int(v) => Ok(Ok(v as f64)),
-        Raw::Float(v) if v.is_finite() && v >= 0.0 => Ok(Ok(v)),
-        Raw::Float(v) => Err(format!("{what} {v} must be finite and non-negative")),
-        Raw::Text(s) => Ok(Err(s)),
+/// How a JSON value that is neither a number nor a string is named in an error.
+pub(crate) fn describe(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "nothing (null)".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string \"{s}\""),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a table".into(),
     }
 }
 
+impl Raw {
+    /// Read a number or a string; anything else is an error listing the accepted forms.
+    fn read<'de, D: Deserializer<'de>>(d: D, expected: &str) -> Result<Raw, D::Error> {
+        use serde_json::Value;
+        match Value::deserialize(d)? {
+            Value::Number(n) => match (n.as_u64(), n.as_f64()) {
+                (Some(v), _) => Ok(Raw::Int(v)),
+                (None, Some(v)) => Ok(Raw::Float(v)),
+                (None, None) => Err(de::Error::custom(format!("{n} is not a number quench can read"))),
+            },
+            Value::String(s) => Ok(Raw::Text(s)),
+            other => Err(de::Error::custom(format!("expected {expected}, found {}", describe(&other)))),
+        }
+    }
+
+    /// A bare number, in the base unit, as a whole u64 of `scale` base units (no saturation).
+    fn base(self, what: &str, unit: &str, scale: f64) -> Result<Result<u64, String>, String> {
+        let v = match self {
+            Raw::Int(v) => v as f64,
+            Raw::Float(v) if v.is_finite() && v >= 0.0 => v,
+            Raw::Float(v) => return Err(format!("{what} {} must be finite and non-negative", limits::shown(v))),
+            Raw::Text(s) => return Ok(Err(s)),
+        };
+        whole(v * scale).map(Ok).ok_or_else(|| format!("{what} {} does not fit in 64 bits of {unit}", limits::shown(v)))
+    }
+}
+
+/// `Deserialize` (a string with a unit, or a bare number in the base unit, checked against the
+/// type's range in `limits.rs`) and `Serialize` (the string) for a unit type.
 macro_rules! serde_unit {
-    ($ty:ty, $parse:ident, $what:literal, $from_base:expr) => {
+    ($ty:ty, $parse:ident, $what:literal, $expected:literal, $unit:literal, $scale:expr, $from:expr, $check:expr) => {
         impl<'de> Deserialize<'de> for $ty {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                match raw_base(Raw::deserialize(d)?, $what).map_err(de::Error::custom)? {
-                    Ok(base) => Ok($from_base(base)),
-                    Err(text) => $parse(&text).map_err(de::Error::custom),
-                }
+                let raw = Raw::read(d, $expected)?;
+                let (value, shown) = match raw.base($what, $unit, $scale).map_err(de::Error::custom)? {
+                    Ok(base) => {
+                        let value: $ty = $from(base);
+                        let shown = value.to_string();
+                        (value, shown)
+                    }
+                    Err(text) => ($parse(&text).map_err(de::Error::custom)?, format!("'{text}'")),
+                };
+                let check: fn(&$ty, &str) -> Result<(), String> = $check;
+                check(&value, &shown).map_err(de::Error::custom)?;
+                Ok(value)
             }
         }
         impl Serialize for $ty {
@@ -361,10 +413,54 @@ macro_rules! serde_unit {
     };
 }
 
-serde_unit!(Dur, parse_dur, "duration", Dur::from_secs_f64);
-serde_unit!(BitRate, parse_rate, "rate", |b: f64| BitRate(b.round() as u64));
-serde_unit!(Bytes, parse_bytes, "size", |b: f64| Bytes(b.round() as u64));
-serde_unit!(Limit, parse_limit, "limit", |b: f64| Limit { packets: Some(b.round() as u64), bytes: None });
+serde_unit!(
+    Dur,
+    parse_dur,
+    "duration",
+    "a duration such as \"25ms\", or a number of seconds",
+    "nanoseconds",
+    NS_PER_SEC as f64,
+    Dur,
+    |d, shown| limits::check_duration(*d, shown)
+);
+serde_unit!(
+    BitRate,
+    parse_rate,
+    "rate",
+    "a rate such as \"10Mbps\", or a number of bit/s",
+    "bit/s",
+    1.0,
+    BitRate,
+    |r, shown| limits::check_rate(*r, shown)
+);
+serde_unit!(
+    Bytes,
+    parse_bytes,
+    "size",
+    "a size such as \"1500B\" or \"64KB\", or a number of bytes",
+    "bytes",
+    1.0,
+    Bytes,
+    |b, shown| limits::check_size(*b, shown)
+);
+serde_unit!(
+    Limit,
+    parse_limit,
+    "limit",
+    "a buffer limit such as \"100p\", \"64KB\" or \"100p,64KB\", or a number of packets",
+    "packets",
+    1.0,
+    |p| Limit { packets: Some(p), bytes: None },
+    |l, shown| {
+        if l.packets.is_some_and(|p| p > limits::MAX_LIMIT_PACKETS) {
+            return Err(format!(
+                "{shown} holds more than {:e} packets, the largest buffer quench accepts",
+                limits::MAX_LIMIT_PACKETS
+            ));
+        }
+        l.bytes.map_or(Ok(()), |b| limits::check_size(b, shown))
+    }
+);
 
 #[cfg(test)]
 mod tests {
@@ -428,7 +524,7 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["25ms", "1s", "10Mbps", "9600bps", "100us"] {
+        for s in ["25ms", "1s", "10Mbps", "9600bps", "100us", "2Tbps"] {
             let q = parse_quantity(s).unwrap();
             let shown = match q {
                 Quantity::Time(d) => d.to_string(),

@@ -9,6 +9,7 @@
 //! `response_time_s` (from the application's open, i.e. the first SYN, to the last byte delivered).
 
 use crate::error::ConfigError;
+use crate::limits::MAX_EXPECTED_ARRIVALS;
 use crate::rng::{Rng, StreamKind};
 use crate::scenario::FlowSpec;
 use crate::units::{Bytes, Dur};
@@ -40,12 +41,26 @@ pub struct WorkloadSpec {
     pub flow: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A flow's size: fixed, or drawn per flow.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// A flow's size: fixed, or drawn per flow. Written out untagged; read by hand so that a value
+/// of neither form gets a list of the accepted forms instead of serde's "no variant matched".
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum FlowSize {
     Fixed(Bytes),
     Drawn(SizeDistribution),
+}
+
+impl<'de> Deserialize<'de> for FlowSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::tagged::fixed_or_drawn(
+            d,
+            "a size such as \"250KB\", or a table {dist = \"exponential\" | \"pareto\", mean = ...}",
+        )
+        .map(|v| match v {
+            Ok(b) => FlowSize::Fixed(b),
+            Err(dist) => FlowSize::Drawn(dist),
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -121,6 +136,27 @@ impl WorkloadSpec {
         Ok(())
     }
 
+    /// Arrivals are expanded into flows before the run: refuse a workload whose expected
+    /// number of arrivals in `[start, min(stop, end))` exceeds the budget.
+    fn check_expected_arrivals(&self, end: Dur) -> Result<(), ConfigError> {
+        let stop = self.stop.map_or(end, |s| s.min(end));
+        let window = stop.0.saturating_sub(self.start.0) as f64 / 1e9;
+        let expected = self.arrival_rate * window;
+        if expected > MAX_EXPECTED_ARRIVALS {
+            return Err(ConfigError::new(
+                "arrival_rate",
+                format!(
+                    "{} flows/s over {} s of arrivals is about {expected:.3e} flows, more than the {:e} \
+                     a workload may expand into (lower the rate or shorten the window)",
+                    crate::limits::shown(self.arrival_rate),
+                    crate::limits::shown(window),
+                    MAX_EXPECTED_ARRIVALS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The arrivals in `[start, min(stop, end))`, drawn from the workload's own random stream.
     pub fn arrivals(&self, seed: u64, index: usize, end: Dur) -> Vec<Arrival> {
         let mut rng = Rng::stream(seed, StreamKind::Workload, index as u64);
@@ -161,6 +197,7 @@ pub fn expand(workloads: &[WorkloadSpec], seed: u64, end: Dur) -> Result<Vec<(us
     for (i, w) in workloads.iter().enumerate() {
         let path = format!("workloads[{i}]");
         w.validate().map_err(|e| e.within(&path))?;
+        w.check_expected_arrivals(end).map_err(|e| e.within(&path))?;
         let prefix = w.name.clone().unwrap_or_else(|| format!("w{i}"));
         for (k, a) in w.arrivals(seed, i, end).iter().enumerate() {
             flows.push((i, a.pair, w.flow(&prefix, k, a).map_err(|e| e.within(&path))?));

@@ -205,7 +205,8 @@ pub enum Threshold {
 
 impl<'de> Deserialize<'de> for Threshold {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match NumberOrText::deserialize(d)? {
+        match NumberOrText::read(d, "a threshold such as \"5p\" or \"20KB\", a number in the mode's unit, or \"auto\"")?
+        {
             NumberOrText::Number(v) if v.is_finite() && v >= 0.0 => Ok(Threshold::Plain(v)),
             NumberOrText::Number(v) => Err(de::Error::custom(format!("threshold {v} must be non-negative"))),
             NumberOrText::Text(s) if s == "auto" => Ok(Threshold::Auto),
@@ -242,16 +243,29 @@ impl Default for Weight {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
+/// A number or a string, as read for `w_q` and the thresholds.
 enum NumberOrText {
     Number(f64),
     Text(String),
 }
 
+impl NumberOrText {
+    /// Anything but a number or a string is an error listing the `expected` forms.
+    fn read<'de, D: Deserializer<'de>>(d: D, expected: &str) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Number(n) => n
+                .as_f64()
+                .map(NumberOrText::Number)
+                .ok_or_else(|| de::Error::custom(format!("{n} is not a number quench can read"))),
+            serde_json::Value::String(s) => Ok(NumberOrText::Text(s)),
+            other => Err(de::Error::custom(format!("expected {expected}, found {}", crate::units::describe(&other)))),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Weight {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match NumberOrText::deserialize(d)? {
+        match NumberOrText::read(d, "a weight in (0, 1] or \"auto\"")? {
             NumberOrText::Number(v) => Ok(Weight::Fixed(v)),
             NumberOrText::Text(s) if s == "auto" => Ok(Weight::Auto),
             NumberOrText::Text(s) => Err(de::Error::custom(format!("'{s}': w_q is a number or \"auto\""))),

@@ -4,6 +4,7 @@
 //! measures one-way delay.
 
 use crate::error::ConfigError;
+use crate::limits;
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
 use crate::rng::{Rng, StreamKind};
 use crate::transport::{
@@ -24,12 +25,27 @@ pub enum Pattern {
     Poisson,
 }
 
-/// Datagram payload size: fixed, or drawn per datagram.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// Datagram payload size: fixed, or drawn per datagram. Written out untagged; read by hand so
+/// that a value of neither form gets a list of the accepted forms.
+#[derive(Clone, Debug, Serialize)]
 #[serde(untagged)]
 pub enum SizeSpec {
     Fixed(Bytes),
     Drawn(SizeDistribution),
+}
+
+impl<'de> Deserialize<'de> for SizeSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::tagged::fixed_or_drawn(
+            d,
+            "a size such as \"1500B\", or a table {dist = \"uniform\", min = ..., max = ...} or \
+             {dist = \"choice\", values = [...]}",
+        )
+        .map(|v| match v {
+            Ok(b) => SizeSpec::Fixed(b),
+            Err(dist) => SizeSpec::Drawn(dist),
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -77,6 +93,17 @@ impl SizeSpec {
                     return Err(ConfigError::new("weights", "must be one non-negative weight per value"));
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// The smallest payload this spec can draw.
+    fn smallest(&self) -> Bytes {
+        match self {
+            SizeSpec::Fixed(b) => *b,
+            SizeSpec::Drawn(SizeDistribution::Uniform { min, .. }) => *min,
+            SizeSpec::Drawn(SizeDistribution::Choice { values, .. }) => {
+                values.iter().copied().min().unwrap_or_default()
             }
         }
     }
@@ -295,6 +322,12 @@ impl TransportSpec for UdpFlowSpec {
             return Err(ConfigError::new("rate", "must be positive"));
         }
         self.size.validate().map_err(|e| e.within("size"))?;
+        // The gap between datagrams is their wire size over the rate, in whole nanoseconds: a
+        // gap that rounds to 0 ns would send forever without time advancing.
+        let smallest = Bytes(self.size.smallest().0 + (IP_HEADER + UDP_HEADER) as u64);
+        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest datagram") {
+            return Err(ConfigError::new("rate", why));
+        }
         if self.stop.is_some_and(|s| s <= self.start) {
             return Err(ConfigError::new("stop", "must be after start"));
         }

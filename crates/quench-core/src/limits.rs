@@ -1,0 +1,119 @@
+//! The range of every quantity a scenario may give, in one place. A value outside its range is
+//! refused when the scenario is read or validated, with the key that holds it, instead of being
+//! clamped, wrapped or left to exhaust time or memory during the run.
+//!
+//! Every bound covers the largest legitimate use in this repository with room to spare (the
+//! longest run is 2000 s, the fastest link 10 Gbit/s, the largest workload a few thousand
+//! flows), and keeps the engine's integer arithmetic exact: times are u64 nanoseconds, rates
+//! u64 bit/s and sizes u64 bytes, and `size · 8 · 10⁹` is computed in u128.
+
+use crate::units::{BitRate, Bytes, Dur, NS_PER_SEC};
+
+/// The longest duration of any key (the run, delays, timers, starts): 10⁶ s, about 11.6 days.
+/// The longest run in this repository's scenarios, experiments and tests is 2000 s; 10⁶ s is
+/// 10¹⁵ ns, so an instant plus a delay (both at most this) never nears u64's 1.8·10¹⁹ ns.
+pub const MAX_DURATION: Dur = Dur(1_000_000 * NS_PER_SEC);
+
+/// The slowest positive rate: 1 bit/s (rates are whole bit/s; the slowest link in the
+/// repository is 9600 bit/s).
+pub const MIN_RATE: BitRate = BitRate(1);
+
+/// The fastest rate of any key: 10 Tbit/s, a thousand times the fastest link in the repository
+/// (10 Gbit/s). A link or source must also pass [`too_fast_for_nanoseconds`].
+pub const MAX_RATE: BitRate = BitRate(10_000_000_000_000);
+
+/// The largest size of any key (flow bytes, windows, buffers): 10¹⁵ bytes (1 PB). At the
+/// ~10⁷ events per second the engine runs, carrying 10¹⁵ bytes in 1500-byte packets already
+/// takes days; and 10¹⁵·8 bits fits u64 with a factor 2000 to spare.
+pub const MAX_SIZE: Bytes = Bytes(1_000_000_000_000_000);
+
+/// The most packets a buffer limit may name: 10⁹. A queued packet costs about 100 bytes of
+/// memory, so a queue that reached it would need ~100 GB; the largest limit in the repository
+/// is a few thousand packets.
+pub const MAX_LIMIT_PACKETS: u64 = 1_000_000_000;
+
+/// RFC 791: every internet module must forward a 68-byte datagram.
+pub const MIN_MTU: Bytes = Bytes(68);
+/// IPv4's total-length field is 16 bits: no datagram, so no MTU, exceeds 65535 bytes.
+pub const MAX_MTU: Bytes = Bytes(65_535);
+
+/// Link-layer framing added to each packet's wire time: at most 65535 bytes, the largest IPv4
+/// datagram (real framings add a few bytes: HDLC 8, Ethernet 38 with preamble and gap).
+pub const MAX_FRAMING_OVERHEAD: Bytes = Bytes(65_535);
+
+/// The smallest packet a link can carry: a bare 20-byte IPv4 header (a fragment or ICMP message
+/// is never smaller). Its time on the wire decides whether a link rate fits nanosecond time.
+pub const SMALLEST_PACKET: Bytes = Bytes(20);
+
+/// A link's packet-rate limit: at most 10⁹ packets per second (a gap under 1 ns would round
+/// away), at least one packet per [`MAX_DURATION`].
+pub const MAX_PACKET_RATE: f64 = 1e9;
+pub const MIN_PACKET_RATE: f64 = 1.0 / 1_000_000.0;
+
+/// A workload's expected number of arrivals over the run (arrival rate × arrival window): at
+/// most 10⁶. Arrivals are expanded into flows, each with its two agents, before the run starts:
+/// measured, 990,000 arrivals take 2.4 GB and 9 s just to validate, so 10⁷ would need ~24 GB.
+/// The largest workload in the repository (pcp06 at load 0.9) has a few thousand.
+pub const MAX_EXPECTED_ARRIVALS: f64 = 1e6;
+
+/// Why `rate` is too fast for nanosecond time when its smallest packet is `smallest` bytes:
+/// that packet's time on the wire, `smallest · 8 / rate`, would round to 0 ns (under 0.5 ns).
+pub fn too_fast_for_nanoseconds(rate: BitRate, smallest: Bytes, what: &str) -> Option<String> {
+    let bit_ns = smallest.0 as u128 * 8 * NS_PER_SEC as u128;
+    // bit_ns / rate < 0.5 ns  <=>  2 · bit_ns < rate
+    if 2 * bit_ns >= rate.0 as u128 {
+        return None;
+    }
+    let ns = bit_ns as f64 / rate.0 as f64;
+    let fastest = BitRate((2 * bit_ns).min(u64::MAX as u128) as u64);
+    Some(format!(
+        "{rate} is too fast for nanosecond time: {what} of {smallest} takes {ns:.3} ns, which rounds to 0 ns \
+         (at most {fastest})"
+    ))
+}
+
+/// A number as a message shows it: plain, or in e-notation when very large or small (1e30,
+/// not thirty-one digits).
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Is `d` within [`MAX_DURATION`]? The message names the bound.
+pub fn check_duration(d: Dur, shown: &str) -> Result<(), String> {
+    if d > MAX_DURATION {
+        return Err(format!("{shown} is longer than {MAX_DURATION}, the longest duration quench accepts"));
+    }
+    Ok(())
+}
+
+pub fn check_rate(r: BitRate, shown: &str) -> Result<(), String> {
+    if r > MAX_RATE {
+        return Err(format!("{shown} is faster than {MAX_RATE}, the fastest rate quench accepts"));
+    }
+    Ok(())
+}
+
+pub fn check_size(b: Bytes, shown: &str) -> Result<(), String> {
+    if b > MAX_SIZE {
+        return Err(format!("{shown} is larger than {:e} bytes, the largest size quench accepts", MAX_SIZE.0));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rate_is_too_fast_when_the_smallest_packet_rounds_to_zero() {
+        // 20 bytes = 160 bits: 0.5 ns at 320 Gbit/s.
+        assert!(too_fast_for_nanoseconds(BitRate(320_000_000_000), SMALLEST_PACKET, "a packet").is_none());
+        let e = too_fast_for_nanoseconds(BitRate(320_000_000_001), SMALLEST_PACKET, "a packet").unwrap();
+        assert!(e.contains("rounds to 0 ns") && e.contains("320Gbps"), "{e}");
+        assert!(too_fast_for_nanoseconds(MAX_RATE, Bytes(1500), "a packet").is_none());
+    }
+}

@@ -1,0 +1,107 @@
+//! Bounded and safe: every quantity out of its range (`limits.rs`) is refused when the scenario
+//! is read or built, naming its key, instead of being clamped, wrapped, or left to hang the run
+//! or exhaust memory; and messages name the key and the accepted forms, never an internal type
+//! or a position in the internal JSON text.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+fn base() -> Value {
+    json!({
+        "duration": "1s", "hosts": ["a", "b"], "routers": ["r"],
+        "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms"},
+                  {"from": "r", "to": "b", "rate": "10Mbps", "delay": "1ms"}],
+        "flows": [{"kind": "tcp", "src": "a", "dst": "b"}]
+    })
+}
+
+/// The error of `sc`: its key must be `path`, its message must contain `words` and must not
+/// mention serde's internals or the internal JSON text.
+fn expect(sc: Value, path: &str, words: &str) {
+    let e = config_error(&sc);
+    eprintln!("{e}");
+    assert_eq!(e.path, path, "wrong key in: {e}");
+    assert!(e.message.contains(words), "message of '{e}' should mention '{words}'");
+    for internal in ["untagged", "variant of", " at line ", "Raw", "SizeSpec", "FlowSize"] {
+        assert!(!e.message.contains(internal), "'{e}' mentions '{internal}'");
+    }
+}
+
+fn with(path: &[&str], value: Value) -> Value {
+    let mut sc = base();
+    let mut at = &mut sc;
+    for key in path {
+        at = match key.parse::<usize>() {
+            Ok(i) => &mut at[i],
+            Err(_) => &mut at[*key],
+        };
+    }
+    *at = value;
+    sc
+}
+
+#[test]
+fn out_of_range_values_are_refused_not_clamped() {
+    expect(with(&["links", "0", "rate"], json!("1e30bps")), "links[0].rate", "does not fit in 64 bits");
+    expect(with(&["links", "0", "rate"], json!("20Tbps")), "links[0].rate", "fastest rate");
+    expect(with(&["links", "0", "rate"], json!(1e30)), "links[0].rate", "does not fit in 64 bits");
+    expect(with(&["links", "0", "delay"], json!("18446744073709551616ns")), "links[0].delay", "64 bits");
+    expect(with(&["links", "0", "delay"], json!("2000000s")), "links[0].delay", "longest duration");
+    expect(with(&["links", "0", "framing_overhead"], json!("1e30B")), "links[0].framing_overhead", "64 bits");
+    expect(with(&["links", "0", "framing_overhead"], json!("1MB")), "links[0].framing_overhead", "65535B");
+    expect(with(&["links", "0", "mtu"], json!("100000B")), "links[0].mtu", "largest IPv4 datagram");
+    expect(with(&["duration"], json!("18446744073709551616ns")), "duration", "64 bits");
+    expect(with(&["duration"], json!(1e7)), "duration", "longest duration");
+    expect(
+        with(&["links", "1", "qdisc"], json!({"kind": "droptail", "limit": "99999999999p"})),
+        "links[1].qdisc.limit",
+        "packets",
+    );
+    expect(with(&["links", "0", "packet_rate"], json!(1e12)), "links[0].packet_rate", "packets per second");
+}
+
+#[test]
+fn a_rate_too_fast_for_nanosecond_time_is_refused_with_the_reason() {
+    expect(with(&["links", "0", "rate"], json!("1Tbps")), "links[0].rate", "rounds to 0 ns");
+    let udp = json!({"kind": "udp", "src": "a", "dst": "b", "rate": "9Tbps", "size": "10B"});
+    expect(with(&["flows", "0"], udp), "flows[0].rate", "rounds to 0 ns");
+    // 300 Gbit/s passes for 20-byte packets (0.53 ns) and a 1500-byte datagram.
+    let mut sc = with(&["links", "0", "rate"], json!("300Gbps"));
+    sc["flows"][0] = json!({"kind": "udp", "src": "a", "dst": "b", "rate": "1Gbps"});
+    let built = quench_core::Scenario::from_json(&sc.to_string()).and_then(|s| quench_core::Simulation::new(&s));
+    assert!(built.is_ok(), "{:?}", built.err());
+}
+
+#[test]
+fn a_workload_is_refused_when_it_would_expand_into_too_many_flows() {
+    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 1e30, "size": "10KB", "flow": {"kind": "tcp"}}]);
+    expect(with(&["workloads"], w), "workloads[0].arrival_rate", "about 1.000e30 flows");
+    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 2e6, "size": "10KB", "flow": {"kind": "tcp"},
+                    "start": "0.4s"}]);
+    expect(with(&["workloads"], w), "workloads[0].arrival_rate", "about 1.200e6 flows");
+}
+
+#[test]
+fn wrong_types_list_the_accepted_forms() {
+    expect(with(&["links", "0", "rate"], json!(true)), "links[0].rate", "expected a rate such as \"10Mbps\"");
+    expect(with(&["links", "0", "delay"], json!([1])), "links[0].delay", "found a list");
+    let w =
+        json!([{"pairs": [["a", "b"]], "arrival_rate": 1, "size": {"dist": "exponential"}, "flow": {"kind": "tcp"}}]);
+    expect(with(&["workloads"], w), "workloads[0].size", "missing field `mean`");
+    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 1, "size": false, "flow": {"kind": "tcp"}}]);
+    expect(with(&["workloads"], w), "workloads[0].size", "\"exponential\" | \"pareto\"");
+    let udp = json!({"kind": "udp", "src": "a", "dst": "b", "rate": "1Mbps", "size": [1]});
+    expect(with(&["flows", "0"], udp), "flows[0].size", "dist = \"uniform\"");
+    let red = json!({"kind": "red", "w_q": true});
+    expect(with(&["links", "1", "qdisc"], red), "links[1].qdisc.w_q", "or \"auto\"");
+    let red = json!({"kind": "red", "min_th": {}});
+    expect(with(&["links", "1", "qdisc"], red), "links[1].qdisc.min_th", "found a table");
+}
+
+#[test]
+fn messages_carry_no_position_in_the_internal_text() {
+    let e = config_error(&with(&["links", "0", "duplex"], json!("yes")));
+    assert_eq!(e.path, "links[0].duplex");
+    assert!(!e.message.contains("line"), "{e}");
+}
