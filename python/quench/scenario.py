@@ -48,8 +48,17 @@ MAX_DEPTH = 32
 _TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
 
 
+def one_line(text: str) -> str:
+    """`text` with line breaks and other unprintable characters escaped: an error is one line,
+    even when a key of the user's is "\n" (as the engine's errors are)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def scenario_error(path: str, reason: str) -> _core.ScenarioError:
     """A ScenarioError like the engine's: `path` names the key ('' for the whole scenario)."""
+    path, reason = one_line(path), one_line(reason)
     e = _core.ScenarioError(f"{path}: {reason}" if path else reason)
     e.path = path
     e.reason = reason

@@ -19,13 +19,24 @@ create_exception!(quench._core, ScenarioError, PyValueError, "A scenario is inva
 create_exception!(quench._core, InternalError, PyRuntimeError, "A bug in quench (please report it).");
 
 fn scenario_error(e: ConfigError) -> PyErr {
-    let err = ScenarioError::new_err(e.to_string());
+    let (path, reason) = (one_line(&e.path), one_line(&e.message));
+    let err = ScenarioError::new_err(if path.is_empty() { reason.clone() } else { format!("{path}: {reason}") });
     Python::with_gil(|py| {
         let value = err.value_bound(py);
-        let _ = value.setattr("path", e.path.clone());
-        let _ = value.setattr("reason", e.message.clone());
+        let _ = value.setattr("path", path);
+        let _ = value.setattr("reason", reason);
     });
     err
+}
+
+/// An error is one line: a key or value of the user's that holds a line break or another
+/// control character (a TOML key may be "\n") is shown escaped.
+fn one_line(text: &str) -> String {
+    let breaks = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    if !text.chars().any(breaks) {
+        return text.to_string();
+    }
+    text.chars().map(|c| if breaks(c) { c.escape_debug().to_string() } else { c.to_string() }).collect()
 }
 
 /// Run `f`, turning a panic into InternalError.
