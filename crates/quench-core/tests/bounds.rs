@@ -8,21 +8,13 @@ use common::*;
 use serde_json::{json, Value};
 
 fn base() -> Value {
-    json!({
-        "duration": "1s", "hosts": ["a", "b"], "routers": ["r"],
-        "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms"},
-                  {"from": "r", "to": "b", "rate": "10Mbps", "delay": "1ms"}],
-        "flows": [{"kind": "tcp", "src": "a", "dst": "b"}]
-    })
+    two_hosts_through_a_router()
 }
 
 /// The error of `sc`: its key must be `path`, its message must contain `words` and must not
 /// mention serde's internals or the internal JSON text.
 fn expect(sc: Value, path: &str, words: &str) {
-    let e = config_error(&sc);
-    eprintln!("{e}");
-    assert_eq!(e.path, path, "wrong key in: {e}");
-    assert!(e.message.contains(words), "message of '{e}' should mention '{words}'");
+    let e = expect_error(sc, path, words);
     for internal in ["untagged", "variant of", " at line ", "Raw", "SizeSpec", "FlowSize"] {
         assert!(!e.message.contains(internal), "'{e}' mentions '{internal}'");
     }

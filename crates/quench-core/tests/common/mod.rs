@@ -24,6 +24,25 @@ pub fn config_error(scenario: &Value) -> ConfigError {
     }
 }
 
+/// A valid scenario to break one key of: hosts a and b through router r, one TCP flow.
+pub fn two_hosts_through_a_router() -> Value {
+    serde_json::json!({
+        "duration": "1s", "hosts": ["a", "b"], "routers": ["r"],
+        "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "1ms"},
+                  {"from": "r", "to": "b", "rate": "10Mbps", "delay": "1ms"}],
+        "flows": [{"kind": "tcp", "src": "a", "dst": "b"}]
+    })
+}
+
+/// The error of `sc`, whose key must be `path` and whose message must contain `words`.
+pub fn expect_error(sc: Value, path: &str, words: &str) -> ConfigError {
+    let e = config_error(&sc);
+    eprintln!("{e}");
+    assert_eq!(e.path, path, "wrong key in: {e}");
+    assert!(e.message.contains(words), "message of '{e}' should mention '{words}'");
+    e
+}
+
 pub fn f64s(r: &RunResult, table: &str, col: &str) -> Vec<f64> {
     r.table(table).f64s(col)
 }
