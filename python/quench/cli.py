@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 from quench import _core
 from quench.atomic import OutputError, check_output_dir
 from quench.results import FORMATS, Results, pcap_file_names
-from quench.scenario import load_scenario, run_scenario, validate_scenario
+from quench.scenario import load_scenario, one_line, run_scenario, validate_scenario
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -30,12 +30,7 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors as one line, like every other error."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"quench: error: {_one_line(message)} (see {self.prog} --help)\n")
-
-
-def _one_line(text: str) -> str:
-    """`text` on one line: control characters (newlines too) written as escapes."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+        self.exit(EXIT_BAD_INPUT, f"quench: error: {one_line(message)} (see {self.prog} --help)\n")
 
 
 def _out_path(text: str) -> Path:
@@ -291,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("QUENCH_TRACEBACK"):
             raise
         text = str(e) if not isinstance(e, RecursionError) else "input nested too deeply"
-        print(f"quench: error: {_one_line(text)}", file=sys.stderr)
+        print(f"quench: error: {one_line(text)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("quench: interrupted", file=sys.stderr)
@@ -300,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("QUENCH_TRACEBACK"):
             raise
         prefix = "" if isinstance(e, _core.InternalError) else f"internal error: {type(e).__name__}: "
-        print(f"quench: {prefix}{_one_line(str(e))}", file=sys.stderr)
+        print(f"quench: {prefix}{one_line(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
 
 
