@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from toml_text import toml_value
 
 import quench
 from quench.cli import main
@@ -221,16 +222,8 @@ def toml_of(scenario: dict) -> str:
     """The base scenario as TOML under [sweep.base] (inline tables; enough for these dicts)."""
     lines = []
     for key, value in scenario.items():
-        lines.append(f"{key} = {json.dumps(value) if not isinstance(value, list | dict) else toml_value(value)}")
+        lines.append(f"{key} = {toml_value(value)}")
     return "\n".join(lines) + "\n"
-
-
-def toml_value(value) -> str:
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f'"{k}" = {toml_value(v)}' for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml_value(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 def wait_for_files(out: Path, at_least: int, running, context=None, timeout: float = SWEEP_TIMEOUT_S) -> int:

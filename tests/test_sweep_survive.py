@@ -13,6 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from toml_text import toml_value
 
 from quench.cli import main
 from quench.sweep import parse_spec, run_sweep
@@ -45,17 +46,9 @@ def udp(rate: str, limit: str, duration: str) -> dict:
 def write_spec(path: Path, base: dict, grid: dict, **sweep) -> Path:
     lines = ["[sweep]", *(f"{k} = {json.dumps(v)}" for k, v in sweep.items()), "[sweep.grid]"]
     lines += [f"{json.dumps(k)} = {json.dumps(v)}" for k, v in grid.items()]
-    lines += ["[sweep.base]", *(f"{k} = {toml(v)}" for k, v in base.items())]
+    lines += ["[sweep.base]", *(f"{k} = {toml_value(v)}" for k, v in base.items())]
     path.write_text("\n".join(lines) + "\n")
     return path
-
-
-def toml(value) -> str:
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {toml(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        return "[" + ", ".join(toml(v) for v in value) + "]"
-    return json.dumps(value)
 
 
 def parquet_files(out: Path) -> list[Path]:
