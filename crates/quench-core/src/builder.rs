@@ -13,6 +13,7 @@ use crate::transport::contract::{HostShared, Topology};
 use crate::transport::{Agent, FlowBuild, FlowSpec};
 use crate::units::{Dur, Time};
 use crate::workload;
+use crate::workload::WorkloadRun;
 use crate::world::{FlowInfo, Node, World, WorldParts};
 use std::collections::HashMap;
 
@@ -149,7 +150,7 @@ struct FlowContext<'a> {
     links: &'a [Link],
     ends: &'a [(NodeId, NodeId)],
     routes: &'a Routes,
-    host_shared: HostShared,
+    host_shared: &'a HostShared,
 }
 
 impl Topology for FlowContext<'_> {
@@ -157,7 +158,7 @@ impl Topology for FlowContext<'_> {
         check_path(self.routes, self.ends, self.links, self.nodes, ends, dont_fragment)
     }
     fn host_shared(&self) -> &HostShared {
-        &self.host_shared
+        self.host_shared
     }
 }
 
@@ -179,17 +180,20 @@ impl FlowContext<'_> {
         Ok((s, d))
     }
 
-    /// Build one flow: resolve its hosts, number its two agents, let its transport build them.
-    fn flow(&self, id: FlowId, spec: &FlowSpec, end: Time, agents: &mut Vec<Agent>) -> Result<FlowInfo, ConfigError> {
+    /// Build one flow with the given ids: resolve its hosts, let its transport build its
+    /// endpoints.
+    fn flow(
+        &self,
+        (id, sender, receiver): (FlowId, AgentId, AgentId),
+        spec: &FlowSpec,
+        end: Time,
+    ) -> Result<(FlowInfo, Agent, Agent), ConfigError> {
         let f = spec.spec();
         f.validate()?;
         let (src, dst) = self.endpoints(f.endpoints())?;
-        let (sender, receiver) = (AgentId(agents.len() as u32), AgentId(agents.len() as u32 + 1));
         let cx = FlowBuild { id, src, dst, sender, receiver, seed: self.seed, end, topology: self };
         let built = f.build(&cx)?;
-        agents.push(built.sender);
-        agents.push(built.receiver);
-        Ok(FlowInfo {
+        let info = FlowInfo {
             name: f.name().map_or_else(|| format!("{}{}", spec.kind(), id.0), str::to_string),
             kind: spec.kind(),
             cc: built.cc,
@@ -199,7 +203,43 @@ impl FlowContext<'_> {
             receiver,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
-        })
+        };
+        Ok((info, built.sender, built.receiver))
+    }
+}
+
+/// What the world needs to build a workload's arrivals as they come: the workloads, and the
+/// parts of the topology a transport's `build` may ask about.
+pub(crate) struct FlowFactory {
+    seed: u64,
+    end: Time,
+    names: Names,
+    ends: Vec<(NodeId, NodeId)>,
+    host_shared: HostShared,
+    pub workloads: Vec<WorkloadRun>,
+}
+
+impl FlowFactory {
+    /// Build an arrival's flow with the given ids. Its template was checked for its pair before
+    /// the run (`check_workloads`), so it builds.
+    pub fn build(
+        &self,
+        nodes: &[Node],
+        links: &[Link],
+        routes: &Routes,
+        ids: (FlowId, AgentId, AgentId),
+        spec: &FlowSpec,
+    ) -> (FlowInfo, Agent, Agent) {
+        let cx = FlowContext {
+            seed: self.seed,
+            names: &self.names,
+            nodes,
+            links,
+            ends: &self.ends,
+            routes,
+            host_shared: &self.host_shared,
+        };
+        cx.flow(ids, spec, self.end).expect("a workload's template was checked for every pair")
     }
 }
 
@@ -222,6 +262,22 @@ fn build_recorder(sc: &Scenario, links: &[Link]) -> Result<(Recorder, Vec<Option
     Ok((Recorder::new(sc.record.clone(), wanted), pcap))
 }
 
+/// Check each workload's template against the topology once per pair, with a host-shared
+/// state of its own (a check must not leave anything behind for the run), and the flow budget.
+fn check_workloads(sc: &Scenario, cx: &FlowContext, runs: &[WorkloadRun], end: Time) -> Result<(), ConfigError> {
+    let scratch = HostShared::default();
+    let cx = FlowContext { host_shared: &scratch, ..*cx };
+    let ids = (FlowId(0), AgentId(0), AgentId(1));
+    for run in runs {
+        for check in run.pair_checks() {
+            let (pair, spec) = check?;
+            cx.flow(ids, &spec, end).map_err(|e| workload::error_path(e, run.index, pair))?;
+        }
+    }
+    let expected: f64 = sc.workloads.iter().map(|w| w.expected_arrivals(sc.duration)).sum();
+    sc.budget.check_flows(sc.flows.len() as f64 + expected)
+}
+
 /// Build a ready-to-run world from a scenario.
 pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     if sc.duration.is_zero() {
@@ -232,6 +288,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let links = build_links(sc, &names)?;
     let ends: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
     let routes = Routes::compute(nodes.len(), &ends);
+    let host_shared = HostShared::default();
     let cx = FlowContext {
         seed: sc.seed,
         names: &names,
@@ -239,37 +296,34 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         links: &links,
         ends: &ends,
         routes: &routes,
-        host_shared: Default::default(),
+        host_shared: &host_shared,
     };
-    let workload_flows = workload::expand(&sc.workloads, sc.seed, sc.duration)?;
-    let total = sc.flows.len() + workload_flows.len();
-    let mut agents = Vec::with_capacity(total * 2);
-    let mut flows = Vec::with_capacity(total);
+    let mut agents = Vec::with_capacity(sc.flows.len() * 2);
+    let mut flows = Vec::with_capacity(sc.flows.len());
     for (i, spec) in sc.flows.iter().enumerate() {
         if spec.start() >= sc.duration {
             return Err(ConfigError::new(format!("flows[{i}].start"), "starts after the run ends"));
         }
-        let flow = cx
-            .flow(FlowId(flows.len() as u32), spec, end, &mut agents)
-            .map_err(|e| e.within(&format!("flows[{i}]")))?;
+        let id = flows.len() as u32;
+        let ids = (FlowId(id), AgentId(2 * id), AgentId(2 * id + 1));
+        let (flow, sender, receiver) = cx.flow(ids, spec, end).map_err(|e| e.within(&format!("flows[{i}]")))?;
         flows.push(flow);
+        agents.extend([sender, receiver]);
     }
-    for (workload, pair, spec) in &workload_flows {
-        let flow = cx
-            .flow(FlowId(flows.len() as u32), spec, end, &mut agents)
-            .map_err(|e| workload::error_path(e, *workload, *pair))?;
-        flows.push(flow);
-    }
+    let workloads = workload::prepare(&sc.workloads, sc.seed, sc.duration)?;
+    check_workloads(sc, &cx, &workloads, end)?;
     let (mut rec, pcap) = build_recorder(sc, &links)?;
-    crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), end)?;
+    let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
+    crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
+    let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
     let ip = sc.ip.clone();
-    Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, rec, pcap, ip }))
+    Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, factory, rec, pcap, ip }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::rc::Rc;
+    use std::sync::Arc;
 
     #[test]
     fn node_names_come_from_a_safe_set() {
@@ -300,7 +354,7 @@ mod tests {
             links: &[],
             ends: &[],
             routes: &routes,
-            host_shared: Default::default(),
+            host_shared: &Default::default(),
         };
         let (id, end) = (FlowId(0), Time::ZERO);
         let at = |src| FlowBuild {
@@ -314,11 +368,11 @@ mod tests {
             topology: &cx,
         };
         let (a, b) = (NodeId(0), NodeId(1));
-        let first: Rc<u32> = at(a).host_shared(a, || Rc::new(1));
-        let again: Rc<u32> = at(a).host_shared(a, || Rc::new(2));
-        let other_host: Rc<u32> = at(b).host_shared(b, || Rc::new(3));
-        let other_type: Rc<u64> = at(a).host_shared(a, || Rc::new(4));
-        assert!(Rc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
+        let first: Arc<u32> = at(a).host_shared(a, || Arc::new(1));
+        let again: Arc<u32> = at(a).host_shared(a, || Arc::new(2));
+        let other_host: Arc<u32> = at(b).host_shared(b, || Arc::new(3));
+        let other_type: Arc<u64> = at(a).host_shared(a, || Arc::new(4));
+        assert!(Arc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
         assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
     }
 }

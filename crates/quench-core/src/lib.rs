@@ -18,6 +18,7 @@
 pub mod builder;
 pub mod cc;
 pub mod error;
+pub mod flows;
 pub mod ip;
 pub mod limits;
 pub mod link;
@@ -65,6 +66,12 @@ impl Simulation {
 
     pub fn events_executed(&self) -> u64 {
         self.world.events_executed()
+    }
+
+    /// Workload arrivals whose endpoints are held now: the flows in progress, and finished
+    /// ones that still have a packet in the network or a timer armed (`flows.rs`).
+    pub fn arrivals_held(&self) -> usize {
+        self.world.flows.arrivals_held()
     }
 
     /// Advance simulated time to `t` (at most the scenario's duration).

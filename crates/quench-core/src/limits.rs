@@ -50,11 +50,15 @@ pub const SMALLEST_PACKET: Bytes = Bytes(20);
 pub const MAX_PACKET_RATE: f64 = 1e9;
 pub const MIN_PACKET_RATE: f64 = 1.0 / 1_000_000.0;
 
-/// A workload's expected number of arrivals over the run (arrival rate × arrival window): at
-/// most 10⁶. Arrivals are expanded into flows, each with its two agents, before the run starts:
-/// measured, 990,000 arrivals take 2.4 GB and 9 s just to validate, so 10⁷ would need ~24 GB.
-/// The largest workload in the repository (pcp06 at load 0.9) has a few thousand.
-pub const MAX_EXPECTED_ARRIVALS: f64 = 1e6;
+/// The flows a scenario may create by default (`budget.flows`): listed flows plus the
+/// workloads' expected arrivals. Arrivals are built as they come and reclaimed when done, so
+/// memory follows the concurrent flows; what grows with the total is the flows table, about
+/// 200 bytes a row in memory (Python's frame) before it is written.
+pub const DEFAULT_FLOW_BUDGET: u64 = 10_000_000;
+/// The most flows `budget.flows` may allow: flow ids are `u32` and each flow's two endpoints
+/// take ids `2f` and `2f + 1`, so the ids last to 2³¹ flows; 10⁹ leaves a Poisson count far
+/// above its mean (σ ≈ 3·10⁴) well inside.
+pub const MAX_FLOW_BUDGET: u64 = 1_000_000_000;
 
 /// Why `rate` is too fast for nanosecond time when its smallest packet is `smallest` bytes:
 /// that packet's time on the wire, `smallest · 8 / rate`, would round to 0 ns (under 0.5 ns).

@@ -4,8 +4,9 @@
 
 use crate::qdisc::DropReason;
 use crate::trace::table::{Column, Table};
-use crate::transport::{self, FlowRow};
+use crate::transport::FlowRow;
 use crate::units::Time;
+use crate::world::FlowInfo;
 use crate::world::World;
 
 pub struct RunResult {
@@ -75,21 +76,8 @@ fn links_table(w: &World) -> Table {
         .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
 }
 
-fn flow_row(w: &World, f: &crate::world::FlowInfo) -> FlowRow {
-    let mut r = FlowRow {
-        cwnd: f64::NAN,
-        srtt_s: f64::NAN,
-        mean_rtt_s: f64::NAN,
-        mean_delay_s: f64::NAN,
-        ..Default::default()
-    };
-    transport::report(&w.agents[f.sender.index()], &w.agents[f.receiver.index()], &mut r);
-    r
-}
-
 fn flows_table(w: &World) -> Table {
-    let fs = &w.flows;
-    let rows: Vec<FlowRow> = fs.iter().map(|f| flow_row(w, f)).collect();
+    let (fs, rows): (Vec<&FlowInfo>, Vec<FlowRow>) = w.flows.rows(&w.agents).unzip();
     let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
     // Goodput over the flow's active period: from its start to completion (or the run's end).
     let goodput = fs.iter().zip(&rows).map(|(f, r)| {

@@ -41,6 +41,49 @@ pub struct Scenario {
     /// Hosts' IP layer: reassembly timeout and buffer.
     #[serde(default)]
     pub ip: IpConfig,
+    /// How much the scenario may ask of the machine.
+    #[serde(default)]
+    pub budget: Budget,
+}
+
+/// Limits a scenario is held to before it runs; raise them explicitly for larger runs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Budget {
+    /// Flows the run may create: listed flows plus the workloads' expected arrivals.
+    #[serde(default = "default_flow_budget")]
+    pub flows: u64,
+}
+
+fn default_flow_budget() -> u64 {
+    limits::DEFAULT_FLOW_BUDGET
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { flows: limits::DEFAULT_FLOW_BUDGET }
+    }
+}
+
+impl Budget {
+    /// Refuse a scenario expected to create more flows than the budget allows.
+    pub fn check_flows(&self, expected: f64) -> Result<(), ConfigError> {
+        if self.flows == 0 || self.flows > limits::MAX_FLOW_BUDGET {
+            let msg = format!("{} is outside 1 to {:e}", self.flows, limits::MAX_FLOW_BUDGET as f64);
+            return Err(ConfigError::new("budget.flows", msg));
+        }
+        if expected > self.flows as f64 {
+            let msg = format!(
+                "the scenario is expected to create about {expected:.3e} flows (listed flows plus the \
+                 workloads' arrival rate × arrival window), more than the budget of {:e}; raise \
+                 budget.flows (at most {:e}) or lower the rate or the window",
+                self.flows as f64,
+                limits::MAX_FLOW_BUDGET as f64
+            );
+            return Err(ConfigError::new("budget.flows", msg));
+        }
+        Ok(())
+    }
 }
 
 fn default_seed() -> u64 {

@@ -5,6 +5,10 @@
 //! A sequence number can be reserved when an event is foreseen and the event queued later
 //! under it (or never, when its owner can show that it would change nothing): its place among
 //! equal-time events is then the one it had when foreseen, so results do not depend on it.
+//!
+//! Flows' starts take their numbers from a band below every other event's
+//! ([`Scheduler::schedule_start`]): the n-th start is ordered as if all starts had been queued
+//! before the run, whenever it is queued, so a workload's arrivals can be drawn as the run goes.
 
 use crate::units::Time;
 
@@ -111,9 +115,13 @@ pub struct Scheduler<E> {
     current: u128,
 }
 
+/// Sequence numbers below this are flows' starts (`schedule_start`), one per flow: flow ids
+/// are `u32`, so a start's ordinal always fits.
+const START_BAND: u64 = 1 << 32;
+
 impl<E: Copy> Default for Scheduler<E> {
     fn default() -> Self {
-        Scheduler { heap: Heap::with_capacity(1024), next_seq: 0, executed: 0, current: 0 }
+        Scheduler { heap: Heap::with_capacity(1024), next_seq: START_BAND, executed: 0, current: 0 }
     }
 }
 
@@ -121,6 +129,13 @@ impl<E: Copy> Scheduler<E> {
     pub fn schedule(&mut self, at: Time, event: E) {
         let seq = self.reserve();
         self.schedule_reserved(at, seq, event);
+    }
+
+    /// Queue the `ordinal`-th flow start: among events due at the same instant it runs before
+    /// every other kind of event, and after the starts with smaller ordinals.
+    pub fn schedule_start(&mut self, at: Time, ordinal: u64, event: E) {
+        debug_assert!(ordinal < START_BAND, "more flow starts than flow ids");
+        self.schedule_reserved(at, ordinal, event);
     }
 
     /// Take the sequence number an event scheduled now would get, without queueing it.
@@ -205,6 +220,20 @@ mod tests {
         let (_, second) = s.pop_until(Time(5)).unwrap();
         assert_eq!(second, 'b');
         assert!(s.has_passed(Time(5), early) && !s.has_passed(Time(5), late + 1));
+    }
+
+    /// A start queued late still runs before the other events due at its instant, in ordinal
+    /// order, as if it had been queued first.
+    #[test]
+    fn starts_run_first_in_ordinal_order() {
+        let mut s = Scheduler::default();
+        s.schedule_start(Time(3), 0, "start 0");
+        s.schedule(Time(3), "end of transmission");
+        s.pop_until(Time(2));
+        s.schedule_start(Time(3), 2, "start 2");
+        s.schedule_start(Time(3), 1, "start 1");
+        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(Time(3)).map(|(_, e)| e)).collect();
+        assert_eq!(order, ["start 0", "start 1", "start 2", "end of transmission"]);
     }
 
     /// Numbers of a block taken first keep their events ahead of events queued before them at

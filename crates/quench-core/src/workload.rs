@@ -2,14 +2,17 @@
 //! source–destination pairs, the traffic model of response-time studies such as PCP's (NSDI '06
 //! §4.2: 250 KB flows, Poisson arrivals, 100 pairs).
 //!
-//! A workload is expanded into ordinary flows before the world is built, so every transport
-//! (TCP, PCP, anything registered later) works in a workload without change: the `flow` entry is
-//! a flow template, a flow without `src`, `dst`, `start`, `bytes` and `name`, which the expansion
-//! fills in for each arrival. Each flow's response time is then the flows table's
-//! `response_time_s` (from the application's open, i.e. the first SYN, to the last byte delivered).
+//! Arrivals are drawn as the run goes, one ahead per workload ([`WorkloadRun`]): the world
+//! builds each arrival's flow when it arrives, so memory follows the flows that are active,
+//! not the flows that will ever exist, and validating a workload costs the same for an hour
+//! as for a year. Every transport (TCP, PCP, anything registered later) works in a workload
+//! without change: the `flow` entry is a flow template, a flow without `src`, `dst`, `start`,
+//! `bytes` and `name`, which is filled in for each arrival. The template is checked once per
+//! pair before the run (an arrival differs from that check only in its name, start and size).
+//! Each flow's response time is then the flows table's `response_time_s` (from the
+//! application's open, i.e. the first SYN, to the last byte delivered).
 
 use crate::error::ConfigError;
-use crate::limits::MAX_EXPECTED_ARRIVALS;
 use crate::rng::{Rng, StreamKind};
 use crate::scenario::FlowSpec;
 use crate::units::{Bytes, Dur};
@@ -100,6 +103,14 @@ impl FlowSize {
         }
     }
 
+    /// A size the flows may have: the fixed size, or the mean.
+    fn typical(&self) -> u64 {
+        match self {
+            FlowSize::Fixed(b) | FlowSize::Drawn(SizeDistribution::Exponential { mean: b }) => b.0,
+            FlowSize::Drawn(SizeDistribution::Pareto { mean, .. }) => mean.0,
+        }
+    }
+
     /// Draw one size, at least one byte.
     fn draw(&self, rng: &mut Rng) -> u64 {
         let bytes = match self {
@@ -136,46 +147,20 @@ impl WorkloadSpec {
         Ok(())
     }
 
-    /// Arrivals are expanded into flows before the run: refuse a workload whose expected
-    /// number of arrivals in `[start, min(stop, end))` exceeds the budget.
-    fn check_expected_arrivals(&self, end: Dur) -> Result<(), ConfigError> {
+    /// The expected number of arrivals in `[start, min(stop, end))`.
+    pub fn expected_arrivals(&self, end: Dur) -> f64 {
         let stop = self.stop.map_or(end, |s| s.min(end));
-        let window = stop.0.saturating_sub(self.start.0) as f64 / 1e9;
-        let expected = self.arrival_rate * window;
-        if expected > MAX_EXPECTED_ARRIVALS {
-            return Err(ConfigError::new(
-                "arrival_rate",
-                format!(
-                    "{} flows/s over {} s of arrivals is about {expected:.3e} flows, more than the {:e} \
-                     a workload may expand into (lower the rate or shorten the window)",
-                    crate::limits::shown(self.arrival_rate),
-                    crate::limits::shown(window),
-                    MAX_EXPECTED_ARRIVALS
-                ),
-            ));
-        }
-        Ok(())
+        self.arrival_rate * stop.0.saturating_sub(self.start.0) as f64 / 1e9
     }
 
     /// The arrivals in `[start, min(stop, end))`, drawn from the workload's own random stream.
     pub fn arrivals(&self, seed: u64, index: usize, end: Dur) -> Vec<Arrival> {
-        let mut rng = Rng::stream(seed, StreamKind::Workload, index as u64);
-        let stop = self.stop.map_or(end, |s| s.min(end));
-        let mean_gap_s = 1.0 / self.arrival_rate;
-        let mut arrivals = Vec::new();
-        let mut at = self.start;
-        loop {
-            at = at + Dur::from_secs_f64(rng.exponential(mean_gap_s));
-            if at >= stop {
-                return arrivals;
-            }
-            let pair = rng.range_inclusive(0, self.pairs.len() as u64 - 1) as usize;
-            arrivals.push(Arrival { at, pair, bytes: self.size.draw(&mut rng) });
-        }
+        let mut draws = ArrivalDraws::new(self, seed, index, end);
+        std::iter::from_fn(|| draws.next(self)).collect()
     }
 
     /// The flow of one arrival: the template with the arrival's endpoints, start and size.
-    fn flow(&self, prefix: &str, k: usize, a: &Arrival) -> Result<FlowSpec, ConfigError> {
+    pub fn flow(&self, prefix: &str, k: u64, a: &Arrival) -> Result<FlowSpec, ConfigError> {
         let mut entry = self.flow.clone();
         let (src, dst) = &self.pairs[a.pair];
         entry.insert("name".into(), format!("{prefix}.{k}").into());
@@ -190,20 +175,99 @@ impl WorkloadSpec {
     }
 }
 
-/// Every workload's flows, in arrival order within each workload. A flow's build error is
-/// renamed to the workload key that caused it (`workloads[0].pairs[3][1]`, `workloads[0].flow.cc`).
-pub fn expand(workloads: &[WorkloadSpec], seed: u64, end: Dur) -> Result<Vec<(usize, usize, FlowSpec)>, ConfigError> {
-    let mut flows = Vec::new();
-    for (i, w) in workloads.iter().enumerate() {
-        let path = format!("workloads[{i}]");
-        w.validate().map_err(|e| e.within(&path))?;
-        w.check_expected_arrivals(end).map_err(|e| e.within(&path))?;
-        let prefix = w.name.clone().unwrap_or_else(|| format!("w{i}"));
-        for (k, a) in w.arrivals(seed, i, end).iter().enumerate() {
-            flows.push((i, a.pair, w.flow(&prefix, k, a).map_err(|e| e.within(&path))?));
+/// A workload's arrivals, drawn one at a time from its own random stream: for each arrival
+/// the exponential gap, then the pair, then the size.
+#[derive(Clone, Debug)]
+pub struct ArrivalDraws {
+    rng: Rng,
+    at: Dur,
+    stop: Dur,
+    mean_gap_s: f64,
+}
+
+impl ArrivalDraws {
+    pub fn new(w: &WorkloadSpec, seed: u64, index: usize, end: Dur) -> Self {
+        ArrivalDraws {
+            rng: Rng::stream(seed, StreamKind::Workload, index as u64),
+            at: w.start,
+            stop: w.stop.map_or(end, |s| s.min(end)),
+            mean_gap_s: 1.0 / w.arrival_rate,
         }
     }
-    Ok(flows)
+
+    /// The next arrival, or `None` once past the window (and ever after).
+    pub fn next(&mut self, w: &WorkloadSpec) -> Option<Arrival> {
+        if self.at >= self.stop {
+            return None;
+        }
+        self.at = self.at + Dur::from_secs_f64(self.rng.exponential(self.mean_gap_s));
+        if self.at >= self.stop {
+            return None;
+        }
+        let pair = self.rng.range_inclusive(0, w.pairs.len() as u64 - 1) as usize;
+        Some(Arrival { at: self.at, pair, bytes: w.size.draw(&mut self.rng) })
+    }
+}
+
+/// A workload while the run goes: its template, its draws and the next arrival, ready to be
+/// built when its time comes.
+pub struct WorkloadRun {
+    pub index: usize,
+    spec: WorkloadSpec,
+    prefix: String,
+    draws: ArrivalDraws,
+    /// Arrivals handed out so far (the next one's number in its name).
+    count: u64,
+    next: Option<Arrival>,
+}
+
+impl WorkloadRun {
+    /// When the next arrival comes, if one does.
+    pub fn next_at(&self) -> Option<Dur> {
+        self.next.as_ref().map(|a| a.at)
+    }
+
+    /// The flow of the arrival due now, and the draw of the one after. Its template was
+    /// checked for its pair (`pair_checks`), so it cannot be refused.
+    pub fn take(&mut self) -> Option<FlowSpec> {
+        let a = self.next.take()?;
+        let flow = self.spec.flow(&self.prefix, self.count, &a).expect("the template was checked for every pair");
+        self.count += 1;
+        self.next = self.draws.next(&self.spec);
+        Some(flow)
+    }
+
+    /// Whether `name` is the name an arrival's flow would have (`PREFIX.k`).
+    pub fn names_flow(&self, name: &str) -> bool {
+        name.strip_prefix(self.prefix.as_str())
+            .and_then(|rest| rest.strip_prefix('.'))
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    }
+
+    /// A stand-in arrival's flow for each pair, to check the template against the topology
+    /// once per pair before the run: it differs from a real arrival only in name, start and
+    /// size, which no transport refuses (starts lie in the run, sizes are at least a byte).
+    /// A template error is named within the workload (`workloads[0].flow.cc`).
+    pub fn pair_checks(&self) -> impl Iterator<Item = Result<(usize, FlowSpec), ConfigError>> + '_ {
+        (0..self.spec.pairs.len()).map(|pair| {
+            let a = Arrival { at: self.spec.start, pair, bytes: self.spec.size.typical() };
+            let flow = self.spec.flow(&self.prefix, 0, &a);
+            flow.map(|f| (pair, f)).map_err(|e| e.within(&format!("workloads[{}]", self.index)))
+        })
+    }
+}
+
+/// Validate every workload and set each up to draw its arrivals as the run goes.
+pub fn prepare(workloads: &[WorkloadSpec], seed: u64, end: Dur) -> Result<Vec<WorkloadRun>, ConfigError> {
+    let mut runs = Vec::with_capacity(workloads.len());
+    for (i, w) in workloads.iter().enumerate() {
+        w.validate().map_err(|e| e.within(&format!("workloads[{i}]")))?;
+        let mut draws = ArrivalDraws::new(w, seed, i, end);
+        let next = draws.next(w);
+        let prefix = w.name.clone().unwrap_or_else(|| format!("w{i}"));
+        runs.push(WorkloadRun { index: i, spec: w.clone(), prefix, draws, count: 0, next });
+    }
+    Ok(runs)
 }
 
 /// Where in a workload a build error of one of its flows belongs.
@@ -277,7 +341,14 @@ mod tests {
 
     #[test]
     fn bad_workloads_name_the_key() {
-        let err = |overrides: &str| expand(&[spec(overrides)], 1, Dur::from_secs(1)).unwrap_err().to_string();
+        let err = |overrides: &str| {
+            let runs = match prepare(&[spec(overrides)], 1, Dur::from_secs(1)) {
+                Ok(runs) => runs,
+                Err(e) => return e.to_string(),
+            };
+            let checks: Result<Vec<_>, _> = runs[0].pair_checks().collect();
+            checks.expect_err("an error").to_string()
+        };
         assert!(err(r#"{"arrival_rate":0}"#).starts_with("workloads[0].arrival_rate:"));
         assert!(err(r#"{"flow":{"kind":"tcp","src":"x"}}"#).starts_with("workloads[0].flow.src:"));
         assert!(err(r#"{"flow":{"cc":"reno"}}"#).starts_with("workloads[0].flow.kind:"));

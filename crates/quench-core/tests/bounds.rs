@@ -66,12 +66,33 @@ fn a_rate_too_fast_for_nanosecond_time_is_refused_with_the_reason() {
 }
 
 #[test]
-fn a_workload_is_refused_when_it_would_expand_into_too_many_flows() {
+fn a_workload_beyond_the_flow_budget_is_refused_and_the_budget_can_be_raised() {
     let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 1e30, "size": "10KB", "flow": {"kind": "tcp"}}]);
-    expect(with(&["workloads"], w), "workloads[0].arrival_rate", "about 1.000e30 flows");
-    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 2e6, "size": "10KB", "flow": {"kind": "tcp"},
+    expect(with(&["workloads"], w), "budget.flows", "about 1.000e30 flows");
+    // 2·10⁷ flows/s for 0.6 s: over the default budget of 10⁷, within a raised one.
+    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 2e7, "size": "10KB", "flow": {"kind": "tcp"},
                     "start": "0.4s"}]);
-    expect(with(&["workloads"], w), "workloads[0].arrival_rate", "about 1.200e6 flows");
+    let over = with(&["workloads"], w);
+    expect(over.clone(), "budget.flows", "about 1.200e7 flows");
+    let mut raised = over;
+    raised["budget"] = json!({"flows": 20_000_000});
+    assert!(quench_core::Simulation::from_json(&raised.to_string()).is_ok());
+    raised["budget"] = json!({"flows": 2_000_000_000u64});
+    expect(raised, "budget.flows", "outside 1 to 1e9");
+}
+
+/// Arrivals are drawn as the run goes: an eight-day workload at 5 arrivals/s (3.5·10⁶ flows)
+/// builds, and after its first 10 s only the flows that have arrived exist.
+#[test]
+fn a_long_workload_creates_its_flows_as_they_arrive() {
+    let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 5, "size": "10KB", "flow": {"kind": "tcp"}}]);
+    let mut sc = with(&["workloads"], w);
+    sc["duration"] = json!("691200s");
+    let mut sim = quench_core::Simulation::from_json(&sc.to_string()).expect("an eight-day workload builds");
+    sim.run_until(quench_core::Time::ZERO + quench_core::Dur::from_secs(10));
+    let flows = sim.finish().table("flows").rows();
+    // One listed flow plus Poisson(50) arrivals: within 5σ of 51.
+    assert!((16..=86).contains(&flows), "{flows} flows after 10 s");
 }
 
 #[test]

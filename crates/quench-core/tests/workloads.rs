@@ -76,3 +76,84 @@ fn errors_name_the_workload_key() {
     s["workloads"][0]["size"] = json!("0B");
     assert_eq!(config_error(&s).path, "workloads[0].size");
 }
+
+/// The workload of `sc` written out as listed flows: the same arrivals (drawn by the engine's
+/// own `WorkloadSpec::arrivals`), names, starts and sizes, with the template's other keys.
+fn listed_equivalent(sc: &Value) -> Value {
+    let w: quench_core::workload::WorkloadSpec = serde_json::from_value(sc["workloads"][0].clone()).unwrap();
+    let duration: quench_core::Dur = serde_json::from_value(sc["duration"].clone()).unwrap();
+    let arrivals = w.arrivals(sc["seed"].as_u64().unwrap(), 0, duration);
+    let flows: Vec<Value> = arrivals
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let mut f = sc["workloads"][0]["flow"].clone();
+            let (src, dst) = &w.pairs[a.pair];
+            f["name"] = json!(format!("{}.{k}", w.name.as_deref().unwrap()));
+            f["src"] = json!(src);
+            f["dst"] = json!(dst);
+            f["start"] = json!(format!("{}ns", a.at.0));
+            f["bytes"] = json!(format!("{}B", a.bytes));
+            f
+        })
+        .collect();
+    let mut listed = sc.clone();
+    listed.as_object_mut().unwrap().remove("workloads");
+    listed["flows"] = json!(flows);
+    listed
+}
+
+/// Every table of two runs, compared column by column, bit for bit.
+fn assert_same_tables(a: &quench_core::RunResult, b: &quench_core::RunResult) {
+    assert_eq!(a.events_executed, b.events_executed, "events executed");
+    for t in &a.tables {
+        let u = b.table(&t.name);
+        assert_eq!(t.rows(), u.rows(), "rows of {}", t.name);
+        for (name, col) in &t.columns {
+            let other = u.column(name).unwrap();
+            let bits = |c: &quench_core::trace::table::Column| format!("{c:?}");
+            assert!(bits(col) == bits(other), "{}.{name} differs", t.name);
+        }
+    }
+}
+
+/// A workload's arrivals are built when they arrive and reclaimed when done, while listed flows
+/// live for the whole run: both must give the same run, bit for bit, on a congested bottleneck
+/// (drops, retransmissions, timeouts) for TCP and PCP, and under a Source Quench gateway.
+#[test]
+fn a_workload_runs_exactly_as_its_flows_listed() {
+    let congested = |flow: Value, qdisc: Value| {
+        let mut sc = scenario(40.0, "60KB", "8s");
+        sc["links"][0]["rate"] = json!("2Mbps");
+        sc["links"][0]["qdisc"] = qdisc.clone();
+        sc["links"][1]["qdisc"] = qdisc;
+        sc["workloads"][0]["flow"] = flow;
+        sc["workloads"][0]["size"] = json!({"dist": "pareto", "mean": "60KB", "shape": 1.5});
+        sc
+    };
+    let droptail = json!({"kind": "droptail", "limit": "10p"});
+    let cases = [
+        congested(json!({"kind": "tcp", "cc": "newreno"}), droptail.clone()),
+        congested(json!({"kind": "tcp", "cc": "reno", "tcp": {"sack": true}}), json!({"kind": "red"})),
+        congested(json!({"kind": "pcp"}), droptail),
+        congested(json!({"kind": "tcp", "cc": "tahoe"}), json!({"kind": "fuzzball"})),
+    ];
+    for sc in &cases {
+        let (arrived, listed) = (run(sc), run(&listed_equivalent(sc)));
+        let drops: f64 = f64s(&arrived, "links", "dropped_packets").iter().sum();
+        assert!(drops > 0.0, "the bottleneck drops ({})", sc["workloads"][0]["flow"]);
+        assert_same_tables(&arrived, &listed);
+    }
+}
+
+/// Finished arrivals are reclaimed: after 200 s of 10 flows/s, about 2000 arrivals, the flows
+/// whose endpoints are still held are the few in progress.
+#[test]
+fn finished_arrivals_are_reclaimed() {
+    let mut sim = quench_core::Simulation::from_json(&scenario(10.0, "20KB", "200s").to_string()).unwrap();
+    sim.run_until(quench_core::Time::ZERO + quench_core::Dur::from_secs(200));
+    let held = sim.arrivals_held();
+    let total = sim.finish().table("flows").rows();
+    assert!(total > 1800, "{total} arrivals");
+    assert!(held < 20, "{held} of {total} arrivals still held");
+}

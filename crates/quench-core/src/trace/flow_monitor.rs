@@ -69,24 +69,47 @@ columnar!(FlowMonitorTrace {
     b: f64,
 });
 
-/// Apply `record.monitor_flow`, resolving the flow by name (`names` in flow id order).
-pub fn configure<'a>(rec: &mut Recorder, names: impl Iterator<Item = &'a str>, end: Time) -> Result<(), ConfigError> {
+/// Apply `record.monitor_flow`, resolving the flow by name: a listed flow (`names` in flow id
+/// order), or a workload's arrival (`arrival_name` tells whether a name is one's), whose id is
+/// known only when it arrives ([`Recorder::flow_arrived`]).
+pub fn configure<'a>(
+    rec: &mut Recorder,
+    names: impl Iterator<Item = &'a str>,
+    arrival_name: impl Fn(&str) -> bool,
+    end: Time,
+) -> Result<(), ConfigError> {
     let Some(cfg) = rec.cfg.monitor_flow.clone() else { return Ok(()) };
     let names: Vec<&str> = names.collect();
-    let Some(i) = names.iter().position(|n| *n == cfg.flow) else {
-        let known: Vec<&str> = names.iter().copied().take(8).collect();
-        let msg = format!("no flow named '{}' (flows: {})", cfg.flow, known.join(", "));
-        return Err(ConfigError::new("record.monitor_flow.flow", msg));
+    let flow = match names.iter().position(|n| *n == cfg.flow) {
+        Some(i) => FlowId(i as u32),
+        None if arrival_name(&cfg.flow) => NOT_ARRIVED,
+        None => {
+            let known: Vec<&str> = names.iter().copied().take(8).collect();
+            let msg = format!("no flow named '{}' (flows: {})", cfg.flow, known.join(", "));
+            return Err(ConfigError::new("record.monitor_flow.flow", msg));
+        }
     };
     let (start, stop) = (Time::ZERO + cfg.start, cfg.stop.map_or(end, |d| Time::ZERO + d));
     if stop <= start {
         return Err(ConfigError::new("record.monitor_flow.stop", "must be later than start"));
     }
-    rec.watch = Some(Watch { flow: FlowId(i as u32), start, stop });
+    rec.watch = Some(Watch { flow, start, stop });
     Ok(())
 }
 
+/// The watched flow's id while it is an arrival yet to come: no flow has it (flows' two
+/// endpoints take ids 2f and 2f + 1, so flow ids stay below 2³¹).
+const NOT_ARRIVED: FlowId = FlowId(u32::MAX);
+
 impl Recorder {
+    /// A workload's arrival got its id: watch it if it is the flow the monitor waits for.
+    pub fn flow_arrived(&mut self, id: FlowId, name: &str) {
+        let Some(w) = self.watch.as_mut() else { return };
+        if w.flow == NOT_ARRIVED && self.cfg.monitor_flow.as_ref().is_some_and(|c| c.flow == name) {
+            w.flow = id;
+        }
+    }
+
     /// Is this flow's event at `now` to be recorded? (The only cost when the monitor is off.)
     #[inline]
     pub fn watching(&self, flow: FlowId, now: Time) -> bool {

@@ -322,6 +322,9 @@ impl Endpoint for AssistedSender {
     fn node(&self) -> NodeId {
         self.conn.local
     }
+    fn is_quiescent(&self) -> bool {
+        !self.pace.is_armed() && !self.rto.is_armed()
+    }
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         self.state = State::SynSent;
         self.send_syn(cx);
@@ -397,6 +400,10 @@ impl AssistedReceiver {
 impl Endpoint for AssistedReceiver {
     fn node(&self) -> NodeId {
         self.conn.local
+    }
+    /// It arms no timer.
+    fn is_quiescent(&self) -> bool {
+        true
     }
     fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {

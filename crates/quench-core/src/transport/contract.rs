@@ -70,7 +70,7 @@ impl FlowBuild<'_> {
     }
 
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
-    pub fn host_shared<T: Clone + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
+    pub fn host_shared<T: Clone + Send + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
         let mut map = self.topology.host_shared().borrow_mut();
         let entry = map.entry((host, TypeId::of::<T>())).or_insert_with(|| Box::new(make()));
         entry.downcast_ref::<T>().expect("entries are keyed by their type").clone()
@@ -95,7 +95,7 @@ pub trait FlowReport {
 
 /// Per-host state shared by the flows of one host, one value per (host, type): e.g. PCP's
 /// per-destination history. Looked up only, so the map's order cannot affect a run.
-pub(crate) type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any>>>;
+pub(crate) type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any + Send>>>;
 
 /// What the builder answers about the network while a flow is built.
 pub(crate) trait Topology {
@@ -108,7 +108,7 @@ pub(crate) trait Topology {
 
 /// Per-flow figures gathered from both endpoints of each flow; each transport's sender fills
 /// the ones it has (`transport::FlowReport`), the rest stay zero or NaN (undefined).
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FlowRow {
     pub(crate) bytes_sent: u64,
     pub(crate) bytes_delivered: u64,
@@ -124,4 +124,11 @@ pub struct FlowRow {
     pub(crate) packets_received: u64,
     pub(crate) mean_delay_s: f64,
     pub(crate) aborted: bool,
+}
+
+impl FlowRow {
+    /// A row before its sender fills it: counts zero, averages undefined (NaN).
+    pub(crate) fn undefined() -> Self {
+        FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() }
+    }
 }

@@ -132,6 +132,13 @@ pub trait Endpoint {
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
     fn on_source_quench(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    /// Whether this endpoint would act again only if a packet reached it: no timer armed
+    /// (a cancelled timer's queued expiry changes nothing) and nothing a Source Quench would
+    /// change. The world reclaims a finished flow's endpoints once both are quiescent and none
+    /// of the flow's packets is in the network. `false`, never reclaimed, unless implemented.
+    fn is_quiescent(&self) -> bool {
+        false
+    }
 }
 
 /// A host for driving one endpoint by hand in unit tests: it keeps every packet sent and every
@@ -250,6 +257,11 @@ macro_rules! transports {
             fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
                 match self {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
+                }
+            }
+            fn is_quiescent(&self) -> bool {
+                match self {
+                    $(Agent::$sender(a) => a.is_quiescent(), Agent::$receiver(a) => a.is_quiescent(),)+
                 }
             }
         }

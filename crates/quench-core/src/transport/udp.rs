@@ -241,6 +241,9 @@ impl Endpoint for UdpSource {
     fn node(&self) -> NodeId {
         self.node
     }
+    fn is_quiescent(&self) -> bool {
+        !self.next.is_armed()
+    }
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         if cx.now < self.stop {
             self.send_one(cx);
@@ -270,6 +273,10 @@ pub struct UdpSink {
 impl Endpoint for UdpSink {
     fn node(&self) -> NodeId {
         self.node
+    }
+    /// It arms no timer.
+    fn is_quiescent(&self) -> bool {
+        true
     }
     fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {

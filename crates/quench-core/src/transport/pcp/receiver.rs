@@ -89,6 +89,10 @@ impl Endpoint for PcpReceiver {
     fn node(&self) -> NodeId {
         self.conn.local
     }
+    /// It arms no timer.
+    fn is_quiescent(&self) -> bool {
+        true
+    }
     fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         if pkt.has_flag(tcp_flags::SYN) {

@@ -428,6 +428,9 @@ impl Endpoint for PcpSender {
     fn node(&self) -> NodeId {
         self.conn.local
     }
+    fn is_quiescent(&self) -> bool {
+        !self.rto.is_armed() && !self.pace.is_armed() && !self.probe_timer.is_armed()
+    }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.phase == Phase::Closed {

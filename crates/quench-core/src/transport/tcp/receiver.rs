@@ -169,6 +169,9 @@ impl Endpoint for TcpReceiver {
     fn node(&self) -> NodeId {
         self.conn.local
     }
+    fn is_quiescent(&self) -> bool {
+        !self.delack.is_armed()
+    }
 
     fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
 

@@ -587,6 +587,13 @@ impl Endpoint for TcpSender {
     fn node(&self) -> NodeId {
         self.conn.local
     }
+    /// A Source Quench acts only on an established connection.
+    fn is_quiescent(&self) -> bool {
+        self.state != State::Established
+            && !self.rexmt.is_armed()
+            && !self.pace.is_armed()
+            && !self.burst_timer.is_armed()
+    }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;

@@ -1,0 +1,243 @@
+//! The flows of a run and their endpoints, stored so that memory follows the flows that are
+//! active: the scenario's listed flows live for the whole run, while a workload's arrivals are
+//! built when they arrive and reclaimed once they can no longer act.
+//!
+//! Ids are dense and never reused: flow `f` has sender `AgentId(2f)` and receiver
+//! `AgentId(2f + 1)`. The listed flows take the first ids; arrivals follow in the order they
+//! arrive, kept in a window (a deque) from the oldest arrival not yet released to the newest.
+//!
+//! An arrival is reclaimed when nothing can change it any more ([`Flows::reclaimable`]): both
+//! endpoints are quiescent (no timer armed, nothing a Source Quench would change) and no packet
+//! of the flow is in the network. Its flows-table row is then final, so it is taken there and
+//! then and the endpoints are dropped. A stale timer event of a reclaimed endpoint finds no
+//! endpoint and is skipped, as the endpoint itself would have ignored it.
+
+use crate::packet::{AgentId, FlowId, NodeId};
+use crate::transport::{self, Agent, Endpoint, FlowRow};
+use crate::units::Time;
+use std::collections::VecDeque;
+
+/// A flow as declared, with the endpoints that realise it.
+pub struct FlowInfo {
+    pub name: String,
+    pub kind: &'static str,
+    pub cc: &'static str,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub sender: AgentId,
+    pub receiver: AgentId,
+    pub start: Time,
+    pub bytes: Option<u64>,
+}
+
+/// A flow whose row is final: the flow as declared and what its endpoints reported.
+pub struct FinishedFlow {
+    pub info: FlowInfo,
+    pub row: FlowRow,
+}
+
+/// An arrival in the window.
+struct Arrival {
+    info: FlowInfo,
+    state: ArrivalState,
+}
+
+enum ArrivalState {
+    Live {
+        /// Packets of the flow sent and neither delivered nor dropped yet.
+        in_network: u32,
+        /// Never reclaimed: some packet of the flow was cut into fragments, which the count
+        /// does not follow through reassembly.
+        pinned: bool,
+    },
+    Finished(Box<FlowRow>),
+}
+
+/// The endpoints, indexed by `AgentId`. Taken out of the world while one of them acts.
+#[derive(Default)]
+pub struct Agents {
+    listed: Vec<Agent>,
+    /// The endpoints of the arrivals in the flows' window, `None` once reclaimed.
+    arrived: VecDeque<Option<Box<[Agent; 2]>>>,
+    /// Flow id of `arrived[0]`.
+    first: u32,
+}
+
+impl Agents {
+    /// Whether no endpoint is held (the placeholder left while the endpoints are out).
+    pub fn is_empty(&self) -> bool {
+        self.listed.is_empty() && self.arrived.is_empty()
+    }
+
+    pub fn get_mut(&mut self, id: AgentId) -> Option<&mut Agent> {
+        let i = id.index();
+        if i < self.listed.len() {
+            return Some(&mut self.listed[i]);
+        }
+        let pair = self.arrived.get_mut(i / 2 - self.first as usize)?.as_mut()?;
+        Some(&mut pair[i % 2])
+    }
+
+    fn pair(&self, f: FlowId) -> Option<(&Agent, &Agent)> {
+        let i = f.index();
+        if 2 * i < self.listed.len() {
+            return Some((&self.listed[2 * i], &self.listed[2 * i + 1]));
+        }
+        let pair = self.arrived.get(i - self.first as usize)?.as_ref()?;
+        Some((&pair[0], &pair[1]))
+    }
+}
+
+/// Every flow's declaration and, for arrivals, what reclaiming them needs.
+#[derive(Default)]
+pub struct Flows {
+    listed: Vec<FlowInfo>,
+    window: VecDeque<Arrival>,
+    /// Flow id of `window[0]`.
+    first: u32,
+    /// Finished arrivals older than every arrival in the window, in id order.
+    released: Vec<FinishedFlow>,
+}
+
+impl Flows {
+    /// The scenario's listed flows (ids 0, 1, ...) and their endpoints, two per flow.
+    pub fn listed(flows: Vec<FlowInfo>, agents: Vec<Agent>) -> (Flows, Agents) {
+        debug_assert_eq!(agents.len(), 2 * flows.len(), "two endpoints per flow");
+        let first = flows.len() as u32;
+        (Flows { listed: flows, first, ..Default::default() }, Agents { listed: agents, first, ..Default::default() })
+    }
+
+    /// Flows so far, listed and arrived (the next arrival's id).
+    pub fn count(&self) -> u32 {
+        self.first + self.window.len() as u32
+    }
+
+    /// Ids and endpoints of the next flow.
+    pub fn next_ids(&self) -> (FlowId, AgentId, AgentId) {
+        let f = self.count();
+        (FlowId(f), AgentId(2 * f), AgentId(2 * f + 1))
+    }
+
+    /// Add an arrival built with the ids `next_ids` gave.
+    pub fn arrive(&mut self, agents: &mut Agents, info: FlowInfo, sender: Agent, receiver: Agent) {
+        debug_assert_eq!(info.sender, self.next_ids().1);
+        self.window.push_back(Arrival { info, state: ArrivalState::Live { in_network: 0, pinned: false } });
+        agents.arrived.push_back(Some(Box::new([sender, receiver])));
+    }
+
+    /// Arrivals whose endpoints are held (not yet reclaimed).
+    pub fn arrivals_held(&self) -> usize {
+        self.window.iter().filter(|a| matches!(a.state, ArrivalState::Live { .. })).count()
+    }
+
+    pub fn info(&self, f: FlowId) -> &FlowInfo {
+        if f.index() < self.listed.len() {
+            return &self.listed[f.index()];
+        }
+        match f.0.checked_sub(self.first) {
+            Some(i) => &self.window[i as usize].info,
+            None => &self.released[(f.0 as usize) - self.listed.len()].info,
+        }
+    }
+
+    #[inline]
+    fn live_arrival(&mut self, f: FlowId) -> Option<(&mut u32, &mut bool)> {
+        if f.0 < self.first {
+            return None; // listed, or released: not followed
+        }
+        let i = f.0 - self.first;
+        match &mut self.window.get_mut(i as usize)?.state {
+            ArrivalState::Live { in_network, pinned } => Some((in_network, pinned)),
+            ArrivalState::Finished(_) => None,
+        }
+    }
+
+    /// A packet of flow `f` entered the network.
+    #[inline]
+    pub fn sent(&mut self, f: FlowId) {
+        if let Some((n, _)) = self.live_arrival(f) {
+            *n += 1;
+        }
+    }
+
+    /// A packet of flow `f` left the network (delivered or dropped): true when that may have
+    /// made the flow reclaimable.
+    #[inline]
+    pub fn left(&mut self, f: FlowId) -> bool {
+        match self.live_arrival(f) {
+            Some((n, pinned)) => {
+                *n = n.saturating_sub(1);
+                *n == 0 && !*pinned
+            }
+            None => false,
+        }
+    }
+
+    /// A packet of flow `f` was cut into fragments.
+    pub fn fragmented(&mut self, f: FlowId) {
+        if let Some((_, pinned)) = self.live_arrival(f) {
+            *pinned = true;
+        }
+    }
+
+    /// Whether `f` is an arrival (a candidate for reclaiming).
+    #[inline]
+    pub fn is_arrival(&self, f: FlowId) -> bool {
+        f.0 >= self.listed.len() as u32
+    }
+
+    /// Whether arrival `f` can be reclaimed now.
+    pub fn reclaimable(&self, agents: &Agents, f: FlowId) -> bool {
+        let Some(i) = f.0.checked_sub(self.first) else { return false };
+        let Some(ArrivalState::Live { in_network: 0, pinned: false }) = self.window.get(i as usize).map(|a| &a.state)
+        else {
+            return false;
+        };
+        agents.pair(f).is_some_and(|(s, r)| s.is_quiescent() && r.is_quiescent())
+    }
+
+    /// Take arrival `f`'s final row and drop its endpoints (call when `reclaimable`).
+    pub fn reclaim(&mut self, agents: &mut Agents, f: FlowId) {
+        let i = (f.0 - self.first) as usize;
+        let pair = agents.arrived[i].take().expect("a live arrival has its endpoints");
+        self.window[i].state = ArrivalState::Finished(Box::new(row_of(&pair[0], &pair[1])));
+        self.release(agents);
+    }
+
+    /// Move the finished arrivals at the front of the window out of it.
+    fn release(&mut self, agents: &mut Agents) {
+        while self.window.front().is_some_and(|a| matches!(a.state, ArrivalState::Finished(_))) {
+            let Some(Arrival { info, state: ArrivalState::Finished(row) }) = self.window.pop_front() else {
+                unreachable!("the front arrival is finished")
+            };
+            self.released.push(FinishedFlow { info, row: *row });
+            agents.arrived.pop_front();
+            self.first += 1;
+            agents.first += 1;
+        }
+    }
+
+    /// Every flow in id order with its row (taken now from the endpoints of flows still held).
+    pub fn rows<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (&'a FlowInfo, FlowRow)> + 'a {
+        let listed = self.listed.iter().enumerate().map(move |(i, info)| {
+            let (s, r) = agents.pair(FlowId(i as u32)).expect("listed flows keep their endpoints");
+            (info, row_of(s, r))
+        });
+        let released = self.released.iter().map(|d| (&d.info, d.row.clone()));
+        let window = self.window.iter().enumerate().map(move |(i, a)| match &a.state {
+            ArrivalState::Live { .. } => {
+                let (s, r) = agents.pair(FlowId(self.first + i as u32)).expect("a live arrival has its endpoints");
+                (&a.info, row_of(s, r))
+            }
+            ArrivalState::Finished(row) => (&a.info, (**row).clone()),
+        });
+        listed.chain(released).chain(window)
+    }
+}
+
+/// A flow's row as its endpoints report it.
+fn row_of(sender: &Agent, receiver: &Agent) -> FlowRow {
+    let mut r = FlowRow::undefined();
+    transport::report(sender, receiver, &mut r);
+    r
+}
