@@ -114,3 +114,22 @@ def test_cli_writes_tables_and_plot(capture, tmp_path, capsys):
     for name in ("packets.parquet", "trace_flows.csv", "arrival_rate.parquet", "trace.png"):
         assert (tmp_path / "t" / name).exists()
     assert main(["trace", str(tmp_path / "nope.pcap"), "--out", str(tmp_path / "u")]) == 2
+
+
+def test_cli_out_follows_the_run_rules(capture, tmp_path, capsys):
+    """`--out` is replaced whole when it holds an earlier trace, refused when it holds
+    anything else unless --force, and never merged with what was there."""
+    _, path = capture
+    out = tmp_path / "t"
+    assert main(["trace", str(path), "--out", str(out)]) == 0
+    (out / "stale.csv").write_text("x\n")
+    assert main(["trace", str(path), "--out", str(out)]) == 0, "an earlier trace is replaced"
+    assert not (out / "stale.csv").exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    assert main(["trace", str(path), "--out", str(foreign)]) == 2
+    assert "not empty" in capsys.readouterr().err
+    assert (foreign / "notes.txt").read_text() == "keep me"
+    assert main(["trace", str(path), "--out", str(foreign), "--force"]) == 0
+    assert sorted(p.name for p in foreign.iterdir()) == sorted(p.name for p in out.iterdir())

@@ -54,6 +54,10 @@ NAME_MAX_BYTES = 255
 _LEFTOVER = re.compile(r"\..*\.quench-(?:tmp|old)-(\d+)-[0-9a-f]+", re.DOTALL)
 
 
+#: The meta.json key naming the pcap a `quench trace` output was made from.
+TRACE_MARKER_KEY = "trace_of"
+
+
 class OutputError(ValueError):
     """An output folder quench will not write into, or a file name that would leave it."""
 
@@ -75,14 +79,17 @@ def safe_child(folder: Path, name: str) -> Path:
 
 
 def is_quench_run(folder: Path) -> bool:
-    """Whether `folder` holds an earlier quench run and nothing else: a meta.json naming the
-    quench version and a scenario.json, beside only files of the kinds a run writes."""
+    """Whether `folder` holds an earlier quench output and nothing else: a meta.json naming the
+    quench version and either a scenario.json (a run) or the pcap it analysed (`quench trace`),
+    beside only files of the kinds quench writes."""
     try:
         entries = list(folder.iterdir())
         meta = json.loads((folder / RUN_MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    if not isinstance(meta, dict) or "quench_version" not in meta or not (folder / "scenario.json").is_file():
+    if not isinstance(meta, dict) or "quench_version" not in meta:
+        return False
+    if not ((folder / "scenario.json").is_file() or isinstance(meta.get(TRACE_MARKER_KEY), str)):
         return False
     return all(e.is_file() and not e.is_symlink() and e.name.endswith(RUN_FILE_SUFFIXES) for e in entries)
 

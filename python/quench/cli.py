@@ -161,7 +161,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     from quench.trace import PcapError, analyze, flows, read_pcap
 
     try:
-        summary = analyze(args.pcap, args.out, src=args.src, gain=args.gain)
+        summary = analyze(args.pcap, args.out, src=args.src, gain=args.gain, force=args.force)
         table = flows(read_pcap(args.pcap))
     except PcapError as e:
         raise ValueError(str(e)) from None
@@ -231,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--out", type=_out_path, required=True, help="output folder")
     tr.add_argument("--src", help="arrival rate of packets from this IPv4 source only (default: all)")
     tr.add_argument("--gain", type=float, default=0.125, help="EWMA gain smoothing inter-arrival times")
+    tr.add_argument("--force", action="store_true", help=FORCE_HELP)
     tr.set_defaults(func=cmd_trace)
 
     sw = sub.add_parser(

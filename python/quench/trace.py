@@ -11,6 +11,7 @@ times, invert — a rate proportional to the queue the packets are building).
 
 from __future__ import annotations
 
+import json
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,38 +260,51 @@ def arrival_rate(times: np.ndarray, gain: float = DEFAULT_SMOOTHING_GAIN) -> pd.
     return pd.DataFrame({"time_s": t[1:], "interarrival_s": gaps, "smoothed_s": smooth, "rate_pps": rate})
 
 
-def analyze(path: str | Path, out: str | Path, *, src: str | None = None, gain: float = DEFAULT_SMOOTHING_GAIN) -> dict:
-    """Write packets, flows, arrival rate (tables) and plots for a pcap; return a summary."""
+def analyze(
+    path: str | Path,
+    out: str | Path,
+    *,
+    src: str | None = None,
+    gain: float = DEFAULT_SMOOTHING_GAIN,
+    force: bool = False,
+) -> dict:
+    """Write packets, flows, arrival rate (tables) and plots for a pcap; return a summary.
+    `out` follows the rules of a run's output folder (`atomic.check_output_dir`): absent,
+    empty, or an earlier quench output, replaced whole; any other folder only with `force`."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from quench import _core
+    from quench.atomic import RUN_MARKER, TRACE_MARKER_KEY, check_output_dir, staged_dir
     from quench.results import Results  # noqa: F401  (pyarrow is needed for Parquet)
 
+    outdir = check_output_dir(out, force=force)
     pkts = read_pcap(path)
     fl = flows(pkts)
     chosen = pkts if src is None else pkts[pkts["src"] == src]
     rate = arrival_rate(chosen["time_s"].to_numpy(), gain) if len(chosen) > 1 else arrival_rate(np.array([0.0]))
-    outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
-    for name, df in (("packets", pkts), ("trace_flows", fl), ("arrival_rate", rate)):
-        df.to_parquet(outdir / f"{name}.parquet", index=False)
-        df.to_csv(outdir / f"{name}.csv", index=False)
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7))
-    tcp_flows = [f for f in fl["flow"] if f.endswith("/tcp")] if len(fl) else []
-    for f in tcp_flows[:8]:
-        ts = time_sequence(pkts, f)
-        if ts["len"].sum() > 0:
-            a1.plot(ts["time_s"], ts["seq"] / 1e3, ".", ms=2, label=f)
-    a1.set(xlabel="time (s)", ylabel="sequence (KB)", title="time-sequence of TCP data")
-    if tcp_flows:
-        a1.legend(fontsize="x-small")
-    a2.plot(rate["time_s"], rate["rate_pps"], lw=0.8)
-    a2.set(xlabel="time (s)", ylabel="packets/s", title=f"smoothed instantaneous arrival rate (gain {gain})")
-    for a in (a1, a2):
-        a.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(outdir / "trace.png", dpi=120)
-    plt.close(fig)
+    with staged_dir(outdir, force=force) as staging:
+        for name, df in (("packets", pkts), ("trace_flows", fl), ("arrival_rate", rate)):
+            df.to_parquet(staging / f"{name}.parquet", index=False)
+            df.to_csv(staging / f"{name}.csv", index=False)
+        meta = {"quench_version": _core.__version__, TRACE_MARKER_KEY: Path(path).name, "src": src, "gain": gain}
+        (staging / RUN_MARKER).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7))
+        tcp_flows = [f for f in fl["flow"] if f.endswith("/tcp")] if len(fl) else []
+        for f in tcp_flows[:8]:
+            ts = time_sequence(pkts, f)
+            if ts["len"].sum() > 0:
+                a1.plot(ts["time_s"], ts["seq"] / 1e3, ".", ms=2, label=f)
+        a1.set(xlabel="time (s)", ylabel="sequence (KB)", title="time-sequence of TCP data")
+        if tcp_flows:
+            a1.legend(fontsize="x-small")
+        a2.plot(rate["time_s"], rate["rate_pps"], lw=0.8)
+        a2.set(xlabel="time (s)", ylabel="packets/s", title=f"smoothed instantaneous arrival rate (gain {gain})")
+        for a in (a1, a2):
+            a.grid(alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(staging / "trace.png", dpi=120)
+        plt.close(fig)
     return {"packets": len(pkts), "flows": len(fl), "out": str(outdir)}
