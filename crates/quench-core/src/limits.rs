@@ -76,6 +76,30 @@ pub fn too_fast_for_nanoseconds(rate: BitRate, smallest: Bytes, what: &str) -> O
     ))
 }
 
+/// The most packets a per-flow target may name (Vegas's and FAST's α and β, burstiness
+/// control's threshold, PCP's smallest rate and increment): as many as the longest queue quench
+/// accepts; no flow can keep more queued than any queue holds.
+pub const MAX_PACKETS_TARGET: f64 = MAX_LIMIT_PACKETS as f64;
+
+/// The most round-trip times a waiting period may span (PCP's probe span, back-off, jitter and
+/// queue alarm, the assisted transport's timeout): a thousand round trips, two orders of
+/// magnitude past every default here, keeps `RTT · n` inside nanosecond time even for a path
+/// of round-trip time `MAX_DURATION`.
+pub const MAX_RTT_MULTIPLE: f64 = 1e3;
+
+/// The most a dimensionless tuning factor may be (PCP's slope tolerance and confidence,
+/// tit-for-tat factor): three orders of magnitude past their defaults (at most 2).
+pub const MAX_FACTOR: f64 = 1e3;
+
+/// Refuse a setting above its ceiling (its lower bound is checked where it is defined): the
+/// message names the ceiling and what it stands for, never a clamped value.
+pub fn check_at_most(key: &str, v: f64, most: f64, what: &str) -> Result<(), crate::ConfigError> {
+    if v > most {
+        return Err(crate::ConfigError::new(key, format!("{} is more than {}, {what}", shown(v), shown(most))));
+    }
+    Ok(())
+}
+
 /// A number as a message shows it: plain, or in e-notation when very large or small (1e30,
 /// not thirty-one digits).
 pub fn shown(v: f64) -> String {

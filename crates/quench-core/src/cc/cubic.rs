@@ -112,6 +112,11 @@ pub struct Cubic {
     carry: f64,
 }
 
+/// The largest cubic constant C, in segments/s³: 10⁴ times RFC 9438's 0.4 (§5). At that
+/// C the window passes its plateau by 4,000 segments one second after reaching it, faster than
+/// any path a packet simulator models fills; beyond it the cubic term only overflows.
+const MAX_C: f64 = 4e3;
+
 impl Cubic {
     pub fn new(cfg: &CubicConfig) -> Result<Self, ConfigError> {
         if !(cfg.c.is_finite() && cfg.c > 0.0) {
@@ -120,6 +125,7 @@ impl Cubic {
         if !(cfg.beta > 0.0 && cfg.beta < 1.0) {
             return Err(ConfigError::new("beta", "must be in (0, 1)"));
         }
+        crate::limits::check_at_most("c", cfg.c, MAX_C, "the largest cubic constant quench accepts (segments/s³)")?;
         Ok(Cubic {
             c: cfg.c,
             beta: cfg.beta,

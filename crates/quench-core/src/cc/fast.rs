@@ -144,6 +144,9 @@ impl Fast {
         if !(beta >= alpha && beta.is_finite()) {
             return Err(ConfigError::new("beta", "must be at least alpha"));
         }
+        let target = "the most packets a per-flow target may name";
+        crate::limits::check_at_most("alpha", alpha, crate::limits::MAX_PACKETS_TARGET, target)?;
+        crate::limits::check_at_most("beta", beta, crate::limits::MAX_PACKETS_TARGET, target)?;
         if !(cfg.gamma > 0.0 && cfg.gamma <= 1.0) {
             return Err(ConfigError::new("gamma", "must be in (0, 1]"));
         }

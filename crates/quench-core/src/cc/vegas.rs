@@ -86,6 +86,10 @@ impl Vegas {
         if cfg.beta < cfg.alpha {
             return Err(ConfigError::new("beta", "must be at least alpha"));
         }
+        for (field, v) in [("alpha", cfg.alpha), ("beta", cfg.beta), ("gamma", cfg.gamma)] {
+            let target = "the most packets a per-flow target may name";
+            crate::limits::check_at_most(field, v, crate::limits::MAX_PACKETS_TARGET, target)?;
+        }
         if cfg.initial_window == Some(0) {
             return Err(ConfigError::new("initial_window", "must be at least 1"));
         }

@@ -92,6 +92,8 @@ impl AssistedConfig {
                 "must be at least 1 (a timeout shorter than an RTT fires spuriously)",
             ));
         }
+        let rtts = "the most round trips a waiting period may span";
+        crate::limits::check_at_most("rto_rtts", self.rto_rtts, crate::limits::MAX_RTT_MULTIPLE, rtts)?;
         if self.min_rto.is_zero() {
             return Err(ConfigError::new("min_rto", "must be positive"));
         }

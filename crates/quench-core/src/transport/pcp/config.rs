@@ -2,6 +2,7 @@
 //! module header of `transport/pcp/mod.rs`.
 
 use crate::error::ConfigError;
+use crate::limits::{check_at_most, MAX_FACTOR, MAX_PACKETS_TARGET, MAX_RTT_MULTIPLE};
 use crate::transport::tcp::RtoConfig;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -251,6 +252,7 @@ impl PcpConfig {
         if !(self.tit_for_tat_factor.is_finite() && self.tit_for_tat_factor >= 1.0) {
             return Err(ConfigError::new("tit_for_tat_factor", "must be at least 1"));
         }
+        self.check_ceilings()?;
         if self.tit_for_tat_rounds == 0 {
             return Err(ConfigError::new("tit_for_tat_rounds", "must be at least 1"));
         }
@@ -258,6 +260,29 @@ impl PcpConfig {
             return Err(ConfigError::new("reorder_threshold", "must be at least 1"));
         }
         self.validate_rto()
+    }
+
+    /// The ceilings of the float settings (`limits.rs`), so that none can push a rate or a
+    /// time past what the engine represents.
+    fn check_ceilings(&self) -> Result<(), ConfigError> {
+        let rtts = "the most round trips a waiting period may span";
+        let packets = "the most packets per RTT a rate setting may name";
+        let factor = "the largest tuning factor quench accepts";
+        let ceilings = [
+            ("probe_span_rtts", self.probe_span_rtts, MAX_RTT_MULTIPLE, rtts),
+            ("max_backoff_rtts", self.max_backoff_rtts, MAX_RTT_MULTIPLE, rtts),
+            ("probe_jitter_rtts", self.probe_jitter_rtts, MAX_RTT_MULTIPLE, rtts),
+            ("queue_alarm_rtts", self.queue_alarm_rtts, MAX_RTT_MULTIPLE, rtts),
+            ("min_increment", self.min_increment, MAX_PACKETS_TARGET, packets),
+            ("min_rate", self.min_rate, MAX_PACKETS_TARGET, packets),
+            ("slope_tolerance", self.slope_tolerance, MAX_FACTOR, factor),
+            ("slope_confidence", self.slope_confidence, MAX_FACTOR, factor),
+            ("tit_for_tat_factor", self.tit_for_tat_factor, MAX_FACTOR, factor),
+        ];
+        for (key, v, most, what) in ceilings {
+            check_at_most(key, v, most, what)?;
+        }
+        Ok(())
     }
 
     fn validate_rto(&self) -> Result<(), ConfigError> {

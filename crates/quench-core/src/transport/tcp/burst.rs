@@ -49,6 +49,13 @@ impl BurstControlConfig {
         if !(self.threshold > 1.0 && self.threshold.is_finite()) {
             return Err(ConfigError::new("burstiness_control.threshold", "must exceed 1 packet (B is at least 1)"));
         }
+        let target = "the most packets a per-flow target may name";
+        crate::limits::check_at_most(
+            "burstiness_control.threshold",
+            self.threshold,
+            crate::limits::MAX_PACKETS_TARGET,
+            target,
+        )?;
         if self.max_rate.is_some_and(|r| r.0 == 0) {
             return Err(ConfigError::new("burstiness_control.max_rate", "must be positive"));
         }
