@@ -6,7 +6,8 @@
 //!   drop probability to 1 − 1/rho = 0.2 (the fraction that must go for the rest to fit).
 //! - FQ-CoDel (RFC 8290): a sparse 64 kb/s flow beside 8 bulk TCP flows sees almost no
 //!   queueing; the bulk flows share the link equally (Jain's index).
-//! docs/validation.md#aqm gives the figures.
+//!
+//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE") gives the figures.
 
 mod common;
 use common::*;

@@ -304,12 +304,12 @@ impl PieVars {
         while cx.now >= self.next_update {
             if self.at_rest(p, bytes) {
                 let missed = (cx.now - self.next_update).0 / p.tupdate.0 + 1;
-                self.next_update = self.next_update + Dur(missed * p.tupdate.0);
+                self.next_update += Dur(missed * p.tupdate.0);
                 break;
             }
             let qdelay = self.qdelay(p, bytes);
             self.update(p, qdelay);
-            self.next_update = self.next_update + p.tupdate;
+            self.next_update += p.tupdate;
             cx.monitor("drop_prob", self.drop_prob);
             cx.monitor("qdelay", qdelay.as_secs_f64());
         }
