@@ -146,3 +146,39 @@ def test_engine_code_names_reach_the_tables():
     assert (res.tcp_events["event"] == "local_cwr").sum() >= 1
     flow = res.flows.iloc[0]
     assert flow["retransmitted_segments"] == 0 and flow["bytes_delivered"] == 200_000
+
+
+@pytest.mark.parametrize(
+    ("helper", "kind", "monitor"),
+    [(quench.codel, "codel", "count"), (quench.fq_codel, "fq_codel", None), (quench.pie, "pie", "drop_prob")],
+)
+def test_aqm_helpers_build_their_discipline(helper, kind, monitor):
+    net = quench.Network(seed=3).hosts("a", "b").routers("r")
+    net.link("a", "r", rate="100Mbps", delay="1ms")
+    net.link("r", "b", rate="2Mbps", delay="10ms", qdisc=helper(limit="200p"))
+    net.udp("a", "b", rate="4Mbps", size="972B")
+    res = net.run("3s")
+    link = res.link("r->b")
+    assert link["qdisc"] == kind
+    assert link["drops_early"] > 0 and link["utilization"] > 0.95
+    if monitor:
+        assert monitor in set(res.monitors["name"])
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "key"),
+    [
+        (quench.codel(target="200ms"), "target"),
+        (quench.fq_codel(quantum=0), "quantum"),
+        (quench.pie(beta=-1), "beta"),
+        (quench.pie(delay_estimate="rate"), "delay_estimate"),
+    ],
+)
+def test_aqm_helpers_name_a_bad_key(qdisc, key):
+    net = quench.Network().hosts("a", "b").routers("r")
+    net.link("a", "r", rate="10Mbps", delay="1ms", qdisc=qdisc)
+    net.link("r", "b", rate="10Mbps", delay="1ms")
+    net.tcp("a", "b")
+    with pytest.raises(quench.ScenarioError) as e:
+        net.run("1s")
+    assert e.value.path == f"links[0].qdisc.{key}"

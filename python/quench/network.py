@@ -48,6 +48,55 @@ def sfq(
     return _clean({"kind": "sfq", "limit": limit, "buckets": buckets, "quantum": quantum, "perturb": perturb})
 
 
+def codel(
+    target: Quantity | None = None,
+    interval: Quantity | None = None,
+    limit: Quantity | None = None,
+    ecn: bool | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """CoDel, Controlled Delay (RFC 8289): drops (or, with `ecn`, marks) at dequeue once the
+    sojourn time has stayed above `target` for `interval`, then at intervals of
+    interval/sqrt(count). Defaults: target "5ms", interval "100ms", limit "1000p", ecn False.
+    Other parameters: mtu (bytes, default "1500B": a queue of at most one MTU is never above
+    target), ce_threshold (a duration; mark ECT packets whose sojourn exceeds it; off)."""
+    return _clean({"kind": "codel", "target": target, "interval": interval, "limit": limit, "ecn": ecn, **params})
+
+
+def fq_codel(
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    limit: Quantity | None = None,
+    memory_limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """FQ-CoDel (RFC 8290): flows hashed into `flows` queues (default 1024) served by deficit
+    round robin with `quantum` bytes (default "1514B"), new (sparse) queues first, CoDel on
+    each queue. When the packets exceed `limit` (default "10240p") or their bytes
+    `memory_limit` (default "32MiB"), up to drop_batch_size (default 64) packets go from the
+    head of the fattest queue. CoDel's parameters: target ("5ms"), interval ("100ms"), mtu
+    ("1500B"), ecn (default True), ce_threshold (off)."""
+    return _clean(
+        {"kind": "fq_codel", "flows": flows, "quantum": quantum, "limit": limit, "memory_limit": memory_limit, **params}
+    )
+
+
+def pie(
+    target: Quantity | None = None,
+    tupdate: Quantity | None = None,
+    limit: Quantity | None = None,
+    ecn: bool | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """PIE (RFC 8033): arrivals dropped with a probability that a PI controller updates every
+    `tupdate` from the queue delay's distance to `target`. Defaults: target "15ms", tupdate
+    "15ms", limit "1000p", ecn False (mark ECT packets while the probability is at most
+    mark_ecnth, 0.1). Other parameters: alpha (0.125 Hz), beta (1.25 Hz), max_burst ("150ms"),
+    dq_threshold ("16KiB"), mean_packet_size ("1500B"), delay_estimate ("departure_rate", the
+    RFC's; "timestamp", Linux's default), derandomize (False; Linux always de-randomizes)."""
+    return _clean({"kind": "pie", "target": target, "tupdate": tupdate, "limit": limit, "ecn": ecn, **params})
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 

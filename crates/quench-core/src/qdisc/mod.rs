@@ -6,12 +6,15 @@
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
 
 pub mod classify;
+pub mod codel;
 pub mod droptail;
 pub mod drr;
 pub mod dummynet;
 pub mod fifo;
 pub mod fq;
+pub mod fq_codel;
 pub mod fuzzball;
+pub mod pie;
 pub mod rate_advert;
 pub mod red;
 pub mod sfq;
@@ -31,7 +34,8 @@ pub enum DropReason {
     Overflow = 0,
     /// Discarded from the queue to make room for another source's packet.
     Preempted,
-    /// An early, probabilistic drop (RED below max_th).
+    /// An active queue manager's congestion drop below its hard limit: RED's early region,
+    /// CoDel's control law (at dequeue), PIE's drop probability.
     Early,
     /// A forced drop of an active queue manager (RED above max_th).
     Forced,
@@ -261,6 +265,9 @@ registry! {
     Drr: "drr" => drr::Drr(DrrConfig),
     Sfq: "sfq" => sfq::Sfq(SfqConfig),
     Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
+    Codel: "codel" => codel::Codel(CodelConfig),
+    FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
+    Pie: "pie" => pie::Pie(PieConfig),
 }
 
 impl Default for QdiscSpec {

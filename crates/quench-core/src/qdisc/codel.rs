@@ -1,0 +1,353 @@
+//! CoDel, Controlled Delay: Nichols, Jacobson, McGregor & Iyengar, RFC 8289 (2018)
+//! (docs/mechanisms.md#codel). Read beside Linux `include/net/codel.h` and `codel_impl.h`.
+//!
+//! CoDel decides at dequeue, from the sojourn time of the packet leaving (RFC 8289 section
+//! 4.1: now minus the packet's enqueue timestamp):
+//! - **dodequeue** (section 5.4): a packet whose sojourn is below `target`, or that leaves at
+//!   most one `mtu` of bytes behind it (the MAXPACKET test for slow links), clears
+//!   `first_above_time`; otherwise the first such packet sets `first_above_time = now +
+//!   interval`, and once `now >= first_above_time` the packet is "ok to drop".
+//! - **entering the dropping state** (section 5.5): an ok-to-drop packet is dropped (or marked,
+//!   below) and the next one dequeued; `count` restarts at 1 unless dropping resumes soon after
+//!   it stopped: with `delta = count − lastcount`, if `delta > 1` and `now − drop_next <
+//!   16·interval` then `count = delta` (section 5.5's code, which is also Linux's
+//!   `codel_dequeue`; the count carry-over is the same in both, so there is no policy for it).
+//!   `drop_next = now + interval/√count`, `lastcount = count`.
+//! - **in the dropping state** (section 5.5): a packet that is not ok to drop (or an empty
+//!   queue) leaves the state; while `now >= drop_next`, the head is dropped, `count += 1`, the
+//!   next packet dequeued, and `drop_next = drop_next + interval/√count` (the control law,
+//!   section 4.3, advanced from the previous `drop_next`, not from `now`).
+//! - **ECN** (section 5.1 and RFC 3168): with `ecn = true` an ECN-capable (ECT) packet that
+//!   would be dropped is marked CE and sent instead; in the dropping state a mark ends the
+//!   step (Linux: the marked packet is the one returned), `count` and `drop_next` advance as
+//!   for a drop. `ce_threshold` (Linux, not in the RFC; off by default): an ECT packet leaving
+//!   with a sojourn above it is marked CE whatever the state.
+//!
+//! The control law is computed **exactly**: `interval/√count` in f64, rounded to the nearest
+//! nanosecond (the RFC's pseudocode, section 5.5, calls `sqrt`). Linux instead keeps a Q0.32
+//! reciprocal square root refined by one Newton step per change of `count`
+//! (`codel_Newton_step`), which is within 0.01 % of the exact value after a few steps; it is
+//! not offered here. The unit tests check the law against hand-computed values.
+//!
+//! The RFC's pseudocode only drops; the ECN handling above is Linux's (`codel_dequeue`: on
+//! entering the dropping state a marked packet is sent and no second packet is dequeued). One
+//! RFC/Linux difference is FQ-CoDel's: Linux measures MAXPACKET against the whole qdisc's
+//! backlog, the RFC per flow queue (see `fq_codel.rs`).
+//!
+//! Parameters and units (RFC 8289 section 4.2–4.3 defaults): `target` 5 ms, `interval`
+//! 100 ms, `mtu` 1500 B (MAXPACKET; Linux uses the device MTU plus the link-layer header),
+//! `limit` 1000 packets (Linux sch_codel's default; the RFC leaves the buffer to the
+//! implementation; an arrival that does not fit is an `overflow` drop), `ecn` false (Linux
+//! sch_codel's default), `ce_threshold` none.
+//!
+//! Drops by the control law count as `early` (an AQM's congestion signal below its hard
+//! limit), overflows as `overflow`. Monitors: `count` and `drop_next` (seconds) whenever CoDel
+//! drops or marks, and `dropping` (1 on entering the state, 0 on leaving it).
+//!
+//! Structure: [`CodelParams`] (fixed), [`CodelVars`] (the state machine, which also runs each
+//! flow queue of FQ-CoDel through [`CodelQueue`]), [`CodelStats`]; the packets in a [`Fifo`].
+
+use super::fifo::{default_limit, validate_limit, Fifo};
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::error::ConfigError;
+use crate::packet::{ecn, Packet};
+use crate::units::{Bytes, Dur, Limit, Time};
+use serde::{Deserialize, Serialize};
+
+/// RFC 8289 section 4.2: TARGET = 5 ms.
+pub const DEFAULT_TARGET: Dur = Dur::from_millis(5);
+/// RFC 8289 section 4.3: INTERVAL = 100 ms.
+pub const DEFAULT_INTERVAL: Dur = Dur::from_millis(100);
+/// RFC 8289 section 5.4: MAXPACKET, the largest packet; 1500 B, an Ethernet MTU (RFC 894).
+pub const DEFAULT_MTU: Bytes = Bytes(1500);
+/// RFC 8289 section 5.5: resume with the previous count if within 16 intervals.
+const RESUME_INTERVALS: u64 = 16;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    #[serde(default = "default_limit")]
+    pub limit: Limit,
+    #[serde(default = "default_target")]
+    pub target: Dur,
+    #[serde(default = "default_interval")]
+    pub interval: Dur,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    #[serde(default)]
+    pub ecn: bool,
+    /// Mark ECT packets leaving with a sojourn above this (Linux `ce_threshold`); none by default.
+    #[serde(default)]
+    pub ce_threshold: Option<Dur>,
+}
+
+pub fn default_target() -> Dur {
+    DEFAULT_TARGET
+}
+pub fn default_interval() -> Dur {
+    DEFAULT_INTERVAL
+}
+pub fn default_mtu() -> Bytes {
+    DEFAULT_MTU
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("every CoDel field has a default")
+    }
+}
+
+/// CoDel's fixed parameters (Linux `struct codel_params`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodelParams {
+    pub target: Dur,
+    pub interval: Dur,
+    /// MAXPACKET in bytes.
+    pub mtu: u64,
+    pub ecn: bool,
+    pub ce_threshold: Option<Dur>,
+}
+
+impl CodelParams {
+    /// Check the time and size parameters, naming the key of a bad one.
+    pub fn new(
+        target: Dur,
+        interval: Dur,
+        mtu: Bytes,
+        ecn: bool,
+        ce_threshold: Option<Dur>,
+    ) -> Result<Self, ConfigError> {
+        if interval.is_zero() {
+            return Err(ConfigError::new("interval", "must be positive"));
+        }
+        if target.is_zero() || target >= interval {
+            return Err(ConfigError::new("target", format!("must be positive and below interval ({interval})")));
+        }
+        if mtu.0 == 0 {
+            return Err(ConfigError::new("mtu", "must be at least one byte"));
+        }
+        Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold })
+    }
+}
+
+/// The control law (RFC 8289 section 4.3): `t + interval/√count`, exact in f64 and rounded
+/// to the nearest nanosecond.
+pub fn control_law(t: Time, interval: Dur, count: u32) -> Time {
+    let step = (interval.0 as f64 / (count.max(1) as f64).sqrt()).round() as u64;
+    Time(t.0.saturating_add(step))
+}
+
+/// What CoDel dequeues from: a FIFO, or one flow queue of FQ-CoDel (whose `pop` keeps the
+/// discipline's totals too).
+pub trait CodelQueue {
+    fn pop(&mut self) -> Option<Packet>;
+    /// Bytes still queued (for the MAXPACKET test).
+    fn bytes(&self) -> u64;
+}
+
+impl CodelQueue for Fifo {
+    fn pop(&mut self) -> Option<Packet> {
+        Fifo::pop(self)
+    }
+    fn bytes(&self) -> u64 {
+        Fifo::bytes(self)
+    }
+}
+
+/// What CoDel did, by kind (Linux `struct codel_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodelStats {
+    /// Packets dropped by the control law.
+    pub drop_count: u64,
+    /// Packets marked CE instead of dropped.
+    pub ecn_mark: u64,
+    /// Packets marked CE for a sojourn above `ce_threshold`.
+    pub ce_mark: u64,
+    /// Arrivals that did not fit the buffer.
+    pub overflow: u64,
+    /// The largest packet seen, bytes.
+    pub maxpacket: u64,
+}
+
+/// CoDel's state (Linux `struct codel_vars`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CodelVars {
+    /// Drops (and marks) since entering the dropping state, as the control law counts them.
+    pub count: u32,
+    /// `count` when the dropping state was last entered.
+    pub lastcount: u32,
+    pub dropping: bool,
+    /// When the sojourn will have been above target for an interval; None while below.
+    pub first_above_time: Option<Time>,
+    /// When the next drop is due in the dropping state.
+    pub drop_next: Time,
+}
+
+/// The packet in hand after one `dodequeue`, and whether it may be dropped.
+struct Taken {
+    pkt: Option<Packet>,
+    ok_to_drop: bool,
+}
+
+impl CodelVars {
+    /// RFC 8289 section 5.4 `dodequeue`: take the head and judge its sojourn.
+    fn dodequeue(&mut self, p: &CodelParams, q: &mut impl CodelQueue, now: Time) -> Taken {
+        let Some(pkt) = q.pop() else {
+            self.first_above_time = None;
+            return Taken { pkt: None, ok_to_drop: false };
+        };
+        let sojourn = now - pkt.enqueued_at;
+        let mut ok_to_drop = false;
+        if sojourn < p.target || q.bytes() <= p.mtu {
+            self.first_above_time = None;
+        } else {
+            match self.first_above_time {
+                None => self.first_above_time = Some(now + p.interval),
+                Some(t) if now >= t => ok_to_drop = true,
+                Some(_) => {}
+            }
+        }
+        Taken { pkt: Some(pkt), ok_to_drop }
+    }
+
+    /// Signal congestion on `pkt`: mark it (returned, to be sent) or drop it (None).
+    fn signal(p: &CodelParams, mut pkt: Packet, stats: &mut CodelStats, cx: &mut QdiscCx) -> Option<Packet> {
+        if p.ecn && pkt.ecn != ecn::NOT_ECT {
+            pkt.ecn = ecn::CE;
+            stats.ecn_mark += 1;
+            cx.note_mark();
+            Some(pkt)
+        } else {
+            stats.drop_count += 1;
+            cx.drop(pkt, DropReason::Early);
+            None
+        }
+    }
+
+    /// RFC 8289 section 5.5 `dequeue`: the packet to send, if any, after the drops (or marks)
+    /// the state calls for. `report`: put `count`, `drop_next` and `dropping` in the monitors.
+    pub fn dequeue(
+        &mut self,
+        p: &CodelParams,
+        q: &mut impl CodelQueue,
+        stats: &mut CodelStats,
+        cx: &mut QdiscCx,
+        report: bool,
+    ) -> Option<Packet> {
+        let now = cx.now;
+        let mut r = self.dodequeue(p, q, now);
+        let was_dropping = self.dropping;
+        if r.pkt.is_none() {
+            self.dropping = false;
+        } else if self.dropping {
+            if !r.ok_to_drop {
+                self.dropping = false;
+            }
+            while self.dropping && now >= self.drop_next {
+                let pkt = r.pkt.take().expect("the dropping state holds a packet");
+                self.count = self.count.saturating_add(1);
+                if let Some(marked) = Self::signal(p, pkt, stats, cx) {
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    r.pkt = Some(marked);
+                    self.report_law(cx, report);
+                    break;
+                }
+                r = self.dodequeue(p, q, now);
+                if r.ok_to_drop {
+                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                } else {
+                    self.dropping = false;
+                }
+                self.report_law(cx, report);
+            }
+        } else if r.ok_to_drop {
+            let pkt = r.pkt.take().expect("ok to drop a packet in hand");
+            r.pkt = match Self::signal(p, pkt, stats, cx) {
+                Some(marked) => Some(marked),
+                None => self.dodequeue(p, q, now).pkt,
+            };
+            self.dropping = true;
+            let delta = self.count.wrapping_sub(self.lastcount);
+            let since_due = now.0 as i128 - self.drop_next.0 as i128;
+            let resume = delta > 1 && since_due < (RESUME_INTERVALS * p.interval.0) as i128;
+            self.count = if resume { delta } else { 1 };
+            self.drop_next = control_law(now, p.interval, self.count);
+            self.lastcount = self.count;
+            self.report_law(cx, report);
+        }
+        if report && self.dropping != was_dropping {
+            cx.monitor("dropping", self.dropping as u8 as f64);
+        }
+        let mut pkt = r.pkt?;
+        if let Some(th) = p.ce_threshold {
+            if now - pkt.enqueued_at > th && pkt.ecn != ecn::NOT_ECT {
+                if pkt.ecn != ecn::CE {
+                    cx.note_mark();
+                }
+                pkt.ecn = ecn::CE;
+                stats.ce_mark += 1;
+            }
+        }
+        Some(pkt)
+    }
+
+    fn report_law(&self, cx: &mut QdiscCx, report: bool) {
+        if report {
+            cx.monitor("count", self.count as f64);
+            cx.monitor("drop_next", self.drop_next.as_secs_f64());
+        }
+    }
+}
+
+/// CoDel over a [`Fifo`].
+pub struct Codel {
+    params: CodelParams,
+    vars: CodelVars,
+    stats: CodelStats,
+    fifo: Fifo,
+}
+
+impl Codel {
+    pub fn new(cfg: &CodelConfig) -> Result<Self, ConfigError> {
+        validate_limit(&cfg.limit, "limit")?;
+        let params = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold)?;
+        Ok(Codel { params, vars: CodelVars::default(), stats: CodelStats::default(), fifo: Fifo::new(cfg.limit) })
+    }
+
+    pub fn params(&self) -> &CodelParams {
+        &self.params
+    }
+    pub fn vars(&self) -> &CodelVars {
+        &self.vars
+    }
+    pub fn stats(&self) -> CodelStats {
+        self.stats
+    }
+}
+
+impl Qdisc for Codel {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
+        // The link stamps arrivals too; stamping here keeps the qdisc whole on its own.
+        pkt.enqueued_at = cx.now;
+        self.stats.maxpacket = self.stats.maxpacket.max(pkt.size as u64);
+        if self.fifo.has_room(&pkt) {
+            self.fifo.push(pkt);
+        } else {
+            self.stats.overflow += 1;
+            cx.drop(pkt, DropReason::Overflow);
+        }
+    }
+
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
+        let pkt = self.vars.dequeue(&self.params, &mut self.fifo, &mut self.stats, cx, true);
+        pkt.map_or(Dequeued::Empty, Dequeued::Packet)
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+}
+
+#[cfg(test)]
+#[path = "codel_tests.rs"]
+mod tests;

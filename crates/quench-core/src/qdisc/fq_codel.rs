@@ -1,0 +1,336 @@
+//! FQ-CoDel, the FlowQueue-CoDel packet scheduler: Høiland-Jørgensen, McKenney, Taht, Gettys
+//! & Dumazet, RFC 8290 (2018) (docs/mechanisms.md#fq-codel). Read beside Linux
+//! `net/sched/sch_fq_codel.c`.
+//!
+//! - **Classification** (RFC 8290 section 4.1.1): the 5-tuple (`classify::FlowKey`) hashed
+//!   under a salt into one of `flows` queues. The salt (Linux's `perturbation`) is drawn from
+//!   the qdisc's seeded stream at the first arrival and kept.
+//! - **Enqueue** (section 4.1): the packet joins its queue, stamped with the time; a queue that
+//!   was in neither list joins the tail of the *new* list with a deficit of one `quantum`.
+//!   Then, if the total exceeds `limit` packets or the bytes exceed `memory_limit`, packets are
+//!   dropped from the **head** of the queue with the most bytes, at least one, until half of
+//!   that queue's bytes are gone or `drop_batch_size` packets (Linux's batch drop,
+//!   `fq_codel_drop`; section 4.1 asks for the head of the fattest queue). These count as
+//!   `overflow`; the arrival itself may be among them.
+//! - **Dequeue** (section 4.2): the head queue of the new list, else of the old list. A queue
+//!   whose deficit is used up (≤ 0) gets another quantum and moves to the tail of the old
+//!   list. Otherwise CoDel (`codel.rs`, run on that queue alone: its own state, sojourn
+//!   times and MAXPACKET test on its own bytes) gives the next packet and the deficit is
+//!   charged its size. A queue CoDel finds empty leaves the new list for the tail of the old
+//!   one (so that a flow cannot stay "new" by emptying its queue each turn), or, on the old
+//!   list, leaves the lists (section 4.2).
+//!
+//! RFC/Linux differences, RFC-side here: Linux moves an emptied new queue to the old list
+//! only when the old list is not empty (else it drops it from the lists; the next turn's
+//! outcome is the same), and passes CoDel the whole qdisc's backlog for the MAXPACKET test
+//! (the RFC runs CoDel per queue). Memory is counted as packet bytes (Linux counts the
+//! socket buffers' `truesize`).
+//!
+//! Parameters and units (RFC 8290 section 5.2 and 4.1; Linux defaults): `flows` 1024 queues,
+//! `quantum` 1514 B (Linux: the device MTU plus the Ethernet header), `limit` 10240 packets,
+//! `memory_limit` 32 MiB, `drop_batch_size` 64 packets, and CoDel's `target` 5 ms,
+//! `interval` 100 ms, `mtu` 1500 B, `ecn` true (Linux `fq_codel` marks by default),
+//! `ce_threshold` none. CoDel drops count as `early`.
+//!
+//! Monitors: none (CoDel's state is per queue; the link's drop, mark and sojourn records
+//! cover what it does).
+//! Nothing is allocated per packet: the queues and lists are allocated when the qdisc is
+//! built (each queue's ring grows amortised).
+
+use super::classify::FlowKey;
+use super::codel::{default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars};
+use super::fifo::validate_limit;
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::units::{Bytes, Dur, Limit};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// RFC 8290 section 5.2.1 and Linux: 1024 flow queues; at most 65536 (Linux's cap).
+pub const DEFAULT_FLOWS: u32 = 1024;
+const MAX_FLOWS: u32 = 65536;
+/// RFC 8290 section 5.2.2: quantum 1514 B (Linux: the device MTU, 1500, plus 14 B Ethernet).
+pub const DEFAULT_QUANTUM: Bytes = Bytes(1514);
+/// RFC 8290 section 5.2.3 and Linux: limit 10240 packets.
+pub const DEFAULT_LIMIT_PACKETS: u64 = 10240;
+/// Linux `fq_codel_init`: memory_limit 32 MiB.
+pub const DEFAULT_MEMORY_LIMIT: Bytes = Bytes(32 << 20);
+/// Linux `fq_codel_init`: drop_batch_size 64 packets.
+pub const DEFAULT_DROP_BATCH: u32 = 64;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    #[serde(default = "default_flows")]
+    pub flows: u32,
+    #[serde(default = "default_quantum")]
+    pub quantum: Bytes,
+    #[serde(default = "default_fq_limit")]
+    pub limit: Limit,
+    #[serde(default = "default_memory_limit")]
+    pub memory_limit: Bytes,
+    #[serde(default = "default_drop_batch")]
+    pub drop_batch_size: u32,
+    #[serde(default = "default_target")]
+    pub target: Dur,
+    #[serde(default = "default_interval")]
+    pub interval: Dur,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    #[serde(default = "default_true")]
+    pub ecn: bool,
+    #[serde(default)]
+    pub ce_threshold: Option<Dur>,
+}
+
+fn default_flows() -> u32 {
+    DEFAULT_FLOWS
+}
+fn default_quantum() -> Bytes {
+    DEFAULT_QUANTUM
+}
+fn default_fq_limit() -> Limit {
+    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
+}
+fn default_memory_limit() -> Bytes {
+    DEFAULT_MEMORY_LIMIT
+}
+fn default_drop_batch() -> u32 {
+    DEFAULT_DROP_BATCH
+}
+fn default_true() -> bool {
+    true
+}
+
+impl Default for FqCodelConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("every FQ-CoDel field has a default")
+    }
+}
+
+/// Which list a queue is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Listed {
+    None,
+    New,
+    Old,
+}
+
+/// One flow queue: its packets, bytes, DRR deficit, CoDel state and list.
+struct FlowQueue {
+    packets: VecDeque<Packet>,
+    bytes: u64,
+    deficit: i64,
+    vars: CodelVars,
+    listed: Listed,
+}
+
+/// A flow queue as CoDel sees it: popping keeps the discipline's totals too.
+struct FlowView<'a> {
+    packets: &'a mut VecDeque<Packet>,
+    bytes: &'a mut u64,
+    total: &'a mut Backlog,
+}
+
+impl CodelQueue for FlowView<'_> {
+    fn pop(&mut self) -> Option<Packet> {
+        let p = self.packets.pop_front()?;
+        *self.bytes -= p.size as u64;
+        self.total.packets -= 1;
+        self.total.bytes -= p.size as u64;
+        Some(p)
+    }
+    fn bytes(&self) -> u64 {
+        *self.bytes
+    }
+}
+
+/// What FQ-CoDel did (Linux `tc -s` for fq_codel): CoDel's counts summed over the queues,
+/// and the overflow drops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FqCodelStats {
+    pub codel: CodelStats,
+    /// Packets dropped for the shared limits (`limit`, `memory_limit`).
+    pub overflow_drop: u64,
+    /// Of those, the drops caused by `memory_limit`.
+    pub memory_drop: u64,
+    /// Queues that joined the new list.
+    pub new_flow_count: u64,
+}
+
+pub struct FqCodel {
+    codel: CodelParams,
+    quantum: i64,
+    limit: Limit,
+    memory_limit: u64,
+    drop_batch: u32,
+    salt: Option<u64>,
+    queues: Vec<FlowQueue>,
+    new_flows: VecDeque<u32>,
+    old_flows: VecDeque<u32>,
+    total: Backlog,
+    stats: FqCodelStats,
+}
+
+impl FqCodel {
+    pub fn new(cfg: &FqCodelConfig) -> Result<Self, ConfigError> {
+        if !(1..=MAX_FLOWS).contains(&cfg.flows) {
+            return Err(ConfigError::new("flows", format!("{} is not in 1..={MAX_FLOWS}", cfg.flows)));
+        }
+        if cfg.quantum.0 == 0 || cfg.quantum.0 > u32::MAX as u64 {
+            return Err(ConfigError::new("quantum", "must be between one byte and 4 GiB"));
+        }
+        validate_limit(&cfg.limit, "limit")?;
+        if cfg.memory_limit.0 == 0 {
+            return Err(ConfigError::new("memory_limit", "must be at least one byte"));
+        }
+        if cfg.drop_batch_size == 0 {
+            return Err(ConfigError::new("drop_batch_size", "must be at least one packet"));
+        }
+        let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold)?;
+        let n = cfg.flows as usize;
+        let queue = || FlowQueue {
+            packets: VecDeque::new(),
+            bytes: 0,
+            deficit: 0,
+            vars: CodelVars::default(),
+            listed: Listed::None,
+        };
+        Ok(FqCodel {
+            codel,
+            quantum: cfg.quantum.0 as i64,
+            limit: cfg.limit,
+            memory_limit: cfg.memory_limit.0,
+            drop_batch: cfg.drop_batch_size,
+            salt: None,
+            queues: (0..n).map(|_| queue()).collect(),
+            new_flows: VecDeque::with_capacity(n),
+            old_flows: VecDeque::with_capacity(n),
+            total: Backlog::default(),
+            stats: FqCodelStats::default(),
+        })
+    }
+
+    pub fn stats(&self) -> FqCodelStats {
+        self.stats
+    }
+
+    /// The queue of `p`'s flow (multiply-shift of the salted hash onto 0..flows).
+    pub fn queue_of(&self, p: &Packet) -> usize {
+        let h = FlowKey::of(p).hash(self.salt.unwrap_or(0));
+        ((h as u128 * self.queues.len() as u128) >> 64) as usize
+    }
+
+    /// Packets queued in queue `i`.
+    pub fn queue_len(&self, i: usize) -> usize {
+        self.queues[i].packets.len()
+    }
+
+    fn over_limits(&self) -> (bool, bool) {
+        let packets = self.limit.packets.is_some_and(|p| self.total.packets > p)
+            || self.limit.bytes.is_some_and(|b| self.total.bytes > b.0);
+        (packets, self.total.bytes > self.memory_limit)
+    }
+
+    /// Linux `fq_codel_drop`: from the head of the queue with the most bytes (lowest index on
+    /// ties), at least one packet, until half its bytes are gone or a batch is dropped.
+    fn drop_from_fattest(&mut self, memory: bool, cx: &mut QdiscCx) {
+        let mut fattest = 0;
+        for (i, q) in self.queues.iter().enumerate() {
+            if q.bytes > self.queues[fattest].bytes {
+                fattest = i;
+            }
+        }
+        let q = &mut self.queues[fattest];
+        let threshold = q.bytes / 2;
+        let mut dropped_bytes = 0;
+        for _ in 0..self.drop_batch {
+            let Some(p) = q.packets.pop_front() else { break };
+            q.bytes -= p.size as u64;
+            self.total.packets -= 1;
+            self.total.bytes -= p.size as u64;
+            dropped_bytes += p.size as u64;
+            self.stats.overflow_drop += 1;
+            self.stats.memory_drop += memory as u64;
+            cx.drop(p, DropReason::Overflow);
+            if dropped_bytes >= threshold {
+                break;
+            }
+        }
+    }
+}
+
+impl Qdisc for FqCodel {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
+        if self.salt.is_none() {
+            self.salt = Some(cx.rng.next_u64());
+        }
+        pkt.enqueued_at = cx.now;
+        let i = self.queue_of(&pkt);
+        let size = pkt.size as u64;
+        self.stats.codel.maxpacket = self.stats.codel.maxpacket.max(size);
+        let q = &mut self.queues[i];
+        q.packets.push_back(pkt);
+        q.bytes += size;
+        self.total.packets += 1;
+        self.total.bytes += size;
+        if q.listed == Listed::None {
+            q.listed = Listed::New;
+            q.deficit = self.quantum;
+            self.new_flows.push_back(i as u32);
+            self.stats.new_flow_count += 1;
+        }
+        let (packets, memory) = self.over_limits();
+        if packets || memory {
+            self.drop_from_fattest(memory && !packets, cx);
+        }
+    }
+
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
+        loop {
+            let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
+                (Some(&i), _) => (true, i as usize),
+                (None, Some(&i)) => (false, i as usize),
+                (None, None) => return Dequeued::Empty,
+            };
+            let q = &mut self.queues[i];
+            if q.deficit <= 0 {
+                q.deficit += self.quantum;
+                if from_new {
+                    self.new_flows.pop_front();
+                } else {
+                    self.old_flows.pop_front();
+                }
+                self.old_flows.push_back(i as u32);
+                q.listed = Listed::Old;
+                continue;
+            }
+            let mut view = FlowView { packets: &mut q.packets, bytes: &mut q.bytes, total: &mut self.total };
+            match q.vars.dequeue(&self.codel, &mut view, &mut self.stats.codel, cx, false) {
+                Some(p) => {
+                    q.deficit -= p.size as i64;
+                    return Dequeued::Packet(p);
+                }
+                None => {
+                    if from_new {
+                        self.new_flows.pop_front();
+                        self.old_flows.push_back(i as u32);
+                        q.listed = Listed::Old;
+                    } else {
+                        self.old_flows.pop_front();
+                        q.listed = Listed::None;
+                    }
+                }
+            }
+        }
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.total
+    }
+}
+
+#[cfg(test)]
+#[path = "fq_codel_tests.rs"]
+mod tests;

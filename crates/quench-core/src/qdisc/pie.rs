@@ -1,0 +1,452 @@
+//! PIE, Proportional Integral controller Enhanced: Pan, Natarajan, Baker & White, RFC 8033
+//! (2017) (docs/mechanisms.md#pie). Read beside Linux `include/net/pie.h` and
+//! `net/sched/sch_pie.c`.
+//!
+//! - **Random dropping** (RFC 8033 section 4.1): an arrival is dropped with probability
+//!   `drop_prob`, except while a burst allowance remains (section 4.4) and under the safeguard
+//!   that keeps PIE work-conserving: no early drop when the last delay estimate is below
+//!   `target/2` and `drop_prob < 0.2`, or when the queue holds at most two `mean_packet_size`
+//!   packets. An arrival that does not fit `limit` is an `overflow` drop; early drops count as
+//!   `early`.
+//! - **Drop probability** (section 4.2), every `tupdate`: with delays in seconds and alpha,
+//!   beta in Hz, `p = alpha·(qdelay − target) + beta·(qdelay − qdelay_old)`, scaled down by
+//!   the current `drop_prob` (auto-tuning: ÷2048 below 1e-6, ÷512 below 1e-5, ÷128 below 1e-4,
+//!   ÷32 below 1e-3, ÷8 below 1e-2, ÷2 below 0.1); `p` capped at 0.02 once `drop_prob ≥ 0.1`
+//!   (section 5.5); `drop_prob += p`; decayed ×0.98 when both delays are zero; clamped to
+//!   [0, 1]. Then the burst allowance shrinks by `tupdate` and is restored to `max_burst` when
+//!   `drop_prob = 0` and both delays are below `target/2` (section 4.4).
+//! - **Queue delay** (section 4.3, 5.2): policy `delay_estimate`. `"departure_rate"` (the
+//!   RFC's default design): Little's law, `qdelay = queue bytes × avg_dq_time / dq_threshold`,
+//!   where a measurement starts at a departure that finds at least `dq_threshold` bytes queued
+//!   and ends once `dq_threshold` bytes have left; `avg_dq_time` is the first measurement, then
+//!   an EWMA of weight `dq_threshold/2^16` (Appendix B). `"timestamp"` (Linux's default, its
+//!   `dq_rate_estimator` off): the sojourn of the last departed packet, zero while the queue
+//!   is empty.
+//! - **ECN** (section 5.1): with `ecn = true`, an ECT packet chosen for an early drop is marked
+//!   CE and queued instead while `drop_prob ≤ mark_ecnth` (10 %); above it it is dropped.
+//! - **De-randomization** (section 5.4, `derandomize`; off by default: it is one of the RFC's
+//!   optional elements, absent from the basic scheme of section 4 and Appendix A; Linux always
+//!   does it): `accu_prob` sums `drop_prob` over arrivals since the last drop; no drop below
+//!   0.85, a certain drop at 8.5, the random draw in between. The drop rate is then no longer
+//!   `drop_prob` (at 1/3 it is 1/5: two arrivals pass, then each is dropped with p = 1/3).
+//!
+//! Not implemented: the optional active/inactive switch (section 5.3; PIE is always active
+//! here), Linux's byte mode and its extra increase above 250 ms of delay.
+//!
+//! The update timer is evaluated lazily, at the first arrival or departure at or after each
+//! due time: nothing the update reads (the queue's bytes, the rate estimate, the last sojourn)
+//! changes between events, so each update sees exactly what it would have seen at its due
+//! time. While PIE is at rest (empty queue, zero probability and delays, full burst allowance)
+//! the updates change nothing and are skipped in one step. Monitors: `drop_prob` and `qdelay`
+//! (seconds) at every update, recorded at the event that ran it.
+//!
+//! Parameters and units (RFC 8033 defaults): `target` (QDELAY_REF) 15 ms, `tupdate` 15 ms,
+//! `alpha` 0.125 Hz, `beta` 1.25 Hz, `max_burst` 150 ms, `mark_ecnth` 0.1, `dq_threshold`
+//! 16 KiB (2^14 B), `mean_packet_size` 1500 B, `limit` 1000 packets (Linux sch_pie's default),
+//! `ecn` false, `delay_estimate` "departure_rate", `derandomize` false.
+//!
+//! Structure: [`PieParams`], [`PieVars`], [`PieStats`]; the packets in a [`Fifo`].
+
+use super::fifo::{default_limit, validate_limit, Fifo};
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use crate::error::ConfigError;
+use crate::packet::{ecn, Packet};
+use crate::rng::Rng;
+use crate::units::{Bytes, Dur, Limit, Time};
+use serde::{Deserialize, Serialize};
+
+/// RFC 8033 section 4.2 (QDELAY_REF): 15 ms.
+pub const DEFAULT_TARGET: Dur = Dur::from_millis(15);
+/// RFC 8033 section 4.2 (T_UPDATE): 15 ms.
+pub const DEFAULT_TUPDATE: Dur = Dur::from_millis(15);
+/// RFC 8033 section 4.2: alpha = 0.125 Hz.
+pub const DEFAULT_ALPHA: f64 = 0.125;
+/// RFC 8033 section 4.2: beta = 1.25 Hz (1 + 1/4).
+pub const DEFAULT_BETA: f64 = 1.25;
+/// RFC 8033 section 4.4 (MAX_BURST): 150 ms.
+pub const DEFAULT_MAX_BURST: Dur = Dur::from_millis(150);
+/// RFC 8033 section 5.1: mark ECT packets while drop_prob is at or below 10 %.
+pub const DEFAULT_MARK_ECNTH: f64 = 0.1;
+/// RFC 8033 section 5.2 (DQ_THRESHOLD): 2^14 bytes = 16 KiB.
+pub const DEFAULT_DQ_THRESHOLD: Bytes = Bytes(1 << 14);
+/// RFC 8033 section 4.1 (MEAN_PKTSIZE in the safeguard): 1500 B, an Ethernet MTU.
+pub const DEFAULT_MEAN_PACKET_SIZE: Bytes = Bytes(1500);
+/// Section 4.1's safeguard: no early drop below target/2 while drop_prob < 0.2.
+const SAFEGUARD_PROB: f64 = 0.2;
+/// Section 4.2's auto-tuning: (drop_prob below, divisor of p).
+const TUNING: [(f64, f64); 6] = [(1e-6, 2048.0), (1e-5, 512.0), (1e-4, 128.0), (1e-3, 32.0), (1e-2, 8.0), (0.1, 2.0)];
+/// Section 5.5: once drop_prob ≥ 0.1, p is capped at 0.02 per update.
+const CAP_FROM: f64 = 0.1;
+const CAP: f64 = 0.02;
+/// Section 4.2: exponential decay when the queue stays empty.
+const DECAY: f64 = 0.98;
+/// Section 5.4: de-randomization bounds on accu_prob.
+const ACCU_LOW: f64 = 0.85;
+const ACCU_HIGH: f64 = 8.5;
+/// Appendix B: the departure-time EWMA weight is dq_threshold / 2^16.
+const DQ_WEIGHT_DIVISOR: f64 = 65536.0;
+
+/// How the queue delay is estimated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayEstimate {
+    /// RFC 8033 section 5.2: queue bytes over the measured departure rate.
+    #[default]
+    DepartureRate,
+    /// Linux's default: the sojourn of the last packet sent.
+    Timestamp,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    #[serde(default = "default_limit")]
+    pub limit: Limit,
+    #[serde(default = "default_target")]
+    pub target: Dur,
+    #[serde(default = "default_tupdate")]
+    pub tupdate: Dur,
+    #[serde(default = "default_alpha")]
+    pub alpha: f64,
+    #[serde(default = "default_beta")]
+    pub beta: f64,
+    #[serde(default = "default_max_burst")]
+    pub max_burst: Dur,
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default = "default_mark_ecnth")]
+    pub mark_ecnth: f64,
+    #[serde(default = "default_dq_threshold")]
+    pub dq_threshold: Bytes,
+    #[serde(default = "default_mean_packet_size")]
+    pub mean_packet_size: Bytes,
+    #[serde(default)]
+    pub delay_estimate: DelayEstimate,
+    #[serde(default)]
+    pub derandomize: bool,
+}
+
+fn default_target() -> Dur {
+    DEFAULT_TARGET
+}
+fn default_tupdate() -> Dur {
+    DEFAULT_TUPDATE
+}
+fn default_alpha() -> f64 {
+    DEFAULT_ALPHA
+}
+fn default_beta() -> f64 {
+    DEFAULT_BETA
+}
+fn default_max_burst() -> Dur {
+    DEFAULT_MAX_BURST
+}
+fn default_mark_ecnth() -> f64 {
+    DEFAULT_MARK_ECNTH
+}
+fn default_dq_threshold() -> Bytes {
+    DEFAULT_DQ_THRESHOLD
+}
+fn default_mean_packet_size() -> Bytes {
+    DEFAULT_MEAN_PACKET_SIZE
+}
+
+impl Default for PieConfig {
+    fn default() -> Self {
+        serde_json::from_str("{}").expect("every PIE field has a default")
+    }
+}
+
+/// PIE's fixed parameters (Linux `struct pie_params`); delays in seconds where the controller
+/// computes in f64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PieParams {
+    pub target: Dur,
+    pub tupdate: Dur,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst: Dur,
+    pub ecn: bool,
+    pub mark_ecnth: f64,
+    pub dq_threshold: u64,
+    pub mean_packet_size: u64,
+    pub delay_estimate: DelayEstimate,
+    pub derandomize: bool,
+}
+
+impl PieParams {
+    pub fn new(cfg: &PieConfig) -> Result<Self, ConfigError> {
+        let positive_time = |d: Dur, key: &str| {
+            if d.is_zero() {
+                Err(ConfigError::new(key, "must be positive"))
+            } else {
+                Ok(())
+            }
+        };
+        positive_time(cfg.target, "target")?;
+        positive_time(cfg.tupdate, "tupdate")?;
+        for (v, key) in [(cfg.alpha, "alpha"), (cfg.beta, "beta")] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ConfigError::new(key, format!("{v} is not a positive gain in Hz")));
+            }
+        }
+        if !(cfg.mark_ecnth.is_finite() && (0.0..=1.0).contains(&cfg.mark_ecnth)) {
+            return Err(ConfigError::new("mark_ecnth", format!("{} is not in [0, 1]", cfg.mark_ecnth)));
+        }
+        if cfg.dq_threshold.0 == 0 || cfg.dq_threshold.0 > DQ_WEIGHT_DIVISOR as u64 {
+            return Err(ConfigError::new("dq_threshold", "must be between 1 B and 64 KiB"));
+        }
+        if cfg.mean_packet_size.0 == 0 {
+            return Err(ConfigError::new("mean_packet_size", "must be at least one byte"));
+        }
+        validate_limit(&cfg.limit, "limit")?;
+        Ok(PieParams {
+            target: cfg.target,
+            tupdate: cfg.tupdate,
+            alpha: cfg.alpha,
+            beta: cfg.beta,
+            max_burst: cfg.max_burst,
+            ecn: cfg.ecn,
+            mark_ecnth: cfg.mark_ecnth,
+            dq_threshold: cfg.dq_threshold.0,
+            mean_packet_size: cfg.mean_packet_size.0,
+            delay_estimate: cfg.delay_estimate,
+            derandomize: cfg.derandomize,
+        })
+    }
+}
+
+/// PIE's state (Linux `struct pie_vars`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PieVars {
+    pub drop_prob: f64,
+    /// The delay estimate of the previous update.
+    pub qdelay_old: Dur,
+    pub burst_allowance: Dur,
+    /// De-randomization: drop_prob summed over arrivals since the last drop.
+    pub accu_prob: f64,
+    /// When the next update is due.
+    pub next_update: Time,
+    /// Timestamp estimate: the sojourn of the last packet sent.
+    pub last_sojourn: Dur,
+    /// Departure-rate estimate: a measurement under way since `measure_start`, with
+    /// `dq_count` bytes sent so far; `avg_dq_time` the averaged time to send dq_threshold
+    /// bytes, in ns (0 before the first measurement).
+    pub in_measurement: bool,
+    pub measure_start: Time,
+    pub dq_count: u64,
+    pub avg_dq_time: f64,
+}
+
+impl PieVars {
+    pub fn new(p: &PieParams) -> Self {
+        PieVars {
+            drop_prob: 0.0,
+            qdelay_old: Dur::ZERO,
+            burst_allowance: p.max_burst,
+            accu_prob: 0.0,
+            next_update: Time::ZERO + p.tupdate,
+            last_sojourn: Dur::ZERO,
+            in_measurement: false,
+            measure_start: Time::ZERO,
+            dq_count: 0,
+            avg_dq_time: 0.0,
+        }
+    }
+
+    /// The current queue delay estimate for a queue of `bytes`.
+    pub fn qdelay(&self, p: &PieParams, bytes: u64) -> Dur {
+        match p.delay_estimate {
+            DelayEstimate::DepartureRate if self.avg_dq_time > 0.0 => {
+                Dur((bytes as f64 * self.avg_dq_time / p.dq_threshold as f64).round() as u64)
+            }
+            DelayEstimate::DepartureRate => Dur::ZERO,
+            DelayEstimate::Timestamp if bytes == 0 => Dur::ZERO,
+            DelayEstimate::Timestamp => self.last_sojourn,
+        }
+    }
+
+    /// One run of the controller (RFC 8033 section 4.2, 4.4, 5.5) with the delay estimate
+    /// `qdelay`.
+    pub fn update(&mut self, p: &PieParams, qdelay: Dur) {
+        let (cur, old, target) = (qdelay.as_secs_f64(), self.qdelay_old.as_secs_f64(), p.target.as_secs_f64());
+        let mut delta = p.alpha * (cur - target) + p.beta * (cur - old);
+        if let Some(&(_, divisor)) = TUNING.iter().find(|(below, _)| self.drop_prob < *below) {
+            delta /= divisor;
+        }
+        if self.drop_prob >= CAP_FROM && delta > CAP {
+            delta = CAP;
+        }
+        self.drop_prob += delta;
+        if qdelay.is_zero() && self.qdelay_old.is_zero() {
+            self.drop_prob *= DECAY;
+        }
+        self.drop_prob = self.drop_prob.clamp(0.0, 1.0);
+        self.burst_allowance = Dur(self.burst_allowance.0.saturating_sub(p.tupdate.0));
+        let half = Dur(p.target.0 / 2);
+        if self.drop_prob == 0.0 && qdelay < half && self.qdelay_old < half {
+            self.burst_allowance = p.max_burst;
+        }
+        self.qdelay_old = qdelay;
+    }
+
+    /// Whether an update would change nothing: an empty queue at rest.
+    fn at_rest(&self, p: &PieParams, bytes: u64) -> bool {
+        bytes == 0
+            && self.drop_prob == 0.0
+            && self.qdelay_old.is_zero()
+            && self.burst_allowance == p.max_burst
+            && self.qdelay(p, 0).is_zero()
+    }
+
+    /// Run every update due by `now` (see the module notes on laziness).
+    fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx) {
+        while cx.now >= self.next_update {
+            if self.at_rest(p, bytes) {
+                let missed = (cx.now - self.next_update).0 / p.tupdate.0 + 1;
+                self.next_update += Dur(missed * p.tupdate.0);
+                break;
+            }
+            let qdelay = self.qdelay(p, bytes);
+            self.update(p, qdelay);
+            self.next_update += p.tupdate;
+            cx.monitor("drop_prob", self.drop_prob);
+            cx.monitor("qdelay", qdelay.as_secs_f64());
+        }
+    }
+
+    /// RFC 8033 section 4.1 and 5.4 `drop_early` for an arrival finding `bytes` queued.
+    fn drop_early(&mut self, p: &PieParams, bytes: u64, rng: &mut Rng) -> bool {
+        let half = Dur(p.target.0 / 2);
+        if (self.qdelay_old < half && self.drop_prob < SAFEGUARD_PROB) || bytes <= 2 * p.mean_packet_size {
+            return false;
+        }
+        if !p.derandomize {
+            return rng.uniform() < self.drop_prob;
+        }
+        if self.drop_prob == 0.0 {
+            self.accu_prob = 0.0;
+        }
+        self.accu_prob += self.drop_prob;
+        if self.accu_prob < ACCU_LOW {
+            return false;
+        }
+        if self.accu_prob >= ACCU_HIGH {
+            return true;
+        }
+        rng.uniform() < self.drop_prob
+    }
+
+    /// A packet of `size` leaves a queue that held `bytes` with it, after `sojourn`.
+    fn on_departure(&mut self, p: &PieParams, bytes: u64, size: u64, sojourn: Dur, now: Time) {
+        match p.delay_estimate {
+            DelayEstimate::Timestamp => self.last_sojourn = sojourn,
+            DelayEstimate::DepartureRate => {
+                if !self.in_measurement && bytes >= p.dq_threshold {
+                    self.in_measurement = true;
+                    self.measure_start = now;
+                    self.dq_count = 0;
+                }
+                if self.in_measurement {
+                    self.dq_count += size;
+                    if self.dq_count >= p.dq_threshold {
+                        let dq_time = (now - self.measure_start).0 as f64;
+                        self.avg_dq_time = if self.avg_dq_time == 0.0 {
+                            dq_time
+                        } else {
+                            let w = p.dq_threshold as f64 / DQ_WEIGHT_DIVISOR;
+                            dq_time * w + self.avg_dq_time * (1.0 - w)
+                        };
+                        self.in_measurement = false;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What PIE did (Linux `struct pie_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PieStats {
+    /// Early drops.
+    pub dropped: u64,
+    /// Early decisions carried out as CE marks.
+    pub ecn_mark: u64,
+    /// Arrivals that did not fit `limit`.
+    pub overlimit: u64,
+    /// The largest packet seen, bytes.
+    pub maxq: u64,
+}
+
+/// PIE over a [`Fifo`].
+pub struct Pie {
+    params: PieParams,
+    vars: PieVars,
+    stats: PieStats,
+    fifo: Fifo,
+}
+
+impl Pie {
+    pub fn new(cfg: &PieConfig) -> Result<Self, ConfigError> {
+        let params = PieParams::new(cfg)?;
+        Ok(Pie { vars: PieVars::new(&params), params, stats: PieStats::default(), fifo: Fifo::new(cfg.limit) })
+    }
+    pub fn params(&self) -> &PieParams {
+        &self.params
+    }
+    pub fn vars(&self) -> &PieVars {
+        &self.vars
+    }
+    pub fn stats(&self) -> PieStats {
+        self.stats
+    }
+}
+
+impl Qdisc for Pie {
+    fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
+        pkt.enqueued_at = cx.now;
+        let bytes = self.fifo.bytes();
+        self.vars.catch_up(&self.params, bytes, cx);
+        self.stats.maxq = self.stats.maxq.max(pkt.size as u64);
+        if !self.fifo.has_room(&pkt) {
+            self.vars.accu_prob = 0.0;
+            self.stats.overlimit += 1;
+            return cx.drop(pkt, DropReason::Overflow);
+        }
+        let early = self.vars.burst_allowance.is_zero() && self.vars.drop_early(&self.params, bytes, cx.rng);
+        if early {
+            let p = &self.params;
+            if p.ecn && pkt.ecn != ecn::NOT_ECT && self.vars.drop_prob <= p.mark_ecnth {
+                pkt.ecn = ecn::CE;
+                self.stats.ecn_mark += 1;
+                cx.note_mark();
+            } else {
+                self.vars.accu_prob = 0.0;
+                self.stats.dropped += 1;
+                return cx.drop(pkt, DropReason::Early);
+            }
+        }
+        self.fifo.push(pkt);
+    }
+
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
+        let bytes = self.fifo.bytes();
+        self.vars.catch_up(&self.params, bytes, cx);
+        match self.fifo.pop() {
+            Some(pkt) => {
+                let sojourn = cx.now - pkt.enqueued_at;
+                self.vars.on_departure(&self.params, bytes, pkt.size as u64, sojourn, cx.now);
+                Dequeued::Packet(pkt)
+            }
+            None => Dequeued::Empty,
+        }
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+}
+
+#[cfg(test)]
+#[path = "pie_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+use super::super::harness::{check_conservation, packet, Bench};
+use super::super::QdiscSpec;
+use super::*;
+use crate::units::BitRate;
+
+const MS: u64 = 1_000_000;
+
+fn params() -> PieParams {
+    PieParams::new(&PieConfig::default()).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * b.abs().max(1e-12)
+}
+
+/// The controller on a recorded delay sequence, by hand (alpha 0.125 Hz, beta 1.25 Hz,
+/// target 15 ms, tupdate 15 ms, max_burst 150 ms):
+/// 1. 20 ms: p = 0.125·0.005 + 1.25·0.020 = 0.025625; drop_prob 0 < 1e-6: ÷2048
+///    → 1.2512207e-5. Burst 135 ms.
+/// 2. 30 ms: p = 0.125·0.015 + 1.25·0.010 = 0.014375; drop_prob < 1e-4: ÷128 = 1.1230469e-4
+///    → 1.2481689e-4. Burst 120 ms.
+/// 3. 30 ms: p = 0.001875; drop_prob < 1e-3: ÷32 = 5.859375e-5 → 1.8341064e-4. Burst 105 ms.
+/// 4. 10 ms: p = −0.000625 − 0.025 = −0.025625, ÷32 → negative: clamped to 0. Burst 90 ms
+///    (10 ms is not below target/2 = 7.5 ms: no restore).
+/// 5. 0 ms: p < 0, stays 0; no decay (the old delay is 10 ms). Burst 75 ms, no restore (old
+///    delay 10 ms).
+/// 6. 0 ms: both delays below 7.5 ms and drop_prob 0: burst restored to 150 ms.
+#[test]
+fn one_update_at_a_time_matches_the_hand_computation() {
+    let p = params();
+    let mut v = PieVars::new(&p);
+    let steps: [(u64, f64, u64); 6] = [
+        (20, 1.2512207031250001e-05, 135),
+        (30, 1.2481689453125e-04, 120),
+        (30, 1.8341064453125e-04, 105),
+        (10, 0.0, 90),
+        (0, 0.0, 75),
+        (0, 0.0, 150),
+    ];
+    for (i, (delay, prob, burst)) in steps.into_iter().enumerate() {
+        v.update(&p, Dur(delay * MS));
+        assert!(close(v.drop_prob, prob), "step {}: drop_prob {} expected {prob}", i + 1, v.drop_prob);
+        assert_eq!(v.burst_allowance, Dur(burst * MS), "step {}", i + 1);
+        assert_eq!(v.qdelay_old, Dur(delay * MS));
+    }
+}
+
+/// Section 5.5's cap: at drop_prob 0.15 a delay of 100 ms after 15 ms gives p = 0.116875,
+/// capped at 0.02 → 0.17. Section 4.2's decay: at 0.5 with both delays 0, p = −0.001875
+/// (no scaling at ≥ 0.1), then ×0.98 → 0.4881625.
+#[test]
+fn the_cap_and_the_decay() {
+    let p = params();
+    let mut v = PieVars::new(&p);
+    (v.drop_prob, v.qdelay_old) = (0.15, Dur(15 * MS));
+    v.update(&p, Dur(100 * MS));
+    assert!(close(v.drop_prob, 0.17), "{}", v.drop_prob);
+    (v.drop_prob, v.qdelay_old) = (0.5, Dur::ZERO);
+    v.update(&p, Dur::ZERO);
+    assert!(close(v.drop_prob, 0.4881625), "{}", v.drop_prob);
+}
+
+/// Little's law on the departure rate: 1000 B packets sent every 0.8 ms (10 Mb/s) from a
+/// queue of 40: the first measurement covers 17 packets (17 000 ≥ 16 384 B) sent over
+/// 16 × 0.8 = 12.8 ms after the one that started it, so avg_dq_time = 12.8 ms and a queue
+/// of 16 384 B is estimated at 12.8 ms.
+#[test]
+fn departure_rate_estimate() {
+    let mut q = Pie::new(&PieConfig::default()).unwrap();
+    let mut b = Bench::new(1);
+    for uid in 0..40 {
+        b.offer(&mut q, packet(uid, 0, 1000), Time::ZERO, BitRate(10_000_000));
+    }
+    for k in 0..17u64 {
+        b.take(&mut q, Time(k * 800_000)).unwrap();
+    }
+    assert_eq!(q.vars().avg_dq_time, 12_800_000.0);
+    assert_eq!(q.vars().qdelay(q.params(), 16_384), Dur(12_800_000));
+}
+
+/// The timestamp estimate is the last sojourn (Linux's default).
+#[test]
+fn timestamp_estimate() {
+    let cfg = PieConfig { delay_estimate: DelayEstimate::Timestamp, ..PieConfig::default() };
+    let mut q = Pie::new(&cfg).unwrap();
+    let mut b = Bench::new(1);
+    for uid in 0..3 {
+        b.offer(&mut q, packet(uid, 0, 1000), Time::ZERO, BitRate(10_000_000));
+    }
+    b.take(&mut q, Time(7 * MS));
+    assert_eq!(q.vars().qdelay(q.params(), 2000), Dur(7 * MS));
+    assert_eq!(q.vars().qdelay(q.params(), 0), Dur::ZERO);
+}
+
+/// Updates run lazily at the first event at or after each due time, and report monitors.
+#[test]
+fn updates_are_caught_up_at_events() {
+    let mut q = Pie::new(&PieConfig::default()).unwrap();
+    let mut b = Bench::new(1);
+    for uid in 0..30 {
+        b.offer(&mut q, packet(uid, 0, 1000), Time::ZERO, BitRate(10_000_000));
+    }
+    b.offer(&mut q, packet(99, 0, 1000), Time(46 * MS), BitRate(10_000_000));
+    // Due at 15, 30 and 45 ms: three updates, each reporting drop_prob and qdelay.
+    assert_eq!(q.vars().next_update, Time(60 * MS));
+    let names: Vec<&str> = b.monitors.iter().map(|m| m.0).collect();
+    assert_eq!(names, ["drop_prob", "qdelay"].repeat(3));
+}
+
+/// With ECN on and drop_prob at most mark_ecnth, ECT packets chosen to drop are marked;
+/// above it they are dropped.
+#[test]
+fn ecn_marks_below_the_threshold_only() {
+    for (prob, marked) in [(0.05, true), (0.5, false)] {
+        let cfg = PieConfig { ecn: true, derandomize: false, ..PieConfig::default() };
+        let mut q = Pie::new(&cfg).unwrap();
+        let mut b = Bench::new(1);
+        for uid in 0..5 {
+            b.offer(&mut q, packet(uid, 0, 1000), Time::ZERO, BitRate(10_000_000));
+        }
+        (q.vars.drop_prob, q.vars.burst_allowance, q.vars.qdelay_old) = (prob, Dur::ZERO, Dur(20 * MS));
+        q.vars.next_update = Time::MAX;
+        for uid in 5..905 {
+            let mut p = packet(uid, 0, 1000);
+            p.ecn = ecn::ECT0;
+            b.offer(&mut q, p, Time(MS), BitRate(10_000_000));
+        }
+        let (marks, drops) = (q.stats().ecn_mark, q.stats().dropped);
+        if marked {
+            assert!(marks > 20 && drops == 0, "marks {marks} drops {drops}");
+        } else {
+            assert!(drops > 300 && marks == 0, "marks {marks} drops {drops}");
+        }
+    }
+}
+
+#[test]
+fn conserves_packets_and_bytes() {
+    let cfg = PieConfig {
+        limit: Limit { packets: Some(16), bytes: None },
+        target: Dur::from_micros(20),
+        tupdate: Dur::from_micros(20),
+        max_burst: Dur::ZERO,
+        mean_packet_size: Bytes(100),
+        ..PieConfig::default()
+    };
+    let mut q = Pie::new(&cfg).unwrap();
+    let (departed, dropped) = check_conservation(&mut q, 20_000, 5);
+    assert!(departed > 0 && dropped > 0);
+}
+
+#[test]
+fn bad_config_names_the_key() {
+    let with = |f: &dyn Fn(&mut PieConfig)| {
+        let mut c = PieConfig::default();
+        f(&mut c);
+        Pie::new(&c).err().unwrap().path
+    };
+    assert_eq!(with(&|c| c.target = Dur::ZERO), "target");
+    assert_eq!(with(&|c| c.tupdate = Dur::ZERO), "tupdate");
+    assert_eq!(with(&|c| c.alpha = -1.0), "alpha");
+    assert_eq!(with(&|c| c.beta = f64::NAN), "beta");
+    assert_eq!(with(&|c| c.mark_ecnth = 1.5), "mark_ecnth");
+    assert_eq!(with(&|c| c.dq_threshold = Bytes(0)), "dq_threshold");
+    assert_eq!(with(&|c| c.mean_packet_size = Bytes(0)), "mean_packet_size");
+    assert_eq!(with(&|c| c.limit = Limit { packets: Some(0), bytes: None }), "limit");
+    let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"pie","delay_estimate":"ts"}"#).unwrap_err().to_string();
+    assert!(e.contains("unknown variant `ts`"), "{e}");
+    let s: QdiscSpec = serde_json::from_str(r#"{"kind":"pie","delay_estimate":"timestamp"}"#).unwrap();
+    assert_eq!(s.kind(), "pie");
+}
