@@ -165,15 +165,25 @@ pub const TCP_EVENTS: &str = "tcp_events";
 pub const MONITORS: &str = "monitors";
 pub const FLOW_MONITOR: &str = "flow_monitor";
 
-/// Write a full buffer to the spill folder and empty it. Out of line: it runs once per chunk,
-/// and keeping it out of the recording functions keeps them a push and a compare.
-#[cold]
-#[inline(never)]
-fn spill_chunk(spill: &mut Option<Spill>, table: &str, buffer: &mut impl Chunked) {
-    if let Some(s) = spill {
-        s.append(table, &buffer.column_refs());
-        buffer.clear();
-    }
+/// The record buffers, as named by a full one asking to be written out.
+#[derive(Clone, Copy, Debug)]
+enum Series {
+    Queue,
+    Sojourn,
+    Drops,
+    Cwnd,
+    PcpRate,
+    Rtt,
+    Segments,
+    TcpEvents,
+    Monitors,
+    FlowMonitor,
+}
+
+/// Append `buffer`'s rows to `table` in the spill folder and empty it.
+fn spill_chunk(spill: &mut Spill, table: &str, buffer: &mut impl Chunked) {
+    spill.append(table, &buffer.column_refs());
+    buffer.clear();
 }
 
 /// The table of `buffer`: in memory when nothing of it was spilled, else its last rows go to
@@ -205,11 +215,32 @@ impl Recorder {
         self.stream_to(spill, CHUNK_ROWS);
     }
 
+    /// Write a full buffer to the spill folder and empty it. Out of line and called with one
+    /// small argument: it runs once per chunk, and the recording functions, inlined into the
+    /// engine's hot paths, stay a push, a compare and a rarely taken call.
+    #[cold]
+    #[inline(never)]
+    fn spill_full(&mut self, series: Series) {
+        let Some(spill) = self.spill.as_mut() else { return };
+        match series {
+            Series::Queue => spill_chunk(spill, QUEUE, &mut self.queue),
+            Series::Sojourn => spill_chunk(spill, SOJOURN, &mut self.sojourn),
+            Series::Drops => spill_chunk(spill, DROPS, &mut self.drops),
+            Series::Cwnd => spill_chunk(spill, CWND, &mut self.cwnd),
+            Series::PcpRate => spill_chunk(spill, PCP_RATE, &mut self.pcp_rate),
+            Series::Rtt => spill_chunk(spill, RTT, &mut self.rtt),
+            Series::Segments => spill_chunk(spill, SEGMENTS, &mut self.segments),
+            Series::TcpEvents => spill_chunk(spill, TCP_EVENTS, &mut self.events),
+            Series::Monitors => spill_chunk(spill, MONITORS, &mut self.monitors),
+            Series::FlowMonitor => spill_chunk(spill, FLOW_MONITOR, &mut self.flow_monitor),
+        }
+    }
+
     /// After a flow_monitor row: write the buffer out if it is full.
     #[inline]
     fn flow_monitor_pushed(&mut self, rows: usize) {
         if rows == self.chunk_rows {
-            spill_chunk(&mut self.spill, FLOW_MONITOR, &mut self.flow_monitor);
+            self.spill_full(Series::FlowMonitor);
         }
     }
 
@@ -232,7 +263,7 @@ impl Recorder {
     pub fn queue_len(&mut self, now: Time, link: LinkId, packets: u64, bytes: u64) {
         if self.cfg.queues && self.link_wanted(link) {
             if self.queue.push(now.as_secs_f64(), link.0, packets, bytes) == self.chunk_rows {
-                spill_chunk(&mut self.spill, QUEUE, &mut self.queue);
+                self.spill_full(Series::Queue);
             }
         }
     }
@@ -241,7 +272,7 @@ impl Recorder {
     pub fn sojourn(&mut self, now: Time, link: LinkId, flow: FlowId, sojourn: Dur) {
         if self.cfg.sojourn && self.link_wanted(link) {
             if self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64()) == self.chunk_rows {
-                spill_chunk(&mut self.spill, SOJOURN, &mut self.sojourn);
+                self.spill_full(Series::Sojourn);
             }
         }
     }
@@ -251,7 +282,7 @@ impl Recorder {
         self.watch_drop(now, link, flow);
         if self.cfg.drops && self.link_wanted(link) {
             if self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32) == self.chunk_rows {
-                spill_chunk(&mut self.spill, DROPS, &mut self.drops);
+                self.spill_full(Series::Drops);
             }
         }
     }
@@ -263,13 +294,13 @@ impl Recorder {
         }
         let Some(thinning) = self.cwnd_thinning.as_mut() else {
             if self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh) == self.chunk_rows {
-                spill_chunk(&mut self.spill, CWND, &mut self.cwnd);
+                self.spill_full(Series::Cwnd);
             }
             return;
         };
         for (at, w, t) in thinning.on_change(now, flow, cwnd, ssthresh).into_iter().flatten() {
             if self.cwnd.push(at.as_secs_f64(), flow.0, w, t) == self.chunk_rows {
-                spill_chunk(&mut self.spill, CWND, &mut self.cwnd);
+                self.spill_full(Series::Cwnd);
             }
         }
     }
@@ -279,7 +310,7 @@ impl Recorder {
     pub fn pcp_rate(&mut self, now: Time, flow: FlowId, rate: BitRate, increment: BitRate) {
         if self.cfg.cwnd {
             if self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0) == self.chunk_rows {
-                spill_chunk(&mut self.spill, PCP_RATE, &mut self.pcp_rate);
+                self.spill_full(Series::PcpRate);
             }
         }
     }
@@ -290,7 +321,7 @@ impl Recorder {
             if self.rtt.push(now.as_secs_f64(), flow.0, rtt.as_secs_f64(), srtt.as_secs_f64(), rto.as_secs_f64())
                 == self.chunk_rows
             {
-                spill_chunk(&mut self.spill, RTT, &mut self.rtt);
+                self.spill_full(Series::Rtt);
             }
         }
     }
@@ -301,7 +332,7 @@ impl Recorder {
             if self.segments.push(now.as_secs_f64(), flow.0, seq, len, is_ack as u8, retransmit as u8)
                 == self.chunk_rows
             {
-                spill_chunk(&mut self.spill, SEGMENTS, &mut self.segments);
+                self.spill_full(Series::Segments);
             }
         }
     }
@@ -318,13 +349,13 @@ impl Recorder {
             }
         };
         if self.monitors.push(now.as_secs_f64(), link.0, id as u32, value) == self.chunk_rows {
-            spill_chunk(&mut self.spill, MONITORS, &mut self.monitors);
+            self.spill_full(Series::Monitors);
         }
     }
 
     pub fn event(&mut self, now: Time, flow: FlowId, event: TcpEvent) {
         if self.events.push(now.as_secs_f64(), flow.0, event as u8) == self.chunk_rows {
-            spill_chunk(&mut self.spill, TCP_EVENTS, &mut self.events);
+            self.spill_full(Series::TcpEvents);
         }
     }
 
