@@ -50,9 +50,12 @@ def runs(tmp_path_factory):
     return base, memory
 
 
-def test_the_run_spills_several_chunks(runs):
+def test_the_run_spills_several_chunks_and_saves_several_row_groups(runs):
     _, memory = runs
+    import quench.results
+
     assert len(memory.queue) > 2 * ENGINE_CHUNK_ROWS
+    assert len(memory.queue) > quench.results.SAVE_CHUNK_ROWS
 
 
 def test_streamed_output_files_are_those_of_the_in_memory_run(runs):
@@ -136,7 +139,7 @@ def test_a_table_saved_in_several_chunks_has_the_same_rows(runs, tmp_path, monke
 
     import quench.results
 
-    rows = 40_000  # several save chunks of the queue table (SAVE_CHUNK_ROWS is 1 Mi rows)
+    rows = 40_000  # more save chunks of the queue table than SAVE_CHUNK_ROWS gives
     monkeypatch.setattr(quench.results, "SAVE_CHUNK_ROWS", rows)
     out = tmp_path / "chunked"
     args = ["run", str(SCENARIO), "--out", str(out), "--duration", DURATION, "--format", "parquet,csv"]
