@@ -34,10 +34,11 @@ DROP_REASONS = list(_core.DROP_REASONS)
 TCP_EVENTS = list(_core.TCP_EVENTS)
 FORMATS = ("parquet", "csv")
 # Rows per Parquet row group and per CSV write of every saved table, in memory or streamed (so
-# both save the same file). 128 Ki rows keep one chunk of the widest table near 10 MB, so saving
-# a long run needs the memory of one chunk (pyarrow's default row group, 1 Mi rows, made peak
-# memory grow by 130 MB from 100 to 3000 simulated seconds of the dumbbell).
-SAVE_CHUNK_ROWS = 128 * 1024
+# both save the same file). Measured with benchmarks/bench_memory.py: pyarrow's default row
+# group (1 Mi rows) made the dumbbell's peak memory grow from 205 to 337 MiB between 100 and
+# 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
+# a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
+SAVE_CHUNK_ROWS = 64 * 1024
 # Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
 LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
 FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "rtt", "segments", "tcp_events")
