@@ -149,3 +149,20 @@ def test_a_table_saved_in_several_chunks_has_the_same_rows(runs, tmp_path, monke
     pd.testing.assert_frame_equal(
         pd.read_parquet(out / "queue.parquet"), pd.read_parquet(base / "memory" / "queue.parquet")
     )
+
+
+def test_results_pickled_to_another_process_carry_their_streamed_tables(runs):
+    # Experiments run in a process pool and hand Results back pickled; the worker's temporary
+    # folder goes with the worker's Results.
+    import pickle
+
+    _, memory = runs
+    res = run_scenario(spec(), progress=False)
+    folder = res.stream.folder
+    copy = pickle.loads(pickle.dumps(res))
+    del res
+    gc.collect()
+    assert not folder.exists()
+    for name in memory.tables:
+        pd.testing.assert_frame_equal(copy.tables[name], memory.tables[name])
+    assert copy.pcaps[BOTTLENECK] == memory.pcaps[BOTTLENECK]

@@ -180,6 +180,16 @@ class Results:
         }
         return cls(Tables(frames, spilled, label), Captures(captured, files), scenario, meta, stream)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a run in a worker process handing its Results back), the tables and captures
+        travel in memory: the streamed files belong to this process's temporary folder, which
+        goes when these Results do."""
+        state = dict(self.__dict__)
+        state["tables"] = {name: self.tables[name] for name in self.tables}
+        state["pcaps"] = {link: self.pcaps[link] for link in self.pcaps}
+        state["stream"] = None
+        return state
+
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
         if name in tables:
