@@ -98,14 +98,14 @@ impl Recorder {
     pub fn watch_send(&mut self, now: Time, seq: u64, len: u32, retransmit: bool, cwnd: u64, flight: u64, b: f64) {
         let ev = if retransmit { Event::Retransmit } else { Event::Send };
         let rows = self.flow_monitor.push(now.as_secs_f64(), ev as u8, NO_LINK, seq, 0, len, cwnd, flight, 0, b);
-        self.flow_monitor_pushed(rows);
+        self.pushed(rows, super::Series::FlowMonitor);
     }
 
     /// An ACK was processed by the sender (call only when `watching`).
     pub fn watch_ack(&mut self, now: Time, ack: u64, cwnd: u64, flight: u64) {
         let rows =
             self.flow_monitor.push(now.as_secs_f64(), Event::Ack as u8, NO_LINK, 0, ack, 0, cwnd, flight, 0, f64::NAN);
-        self.flow_monitor_pushed(rows);
+        self.pushed(rows, super::Series::FlowMonitor);
     }
 
     /// One of the watched flow's packets reaches link `link`, whose queue holds `ahead` packets.
@@ -125,7 +125,7 @@ impl Recorder {
                 ahead,
                 f64::NAN,
             );
-            self.flow_monitor_pushed(rows);
+            self.pushed(rows, super::Series::FlowMonitor);
         }
     }
 
@@ -133,7 +133,7 @@ impl Recorder {
     pub(super) fn watch_drop(&mut self, now: Time, link: LinkId, flow: FlowId) {
         if self.watching(flow, now) {
             let rows = self.flow_monitor.push(now.as_secs_f64(), Event::Drop as u8, link.0, 0, 0, 0, 0, 0, 0, f64::NAN);
-            self.flow_monitor_pushed(rows);
+            self.pushed(rows, super::Series::FlowMonitor);
         }
     }
 }

@@ -236,11 +236,11 @@ impl Recorder {
         }
     }
 
-    /// After a flow_monitor row: write the buffer out if it is full.
+    /// After a row of `series`, whose buffer now holds `rows`: write it out if it is full.
     #[inline]
-    fn flow_monitor_pushed(&mut self, rows: usize) {
+    fn pushed(&mut self, rows: usize, series: Series) {
         if rows == self.chunk_rows {
-            self.spill_full(Series::FlowMonitor);
+            self.spill_full(series);
         }
     }
 
@@ -262,18 +262,16 @@ impl Recorder {
     #[inline]
     pub fn queue_len(&mut self, now: Time, link: LinkId, packets: u64, bytes: u64) {
         if self.cfg.queues && self.link_wanted(link) {
-            if self.queue.push(now.as_secs_f64(), link.0, packets, bytes) == self.chunk_rows {
-                self.spill_full(Series::Queue);
-            }
+            let rows = self.queue.push(now.as_secs_f64(), link.0, packets, bytes);
+            self.pushed(rows, Series::Queue);
         }
     }
 
     #[inline]
     pub fn sojourn(&mut self, now: Time, link: LinkId, flow: FlowId, sojourn: Dur) {
         if self.cfg.sojourn && self.link_wanted(link) {
-            if self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64()) == self.chunk_rows {
-                self.spill_full(Series::Sojourn);
-            }
+            let rows = self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64());
+            self.pushed(rows, Series::Sojourn);
         }
     }
 
@@ -281,9 +279,8 @@ impl Recorder {
     pub fn drop(&mut self, now: Time, link: LinkId, flow: FlowId, reason: u8, size: u16) {
         self.watch_drop(now, link, flow);
         if self.cfg.drops && self.link_wanted(link) {
-            if self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32) == self.chunk_rows {
-                self.spill_full(Series::Drops);
-            }
+            let rows = self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32);
+            self.pushed(rows, Series::Drops);
         }
     }
 
@@ -293,15 +290,13 @@ impl Recorder {
             return;
         }
         let Some(thinning) = self.cwnd_thinning.as_mut() else {
-            if self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh) == self.chunk_rows {
-                self.spill_full(Series::Cwnd);
-            }
+            let rows = self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh);
+            self.pushed(rows, Series::Cwnd);
             return;
         };
         for (at, w, t) in thinning.on_change(now, flow, cwnd, ssthresh).into_iter().flatten() {
-            if self.cwnd.push(at.as_secs_f64(), flow.0, w, t) == self.chunk_rows {
-                self.spill_full(Series::Cwnd);
-            }
+            let rows = self.cwnd.push(at.as_secs_f64(), flow.0, w, t);
+            self.pushed(rows, Series::Cwnd);
         }
     }
 
@@ -309,31 +304,25 @@ impl Recorder {
     #[inline]
     pub fn pcp_rate(&mut self, now: Time, flow: FlowId, rate: BitRate, increment: BitRate) {
         if self.cfg.cwnd {
-            if self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0) == self.chunk_rows {
-                self.spill_full(Series::PcpRate);
-            }
+            let rows = self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0);
+            self.pushed(rows, Series::PcpRate);
         }
     }
 
     #[inline]
     pub fn rtt(&mut self, now: Time, flow: FlowId, rtt: Dur, srtt: Dur, rto: Dur) {
         if self.cfg.rtt {
-            if self.rtt.push(now.as_secs_f64(), flow.0, rtt.as_secs_f64(), srtt.as_secs_f64(), rto.as_secs_f64())
-                == self.chunk_rows
-            {
-                self.spill_full(Series::Rtt);
-            }
+            let rows =
+                self.rtt.push(now.as_secs_f64(), flow.0, rtt.as_secs_f64(), srtt.as_secs_f64(), rto.as_secs_f64());
+            self.pushed(rows, Series::Rtt);
         }
     }
 
     #[inline]
     pub fn segment(&mut self, now: Time, flow: FlowId, seq: u64, len: u32, is_ack: bool, retransmit: bool) {
         if self.cfg.segments {
-            if self.segments.push(now.as_secs_f64(), flow.0, seq, len, is_ack as u8, retransmit as u8)
-                == self.chunk_rows
-            {
-                self.spill_full(Series::Segments);
-            }
+            let rows = self.segments.push(now.as_secs_f64(), flow.0, seq, len, is_ack as u8, retransmit as u8);
+            self.pushed(rows, Series::Segments);
         }
     }
 
@@ -348,15 +337,13 @@ impl Recorder {
                 self.monitor_names.len() - 1
             }
         };
-        if self.monitors.push(now.as_secs_f64(), link.0, id as u32, value) == self.chunk_rows {
-            self.spill_full(Series::Monitors);
-        }
+        let rows = self.monitors.push(now.as_secs_f64(), link.0, id as u32, value);
+        self.pushed(rows, Series::Monitors);
     }
 
     pub fn event(&mut self, now: Time, flow: FlowId, event: TcpEvent) {
-        if self.events.push(now.as_secs_f64(), flow.0, event as u8) == self.chunk_rows {
-            self.spill_full(Series::TcpEvents);
-        }
+        let rows = self.events.push(now.as_secs_f64(), flow.0, event as u8);
+        self.pushed(rows, Series::TcpEvents);
     }
 
     /// The time-series tables, in a fixed order. When streaming, a table with rows on disk has
