@@ -81,7 +81,7 @@ def test_no_spill_folder_or_temporary_is_left(runs):
 
 
 def test_the_api_streams_to_a_temporary_folder_its_results_own(runs, tmp_path, monkeypatch):
-    _, memory = runs
+    base, memory = runs
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
 
@@ -93,9 +93,14 @@ def test_the_api_streams_to_a_temporary_folder_its_results_own(runs, tmp_path, m
     for name in memory.tables:
         pd.testing.assert_frame_equal(res.tables[name], memory.tables[name])
     assert res.pcaps[BOTTLENECK] == memory.pcaps[BOTTLENECK]
+    saved = tmp_path / "saved"  # saved from the temporary folder: the same files
+    res.save(saved, formats=["parquet", "csv"], plots=False)
+    for file in saved.iterdir():
+        if file.name != "meta.json":
+            assert file.read_bytes() == (base / "memory" / file.name).read_bytes(), file.name
     del res
     gc.collect()
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["saved"]
 
 
 def test_a_short_api_run_keeps_no_temporary_folder(tmp_path, monkeypatch):

@@ -157,12 +157,7 @@ class Results:
         frames: dict[str, pd.DataFrame | None] = {
             name: None if name in spilled else _frame(cols) for name, cols in raw["tables"].items()
         }
-        link_names = dict(zip(frames["links"]["link"], frames["links"]["name"]))  # type: ignore[index]
-        flow_names = dict(zip(frames["flows"]["flow"], frames["flows"]["name"]))  # type: ignore[index]
-
-        def label(name: str, df: pd.DataFrame) -> pd.DataFrame:
-            return _label_table(name, df, link_names, flow_names)
-
+        label = _labeler(frames["links"], frames["flows"])  # type: ignore[arg-type]
         for name, df in frames.items():
             if df is not None:
                 label(name, df)
@@ -344,6 +339,13 @@ def jain_index(x: np.ndarray) -> float:
     if x.size == 0 or not np.any(x):
         return float("nan")
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
+
+
+def _labeler(links: pd.DataFrame, flows: pd.DataFrame) -> Labeler:
+    """The labelling of the run's time series, by table name (see `_label_table`)."""
+    link_names = dict(zip(links["link"], links["name"]))
+    flow_names = dict(zip(flows["flow"], flows["name"]))
+    return lambda name, df: _label_table(name, df, link_names, flow_names)
 
 
 def _label_table(name: str, df: pd.DataFrame, links: dict[Any, str], flows: dict[Any, str]) -> pd.DataFrame:
