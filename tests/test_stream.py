@@ -171,3 +171,19 @@ def test_results_pickled_to_another_process_carry_their_streamed_tables(runs):
     for name in memory.tables:
         pd.testing.assert_frame_equal(copy.tables[name], memory.tables[name])
     assert copy.pcaps[BOTTLENECK] == memory.pcaps[BOTTLENECK]
+
+
+def test_a_killed_process_temporary_folder_is_removed_by_the_next_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f"{TEMP_PREFIX}{int(gone.stdout)}-abc123"
+    (stale / SPILL_DIR).mkdir(parents=True)
+    foreign = tmp_path / "quench-records-not-ours"
+    foreign.mkdir()
+    s = spec()
+    s["duration"] = "1s"
+    run_scenario(s, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [foreign.name]

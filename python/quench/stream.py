@@ -8,12 +8,17 @@ the whole table in memory.
 A run writing to an output folder (`quench run --out`) streams into that folder's staging copy:
 the spill folder is `.spill` inside it, removed before the folder is moved into place. A run
 without one (the Python API) streams into a temporary folder that its `Results` own and remove
-when they are garbage-collected or the interpreter exits.
+when they are garbage-collected or the interpreter exits. A process killed meanwhile cannot
+remove its folder; its name holds the process id ('quench-records-<pid>-<random>'), and the
+next temporary stream removes the folders of processes no longer running (as atomic.py does
+for the staging folders of killed saves).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -22,10 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from quench.atomic import pid_alive
+
 # The spill folder inside the folder a run streams into: hidden, so no saved run lists it.
 SPILL_DIR = ".spill"
 MANIFEST = "manifest.json"
 TEMP_PREFIX = "quench-records-"
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-[A-Za-z0-9_]+")
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,9 @@ class RecordStream:
 
     @classmethod
     def temporary(cls) -> RecordStream:
-        folder = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+        parent = Path(tempfile.gettempdir())
+        remove_stale_temporaries(parent)
+        folder = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=parent))
         return cls(folder, f"a temporary folder ({folder})", owned=True)
 
     @property
@@ -116,3 +126,19 @@ class RecordStream:
             shutil.rmtree(self.folder, ignore_errors=True)
         else:
             self.remove_spill()
+
+
+def remove_stale_temporaries(parent: Path) -> list[Path]:
+    """Remove the temporary stream folders in `parent` whose process is gone (killed before
+    its Results could remove them); returns what was removed."""
+    removed = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TEMP_NAME.fullmatch(entry.name)
+        if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m[1])):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
