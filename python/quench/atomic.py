@@ -138,7 +138,7 @@ def check_output_dir(
     return path
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:
@@ -160,7 +160,7 @@ def clean_leftovers(parent: Path) -> list[Path]:
         return removed
     for entry in entries:
         m = _LEFTOVER.fullmatch(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not _pid_alive(int(m[1])):
+        if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m[1])):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed

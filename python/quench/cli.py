@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from quench import _core
-from quench.atomic import OutputError, check_output_dir
+from quench.atomic import OutputError, check_output_dir, staged_dir
 from quench.results import FORMATS, Results, pcap_file_names
 from quench.scenario import load_scenario, one_line, run_scenario, validate_scenario
+from quench.stream import RecordStream
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
@@ -80,13 +81,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec["seed"] = args.seed
     if args.duration is not None:
         spec["duration"] = args.duration
-    # Every output check happens before the run, so a bad --out costs nothing.
-    check_output_dir(args.out, force=args.force, keep=[args.scenario])
-    res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps)
-    out = res.save(args.out, formats=args.format, plots=not args.no_plots, force=args.force)
+    # Every output check happens before the run, so a bad --out costs nothing. The run streams
+    # its records into the output's staging folder, which takes --out's place once whole.
+    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
+    with staged_dir(out, force=args.force) as tmp:
+        stream = RecordStream(tmp, str(args.out))
+        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps, stream=stream)
+        res.write_into(tmp, formats=args.format, plots=not args.no_plots)
     if not args.quiet:
         print(summary_table(res))
-        print(f"results written to {out}")
+        print(f"results written to {args.out}")
     return 0
 
 

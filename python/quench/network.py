@@ -310,7 +310,9 @@ class Network:
         return spec
 
     def run(self, duration: Quantity, *, progress: bool | None = None):
-        """Build and run for `duration`; returns quench.Results."""
+        """Build and run for `duration`; returns quench.Results. Long time series and captures
+        stream into a temporary folder that the Results own (quench.stream), so the run's
+        memory does not grow with `duration`."""
         from quench.scenario import run_scenario
 
         return run_scenario(self.to_dict(duration), progress=progress)

@@ -4,12 +4,20 @@ Tables: `links` and `flows` (one row each, always), and the recorded time series
 `sojourn`, `drops`, `cwnd` (TCP), `pcp_rate` (PCP's base rate and probe increment), `rtt`,
 `segments`, `tcp_events`, `monitors` (rows only for what the scenario's `record` section asked
 for). Times are seconds since the start of the run.
+
+A run streams its time series and captures to disk as it goes (quench.stream): a table with
+rows on disk is read into a DataFrame when first used, and saved chunk by chunk, so saving a
+long run needs memory for one chunk, not the whole table. Every saved Parquet file has row
+groups of SAVE_CHUNK_ROWS rows, so a streamed table's file is byte for byte the one its whole
+DataFrame would give.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import shutil
+import weakref
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +26,22 @@ import pandas as pd
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
+from quench.stream import RecordStream, SpilledTable, read_manifest
 
 # Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
 # trace::TcpEvent), in code order, from the engine itself.
 DROP_REASONS = list(_core.DROP_REASONS)
 TCP_EVENTS = list(_core.TCP_EVENTS)
 FORMATS = ("parquet", "csv")
+# Rows per Parquet row group and per CSV write of every saved table, in memory or streamed (so
+# both save the same file). Measured with benchmarks/bench_memory.py: pyarrow's default row
+# group (1 Mi rows) made the dumbbell's peak memory grow from 205 to 337 MiB between 100 and
+# 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
+# a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
+SAVE_CHUNK_ROWS = 64 * 1024
+# Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
+LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
+FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "rtt", "segments", "tcp_events")
 
 
 def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
@@ -33,25 +51,121 @@ def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+Labeler = Callable[[str, pd.DataFrame], pd.DataFrame]
+
+
+class Tables(MutableMapping[str, pd.DataFrame]):
+    """The DataFrames of a run by name, in the engine's order; a table streamed to disk is read
+    (and labelled) when first used."""
+
+    def __init__(self, frames: dict[str, pd.DataFrame | None], spilled: dict[str, SpilledTable], label: Labeler):
+        self._frames = frames
+        self._spilled = spilled
+        self._label = label
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        df = self._frames[name]
+        if df is None:
+            t = self._spilled[name]
+            df = self._frames[name] = self._label(name, pd.DataFrame(t.read(0, t.rows)))
+        return df
+
+    def __setitem__(self, name: str, df: pd.DataFrame) -> None:
+        self._frames[name] = df
+        self._spilled.pop(name, None)
+
+    def __delitem__(self, name: str) -> None:
+        del self._frames[name]
+        self._spilled.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._frames)
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def on_disk(self, name: str) -> SpilledTable | None:
+        """The streamed rows of a table not read into memory (None for one in memory)."""
+        return self._spilled.get(name) if self._frames.get(name) is None else None
+
+    def chunks(self, name: str) -> Iterator[pd.DataFrame]:
+        """The table as labelled DataFrames of at most SAVE_CHUNK_ROWS rows, from disk when it
+        was streamed there and is not in memory."""
+        t = self.on_disk(name)
+        if t is None:
+            yield self[name]
+            return
+        for cols in t.chunks(SAVE_CHUNK_ROWS):
+            yield self._label(name, pd.DataFrame(cols))
+
+
+class Captures(MutableMapping[str, bytes]):
+    """Captured links' pcap bytes by link name; a capture streamed to a file is read from it
+    when used."""
+
+    def __init__(self, data: dict[str, bytes], files: dict[str, Path]):
+        self._data = data
+        self.files = files
+
+    def __getitem__(self, link: str) -> bytes:
+        return self._data[link] if link in self._data else self.files[link].read_bytes()
+
+    def __setitem__(self, link: str, data: bytes) -> None:
+        self._data[link] = data
+        self.files.pop(link, None)
+
+    def __delitem__(self, link: str) -> None:
+        if link in self._data:
+            del self._data[link]
+        else:
+            del self.files[link]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._data, *self.files])
+
+    def __len__(self) -> int:
+        return len(self._data) + len(self.files)
+
+
 class Results:
     """Everything a run produced. DataFrames are attributes: `res.links`, `res.flows`, ..."""
 
     def __init__(
         self,
-        tables: dict[str, pd.DataFrame],
-        pcaps: dict[str, bytes],
+        tables: MutableMapping[str, pd.DataFrame],
+        pcaps: MutableMapping[str, bytes],
         scenario: dict[str, Any],
         meta: dict[str, Any],
+        stream: RecordStream | None = None,
     ) -> None:
         self.tables = tables
         self.pcaps = pcaps
         self.scenario = scenario
         self.meta = meta
+        self.stream = stream
+        if stream is not None and stream.owned:
+            # The temporary folder lives as long as these results.
+            weakref.finalize(self, shutil.rmtree, stream.folder, ignore_errors=True)
 
     @classmethod
-    def from_raw(cls, raw: dict[str, Any], scenario: dict[str, Any], wall_run_s: float) -> Results:
-        tables = {name: _frame(cols) for name, cols in raw["tables"].items()}
-        _label(tables)
+    def from_raw(
+        cls, raw: dict[str, Any], scenario: dict[str, Any], wall_run_s: float, stream: RecordStream | None = None
+    ) -> Results:
+        """Results from the engine's `finish`; `stream` is where the run streamed its records
+        (a table without columns in `raw` has its rows there)."""
+        spilled = read_manifest(stream.spill) if stream is not None else {}
+        frames: dict[str, pd.DataFrame | None] = {
+            name: None if name in spilled else _frame(cols) for name, cols in raw["tables"].items()
+        }
+        label = _labeler(frames["links"], frames["flows"])  # type: ignore[arg-type]
+        for name, df in frames.items():
+            if df is not None:
+                label(name, df)
+        captured = dict(raw["pcaps"])
+        files = {} if stream is None else _streamed_captures(stream, scenario, frames["links"])  # type: ignore[arg-type]
+        if stream is not None and stream.owned and not spilled and not files:
+            stream.discard()  # nothing lives there: no temporary folder to keep
+            stream = None
         meta = {
             "quench_version": _core.__version__,
             "seed": raw["seed"],
@@ -59,7 +173,17 @@ class Results:
             "events_executed": raw["events_executed"],
             "wall_run_s": wall_run_s,
         }
-        return cls(tables, dict(raw["pcaps"]), scenario, meta)
+        return cls(Tables(frames, spilled, label), Captures(captured, files), scenario, meta, stream)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (a run in a worker process handing its Results back), the tables and captures
+        travel in memory: the streamed files belong to this process's temporary folder, which
+        goes when these Results do."""
+        state = dict(self.__dict__)
+        state["tables"] = {name: self.tables[name] for name in self.tables}
+        state["pcaps"] = {link: self.pcaps[link] for link in self.pcaps}
+        state["stream"] = None
+        return state
 
     def __getattr__(self, name: str) -> pd.DataFrame:
         tables = self.__dict__.get("tables", {})
@@ -102,6 +226,21 @@ class Results:
             self._write_all(paths, formats, tmp if plots else None)
         return Path(out_dir)
 
+    def write_into(self, folder: Path, formats: Iterable[str], plots: bool) -> None:
+        """Write every file of the run into `folder`, the staging folder the run streamed into
+        (`quench run --out`), and remove the spill folder from it; a failed write is an
+        OutputError naming the output folder. The caller owns `folder` (atomic.staged_dir)."""
+        formats = list(formats)
+        paths = {key: safe_child(folder, name) for key, name in self._file_names(formats).items()}
+        label = self.stream.label if self.stream is not None else str(folder)
+        try:
+            self._write_all(paths, formats, folder if plots else None)
+        except OSError as e:
+            raise OutputError(f"cannot write the results into {label}: {e}") from None
+        finally:
+            if self.stream is not None and self.stream.folder == folder:
+                self.stream.remove_spill()
+
     def _file_names(self, formats: list[str]) -> dict[tuple[str, str], str]:
         """The file name of every table (per format), pcap and JSON file, keyed by (kind, item);
         two items that would share a file are refused."""
@@ -121,19 +260,57 @@ class Results:
         return names
 
     def _write_all(self, paths: dict[tuple[str, str], Path], formats: list[str], plots_dir: Path | None) -> None:
-        for name, df in self.tables.items():
-            if "parquet" in formats:
-                df.to_parquet(paths[("parquet", name)], index=False)
-            if "csv" in formats:
-                df.to_csv(paths[("csv", name)], index=False)
-        for link, data in self.pcaps.items():
-            paths[("pcap", link)].write_bytes(data)
+        for name in self.tables:
+            parquet = paths[("parquet", name)] if "parquet" in formats else None
+            csv = paths[("csv", name)] if "csv" in formats else None
+            self._write_table(name, parquet, csv)
+        files = self.pcaps.files if isinstance(self.pcaps, Captures) else {}
+        for link in self.pcaps:
+            path = paths[("pcap", link)]
+            if link not in files:
+                path.write_bytes(self.pcaps[link])
+            elif files[link] != path:  # streamed elsewhere (a temporary folder): copy it over
+                shutil.copyfile(files[link], path)
         paths[("json", "scenario")].write_text(json.dumps(self.scenario, indent=2) + "\n")
         paths[("json", "meta")].write_text(json.dumps(self.meta, indent=2) + "\n")
         if plots_dir is not None:
             from quench.plot import save_standard_plots
 
             save_standard_plots(self, plots_dir)
+
+    def _write_table(self, name: str, parquet: Path | None, csv: Path | None) -> None:
+        """One table's files; a table on disk is written chunk by chunk (one Parquet row group
+        and one CSV append per chunk), giving the same files as its whole DataFrame."""
+        if not isinstance(self.tables, Tables) or self.tables.on_disk(name) is None:
+            df = self.tables[name]
+            if parquet is not None:
+                df.to_parquet(parquet, index=False, row_group_size=SAVE_CHUNK_ROWS)
+            if csv is not None:
+                df.to_csv(csv, index=False)
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        writer = None
+        try:
+            for i, df in enumerate(self.tables.chunks(name)):
+                if parquet is not None:
+                    chunk = pa.Table.from_pandas(df, preserve_index=False)
+                    # DataFrame.to_parquet's settings (pandas passes snappy, pyarrow the rest) and
+                    # its row groups: one per chunk.
+                    writer = writer or pq.ParquetWriter(parquet, chunk.schema, compression="snappy")
+                    writer.write_table(chunk)
+                if csv is not None:
+                    df.to_csv(csv, index=False, header=i == 0, mode="w" if i == 0 else "a")
+        finally:
+            if writer is not None:
+                writer.close()
+
+
+def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: pd.DataFrame) -> dict[str, Path]:
+    """The pcap file of every link whose capture streamed to a file, in link order."""
+    files = stream.pcap_files(scenario.get("record", {}).get("pcap", []))
+    return {link: files[link] for link in links["name"] if link in files}
 
 
 def pcap_file_name(link: str) -> str:
@@ -164,16 +341,21 @@ def jain_index(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
 
 
-def _label(tables: dict[str, pd.DataFrame]) -> None:
-    """Add readable names next to the engine's integer ids."""
-    links = tables["links"]
-    names = dict(zip(links["link"], links["name"]))
-    flows = dict(zip(tables["flows"]["flow"], tables["flows"]["name"]))
-    for t in ("queue", "sojourn", "drops", "monitors"):
-        if "link" in tables[t]:
-            tables[t]["link_name"] = tables[t]["link"].map(names).astype("string")
-    for t in ("sojourn", "drops", "cwnd", "pcp_rate", "rtt", "segments", "tcp_events"):
-        if "flow" in tables[t]:
-            tables[t]["flow_name"] = tables[t]["flow"].map(flows).astype("string")
-    tables["drops"]["reason"] = pd.Categorical.from_codes(tables["drops"]["reason"].astype(int), DROP_REASONS)
-    tables["tcp_events"]["event"] = pd.Categorical.from_codes(tables["tcp_events"]["event"].astype(int), TCP_EVENTS)
+def _labeler(links: pd.DataFrame, flows: pd.DataFrame) -> Labeler:
+    """The labelling of the run's time series, by table name (see `_label_table`)."""
+    link_names = dict(zip(links["link"], links["name"]))
+    flow_names = dict(zip(flows["flow"], flows["name"]))
+    return lambda name, df: _label_table(name, df, link_names, flow_names)
+
+
+def _label_table(name: str, df: pd.DataFrame, links: dict[Any, str], flows: dict[Any, str]) -> pd.DataFrame:
+    """Add readable names next to the engine's integer ids (in place; returns `df`)."""
+    if name in LINK_TABLES and "link" in df:
+        df["link_name"] = df["link"].map(links).astype("string")
+    if name in FLOW_TABLES and "flow" in df:
+        df["flow_name"] = df["flow"].map(flows).astype("string")
+    if name == "drops":
+        df["reason"] = pd.Categorical.from_codes(df["reason"].astype(int), DROP_REASONS)
+    if name == "tcp_events":
+        df["event"] = pd.Categorical.from_codes(df["event"].astype(int), TCP_EVENTS)
+    return df

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from quench import _core
+from quench.atomic import OutputError
 from quench.results import Results
+from quench.stream import RecordStream
 
 # Runs expected to take longer than this many wall seconds show a progress bar.
 PROGRESS_AFTER_S = 2.0
@@ -163,15 +165,38 @@ def run_scenario(
     *,
     progress: bool | None = None,
     before_run: Callable[[dict[str, Any]], None] | None = None,
+    stream: RecordStream | None = None,
 ) -> Results:
     """Run a scenario dict; `progress` None shows a bar for long runs on a terminal;
     `before_run` is called with the resolved scenario once it is built, before it runs (the
-    command line checks its output files there)."""
+    command line checks its output files there). Records and captures stream into `stream`'s
+    folder as the run goes (quench.stream), by default a temporary one the Results own; a
+    failed write is an OutputError naming that folder."""
     # One parse, one validation, one build: the engine hands back the scenario it built.
     sim = _core.Simulation(_to_json(spec))
     resolved = json.loads(sim.scenario)
     if before_run is not None:
         before_run(resolved)
+    stream = stream or RecordStream.temporary()
+    try:
+        raw, wall_run = _run_streaming(sim, resolved, progress, stream)
+    except OSError as e:
+        stream.discard()
+        raise OutputError(f"cannot write the results into {stream.label}: {e}") from None
+    except BaseException:
+        stream.discard()
+        raise
+    for runs in _journals:
+        runs.append(resolved)
+    return Results.from_raw(raw, resolved, wall_run_s=wall_run, stream=stream)
+
+
+def _run_streaming(
+    sim: _core.Simulation, resolved: dict[str, Any], progress: bool | None, stream: RecordStream
+) -> tuple[dict[str, Any], float]:
+    """Run `sim` to its end streaming into `stream`; the engine's raw results and the wall time."""
+    pcaps = stream.pcap_files(resolved.get("record", {}).get("pcap", []))
+    sim.stream_to(str(stream.spill), [(link, str(path)) for link, path in pcaps.items()])
     bar = _ProgressBar(sim.end, progress)
     wall_start = time.perf_counter()
     step = sim.end / PROGRESS_STEPS
@@ -180,7 +205,4 @@ def run_scenario(
         bar.update(sim.now)
     bar.close()
     wall_run = time.perf_counter() - wall_start
-    raw = sim.finish()
-    for runs in _journals:
-        runs.append(resolved)
-    return Results.from_raw(raw, resolved, wall_run_s=wall_run)
+    return sim.finish(), wall_run

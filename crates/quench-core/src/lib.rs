@@ -40,6 +40,7 @@ pub mod world;
 pub use error::{ConfigError, Error};
 pub use results::RunResult;
 pub use scenario::Scenario;
+use std::path::{Path, PathBuf};
 pub use units::{BitRate, Bytes, Dur, Time};
 
 /// A built scenario, ready to run in one go or in steps (for progress reporting).
@@ -72,6 +73,27 @@ impl Simulation {
     /// ones that still have a packet in the network or a timer armed (`flows.rs`).
     pub fn arrivals_held(&self) -> usize {
         self.world.flows.arrivals_held()
+    }
+
+    /// Stream the recorded tables into the folder `spill_dir` (created; see `trace::spill`) and
+    /// the captures of the links named in `pcap_files` into those files, instead of keeping
+    /// them in memory; call before running. An error names the file it could not create.
+    pub fn stream_to(&mut self, spill_dir: &Path, pcap_files: &[(String, PathBuf)]) -> Result<(), String> {
+        self.world.rec.stream(trace::spill::Spill::new(spill_dir)?);
+        for (link, path) in pcap_files {
+            let i = self.world.links.iter().position(|l| &l.name == link);
+            let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(i)).filter(|p| p.is_some()) else {
+                return Err(format!("link {link} is not captured (record.pcap)"));
+            };
+            *slot = Some(trace::pcap::PcapWriter::to_file(path)?);
+        }
+        Ok(())
+    }
+
+    /// The first error writing streamed records or captures so far, if any.
+    pub fn output_error(&self) -> Option<String> {
+        let pcap = self.world.pcap.iter().flatten().find_map(|p| p.error());
+        self.world.rec.spill_error().or(pcap).map(str::to_string)
     }
 
     /// Advance simulated time to `t` (at most the scenario's duration).

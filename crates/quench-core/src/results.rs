@@ -10,9 +10,13 @@ use crate::world::FlowInfo;
 use crate::world::World;
 
 pub struct RunResult {
+    /// Every table; when the run streamed its records, a time-series table with rows on disk
+    /// is an empty placeholder (no columns) and the spill folder's manifest describes it.
     pub tables: Vec<Table>,
-    /// (link name, pcap file bytes)
+    /// (link name, pcap file bytes) of the captures kept in memory (not those streamed to files)
     pub pcaps: Vec<(String, Vec<u8>)>,
+    /// The first error writing streamed records or captures: the files are incomplete.
+    pub output_error: Option<String>,
     pub events_executed: u64,
     pub end_time: Time,
     pub seed: u64,
@@ -144,14 +148,19 @@ pub fn collect(mut w: World) -> RunResult {
         l.finalize(now);
     }
     let mut tables = vec![links_table(&w), flows_table(&w), nodes_table(&w)];
-    let pcaps = w
-        .pcap
-        .iter_mut()
-        .zip(&w.links)
-        .filter_map(|(p, l)| p.take().map(|p| (l.name.clone(), p.into_bytes())))
-        .collect();
+    let mut pcaps = Vec::new();
+    let mut errors = Vec::new();
+    for (p, l) in w.pcap.iter_mut().zip(&w.links) {
+        match p.take().map(|p| p.finish()) {
+            Some(Ok(Some(bytes))) => pcaps.push((l.name.clone(), bytes)),
+            Some(Err(e)) => errors.push(e),
+            Some(Ok(None)) | None => {}
+        }
+    }
     let events_executed = w.events_executed();
     let rec = std::mem::take(&mut w.rec);
-    tables.extend(rec.into_tables());
-    RunResult { tables, pcaps, events_executed, end_time: now, seed: w.seed }
+    let (series, written) = rec.into_tables();
+    tables.extend(series);
+    let output_error = written.err().or(errors.into_iter().next());
+    RunResult { tables, pcaps, output_error, events_executed, end_time: now, seed: w.seed }
 }

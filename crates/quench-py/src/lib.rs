@@ -7,13 +7,14 @@
 // PyResult in a conversion that newer clippy calls useless.
 #![allow(unexpected_cfgs, clippy::useless_conversion)]
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use quench_core::trace::table::{Column, Table};
 use quench_core::units::{parse_quantity, Quantity};
 use quench_core::{ConfigError, RunResult, Time};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
 
 create_exception!(quench._core, ScenarioError, PyValueError, "A scenario is invalid; the message names the key.");
 create_exception!(quench._core, InternalError, PyRuntimeError, "A bug in quench (please report it).");
@@ -145,8 +146,15 @@ impl Simulation {
         &self.resolved
     }
 
+    /// Stream the recorded tables into the folder `spill_dir` (rows on disk in chunks, see
+    /// quench.stream) and each captured link's pcap into `pcap_files[link]`, instead of memory.
+    /// Call before running; OSError names the file that could not be created.
+    fn stream_to(&mut self, spill_dir: PathBuf, pcap_files: Vec<(String, PathBuf)>) -> PyResult<()> {
+        self.sim()?.stream_to(&spill_dir, &pcap_files).map_err(|e| PyOSError::new_err(one_line(&e)))
+    }
+
     /// Advance to `t` seconds of simulated time (capped at the scenario's duration). The GIL
-    /// is released while the engine runs.
+    /// is released while the engine runs. OSError when writing streamed records failed.
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         if !t.is_finite() || t < 0.0 {
             return Err(PyValueError::new_err(format!("run_until: time {t} must be finite and non-negative")));
@@ -157,8 +165,12 @@ impl Simulation {
         if ran.is_err() {
             // A panic may have left the world half-way through an event: never run it again.
             self.inner = None;
+            return ran;
         }
-        ran
+        match self.sim()?.output_error() {
+            Some(e) => Err(PyOSError::new_err(one_line(&e))),
+            None => Ok(()),
+        }
     }
 
     #[getter]
@@ -176,10 +188,15 @@ impl Simulation {
         Ok(self.sim()?.events_executed())
     }
 
-    /// Collect the results at the current time; the simulation cannot be used afterwards.
+    /// Collect the results at the current time; the simulation cannot be used afterwards. When
+    /// streaming, a table with rows on disk comes back without columns (the spill folder's
+    /// manifest.json describes it) and OSError reports a failed write.
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyObject> {
         let sim = self.inner.take().ok_or_else(|| PyRuntimeError::new_err("this simulation has already finished"))?;
         let result = py.allow_threads(|| guarded("collecting results", || sim.finish()))?;
+        if let Some(e) = &result.output_error {
+            return Err(PyOSError::new_err(one_line(e)));
+        }
         result_to_py(py, &result)
     }
 }

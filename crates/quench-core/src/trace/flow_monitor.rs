@@ -120,12 +120,15 @@ impl Recorder {
     #[allow(clippy::too_many_arguments)]
     pub fn watch_send(&mut self, now: Time, seq: u64, len: u32, retransmit: bool, cwnd: u64, flight: u64, b: f64) {
         let ev = if retransmit { Event::Retransmit } else { Event::Send };
-        self.flow_monitor.push(now.as_secs_f64(), ev as u8, NO_LINK, seq, 0, len, cwnd, flight, 0, b);
+        let rows = self.flow_monitor.push(now.as_secs_f64(), ev as u8, NO_LINK, seq, 0, len, cwnd, flight, 0, b);
+        self.pushed(rows, super::Series::FlowMonitor);
     }
 
     /// An ACK was processed by the sender (call only when `watching`).
     pub fn watch_ack(&mut self, now: Time, ack: u64, cwnd: u64, flight: u64) {
-        self.flow_monitor.push(now.as_secs_f64(), Event::Ack as u8, NO_LINK, 0, ack, 0, cwnd, flight, 0, f64::NAN);
+        let rows =
+            self.flow_monitor.push(now.as_secs_f64(), Event::Ack as u8, NO_LINK, 0, ack, 0, cwnd, flight, 0, f64::NAN);
+        self.pushed(rows, super::Series::FlowMonitor);
     }
 
     /// One of the watched flow's packets reaches link `link`, whose queue holds `ahead` packets.
@@ -133,7 +136,7 @@ impl Recorder {
     pub fn watch_arrival(&mut self, now: Time, link: LinkId, p: &Packet, ahead: u64) {
         if self.watching(p.flow, now) {
             let row = (p.seq, p.ack, p.payload as u32);
-            self.flow_monitor.push(
+            let rows = self.flow_monitor.push(
                 now.as_secs_f64(),
                 Event::Arrive as u8,
                 link.0,
@@ -145,21 +148,28 @@ impl Recorder {
                 ahead,
                 f64::NAN,
             );
+            self.pushed(rows, super::Series::FlowMonitor);
         }
     }
 
     #[inline]
     pub(super) fn watch_drop(&mut self, now: Time, link: LinkId, flow: FlowId) {
         if self.watching(flow, now) {
-            self.flow_monitor.push(now.as_secs_f64(), Event::Drop as u8, link.0, 0, 0, 0, 0, 0, 0, f64::NAN);
+            let rows = self.flow_monitor.push(now.as_secs_f64(), Event::Drop as u8, link.0, 0, 0, 0, 0, 0, 0, f64::NAN);
+            self.pushed(rows, super::Series::FlowMonitor);
         }
     }
+}
+
+/// The names of the `event` column's codes, in code order.
+pub(super) fn event_names() -> Vec<String> {
+    EVENT_NAMES.iter().map(|n| n.to_string()).collect()
 }
 
 /// The `flow_monitor` table with event names spelled out.
 pub(super) fn table(m: FlowMonitorTrace) -> Table {
     let event = m.event.iter().map(|&e| EVENT_NAMES[e as usize].to_string()).collect();
-    Table::new("flow_monitor")
+    Table::new(super::FLOW_MONITOR)
         .with("time_s", Column::F64(m.time_s))
         .with("event", Column::Str(event))
         .with("link", Column::U32(m.link))

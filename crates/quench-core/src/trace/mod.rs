@@ -1,9 +1,14 @@
 //! The recorder: typed records appended to columnar buffers while the simulation runs. Each
 //! record family is switched by the scenario's `record` section and costs one branch when off.
 //! Times are stored as float seconds (exact to the nanosecond for runs under 104 days).
+//!
+//! With a spill folder (`stream_to`), a buffer that reaches the chunk size is written to disk
+//! and emptied (`spill.rs`), so memory stays flat however long the run; without one, every
+//! record stays in memory until the run ends.
 
 pub mod flow_monitor;
 pub mod pcap;
+pub mod spill;
 pub mod table;
 pub mod thinning;
 
@@ -11,7 +16,8 @@ use crate::packet::{FlowId, LinkId};
 use crate::units::{BitRate, Dur, Time};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use serde::{Deserialize, Serialize};
-use table::{columnar, Table};
+use spill::{Spill, CHUNK_ROWS};
+use table::{columnar, Chunked, Table};
 use thinning::CwndThinning;
 
 /// What to record. Summary tables (per link, per flow) are always produced.
@@ -140,12 +146,107 @@ pub struct Recorder {
     watch: Option<Watch>,
     pub flow_monitor: FlowMonitorTrace,
     cwnd_thinning: Option<CwndThinning>,
+    /// Where full buffers go, when the run streams its records to disk.
+    spill: Option<Spill>,
+    /// Rows at which a buffer is written out: CHUNK_ROWS when streaming, never (usize::MAX)
+    /// when every record stays in memory.
+    chunk_rows: usize,
+}
+
+/// The time-series tables' names, in the order `into_tables` returns them.
+pub const QUEUE: &str = "queue";
+pub const SOJOURN: &str = "sojourn";
+pub const DROPS: &str = "drops";
+pub const CWND: &str = "cwnd";
+pub const PCP_RATE: &str = "pcp_rate";
+pub const RTT: &str = "rtt";
+pub const SEGMENTS: &str = "segments";
+pub const TCP_EVENTS: &str = "tcp_events";
+pub const MONITORS: &str = "monitors";
+pub const FLOW_MONITOR: &str = "flow_monitor";
+
+/// The record buffers, as named by a full one asking to be written out.
+#[derive(Clone, Copy, Debug)]
+enum Series {
+    Queue,
+    Sojourn,
+    Drops,
+    Cwnd,
+    PcpRate,
+    Rtt,
+    Segments,
+    TcpEvents,
+    Monitors,
+    FlowMonitor,
+}
+
+/// Append `buffer`'s rows to `table` in the spill folder and empty it.
+fn spill_chunk(spill: &mut Spill, table: &str, buffer: &mut impl Chunked) {
+    spill.append(table, &buffer.column_refs());
+    buffer.clear();
+}
+
+/// The table of `buffer`: in memory when nothing of it was spilled, else its last rows go to
+/// the spill folder and the table returned is an empty placeholder that keeps its place.
+fn finish_table<T: Chunked>(spill: &mut Option<Spill>, name: &str, buffer: T, table: impl FnOnce(T) -> Table) -> Table {
+    match spill {
+        Some(s) if s.holds(name) => {
+            s.append(name, &buffer.column_refs());
+            Table::new(name)
+        }
+        _ => table(buffer),
+    }
 }
 
 impl Recorder {
     pub fn new(cfg: RecordConfig, link_on: Vec<bool>) -> Self {
         let cwnd_thinning = cfg.cwnd_interval.map(CwndThinning::new);
-        Recorder { cfg, link_on, cwnd_thinning, ..Default::default() }
+        Recorder { cfg, link_on, cwnd_thinning, chunk_rows: usize::MAX, ..Default::default() }
+    }
+
+    /// Stream every table to `spill` from now on, a chunk of `chunk_rows` rows at a time.
+    pub fn stream_to(&mut self, spill: Spill, chunk_rows: usize) {
+        self.spill = Some(spill);
+        self.chunk_rows = chunk_rows.max(1);
+    }
+
+    /// Stream with the standard chunk size.
+    pub fn stream(&mut self, spill: Spill) {
+        self.stream_to(spill, CHUNK_ROWS);
+    }
+
+    /// Write a full buffer to the spill folder and empty it. Out of line and called with one
+    /// small argument: it runs once per chunk, and the recording functions, inlined into the
+    /// engine's hot paths, stay a push, a compare and a rarely taken call.
+    #[cold]
+    #[inline(never)]
+    fn spill_full(&mut self, series: Series) {
+        let Some(spill) = self.spill.as_mut() else { return };
+        match series {
+            Series::Queue => spill_chunk(spill, QUEUE, &mut self.queue),
+            Series::Sojourn => spill_chunk(spill, SOJOURN, &mut self.sojourn),
+            Series::Drops => spill_chunk(spill, DROPS, &mut self.drops),
+            Series::Cwnd => spill_chunk(spill, CWND, &mut self.cwnd),
+            Series::PcpRate => spill_chunk(spill, PCP_RATE, &mut self.pcp_rate),
+            Series::Rtt => spill_chunk(spill, RTT, &mut self.rtt),
+            Series::Segments => spill_chunk(spill, SEGMENTS, &mut self.segments),
+            Series::TcpEvents => spill_chunk(spill, TCP_EVENTS, &mut self.events),
+            Series::Monitors => spill_chunk(spill, MONITORS, &mut self.monitors),
+            Series::FlowMonitor => spill_chunk(spill, FLOW_MONITOR, &mut self.flow_monitor),
+        }
+    }
+
+    /// After a row of `series`, whose buffer now holds `rows`: write it out if it is full.
+    #[inline]
+    fn pushed(&mut self, rows: usize, series: Series) {
+        if rows == self.chunk_rows {
+            self.spill_full(series);
+        }
+    }
+
+    /// The first error writing the spill folder, if any.
+    pub fn spill_error(&self) -> Option<&str> {
+        self.spill.as_ref().and_then(|s| s.error())
     }
 
     #[inline]
@@ -161,14 +262,16 @@ impl Recorder {
     #[inline]
     pub fn queue_len(&mut self, now: Time, link: LinkId, packets: u64, bytes: u64) {
         if self.cfg.queues && self.link_wanted(link) {
-            self.queue.push(now.as_secs_f64(), link.0, packets, bytes);
+            let rows = self.queue.push(now.as_secs_f64(), link.0, packets, bytes);
+            self.pushed(rows, Series::Queue);
         }
     }
 
     #[inline]
     pub fn sojourn(&mut self, now: Time, link: LinkId, flow: FlowId, sojourn: Dur) {
         if self.cfg.sojourn && self.link_wanted(link) {
-            self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64());
+            let rows = self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64());
+            self.pushed(rows, Series::Sojourn);
         }
     }
 
@@ -176,7 +279,8 @@ impl Recorder {
     pub fn drop(&mut self, now: Time, link: LinkId, flow: FlowId, reason: u8, size: u16) {
         self.watch_drop(now, link, flow);
         if self.cfg.drops && self.link_wanted(link) {
-            self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32);
+            let rows = self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32);
+            self.pushed(rows, Series::Drops);
         }
     }
 
@@ -186,10 +290,13 @@ impl Recorder {
             return;
         }
         let Some(thinning) = self.cwnd_thinning.as_mut() else {
-            return self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh);
+            let rows = self.cwnd.push(now.as_secs_f64(), flow.0, cwnd, ssthresh);
+            self.pushed(rows, Series::Cwnd);
+            return;
         };
         for (at, w, t) in thinning.on_change(now, flow, cwnd, ssthresh).into_iter().flatten() {
-            self.cwnd.push(at.as_secs_f64(), flow.0, w, t);
+            let rows = self.cwnd.push(at.as_secs_f64(), flow.0, w, t);
+            self.pushed(rows, Series::Cwnd);
         }
     }
 
@@ -197,21 +304,25 @@ impl Recorder {
     #[inline]
     pub fn pcp_rate(&mut self, now: Time, flow: FlowId, rate: BitRate, increment: BitRate) {
         if self.cfg.cwnd {
-            self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0);
+            let rows = self.pcp_rate.push(now.as_secs_f64(), flow.0, rate.0, increment.0);
+            self.pushed(rows, Series::PcpRate);
         }
     }
 
     #[inline]
     pub fn rtt(&mut self, now: Time, flow: FlowId, rtt: Dur, srtt: Dur, rto: Dur) {
         if self.cfg.rtt {
-            self.rtt.push(now.as_secs_f64(), flow.0, rtt.as_secs_f64(), srtt.as_secs_f64(), rto.as_secs_f64());
+            let rows =
+                self.rtt.push(now.as_secs_f64(), flow.0, rtt.as_secs_f64(), srtt.as_secs_f64(), rto.as_secs_f64());
+            self.pushed(rows, Series::Rtt);
         }
     }
 
     #[inline]
     pub fn segment(&mut self, now: Time, flow: FlowId, seq: u64, len: u32, is_ack: bool, retransmit: bool) {
         if self.cfg.segments {
-            self.segments.push(now.as_secs_f64(), flow.0, seq, len, is_ack as u8, retransmit as u8);
+            let rows = self.segments.push(now.as_secs_f64(), flow.0, seq, len, is_ack as u8, retransmit as u8);
+            self.pushed(rows, Series::Segments);
         }
     }
 
@@ -226,34 +337,49 @@ impl Recorder {
                 self.monitor_names.len() - 1
             }
         };
-        self.monitors.push(now.as_secs_f64(), link.0, id as u32, value);
+        let rows = self.monitors.push(now.as_secs_f64(), link.0, id as u32, value);
+        self.pushed(rows, Series::Monitors);
     }
 
     pub fn event(&mut self, now: Time, flow: FlowId, event: TcpEvent) {
-        self.events.push(now.as_secs_f64(), flow.0, event as u8);
+        let rows = self.events.push(now.as_secs_f64(), flow.0, event as u8);
+        self.pushed(rows, Series::TcpEvents);
     }
 
-    /// The time-series tables, in a fixed order.
-    pub fn into_tables(self) -> Vec<Table> {
-        vec![
-            self.queue.into_table("queue"),
-            self.sojourn.into_table("sojourn"),
-            self.drops.into_table("drops"),
-            self.cwnd.into_table("cwnd"),
-            self.pcp_rate.into_table("pcp_rate"),
-            self.rtt.into_table("rtt"),
-            self.segments.into_table("segments"),
-            self.events.into_table("tcp_events"),
-            monitor_table(self.monitors, &self.monitor_names),
-            flow_monitor::table(self.flow_monitor),
-        ]
+    /// The time-series tables, in a fixed order. When streaming, a table with rows on disk has
+    /// its last rows written there too and comes back as an empty placeholder (no columns), and
+    /// the spill folder's manifest is written; the error is the first one writing it.
+    pub fn into_tables(mut self) -> (Vec<Table>, Result<(), String>) {
+        let s = &mut self.spill;
+        let names = &self.monitor_names;
+        let tables = vec![
+            finish_table(s, QUEUE, self.queue, |b| b.into_table(QUEUE)),
+            finish_table(s, SOJOURN, self.sojourn, |b| b.into_table(SOJOURN)),
+            finish_table(s, DROPS, self.drops, |b| b.into_table(DROPS)),
+            finish_table(s, CWND, self.cwnd, |b| b.into_table(CWND)),
+            finish_table(s, PCP_RATE, self.pcp_rate, |b| b.into_table(PCP_RATE)),
+            finish_table(s, RTT, self.rtt, |b| b.into_table(RTT)),
+            finish_table(s, SEGMENTS, self.segments, |b| b.into_table(SEGMENTS)),
+            finish_table(s, TCP_EVENTS, self.events, |b| b.into_table(TCP_EVENTS)),
+            finish_table(s, MONITORS, self.monitors, |b| monitor_table(b, names)),
+            finish_table(s, FLOW_MONITOR, self.flow_monitor, flow_monitor::table),
+        ];
+        let written = match self.spill {
+            Some(mut spill) => {
+                spill.set_dictionary(MONITORS, "name", names.iter().map(|n| n.to_string()).collect());
+                spill.set_dictionary(FLOW_MONITOR, "event", flow_monitor::event_names());
+                spill.finish()
+            }
+            None => Ok(()),
+        };
+        (tables, written)
     }
 }
 
 /// The monitors table with variable names spelled out.
 fn monitor_table(m: MonitorTrace, names: &[&'static str]) -> Table {
     let name = m.name.iter().map(|&i| names[i as usize].to_string()).collect();
-    Table::new("monitors")
+    Table::new(MONITORS)
         .with("time_s", table::Column::F64(m.time_s))
         .with("link", table::Column::U32(m.link))
         .with("name", table::Column::Str(name))

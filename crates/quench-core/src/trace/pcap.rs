@@ -13,6 +13,9 @@
 use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
 use crate::transport::icmp;
 use crate::units::Time;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 const MAGIC_NANOSECOND: u32 = 0xa1b2_3c4d;
 const VERSION_MAJOR: u16 = 2;
@@ -28,9 +31,29 @@ pub const RECEIVER_PORT: u16 = 5001;
 const EPHEMERAL_PORT_BASE: u32 = 10_000;
 const EPHEMERAL_PORT_SPAN: u32 = 50_000;
 
+/// A capture's bytes: all in `buf` when kept in memory; when streamed to a file, `buf` holds
+/// one record at a time, written through `sink`.
 pub struct PcapWriter {
     buf: Vec<u8>,
     packets: u64,
+    sink: Option<FileSink>,
+}
+
+/// The file a capture streams to, and the first error writing it (later packets are dropped).
+struct FileSink {
+    file: BufWriter<File>,
+    path: PathBuf,
+    error: Option<String>,
+}
+
+impl FileSink {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.error.is_none() {
+            if let Err(e) = self.file.write_all(bytes) {
+                self.error = Some(format!("{}: {e}", self.path.display()));
+            }
+        }
+    }
 }
 
 impl Default for PcapWriter {
@@ -102,15 +125,42 @@ impl PcapWriter {
         buf.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
         buf.extend_from_slice(&SNAPLEN.to_le_bytes());
         buf.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
-        PcapWriter { buf, packets: 0 }
+        PcapWriter { buf, packets: 0, sink: None }
+    }
+
+    /// A writer that streams the capture to a new file at `path` (replaced if it exists).
+    pub fn to_file(path: &Path) -> Result<Self, String> {
+        let file = File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut w = Self::new();
+        let mut sink = FileSink { file: BufWriter::new(file), path: path.to_path_buf(), error: None };
+        sink.put(&w.buf);
+        w.buf.clear();
+        w.sink = Some(sink);
+        Ok(w)
     }
 
     pub fn packets(&self) -> u64 {
         self.packets
     }
 
+    /// The first error writing the capture's file, if it streams to one.
+    pub fn error(&self) -> Option<&str> {
+        self.sink.as_ref().and_then(|s| s.error.as_deref())
+    }
+
+    /// The capture's bytes when kept in memory (None when it streamed to a file, which is now
+    /// complete), or the first error writing that file.
+    pub fn finish(self) -> Result<Option<Vec<u8>>, String> {
+        let Some(mut sink) = self.sink else { return Ok(Some(self.buf)) };
+        if let Err(e) = sink.file.flush() {
+            sink.error.get_or_insert(format!("{}: {e}", sink.path.display()));
+        }
+        sink.error.map_or(Ok(None), Err)
+    }
+
+    /// The capture's bytes (an in-memory writer's; empty for one that streamed to a file).
     pub fn into_bytes(self) -> Vec<u8> {
-        self.buf
+        self.finish().ok().flatten().unwrap_or_default()
     }
 
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts.
@@ -137,6 +187,10 @@ impl PcapWriter {
         }
         self.buf.truncate(start + captured as usize);
         self.packets += 1;
+        if let Some(sink) = self.sink.as_mut() {
+            sink.put(&self.buf);
+            self.buf.clear();
+        }
     }
 
     fn write_ipv4(&mut self, pkt: &Packet) {

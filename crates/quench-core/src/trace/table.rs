@@ -1,6 +1,8 @@
 //! Columnar tables: the one shape in which results leave the engine (to Python as arrays, then
 //! Parquet/CSV). A record type is declared once with `columnar!` and gets a struct of vectors,
-//! a typed `push`, and a conversion to named columns.
+//! a typed `push` that returns the rows buffered (a streaming recorder flushes a full chunk
+//! to disk with `spill.rs`), and a
+//! conversion to named columns.
 
 use serde::Serialize;
 
@@ -29,6 +31,43 @@ impl Column {
     }
 }
 
+/// A borrowed column: what the chunk writer (`spill.rs`) appends to disk.
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnRef<'a> {
+    U8(&'a [u8]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
+    F64(&'a [f64]),
+    Str(&'a [String]),
+}
+
+impl<'a> ColumnRef<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            ColumnRef::U8(v) => v.len(),
+            ColumnRef::U32(v) => v.len(),
+            ColumnRef::U64(v) => v.len(),
+            ColumnRef::F64(v) => v.len(),
+            ColumnRef::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Column {
+    pub fn as_ref(&self) -> ColumnRef<'_> {
+        match self {
+            Column::U8(v) => ColumnRef::U8(v),
+            Column::U32(v) => ColumnRef::U32(v),
+            Column::U64(v) => ColumnRef::U64(v),
+            Column::F64(v) => ColumnRef::F64(v),
+            Column::Str(v) => ColumnRef::Str(v),
+        }
+    }
+}
+
 /// A named table of equally long columns.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Table {
@@ -48,6 +87,10 @@ impl Table {
     pub fn rows(&self) -> usize {
         self.columns.first().map_or(0, |(_, c)| c.len())
     }
+    /// The columns borrowed, as the chunk writer takes them (`Spill::append`).
+    pub fn column_refs(&self) -> Vec<(&str, ColumnRef<'_>)> {
+        self.columns.iter().map(|(n, c)| (n.as_str(), c.as_ref())).collect()
+    }
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
     }
@@ -65,26 +108,29 @@ impl Table {
 /// Conversion of a recorded field into a column (time becomes float seconds).
 pub trait IntoColumn: Sized {
     fn into_column(v: Vec<Self>) -> Column;
+    fn column_ref(v: &[Self]) -> ColumnRef<'_>;
 }
-impl IntoColumn for u8 {
-    fn into_column(v: Vec<Self>) -> Column {
-        Column::U8(v)
-    }
+macro_rules! into_column {
+    ($ty:ty, $variant:ident) => {
+        impl IntoColumn for $ty {
+            fn into_column(v: Vec<Self>) -> Column {
+                Column::$variant(v)
+            }
+            fn column_ref(v: &[Self]) -> ColumnRef<'_> {
+                ColumnRef::$variant(v)
+            }
+        }
+    };
 }
-impl IntoColumn for u32 {
-    fn into_column(v: Vec<Self>) -> Column {
-        Column::U32(v)
-    }
-}
-impl IntoColumn for u64 {
-    fn into_column(v: Vec<Self>) -> Column {
-        Column::U64(v)
-    }
-}
-impl IntoColumn for f64 {
-    fn into_column(v: Vec<Self>) -> Column {
-        Column::F64(v)
-    }
+into_column!(u8, U8);
+into_column!(u32, U32);
+into_column!(u64, U64);
+into_column!(f64, F64);
+
+/// A record buffer whose rows can be handed to the chunk writer and then dropped.
+pub trait Chunked {
+    fn column_refs(&self) -> Vec<(&'static str, ColumnRef<'_>)>;
+    fn clear(&mut self);
 }
 
 /// Declare a record type stored column-wise.
@@ -96,10 +142,13 @@ macro_rules! columnar {
             $(pub $field: Vec<$ty>,)+
         }
         impl $name {
+            /// Append a row; returns the rows now buffered, which a recorder streaming to disk
+            /// compares with its chunk size (so recording costs a push and a compare).
             #[inline]
             #[allow(clippy::too_many_arguments)]
-            pub fn push(&mut self, $($field: $ty),+) {
+            pub fn push(&mut self, $($field: $ty),+) -> usize {
                 $(self.$field.push($field);)+
+                self.len()
             }
             pub fn len(&self) -> usize {
                 columnar!(@first self; $($field),+).len()
@@ -111,6 +160,14 @@ macro_rules! columnar {
                 let mut t = $crate::trace::table::Table::new(table);
                 $(t = t.with(stringify!($field), $crate::trace::table::IntoColumn::into_column(self.$field));)+
                 t
+            }
+        }
+        impl $crate::trace::table::Chunked for $name {
+            fn column_refs(&self) -> Vec<(&'static str, $crate::trace::table::ColumnRef<'_>)> {
+                vec![$((stringify!($field), $crate::trace::table::IntoColumn::column_ref(&self.$field)),)+]
+            }
+            fn clear(&mut self) {
+                $(self.$field.clear();)+
             }
         }
     };

@@ -1,0 +1,106 @@
+"""Peak memory of `quench run --out` as the simulated duration grows: with records streamed to
+disk (quench.stream) it should stay flat. A benchmark, not a test: it prints a table and
+checks nothing.
+
+Cases, each run in a fresh process (`python -m quench.cli run ... --out DIR --no-plots
+--quiet`) whose peak resident set size is read from os.wait4's rusage:
+  dumbbell  scenarios/dumbbell.toml with its default recording (queues, drops, cwnd, rtt,
+            monitors, and the bottleneck's pcap), for 100, 300, 1000 and 3000 simulated seconds;
+  pcap10g   a 10 Gb/s link filled by a 9.9 Gb/s UDP flow of 64 kB datagrams, every packet
+            captured to pcap and nothing else recorded, for 100 and 1000 s.
+
+Plots are off: they read whole tables into memory, which is what they need to draw them.
+Each case's output folder is deleted after it is measured (the 1000 s capture is 1.5 GB).
+
+    .venv/bin/python benchmarks/bench_memory.py              # every case (about 5 min here)
+    .venv/bin/python benchmarks/bench_memory.py --quick      # 100 s and 300 s only
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DUMBBELL = ROOT / "scenarios" / "dumbbell.toml"
+DUMBBELL_DURATIONS_S = (100, 300, 1000, 3000)
+PCAP_DURATIONS_S = (100, 1000)
+QUICK_LIMIT_S = 300
+KIB = 1024
+MIB = 1024 * 1024
+
+# 64 kB datagrams (the link's MTU raised to carry them whole) keep the packet rate, hence the
+# run time, modest while the capture still grows by 1.5 MB per simulated second.
+PCAP_SCENARIO = """\
+name = "pcap10g"
+seed = 1
+duration = "1s"
+hosts = ["a", "b"]
+[[links]]
+from = "a"
+to = "b"
+rate = "10Gbps"
+delay = "1ms"
+mtu = "64000B"
+[[flows]]
+kind = "udp"
+src = "a"
+dst = "b"
+rate = "9.9Gbps"
+size = "64000B"
+[record]
+queues = false
+drops = false
+cwnd = false
+rtt = false
+monitors = false
+pcap = ["a->b"]
+"""
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.iterdir())
+
+
+def measure(scenario: Path, duration_s: int, work: Path) -> tuple[float, float, int]:
+    """(peak RSS in MiB, wall seconds, output bytes) of one `quench run` process."""
+    out = work / "out"
+    cmd = [sys.executable, "-m", "quench.cli", "run", str(scenario), "--out", str(out)]
+    cmd += ["--duration", f"{duration_s}s", "--no-plots", "--quiet", "--force"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"bench_memory: {' '.join(cmd)} failed with status {proc.returncode}")
+    size = folder_bytes(out)
+    shutil.rmtree(out)
+    return usage.ru_maxrss * KIB / MIB, wall, size  # ru_maxrss is in KiB on Linux
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help=f"durations up to {QUICK_LIMIT_S} s only")
+    args = p.parse_args()
+    limit = QUICK_LIMIT_S if args.quick else max(DUMBBELL_DURATIONS_S + PCAP_DURATIONS_S)
+    with tempfile.TemporaryDirectory(prefix="quench-bench-memory-") as tmp:
+        work = Path(tmp)
+        pcap = work / "pcap10g.toml"
+        pcap.write_text(PCAP_SCENARIO)
+        cases = [("dumbbell", DUMBBELL, d) for d in DUMBBELL_DURATIONS_S if d <= limit]
+        cases += [("pcap10g", pcap, d) for d in PCAP_DURATIONS_S if d <= limit]
+        print(f"{'case':<10} {'simulated s':>11} {'peak RSS MiB':>12} {'wall s':>8} {'output MB':>10}", flush=True)
+        for name, scenario, duration in cases:
+            rss, wall, size = measure(scenario, duration, work)
+            print(f"{name:<10} {duration:>11} {rss:>12.0f} {wall:>8.1f} {size / 1e6:>10.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

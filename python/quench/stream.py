@@ -1,0 +1,144 @@
+"""Streamed records: where a run writes its time series and captures while it goes, and how they
+are read back. The engine (crates/quench-core/src/trace/spill.rs) appends each table's rows, a
+chunk at a time, to one file of raw little-endian values per column inside a spill folder, and
+lists them in the folder's manifest.json at the end; captured links stream straight into their
+pcap files. A table is then read back in chunks (`SpilledTable.read`), so saving it never needs
+the whole table in memory.
+
+A run writing to an output folder (`quench run --out`) streams into that folder's staging copy:
+the spill folder is `.spill` inside it, removed before the folder is moved into place. A run
+without one (the Python API) streams into a temporary folder that its `Results` own and remove
+when they are garbage-collected or the interpreter exits. A process killed meanwhile cannot
+remove its folder; its name holds the process id ('quench-records-<pid>-<random>'), and the
+next temporary stream removes the folders of processes no longer running (as atomic.py does
+for the staging folders of killed saves).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from quench.atomic import pid_alive
+
+# The spill folder inside the folder a run streams into: hidden, so no saved run lists it.
+SPILL_DIR = ".spill"
+MANIFEST = "manifest.json"
+TEMP_PREFIX = "quench-records-"
+_TEMP_NAME = re.compile(re.escape(TEMP_PREFIX) + r"(\d+)-[A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True)
+class SpilledColumn:
+    name: str
+    dtype: np.dtype
+    path: Path
+    # The strings that the stored codes stand for, or None when the values are the column.
+    dictionary: list[str] | None
+
+
+@dataclass(frozen=True)
+class SpilledTable:
+    name: str
+    rows: int
+    columns: list[SpilledColumn]
+
+    def read(self, start: int, stop: int) -> dict[str, np.ndarray | list[str]]:
+        """Rows [start, stop) of every column: numbers as arrays of the engine's dtype, strings
+        as a list (as the binding hands over in-memory tables)."""
+        count = max(0, min(stop, self.rows) - start)
+        cols: dict[str, np.ndarray | list[str]] = {}
+        for c in self.columns:
+            values = np.fromfile(c.path, dtype=c.dtype, count=count, offset=start * c.dtype.itemsize)
+            if len(values) != count:
+                raise OSError(f"{c.path}: {len(values)} of {count} rows from row {start}: the file is truncated")
+            cols[c.name] = values if c.dictionary is None else np.asarray(c.dictionary, dtype=object)[values].tolist()
+        return cols
+
+    def chunks(self, rows: int) -> Iterator[dict[str, np.ndarray | list[str]]]:
+        """The table `rows` rows at a time, in order."""
+        for start in range(0, self.rows, rows):
+            yield self.read(start, start + rows)
+
+
+def read_manifest(spill: Path) -> dict[str, SpilledTable]:
+    """The tables with rows in the spill folder (none when the run spilled nothing)."""
+    try:
+        text = (spill / MANIFEST).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    tables = {}
+    for t in json.loads(text)["tables"]:
+        cols = [
+            SpilledColumn(c["name"], np.dtype(c["dtype"]), spill / c["file"], c["dictionary"]) for c in t["columns"]
+        ]
+        tables[t["name"]] = SpilledTable(t["name"], int(t["rows"]), cols)
+    return tables
+
+
+class RecordStream:
+    """The folder a run streams its records and captures into. `label` names it in error
+    messages (the output folder the user gave, not its staging copy); an `owned` folder is a
+    temporary one that is removed with the Results holding it."""
+
+    def __init__(self, folder: Path, label: str, *, owned: bool = False) -> None:
+        self.folder = Path(folder)
+        self.label = label
+        self.owned = owned
+
+    @classmethod
+    def temporary(cls) -> RecordStream:
+        parent = Path(tempfile.gettempdir())
+        remove_stale_temporaries(parent)
+        folder = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", dir=parent))
+        return cls(folder, f"a temporary folder ({folder})", owned=True)
+
+    @property
+    def spill(self) -> Path:
+        return self.folder / SPILL_DIR
+
+    def pcap_files(self, links: Iterable[str]) -> dict[str, Path]:
+        """The file each captured link streams into: its final name in an output folder; in a
+        temporary folder a numbered one, so links whose names would clash still run (the clash
+        is refused when they are saved, as before)."""
+        from quench.results import pcap_file_names
+
+        links = list(links)
+        if self.owned:
+            return {link: self.folder / f"capture-{i}.pcap" for i, link in enumerate(links)}
+        return {link: self.folder / name for link, name in pcap_file_names(links).items()}
+
+    def remove_spill(self) -> None:
+        shutil.rmtree(self.spill, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Remove what this stream wrote: the whole folder if it is a temporary one, else the
+        spill folder (the output's staging folder is removed by its own owner)."""
+        if self.owned:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        else:
+            self.remove_spill()
+
+
+def remove_stale_temporaries(parent: Path) -> list[Path]:
+    """Remove the temporary stream folders in `parent` whose process is gone (killed before
+    its Results could remove them); returns what was removed."""
+    removed = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TEMP_NAME.fullmatch(entry.name)
+        if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m[1])):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry)
+    return removed
