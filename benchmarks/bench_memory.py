@@ -7,13 +7,18 @@ Cases, each run in a fresh process (`python -m quench.cli run ... --out DIR --no
   dumbbell  scenarios/dumbbell.toml with its default recording (queues, drops, cwnd, rtt,
             monitors, and the bottleneck's pcap), for 100, 300, 1000 and 3000 simulated seconds;
   pcap10g   a 10 Gb/s link filled by a 9.9 Gb/s UDP flow of 64 kB datagrams, every packet
-            captured to pcap and nothing else recorded, for 100 and 1000 s.
+            captured to pcap and nothing else recorded, for 100 and 1000 s;
+  workload  1000 arrivals/s of 10 kB TCP flows over a 100 Mb/s, 10 ms path (about 40 flows
+            in progress at any time), summary tables only, for 10⁴ to 10⁷ arrivals (10 s to
+            10⁴ s): arrivals are built as they come and reclaimed when done, and the flows
+            table streams out as they are released.
 
 Plots are off: they read whole tables into memory, which is what they need to draw them.
 Each case's output folder is deleted after it is measured (the 1000 s capture is 1.5 GB).
 
-    .venv/bin/python benchmarks/bench_memory.py              # every case (about 5 min here)
-    .venv/bin/python benchmarks/bench_memory.py --quick      # 100 s and 300 s only
+    .venv/bin/python benchmarks/bench_memory.py              # every case (about 30 min here)
+    .venv/bin/python benchmarks/bench_memory.py --quick      # 100 s and 300 s, 10⁵ arrivals
+    .venv/bin/python benchmarks/bench_memory.py --case workload
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ DUMBBELL = ROOT / "scenarios" / "dumbbell.toml"
 DUMBBELL_DURATIONS_S = (100, 300, 1000, 3000)
 PCAP_DURATIONS_S = (100, 1000)
 QUICK_LIMIT_S = 300
+WORKLOAD_ARRIVALS = (10_000, 100_000, 1_000_000, 10_000_000)
+WORKLOAD_RATE_PER_S = 1000
+QUICK_ARRIVALS = 100_000
 KIB = 1024
 MIB = 1024 * 1024
 
@@ -64,6 +72,38 @@ pcap = ["a->b"]
 """
 
 
+# Short flows at a fixed arrival rate: concurrency (arrival rate × flow duration, ~40 ms here)
+# stays the same however long the run, so memory should too.
+WORKLOAD_SCENARIO = """\
+name = "workload"
+seed = 1
+duration = "1s"
+hosts = ["a", "b"]
+routers = ["r"]
+[[links]]
+from = "a"
+to = "r"
+rate = "100Mbps"
+delay = "5ms"
+[[links]]
+from = "r"
+to = "b"
+rate = "100Mbps"
+delay = "5ms"
+[[workloads]]
+pairs = [["a", "b"]]
+arrival_rate = {rate}
+size = "10kB"
+flow = {{kind = "tcp"}}
+[record]
+queues = false
+drops = false
+cwnd = false
+rtt = false
+monitors = false
+""".format(rate=WORKLOAD_RATE_PER_S)
+
+
 def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir())
 
@@ -88,14 +128,21 @@ def measure(scenario: Path, duration_s: int, work: Path) -> tuple[float, float, 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help=f"durations up to {QUICK_LIMIT_S} s only")
+    p.add_argument("--case", choices=("dumbbell", "pcap10g", "workload"), action="append", help="only these cases")
     args = p.parse_args()
     limit = QUICK_LIMIT_S if args.quick else max(DUMBBELL_DURATIONS_S + PCAP_DURATIONS_S)
+    most_arrivals = QUICK_ARRIVALS if args.quick else max(WORKLOAD_ARRIVALS)
     with tempfile.TemporaryDirectory(prefix="quench-bench-memory-") as tmp:
         work = Path(tmp)
         pcap = work / "pcap10g.toml"
         pcap.write_text(PCAP_SCENARIO)
         cases = [("dumbbell", DUMBBELL, d) for d in DUMBBELL_DURATIONS_S if d <= limit]
         cases += [("pcap10g", pcap, d) for d in PCAP_DURATIONS_S if d <= limit]
+        workload = work / "workload.toml"
+        workload.write_text(WORKLOAD_SCENARIO)
+        arrivals = [n for n in WORKLOAD_ARRIVALS if n <= most_arrivals]
+        cases += [("workload", workload, n // WORKLOAD_RATE_PER_S) for n in arrivals]
+        cases = [c for c in cases if args.case is None or c[0] in args.case]
         print(f"{'case':<10} {'simulated s':>11} {'peak RSS MiB':>12} {'wall s':>8} {'output MB':>10}", flush=True)
         for name, scenario, duration in cases:
             rss, wall, size = measure(scenario, duration, work)

@@ -157,7 +157,11 @@ class Results:
         frames: dict[str, pd.DataFrame | None] = {
             name: None if name in spilled else _frame(cols) for name, cols in raw["tables"].items()
         }
-        label = _labeler(frames["links"], frames["flows"])  # type: ignore[arg-type]
+        flows = frames["flows"]
+        if flows is None:  # streamed: read its ids and names only if a table needs them
+            spilled_flows = spilled["flows"]
+            flows = lambda: pd.DataFrame(spilled_flows.read(0, spilled_flows.rows, columns=("flow", "name")))  # noqa: E731
+        label = _labeler(frames["links"], flows)  # type: ignore[arg-type]
         for name, df in frames.items():
             if df is not None:
                 label(name, df)
@@ -341,19 +345,30 @@ def jain_index(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
 
 
-def _labeler(links: pd.DataFrame, flows: pd.DataFrame) -> Labeler:
-    """The labelling of the run's time series, by table name (see `_label_table`)."""
+def _labeler(links: pd.DataFrame, flows: pd.DataFrame | Callable[[], pd.DataFrame]) -> Labeler:
+    """The labelling of the run's time series, by table name (see `_label_table`). `flows` is
+    the flows table, or a function reading its ids and names: a streamed flows table (one row
+    per arrival of a long workload) is read only when a table with flow ids has rows."""
     link_names = dict(zip(links["link"], links["name"]))
-    flow_names = dict(zip(flows["flow"], flows["name"]))
-    return lambda name, df: _label_table(name, df, link_names, flow_names)
+    flow_names: dict[Any, str] = {}
+
+    def names() -> dict[Any, str]:
+        if not flow_names:
+            f = flows() if callable(flows) else flows
+            flow_names.update(zip(f["flow"], f["name"]))
+        return flow_names
+
+    return lambda name, df: _label_table(name, df, link_names, names)
 
 
-def _label_table(name: str, df: pd.DataFrame, links: dict[Any, str], flows: dict[Any, str]) -> pd.DataFrame:
+def _label_table(
+    name: str, df: pd.DataFrame, links: dict[Any, str], flows: Callable[[], dict[Any, str]]
+) -> pd.DataFrame:
     """Add readable names next to the engine's integer ids (in place; returns `df`)."""
     if name in LINK_TABLES and "link" in df:
         df["link_name"] = df["link"].map(links).astype("string")
     if name in FLOW_TABLES and "flow" in df:
-        df["flow_name"] = df["flow"].map(flows).astype("string")
+        df["flow_name"] = df["flow"].map(flows() if len(df) else {}).astype("string")
     if name == "drops":
         df["reason"] = pd.Categorical.from_codes(df["reason"].astype(int), DROP_REASONS)
     if name == "tcp_events":

@@ -43,6 +43,23 @@ class SpilledColumn:
     path: Path
     # The strings that the stored codes stand for, or None when the values are the column.
     dictionary: list[str] | None
+    # A column stored as text: the file of each row's end offset in `path` (`<u8`); `dtype` is
+    # then that of the offsets.
+    ends: Path | None = None
+
+    def read_text(self, start: int, count: int) -> list[str]:
+        """`count` strings from row `start` of a column stored as text."""
+        first = max(start - 1, 0)
+        ends = np.fromfile(self.ends, dtype="<u8", count=count + (start > 0), offset=first * 8)
+        if len(ends) != count + (start > 0):
+            raise OSError(f"{self.ends}: {len(ends)} offsets from row {first}: the file is truncated")
+        begin = int(ends[0]) if start > 0 else 0
+        bounds = ends[1:] if start > 0 else ends
+        with open(self.path, "rb") as f:
+            f.seek(begin)
+            data = f.read(int(bounds[-1]) - begin if count else 0)
+        cuts = [0, *(int(b) - begin for b in bounds)]
+        return [data[a:b].decode("utf-8") for a, b in zip(cuts, cuts[1:])]
 
 
 @dataclass(frozen=True)
@@ -50,13 +67,36 @@ class SpilledTable:
     name: str
     rows: int
     columns: list[SpilledColumn]
+    # The table's rows as ranges [start, end) of the stored rows, read in this order; None when
+    # the stored order is the table's.
+    order: list[tuple[int, int]] | None = None
 
-    def read(self, start: int, stop: int) -> dict[str, np.ndarray | list[str]]:
-        """Rows [start, stop) of every column: numbers as arrays of the engine's dtype, strings
-        as a list (as the binding hands over in-memory tables)."""
+    def read(
+        self, start: int, stop: int, columns: Iterable[str] | None = None
+    ) -> dict[str, np.ndarray | list[str]]:
+        """Rows [start, stop) of every column (or of `columns`): numbers as arrays of the
+        engine's dtype, strings as a list (as the binding hands over in-memory tables)."""
+        wanted = [c for c in self.columns if columns is None or c.name in columns]
+        if self.order is None:
+            return self._read_stored(start, stop, wanted)
+        pieces, offset = [], 0
+        for lo, hi in self.order:
+            a, b = max(start, offset), min(stop, offset + hi - lo)
+            if a < b:
+                pieces.append(self._read_stored(lo + a - offset, lo + b - offset, wanted))
+            offset += hi - lo
+        if not pieces:
+            return self._read_stored(0, 0, wanted)
+        return {c.name: _concat([p[c.name] for p in pieces]) for c in wanted}
+
+    def _read_stored(self, start: int, stop: int, wanted: list[SpilledColumn]) -> dict[str, np.ndarray | list[str]]:
+        """Stored rows [start, stop) of the `wanted` columns."""
         count = max(0, min(stop, self.rows) - start)
         cols: dict[str, np.ndarray | list[str]] = {}
-        for c in self.columns:
+        for c in wanted:
+            if c.ends is not None:
+                cols[c.name] = c.read_text(start, count)
+                continue
             values = np.fromfile(c.path, dtype=c.dtype, count=count, offset=start * c.dtype.itemsize)
             if len(values) != count:
                 raise OSError(f"{c.path}: {len(values)} of {count} rows from row {start}: the file is truncated")
@@ -69,6 +109,20 @@ class SpilledTable:
             yield self.read(start, start + rows)
 
 
+def _concat(parts: list) -> np.ndarray | list[str]:
+    """One column from consecutive pieces: arrays joined, string lists chained."""
+    if isinstance(parts[0], list):
+        return [v for p in parts for v in p]
+    return np.concatenate(parts)
+
+
+def _column(spill: Path, c: dict) -> SpilledColumn:
+    """A manifest's column entry."""
+    if c.get("ends") is not None:  # stored as text ("utf8")
+        return SpilledColumn(c["name"], np.dtype("<u8"), spill / c["file"], None, spill / c["ends"])
+    return SpilledColumn(c["name"], np.dtype(c["dtype"]), spill / c["file"], c["dictionary"])
+
+
 def read_manifest(spill: Path) -> dict[str, SpilledTable]:
     """The tables with rows in the spill folder (none when the run spilled nothing)."""
     try:
@@ -77,10 +131,9 @@ def read_manifest(spill: Path) -> dict[str, SpilledTable]:
         return {}
     tables = {}
     for t in json.loads(text)["tables"]:
-        cols = [
-            SpilledColumn(c["name"], np.dtype(c["dtype"]), spill / c["file"], c["dictionary"]) for c in t["columns"]
-        ]
-        tables[t["name"]] = SpilledTable(t["name"], int(t["rows"]), cols)
+        cols = [_column(spill, c) for c in t["columns"]]
+        order = [(int(a), int(b)) for a, b in t["order"]] if t.get("order") is not None else None
+        tables[t["name"]] = SpilledTable(t["name"], int(t["rows"]), cols, order)
     return tables
 
 

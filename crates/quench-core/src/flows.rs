@@ -95,8 +95,11 @@ pub struct Flows {
     window: VecDeque<Arrival>,
     /// Flow id of `window[0]`.
     first: u32,
-    /// Finished arrivals older than every arrival in the window, in id order.
+    /// Finished arrivals older than every arrival in the window, in id order, not yet taken
+    /// (`take_released`, when records stream to disk).
     released: Vec<FinishedFlow>,
+    /// Flow id of `released[0]`.
+    released_first: u32,
 }
 
 impl Flows {
@@ -104,7 +107,8 @@ impl Flows {
     pub fn listed(flows: Vec<FlowInfo>, agents: Vec<Agent>) -> (Flows, Agents) {
         debug_assert_eq!(agents.len(), 2 * flows.len(), "two endpoints per flow");
         let first = flows.len() as u32;
-        (Flows { listed: flows, first, ..Default::default() }, Agents { listed: agents, first, ..Default::default() })
+        let flows = Flows { listed: flows, first, released_first: first, ..Default::default() };
+        (flows, Agents { listed: agents, first, ..Default::default() })
     }
 
     /// Flows so far, listed and arrived (the next arrival's id).
@@ -136,7 +140,8 @@ impl Flows {
         }
         match f.0.checked_sub(self.first) {
             Some(i) => &self.window[i as usize].info,
-            None => &self.released[(f.0 as usize) - self.listed.len()].info,
+            // Asked only of flows with packets in the network, which are never taken.
+            None => &self.released[(f.0 - self.released_first) as usize].info,
         }
     }
 
@@ -217,21 +222,50 @@ impl Flows {
         }
     }
 
-    /// Every flow in id order with its row (taken now from the endpoints of flows still held).
-    pub fn rows<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (&'a FlowInfo, FlowRow)> + 'a {
-        let listed = self.listed.iter().enumerate().map(move |(i, info)| {
-            let (s, r) = agents.pair(FlowId(i as u32)).expect("listed flows keep their endpoints");
-            (info, row_of(s, r))
-        });
-        let released = self.released.iter().map(|d| (&d.info, d.row.clone()));
-        let window = self.window.iter().enumerate().map(move |(i, a)| match &a.state {
-            ArrivalState::Live { .. } => {
-                let (s, r) = agents.pair(FlowId(self.first + i as u32)).expect("a live arrival has its endpoints");
-                (&a.info, row_of(s, r))
+    /// Finished arrivals released and not yet taken.
+    pub fn released_len(&self) -> usize {
+        self.released.len()
+    }
+
+    /// Take the released arrivals, the oldest first, with the id of the first.
+    pub fn take_released(&mut self) -> (FlowId, Vec<FinishedFlow>) {
+        let first = FlowId(self.released_first);
+        self.released_first += self.released.len() as u32;
+        (first, std::mem::take(&mut self.released))
+    }
+
+    /// The listed flows in id order with their rows (taken now from their endpoints).
+    pub fn listed_rows<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)> + 'a {
+        self.listed.iter().enumerate().map(move |(i, info)| {
+            let id = FlowId(i as u32);
+            let (s, r) = agents.pair(id).expect("listed flows keep their endpoints");
+            (id, info, row_of(s, r))
+        })
+    }
+
+    /// The arrivals not yet taken in id order with their rows: released ones, then the window.
+    pub fn arrival_rows<'a>(
+        &'a self,
+        agents: &'a Agents,
+    ) -> impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)> + 'a {
+        let released = self.released.iter().enumerate();
+        let released = released.map(|(i, d)| (FlowId(self.released_first + i as u32), &d.info, d.row.clone()));
+        let window = self.window.iter().enumerate().map(move |(i, a)| {
+            let id = FlowId(self.first + i as u32);
+            match &a.state {
+                ArrivalState::Live { .. } => {
+                    let (s, r) = agents.pair(id).expect("a live arrival has its endpoints");
+                    (id, &a.info, row_of(s, r))
+                }
+                ArrivalState::Finished(row) => (id, &a.info, (**row).clone()),
             }
-            ArrivalState::Finished(row) => (&a.info, (**row).clone()),
         });
-        listed.chain(released).chain(window)
+        released.chain(window)
+    }
+
+    /// Every flow not yet taken, in id order, with its row.
+    pub fn rows<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)> + 'a {
+        self.listed_rows(agents).chain(self.arrival_rows(agents))
     }
 }
 

@@ -2,12 +2,13 @@
 //! series, pcap captures, and run metadata. Everything a user sees is derived here from the
 //! components' own counters; nothing is estimated.
 
+use crate::packet::FlowId;
 use crate::qdisc::DropReason;
 use crate::trace::table::{Column, Table};
 use crate::transport::FlowRow;
 use crate::units::Time;
-use crate::world::FlowInfo;
 use crate::world::World;
+use crate::world::{FlowInfo, Node};
 
 pub struct RunResult {
     /// Every table; when the run streamed its records, a time-series table with rows on disk
@@ -80,21 +81,33 @@ fn links_table(w: &World) -> Table {
         .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
 }
 
+/// The flows table's name.
+pub(crate) const FLOWS: &str = "flows";
+
 fn flows_table(w: &World) -> Table {
-    let (fs, rows): (Vec<&FlowInfo>, Vec<FlowRow>) = w.flows.rows(&w.agents).unzip();
-    let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
-    // Goodput over the flow's active period: from its start to completion (or the run's end).
+    flow_rows(&w.nodes, w.now, w.flows.rows(&w.agents))
+}
+
+/// Flows-table rows of `flows`: (id, declaration, what its endpoints reported). Goodput is over
+/// the flow's active period: from its start to completion, or to `end` for a flow that did
+/// not complete.
+pub(crate) fn flow_rows<'a>(
+    nodes: &[Node],
+    end: Time,
+    flows: impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)>,
+) -> Table {
+    let (ids, (fs, rows)): (Vec<u32>, (Vec<&FlowInfo>, Vec<FlowRow>)) = flows.map(|(id, f, r)| (id.0, (f, r))).unzip();
+    let node = |n: crate::packet::NodeId| nodes[n.index()].name.clone();
     let goodput = fs.iter().zip(&rows).map(|(f, r)| {
-        let end = r.completion.unwrap_or(w.now);
-        let active = (end.saturating_sub(f.start)).as_secs_f64();
+        let active = (r.completion.unwrap_or(end).saturating_sub(f.start)).as_secs_f64();
         if active > 0.0 {
             r.bytes_delivered as f64 * 8.0 / active
         } else {
             0.0
         }
     });
-    Table::new("flows")
-        .with("flow", Column::U32((0..fs.len() as u32).collect()))
+    Table::new(FLOWS)
+        .with("flow", Column::U32(ids))
         .with("name", strs(fs.iter().map(|f| f.name.clone())))
         .with("kind", strs(fs.iter().map(|f| f.kind.to_string())))
         .with("cc", strs(fs.iter().map(|f| f.cc.to_string())))
@@ -141,13 +154,28 @@ fn nodes_table(w: &World) -> Table {
         .with("reassembly_held_bytes", u64s(w.reassembly.iter().map(|r| r.held_bytes())))
 }
 
+/// The flows table when released arrivals' rows already stream to disk: the rest of the
+/// arrivals follow them there, then the listed flows, and the table is read listed flows first.
+/// Returns the placeholder that keeps the table's place.
+fn spill_flows(w: &mut World) -> Table {
+    let stored = w.rec.spill_rows(FLOWS);
+    let arrivals = flow_rows(&w.nodes, w.now, w.flows.arrival_rows(&w.agents));
+    let listed = flow_rows(&w.nodes, w.now, w.flows.listed_rows(&w.agents));
+    let (a, l) = (arrivals.rows() as u64, listed.rows() as u64);
+    w.rec.spill_table(&arrivals);
+    w.rec.spill_table(&listed);
+    w.rec.spill_order(FLOWS, vec![[stored + a, stored + a + l], [0, stored + a]]);
+    Table::new(FLOWS)
+}
+
 /// Close the books and gather every table.
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     for l in &mut w.links {
         l.finalize(now);
     }
-    let mut tables = vec![links_table(&w), flows_table(&w), nodes_table(&w)];
+    let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
+    let mut tables = vec![links_table(&w), flows, nodes_table(&w)];
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (p, l) in w.pcap.iter_mut().zip(&w.links) {

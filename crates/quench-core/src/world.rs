@@ -263,6 +263,22 @@ impl World {
             }
             self.flows.reclaim(&mut self.agents, f);
         }
+        self.spill_released_flows();
+    }
+
+    /// With records streaming to disk, write the released arrivals' rows out a chunk at a
+    /// time, so the flows table does not grow in memory with the number of arrivals. A row is
+    /// final once its flow is reclaimed; one that never completed has its goodput to the
+    /// scenario's end, as a run that reaches its end reports it.
+    fn spill_released_flows(&mut self) {
+        let Some(chunk) = self.rec.streaming_chunk() else { return };
+        if self.flows.released_len() < chunk {
+            return;
+        }
+        let (first, released) = self.flows.take_released();
+        let rows = released.iter().enumerate().map(|(i, d)| (FlowId(first.0 + i as u32), &d.info, d.row.clone()));
+        let table = crate::results::flow_rows(&self.nodes, self.end, rows);
+        self.rec.spill_table(&table);
     }
 
     /// Let an endpoint act with the world as its host. The agents are out of the world while

@@ -210,6 +210,35 @@ impl Recorder {
         self.chunk_rows = chunk_rows.max(1);
     }
 
+    /// Rows a streamed table writes at a time; `None` when records stay in memory.
+    pub fn streaming_chunk(&self) -> Option<usize> {
+        self.spill.as_ref().map(|_| self.chunk_rows)
+    }
+
+    /// Whether `table` has rows in the spill folder.
+    pub fn spill_holds(&self, table: &str) -> bool {
+        self.spill.as_ref().is_some_and(|s| s.holds(table))
+    }
+
+    /// Rows of `table` in the spill folder.
+    pub fn spill_rows(&self, table: &str) -> u64 {
+        self.spill.as_ref().map_or(0, |s| s.rows(table))
+    }
+
+    /// Append a table's rows to the spill folder (a summary table streamed by its owner).
+    pub fn spill_table(&mut self, t: &Table) {
+        if let Some(s) = self.spill.as_mut() {
+            s.append(&t.name, &t.column_refs());
+        }
+    }
+
+    /// Have `table` read in the order of the given ranges of its stored rows (`Spill::set_order`).
+    pub fn spill_order(&mut self, table: &str, ranges: Vec<[u64; 2]>) {
+        if let Some(s) = self.spill.as_mut() {
+            s.set_order(table, ranges);
+        }
+    }
+
     /// Stream with the standard chunk size.
     pub fn stream(&mut self, spill: Spill) {
         self.stream_to(spill, CHUNK_ROWS);

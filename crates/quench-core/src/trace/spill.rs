@@ -7,6 +7,9 @@
 //! `{"tables": [{"name": "queue", "rows": 70000, "columns": [{"name": "time_s", "dtype": "<f8",
 //! "file": "queue.time_s.bin", "dictionary": null}, ...]}]}`
 //!
+//! A table whose rows are stored out of order carries `"order": [[start, end], ...]`, the
+//! ranges of stored rows in the order they are read (`set_order`).
+//!
 //! Python (`python/quench/stream.py`) reads them back chunk by chunk into the Parquet/CSV files
 //! a run saves. Works for any `Table`-shaped rows (`append`), not only the recorder's buffers.
 //! An I/O error is kept (the first one) and later appends are dropped; `error` reports it.
@@ -35,13 +38,24 @@ struct ColumnEntry {
     file: String,
     /// Strings the stored codes stand for; None when the values are the column itself.
     dictionary: Option<Vec<String>>,
+    /// For a column stored as text (`dtype` "utf8"): the file of each row's end offset in
+    /// `file` (`<u8`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ends: Option<String>,
 }
+
+/// The manifest's `dtype` of a string column stored as its UTF-8 text.
+const TEXT: &str = "utf8";
 
 #[derive(Serialize)]
 struct TableEntry {
     name: String,
     rows: u64,
     columns: Vec<ColumnEntry>,
+    /// The table's rows as ranges [start, end) of the stored rows, in the order they are to
+    /// be read; the stored order when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    order: Option<Vec<[u64; 2]>>,
 }
 
 #[derive(Serialize)]
@@ -71,11 +85,32 @@ impl Dictionary {
     }
 }
 
+/// How a string column is stored: as codes into a dictionary when its first chunk repeats its
+/// values (node names, kinds), else as its text, so that a column of mostly distinct values
+/// (the flows table's names, one per arrival) costs no memory that grows with the run.
+enum Strings {
+    Coded(Dictionary),
+    /// UTF-8 bytes appended to the column's file; `ends` gets each row's end offset.
+    Text {
+        ends: File,
+        end: u64,
+    },
+}
+
+impl Strings {
+    /// Whether a column whose first chunk is `values` is stored as codes: when at most half
+    /// of them are distinct.
+    fn coded(values: &[String]) -> bool {
+        let distinct: std::collections::HashSet<&str> = values.iter().map(String::as_str).collect();
+        2 * distinct.len() <= values.len()
+    }
+}
+
 struct OpenTable {
     entry: TableEntry,
     files: Vec<File>,
-    /// Per column: the dictionary of a string column (None for numbers).
-    strings: Vec<Option<Dictionary>>,
+    /// Per column: how a string column is stored (None for numbers).
+    strings: Vec<Option<Strings>>,
 }
 
 /// The chunk writer of one run: a folder of column files and the tables written so far.
@@ -142,8 +177,9 @@ impl Spill {
             None => self.open(table, columns)?,
         };
         let t = &mut self.tables[i];
+        let same_type = |e: &ColumnEntry, c: &ColumnRef| e.dtype == dtype(c) || e.dtype == TEXT && dtype(c) == "<u4";
         let same_shape = t.entry.columns.len() == columns.len()
-            && t.entry.columns.iter().zip(columns).all(|(e, (n, c))| e.name == *n && e.dtype == dtype(c));
+            && t.entry.columns.iter().zip(columns).all(|(e, (n, c))| e.name == *n && same_type(e, c));
         if !same_shape {
             return Err(format!("table {table}: a chunk's columns differ from the first chunk's"));
         }
@@ -155,11 +191,24 @@ impl Spill {
                 ColumnRef::U32(v) => extend_le(&mut self.scratch, v, u32::to_le_bytes),
                 ColumnRef::U64(v) => extend_le(&mut self.scratch, v, u64::to_le_bytes),
                 ColumnRef::F64(v) => extend_le(&mut self.scratch, v, f64::to_le_bytes),
-                ColumnRef::Str(v) => {
-                    let dict = t.strings[k].get_or_insert_with(Dictionary::default);
-                    let codes: Vec<u32> = v.iter().map(|s| dict.encode(s)).collect();
-                    extend_le(&mut self.scratch, &codes, u32::to_le_bytes);
-                }
+                ColumnRef::Str(v) => match t.strings[k].as_mut().expect("string columns have a storage") {
+                    Strings::Coded(dict) => {
+                        let codes: Vec<u32> = v.iter().map(|s| dict.encode(s)).collect();
+                        extend_le(&mut self.scratch, &codes, u32::to_le_bytes);
+                    }
+                    Strings::Text { ends, end } => {
+                        let mut offsets = Vec::with_capacity(v.len());
+                        for s in v {
+                            self.scratch.extend_from_slice(s.as_bytes());
+                            *end += s.len() as u64;
+                            offsets.push(*end);
+                        }
+                        let mut bytes = Vec::with_capacity(8 * offsets.len());
+                        extend_le(&mut bytes, &offsets, u64::to_le_bytes);
+                        let path = self.dir.join(t.entry.columns[k].ends.as_deref().unwrap_or_default());
+                        ends.write_all(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                    }
+                },
             }
             let path = self.dir.join(&t.entry.columns[k].file);
             t.files[k].write_all(&self.scratch).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -170,22 +219,35 @@ impl Spill {
 
     /// Create the column files of a table seen for the first time; returns its index.
     fn open(&mut self, table: &str, columns: &[(&str, ColumnRef)]) -> Result<usize, String> {
-        let mut entry = TableEntry { name: table.to_string(), rows: 0, columns: Vec::new() };
+        let mut entry = TableEntry { name: table.to_string(), rows: 0, columns: Vec::new(), order: None };
         let mut files = Vec::new();
+        let mut strings = Vec::new();
         for (name, col) in columns {
             let file = format!("{table}.{name}.bin");
-            let path = self.dir.join(&file);
-            let f = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
-            files.push(f);
-            entry.columns.push(ColumnEntry { name: name.to_string(), dtype: dtype(col), file, dictionary: None });
+            files.push(self.create(&file)?);
+            let mut column =
+                ColumnEntry { name: name.to_string(), dtype: dtype(col), file, dictionary: None, ends: None };
+            let storage = match col {
+                ColumnRef::Str(v) if !Strings::coded(v) => {
+                    let ends = format!("{table}.{name}.ends.bin");
+                    let file = self.create(&ends)?;
+                    (column.dtype, column.ends) = (TEXT, Some(ends));
+                    Some(Strings::Text { ends: file, end: 0 })
+                }
+                ColumnRef::Str(_) => Some(Strings::Coded(Dictionary::default())),
+                _ => None,
+            };
+            strings.push(storage);
+            entry.columns.push(column);
         }
-        let strings = columns.iter().map(|_| None).collect();
         self.tables.push(OpenTable { entry, files, strings });
         Ok(self.tables.len() - 1)
+    }
+
+    /// Create a new file in the folder.
+    fn create(&self, file: &str) -> Result<File, String> {
+        let path = self.dir.join(file);
+        OpenOptions::new().write(true).create_new(true).open(&path).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// Name the strings that the codes of `table`'s `column` stand for (a column the recorder
@@ -198,6 +260,21 @@ impl Spill {
         }
     }
 
+    /// Rows stored so far for `table`.
+    pub fn rows(&self, table: &str) -> u64 {
+        self.tables.iter().find(|t| t.entry.name == table).map_or(0, |t| t.entry.rows)
+    }
+
+    /// Have `table` read as the given ranges [start, end) of its stored rows, in that order
+    /// (the flows table stores its arrivals as they are released and its listed flows last,
+    /// and is read listed flows first). The ranges must cover every stored row once.
+    pub fn set_order(&mut self, table: &str, ranges: Vec<[u64; 2]>) {
+        if let Some(t) = self.tables.iter_mut().find(|t| t.entry.name == table) {
+            debug_assert_eq!(ranges.iter().map(|[a, b]| b - a).sum::<u64>(), t.entry.rows, "ranges cover the rows");
+            t.entry.order = Some(ranges);
+        }
+    }
+
     /// Close every file and write the manifest; the first error of the whole run, if any.
     pub fn finish(mut self) -> Result<(), String> {
         if let Some(e) = self.error.take() {
@@ -205,7 +282,7 @@ impl Spill {
         }
         for t in &mut self.tables {
             for (c, dict) in t.entry.columns.iter_mut().zip(&t.strings) {
-                if let Some(d) = dict {
+                if let Some(Strings::Coded(d)) = dict {
                     c.dictionary = Some(d.values());
                 }
             }
@@ -265,6 +342,14 @@ mod tests {
         for c in entry["columns"].as_array().unwrap() {
             let bytes = std::fs::read(dir.join(c["file"].as_str().unwrap())).unwrap();
             let col = match c["dtype"].as_str().unwrap() {
+                "utf8" => {
+                    let ends = std::fs::read(dir.join(c["ends"].as_str().unwrap())).unwrap();
+                    let ends = read(&ends, u64::from_le_bytes);
+                    let starts = std::iter::once(0).chain(ends.iter().copied());
+                    let text =
+                        |(a, b): (u64, &u64)| String::from_utf8(bytes[a as usize..*b as usize].to_vec()).unwrap();
+                    Column::Str(starts.zip(&ends).map(text).collect())
+                }
                 "<u1" => Column::U8(bytes),
                 "<u4" => Column::U32(read(&bytes, u32::from_le_bytes)),
                 "<u8" => Column::U64(read(&bytes, u64::from_le_bytes)),
@@ -279,7 +364,51 @@ mod tests {
             t = t.with(c["name"].as_str().unwrap(), col);
         }
         assert_eq!(t.rows() as u64, entry["rows"].as_u64().unwrap());
-        t
+        match entry["order"].as_array() {
+            Some(ranges) => reorder(&t, ranges),
+            None => t,
+        }
+    }
+
+    /// The rows of `t` in the order of `ranges` ([start, end) of its stored rows).
+    fn reorder(t: &Table, ranges: &[serde_json::Value]) -> Table {
+        let rows: Vec<usize> =
+            ranges.iter().flat_map(|r| r[0].as_u64().unwrap() as usize..r[1].as_u64().unwrap() as usize).collect();
+        let pick = |c: &Column| match c {
+            Column::U8(v) => Column::U8(rows.iter().map(|&i| v[i]).collect()),
+            Column::U32(v) => Column::U32(rows.iter().map(|&i| v[i]).collect()),
+            Column::U64(v) => Column::U64(rows.iter().map(|&i| v[i]).collect()),
+            Column::F64(v) => Column::F64(rows.iter().map(|&i| v[i]).collect()),
+            Column::Str(v) => Column::Str(rows.iter().map(|&i| v[i].clone()).collect()),
+        };
+        t.columns.iter().fold(Table::new(&t.name), |acc, (n, c)| acc.with(n, pick(c)))
+    }
+
+    /// Arrivals' rows stream out as they are released, listed flows' at the end, and the
+    /// flows table reads back exactly as the in-memory one: listed flows first, then every
+    /// arrival in id order (NaN compared bitwise through the debug form).
+    #[test]
+    fn the_flows_table_streams_as_arrivals_are_released() {
+        let json = r#"{"duration": "20s", "seed": 3, "hosts": ["a", "b"], "routers": ["r"],
+            "links": [{"from": "a", "to": "r", "rate": "10Mbps", "delay": "5ms"},
+                      {"from": "r", "to": "b", "rate": "10Mbps", "delay": "5ms"}],
+            "flows": [{"kind": "tcp", "src": "a", "dst": "b", "name": "bulk"},
+                      {"kind": "udp", "src": "b", "dst": "a", "rate": "100kbps", "name": "cbr"}],
+            "workloads": [{"pairs": [["a", "b"], ["b", "a"]], "arrival_rate": 10, "size": "20KB",
+                           "flow": {"kind": "tcp"}}],
+            "record": {"queues": false, "cwnd": false, "rtt": false, "monitors": false}}"#;
+        let expected = crate::Simulation::from_json(json).unwrap().run();
+        let dir = scratch_dir("flows");
+        let mut sim = crate::Simulation::from_json(json).unwrap();
+        sim.world.rec.stream_to(Spill::new(&dir).unwrap(), TEST_CHUNK_ROWS);
+        let streamed = sim.run();
+        assert!(streamed.output_error.is_none());
+        assert_eq!(streamed.table("flows").rows(), 0, "a placeholder in memory");
+        let want = expected.table("flows");
+        assert!(want.rows() > 150, "{} flows", want.rows());
+        let got = reassemble(&dir, "flows");
+        assert_eq!(format!("{:?}", got.columns), format!("{:?}", want.columns));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
