@@ -108,6 +108,11 @@ pub struct World {
 /// then armed earlier still), and an endpoint has at most three slots (the TCP sender's).
 const TIMER_SEQS_PER_ACTIVATION: u64 = 8;
 
+/// Released arrivals whose rows are written out at a time when records stream to disk. A row
+/// and its finished flow take about 250 bytes, its column values as many again while written:
+/// 8 Ki rows keep that under 5 MB, while a write per 8 Ki flows is nothing beside simulating them.
+const FLOW_ROWS_CHUNK: usize = 8192;
+
 /// Something an endpoint is to be handed once the one acting now has returned.
 #[derive(Clone, Copy, Debug)]
 enum Delivery {
@@ -272,7 +277,7 @@ impl World {
     /// scenario's end, as a run that reaches its end reports it.
     fn spill_released_flows(&mut self) {
         let Some(chunk) = self.rec.streaming_chunk() else { return };
-        if self.flows.released_len() < chunk {
+        if self.flows.released_len() < chunk.min(FLOW_ROWS_CHUNK) {
             return;
         }
         let (first, released) = self.flows.take_released();
