@@ -172,3 +172,20 @@ def test_deep_or_non_plain_data_names_the_key():
     assert e.path == "links[0].loss" and e.reason == "inf is not a finite number"
     e = err(lambda s: s.update(duration=object()))
     assert e.path == "duration" and "not plain data" in e.reason
+
+
+def test_an_overloaded_workload_stops_at_its_active_flow_budget(tmp_path, capsys):
+    """200 arrivals/s of 1 MB over 10 Mb/s pile up: the run stops with one line naming
+    budget.active_flows, and nothing is written."""
+    scenario = tmp_path / "overload.toml"
+    scenario.write_text(
+        'duration = "20s"\nhosts = ["a", "b"]\n'
+        'links = [{from = "a", to = "b", rate = "10Mbps", delay = "10ms"}]\n'
+        'workloads = [{pairs = [["a", "b"]], arrival_rate = 200, size = "1MB", flow = {kind = "tcp"}}]\n'
+        "budget = {active_flows = 50}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("quench: error: budget.active_flows: more than 50"), err
+    assert not out.exists() and list(tmp_path.iterdir()) == [scenario]

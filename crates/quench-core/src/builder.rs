@@ -317,7 +317,9 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
     let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
     let ip = sc.ip.clone();
-    Ok(World::assemble(WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, factory, rec, pcap, ip }))
+    let budget = sc.budget.clone();
+    let parts = WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, factory, budget, rec, pcap, ip };
+    Ok(World::assemble(parts))
 }
 
 #[cfg(test)]

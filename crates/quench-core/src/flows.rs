@@ -100,6 +100,8 @@ pub struct Flows {
     released: Vec<FinishedFlow>,
     /// Flow id of `released[0]`.
     released_first: u32,
+    /// Arrivals whose endpoints are held.
+    held: usize,
 }
 
 impl Flows {
@@ -126,12 +128,13 @@ impl Flows {
     pub fn arrive(&mut self, agents: &mut Agents, info: FlowInfo, sender: Agent, receiver: Agent) {
         debug_assert_eq!(info.sender, self.next_ids().1);
         self.window.push_back(Arrival { info, state: ArrivalState::Live { in_network: 0, pinned: false } });
+        self.held += 1;
         agents.arrived.push_back(Some(Box::new([sender, receiver])));
     }
 
     /// Arrivals whose endpoints are held (not yet reclaimed).
     pub fn arrivals_held(&self) -> usize {
-        self.window.iter().filter(|a| matches!(a.state, ArrivalState::Live { .. })).count()
+        self.held
     }
 
     pub fn info(&self, f: FlowId) -> &FlowInfo {
@@ -206,6 +209,7 @@ impl Flows {
         let i = (f.0 - self.first) as usize;
         let pair = agents.arrived[i].take().expect("a live arrival has its endpoints");
         self.window[i].state = ArrivalState::Finished(Box::new(row_of(&pair[0], &pair[1])));
+        self.held -= 1;
         self.release(agents);
     }
 

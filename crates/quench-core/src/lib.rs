@@ -90,6 +90,13 @@ impl Simulation {
         Ok(())
     }
 
+    /// What stopped the workloads' arrivals, if anything did: more arrivals in progress at
+    /// once than `budget.active_flows` allows. The run goes on without further arrivals, so
+    /// its results do not answer the scenario; callers stop and report this error.
+    pub fn budget_exceeded(&self) -> Option<&ConfigError> {
+        self.world.budget_exceeded.as_ref()
+    }
+
     /// The first error writing streamed records or captures so far, if any.
     pub fn output_error(&self) -> Option<String> {
         let pcap = self.world.pcap.iter().flatten().find_map(|p| p.error());

@@ -55,6 +55,13 @@ pub const MIN_PACKET_RATE: f64 = 1.0 / 1_000_000.0;
 /// memory follows the concurrent flows; what grows with the total is the flows table, about
 /// 200 bytes a row in memory (Python's frame) before it is written.
 pub const DEFAULT_FLOW_BUDGET: u64 = 10_000_000;
+/// Workload arrivals that may be in progress at once by default (`budget.active_flows`): an
+/// arrival's endpoints and bookkeeping take about 2 KB (a TCP flow, measured in
+/// `benchmarks/bench_memory.py`'s overload case), so 10⁶ of them about 2 GB. A workload that
+/// offers more than its path carries piles up arrivals without end; the budget stops it with an
+/// error instead of the allocator stopping the process.
+pub const DEFAULT_ACTIVE_FLOW_BUDGET: u64 = 1_000_000;
+
 /// The most flows `budget.flows` may allow: flow ids are `u32` and each flow's two endpoints
 /// take ids `2f` and `2f + 1`, so the ids last to 2³¹ flows; 10⁹ leaves a Poisson count far
 /// above its mean (σ ≈ 3·10⁴) well inside.

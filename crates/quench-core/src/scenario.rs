@@ -53,6 +53,14 @@ pub struct Budget {
     /// Flows the run may create: listed flows plus the workloads' expected arrivals.
     #[serde(default = "default_flow_budget")]
     pub flows: u64,
+    /// Workload arrivals that may be in progress at once; the run stops with an error when
+    /// one more arrives.
+    #[serde(default = "default_active_flow_budget")]
+    pub active_flows: u64,
+}
+
+fn default_active_flow_budget() -> u64 {
+    limits::DEFAULT_ACTIVE_FLOW_BUDGET
 }
 
 fn default_flow_budget() -> u64 {
@@ -61,16 +69,30 @@ fn default_flow_budget() -> u64 {
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { flows: limits::DEFAULT_FLOW_BUDGET }
+        Budget { flows: limits::DEFAULT_FLOW_BUDGET, active_flows: limits::DEFAULT_ACTIVE_FLOW_BUDGET }
     }
 }
 
 impl Budget {
+    /// The error that stops a run when one more arrival would exceed `active_flows`.
+    pub fn active_flows_exceeded(&self, now: crate::units::Time) -> ConfigError {
+        let msg = format!(
+            "more than {} workload arrivals in progress at once at {:.3} s: the workloads offer \
+             more than the network carries; lower their arrival rate or sizes, or raise \
+             budget.active_flows (at most {:e}; each takes about 2 KB)",
+            self.active_flows,
+            now.as_secs_f64(),
+            limits::MAX_FLOW_BUDGET as f64
+        );
+        ConfigError::new("budget.active_flows", msg)
+    }
+
     /// Refuse a scenario expected to create more flows than the budget allows.
     pub fn check_flows(&self, expected: f64) -> Result<(), ConfigError> {
-        if self.flows == 0 || self.flows > limits::MAX_FLOW_BUDGET {
-            let msg = format!("{} is outside 1 to {:e}", self.flows, limits::MAX_FLOW_BUDGET as f64);
-            return Err(ConfigError::new("budget.flows", msg));
+        for (key, v) in [("budget.flows", self.flows), ("budget.active_flows", self.active_flows)] {
+            if v == 0 || v > limits::MAX_FLOW_BUDGET {
+                return Err(ConfigError::new(key, format!("{v} is outside 1 to {:e}", limits::MAX_FLOW_BUDGET as f64)));
+            }
         }
         if expected > self.flows as f64 {
             let msg = format!(

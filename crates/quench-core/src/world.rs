@@ -22,6 +22,7 @@ use crate::link::{Link, LinkOutbox, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
+use crate::scenario::Budget;
 use crate::sched::Scheduler;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
@@ -78,6 +79,10 @@ pub struct World {
     arrivals_scheduled: u64,
     /// Arrivals that may have become reclaimable during the event being handled.
     maybe_reclaimable: Vec<FlowId>,
+    /// How many arrivals may be in progress at once, and what stopped the arrivals when one
+    /// more came (the run goes on without them; the caller reports it as the run's error).
+    budget: Budget,
+    pub(crate) budget_exceeded: Option<crate::ConfigError>,
     /// Per (host, destination): the senders of that host's flows to that destination that
     /// react to a Source Quench quoting it, in flow order.
     quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>>,
@@ -129,6 +134,7 @@ pub(crate) struct WorldParts {
     pub agents: Vec<Agent>,
     pub flows: Vec<FlowInfo>,
     pub factory: FlowFactory,
+    pub budget: Budget,
     pub rec: Recorder,
     pub pcap: Vec<Option<PcapWriter>>,
     pub ip: IpConfig,
@@ -163,6 +169,8 @@ impl World {
             flows,
             factory: p.factory,
             maybe_reclaimable: Vec::new(),
+            budget: p.budget,
+            budget_exceeded: None,
             quench_senders,
             rec: p.rec,
             pcap: p.pcap,
@@ -235,6 +243,11 @@ impl World {
 
     /// Build workload `w`'s arrival due now, start it, and queue the workload's next one.
     fn on_arrival(&mut self, w: usize) {
+        if self.flows.arrivals_held() as u64 >= self.budget.active_flows {
+            // No arrival is built or drawn from here on; the caller stops the run on seeing it.
+            self.budget_exceeded.get_or_insert_with(|| self.budget.active_flows_exceeded(self.now));
+            return;
+        }
         let Some(spec) = self.factory.workloads[w].take() else { return };
         let ids = self.flows.next_ids();
         let (info, sender, receiver) = self.factory.build(&self.nodes, &self.links, &self.routes, ids, &spec);

@@ -157,3 +157,23 @@ fn finished_arrivals_are_reclaimed() {
     assert!(total > 1800, "{total} arrivals");
     assert!(held < 20, "{held} of {total} arrivals still held");
 }
+
+/// A workload that offers more than its path carries piles up arrivals; the active-flow budget
+/// stops the arrivals with an error naming its key instead of letting memory grow without end.
+#[test]
+fn too_many_arrivals_in_progress_stop_the_run_with_the_budget_key() {
+    let mut sc = scenario(200.0, "1MB", "20s");
+    sc["budget"] = json!({"active_flows": 50});
+    let mut sim = quench_core::Simulation::from_json(&sc.to_string()).unwrap();
+    sim.run_until(quench_core::Time::ZERO + quench_core::Dur::from_secs(20));
+    let e = sim.budget_exceeded().expect("200 arrivals/s of 1 MB over 10 Mb/s: far more than 50 at once");
+    assert_eq!(e.path, "budget.active_flows", "{e}");
+    assert!(e.message.contains("more than 50 workload arrivals in progress"), "{e}");
+    assert!(sim.arrivals_held() <= 50, "no arrival is built past the budget: {} held", sim.arrivals_held());
+    // Within the budget, the same workload at a load the path carries runs clean.
+    let mut light = scenario(5.0, "50KB", "20s");
+    light["budget"] = json!({"active_flows": 50});
+    let mut sim = quench_core::Simulation::from_json(&light.to_string()).unwrap();
+    sim.run_until(quench_core::Time::ZERO + quench_core::Dur::from_secs(20));
+    assert!(sim.budget_exceeded().is_none());
+}

@@ -154,7 +154,9 @@ impl Simulation {
     }
 
     /// Advance to `t` seconds of simulated time (capped at the scenario's duration). The GIL
-    /// is released while the engine runs. OSError when writing streamed records failed.
+    /// is released while the engine runs. OSError when writing streamed records failed;
+    /// ScenarioError (`budget.active_flows`) when more workload arrivals were in progress at once
+    /// than the budget allows (the simulation is then over).
     fn run_until(&mut self, py: Python<'_>, t: f64) -> PyResult<()> {
         if !t.is_finite() || t < 0.0 {
             return Err(PyValueError::new_err(format!("run_until: time {t} must be finite and non-negative")));
@@ -166,6 +168,11 @@ impl Simulation {
             // A panic may have left the world half-way through an event: never run it again.
             self.inner = None;
             return ran;
+        }
+        if let Some(e) = self.sim()?.budget_exceeded() {
+            let e = e.clone();
+            self.inner = None;
+            return Err(scenario_error(e));
         }
         match self.sim()?.output_error() {
             Some(e) => Err(PyOSError::new_err(one_line(&e))),
