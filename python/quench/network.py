@@ -97,6 +97,25 @@ def pie(
     return _clean({"kind": "pie", "target": target, "tupdate": tupdate, "limit": limit, "ecn": ecn, **params})
 
 
+def fq_pie(
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    limit: Quantity | None = None,
+    memory_limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """FQ-PIE (Linux sch_fq_pie): FQ-CoDel's flow queues (`flows`, default 1024, served by
+    deficit round robin with `quantum` bytes, default "1514B", new queues first) with a PIE
+    controller on each queue. An arrival is dropped when `limit` packets (default "10240p")
+    are queued or its bytes would exceed `memory_limit` (default "32MiB"). PIE's parameters as
+    in `pie()`: target ("15ms"), tupdate ("15ms"), alpha (0.125 Hz), beta (1.25 Hz), max_burst
+    ("150ms"), ecn (False), mark_ecnth (0.1), dq_threshold ("16KiB"), mean_packet_size
+    ("1500B"), derandomize (False); delay_estimate defaults to "timestamp" (Linux's)."""
+    return _clean(
+        {"kind": "fq_pie", "flows": flows, "quantum": quantum, "limit": limit, "memory_limit": memory_limit, **params}
+    )
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 

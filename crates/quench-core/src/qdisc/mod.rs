@@ -11,8 +11,10 @@ pub mod droptail;
 pub mod drr;
 pub mod dummynet;
 pub mod fifo;
+pub mod flow_queues;
 pub mod fq;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod fuzzball;
 pub mod pie;
 pub mod rate_advert;
@@ -268,6 +270,7 @@ registry! {
     Codel: "codel" => codel::Codel(CodelConfig),
     FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
     Pie: "pie" => pie::Pie(PieConfig),
+    FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
 }
 
 impl Default for QdiscSpec {
