@@ -116,6 +116,22 @@ def fq_pie(
     )
 
 
+def choke(
+    min_th: Quantity | None = None,
+    max_th: Quantity | None = None,
+    limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """CHOKe (Pan, Prabhakar & Psounis, INFOCOM 2000): RED whose arrivals, once the average
+    queue is at or above `min_th`, are compared with a packet drawn at random from the queue;
+    if both belong to the same flow both are dropped, else RED decides. Takes RED's parameters
+    with RED's defaults (see `red()`): min_th and max_th ("auto", or packets "5p", bytes
+    "20KB", or a bare number in the mode's unit), limit (default "1000p"), max_p (0.02), w_q
+    (0.002 or "auto"), mode, curve, spacing, signal, forced, adapt, mean_packet_size ("500B"),
+    target_delay ("5ms")."""
+    return _clean({"kind": "choke", "min_th": min_th, "max_th": max_th, "limit": limit, **params})
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 

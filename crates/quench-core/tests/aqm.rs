@@ -1,4 +1,4 @@
-//! CoDel, FQ-CoDel and PIE end to end, each against something independent of the code:
+//! CoDel, FQ-CoDel, PIE, FQ-PIE and CHOKe end to end, each against something independent of the code:
 //! - CoDel (RFC 8289): under a constant 2x overload the drop times in the dropping state are
 //!   the control law's schedule `drop_next += interval/√count`, computed here by hand and
 //!   rounded up to the bottleneck's departure grid; TCP's standing queue settles near target.
@@ -8,8 +8,10 @@
 //!   bulk TCP flows sees almost no queueing; the bulk flows share the link equally (Jain's
 //!   index). FQ-PIE's per-queue PIE holds one unresponsive flow's sojourn at target and
 //!   drops 1 − 1/rho of it.
+//! - CHOKe (Pan, Prabhakar & Psounis 2000): one UDP flow at 2-10x the link rate beside 32 TCP
+//!   flows takes the link under RED and a small, falling share under CHOKe.
 //!
-//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE") gives the figures.
+//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe") gives the figures.
 
 mod common;
 use common::*;
@@ -253,4 +255,45 @@ fn fq_pie_drives_a_single_overload_to_target() {
     check_rel("FQ-PIE dropped fraction vs 1 - 1/rho", (early + overflow) / arrived, 0.2, 0.10);
     assert!(reached < 0.5, "the delay reached target at {reached} s");
     assert_eq!(overflow, 0.0);
+}
+
+/// 32 NewReno flows and one UDP flow at `udp_rate` through a 10 Mb/s bottleneck (base RTT
+/// 48 ms) for 30 s: the UDP flow's share of the goodput delivered.
+fn udp_share_beside_tcp(qdisc: Value, udp_rate: &str) -> f64 {
+    let n = 32;
+    let mut sc = dumbbell(n + 1, "1Gbps", "2ms", "10Mbps", "20ms", qdisc);
+    sc["duration"] = json!("30s");
+    let mut flows: Vec<Value> = (0..n)
+        .map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": "d", "start": format!("{}ms", 10 * i)}))
+        .collect();
+    flows.push(json!({"kind": "udp", "src": format!("s{n}"), "dst": "d", "rate": udp_rate, "size": "972B"}));
+    sc["flows"] = json!(flows);
+    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "links": ["r1->r2"]});
+    let goodput = f64s(&run(&sc), "flows", "goodput_bps");
+    goodput[n] / goodput.iter().sum::<f64>()
+}
+
+/// CHOKe (Pan, Prabhakar & Psounis, INFOCOM 2000) against RED with the same parameters
+/// (the paper's min_th 100, max_th 200 packets, buffer 300): one unresponsive UDP flow at 2,
+/// 5 and 10 times the link rate beside 32 TCP flows. Under RED the UDP flow takes most of the
+/// link; under CHOKe its share is small and falls as its rate grows (the paper's Figure 3;
+/// Tang, Wang & Low, ToN 2004, prove the share peaks at 1/(e + 1) = 0.269 just above the link
+/// rate and tends to zero).
+#[test]
+fn choke_holds_an_unresponsive_flow_far_below_red() {
+    let params = json!({"min_th": 100, "max_th": 200, "limit": "300p"});
+    let with = |kind: &str| {
+        let mut q = params.clone();
+        q["kind"] = json!(kind);
+        q
+    };
+    let mut last = 1.0;
+    for (rate, x) in [("20Mbps", 2), ("50Mbps", 5), ("100Mbps", 10)] {
+        let (red, choke) = (udp_share_beside_tcp(with("red"), rate), udp_share_beside_tcp(with("choke"), rate));
+        eprintln!("UDP at {x}x the link rate beside 32 TCP flows: share {red:.3} under RED, {choke:.3} under CHOKe");
+        assert!(red > 0.8, "RED lets the UDP flow take the link: {red}");
+        assert!(choke < 0.269, "CHOKe: {choke}");
+        assert!(choke < last, "the share falls as the rate grows");
+        last = choke;
+    }
 }

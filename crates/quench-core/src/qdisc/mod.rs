@@ -5,6 +5,7 @@
 //! Adding a discipline is one file (a config struct with `deny_unknown_fields`, a `new(&cfg)`
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
 
+pub mod choke;
 pub mod classify;
 pub mod codel;
 pub mod droptail;
@@ -271,6 +272,7 @@ registry! {
     FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
     Pie: "pie" => pie::Pie(PieConfig),
     FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
+    Choke: "choke" => choke::Choke(ChokeConfig),
 }
 
 impl Default for QdiscSpec {
