@@ -150,7 +150,13 @@ def test_engine_code_names_reach_the_tables():
 
 @pytest.mark.parametrize(
     ("helper", "kind", "monitor"),
-    [(quench.codel, "codel", "count"), (quench.fq_codel, "fq_codel", None), (quench.pie, "pie", "drop_prob")],
+    [
+        (quench.codel, "codel", "count"),
+        (quench.fq_codel, "fq_codel", None),
+        (quench.pie, "pie", "drop_prob"),
+        (quench.fq_pie, "fq_pie", None),
+        (quench.choke, "choke", "avg_queue"),
+    ],
 )
 def test_aqm_helpers_build_their_discipline(helper, kind, monitor):
     net = quench.Network(seed=3).hosts("a", "b").routers("r")
@@ -172,6 +178,9 @@ def test_aqm_helpers_build_their_discipline(helper, kind, monitor):
         (quench.fq_codel(quantum=0), "quantum"),
         (quench.pie(beta=-1), "beta"),
         (quench.pie(delay_estimate="rate"), "delay_estimate"),
+        (quench.fq_pie(flows=0), "flows"),
+        (quench.fq_pie(tupdate="0s"), "tupdate"),
+        (quench.choke(max_p=1.5), "max_p"),
     ],
 )
 def test_aqm_helpers_name_a_bad_key(qdisc, key):

@@ -97,6 +97,41 @@ def pie(
     return _clean({"kind": "pie", "target": target, "tupdate": tupdate, "limit": limit, "ecn": ecn, **params})
 
 
+def fq_pie(
+    flows: int | None = None,
+    quantum: Quantity | None = None,
+    limit: Quantity | None = None,
+    memory_limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """FQ-PIE (Linux sch_fq_pie): FQ-CoDel's flow queues (`flows`, default 1024, served by
+    deficit round robin with `quantum` bytes, default "1514B", new queues first) with a PIE
+    controller on each queue. An arrival is dropped when `limit` packets (default "10240p")
+    are queued or its bytes would exceed `memory_limit` (default "32MiB"). PIE's parameters as
+    in `pie()`: target ("15ms"), tupdate ("15ms"), alpha (0.125 Hz), beta (1.25 Hz), max_burst
+    ("150ms"), ecn (False), mark_ecnth (0.1), dq_threshold ("16KiB"), mean_packet_size
+    ("1500B"), derandomize (False); delay_estimate defaults to "timestamp" (Linux's)."""
+    return _clean(
+        {"kind": "fq_pie", "flows": flows, "quantum": quantum, "limit": limit, "memory_limit": memory_limit, **params}
+    )
+
+
+def choke(
+    min_th: Quantity | None = None,
+    max_th: Quantity | None = None,
+    limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """CHOKe (Pan, Prabhakar & Psounis, INFOCOM 2000): RED whose arrivals, once the average
+    queue is at or above `min_th`, are compared with a packet drawn at random from the queue;
+    if both belong to the same flow both are dropped, else RED decides. Takes RED's parameters
+    with RED's defaults (see `red()`): min_th and max_th ("auto", or packets "5p", bytes
+    "20KB", or a bare number in the mode's unit), limit (default "1000p"), max_p (0.02), w_q
+    (0.002 or "auto"), mode, curve, spacing, signal, forced, adapt, mean_packet_size ("500B"),
+    target_delay ("5ms")."""
+    return _clean({"kind": "choke", "min_th": min_th, "max_th": max_th, "limit": limit, **params})
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 

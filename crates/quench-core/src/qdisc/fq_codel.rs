@@ -2,9 +2,8 @@
 //! & Dumazet, RFC 8290 (2018) (docs/mechanisms.md#fq-codel). Read beside Linux
 //! `net/sched/sch_fq_codel.c`.
 //!
-//! - **Classification** (RFC 8290 section 4.1.1): the 5-tuple (`classify::FlowKey`) hashed
-//!   under a salt into one of `flows` queues. The salt (Linux's `perturbation`) is drawn from
-//!   the qdisc's seeded stream at the first arrival and kept.
+//! - **Classification, the lists and DRR**: `flow_queues.rs` (RFC 8290 sections 4.1.1, 4.2),
+//!   shared with FQ-PIE.
 //! - **Enqueue** (section 4.1): the packet joins its queue, stamped with the time; a queue that
 //!   was in neither list joins the tail of the *new* list with a deficit of one `quantum`.
 //!   Then, if the total exceeds `limit` packets or the bytes exceed `memory_limit`, packets are
@@ -37,9 +36,9 @@
 //! Nothing is allocated per packet: the queues and lists are allocated when the qdisc is
 //! built (each queue's ring grows amortised).
 
-use super::classify::FlowKey;
 use super::codel::{default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars};
 use super::fifo::validate_limit;
+use super::flow_queues::FlowQueues;
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -49,7 +48,6 @@ use std::collections::VecDeque;
 
 /// RFC 8290 section 5.2.1 and Linux: 1024 flow queues; at most 65536 (Linux's cap).
 pub const DEFAULT_FLOWS: u32 = 1024;
-const MAX_FLOWS: u32 = 65536;
 /// RFC 8290 section 5.2.2: quantum 1514 B (Linux: the device MTU, 1500, plus 14 B Ethernet).
 pub const DEFAULT_QUANTUM: Bytes = Bytes(1514);
 /// RFC 8290 section 5.2.3 and Linux: limit 10240 packets.
@@ -109,23 +107,6 @@ impl Default for FqCodelConfig {
     }
 }
 
-/// Which list a queue is on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Listed {
-    None,
-    New,
-    Old,
-}
-
-/// One flow queue: its packets, bytes, DRR deficit, CoDel state and list.
-struct FlowQueue {
-    packets: VecDeque<Packet>,
-    bytes: u64,
-    deficit: i64,
-    vars: CodelVars,
-    listed: Listed,
-}
-
 /// A flow queue as CoDel sees it: popping keeps the discipline's totals too.
 struct FlowView<'a> {
     packets: &'a mut VecDeque<Packet>,
@@ -161,26 +142,16 @@ pub struct FqCodelStats {
 
 pub struct FqCodel {
     codel: CodelParams,
-    quantum: i64,
     limit: Limit,
     memory_limit: u64,
     drop_batch: u32,
-    salt: Option<u64>,
-    queues: Vec<FlowQueue>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    total: Backlog,
+    fq: FlowQueues<CodelVars>,
     stats: FqCodelStats,
 }
 
 impl FqCodel {
     pub fn new(cfg: &FqCodelConfig) -> Result<Self, ConfigError> {
-        if !(1..=MAX_FLOWS).contains(&cfg.flows) {
-            return Err(ConfigError::new("flows", format!("{} is not in 1..={MAX_FLOWS}", cfg.flows)));
-        }
-        if cfg.quantum.0 == 0 || cfg.quantum.0 > u32::MAX as u64 {
-            return Err(ConfigError::new("quantum", "must be between one byte and 4 GiB"));
-        }
+        let fq = FlowQueues::new(cfg.flows, cfg.quantum, CodelVars::default)?;
         validate_limit(&cfg.limit, "limit")?;
         if cfg.memory_limit.0 == 0 {
             return Err(ConfigError::new("memory_limit", "must be at least one byte"));
@@ -189,67 +160,45 @@ impl FqCodel {
             return Err(ConfigError::new("drop_batch_size", "must be at least one packet"));
         }
         let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold)?;
-        let n = cfg.flows as usize;
-        let queue = || FlowQueue {
-            packets: VecDeque::new(),
-            bytes: 0,
-            deficit: 0,
-            vars: CodelVars::default(),
-            listed: Listed::None,
-        };
         Ok(FqCodel {
             codel,
-            quantum: cfg.quantum.0 as i64,
             limit: cfg.limit,
             memory_limit: cfg.memory_limit.0,
             drop_batch: cfg.drop_batch_size,
-            salt: None,
-            queues: (0..n).map(|_| queue()).collect(),
-            new_flows: VecDeque::with_capacity(n),
-            old_flows: VecDeque::with_capacity(n),
-            total: Backlog::default(),
+            fq,
             stats: FqCodelStats::default(),
         })
     }
 
     pub fn stats(&self) -> FqCodelStats {
-        self.stats
+        FqCodelStats { new_flow_count: self.fq.new_flow_count, ..self.stats }
     }
 
-    /// The queue of `p`'s flow (multiply-shift of the salted hash onto 0..flows).
+    /// The queue of `p`'s flow.
     pub fn queue_of(&self, p: &Packet) -> usize {
-        let h = FlowKey::of(p).hash(self.salt.unwrap_or(0));
-        ((h as u128 * self.queues.len() as u128) >> 64) as usize
+        self.fq.queue_of(p)
     }
 
     /// Packets queued in queue `i`.
     pub fn queue_len(&self, i: usize) -> usize {
-        self.queues[i].packets.len()
+        self.fq.queue(i).packets.len()
     }
 
     fn over_limits(&self) -> (bool, bool) {
-        let packets = self.limit.packets.is_some_and(|p| self.total.packets > p)
-            || self.limit.bytes.is_some_and(|b| self.total.bytes > b.0);
-        (packets, self.total.bytes > self.memory_limit)
+        let total = self.fq.total();
+        let packets = self.limit.packets.is_some_and(|p| total.packets > p)
+            || self.limit.bytes.is_some_and(|b| total.bytes > b.0);
+        (packets, total.bytes > self.memory_limit)
     }
 
     /// Linux `fq_codel_drop`: from the head of the queue with the most bytes (lowest index on
     /// ties), at least one packet, until half its bytes are gone or a batch is dropped.
     fn drop_from_fattest(&mut self, memory: bool, cx: &mut QdiscCx) {
-        let mut fattest = 0;
-        for (i, q) in self.queues.iter().enumerate() {
-            if q.bytes > self.queues[fattest].bytes {
-                fattest = i;
-            }
-        }
-        let q = &mut self.queues[fattest];
-        let threshold = q.bytes / 2;
+        let fattest = self.fq.fattest();
+        let threshold = self.fq.queue(fattest).bytes / 2;
         let mut dropped_bytes = 0;
         for _ in 0..self.drop_batch {
-            let Some(p) = q.packets.pop_front() else { break };
-            q.bytes -= p.size as u64;
-            self.total.packets -= 1;
-            self.total.bytes -= p.size as u64;
+            let Some(p) = self.fq.pop_front(fattest) else { break };
             dropped_bytes += p.size as u64;
             self.stats.overflow_drop += 1;
             self.stats.memory_drop += memory as u64;
@@ -263,24 +212,11 @@ impl FqCodel {
 
 impl Qdisc for FqCodel {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
-        if self.salt.is_none() {
-            self.salt = Some(cx.rng.next_u64());
-        }
+        self.fq.salt_once(cx.rng);
         pkt.enqueued_at = cx.now;
-        let i = self.queue_of(&pkt);
-        let size = pkt.size as u64;
-        self.stats.codel.maxpacket = self.stats.codel.maxpacket.max(size);
-        let q = &mut self.queues[i];
-        q.packets.push_back(pkt);
-        q.bytes += size;
-        self.total.packets += 1;
-        self.total.bytes += size;
-        if q.listed == Listed::None {
-            q.listed = Listed::New;
-            q.deficit = self.quantum;
-            self.new_flows.push_back(i as u32);
-            self.stats.new_flow_count += 1;
-        }
+        let i = self.fq.queue_of(&pkt);
+        self.stats.codel.maxpacket = self.stats.codel.maxpacket.max(pkt.size as u64);
+        self.fq.push(i, pkt);
         let (packets, memory) = self.over_limits();
         if packets || memory {
             self.drop_from_fattest(memory && !packets, cx);
@@ -288,46 +224,22 @@ impl Qdisc for FqCodel {
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        loop {
-            let (from_new, i) = match (self.new_flows.front(), self.old_flows.front()) {
-                (Some(&i), _) => (true, i as usize),
-                (None, Some(&i)) => (false, i as usize),
-                (None, None) => return Dequeued::Empty,
-            };
-            let q = &mut self.queues[i];
-            if q.deficit <= 0 {
-                q.deficit += self.quantum;
-                if from_new {
-                    self.new_flows.pop_front();
-                } else {
-                    self.old_flows.pop_front();
-                }
-                self.old_flows.push_back(i as u32);
-                q.listed = Listed::Old;
-                continue;
-            }
-            let mut view = FlowView { packets: &mut q.packets, bytes: &mut q.bytes, total: &mut self.total };
+        while let Some((from_new, i)) = self.fq.head() {
+            let (q, total) = self.fq.split(i);
+            let mut view = FlowView { packets: &mut q.packets, bytes: &mut q.bytes, total };
             match q.vars.dequeue(&self.codel, &mut view, &mut self.stats.codel, cx, false) {
                 Some(p) => {
-                    q.deficit -= p.size as i64;
+                    self.fq.charge(i, p.size);
                     return Dequeued::Packet(p);
                 }
-                None => {
-                    if from_new {
-                        self.new_flows.pop_front();
-                        self.old_flows.push_back(i as u32);
-                        q.listed = Listed::Old;
-                    } else {
-                        self.old_flows.pop_front();
-                        q.listed = Listed::None;
-                    }
-                }
+                None => self.fq.retire(from_new, i),
             }
         }
+        Dequeued::Empty
     }
 
     fn backlog(&self) -> Backlog {
-        self.total
+        self.fq.total()
     }
 }
 

@@ -5,14 +5,17 @@
 //! Adding a discipline is one file (a config struct with `deny_unknown_fields`, a `new(&cfg)`
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
 
+pub mod choke;
 pub mod classify;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
 pub mod dummynet;
 pub mod fifo;
+pub mod flow_queues;
 pub mod fq;
 pub mod fq_codel;
+pub mod fq_pie;
 pub mod fuzzball;
 pub mod pie;
 pub mod rate_advert;
@@ -268,6 +271,8 @@ registry! {
     Codel: "codel" => codel::Codel(CodelConfig),
     FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
     Pie: "pie" => pie::Pie(PieConfig),
+    FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
+    Choke: "choke" => choke::Choke(ChokeConfig),
 }
 
 impl Default for QdiscSpec {

@@ -299,8 +299,9 @@ impl PieVars {
             && self.qdelay(p, 0).is_zero()
     }
 
-    /// Run every update due by `now` (see the module notes on laziness).
-    fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx) {
+    /// Run every update due by `now` (see the module notes on laziness) for a queue of
+    /// `bytes`; `report`: record the `drop_prob` and `qdelay` monitors.
+    pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx, report: bool) {
         while cx.now >= self.next_update {
             if self.at_rest(p, bytes) {
                 let missed = (cx.now - self.next_update).0 / p.tupdate.0 + 1;
@@ -310,13 +311,15 @@ impl PieVars {
             let qdelay = self.qdelay(p, bytes);
             self.update(p, qdelay);
             self.next_update += p.tupdate;
-            cx.monitor("drop_prob", self.drop_prob);
-            cx.monitor("qdelay", qdelay.as_secs_f64());
+            if report {
+                cx.monitor("drop_prob", self.drop_prob);
+                cx.monitor("qdelay", qdelay.as_secs_f64());
+            }
         }
     }
 
     /// RFC 8033 section 4.1 and 5.4 `drop_early` for an arrival finding `bytes` queued.
-    fn drop_early(&mut self, p: &PieParams, bytes: u64, rng: &mut Rng) -> bool {
+    pub(super) fn drop_early(&mut self, p: &PieParams, bytes: u64, rng: &mut Rng) -> bool {
         let half = Dur(p.target.0 / 2);
         if (self.qdelay_old < half && self.drop_prob < SAFEGUARD_PROB) || bytes <= 2 * p.mean_packet_size {
             return false;
@@ -338,7 +341,7 @@ impl PieVars {
     }
 
     /// A packet of `size` leaves a queue that held `bytes` with it, after `sojourn`.
-    fn on_departure(&mut self, p: &PieParams, bytes: u64, size: u64, sojourn: Dur, now: Time) {
+    pub(super) fn on_departure(&mut self, p: &PieParams, bytes: u64, size: u64, sojourn: Dur, now: Time) {
         match p.delay_estimate {
             DelayEstimate::Timestamp => self.last_sojourn = sojourn,
             DelayEstimate::DepartureRate => {
@@ -406,7 +409,7 @@ impl Qdisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
         pkt.enqueued_at = cx.now;
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx);
+        self.vars.catch_up(&self.params, bytes, cx, true);
         self.stats.maxq = self.stats.maxq.max(pkt.size as u64);
         if !self.fifo.has_room(&pkt) {
             self.vars.accu_prob = 0.0;
@@ -431,7 +434,7 @@ impl Qdisc for Pie {
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx);
+        self.vars.catch_up(&self.params, bytes, cx, true);
         match self.fifo.pop() {
             Some(pkt) => {
                 let sojourn = cx.now - pkt.enqueued_at;

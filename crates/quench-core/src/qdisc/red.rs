@@ -341,7 +341,7 @@ pub struct Resolved {
 }
 
 impl RedConfig {
-    fn validate(&self) -> Result<(), ConfigError> {
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
         let unit = |v: f64| v.is_finite() && v > 0.0 && v <= 1.0;
         if !unit(self.max_p) {
             return Err(ConfigError::new("max_p", format!("{} is not in (0, 1]", self.max_p)));
@@ -555,7 +555,7 @@ impl RedParams {
     }
 
     /// Mark instead of dropping? True for an ECN-capable packet when the policy allows.
-    fn marks(&self, pkt: &Packet, d: Decision) -> bool {
+    pub(super) fn marks(&self, pkt: &Packet, d: Decision) -> bool {
         let capable = pkt.ecn != ecn::NOT_ECT;
         let signal = self.signal == Signal::Mark;
         capable && signal && (d == Decision::Early || self.forced == Forced::Mark)
@@ -591,7 +591,7 @@ pub struct RedVars {
 }
 
 impl RedVars {
-    fn new(cfg: &RedConfig) -> Self {
+    pub(super) fn new(cfg: &RedConfig) -> Self {
         // Feng's status starts "below": the queue starts empty (module notes).
         let adapt = match cfg.adapt {
             Adapt::None => AdaptState::None,
@@ -612,7 +612,7 @@ impl RedVars {
 
     /// The EWMA on an arrival that finds `q` queued, decayed over any idle period as if
     /// mean-sized packets had left at the link rate (ns-3 `Estimator`).
-    fn update_average(&mut self, p: &RedParams, q: f64, now: Time) {
+    pub(super) fn update_average(&mut self, p: &RedParams, q: f64, now: Time) {
         let r = &p.resolved;
         let m = match self.idle_since.take() {
             Some(t) => (r.ptc * (now - t).as_secs_f64()) as u64,
@@ -621,7 +621,7 @@ impl RedVars {
         self.avg = average(self.avg, q, r.w_q, m);
     }
 
-    fn adapt_max_p(&mut self, p: &RedParams, now: Time) {
+    pub(super) fn adapt_max_p(&mut self, p: &RedParams, now: Time) {
         let r = &p.resolved;
         match (&p.adapt, &mut self.adapt) {
             (Adapt::Feng1999(f), AdaptState::Feng(status)) => {
@@ -637,7 +637,7 @@ impl RedVars {
 
     /// The region of the average and, in the early region, the random draw. `q` is the queue
     /// the arrival finds, in the mode's unit.
-    fn decide(&mut self, p: &RedParams, q: f64, pkt: &Packet, rng: &mut Rng) -> Decision {
+    pub(super) fn decide(&mut self, p: &RedParams, q: f64, pkt: &Packet, rng: &mut Rng) -> Decision {
         self.count += 1;
         self.count_bytes += pkt.size as u64;
         if self.avg < p.resolved.min_th || q <= 1.0 {
@@ -680,7 +680,7 @@ impl RedVars {
     }
 
     /// The average on every arrival; max_p at the first arrival and whenever it moved.
-    fn report(&mut self, before_max_p: f64, cx: &mut QdiscCx) {
+    pub(super) fn report(&mut self, before_max_p: f64, cx: &mut QdiscCx) {
         cx.monitor("avg_queue", self.avg);
         if !self.max_p_reported || self.max_p != before_max_p {
             self.max_p_reported = true;
@@ -759,32 +759,38 @@ impl Red {
     pub fn stats(&self) -> RedStats {
         self.stats
     }
+}
 
-    /// Carry out decision `d` on `pkt` (`mark`: as a CE mark rather than a drop); then the
-    /// buffer decides whether an accepted or marked packet fits.
-    fn admit(&mut self, mut pkt: Packet, d: Decision, mark: bool, cx: &mut QdiscCx) {
-        if d != Decision::Accept {
-            self.vars.restart_count();
-            if !mark {
-                let reason = if d == Decision::Early { DropReason::Early } else { DropReason::Forced };
-                self.stats.dropped(reason);
-                return cx.drop(pkt, reason);
-            }
+/// Carry out RED's decision `d` on `pkt` (`mark`: as a CE mark rather than a drop); then the
+/// buffer decides whether an accepted or marked packet fits (shared with CHOKe).
+pub(super) fn admit(
+    (vars, stats, fifo): (&mut RedVars, &mut RedStats, &mut Fifo),
+    mut pkt: Packet,
+    d: Decision,
+    mark: bool,
+    cx: &mut QdiscCx,
+) {
+    if d != Decision::Accept {
+        vars.restart_count();
+        if !mark {
+            let reason = if d == Decision::Early { DropReason::Early } else { DropReason::Forced };
+            stats.dropped(reason);
+            return cx.drop(pkt, reason);
         }
-        if !self.fifo.has_room(&pkt) {
-            self.stats.dropped(DropReason::Overflow);
-            return cx.drop(pkt, DropReason::Overflow);
-        }
-        if d != Decision::Accept {
-            pkt.ecn = ecn::CE;
-            cx.note_mark();
-            self.stats.marked(d);
-            if d == Decision::Forced {
-                cx.monitor("forced_mark", 1.0);
-            }
-        }
-        self.fifo.push(pkt);
     }
+    if !fifo.has_room(&pkt) {
+        stats.dropped(DropReason::Overflow);
+        return cx.drop(pkt, DropReason::Overflow);
+    }
+    if d != Decision::Accept {
+        pkt.ecn = ecn::CE;
+        cx.note_mark();
+        stats.marked(d);
+        if d == Decision::Forced {
+            cx.monitor("forced_mark", 1.0);
+        }
+    }
+    fifo.push(pkt);
 }
 
 impl Qdisc for Red {
@@ -799,7 +805,7 @@ impl Qdisc for Red {
         self.vars.report(before_max_p, cx);
         let d = self.vars.decide(p, q, &pkt, cx.rng);
         let mark = d != Decision::Accept && p.marks(&pkt, d);
-        self.admit(pkt, d, mark, cx);
+        admit((&mut self.vars, &mut self.stats, &mut self.fifo), pkt, d, mark, cx);
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
