@@ -74,7 +74,9 @@ impl Agents {
         if i < self.listed.len() {
             return Some(&mut self.listed[i]);
         }
-        let pair = self.arrived.get_mut(i / 2 - self.first as usize)?.as_mut()?;
+        // A released arrival's id lies below the window: its stale timers find no endpoint.
+        let slot = (i / 2).checked_sub(self.first as usize)?;
+        let pair = self.arrived.get_mut(slot)?.as_mut()?;
         Some(&mut pair[i % 2])
     }
 
@@ -83,7 +85,7 @@ impl Agents {
         if 2 * i < self.listed.len() {
             return Some((&self.listed[2 * i], &self.listed[2 * i + 1]));
         }
-        let pair = self.arrived.get(i - self.first as usize)?.as_ref()?;
+        let pair = self.arrived.get(i.checked_sub(self.first as usize)?)?.as_ref()?;
         Some((&pair[0], &pair[1]))
     }
 }

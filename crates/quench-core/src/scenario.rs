@@ -33,7 +33,7 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
-    /// Finite flows arriving at random (Poisson), expanded into flows when the world is built.
+    /// Finite flows arriving at random (Poisson), each built into a flow when it arrives.
     #[serde(default)]
     pub workloads: Vec<WorkloadSpec>,
     #[serde(default)]

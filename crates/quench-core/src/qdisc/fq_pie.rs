@@ -39,10 +39,7 @@
 
 use super::flow_queues::FlowQueues;
 use super::fq_codel::{DEFAULT_FLOWS, DEFAULT_LIMIT_PACKETS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUANTUM};
-use super::pie::{
-    DelayEstimate, PieConfig, PieParams, PieStats, PieVars, DEFAULT_ALPHA, DEFAULT_BETA, DEFAULT_DQ_THRESHOLD,
-    DEFAULT_MARK_ECNTH, DEFAULT_MAX_BURST, DEFAULT_MEAN_PACKET_SIZE, DEFAULT_TARGET, DEFAULT_TUPDATE,
-};
+use super::pie::{self, DelayEstimate, PieConfig, PieParams, PieStats, PieVars};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::{ecn, Packet};
@@ -60,23 +57,23 @@ pub struct FqPieConfig {
     pub limit: Limit,
     #[serde(default = "default_memory_limit")]
     pub memory_limit: Bytes,
-    #[serde(default = "default_target")]
+    #[serde(default = "pie::default_target")]
     pub target: Dur,
-    #[serde(default = "default_tupdate")]
+    #[serde(default = "pie::default_tupdate")]
     pub tupdate: Dur,
-    #[serde(default = "default_alpha")]
+    #[serde(default = "pie::default_alpha")]
     pub alpha: f64,
-    #[serde(default = "default_beta")]
+    #[serde(default = "pie::default_beta")]
     pub beta: f64,
-    #[serde(default = "default_max_burst")]
+    #[serde(default = "pie::default_max_burst")]
     pub max_burst: Dur,
     #[serde(default)]
     pub ecn: bool,
-    #[serde(default = "default_mark_ecnth")]
+    #[serde(default = "pie::default_mark_ecnth")]
     pub mark_ecnth: f64,
-    #[serde(default = "default_dq_threshold")]
+    #[serde(default = "pie::default_dq_threshold")]
     pub dq_threshold: Bytes,
-    #[serde(default = "default_mean_packet_size")]
+    #[serde(default = "pie::default_mean_packet_size")]
     pub mean_packet_size: Bytes,
     #[serde(default = "default_delay_estimate")]
     pub delay_estimate: DelayEstimate,
@@ -95,30 +92,6 @@ fn default_fq_limit() -> Limit {
 }
 fn default_memory_limit() -> Bytes {
     DEFAULT_MEMORY_LIMIT
-}
-fn default_target() -> Dur {
-    DEFAULT_TARGET
-}
-fn default_tupdate() -> Dur {
-    DEFAULT_TUPDATE
-}
-fn default_alpha() -> f64 {
-    DEFAULT_ALPHA
-}
-fn default_beta() -> f64 {
-    DEFAULT_BETA
-}
-fn default_max_burst() -> Dur {
-    DEFAULT_MAX_BURST
-}
-fn default_mark_ecnth() -> f64 {
-    DEFAULT_MARK_ECNTH
-}
-fn default_dq_threshold() -> Bytes {
-    DEFAULT_DQ_THRESHOLD
-}
-fn default_mean_packet_size() -> Bytes {
-    DEFAULT_MEAN_PACKET_SIZE
 }
 /// Linux `fq_pie_init`: `dq_rate_estimator` off, so timestamps (see the module notes).
 fn default_delay_estimate() -> DelayEstimate {

@@ -126,28 +126,28 @@ pub struct PieConfig {
     pub derandomize: bool,
 }
 
-fn default_target() -> Dur {
+pub(super) fn default_target() -> Dur {
     DEFAULT_TARGET
 }
-fn default_tupdate() -> Dur {
+pub(super) fn default_tupdate() -> Dur {
     DEFAULT_TUPDATE
 }
-fn default_alpha() -> f64 {
+pub(super) fn default_alpha() -> f64 {
     DEFAULT_ALPHA
 }
-fn default_beta() -> f64 {
+pub(super) fn default_beta() -> f64 {
     DEFAULT_BETA
 }
-fn default_max_burst() -> Dur {
+pub(super) fn default_max_burst() -> Dur {
     DEFAULT_MAX_BURST
 }
-fn default_mark_ecnth() -> f64 {
+pub(super) fn default_mark_ecnth() -> f64 {
     DEFAULT_MARK_ECNTH
 }
-fn default_dq_threshold() -> Bytes {
+pub(super) fn default_dq_threshold() -> Bytes {
     DEFAULT_DQ_THRESHOLD
 }
-fn default_mean_packet_size() -> Bytes {
+pub(super) fn default_mean_packet_size() -> Bytes {
     DEFAULT_MEAN_PACKET_SIZE
 }
 
