@@ -181,7 +181,10 @@ class Network:
         name: str | None = None,
         **tcp: Any,
     ) -> Network:
-        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). Extra
+        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). `cc` is a
+        controller name or table: tahoe, reno, newreno, cubic, vegas, fast, or dctcp (RFC 8257;
+        needs ecn=True and a marking queue; `g`, the estimation gain, default 1/16, and
+        `initial_alpha`, default 1). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
         delayed_ack={...}, dupack_threshold, sack, ecn, rtt_sampling ("timed_segment" or
         "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},

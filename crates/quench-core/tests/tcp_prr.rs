@@ -38,7 +38,8 @@ fn recovery_exits(r: &quench_core::RunResult) -> Vec<Episode> {
     let ev_t = f64s(r, "tcp_events", "time_s");
     let ev = u64s(r, "tcp_events", "event");
     let (ct, cwnd, ssthresh) = (f64s(r, "cwnd", "time_s"), f64s(r, "cwnd", "cwnd"), f64s(r, "cwnd", "ssthresh"));
-    let starts: Vec<f64> = ev_t.iter().zip(&ev).filter(|(_, &e)| e == event::FAST_RETRANSMIT).map(|(&t, _)| t).collect();
+    let starts: Vec<f64> =
+        ev_t.iter().zip(&ev).filter(|(_, &e)| e == event::FAST_RETRANSMIT).map(|(&t, _)| t).collect();
     let mut out = vec![];
     for &start in starts.iter().skip(1) {
         // recover = snd_max when recovery began: the end of the highest data segment sent so far.

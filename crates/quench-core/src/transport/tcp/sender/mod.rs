@@ -449,7 +449,8 @@ impl TcpSender {
         newest
     }
 
-    fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
+    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN.
+    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) {
         let acked = ack - self.snd_una;
         let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
@@ -482,7 +483,8 @@ impl TcpSender {
             let window_was_full = flight_before + self.w.mss > self.w.cwnd;
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
-            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt() });
+            let ece_bytes = if ece { acked } else { 0 };
+            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt(), ece_bytes });
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
@@ -529,7 +531,8 @@ impl TcpSender {
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             return;
         }
-        self.on_new_ack(pkt.ack, cx);
+        let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
+        self.on_new_ack(pkt.ack, ece, cx);
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         self.output(cx);
     }

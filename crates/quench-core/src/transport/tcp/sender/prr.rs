@@ -103,7 +103,8 @@ impl Prr {
         self.prr_delivered += delivered;
         if pipe > ssthresh {
             // The proportional part, CEIL taken in whole segments.
-            let target = (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs.max(1) as u128 * mss as u128);
+            let target =
+                (self.prr_delivered as u128 * ssthresh as u128).div_ceil(self.recover_fs.max(1) as u128 * mss as u128);
             (target as u64 * mss).saturating_sub(self.prr_out)
         } else {
             let banked = self.prr_delivered.saturating_sub(self.prr_out);

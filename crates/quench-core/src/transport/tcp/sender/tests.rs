@@ -158,10 +158,9 @@ fn sends(sent: &[Packet], snd_max_before: u64) -> String {
 /// to hold pipe at 12). The rows agree with ours on ACKs 1-11 and in total and final pipe.
 #[test]
 fn prr_follows_the_rfc_6937_single_loss_example() {
-    for (beta, expected) in [
-        (0.5, "N N R - N - N - N - N - - N - N - - N"),
-        (0.7, "N N R N - N N - N N - N - - N N N N N"),
-    ] {
+    for (beta, expected) in
+        [(0.5, "N N R - N - N - N - N - - N - N - - N"), (0.7, "N N R N - N N - N N - N - - N N N N N")]
+    {
         let cfg = TcpConfig {
             mss: MSS as u32,
             sack: true,
