@@ -216,10 +216,16 @@ class Network:
         name: str | None = None,
         **tcp: Any,
     ) -> Network:
-        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). Extra
+        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). `cc` is a
+        controller name or table: tahoe, reno, newreno, cubic, vegas, fast, or dctcp (RFC 8257;
+        needs ecn=True and a marking queue; `g`, the estimation gain, default 1/16, and
+        `initial_alpha`, default 1). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
         delayed_ack={...}, dupack_threshold, sack, ecn, rtt_sampling ("timed_segment" or
-        "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"}."""
+        "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},
+        recovery (what fast recovery sends per ACK: "standard", the default, or RFC 6937
+        Proportional Rate Reduction, "prr" with the slow-start reduction bound or "prr_crb"
+        with the conservative one)."""
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(

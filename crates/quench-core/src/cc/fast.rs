@@ -302,7 +302,13 @@ mod tests {
     }
 
     fn ack(f: &mut Fast, w: &mut Window, t_ms: u64, rtt_ms: u64) {
-        let s = AckSample { now: Time(t_ms * 1_000_000), acked: MSS, rtt: Some(Dur::from_millis(rtt_ms)), srtt: None };
+        let s = AckSample {
+            now: Time(t_ms * 1_000_000),
+            acked: MSS,
+            rtt: Some(Dur::from_millis(rtt_ms)),
+            srtt: None,
+            ece_bytes: 0,
+        };
         f.on_ack(w, &s);
     }
 
@@ -385,7 +391,7 @@ mod tests {
         // After a timeout nothing may be timed for a while; the window must still move.
         let (mut f, mut w) = (fast(10.0, 1, 0), win(2));
         ack(&mut f, &mut w, 0, 100);
-        let none = |t: u64| AckSample { now: Time(t * 1_000_000), acked: MSS, rtt: None, srtt: None };
+        let none = |t: u64| AckSample { now: Time(t * 1_000_000), acked: MSS, rtt: None, srtt: None, ece_bytes: 0 };
         // Boundary with avg = base: target = min(2·2, 0.5·2 + 0.5·(2 + 10)) = 4 segments, all of
         // it at once since the last RTT had a single ACK.
         f.on_ack(&mut w, &none(100));

@@ -7,6 +7,7 @@
 //! impl, tests) plus one line in `registry!` below.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod fast;
 pub mod newreno;
 pub mod reno;
@@ -39,6 +40,22 @@ pub struct AckSample {
     pub rtt: Option<Dur>,
     /// The sender's smoothed RTT (RFC 6298) after this ACK, once it has a sample.
     pub srtt: Option<Dur>,
+    /// Of `acked`, the bytes this ACK acknowledges with ECN-Echo set: all of them or none
+    /// (RFC 8257 section 3.3's "bytes acknowledged with ECE"; zero without ECN).
+    pub ece_bytes: u64,
+}
+
+/// What ECN-Echo on an ACK means, and so how the receiver sets it (the controller says which).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnFeedback {
+    /// RFC 3168: ECE from a CE mark until CWR arrives; the sender reduces once per window by
+    /// the controller's `ssthresh_after(Signal::EcnEcho)`.
+    #[default]
+    Rfc3168,
+    /// RFC 8257 section 3.2: ECE mirrors the CE mark of the data it acknowledges (an immediate
+    /// ACK whenever the CE state changes), so that the controller can count marked bytes
+    /// from `AckSample::ece_bytes`; the once-per-window reduction stays the sender's.
+    Accurate,
 }
 
 /// A congestion signal.
@@ -76,6 +93,10 @@ pub trait CongestionControl {
     /// The window after a retransmission timeout (the loss window).
     fn window_after_timeout(&self, w: &Window) -> u64 {
         w.mss
+    }
+    /// The ECN feedback this controller needs from the receiver.
+    fn ecn_feedback(&self) -> EcnFeedback {
+        EcnFeedback::Rfc3168
     }
 }
 
@@ -153,6 +174,9 @@ macro_rules! registry {
             fn window_after_timeout(&self, w: &Window) -> u64 {
                 match self { $(AnyCc::$variant(c) => c.window_after_timeout(w),)+ }
             }
+            fn ecn_feedback(&self) -> EcnFeedback {
+                match self { $(AnyCc::$variant(c) => c.ecn_feedback(),)+ }
+            }
         }
     };
 }
@@ -164,6 +188,7 @@ registry! {
     Fast: "fast" => fast::Fast(FastConfig),
     Vegas: "vegas" => vegas::Vegas(VegasConfig),
     Cubic: "cubic" => cubic::Cubic(CubicConfig),
+    Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig),
 }
 
 impl Default for CcSpec {

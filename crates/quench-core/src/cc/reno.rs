@@ -82,7 +82,7 @@ mod tests {
         let mss = 1000;
         let mut w = Window { cwnd: 10 * mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: u64::MAX };
         for _ in 0..5 {
-            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: 2 * mss, rtt: None, srtt: None });
+            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: 2 * mss, rtt: None, srtt: None, ece_bytes: 0 });
         }
         assert_eq!(w.cwnd, 20 * mss);
     }
@@ -93,7 +93,7 @@ mod tests {
         let mss = 1000;
         let mut w = Window { cwnd: 10 * mss, ssthresh: 5 * mss, mss, flight: 0, peer_window: u64::MAX };
         for _ in 0..10 {
-            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: mss, rtt: None, srtt: None });
+            r.on_ack(&mut w, &AckSample { now: Time::ZERO, acked: mss, rtt: None, srtt: None, ece_bytes: 0 });
         }
         // 10 increments of mss²/cwnd with cwnd creeping up: 100+99+99+...: just under one MSS.
         assert!((10 * mss + 950..=11 * mss).contains(&w.cwnd), "{}", w.cwnd);

@@ -183,7 +183,13 @@ mod tests {
         let ack = |v: &mut Vegas, w: &mut Window, at: u64| {
             v.on_ack(
                 w,
-                &AckSample { now: Time(at * 1_000_000), acked: 0, rtt: Some(Dur::from_millis(rtt_ms)), srtt: None },
+                &AckSample {
+                    now: Time(at * 1_000_000),
+                    acked: 0,
+                    rtt: Some(Dur::from_millis(rtt_ms)),
+                    srtt: None,
+                    ece_bytes: 0,
+                },
             )
         };
         (0..3).for_each(|i| ack(v, w, t + i));

@@ -3,6 +3,7 @@
 
 use super::burst::BurstControlConfig;
 use super::quench::QuenchReaction;
+pub use super::sender::RecoveryReduction;
 use crate::error::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,11 @@ pub struct TcpConfig {
     /// in ns-2.
     #[serde(default)]
     pub cwnd_limited_growth: bool,
+    /// How much is sent per ACK during fast recovery: `"standard"` (the recovery procedure's
+    /// own rules, the default), `"prr"` (RFC 6937 Proportional Rate Reduction with the
+    /// slow-start reduction bound) or `"prr_crb"` (with the conservative bound).
+    #[serde(default)]
+    pub recovery: RecoveryReduction,
 }
 
 /// A sender's reaction to a drop in its own host's first queue.
@@ -212,6 +218,7 @@ impl Default for TcpConfig {
             pacing: false,
             local_drop: LocalDropReaction::Loss,
             cwnd_limited_growth: false,
+            recovery: RecoveryReduction::Standard,
         }
     }
 }

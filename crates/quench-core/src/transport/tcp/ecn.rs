@@ -86,6 +86,9 @@ pub(crate) struct ReceiverEcn {
     negotiated: bool,
     /// Set ECE on ACKs.
     echo: bool,
+    /// RFC 8257 section 3.2 (the sender's controller asks for `EcnFeedback::Accurate`): ECE
+    /// mirrors the CE state of the latest data segment, CWR is ignored.
+    accurate: bool,
 }
 
 impl ReceiverEcn {
@@ -100,9 +103,26 @@ impl ReceiverEcn {
         }
     }
 
-    /// A data segment arrived: CWR ends the echo, CE (re)starts it.
+    /// RFC 8257 section 3.2's feedback instead of RFC 3168's.
+    pub fn accurate(feedback: crate::cc::EcnFeedback) -> Self {
+        ReceiverEcn { accurate: feedback == crate::cc::EcnFeedback::Accurate, ..Default::default() }
+    }
+
+    /// With accurate feedback: this segment's CE state differs from the one echoed so far, so
+    /// the data received before it must be acknowledged at once with the old state (RFC 8257
+    /// section 3.2: a delayed ACK never covers segments of both states).
+    pub fn ce_state_changes(&self, pkt: &Packet) -> bool {
+        self.accurate && self.negotiated && (pkt.ecn == ecn::CE) != self.echo
+    }
+
+    /// A data segment arrived: CWR ends the echo, CE (re)starts it; with accurate feedback the
+    /// echo is the segment's CE state.
     pub fn on_data(&mut self, pkt: &Packet) {
         if !self.negotiated {
+            return;
+        }
+        if self.accurate {
+            self.echo = pkt.ecn == ecn::CE;
             return;
         }
         if pkt.has_flag(tcp_flags::CWR) {
@@ -153,7 +173,7 @@ mod tests {
 
     #[test]
     fn receiver_echoes_from_ce_until_cwr() {
-        let mut rx = ReceiverEcn { negotiated: true, echo: false };
+        let mut rx = ReceiverEcn { negotiated: true, ..Default::default() };
         rx.on_data(&with(tcp_flags::ACK, ecn::ECT0));
         assert_eq!(rx.ack_flags(), 0);
         rx.on_data(&with(tcp_flags::ACK, ecn::CE));
@@ -164,6 +184,25 @@ mod tests {
         assert_eq!(rx.ack_flags(), 0);
         rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE));
         assert_eq!(rx.ack_flags(), tcp_flags::ECE); // CWR and CE together: a new echo
+    }
+
+    /// RFC 8257 section 3.2: ECE follows each segment's CE mark, and a change of state is
+    /// reported before the segment that changes it is acknowledged; CWR plays no part.
+    #[test]
+    fn accurate_feedback_mirrors_the_ce_state() {
+        let mut rx = ReceiverEcn::accurate(crate::cc::EcnFeedback::Accurate);
+        rx.negotiated = true;
+        let (ce, ect) = (with(tcp_flags::ACK, ecn::CE), with(tcp_flags::ACK, ecn::ECT0));
+        assert!(!rx.ce_state_changes(&ect));
+        assert!(rx.ce_state_changes(&ce));
+        rx.on_data(&ce);
+        assert_eq!(rx.ack_flags(), tcp_flags::ECE);
+        assert!(!rx.ce_state_changes(&ce));
+        rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE));
+        assert_eq!(rx.ack_flags(), tcp_flags::ECE, "CWR does not end the echo");
+        assert!(rx.ce_state_changes(&ect));
+        rx.on_data(&ect);
+        assert_eq!(rx.ack_flags(), 0);
     }
 
     #[test]

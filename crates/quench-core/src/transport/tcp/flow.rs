@@ -1,7 +1,7 @@
 //! A TCP flow as a scenario declares it, how it is built, and its flows-table row.
 
 use super::{TcpConfig, TcpReceiver, TcpSender, HEADERS};
-use crate::cc::{deserialize_cc, CcSpec};
+use crate::cc::{deserialize_cc, CcSpec, CongestionControl};
 use crate::error::ConfigError;
 use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use crate::units::{Bytes, Dur};
@@ -38,9 +38,10 @@ impl TransportSpec for TcpFlowSpec {
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
         let (forward, backward) = cx.connections();
+        let feedback = cc.ecn_feedback();
         Ok(BuiltFlow {
             sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
-            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, self.tcp.clone(), bytes))),
+            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, self.tcp.clone(), bytes, feedback))),
             cc: self.cc.kind(),
             bytes,
         })

@@ -18,7 +18,7 @@ mod rtt;
 mod sack;
 mod sender;
 
-pub use config::{DelayedAckConfig, LocalDropReaction, RtoConfig, RttSampling, TcpConfig};
+pub use config::{DelayedAckConfig, LocalDropReaction, RecoveryReduction, RtoConfig, RttSampling, TcpConfig};
 pub use flow::TcpFlowSpec;
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;

@@ -7,6 +7,7 @@
 use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;
 use super::{Connection, TcpTimer};
+use crate::cc::EcnFeedback;
 use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
 use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
@@ -46,7 +47,8 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(conn: Connection, cfg: TcpConfig, expected_bytes: Option<u64>) -> Self {
+    /// `feedback`: the ECN feedback the sender's controller needs.
+    pub fn new(conn: Connection, cfg: TcpConfig, expected_bytes: Option<u64>, feedback: EcnFeedback) -> Self {
         TcpReceiver {
             conn,
             cfg,
@@ -58,7 +60,7 @@ impl TcpReceiver {
             last_out_of_order: None,
             fin_seq: None,
             expected_bytes,
-            ecn: ReceiverEcn::default(),
+            ecn: ReceiverEcn::accurate(feedback),
             stats: ReceiverStats::default(),
         }
     }
@@ -132,6 +134,9 @@ impl TcpReceiver {
 
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.segments_received += 1;
+        if self.ecn.ce_state_changes(pkt) && self.unacked_segments > 0 {
+            self.send_ack(cx); // RFC 8257 3.2: what came before, with the old CE state
+        }
         self.ecn.on_data(pkt);
         let fin = pkt.has_flag(tcp_flags::FIN);
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64 + fin as u64);

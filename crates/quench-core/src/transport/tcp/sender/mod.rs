@@ -28,6 +28,7 @@
 
 mod local_drop;
 mod monitor;
+mod prr;
 mod recovery;
 #[cfg(test)]
 mod tests;
@@ -46,6 +47,8 @@ use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
+
+pub use prr::RecoveryReduction;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -131,6 +134,8 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: the end of the highest retransmission in this recovery.
     high_rxt: u64,
+    /// `tcp.recovery = "prr"`: RFC 6937's state of the current recovery (`prr.rs`).
+    prr: Option<prr::Prr>,
     /// RFC 1016 inter-datagram delay (source_quench = "squid").
     squid: Squid,
     last_data_send: Option<Time>,
@@ -175,6 +180,7 @@ impl TcpSender {
             sack,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
+            prr: prr::Prr::new(cfg.recovery),
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
@@ -236,6 +242,11 @@ impl TcpSender {
             return None;
         }
         self.ecn.sent(&pkt);
+        if let Some(p) = self.prr.as_mut() {
+            if matches!(self.ca, CaState::Recovery { .. }) {
+                p.on_sent(len as u64);
+            }
+        }
         if let Some(b) = self.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
@@ -438,7 +449,8 @@ impl TcpSender {
         newest
     }
 
-    fn on_new_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
+    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN.
+    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) {
         let acked = ack - self.snd_una;
         let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
@@ -458,6 +470,8 @@ impl TcpSender {
                 self.exit_recovery(cx);
             } else if !self.sack {
                 self.on_partial_ack(acked, cx);
+            } else if let Some(sndcnt) = self.prr_sndcnt() {
+                self.prr_allow(sndcnt, cx);
             }
         } else {
             self.dupacks = 0;
@@ -469,7 +483,8 @@ impl TcpSender {
             let window_was_full = flight_before + self.w.mss > self.w.cwnd;
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
-            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt() });
+            let ece_bytes = if ece { acked } else { 0 };
+            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt(), ece_bytes });
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
@@ -498,11 +513,17 @@ impl TcpSender {
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
         }
+        let prr_sacked_before = match self.prr {
+            Some(_) if self.sack => self.scoreboard.sacked_in(self.snd_una, self.snd_max),
+            _ => 0,
+        };
         if self.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
             }
         }
+        let duplicate = pkt.ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload == 0;
+        self.prr_note_delivered(pkt.ack, prr_sacked_before, duplicate);
         if pkt.ack == self.snd_una {
             if self.snd_max > self.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
@@ -510,7 +531,8 @@ impl TcpSender {
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             return;
         }
-        self.on_new_ack(pkt.ack, cx);
+        let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
+        self.on_new_ack(pkt.ack, ece, cx);
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         self.output(cx);
     }

@@ -11,6 +11,9 @@ use crate::transport::{AgentCx, Host};
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
         if self.sack && self.in_recovery() {
+            if let Some(sndcnt) = self.prr_sndcnt() {
+                self.prr_allow(sndcnt, cx);
+            }
             return self.sack_output(cx);
         }
         self.dupacks += 1;
@@ -37,8 +40,13 @@ impl TcpSender {
         match self.cc.recovery() {
             Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
             Recovery::Reno | Recovery::NewReno if self.in_recovery() => {
-                self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
-                self.record_window(cx);
+                match self.prr_sndcnt() {
+                    Some(sndcnt) => self.prr_allow(sndcnt, cx),
+                    None => {
+                        self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
+                        self.record_window(cx);
+                    }
+                }
                 self.output(cx);
             }
             Recovery::Reno if self.dupacks == threshold => self.enter_fast_recovery(cx),
@@ -74,10 +82,18 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
-        self.transmit(self.snd_una, cx);
+        let flight = self.flight();
+        let prr = self.prr.as_mut().map(|p| p.start(flight)).and_then(|()| self.prr_sndcnt());
+        let retransmitted = self.transmit(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         self.arm_retransmit(cx);
-        self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
-        self.record_window(cx);
+        match prr {
+            // PRR: the fast retransmission is part of this ACK's sndcnt.
+            Some(sndcnt) => self.prr_allow(sndcnt.saturating_sub(retransmitted), cx),
+            None => {
+                self.w.cwnd = self.w.ssthresh + self.cfg.dupack_threshold as u64 * self.w.mss;
+                self.record_window(cx);
+            }
+        }
         self.output(cx);
     }
 
@@ -85,10 +101,16 @@ impl TcpSender {
     pub(super) fn on_partial_ack(&mut self, acked: u64, cx: &mut AgentCx<impl Host>) {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
-        self.transmit(self.snd_una, cx);
-        self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
-        if acked >= self.w.mss {
-            self.w.cwnd += self.w.mss;
+        let prr = self.prr_sndcnt();
+        let retransmitted = self.transmit(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        if let Some(sndcnt) = prr {
+            // PRR instead of deflation: the retransmission is part of this ACK's sndcnt.
+            self.w.cwnd = self.snd_nxt - self.snd_una + sndcnt.saturating_sub(retransmitted);
+        } else {
+            self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
+            if acked >= self.w.mss {
+                self.w.cwnd += self.w.mss;
+            }
         }
         if self.ca == (CaState::Recovery { partial_ack_seen: false }) {
             self.ca = CaState::Recovery { partial_ack_seen: true };
@@ -161,7 +183,15 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
-        self.record_window(cx);
+        let flight = self.flight();
+        if let Some(p) = self.prr.as_mut() {
+            p.start(flight);
+        }
+        match self.prr_sndcnt() {
+            // PRR: the fast retransmission below is part of this ACK's sndcnt.
+            Some(sndcnt) => self.prr_allow(sndcnt, cx),
+            None => self.record_window(cx),
+        }
         // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
         if let Some(end) = self.transmit(self.snd_una, cx) {
             self.high_rxt = end;

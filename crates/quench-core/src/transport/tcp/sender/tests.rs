@@ -19,8 +19,11 @@ struct Script {
 
 impl Script {
     fn new(cc: &str, local_drop: LocalDropReaction) -> Self {
+        Script::with(cc, TcpConfig { mss: MSS as u32, local_drop, ..Default::default() })
+    }
+
+    fn with(cc: &str, cfg: TcpConfig) -> Self {
         let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
-        let cfg = TcpConfig { mss: MSS as u32, local_drop, ..Default::default() };
         let cc: CcSpec = serde_json::from_str(cc).unwrap();
         let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
         Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])) }
@@ -33,8 +36,16 @@ impl Script {
     }
 
     fn ack(&mut self, now_ms: u64, seq: u64, flags: u8) {
+        self.sack(now_ms, seq, flags, None);
+    }
+
+    /// An ACK of `seq` with one SACK block `[start, end)` when given.
+    fn sack(&mut self, now_ms: u64, seq: u64, flags: u8, block: Option<(u64, u64)>) {
         let mut p: Packet = crate::qdisc::harness::packet(0, 0, 40);
         (p.ack, p.flags, p.payload, p.window) = (seq, tcp_flags::ACK | flags, 0, 1 << 20);
+        if let Some((start, end)) = block {
+            p.sack.offsets[0] = ((start - seq) as u32, (end - seq) as u32);
+        }
         self.act(ms(now_ms), |tx, cx| tx.on_packet(p, cx));
     }
 
@@ -113,4 +124,88 @@ fn a_refused_segment_is_never_committed() {
     s.host.refuse = false;
     s.act(probe, |tx, cx| tx.on_timer(Timer { kind: timer.kind, generation: timer.generation }, cx));
     assert!(s.tx.stats.segments_sent >= 1 && s.tx.snd_nxt > 1);
+}
+
+/// What the sender sent in response to one ACK, as RFC 6937's example tables write it: "R" a
+/// retransmission, "N" a new segment, "-" nothing.
+fn sends(sent: &[Packet], snd_max_before: u64) -> String {
+    let s: String = sent.iter().map(|p| if p.seq < snd_max_before { 'R' } else { 'N' }).collect();
+    if s.is_empty() {
+        "-".into()
+    } else {
+        s
+    }
+}
+
+/// RFC 6937 section 3.1's single loss, driven through the sender: cwnd = FlightSize = 20
+/// segments, segment 0 lost, Limited Transmit (a new segment on each of the first two
+/// duplicate ACKs), SACK, and one duplicate ACK per segment 1-19 of the lossy RTT. ssthresh
+/// comes from cwnd (CUBIC's rule) with β = 0.5 (the RFC's Reno example: 10) and β = 0.7
+/// (CUBIC: 14). RecoverFS = snd.nxt − snd.una = 22 segments (the two Limited Transmit segments
+/// included, as the RFC defines it).
+///
+/// Hand computation (sndcnt = CEIL(prr_delivered·ssthresh/RecoverFS) − prr_out while
+/// pipe > ssthresh, else MIN(ssthresh − pipe, MAX(prr_delivered − prr_out, DeliveredData) + 1),
+/// in segments; pipe after ACK k before sending = the 21 − k segments above k not SACKed, plus
+/// the retransmission, plus what was sent): for β = 0.5, ACK 3 sends R (CEIL(10/22) = 1), then
+/// one new segment whenever CEIL(10·(k−2)/22) steps: ACKs 5, 7, 9, 11, 14, 16; at ACK 18 pipe
+/// is 10 = ssthresh and the bound allows nothing, at ACK 19 one (pipe 9). Ten segments are
+/// sent in the RTT (2 by Limited Transmit, 8 in recovery) and pipe ends at ssthresh exactly.
+///
+/// The RFC's own row ("N N R - N - N - N - N - N - N - N - - N N", RB "s" on ACKs 18-19) takes
+/// RecoverFS as the 20 segments before Limited Transmit, giving one segment on every odd ACK; its
+/// pipe row ("... 12 12 11 10") contradicts its sent row at ACKs 17-19 (a send at 17 is needed
+/// to hold pipe at 12). The rows agree with ours on ACKs 1-11 and in total and final pipe.
+#[test]
+fn prr_follows_the_rfc_6937_single_loss_example() {
+    for (beta, expected) in
+        [(0.5, "N N R - N - N - N - N - - N - N - - N"), (0.7, "N N R N - N N - N N - N - - N N N N N")]
+    {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            sack: true,
+            limited_transmit: true,
+            recovery: super::RecoveryReduction::Prr,
+            ..Default::default()
+        };
+        let cc = format!(r#"{{"kind":"cubic","initial_window":20,"beta":{beta}}}"#);
+        let mut s = Script::with(&cc, cfg);
+        s.establish();
+        assert_eq!(std::mem::take(&mut s.host.sent).len(), 21, "the SYN and 20 segments");
+        let mut row = vec![];
+        for k in 1..20 {
+            let before = s.tx.snd_max;
+            s.sack(200 + k, 1, 0, Some((1 + MSS, 1 + (k + 1) * MSS)));
+            row.push(sends(&std::mem::take(&mut s.host.sent), before));
+        }
+        assert_eq!(row.join(" "), expected, "beta {beta}");
+        let ssthresh = (beta * 20.0) as u64 * MSS;
+        assert_eq!(s.tx.w.ssthresh, ssthresh);
+        let lost_end = s.tx.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.snd_max);
+        assert_eq!(s.tx.pipe(lost_end), ssthresh, "pipe ends at ssthresh");
+        // The retransmission is acknowledged with everything sent before the loss: recovery
+        // ends with cwnd = ssthresh.
+        s.ack(300, s.tx.recover, 0);
+        assert_eq!(s.tx.ca, CaState::Open);
+        assert_eq!(s.tx.w.cwnd, ssthresh);
+    }
+}
+
+/// Without SACK, PRR paces NewReno's recovery the same way from duplicate ACKs (each one
+/// segment delivered): ACK 3 retransmits, then one new segment per two duplicate ACKs while
+/// the estimated pipe exceeds ssthresh (NewReno: half the 20-segment flight, 10).
+#[test]
+fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
+    let cfg = TcpConfig { mss: MSS as u32, recovery: super::RecoveryReduction::Prr, ..Default::default() };
+    let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
+    s.establish();
+    std::mem::take(&mut s.host.sent);
+    let mut row = vec![];
+    for k in 1..20 {
+        let before = s.tx.snd_max;
+        s.ack(200 + k, 1, 0);
+        row.push(sends(&std::mem::take(&mut s.host.sent), before));
+    }
+    assert_eq!(row.join(" "), "- - R - N - N - N - N - N - - N N N N");
+    assert_eq!(s.tx.w.ssthresh, 10 * MSS);
 }

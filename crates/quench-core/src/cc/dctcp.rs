@@ -1,0 +1,173 @@
+//! DCTCP (RFC 8257; docs/mechanisms.md#dctcp): Reno's window growth and loss response, and an
+//! ECN response proportional to the extent of congestion. The sender keeps
+//! `alpha ← (1 − g)·alpha + g·F` once per window of data, F the fraction of the window's bytes
+//! acknowledged with ECN-Echo (section 3.3), and on ECN-Echo reduces at most once per window
+//! to `cwnd·(1 − alpha/2)` instead of halving. The receiver echoes the CE mark of each segment
+//! (section 3.2, `EcnFeedback::Accurate`); the once-per-window timing of the reduction is the
+//! sender's RFC 3168 one, as in Linux's `tcp_dctcp.c`.
+
+use super::reno::AimdParams;
+use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
+use crate::error::ConfigError;
+use serde::{Deserialize, Serialize};
+
+/// RFC 8257 section 4.2: the estimation gain g = 1/16.
+const DEFAULT_G: f64 = 1.0 / 16.0;
+/// RFC 8257 section 3.3: alpha starts at 1 (the most conservative estimate; Linux
+/// `dctcp_alpha_on_init` = 1024/1024).
+const DEFAULT_INITIAL_ALPHA: f64 = 1.0;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DctcpConfig {
+    /// Estimation gain g in (0, 1]: the weight of the newest window's marked fraction.
+    #[serde(default = "default_g")]
+    pub g: f64,
+    /// alpha before the first window's estimate, in [0, 1].
+    #[serde(default = "default_initial_alpha")]
+    pub initial_alpha: f64,
+    /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
+    #[serde(default)]
+    pub initial_window: Option<u64>,
+    /// Appropriate byte counting limit L in segments (RFC 3465).
+    #[serde(default)]
+    pub abc_limit: Option<u64>,
+}
+
+fn default_g() -> f64 {
+    DEFAULT_G
+}
+fn default_initial_alpha() -> f64 {
+    DEFAULT_INITIAL_ALPHA
+}
+
+impl Default for DctcpConfig {
+    fn default() -> Self {
+        DctcpConfig { g: DEFAULT_G, initial_alpha: DEFAULT_INITIAL_ALPHA, initial_window: None, abc_limit: None }
+    }
+}
+
+/// The per-window count behind the next estimate, in bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct WindowCount {
+    /// Bytes still to be acknowledged before the window ends; None before the first ACK.
+    left: Option<u64>,
+    acked: u64,
+    ece: u64,
+}
+
+pub struct Dctcp {
+    params: AimdParams,
+    g: f64,
+    /// The estimate of the fraction of bytes marked.
+    alpha: f64,
+    count: WindowCount,
+}
+
+impl Dctcp {
+    pub fn new(cfg: &DctcpConfig) -> Result<Self, ConfigError> {
+        if !(cfg.g > 0.0 && cfg.g <= 1.0) {
+            return Err(ConfigError::new("g", format!("{} is outside (0, 1]", cfg.g)));
+        }
+        if !(0.0..=1.0).contains(&cfg.initial_alpha) {
+            return Err(ConfigError::new("initial_alpha", format!("{} is outside [0, 1]", cfg.initial_alpha)));
+        }
+        let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
+        Ok(Dctcp { params, g: cfg.g, alpha: cfg.initial_alpha, count: WindowCount::default() })
+    }
+
+    /// The current estimate of the marked fraction.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn recovery(&self) -> Recovery {
+        Recovery::NewReno
+    }
+    fn initial_window(&self, mss: u64) -> u64 {
+        self.params.initial_window(mss)
+    }
+    /// Section 3.3 steps 1-5: count the bytes acknowledged and those with ECE; when a window of
+    /// data (what was outstanding at the last estimate) is acknowledged, fold its fraction in.
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        let c = &mut self.count;
+        c.acked += s.acked;
+        c.ece += s.ece_bytes;
+        let left = c.left.get_or_insert(w.flight + s.acked);
+        *left = left.saturating_sub(s.acked);
+        if *left == 0 {
+            let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
+            self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
+            *c = WindowCount { left: Some(w.flight.max(1)), acked: 0, ece: 0 };
+        }
+        self.params.grow(w, s.acked);
+    }
+    /// ECN-Echo: `cwnd·(1 − alpha/2)` (section 3.3 step 7), at least two segments; a loss is
+    /// answered as conventional TCP answers it (section 3.4): half the flight.
+    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
+        match signal {
+            Signal::EcnEcho => ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss),
+            _ => half_flight(w),
+        }
+    }
+    fn ecn_feedback(&self) -> EcnFeedback {
+        EcnFeedback::Accurate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Time;
+
+    const MSS: u64 = 1000;
+
+    fn ack(ece: bool) -> AckSample {
+        AckSample { now: Time::ZERO, acked: MSS, rtt: None, srtt: None, ece_bytes: if ece { MSS } else { 0 } }
+    }
+
+    /// With a fixed marking pattern (every k-th segment's ACK echoes CE) and a steady window,
+    /// alpha follows alpha_n = F + (1 − g)^n·(alpha_0 − F) window by window, F = 1/k: after
+    /// 200 windows it is F within (15/16)^200 ≈ 2.6e-6.
+    #[test]
+    fn alpha_converges_to_the_marked_fraction() {
+        for k in [2u64, 4, 10] {
+            let mut d = Dctcp::new(&DctcpConfig::default()).unwrap();
+            let mut w =
+                Window { cwnd: 20 * MSS, ssthresh: 10 * MSS, mss: MSS, flight: 20 * MSS, peer_window: u64::MAX };
+            for i in 0..200 * 20 {
+                let cwnd = w.cwnd;
+                d.on_ack(&mut w, &ack(i % k == 0));
+                w.cwnd = cwnd; // hold the window (and the flight) steady
+            }
+            let f = 1.0 / k as f64;
+            assert!((d.alpha() - f).abs() < 1e-5, "k {k}: alpha {} vs {f}", d.alpha());
+        }
+    }
+
+    /// One window: alpha_1 = (1 − g)·1 + g·F exactly.
+    #[test]
+    fn one_window_folds_in_with_gain_g() {
+        let mut d = Dctcp::new(&DctcpConfig::default()).unwrap();
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS, flight: 9 * MSS, peer_window: u64::MAX };
+        for i in 0..10 {
+            w.flight = (9 - i) * MSS;
+            d.on_ack(&mut w, &ack(i < 3));
+        }
+        assert_eq!(d.alpha(), 15.0 / 16.0 + 0.3 / 16.0);
+        // The reduction: cwnd·(1 − alpha/2); a loss still halves the flight.
+        let w = Window { cwnd: 40 * MSS, flight: 40 * MSS, ..w };
+        assert_eq!(d.ssthresh_after(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - d.alpha() / 2.0)) as u64);
+        assert_eq!(d.ssthresh_after(&w, Signal::DupAcks), 20 * MSS);
+    }
+
+    #[test]
+    fn parameters_are_checked_by_key() {
+        let e = Dctcp::new(&DctcpConfig { g: 0.0, ..Default::default() }).err().unwrap();
+        assert_eq!(e.path, "g");
+        let e = Dctcp::new(&DctcpConfig { initial_alpha: 1.5, ..Default::default() }).err().unwrap();
+        assert_eq!(e.path, "initial_alpha");
+    }
+}
