@@ -438,6 +438,8 @@ DROP_REASON_MAP = {
     "Forced drop": "forced",
     "Queue disc limit exceeded": "overflow",
     "Overlimit drop": "overflow",
+    # RED's and PIE's child DropTail queue refusing a packet: the hard limit.
+    "Dropped by internal queue": "overflow",
 }
 
 
