@@ -16,6 +16,7 @@ from quench.scenario import load_scenario, one_line, run_scenario, validate_scen
 from quench.stream import RecordStream
 
 EXIT_BAD_INPUT = 2
+
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, the shell's convention
 
@@ -92,6 +93,106 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(summary_table(res))
         print(f"results written to {args.out}")
     return 0
+
+
+def _scenario_with_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    spec = load_scenario(args.scenario)
+    if args.seed is not None:
+        spec["seed"] = args.seed
+    if args.duration is not None:
+        spec["duration"] = args.duration
+    return spec
+
+
+def cmd_ns3(args: argparse.Namespace) -> int:
+    from quench import ns3
+
+    if args.setup:
+        print(f"setting up ns3=={ns3.NS3_VERSION} in {ns3.venv_dir()} (a download of about 1 GB on first use)")
+        py = ns3.setup()
+        print(f"ns-3 environment ready: {py}")
+        if args.scenario is None:
+            return 0
+    if args.scenario is None or args.out is None:
+        raise ValueError("quench ns3 needs a scenario and --out (or only --setup)")
+    spec = _scenario_with_overrides(args)
+    plan = ns3.translate(spec)  # refuses what ns-3 cannot run before anything else
+    ns3.ns3_python()
+    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
+    res = ns3.run_ns3(spec)
+    with staged_dir(out, force=args.force) as tmp:
+        res.write_into(tmp, formats=args.format, plots=not args.no_plots)
+    if not args.quiet:
+        for note in plan["notes"]:
+            print(f"note: {note}")
+        print(summary_table(res))
+        print(f"ns-3 results written to {args.out}")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from quench import ns3
+    from quench.atomic import write_json_atomic
+
+    if args.seeds < 1:
+        raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
+    spec = _scenario_with_overrides(args)
+    plan = ns3.translate(spec)
+    ns3.ns3_python()
+    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
+    base_seed = int(plan["resolved"]["seed"])
+    q_runs, n_runs = [], []
+    for i in range(args.seeds):
+        s = {**spec, "seed": base_seed + i}
+        q_runs.append(run_scenario(s, progress=False))
+        n_runs.append(ns3.run_ns3(s))
+    table, rows = ns3.compare_table(q_runs, n_runs)
+    with staged_dir(out, force=args.force) as tmp:
+        for prefix, res in (("quench", q_runs[0]), ("ns3", n_runs[0])):
+            for name in ("links", "flows", "queue"):
+                if name in res.tables:
+                    res.tables[name].to_parquet(tmp / f"{prefix}_{name}.parquet", index=False)
+        (tmp / "scenario.json").write_text(json.dumps(plan["resolved"], indent=2) + "\n")
+        meta = {
+            "quench_version": _core.__version__,
+            "command": "compare",
+            "seeds": [base_seed + i for i in range(args.seeds)],
+            "ns3": n_runs[0].meta,
+            "ns3_approximations": plan["notes"],
+        }
+        write_json_atomic(tmp / "meta.json", meta)
+        write_json_atomic(tmp / "comparison.json", rows)
+        if not args.no_plots:
+            _overlay_queue(q_runs[0], n_runs[0], tmp / "compare_queue.png")
+    for note in plan["notes"]:
+        print(f"note: {note}")
+    print(table)
+    failed = [r["metric"] for r in rows if not r["ok"]]
+    print(f"{len(rows) - len(failed)} of {len(rows)} metrics within tolerance; results in {args.out}")
+    return 0
+
+
+def _overlay_queue(q: Results, n: Results, path: Path) -> None:
+    """The bottleneck queue of both simulators on one plot (when both recorded it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    link = q.bottleneck()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for label, res in (("quench", q), ("ns-3", n)):
+        t = res.tables.get("queue")
+        if t is None or t.empty:
+            continue
+        t = t[t["link_name"] == link]
+        ax.step(t["time_s"], t["packets"], where="post", lw=0.8, label=label)
+    ax.set(xlabel="time (s)", ylabel="queue (packets)", title=f"queue at {link}")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -264,6 +365,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sw.add_argument("--quiet", action="store_true", help="no progress bar and no summary on success")
     sw.set_defaults(func=cmd_sweep)
+
+    n3 = sub.add_parser(
+        "ns3",
+        help="run a TOML scenario in ns-3 (translated; see docs/validation.md)",
+        description="Translate a scenario into ns-3 and run it in a child process with the ns-3 environment's "
+        "interpreter; the tables (links, flows, queue) have quench's columns. Output folder rules as for "
+        "`quench run`. Elements without an ns-3 counterpart are refused with the key named. --setup creates "
+        "the ns-3 environment (ns3 wheel from PyPI) at $QUENCH_NS3_VENV, benchmarks/.venv-ns3 in a source "
+        "checkout, else ~/.local/share/quench/ns3-venv.",
+    )
+    n3.add_argument("scenario", type=Path, nargs="?", help="scenario file (TOML)")
+    n3.add_argument("--out", type=_out_path, help=OUT_HELP)
+    n3.add_argument("--force", action="store_true", help=FORCE_HELP)
+    n3.add_argument("--setup", action="store_true", help="create the ns-3 environment if it is missing")
+    n3.add_argument("--seed", type=int, help="override the scenario's seed")
+    n3.add_argument("--duration", help="override the scenario's duration, e.g. 5s")
+    n3.add_argument("--format", type=_formats, default=["parquet"], help="parquet, csv, or parquet,csv")
+    n3.add_argument("--no-plots", action="store_true", help="skip the queue plot")
+    n3.add_argument("--quiet", action="store_true", help="print nothing on success")
+    n3.set_defaults(func=cmd_ns3)
+
+    cmp_ = sub.add_parser(
+        "compare",
+        help="run a scenario in quench and in ns-3 and compare them",
+        description="Run the scenario in both simulators (--seeds K: seeds s..s+K-1, means and spread) and "
+        "print utilization, total goodput, Jain index, drops and mean queue at the bottleneck side by side "
+        "with relative differences, tolerances and verdicts; writes both runs' tables, comparison.json and "
+        "compare_queue.png into --out.",
+    )
+    cmp_.add_argument("scenario", type=Path)
+    cmp_.add_argument("--out", type=_out_path, required=True, help=OUT_HELP)
+    cmp_.add_argument("--force", action="store_true", help=FORCE_HELP)
+    cmp_.add_argument("--seeds", type=int, default=1, help="seeds per simulator (default 1)")
+    cmp_.add_argument("--seed", type=int, help="override the scenario's (first) seed")
+    cmp_.add_argument("--duration", help="override the scenario's duration, e.g. 5s")
+    cmp_.add_argument("--no-plots", action="store_true", help="skip compare_queue.png")
+    cmp_.set_defaults(func=cmd_compare)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")
     demo.add_argument("--out", type=_out_path, default=Path("results/demo"), help=f"{OUT_HELP} (default results/demo)")

@@ -79,11 +79,11 @@ def save_standard_plots(res: Results, out_dir: Path) -> list[Path]:
     """queue.png, cwnd.png and, when segments were recorded, time_sequence.png."""
     written = []
     jobs = []
-    if not res.queue.empty:
+    if "queue" in res.tables and not res.queue.empty:
         jobs.append(("queue.png", lambda ax: queue_length(res, ax=ax)))
-    if not res.cwnd.empty:
+    if "cwnd" in res.tables and not res.cwnd.empty:
         jobs.append(("cwnd.png", lambda ax: cwnd(res, ax=ax)))
-    if not res.segments.empty:
+    if "segments" in res.tables and not res.segments.empty:
         first = str(res.segments["flow_name"].iloc[0])
         jobs.append(("time_sequence.png", lambda ax: time_sequence(res, first, ax=ax)))
     for filename, draw in jobs:

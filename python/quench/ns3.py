@@ -1,0 +1,618 @@
+"""Run a quench scenario in ns-3 too (`quench ns3`, `quench compare`).
+
+`translate` turns a validated scenario (every default filled in) into a plan of plain numbers
+for `ns3_child.py`, which runs it in the ns-3 environment's interpreter in a child process (ns-3
+is never imported here). Anything without an ns-3 counterpart is refused with a ScenarioError
+naming the key. The mapping, and every ns-3 default it relies on, is in docs/validation.md
+("quench ns3: the translated subset").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from quench.results import Results, jain_index
+from quench.scenario import scenario_error, validate_scenario
+
+# The ns3 wheel on PyPI (ns-3.44); benchmarks/setup_ns3.sh pins the same version.
+NS3_VERSION = "3.44.post0"
+# Where the ns-3 environment lives: $QUENCH_NS3_VENV, else beside the source checkout
+# (benchmarks/.venv-ns3, shared with the benchmark scripts), else in the user's data folder.
+_CHECKOUT = Path(__file__).resolve().parents[2]
+SETUP_HINT = "quench ns3 --setup"
+CHILD = Path(__file__).with_name("ns3_child.py")
+# TCP/IP header bytes without options (20 IPv4 + 20 TCP; quench sends no timestamps) and UDP.
+TCP_IP_HEADERS = 40
+UDP_IP_HEADERS = 28
+# The device queue under every queue disc: one packet, so that the queue disc holds the backlog
+# (ns-3's default DropTailQueue of 100 packets would hold it out of the queue disc's sight).
+DEVICE_QUEUE = "1p"
+# First TCP/UDP port; flow k listens on BASE_PORT + k.
+BASE_PORT = 9000
+# Bytes handed to the socket per BulkSend write (ns-3's default SendSize is 512).
+SEND_SIZE = 1460
+# RFC 3390 / RFC 5681 initial window when a scenario leaves it to quench's default.
+RFC5681_IW_BYTES = 4380
+
+
+class Ns3Unavailable(OSError):
+    """The ns-3 environment is missing or broken (an OSError: the command line reports it as
+    one line with exit status 2, like a missing file)."""
+
+
+def venv_dir() -> Path:
+    env = os.environ.get("QUENCH_NS3_VENV")
+    if env:
+        return Path(env)
+    if (_CHECKOUT / "benchmarks").is_dir() and (_CHECKOUT / "pyproject.toml").is_file():
+        return _CHECKOUT / "benchmarks" / ".venv-ns3"
+    data = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return data / "quench" / "ns3-venv"
+
+
+def ns3_python() -> Path:
+    """The ns-3 environment's interpreter; Ns3Unavailable (one line, naming the set-up command)
+    when it is absent."""
+    py = venv_dir() / "bin" / "python"
+    if not py.is_file():
+        raise Ns3Unavailable(
+            f"no ns-3 environment at {venv_dir()}; create it with `{SETUP_HINT}` "
+            f"(installs ns3=={NS3_VERSION} from PyPI, about 1 GB) or point QUENCH_NS3_VENV at one"
+        )
+    return py
+
+
+def setup(quiet: bool = False) -> Path:
+    """Create the ns-3 environment (a venv with the ns3 wheel) unless it already imports ns-3."""
+    venv = venv_dir()
+    py = venv / "bin" / "python"
+    if not py.is_file():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    ok = subprocess.run([str(py), "-c", "from ns import ns"], capture_output=True).returncode == 0
+    if not ok:
+        q = ["--quiet"] if quiet else []
+        subprocess.run([str(py), "-m", "pip", "install", *q, f"ns3=={NS3_VERSION}"], check=True)
+        subprocess.run([str(py), "-c", "from ns import ns"], check=True, capture_output=True)
+    return py
+
+
+# --- translation ---------------------------------------------------------------------------
+
+_SIZE = re.compile(r"^\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*$")
+_BYTE_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
+
+
+def _bytes(v: Any) -> int:
+    if isinstance(v, int | float):
+        return int(v)
+    m = _SIZE.match(str(v))
+    if not m or m[2] not in _BYTE_UNITS:
+        raise ValueError(f"cannot read {v!r} as bytes")
+    return int(float(m[1]) * _BYTE_UNITS[m[2]])
+
+
+def _secs(v: Any) -> float:
+    from quench.units import parse_duration
+
+    return float(parse_duration(v))
+
+
+def _rate(v: Any) -> float:
+    from quench.units import parse_rate
+
+    return float(parse_rate(v))
+
+
+def _limit(v: Any, key: str) -> tuple[int | None, int | None]:
+    """(packets, bytes) of a quench Limit as written ("42p", "64KB", both, or a table)."""
+    if isinstance(v, dict):
+        return (v.get("packets"), _bytes(v["bytes"]) if v.get("bytes") is not None else None)
+    pkts = byts = None
+    for part in str(v).replace("+", ",").split(","):
+        part = part.strip()
+        if part.endswith("p"):
+            pkts = int(float(part[:-1]))
+        elif part:
+            byts = _bytes(part)
+    return pkts, byts
+
+
+def _refuse(key: str, what: str) -> Exception:
+    return scenario_error(key, f"{what} has no ns-3 counterpart in `quench ns3`")
+
+
+def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
+    pkts, byts = _limit(limit, key)
+    if pkts is not None and byts is not None:
+        raise _refuse(key, "a limit in both packets and bytes")
+    if pkts is None and byts is None:
+        raise _refuse(key, "an unlimited queue")
+    if pkts is not None:
+        # The device queue holds one of the packets waiting, so the queue disc holds one fewer.
+        return f"{max(1, pkts - 1) if minus_device else pkts}p"
+    return f"{byts}B"
+
+
+def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
+    kind = spec["kind"]
+    a: dict[str, tuple[str, Any]] = {}
+    if kind == "droptail":
+        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=True))
+    elif kind == "red":
+        bytes_mode = spec["mode"] == "bytes"
+        mean = _bytes(spec["mean_packet_size"])
+        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+        ptc = rate_bps / (8 * mean)  # mean-sized packets per second
+        min_th, max_th = spec["min_th"], spec["max_th"]
+        if min_th == "auto" or max_th == "auto":
+            # quench's (and ARED's) rule, computed here so no ns-3 automatic setting is relied on.
+            lo = max(5.0, _secs(spec["target_delay"]) * ptc / 2)
+            min_th, max_th = (lo * mean, 3 * lo * mean) if bytes_mode else (lo, 3 * lo)
+        else:
+            min_th, max_th = (_threshold(t, mean, bytes_mode, f"{key}.min_th") for t in (min_th, max_th))
+        w_q = 1 - math.exp(-1 / ptc) if spec["w_q"] == "auto" else float(spec["w_q"])
+        adapt = spec["adapt"]
+        adapt_kind = adapt if isinstance(adapt, str) else adapt.get("kind", "none")
+        if adapt_kind not in ("none", None):
+            raise _refuse(f"{key}.adapt", f"RED adaptation {adapt_kind!r} (not yet translated)")
+        a.update(
+            MinTh=("double", min_th),
+            MaxTh=("double", max_th),
+            QW=("double", w_q),
+            LInterm=("double", 1 / float(spec["max_p"])),
+            MeanPktSize=("uint", mean),
+            Gentle=("bool", spec["curve"] == "gentle"),
+            Wait=("bool", spec["spacing"] == "wait"),
+            UseEcn=("bool", spec["signal"] == "mark"),
+            UseHardDrop=("bool", spec["forced"] == "drop"),
+            ARED=("bool", False),
+            AdaptMaxP=("bool", False),
+            FengAdaptive=("bool", False),
+            NLRED=("bool", False),
+            LinkBandwidth=("rate_bps", rate_bps),
+        )
+    elif kind in ("codel", "fq_codel"):
+        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+        a.update(
+            Target=("time_s", _secs(spec["target"])),
+            Interval=("time_s", _secs(spec["interval"])),
+            UseEcn=("bool", spec["ecn"]),
+        )
+        if spec.get("ce_threshold") is not None:
+            a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
+        if kind == "codel":
+            a["MinBytes"] = ("uint", _bytes(spec["mtu"]))
+        else:
+            a.update(
+                Flows=("uint", spec["flows"]),
+                DropBatchSize=("uint", spec["drop_batch_size"]),
+                Perturbation=("uint", 0),
+            )
+            # ns-3's FqCoDel takes its quantum from the device MTU and has no memory limit.
+    elif kind in ("pie", "fq_pie"):
+        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+        a.update(
+            QueueDelayReference=("time_s", _secs(spec["target"])),
+            Tupdate=("time_s", _secs(spec["tupdate"])),
+            A=("double", spec["alpha"]),
+            B=("double", spec["beta"]),
+            MaxBurstAllowance=("time_s", _secs(spec["max_burst"])),
+            UseEcn=("bool", spec["ecn"]),
+            MarkEcnThreshold=("double", spec["mark_ecnth"]),
+            MeanPktSize=("uint", _bytes(spec["mean_packet_size"])),
+            UseDequeueRateEstimator=("bool", spec["delay_estimate"] != "timestamp"),
+            UseDerandomization=("bool", spec["derandomize"]),
+        )
+        if kind == "pie":
+            a["DequeueThreshold"] = ("uint", _bytes(spec["dq_threshold"]))
+        else:
+            a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
+    else:
+        raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
+    return {"kind": kind, "attributes": a}
+
+
+def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
+    if isinstance(t, int | float):
+        return float(t)
+    s = str(t)
+    if s.endswith("p"):
+        v = float(s[:-1])
+        return v * mean if bytes_mode else v
+    b = _bytes(s)
+    return float(b) if bytes_mode else b / mean
+
+
+def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, Any]], list[str]]:
+    """ns-3 Config defaults for a TCP flow's `tcp` and `cc` settings, and the approximations."""
+    tcp, cc = flow["tcp"], flow["cc"]
+    notes = []
+    for k, bad in (
+        ("source_quench", lambda v: v != "ignore"),
+        ("burstiness_control", lambda v: v is not None),
+        ("pacing", bool),
+        ("local_drop", lambda v: v != "loss"),
+        ("rtt_sampling", lambda v: v != "timed_segment"),
+    ):
+        if bad(tcp.get(k)):
+            raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")
+    rto, dack = tcp["rto"], tcp["delayed_ack"]
+    if _secs(rto["tick"]) > 0:
+        raise _refuse(f"{key}.tcp.rto.tick", "a coarse timer tick")
+    if rto["k"] != 4:
+        raise _refuse(f"{key}.tcp.rto.k", f"an RTO variance multiplier of {rto['k']} (ns-3's is 4)")
+    mss = int(tcp["mss"])
+    iw = cc.get("initial_window")
+    if iw is None:
+        iw = min(4, max(2, RFC5681_IW_BYTES // mss)) if mss <= RFC5681_IW_BYTES else 2
+    d: dict[str, tuple[str, Any]] = {
+        "ns3::TcpSocket::SegmentSize": ("uint", mss),
+        "ns3::TcpSocket::InitialCwnd": ("uint", iw),
+        "ns3::TcpSocket::SndBufSize": ("uint", _bytes(tcp["send_buffer"])),
+        "ns3::TcpSocket::RcvBufSize": ("uint", _bytes(tcp["receive_window"])),
+        "ns3::TcpSocket::DelAckCount": ("uint", int(dack["segments"]) if dack["enabled"] else 1),
+        "ns3::TcpSocket::DelAckTimeout": ("time_s", _secs(dack["timeout"])),
+        "ns3::TcpSocket::DataRetries": ("uint", int(rto["max_backoffs"])),
+        # The SYN's timer: ns-3 defaults to 3 s; quench's first RTO is rto.initial.
+        "ns3::TcpSocket::ConnTimeout": ("time_s", _secs(rto["initial"])),
+        "ns3::RttEstimator::InitialEstimation": ("time_s", _secs(rto["initial"])),
+        "ns3::TcpSocketBase::MinRto": ("time_s", _secs(rto["min"])),
+        "ns3::TcpSocketBase::ReTxThreshold": ("uint", int(tcp["dupack_threshold"])),
+        "ns3::TcpSocketBase::Timestamp": ("bool", False),
+        "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
+        "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
+        "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
+        # SACK: RFC 6937 PRR (ns-3's default); no SACK: RFC 6582 NewReno recovery.
+        "ns3::TcpL4Protocol::RecoveryType": (
+            "string",
+            "ns3::TcpPrrRecovery" if tcp["sack"] else "ns3::TcpClassicRecovery",
+        ),
+    }
+    if tcp["cwnd_limited_growth"]:
+        notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
+    if tcp["sack"]:
+        notes.append("SACK recovery: ns-3 runs PRR (RFC 6937), quench RFC 6675's pipe algorithm")
+    if _secs(rto["max"]) != 60:
+        notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
+    kind = cc["kind"]
+    if kind in ("newreno", "cubic"):
+        abc = cc.get("abc_limit")
+        if abc not in (None, 1):
+            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench: {abc})")
+        elif abc is None:
+            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench's default L = 2)")
+    if kind == "cubic":
+        d.update(
+            {
+                "ns3::TcpCubic::C": ("double", cc["c"]),
+                "ns3::TcpCubic::Beta": ("double", cc["beta"]),
+                "ns3::TcpCubic::FastConvergence": ("bool", cc["fast_convergence"]),
+                "ns3::TcpCubic::TcpFriendliness": ("bool", cc["reno_friendly"]),
+                # quench's CUBIC has no HyStart (RFC 9406): slow start ends at the first loss.
+                "ns3::TcpCubic::HyStart": ("bool", False),
+            }
+        )
+    elif kind == "vegas":
+        for p in ("alpha", "beta", "gamma"):
+            if float(cc[p]) != int(cc[p]):
+                raise _refuse(f"{key}.cc.{p}", f"a fractional Vegas {p} (ns-3's is an integer)")
+        d.update({f"ns3::TcpVegas::{p.capitalize()}": ("uint", int(cc[p])) for p in ("alpha", "beta", "gamma")})
+    elif kind != "newreno":
+        raise _refuse(f"{key}.cc.kind", f"the {kind!r} congestion controller")
+    return d, notes
+
+
+def translate(spec: dict[str, Any]) -> dict[str, Any]:
+    """The plan ns3_child.py runs: validates `spec` with quench first, then maps each element
+    or refuses it (ScenarioError naming the key)."""
+    r = validate_scenario(spec)
+    for key in ("workloads",):
+        if r.get(key):
+            raise _refuse(key, "a workload (random finite-flow arrivals)")
+    notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
+    for k in ("pcap", "segments", "sojourn", "rtt", "monitors"):
+        if r["record"].get(k):
+            notes.append(f"record.{k}: not recorded in ns-3 (only the queue table is)")
+    links = []
+    for i, ln in enumerate(r["links"]):
+        key = f"links[{i}]"
+        if not ln["duplex"]:
+            raise _refuse(f"{key}.duplex", "a one-way link")
+        if _bytes(ln["framing_overhead"]) != 0:
+            raise _refuse(f"{key}.framing_overhead", "link framing other than PPP's 2 bytes")
+        if ln.get("packet_rate") is not None:
+            raise _refuse(f"{key}.packet_rate", "a packet-rate limit")
+        if ln["fragmentation"] != "rfc791":
+            raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
+        rate = _rate(ln["rate"])
+        rq = ln.get("reverse_qdisc") or ln["qdisc"]
+        links.append(
+            {
+                "from": ln["from"],
+                "to": ln["to"],
+                "rate_bps": rate,
+                "delay_s": _secs(ln["delay"]),
+                "mtu": _bytes(ln["mtu"]),
+                "loss": float(ln["loss"]),
+                "reverse_loss": float(ln["reverse_loss"]),
+                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate),
+                "reverse_qdisc": _qdisc(rq, f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc", rate),
+            }
+        )
+    defaults: dict[str, tuple[str, Any]] = {}
+    first_tcp: str | None = None
+    flows = []
+    cc_of_node: dict[str, str] = {}
+    for k, fl in enumerate(r["flows"]):
+        key = f"flows[{k}]"
+        if fl["kind"] == "tcp":
+            d, n = _tcp_defaults(fl, key)
+            if first_tcp is None:
+                defaults.update(d)
+                notes += n
+                first_tcp = key
+            else:
+                for path, v in d.items():
+                    if path in defaults and defaults[path] != v:
+                        raise scenario_error(
+                            key,
+                            f"sets {path} to {v[1]!r} but {first_tcp} to {defaults[path][1]!r}: "
+                            "`quench ns3` gives every TCP socket the same settings",
+                        )
+                defaults.update(d)
+            kind = fl["cc"]["kind"]
+            if cc_of_node.setdefault(fl["src"], kind) != kind:
+                raise scenario_error(f"{key}.cc", f"{fl['src']} already sends with {cc_of_node[fl['src']]}: ns-3 sets the controller per node")
+            flows.append(
+                {
+                    "kind": "tcp",
+                    "src": fl["src"],
+                    "dst": fl["dst"],
+                    "cc": kind,
+                    "bytes": _bytes(fl["bytes"]) if fl.get("bytes") is not None else None,
+                    "start_s": _secs(fl["start"]),
+                    "send_size": int(fl["tcp"]["mss"]),
+                }
+            )
+        elif fl["kind"] == "udp":
+            size = fl["size"]
+            if isinstance(size, dict):
+                raise _refuse(f"{key}.size", "a drawn datagram size")
+            payload = _bytes(size)
+            # quench's rate counts IP datagrams (payload + 28 bytes of UDP/IP headers).
+            gap = (payload + UDP_IP_HEADERS) * 8 / _rate(fl["rate"])
+            stop = _secs(fl["stop"]) if fl.get("stop") is not None else _secs(r["duration"])
+            flows.append(
+                {
+                    "kind": "udp",
+                    "src": fl["src"],
+                    "dst": fl["dst"],
+                    "payload": payload,
+                    "mean_gap_s": gap,
+                    "poisson": fl["pattern"] == "poisson",
+                    "start_s": _secs(fl["start"]),
+                    "stop_s": stop,
+                }
+            )
+        else:
+            raise _refuse(f"{key}.kind", f"the {fl['kind']!r} transport")
+    rec = r["record"]
+    names = [f"{ln['from']}->{ln['to']}" for ln in links] + [f"{ln['to']}->{ln['from']}" for ln in links]
+    record_queue = (rec.get("links") or names) if rec.get("queues") else []
+    return {
+        "name": r.get("name", ""),
+        "duration_s": _secs(r["duration"]),
+        # ns-3's generators are MRG32k3a streams chosen by (seed, run): the run number carries
+        # the scenario's seed, the seed stays 1 (ns-3's default), as ns-3 recommends.
+        "rng_seed": 1,
+        "rng_run": int(r["seed"]),
+        "nodes": list(r["hosts"]) + list(r["routers"]),
+        "links": links,
+        "flows": flows,
+        "flow_names": [fl.get("name") or f"{fl['kind']}{k}" for k, fl in enumerate(r["flows"])],
+        "defaults": defaults,
+        "device_queue": DEVICE_QUEUE,
+        "base_port": BASE_PORT,
+        "record_queue": record_queue,
+        "notes": notes,
+        "resolved": r,
+    }
+
+
+# --- running -------------------------------------------------------------------------------
+
+# ns-3 queue discs' drop reasons (their *_DROP strings) mapped to quench's columns.
+DROP_REASON_MAP = {
+    "Unforced drop": "early",
+    "Forced drop": "forced",
+    "Queue disc limit exceeded": "overflow",
+    "Overlimit drop": "overflow",
+    # RED's and PIE's child DropTail queue refusing a packet: the hard limit.
+    "Dropped by internal queue": "overflow",
+}
+
+
+def run_plan(plan: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
+    """Run `plan` in the ns-3 child; its raw result."""
+    py = ns3_python()
+    with tempfile.TemporaryDirectory(prefix="quench-ns3-") as tmp:
+        plan_path, out_path = Path(tmp) / "plan.json", Path(tmp) / "result.json"
+        plan_path.write_text(json.dumps({k: v for k, v in plan.items() if k != "resolved"}))
+        p = subprocess.run(
+            [str(py), str(CHILD), str(plan_path), str(out_path)], capture_output=True, text=True, timeout=timeout_s
+        )
+        if p.returncode != 0 or not out_path.is_file():
+            tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise Ns3Unavailable(f"the ns-3 run failed (exit {p.returncode}): {tail[0]}")
+        return json.loads(out_path.read_text())
+
+
+def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> Results:
+    """The ns-3 run as quench Results (same table and column names where ns-3 has them)."""
+    dur = plan["duration_s"]
+    by_name = {ln["name"]: ln for ln in raw["links"]}
+    rows = []
+    for lid, name in enumerate(by_name):
+        ln = by_name[name]
+        a, b = name.split("->")
+        spec = next(x for x in plan["links"] if {x["from"], x["to"]} == {a, b})
+        qd = spec["qdisc"] if spec["from"] == a else spec["reverse_qdisc"]
+        reasons = {"overflow": 0, "preempted": 0, "early": 0, "forced": 0, "link_loss": 0}
+        for why, n in ln["drop_reasons"].items():
+            reasons[DROP_REASON_MAP.get(why, "early" if qd["kind"] != "droptail" else "overflow")] += n
+        rows.append(
+            {
+                "link": lid,
+                "name": name,
+                "from": a,
+                "to": b,
+                "qdisc": qd["kind"],
+                "rate_bps": int(spec["rate_bps"]),
+                "delay_s": spec["delay_s"],
+                "arrived_packets": ln["arrived_packets"],
+                "arrived_bytes": ln["arrived_bytes"],
+                "departed_packets": ln["departed_packets"],
+                "departed_bytes": ln["departed_bytes"],
+                "dropped_packets": ln["dropped_packets"],
+                "dropped_bytes": ln["dropped_bytes"],
+                **{f"drops_{k}": v for k, v in reasons.items()},
+                "marked_packets": ln["marked_packets"],
+                "backlog_packets": ln["backlog_packets"],
+                "backlog_bytes": ln["backlog_bytes"],
+                "utilization": ln["busy_s"] / dur,
+                # Little's law over the run: time-integral of the backlog / packets that left.
+                "mean_sojourn_s": ln["packet_seconds"] / ln["departed_packets"] if ln["departed_packets"] else np.nan,
+                "max_sojourn_s": np.nan,
+                "mean_backlog_packets": ln["packet_seconds"] / dur,
+                "mean_backlog_bytes": ln["byte_seconds"] / dur,
+                "max_backlog_packets": ln["max_backlog_packets"],
+                "max_backlog_bytes": ln["max_backlog_bytes"],
+            }
+        )
+    links = pd.DataFrame(rows)
+    frows = []
+    for k, (fl, got) in enumerate(zip(plan["flows"], raw["flows"])):
+        done = got.get("completion_s")
+        active = (done if done is not None else dur) - fl["start_s"]
+        frows.append(
+            {
+                "flow": k,
+                "name": plan["flow_names"][k],
+                "kind": fl["kind"],
+                "cc": fl.get("cc", ""),
+                "src": fl["src"],
+                "dst": fl["dst"],
+                "start_s": fl["start_s"],
+                "bytes_requested": float(fl["bytes"]) if fl.get("bytes") else np.nan,
+                "bytes_sent": got["bytes_sent"],
+                "bytes_delivered": got["bytes_delivered"],
+                "goodput_bps": got["bytes_delivered"] * 8 / active if active > 0 else 0.0,
+                "completion_s": np.nan if done is None else done,
+                "response_time_s": np.nan if done is None else done - fl["start_s"],
+                "packets_sent": got["packets_sent"],
+                "retransmitted_segments": got.get("retransmitted_segments", 0),
+                "timeouts": got.get("timeouts", 0),
+                "fast_retransmits": got.get("fast_retransmits", 0),
+                "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
+                "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
+            }
+        )
+    flows = pd.DataFrame(frows)
+    link_id = dict(zip(links["name"], links["link"]))
+    q = raw["queue"]
+    queue = pd.DataFrame(
+        {
+            "time_s": np.array([r[0] for r in q], dtype=float),
+            "link": np.array([link_id[r[1]] for r in q], dtype=np.uint32),
+            "packets": np.array([r[2] for r in q], dtype=np.uint64),
+            "bytes": np.array([r[3] for r in q], dtype=np.uint64),
+        }
+    )
+    queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
+    meta = {
+        "quench_version": _version(),
+        "simulator": f"ns-3 (ns3=={NS3_VERSION})",
+        "seed": plan["resolved"]["seed"],
+        "ns3_rng": {"seed": plan["rng_seed"], "run": plan["rng_run"]},
+        "simulated_s": dur,
+        "events_executed": raw["events"],
+        "wall_run_s": wall_run_s,
+        "ns3_approximations": plan["notes"],
+    }
+    return Results({"links": links, "flows": flows, "queue": queue}, {}, plan["resolved"], meta)
+
+
+def _version() -> str:
+    from quench import _core
+
+    return _core.__version__
+
+
+def run_ns3(spec: dict[str, Any], timeout_s: float | None = None) -> Results:
+    """Translate and run `spec` in ns-3 (child process); Results like quench's."""
+    import time
+
+    plan = translate(spec)
+    t0 = time.perf_counter()
+    raw = run_plan(plan, timeout_s)
+    return to_results(plan, raw, time.perf_counter() - t0)
+
+
+# --- comparison ----------------------------------------------------------------------------
+
+# (metric, label, tolerance as a relative difference). Goodput and utilization are the
+# figures the translation is held to (5 %); drops and queue depend on loss recovery details
+# the two TCPs do not share (docs/validation.md), so their tolerance is wider.
+COMPARE_METRICS = [
+    ("utilization", "bottleneck utilization", 0.05),
+    ("goodput_mbps", "total goodput, Mb/s", 0.05),
+    ("jain", "Jain index of per-flow goodput", 0.05),
+    ("drops", "bottleneck drops (+ marks)", 0.25),
+    ("mean_queue", "bottleneck mean queue, pkts", 0.25),
+]
+
+
+def figures(res: Results, bottleneck: str) -> dict[str, float]:
+    b = res.link(bottleneck)
+    return {
+        "utilization": float(b["utilization"]),
+        "goodput_mbps": float(res.flows["goodput_bps"].sum()) / 1e6,
+        "jain": jain_index(res.flows["goodput_bps"].to_numpy(dtype=float)),
+        "drops": float(b["dropped_packets"] + b["marked_packets"]),
+        "mean_queue": float(b["mean_backlog_packets"]),
+    }
+
+
+def compare_table(quench_runs: list[Results], ns3_runs: list[Results]) -> tuple[str, list[dict[str, Any]]]:
+    """Side-by-side table (means over seeds, with their spread) and its rows."""
+    bottleneck = quench_runs[0].bottleneck()
+    q = [figures(r, bottleneck) for r in quench_runs]
+    n = [figures(r, bottleneck) for r in ns3_runs]
+    lines = [
+        f"bottleneck {bottleneck}, {len(q)} seed(s); relative difference = (quench - ns-3) / ns-3",
+        f"{'metric':32} {'quench':>14} {'ns-3':>14} {'rel diff':>9} {'tol':>5}  verdict",
+    ]
+    rows = []
+    for key, label, tol in COMPARE_METRICS:
+        qv, nv = np.array([x[key] for x in q]), np.array([x[key] for x in n])
+        qm, nm = float(qv.mean()), float(nv.mean())
+        rel = (qm - nm) / nm if nm else (0.0 if qm == 0 else math.inf)
+        ok = abs(rel) <= tol
+        sd = lambda v: f"±{v.std(ddof=1):.3g}" if len(v) > 1 else ""  # noqa: E731
+        lines.append(
+            f"{label:32} {f'{qm:.4g}{sd(qv)}':>14} {f'{nm:.4g}{sd(nv)}':>14} {rel:+9.1%} {tol:>5.0%}  "
+            f"{'ok' if ok else 'DIFFERS'}"
+        )
+        rows.append({"metric": key, "label": label, "quench": qm, "ns3": nm, "rel_diff": rel, "tolerance": tol, "ok": ok})
+    return "\n".join(lines), rows

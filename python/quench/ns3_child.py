@@ -1,0 +1,448 @@
+"""The ns-3 side of `quench ns3`: run by path with the ns-3 environment's interpreter, never
+imported by quench (importing ns-3 loads every ns-3 library through cppyy: ~8 s, ~600 MB).
+
+    NS3_PYTHON ns3_child.py PLAN.json RESULT.json
+
+PLAN.json is what `quench.ns3.translate` made of a scenario: plain numbers in SI units, every
+setting explicit (see docs/validation.md, "quench ns3"). RESULT.json gets one record per link
+direction, per flow, and the sampled queue of the recorded links. Standard library and ns-3
+only: this file must run in an environment that has neither quench nor its dependencies.
+"""
+
+import json
+import os
+import sys
+
+# Run by path, this file's folder comes first on sys.path, and quench's own ns3.py there would
+# shadow the ns3 package of the wheel: take the folder off.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+
+# Per-packet bookkeeping is compiled C++ (through cppyy), not Python callbacks: the run loop
+# stays ns-3's own.
+STATS_CPP = r"""
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/ppp-header.h"
+#include "ns3/queue.h"
+#include "ns3/queue-disc.h"
+#include "ns3/traffic-control-layer.h"
+#include "ns3/packet-sink.h"
+#include "ns3/bulk-send-application.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/tcp-header.h"
+#include "ns3/socket.h"
+#include "ns3/udp-socket-factory.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/random-variable-stream.h"
+
+#include <vector>
+
+namespace quench_ns3
+{
+// ---- one record per link direction (a device and its root queue disc) ----
+struct LinkStats
+{
+    ns3::Ptr<ns3::PointToPointNetDevice> dev;
+    ns3::Ptr<ns3::QueueDisc> qdisc;
+    double rateBps = 0;
+    uint64_t txPackets = 0, txIpBytes = 0;
+    double busyS = 0;
+    // Time-weighted backlog: qdisc plus device queue (the packets waiting, not the one on the wire).
+    uint64_t pkts = 0, bytes = 0, maxPkts = 0, maxBytes = 0;
+    double lastT = 0, pktS = 0, byteS = 0;
+    bool record = false;
+    std::vector<double> qT;
+    std::vector<uint64_t> qP, qB;
+};
+std::vector<LinkStats> links;
+
+void Account(LinkStats& l)
+{
+    double now = ns3::Simulator::Now().GetSeconds();
+    l.pktS += l.pkts * (now - l.lastT);
+    l.byteS += l.bytes * (now - l.lastT);
+    l.lastT = now;
+    uint64_t p = l.qdisc->GetNPackets() + l.dev->GetQueue()->GetNPackets();
+    uint64_t b = l.qdisc->GetNBytes() + l.dev->GetQueue()->GetNBytes();
+    if (p == l.pkts && b == l.bytes) return;
+    l.pkts = p;
+    l.bytes = b;
+    if (p > l.maxPkts) l.maxPkts = p;
+    if (b > l.maxBytes) l.maxBytes = b;
+    if (l.record)
+    {
+        l.qT.push_back(now);
+        l.qP.push_back(p);
+        l.qB.push_back(b);
+    }
+}
+
+struct LinkSink
+{
+    size_t i;
+    void OnTx(ns3::Ptr<const ns3::Packet> p)
+    {
+        LinkStats& l = links[i];
+        ns3::PppHeader ppp;
+        l.txPackets++;
+        l.txIpBytes += p->GetSize() - ppp.GetSerializedSize();
+        // Busy time on the wire: the device transmits the PPP header too.
+        l.busyS += p->GetSize() * 8.0 / l.rateBps;
+        Account(l);
+    }
+    void OnQdisc(ns3::Ptr<const ns3::QueueDiscItem>) { Account(links[i]); }
+    void OnDevice(ns3::Ptr<const ns3::Packet>) { Account(links[i]); }
+};
+std::vector<LinkSink*> linkSinks;
+
+size_t AddLink(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, double rateBps, bool record)
+{
+    LinkStats l;
+    l.dev = ns3::DynamicCast<ns3::PointToPointNetDevice>(dev);
+    l.qdisc = qd;
+    l.rateBps = rateBps;
+    l.record = record;
+    links.push_back(l);
+    auto* s = new LinkSink{links.size() - 1};
+    linkSinks.push_back(s);
+    l.dev->TraceConnectWithoutContext("PhyTxBegin", ns3::MakeCallback(&LinkSink::OnTx, s));
+    qd->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&LinkSink::OnQdisc, s));
+    qd->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&LinkSink::OnQdisc, s));
+    qd->TraceConnectWithoutContext("Drop", ns3::MakeCallback(&LinkSink::OnQdisc, s));
+    l.dev->GetQueue()->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&LinkSink::OnDevice, s));
+    l.dev->GetQueue()->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&LinkSink::OnDevice, s));
+    return links.size() - 1;
+}
+
+void Close()
+{
+    for (auto& l : links)
+    {
+        double now = ns3::Simulator::Now().GetSeconds();
+        l.pktS += l.pkts * (now - l.lastT);
+        l.byteS += l.bytes * (now - l.lastT);
+        l.lastT = now;
+    }
+}
+
+// ---- one record per TCP flow ----
+struct FlowStats
+{
+    ns3::Ptr<ns3::Application> app, sink;
+    double start = 0;
+    uint64_t want = 0;  // bytes of a finite flow, 0 for an unlimited one
+    double completion = -1;
+    uint64_t rexmit = 0, timeouts = 0, recoveries = 0, packetsSent = 0, bytesSent = 0;
+    ns3::SequenceNumber32 highest;
+    bool sawData = false;
+    uint32_t cwnd = 0;
+    double srtt = -1;
+    bool hooked = false;
+};
+std::vector<FlowStats> flows;
+
+struct FlowSink
+{
+    size_t i;
+    void OnTx(ns3::Ptr<const ns3::Packet> p, const ns3::TcpHeader& h, ns3::Ptr<const ns3::TcpSocketBase>)
+    {
+        FlowStats& f = flows[i];
+        uint32_t len = p->GetSize();
+        if (len == 0) return;
+        f.packetsSent++;
+        f.bytesSent += len;
+        ns3::SequenceNumber32 end = h.GetSequenceNumber() + len;
+        if (f.sawData && end <= f.highest)
+            f.rexmit++;
+        else
+        {
+            f.highest = end;
+            f.sawData = true;
+        }
+    }
+    void OnState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
+    {
+        if (now == ns3::TcpSocketState::CA_RECOVERY) flows[i].recoveries++;
+        if (now == ns3::TcpSocketState::CA_LOSS) flows[i].timeouts++;
+    }
+    void OnCwnd(uint32_t, uint32_t now) { flows[i].cwnd = now; }
+    void OnRtt(ns3::Time, ns3::Time now) { flows[i].srtt = now.GetSeconds(); }
+    void OnRx(ns3::Ptr<const ns3::Packet>, const ns3::Address&)
+    {
+        FlowStats& f = flows[i];
+        if (f.want && f.completion < 0 &&
+            ns3::DynamicCast<ns3::PacketSink>(f.sink)->GetTotalRx() >= f.want)
+            f.completion = ns3::Simulator::Now().GetSeconds();
+    }
+};
+std::vector<FlowSink*> flowSinks;
+
+void Hook(size_t i)
+{
+    FlowStats& f = flows[i];
+    auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(ns3::DynamicCast<ns3::BulkSendApplication>(f.app)->GetSocket());
+    if (!sock) return;
+    FlowSink* s = flowSinks[i];
+    sock->TraceConnectWithoutContext("Tx", ns3::MakeCallback(&FlowSink::OnTx, s));
+    sock->TraceConnectWithoutContext("CongState", ns3::MakeCallback(&FlowSink::OnState, s));
+    sock->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&FlowSink::OnCwnd, s));
+    sock->TraceConnectWithoutContext("RTT", ns3::MakeCallback(&FlowSink::OnRtt, s));
+    f.hooked = true;
+}
+
+size_t AddTcpFlow(ns3::Ptr<ns3::Application> app, ns3::Ptr<ns3::Application> sink, double start, uint64_t want)
+{
+    FlowStats f;
+    f.app = app;
+    f.sink = sink;
+    f.start = start;
+    f.want = want;
+    flows.push_back(f);
+    size_t i = flows.size() - 1;
+    auto* s = new FlowSink{i};
+    flowSinks.push_back(s);
+    sink->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&FlowSink::OnRx, s));
+    // The application creates its socket when it starts (an event at `start`, queued when the
+    // node is initialized at time 0, after this one): hook it one nanosecond later.
+    ns3::Simulator::Schedule(ns3::Seconds(start) + ns3::NanoSeconds(1), &Hook, i);
+    return i;
+}
+
+uint64_t SinkRx(ns3::Ptr<ns3::Application> app) { return ns3::DynamicCast<ns3::PacketSink>(app)->GetTotalRx(); }
+
+// ---- UDP sources: one datagram every size/rate seconds (CBR) or exponential gaps (Poisson) ----
+struct UdpSource
+{
+    ns3::Ptr<ns3::Socket> socket;
+    uint32_t payload = 0;
+    double meanGapS = 0;
+    bool poisson = false;
+    double stop = 0;
+    uint64_t sent = 0, sentBytes = 0;
+    ns3::Ptr<ns3::ExponentialRandomVariable> gap;
+};
+std::vector<UdpSource*> udp;
+
+void UdpSend(UdpSource* u)
+{
+    if (ns3::Simulator::Now().GetSeconds() >= u->stop) return;
+    u->socket->Send(ns3::Create<ns3::Packet>(u->payload));
+    u->sent++;
+    u->sentBytes += u->payload;
+    double g = u->poisson ? u->gap->GetValue() : u->meanGapS;
+    ns3::Simulator::Schedule(ns3::Seconds(g), &UdpSend, u);
+}
+
+size_t AddUdp(ns3::Ptr<ns3::Node> node, ns3::Address dst, uint32_t payload, double meanGapS, bool poisson,
+              double start, double stop)
+{
+    auto* u = new UdpSource;
+    u->socket = ns3::Socket::CreateSocket(node, ns3::UdpSocketFactory::GetTypeId());
+    u->socket->Connect(dst);
+    u->payload = payload;
+    u->meanGapS = meanGapS;
+    u->poisson = poisson;
+    u->stop = stop;
+    u->gap = ns3::CreateObject<ns3::ExponentialRandomVariable>();
+    u->gap->SetAttribute("Mean", ns3::DoubleValue(meanGapS));
+    udp.push_back(u);
+    ns3::Simulator::Schedule(ns3::Seconds(start), &UdpSend, u);
+    return udp.size() - 1;
+}
+}
+"""
+
+TCP_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "vegas": "ns3::TcpVegas"}
+QDISC_TYPES = {
+    "droptail": "ns3::FifoQueueDisc",
+    "red": "ns3::RedQueueDisc",
+    "codel": "ns3::CoDelQueueDisc",
+    "fq_codel": "ns3::FqCoDelQueueDisc",
+    "pie": "ns3::PieQueueDisc",
+    "fq_pie": "ns3::FqPieQueueDisc",
+}
+
+
+def attr_value(ns, kind, value):
+    """An ns-3 AttributeValue from the plan's (kind, value) pair."""
+    if kind == "bool":
+        return ns.BooleanValue(bool(value))
+    if kind == "uint":
+        return ns.UintegerValue(int(value))
+    if kind == "double":
+        return ns.DoubleValue(float(value))
+    if kind == "time_s":
+        return ns.TimeValue(ns.Seconds(float(value)))
+    if kind == "size":
+        return ns.QueueSizeValue(ns.QueueSize(value))
+    if kind == "rate_bps":
+        return ns.DataRateValue(ns.DataRate(int(value)))
+    if kind == "string":
+        return ns.StringValue(value)
+    if kind == "type":
+        return ns.TypeIdValue(ns.TypeId.LookupByName(value))
+    raise ValueError(f"unknown attribute kind {kind}")
+
+
+def main():
+    plan_path, out_path = sys.argv[1], sys.argv[2]
+    with open(plan_path) as f:
+        plan = json.load(f)
+    from ns import ns
+
+    ns.cppyy.cppdef(STATS_CPP)
+    q = ns.cppyy.gbl.quench_ns3
+
+    ns.RngSeedManager.SetSeed(plan["rng_seed"])
+    ns.RngSeedManager.SetRun(plan["rng_run"])
+    for path, (kind, value) in plan["defaults"].items():
+        ns.Config.SetDefault(path, attr_value(ns, kind, value))
+
+    names = plan["nodes"]
+    nodes = ns.NodeContainer()
+    nodes.Create(len(names))
+    node = {n: nodes.Get(i) for i, n in enumerate(names)}
+    ns.InternetStackHelper().Install(nodes)
+
+    addresses = ns.Ipv4AddressHelper()
+    devs = []
+    for i, link in enumerate(plan["links"]):
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(link["rate_bps"]))))
+        p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(int(link["mtu"])))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link["delay_s"])))
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(plan["device_queue"])))
+        d = p2p.Install(node[link["from"]], node[link["to"]])
+        for j, loss in ((1, link["loss"]), (0, link["reverse_loss"])):
+            if loss > 0:  # a receive error model on the far device drops what crossed the wire
+                em = ns.CreateObject[ns.RateErrorModel]()
+                em.SetAttribute("ErrorRate", ns.DoubleValue(loss))
+                em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+                d.Get(j).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+        # One /30-sized subnet per link, from 10.0.0.0 up (a /24 each for readability).
+        addresses.SetBase(ns.Ipv4Address(f"10.{i // 256}.{i % 256}.0"), ns.Ipv4Mask("255.255.255.0"))
+        ifaces = addresses.Assign(d)
+        devs.append((d, ifaces))
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    # Replace the default root queue disc (pfifo_fast) of every device with the translated one.
+    tc_uninstall = ns.TrafficControlHelper()
+    link_ids = []
+    for (d, _), link in zip(devs, plan["links"]):
+        tc_uninstall.Uninstall(d)
+        for j, qd in ((0, link["qdisc"]), (1, link["reverse_qdisc"])):
+            tc = ns.TrafficControlHelper()
+            tc.SetRootQueueDisc(QDISC_TYPES[qd["kind"]])
+            qds = tc.Install(ns.NetDeviceContainer(d.Get(j)))
+            qdisc = qds.Get(0)
+            # Attributes are read when the queue disc is initialized, as the run starts.
+            for key, (kind, value) in qd["attributes"].items():
+                qdisc.SetAttribute(key, attr_value(ns, kind, value))
+            name = f"{link['from']}->{link['to']}" if j == 0 else f"{link['to']}->{link['from']}"
+            link_ids.append((name, q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"])))
+
+    def address_of(n):
+        """The first interface address of node `n` (hosts have one link in quench's sense of
+        an address: any interface reaches them through global routing)."""
+        ipv4 = node[n].GetObject[ns.Ipv4]()
+        return ipv4.GetAddress(1, 0).GetLocal()
+
+    stop = ns.Seconds(plan["duration_s"])
+    tcp_rows, udp_rows = [], []
+    for k, fl in enumerate(plan["flows"]):
+        port = plan["base_port"] + k
+        dst = ns.InetSocketAddress(address_of(fl["dst"]), port).ConvertTo()
+        if fl["kind"] == "tcp":
+            ns.Config.Set(
+                f"/NodeList/{node[fl['src']].GetId()}/$ns3::TcpL4Protocol/SocketType",
+                ns.TypeIdValue(ns.TypeId.LookupByName(TCP_TYPES[fl["cc"]])),
+            )
+            sink = ns.PacketSinkHelper(
+                "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+            ).Install(node[fl["dst"]])
+            sink.Start(ns.Seconds(0.0))
+            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dst)
+            bulk.SetAttribute("MaxBytes", ns.UintegerValue(int(fl["bytes"] or 0)))
+            bulk.SetAttribute("SendSize", ns.UintegerValue(int(fl["send_size"])))
+            app = bulk.Install(node[fl["src"]])
+            app.Start(ns.Seconds(fl["start_s"]))
+            tcp_rows.append((k, q.AddTcpFlow(app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0))))
+        else:
+            sink = ns.PacketSinkHelper(
+                "ns3::UdpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+            ).Install(node[fl["dst"]])
+            sink.Start(ns.Seconds(0.0))
+            i = q.AddUdp(
+                node[fl["src"]], dst, int(fl["payload"]), fl["mean_gap_s"], fl["poisson"], fl["start_s"], fl["stop_s"]
+            )
+            udp_rows.append((k, i, sink.Get(0)))
+
+    ns.Simulator.Stop(stop)
+    ns.Simulator.Run()
+    q.Close()
+
+    out = {"links": [], "flows": [None] * len(plan["flows"]), "queue": [], "events": int(ns.Simulator.GetEventCount())}
+    for name, i in link_ids:
+        ls = q.links[i]
+        st = ls.qdisc.GetStats()
+        reasons = {}
+        for kv in st.nDroppedPacketsBeforeEnqueue:
+            reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
+        for kv in st.nDroppedPacketsAfterDequeue:
+            reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
+        out["links"].append(
+            {
+                "name": name,
+                "arrived_packets": int(st.nTotalReceivedPackets),
+                "arrived_bytes": int(st.nTotalReceivedBytes),
+                "departed_packets": int(ls.txPackets),
+                "departed_bytes": int(ls.txIpBytes),
+                "dropped_packets": int(st.nTotalDroppedPackets),
+                "dropped_bytes": int(st.nTotalDroppedBytes),
+                "drop_reasons": reasons,
+                "marked_packets": int(st.nTotalMarkedPackets),
+                "device_queue_drops": int(ls.dev.GetQueue().GetTotalDroppedPackets()),
+                "busy_s": float(ls.busyS),
+                "packet_seconds": float(ls.pktS),
+                "byte_seconds": float(ls.byteS),
+                "max_backlog_packets": int(ls.maxPkts),
+                "max_backlog_bytes": int(ls.maxBytes),
+                "backlog_packets": int(ls.pkts),
+                "backlog_bytes": int(ls.bytes),
+            }
+        )
+        if ls.record:
+            for t, p, b in zip(ls.qT, ls.qP, ls.qB):
+                out["queue"].append((float(t), name, int(p), int(b)))
+    for k, i in tcp_rows:
+        f = q.flows[i]
+        out["flows"][k] = {
+            "bytes_delivered": int(q.SinkRx(f.sink)),
+            "bytes_sent": int(f.bytesSent),
+            "packets_sent": int(f.packetsSent),
+            "completion_s": float(f.completion) if f.completion >= 0 else None,
+            "retransmitted_segments": int(f.rexmit),
+            "timeouts": int(f.timeouts),
+            "fast_retransmits": int(f.recoveries),
+            "final_cwnd_bytes": float(f.cwnd),
+            "srtt_s": float(f.srtt) if f.srtt >= 0 else None,
+        }
+    for k, i, sink in udp_rows:
+        u = q.udp[i]
+        out["flows"][k] = {
+            "bytes_delivered": int(q.SinkRx(sink)),
+            "bytes_sent": int(u.sentBytes),
+            "packets_sent": int(u.sent),
+            "completion_s": None,
+        }
+    ns.Simulator.Destroy()
+    tmp = f"{out_path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(out, f)
+    os.replace(tmp, out_path)
+
+
+if __name__ == "__main__":
+    main()

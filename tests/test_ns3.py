@@ -1,0 +1,117 @@
+"""`quench ns3`: a small dumbbell translated into ns-3 agrees with quench.
+
+The ns-3 environment (the ns3 wheel from PyPI in its own venv, quench.ns3.venv_dir()) is set up
+here when it is missing: about 5 minutes and 1 GB on a fresh machine (cppyy's backend compiles
+during the install), then ~20 s per ns-3 run (importing ns-3 costs ~8-14 s of it). The tests
+skip only when the wheel cannot be installed (no network). The translation tests without ns-3
+(refusals, the plan) always run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from quench import ns3
+from quench.scenario import run_scenario
+from quench.scenarios import dumbbell
+
+# quench's TCP set to what ns-3 does (as in benchmarks/quench_dumbbell.py): ns-3 grows slow
+# start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit.
+MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+TOLERANCE = 0.05
+FLOWS = 4
+DURATION = "10s"
+# RED as in benchmarks/compare_red.py, in packet mode.
+RED = {
+    "kind": "red",
+    "min_th": "10p",
+    "max_th": "30p",
+    "limit": "60p",
+    "w_q": 0.002,
+    "max_p": 0.1,
+    "mean_packet_size": "1500B",
+    "curve": "gentle",
+    "spacing": "wait",
+    "forced": "drop",
+}
+
+
+def matched_dumbbell(cc: str, red_ecn: bool) -> dict:
+    tcp = {**MATCHED_TCP, "ecn": red_ecn}
+    net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp)
+    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
+    spec = net.to_dict(DURATION)
+    if red_ecn:
+        spec["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    return spec
+
+
+@pytest.fixture(scope="module")
+def ns3_env():
+    try:
+        ns3.ns3_python()
+        ok = subprocess.run([str(ns3.ns3_python()), "-c", "import ns3"], capture_output=True).returncode == 0
+    except ns3.Ns3Unavailable:
+        ok = False
+    if not ok:
+        try:
+            ns3.setup(quiet=True)
+        except subprocess.CalledProcessError as e:
+            pytest.skip(f"the ns3 wheel could not be installed from PyPI (no network?): {e}")
+    return ns3.ns3_python()
+
+
+# CUBIC under RED with ECN is an open difference, measured at seed 1 over 10 s: ns-3's
+# utilization 0.908 against quench's 0.985 (-8 %); in ns-3 every flow times out once after slow
+# start and RED's 60-packet limit drops 162 packets (quench: 64, and one timeout in all).
+CUBIC_ECN_OPEN = pytest.mark.xfail(reason="open: CUBIC + RED/ECN start-up differs (docs/validation.md)", strict=False)
+
+
+@pytest.mark.parametrize(
+    "cc,red_ecn",
+    [("newreno", False), ("cubic", False), ("newreno", True), pytest.param("cubic", True, marks=CUBIC_ECN_OPEN)],
+    ids=str,
+)
+def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
+    spec = matched_dumbbell(cc, red_ecn)
+    q = run_scenario(spec, progress=False)
+    n = ns3.run_ns3(spec, timeout_s=300)
+    assert list(n.flows["name"]) == list(q.flows["name"])
+    _, rows = ns3.compare_table([q], [n])
+    got = {r["metric"]: r for r in rows}
+    for metric in ("utilization", "goodput_mbps"):
+        r = got[metric]
+        assert abs(r["rel_diff"]) <= TOLERANCE, f"{metric}: quench {r['quench']:.4g} vs ns-3 {r['ns3']:.4g}"
+    b = n.link("r1->r2")
+    # Every packet the queue disc took left on the wire, was dropped, or waits at the end.
+    assert b["arrived_packets"] == b["departed_packets"] + b["dropped_packets"] + b["backlog_packets"]
+    if red_ecn:
+        assert b["marked_packets"] > 0, "RED with ECN marked nothing in ns-3"
+    assert not n.queue.empty and set(n.queue["link_name"]) == {"r1->r2"}
+
+
+def test_refuses_what_ns3_cannot_run():
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {"kind": "fuzzball"}
+    with pytest.raises(Exception, match=r"^links\[0\]\.qdisc\.kind: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
+    spec["flows"][1]["cc"] = "tahoe"
+    with pytest.raises(Exception, match=r"^flows\[1\]\.cc\.kind: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+
+
+def test_plan_maps_settings():
+    plan = ns3.translate(matched_dumbbell("cubic", True))
+    d = plan["defaults"]
+    assert d["ns3::TcpSocket::InitialCwnd"] == ("uint", 10)
+    assert d["ns3::TcpSocketBase::MinRto"] == ("time_s", 1.0)
+    assert d["ns3::TcpSocketBase::UseEcn"] == ("string", "On")
+    assert d["ns3::TcpCubic::HyStart"] == ("bool", False)
+    red = plan["links"][0]["qdisc"]
+    assert red["kind"] == "red" and red["attributes"]["UseEcn"] == ("bool", True)
+    # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.
+    assert plan["links"][1]["qdisc"]["attributes"]["MaxSize"] == ("size", "99999p")
+    assert plan["rng_run"] == 1
