@@ -347,7 +347,9 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                 "loss": float(ln["loss"]),
                 "reverse_loss": float(ln["reverse_loss"]),
                 "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate),
-                "reverse_qdisc": _qdisc(rq, f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc", rate),
+                "reverse_qdisc": _qdisc(
+                    rq, f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc", rate
+                ),
             }
         )
     defaults: dict[str, tuple[str, Any]] = {}
@@ -373,7 +375,10 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                 defaults.update(d)
             kind = fl["cc"]["kind"]
             if cc_of_node.setdefault(fl["src"], kind) != kind:
-                raise scenario_error(f"{key}.cc", f"{fl['src']} already sends with {cc_of_node[fl['src']]}: ns-3 sets the controller per node")
+                raise scenario_error(
+                    f"{key}.cc",
+                    f"{fl['src']} already sends with {cc_of_node[fl['src']]}: ns-3 sets the controller per node",
+                )
             flows.append(
                 {
                     "kind": "tcp",
@@ -614,5 +619,7 @@ def compare_table(quench_runs: list[Results], ns3_runs: list[Results]) -> tuple[
             f"{label:32} {f'{qm:.4g}{sd(qv)}':>14} {f'{nm:.4g}{sd(nv)}':>14} {rel:+9.1%} {tol:>5.0%}  "
             f"{'ok' if ok else 'DIFFERS'}"
         )
-        rows.append({"metric": key, "label": label, "quench": qm, "ns3": nm, "rel_diff": rel, "tolerance": tol, "ok": ok})
+        rows.append(
+            {"metric": key, "label": label, "quench": qm, "ns3": nm, "rel_diff": rel, "tolerance": tol, "ok": ok}
+        )
     return "\n".join(lines), rows
