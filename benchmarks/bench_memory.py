@@ -74,7 +74,7 @@ pcap = ["a->b"]
 
 # Short flows at a fixed arrival rate: concurrency (arrival rate × flow duration, ~40 ms here)
 # stays the same however long the run, so memory should too.
-WORKLOAD_SCENARIO = """\
+WORKLOAD_SCENARIO = f"""\
 name = "workload"
 seed = 1
 duration = "1s"
@@ -92,7 +92,7 @@ rate = "100Mbps"
 delay = "5ms"
 [[workloads]]
 pairs = [["a", "b"]]
-arrival_rate = {rate}
+arrival_rate = {WORKLOAD_RATE_PER_S}
 size = "10kB"
 flow = {{kind = "tcp"}}
 [record]
@@ -101,7 +101,7 @@ drops = false
 cwnd = false
 rtt = false
 monitors = false
-""".format(rate=WORKLOAD_RATE_PER_S)
+"""
 
 
 def folder_bytes(folder: Path) -> int:

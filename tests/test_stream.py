@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from toml_text import toml_value
 
 from quench import _core
 from quench.cli import main
 from quench.results import Results
 from quench.scenario import _to_json, load_scenario, run_scenario
 from quench.stream import SPILL_DIR, TEMP_PREFIX
-from toml_text import toml_value
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell.toml"
 # Long enough that the queue table (about 1,600 rows per simulated second) fills several of the
@@ -210,9 +210,14 @@ def test_a_long_workload_streams_its_flows_table(tmp_path):
     goes (their names as text, not a dictionary that grows with the run), the listed flow's
     row is written last and read first, and the saved table is the in-memory run's."""
     scenario = {
-        "duration": "70s", "seed": 2, "hosts": ["a", "b"], "routers": ["r"],
-        "links": [{"from": "a", "to": "r", "rate": "100Mbps", "delay": "5ms"},
-                  {"from": "r", "to": "b", "rate": "100Mbps", "delay": "5ms"}],
+        "duration": "70s",
+        "seed": 2,
+        "hosts": ["a", "b"],
+        "routers": ["r"],
+        "links": [
+            {"from": "a", "to": "r", "rate": "100Mbps", "delay": "5ms"},
+            {"from": "r", "to": "b", "rate": "100Mbps", "delay": "5ms"},
+        ],
         "flows": [{"kind": "udp", "src": "b", "dst": "a", "rate": "1Mbps", "name": "cbr"}],
         "workloads": [{"pairs": [["a", "b"]], "arrival_rate": 1000, "size": "3kB", "flow": {"kind": "tcp"}}],
         "record": {"queues": False, "drops": False, "cwnd": False, "rtt": False, "monitors": False},

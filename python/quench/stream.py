@@ -71,9 +71,7 @@ class SpilledTable:
     # the stored order is the table's.
     order: list[tuple[int, int]] | None = None
 
-    def read(
-        self, start: int, stop: int, columns: Iterable[str] | None = None
-    ) -> dict[str, np.ndarray | list[str]]:
+    def read(self, start: int, stop: int, columns: Iterable[str] | None = None) -> dict[str, np.ndarray | list[str]]:
         """Rows [start, stop) of every column (or of `columns`): numbers as arrays of the
         engine's dtype, strings as a list (as the binding hands over in-memory tables)."""
         wanted = [c for c in self.columns if columns is None or c.name in columns]
