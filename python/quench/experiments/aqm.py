@@ -21,9 +21,12 @@ What the grid is, and what we chose (each a field of `Params`):
   Shenker 2001: `adapt = "floyd2001"`, w_q "auto", gentle curve, the same automatic thresholds);
   CoDel (target 5 ms, interval 100 ms); FQ-CoDel (1024 queues, quantum 1514 B); PIE (target 15
   ms, tupdate 15 ms, the RFC's departure-rate delay estimate); FQ-PIE; CHOKe (RED's defaults).
-  RED, ARED and CHOKe count in packets with a mean packet size of 1500 B. No ECN by default
-  (`Params.ecn` turns it on in TCP and every discipline): the signal is a drop, and the mark rate
-  is reported (0 without ECN). DualPI2 (RFC 9332) is not in quench yet.
+  RED, ARED and CHOKe count in packets with a mean packet size of 1500 B. DualPI2 (RFC 9332) is
+  not in quench yet.
+- ECN: the grid runs without ECN (every signal a drop; the criteria are judged on these runs),
+  and again with ECN (RFC 3168) in the TCP flows and marking in every discipline for N = 4
+  NewReno at every rate, RTT and buffer (`Params.ecn_flows`, `ecn_ccs`), which is where the
+  mark rates come from.
 - Traffic: N long-lived TCP flows (NewReno or CUBIC, MSS 1460, windows of 16 MB so that never the
   window limits) starting 100 ms apart; a sparse UDP flow of 64 kb/s in 200-byte datagrams (one
   every 25 ms, like a voice call or a game); and short TCP NewReno flows arriving as a Poisson
@@ -37,8 +40,8 @@ What the grid is, and what we chose (each a field of `Params`):
   rate (over arrived packets), and Jain's index
   of the bulk flows' goodput.
 - Grid: the full mode runs every combination (2 rates x 2 RTTs x 2 buffers x 3 N x 2 CC x 8
-  disciplines = 384 runs of 60 s); the quick mode (CI) runs 10 Mb/s, 20 ms, N = 4 NewReno, both
-  buffers, 30 s (16 runs).
+  disciplines = 384 runs of 60 s) and the 64 ECN runs; the quick mode (CI) runs 10 Mb/s, 20 ms,
+  N = 4 NewReno, both buffers, with and without ECN, 30 s (32 runs).
 """
 
 from __future__ import annotations
@@ -91,8 +94,10 @@ CODEL_UTILIZATION = 0.9
 # What the experiment leaves out (summary.json's "gaps", shown in the report).
 GAPS = (
     "DualPI2 (RFC 9332) is not in quench yet and is left out; no ns-3 cross-check of this grid yet; "
-    "no ECN in the runs (Params.ecn), so the mark rate is 0."
+    "ECN runs only for N = 4 NewReno, and the criteria are judged on the runs without ECN."
 )
+# A configuration's columns in the table, in the order of `Params.configurations()`.
+CONFIG_KEYS = ["rate", "rtt_ms", "buffer_bdp", "flows", "cc", "ecn"]
 # The sojourn CDFs kept per run (for the plots): this many quantiles.
 CDF_POINTS = 201
 
@@ -119,17 +124,21 @@ class Params:
     short_load: float = 0.1
     short_mean_bytes: int = 30_000
     short_shape: float = 1.2
-    ecn: bool = False
+    # The configurations run again with ECN: these N and CCs at every rate, RTT and buffer.
+    ecn_flows: list[int] = field(default_factory=lambda: [4])
+    ecn_ccs: list[str] = field(default_factory=lambda: ["newreno"])
 
-    def configurations(self) -> list[tuple[str, float, float, int, str]]:
-        """(rate, rtt_ms, buffer_bdp, N, cc) of every configuration run."""
+    def configurations(self) -> list[tuple[str, float, float, int, str, bool]]:
+        """(rate, rtt_ms, buffer_bdp, N, cc, ecn) of every configuration run: the grid without
+        ECN, then its ECN part."""
         return [
-            (rate, rtt, buf, n, cc)
+            (rate, rtt, buf, n, cc, ecn)
+            for ecn, flows, ccs in ((False, self.bulk_flows, self.ccs), (True, self.ecn_flows, self.ecn_ccs))
             for rate in self.rates
             for rtt in self.rtts_ms
             for buf in self.buffers_bdp
-            for n in self.bulk_flows
-            for cc in self.ccs
+            for n in flows
+            for cc in ccs
         ]
 
 
@@ -166,9 +175,10 @@ def discipline(key: str, limit_packets: int, ecn: bool) -> dict[str, Any]:
     return helper(limit=limit, ecn=ecn)
 
 
-def network(p: Params, config: tuple[str, float, float, int, str], key: str, seed: int) -> Network:
-    rate, rtt_ms, buffer_bdp, n, cc = config
-    net = Network(seed=seed, name=f"{NAME}-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{n}x{cc}-{key}")
+def network(p: Params, config: tuple[str, float, float, int, str, bool], key: str, seed: int) -> Network:
+    rate, rtt_ms, buffer_bdp, n, cc, ecn = config
+    name = f"{NAME}-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{n}x{cc}{'-ecn' if ecn else ''}-{key}"
+    net = Network(seed=seed, name=name)
     senders, receivers = ("bulk_s", "sparse_s", "short_s"), ("bulk_d", "sparse_d", "short_d")
     net.hosts(*senders, *receivers).routers("r1", "r2")
     access = {"rate": p.access_rate, "delay": f"{p.access_delay_ms}ms", "qdisc": droptail("10000p")}
@@ -182,10 +192,10 @@ def network(p: Params, config: tuple[str, float, float, int, str], key: str, see
         "r2",
         rate=rate,
         delay=f"{delay_ms:g}ms",
-        qdisc=discipline(key, limit, p.ecn),
+        qdisc=discipline(key, limit, ecn),
         reverse_qdisc=droptail("10000p"),
     )
-    tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window, "ecn": p.ecn}
+    tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window, "ecn": ecn}
     for i in range(n):
         net.tcp("bulk_s", "bulk_d", cc=cc, name=f"bulk{i}", start=f"{i * p.bulk_spacing_ms:g}ms", **tcp)
     net.udp("sparse_s", "sparse_d", p.sparse_rate, size=f"{p.sparse_bytes}B", name="sparse")
@@ -193,7 +203,7 @@ def network(p: Params, config: tuple[str, float, float, int, str], key: str, see
         [("short_s", "short_d")],
         arrival_rate=p.short_load * parse_rate(rate) / (8 * p.short_mean_bytes),
         size={"dist": "pareto", "mean": f"{p.short_mean_bytes}B", "shape": p.short_shape},
-        flow={"kind": "tcp", "cc": "newreno", "tcp": {"mss": p.mss, "ecn": p.ecn}},
+        flow={"kind": "tcp", "cc": "newreno", "tcp": {"mss": p.mss, "ecn": ecn}},
         stop=f"{p.duration_s - p.drain_s:g}s",
         name="short",
     )
@@ -239,9 +249,8 @@ def measure(res: Results, p: Params) -> dict[str, Any]:
     }
 
 
-def config_columns(config: tuple[str, float, float, int, str]) -> dict[str, Any]:
-    rate, rtt_ms, buffer_bdp, n, cc = config
-    return {"rate": rate, "rtt_ms": rtt_ms, "buffer_bdp": buffer_bdp, "flows": n, "cc": cc}
+def config_columns(config: tuple[str, float, float, int, str, bool]) -> dict[str, Any]:
+    return dict(zip(CONFIG_KEYS, config))
 
 
 def run_all(p: Params, seed: int) -> tuple[pd.DataFrame, dict[tuple, list[float]]]:
@@ -259,9 +268,6 @@ def run_all(p: Params, seed: int) -> tuple[pd.DataFrame, dict[tuple, list[float]
 
 # ---------------------------------------------------------------------------------------
 # Criteria, each computed from the table.
-
-
-CONFIG_KEYS = ["rate", "rtt_ms", "buffer_bdp", "flows", "cc"]
 
 
 @dataclass
@@ -308,88 +314,71 @@ class Claim:
 
 
 def claims(t: pd.DataFrame) -> list[Claim]:
-    """The RFCs' claims over the configurations each covers (4+ bulk flows; 4 BDP where the
-    claim is about a buffer that does not limit)."""
+    """The RFCs' claims over the configurations without ECN that each covers (4+ bulk flows; 4
+    BDP where the claim is about a buffer that does not limit); a claim whose disciplines were
+    not run is left out."""
+    t = t[~t["ecn"]]
     many = t[t["flows"] >= 4]
     deep = many[many["buffer_bdp"] >= 4]
 
     def values(rows: pd.DataFrame, key: str, column: str) -> pd.Series:
         return rows[rows["discipline"] == key].set_index(CONFIG_KEYS)[column]
 
-    out = []
-    if "codel" in set(many["discipline"]):
-        out.append(
-            Claim(
-                "CoDel: median queue delay with 4+ bulk flows, worst configuration (ms)",
-                "RFC 8289 §1, §4.2: standing queue near target 5 ms; within 2 x target",
-                values(many, "codel", "delay_median_ms"),
-                "at_most",
-                CODEL_MEDIAN_FACTOR * CODEL_TARGET_S * 1e3,
-            )
-        )
-        out.append(
-            Claim(
-                "CoDel: utilization with 4+ bulk flows, worst configuration",
-                "RFC 8289 §1: low delay while keeping the link busy",
-                values(many, "codel", "utilization"),
-                "at_least",
-                CODEL_UTILIZATION,
-            )
-        )
-    if "fq_codel" in set(t["discipline"]):
-        out.append(
-            Claim(
-                "FQ-CoDel: sparse flow's p99 queue delay, worst configuration (ms)",
-                "RFC 8290 §1.1, §4.1: sparse flows served first, well under target 5 ms",
-                values(t, "fq_codel", "sparse_p99_ms"),
-                "at_most",
-                CODEL_TARGET_S * 1e3,
-            )
-        )
-    if "fq_codel" in set(many["discipline"]):
-        out.append(
-            Claim(
-                "FQ-CoDel: Jain's index of the bulk flows (4+), worst configuration",
-                "RFC 8290 §1.1, §4.4: DRR shares the link evenly among bulk flows",
-                values(many, "fq_codel", "jain"),
-                "at_least",
-                FQ_JAIN,
-            )
-        )
-    if "pie" in set(deep["discipline"]):
-        out.append(
-            Claim(
-                "PIE: mean queue delay, 4 BDP, 4+ bulk flows, farthest from target (ms)",
-                "RFC 8033 §4.2, §5: target delay",
-                values(deep, "pie", "delay_mean_ms"),
-                "within",
-                PIE_TARGET_S * 1e3,
-                PIE_TOLERANCE,
-            )
-        )
-    if "droptail" in set(deep["discipline"]) and len(set(deep["discipline"])) > 1:
-        aqm = deep[deep["discipline"] != "droptail"].groupby(CONFIG_KEYS)["delay_median_ms"].max()
-        dt = values(deep, "droptail", "delay_median_ms")
-        out.append(
-            Claim(
-                "drop-tail 4 BDP median delay / largest AQM median, 4+ flows, worst configuration",
-                "RFC 7567 §1, §2: a full buffer becomes a standing queue that AQM removes",
-                dt / aqm.reindex(dt.index),
-                "at_least",
-                DROPTAIL_FACTOR,
-            )
-        )
-    if {"droptail", "fq_codel"} <= set(deep["discipline"]):
-        out.append(
-            Claim(
-                "FQ-CoDel mean short-flow completion / drop-tail's, 4 BDP, 4+ flows, worst configuration",
-                "RFC 8290 §1.1: new flows served first, short transfers complete sooner",
-                values(deep, "fq_codel", "fct_mean_s") / values(deep, "droptail", "fct_mean_s"),
-                "at_most",
-                1.0,
-            )
-        )
-    return out
+    largest_aqm = deep[deep["discipline"] != "droptail"].groupby(CONFIG_KEYS)["delay_median_ms"].max()
+    codel_target_ms = CODEL_TARGET_S * 1e3
+    out = [
+        Claim(
+            "CoDel: median queue delay with 4+ bulk flows, worst configuration (ms)",
+            "RFC 8289 §1, §4.2: standing queue near target 5 ms; within 2 x target",
+            values(many, "codel", "delay_median_ms"),
+            "at_most",
+            CODEL_MEDIAN_FACTOR * codel_target_ms,
+        ),
+        Claim(
+            "CoDel: utilization with 4+ bulk flows, worst configuration",
+            "RFC 8289 §1: low delay while keeping the link busy",
+            values(many, "codel", "utilization"),
+            "at_least",
+            CODEL_UTILIZATION,
+        ),
+        Claim(
+            "FQ-CoDel: sparse flow's p99 queue delay, worst configuration (ms)",
+            "RFC 8290 §1.1, §4.1: sparse flows served first, well under target 5 ms",
+            values(t, "fq_codel", "sparse_p99_ms"),
+            "at_most",
+            codel_target_ms,
+        ),
+        Claim(
+            "FQ-CoDel: Jain's index of the bulk flows (4+), worst configuration",
+            "RFC 8290 §1.1, §4.4: DRR shares the link evenly among bulk flows",
+            values(many, "fq_codel", "jain"),
+            "at_least",
+            FQ_JAIN,
+        ),
+        Claim(
+            "PIE: mean queue delay, 4 BDP, 4+ bulk flows, farthest from target (ms)",
+            "RFC 8033 §4.2, §5: target delay",
+            values(deep, "pie", "delay_mean_ms"),
+            "within",
+            PIE_TARGET_S * 1e3,
+            PIE_TOLERANCE,
+        ),
+        Claim(
+            "drop-tail 4 BDP median delay / largest AQM median, 4+ flows, worst configuration",
+            "RFC 7567 §1, §2: a full buffer becomes a standing queue that AQM removes",
+            (values(deep, "droptail", "delay_median_ms") / largest_aqm).dropna(),
+            "at_least",
+            DROPTAIL_FACTOR,
+        ),
+        Claim(
+            "FQ-CoDel mean short-flow completion / drop-tail's, 4 BDP, 4+ flows, worst configuration",
+            "RFC 8290 §1.1: new flows served first, short transfers complete sooner",
+            (values(deep, "fq_codel", "fct_mean_s") / values(deep, "droptail", "fct_mean_s")).dropna(),
+            "at_most",
+            1.0,
+        ),
+    ]
+    return [c for c in out if len(c.values)]
 
 
 def coverage_table(claims_: list[Claim]) -> dict[str, Any]:
@@ -435,14 +424,14 @@ def cell(col: str, v: Any) -> str:
 
 
 def config_title(config: tuple) -> str:
-    rate, rtt_ms, buffer_bdp, n, cc = config
-    return f"{rate}, RTT {rtt_ms:g} ms, buffer {buffer_bdp:g} BDP, {n} x {cc}"
+    rate, rtt_ms, buffer_bdp, n, cc, ecn = config
+    return f"{rate}, RTT {rtt_ms:g} ms, buffer {buffer_bdp:g} BDP, {n} x {cc}{', ECN' if ecn else ''}"
 
 
 def tables(t: pd.DataFrame) -> list[dict[str, Any]]:
     """One table per configuration, one row per discipline."""
     out = []
-    for config, rows in t.groupby(["rate", "rtt_ms", "buffer_bdp", "flows", "cc"], sort=False):
+    for config, rows in t.groupby(CONFIG_KEYS, sort=False):
         out.append(
             {
                 "title": config_title(config),
@@ -464,7 +453,7 @@ def plot(out: Path, t: pd.DataFrame, cdfs: dict[tuple, list[float]], p: Params) 
     # CDF panels: every configuration with N = 4 NewReno (the quick mode's), else the first N/CC.
     n = 4 if 4 in p.bulk_flows else p.bulk_flows[0]
     cc = "newreno" if "newreno" in p.ccs else p.ccs[0]
-    configs = [c for c in p.configurations() if c[3] == n and c[4] == cc]
+    configs = [c for c in p.configurations() if c[3:] == (n, cc, False)]
     cols = min(4, len(configs))
     rows = math.ceil(len(configs) / cols)
     levels = np.linspace(0, 1, CDF_POINTS)
@@ -495,7 +484,7 @@ def plot(out: Path, t: pd.DataFrame, cdfs: dict[tuple, list[float]], p: Params) 
         ax.set_title("aqm: utilization against median delay, every run")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    sel = t[(t["flows"] == n) & (t["cc"] == cc)]
+    sel = t[(t["flows"] == n) & (t["cc"] == cc) & ~t["ecn"]]
     groups = list(sel.groupby(["rate", "rtt_ms", "buffer_bdp"], sort=False))
     width = 0.8 / max(len(p.disciplines), 1)
     with figures.new("aqm_fct_sparse.png", 2, 1, figsize=(max(7, 2.2 * len(groups)), 7)) as (fig, axes):
@@ -534,7 +523,9 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "quick": quick,
             "buffers_packets": {f"{rate}, {rtt:g} ms": bdp_packets(rate, rtt) for rate in p.rates for rtt in p.rtts_ms},
             "qdiscs_at_1_bdp_first_configuration": {
-                key: discipline(key, bdp_packets(p.rates[0], p.rtts_ms[0]), p.ecn) for key in p.disciplines
+                f"{key}{'_ecn' if ecn else ''}": discipline(key, bdp_packets(p.rates[0], p.rtts_ms[0]), ecn)
+                for ecn in (False, True)
+                for key in p.disciplines
             },
         },
         quick=quick,
