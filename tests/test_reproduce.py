@@ -243,3 +243,41 @@ def test_pcp06_warmup_fills_the_history():
     assert p.arrival_window_s(0.15) == pytest.approx(p.warmup_s(0.15) + p.measure_s)
     assert p.warmup_s(0.9) == pytest.approx(-math.log(0.05) / 0.18)
     assert pcp06.Params(history_coverage=0.01).warmup_s(0.9) == p.min_warmup_s
+
+
+def test_aqm_quick(quick):
+    """aqm runs the eight disciplines on the quick configuration (10 Mb/s, 20 ms, 4 NewReno
+    flows, buffers of 1 and 4 BDP, without and with ECN) and records seven criteria stated from the RFCs. Asserted:
+    CoDel's median queue delay within 2 x target and its utilization, FQ-CoDel's sparse flow
+    under target, PIE's mean delay near its target, the drop-tail 4-BDP standing queue far
+    above every AQM's, and FQ-CoDel's short flows faster than drop-tail's. FQ-CoDel's bulk
+    Jain index in the 1-BDP buffer is an open finding (docs/reproductions.md#aqm), recorded in
+    summary.json, not asserted here."""
+    from quench.experiments import aqm
+
+    out = quick.out / "aqm"
+    summary = summary_of(quick, "aqm")
+    assert len({c["name"] for c in summary["criteria"]}) == 7
+    asserted = [c for c in summary["criteria"] if not c["name"].startswith("FQ-CoDel: Jain")]
+    failed = [c for c in asserted if not c["passed"]]
+    assert not failed, failed
+    assert summary["runs"] == 4 * len(aqm.DISCIPLINES)
+    coverage, *tables = summary["result_tables"]
+    assert [row[0] for row in coverage["rows"]] == [c["name"] for c in summary["criteria"]]
+    assert [t["title"] for t in tables] == [
+        "10Mbps, RTT 20 ms, buffer 1 BDP, 4 x newreno",
+        "10Mbps, RTT 20 ms, buffer 4 BDP, 4 x newreno",
+        "10Mbps, RTT 20 ms, buffer 1 BDP, 4 x newreno, ECN",
+        "10Mbps, RTT 20 ms, buffer 4 BDP, 4 x newreno, ECN",
+    ]
+    assert all([row[0] for row in t["rows"]] == [label for _, label in aqm.DISCIPLINES] for t in tables)
+    assert "DualPI2" in summary["gaps"]
+    for plot in summary["plots"]:
+        assert (out / plot).stat().st_size > 0
+    table = pd.read_csv(out / "aqm.csv")
+    assert (table["short_flows"] > 0).all() and (table["utilization"] > 0.5).all()
+    # Marks only where ECN is on, and there from CoDel (RFC 8289 §5: marking instead of dropping).
+    assert (table.loc[~table["ecn"], "mark_rate"] == 0).all()
+    assert (table.loc[table["ecn"] & (table["discipline"] == "codel"), "mark_rate"] > 0).all()
+    report = (quick.out / "REPORT.md").read_text()
+    assert "**10Mbps, RTT 20 ms, buffer 4 BDP, 4 x newreno**" in report

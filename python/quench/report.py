@@ -48,6 +48,8 @@ class Section:
     # The saved runs' scenario.json files and the journal of every run (scenarios.json.gz).
     scenarios: list[str] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)
+    # Result tables from summary.json's "result_tables": each {"title", "columns", "rows"}.
+    tables: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def parameters_json(self) -> str:
@@ -107,6 +109,7 @@ def collect(base: Path, summaries: dict[str, tuple[Path, dict]]) -> list[Section
         s.notes = {
             k: v for k, v in summary.items() if isinstance(v, str) and k not in ("experiment", "source", "claim")
         }
+        s.tables = summary.get("result_tables", [])
         sections.append(s)
     return sections
 
@@ -152,6 +155,13 @@ def render_markdown(sections: list[Section]) -> str:
         lines += [f"**{k}:** {v}" for k, v in s.notes.items()]
         lines += [f"![{s.name}: {Path(p).name}]({p})\n" for p in s.plots]
         lines += [f"**Missing plot (listed in summary.json, not found):** `{p}`" for p in s.missing]
+        for table in s.tables:
+            lines += [
+                "",
+                f"**{table['title']}**",
+                "",
+                *_md_table(tuple(table["columns"]), list(map(tuple, table["rows"]))),
+            ]
         lines += ["", "Command:", "", "```sh", s.command, "```", ""]
         lines += ["Parameters (summary.json):", "", "```json", s.parameters_json, "```"]
         lines += [""] + [f"Scenario: [{p}]({p})" for p in s.scenarios]
@@ -190,6 +200,12 @@ def _html_section(s: Section, base: Path) -> str:
         *[f"<p><strong>{e(k)}:</strong> {e(v)}</p>" for k, v in s.notes.items()],
         *[_img(base, p) for p in s.plots],
         *[f'<p class="missing">Missing plot (listed in summary.json, not found): {e(p)}</p>' for p in s.missing],
+        *(["<details><summary>Results by configuration</summary>"] if s.tables else []),
+        *[
+            f"<h3>{e(t['title'])}</h3>" + _html_table(tuple(t["columns"]), [[e(c) for c in r] for r in t["rows"]])
+            for t in s.tables
+        ],
+        *(["</details>"] if s.tables else []),
         f"<p>Command:</p><pre><code>{e(s.command)}</code></pre>",
         "<details><summary>Parameters (summary.json)</summary>",
         f"<pre>{e(s.parameters_json)}</pre></details>",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quench.experiments import feng99, jacobson88, mills88, pcp06, wei05
+from quench.experiments import aqm, feng99, jacobson88, mills88, pcp06, wei05
 from quench.scenario import journal
 
 EXPERIMENTS = {
@@ -15,6 +15,7 @@ EXPERIMENTS = {
     "jacobson88": jacobson88,
     "feng99": feng99,
     "wei05": wei05,
+    "aqm": aqm,
 }
 
 
