@@ -150,20 +150,26 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def clean_leftovers(parent: Path) -> list[Path]:
-    """Remove the staging and set-aside folders that saves killed midway left in `parent`
-    (their process is gone); returns what was removed."""
+def remove_orphans(parent: Path, name: re.Pattern[str]) -> list[Path]:
+    """Remove the folders in `parent` whose name matches `name`, whose first group is the id
+    of the process that made them, when that process is gone; returns what was removed."""
     removed = []
     try:
         entries = list(parent.iterdir())
     except OSError:
         return removed
     for entry in entries:
-        m = _LEFTOVER.fullmatch(entry.name)
+        m = name.fullmatch(entry.name)
         if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m[1])):
             shutil.rmtree(entry, ignore_errors=True)
             removed.append(entry)
     return removed
+
+
+def clean_leftovers(parent: Path) -> list[Path]:
+    """Remove the staging and set-aside folders that saves killed midway left in `parent`
+    (their process is gone); returns what was removed."""
+    return remove_orphans(parent, _LEFTOVER)
 
 
 def _sibling(path: Path, kind: str) -> Path:

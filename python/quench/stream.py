@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.atomic import pid_alive
+from quench.atomic import remove_orphans
 
 # The spill folder inside the folder a run streams into: hidden, so no saved run lists it.
 SPILL_DIR = ".spill"
@@ -182,14 +182,4 @@ class RecordStream:
 def remove_stale_temporaries(parent: Path) -> list[Path]:
     """Remove the temporary stream folders in `parent` whose process is gone (killed before
     its Results could remove them); returns what was removed."""
-    removed = []
-    try:
-        entries = list(parent.iterdir())
-    except OSError:
-        return removed
-    for entry in entries:
-        m = _TEMP_NAME.fullmatch(entry.name)
-        if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m[1])):
-            shutil.rmtree(entry, ignore_errors=True)
-            removed.append(entry)
-    return removed
+    return remove_orphans(parent, _TEMP_NAME)

@@ -82,16 +82,16 @@ pub struct FqCodelConfig {
     pub ce_threshold: Option<Dur>,
 }
 
-fn default_flows() -> u32 {
+pub(super) fn default_flows() -> u32 {
     DEFAULT_FLOWS
 }
-fn default_quantum() -> Bytes {
+pub(super) fn default_quantum() -> Bytes {
     DEFAULT_QUANTUM
 }
-fn default_fq_limit() -> Limit {
+pub(super) fn default_fq_limit() -> Limit {
     Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
 }
-fn default_memory_limit() -> Bytes {
+pub(super) fn default_memory_limit() -> Bytes {
     DEFAULT_MEMORY_LIMIT
 }
 fn default_drop_batch() -> u32 {

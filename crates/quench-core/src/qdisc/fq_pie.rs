@@ -38,7 +38,7 @@
 //! what it does). Nothing is allocated per packet (see `flow_queues.rs`).
 
 use super::flow_queues::FlowQueues;
-use super::fq_codel::{DEFAULT_FLOWS, DEFAULT_LIMIT_PACKETS, DEFAULT_MEMORY_LIMIT, DEFAULT_QUANTUM};
+use super::fq_codel;
 use super::pie::{self, DelayEstimate, PieConfig, PieParams, PieStats, PieVars};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
@@ -49,13 +49,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FqPieConfig {
-    #[serde(default = "default_flows")]
+    #[serde(default = "fq_codel::default_flows")]
     pub flows: u32,
-    #[serde(default = "default_quantum")]
+    #[serde(default = "fq_codel::default_quantum")]
     pub quantum: Bytes,
-    #[serde(default = "default_fq_limit")]
+    #[serde(default = "fq_codel::default_fq_limit")]
     pub limit: Limit,
-    #[serde(default = "default_memory_limit")]
+    #[serde(default = "fq_codel::default_memory_limit")]
     pub memory_limit: Bytes,
     #[serde(default = "pie::default_target")]
     pub target: Dur,
@@ -81,18 +81,6 @@ pub struct FqPieConfig {
     pub derandomize: bool,
 }
 
-fn default_flows() -> u32 {
-    DEFAULT_FLOWS
-}
-fn default_quantum() -> Bytes {
-    DEFAULT_QUANTUM
-}
-fn default_fq_limit() -> Limit {
-    Limit { packets: Some(DEFAULT_LIMIT_PACKETS), bytes: None }
-}
-fn default_memory_limit() -> Bytes {
-    DEFAULT_MEMORY_LIMIT
-}
 /// Linux `fq_pie_init`: `dq_rate_estimator` off, so timestamps (see the module notes).
 fn default_delay_estimate() -> DelayEstimate {
     DelayEstimate::Timestamp
