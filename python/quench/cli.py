@@ -282,6 +282,16 @@ def pd_options():
     return pd.option_context("display.width", 200, "display.max_columns", 20)
 
 
+def _ns3_run_options(p: argparse.ArgumentParser, *, out_required: bool, seed_help: str, plots: str) -> None:
+    """The options `quench ns3` and `quench compare` share: the output folder and the scenario
+    overrides."""
+    p.add_argument("--out", type=_out_path, required=out_required, help=OUT_HELP)
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.add_argument("--seed", type=int, help=seed_help)
+    p.add_argument("--duration", help="override the scenario's duration, e.g. 5s")
+    p.add_argument("--no-plots", action="store_true", help=f"skip {plots}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="quench", description="Packet-level simulator of congestion control and AQM.")
     p.add_argument("--version", action="version", version=f"quench {_core.__version__}")
@@ -376,13 +386,9 @@ def build_parser() -> argparse.ArgumentParser:
         "checkout, else ~/.local/share/quench/ns3-venv.",
     )
     n3.add_argument("scenario", type=Path, nargs="?", help="scenario file (TOML)")
-    n3.add_argument("--out", type=_out_path, help=OUT_HELP)
-    n3.add_argument("--force", action="store_true", help=FORCE_HELP)
+    _ns3_run_options(n3, out_required=False, seed_help="override the scenario's seed", plots="the queue plot")
     n3.add_argument("--setup", action="store_true", help="create the ns-3 environment if it is missing")
-    n3.add_argument("--seed", type=int, help="override the scenario's seed")
-    n3.add_argument("--duration", help="override the scenario's duration, e.g. 5s")
     n3.add_argument("--format", type=_formats, default=["parquet"], help="parquet, csv, or parquet,csv")
-    n3.add_argument("--no-plots", action="store_true", help="skip the queue plot")
     n3.add_argument("--quiet", action="store_true", help="print nothing on success")
     n3.set_defaults(func=cmd_ns3)
 
@@ -395,12 +401,9 @@ def build_parser() -> argparse.ArgumentParser:
         "compare_queue.png into --out.",
     )
     cmp_.add_argument("scenario", type=Path)
-    cmp_.add_argument("--out", type=_out_path, required=True, help=OUT_HELP)
-    cmp_.add_argument("--force", action="store_true", help=FORCE_HELP)
+    seed_help = "override the scenario's (first) seed"
+    _ns3_run_options(cmp_, out_required=True, seed_help=seed_help, plots="compare_queue.png")
     cmp_.add_argument("--seeds", type=int, default=1, help="seeds per simulator (default 1)")
-    cmp_.add_argument("--seed", type=int, help="override the scenario's (first) seed")
-    cmp_.add_argument("--duration", help="override the scenario's duration, e.g. 5s")
-    cmp_.add_argument("--no-plots", action="store_true", help="skip compare_queue.png")
     cmp_.set_defaults(func=cmd_compare)
 
     demo = sub.add_parser("demo", help="the dumbbell demo: N NewReno flows through a drop-tail bottleneck")

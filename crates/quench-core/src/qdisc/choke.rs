@@ -27,7 +27,7 @@
 
 use super::classify::FlowKey;
 use super::fifo::Fifo;
-use super::red::{admit, Decision, RedConfig, RedParams, RedStats, RedVars};
+use super::red::{self, admit, Decision, RedConfig, RedParams, RedStats, RedVars};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -110,13 +110,7 @@ impl Qdisc for Choke {
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        match self.fifo.pop() {
-            Some(p) => Dequeued::Packet(p),
-            None => {
-                self.vars.idle_since.get_or_insert(cx.now);
-                Dequeued::Empty
-            }
-        }
+        red::dequeue(&mut self.fifo, &mut self.vars, cx.now)
     }
 
     fn backlog(&self) -> Backlog {

@@ -809,17 +809,23 @@ impl Qdisc for Red {
     }
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        match self.fifo.pop() {
-            Some(p) => Dequeued::Packet(p),
-            None => {
-                self.vars.idle_since.get_or_insert(cx.now);
-                Dequeued::Empty
-            }
-        }
+        dequeue(&mut self.fifo, &mut self.vars, cx.now)
     }
 
     fn backlog(&self) -> Backlog {
         self.fifo.backlog()
+    }
+}
+
+/// RED's departure (and CHOKe's): the FIFO's head; an empty queue starts the idle period
+/// over which the average decays at the next arrival (Floyd and Jacobson 1993's idle rule).
+pub(super) fn dequeue(fifo: &mut Fifo, vars: &mut RedVars, now: Time) -> Dequeued {
+    match fifo.pop() {
+        Some(p) => Dequeued::Packet(p),
+        None => {
+            vars.idle_since.get_or_insert(now);
+            Dequeued::Empty
+        }
     }
 }
 
