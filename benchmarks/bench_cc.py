@@ -21,9 +21,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import quench  # noqa: E402
 from bench_dumbbell import CONFIGS, PACKET_BYTES, RTT_S  # noqa: E402
-from quench_dumbbell import ns3_matched_dumbbell  # noqa: E402
+from quench_dumbbell import BUFFER, INITIAL_WINDOW_SEGMENTS, MSS, SLOW_START_SEGMENTS_PER_ACK  # noqa: E402
+
+import quench  # noqa: E402
+from quench.scenarios import dumbbell  # noqa: E402
 
 CONTROLLERS = [
     ("NewReno", "newreno", {}),
@@ -35,7 +37,14 @@ CONTROLLERS = [
 
 def run(config: dict, cc: str, tcp: dict, seconds: float, seed: int) -> tuple[int, float]:
     buffer_pkts = max(1, round(config["rate"] * RTT_S / 8 / PACKET_BYTES))
-    net = ns3_matched_dumbbell(config["flows"], config["rate"], RTT_S, buffer_pkts, seed, cc_kind=cc, **tcp)
+    # quench_dumbbell.py's TCP (ns-3's settings); BBR has no byte-counting limit to set.
+    controller = {"kind": cc, "initial_window": INITIAL_WINDOW_SEGMENTS}
+    if cc != "bbr":
+        controller["abc_limit"] = SLOW_START_SEGMENTS_PER_ACK
+    tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, "sack": True, "limited_transmit": True, **tcp}
+    net = dumbbell(
+        config["flows"], rate=config["rate"], rtt=RTT_S, buffer_packets=buffer_pkts, cc=controller, seed=seed, tcp=tcp
+    )
     net.record(queues=False, drops=False, cwnd=False, rtt=False, monitors=False)
     sim = quench._core.Simulation(json.dumps(net.to_dict(seconds)))
     t0 = time.perf_counter()
@@ -59,9 +68,7 @@ def main():
         seconds = config["duration"] * a.seconds_scale
         base = None
         for label, cc, tcp in CONTROLLERS:
-            results = [run(config, cc, {"sack": True, "limited_transmit": True, **tcp}, seconds, a.seed)]
-            results += [run(config, cc, {"sack": True, "limited_transmit": True, **tcp}, seconds, a.seed)
-                        for _ in range(a.repeats - 1)]
+            results = [run(config, cc, tcp, seconds, a.seed) for _ in range(a.repeats)]
             acks = results[0][0]
             wall = min(w for _, w in results)
             per_ack = wall / acks

@@ -63,7 +63,7 @@ fn hand_computed_exit(r: &quench_core::RunResult) -> Exit {
     let mut css: Option<(usize, f64, f64, usize)> = None; // (round, time, baseline, rounds done)
     for i in 0..t.len() {
         if is_ack[i] == 0 {
-            snd_max = snd_max.max(seq[i] + len[i] as u64);
+            snd_max = snd_max.max(seq[i] + len[i]);
             continue;
         }
         if seq[i] <= una {

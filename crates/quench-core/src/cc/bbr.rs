@@ -200,7 +200,7 @@ impl Bbr {
             return Err(ConfigError::new("initial_window", "must be at least one segment"));
         }
         for (key, v) in [("high_gain", cfg.high_gain), ("cwnd_gain", cfg.cwnd_gain)] {
-            if !(v >= 1.0) {
+            if v.is_nan() || v < 1.0 {
                 return Err(ConfigError::new(key, format!("{v} is below 1 (the gain must not shrink the model)")));
             }
             check_at_most(key, v, MAX_FACTOR, "gain")?;
