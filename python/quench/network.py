@@ -280,8 +280,11 @@ class Network:
         start: Quantity = 0,
         stop: Quantity | None = None,
         name: str | None = None,
+        ecn: str | None = None,
     ) -> Network:
-        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'."""
+        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'. `ecn`: the
+        datagrams' ECN codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the
+        source does not react to marks."""
         flow = {
             "kind": "udp",
             "src": src,
@@ -292,6 +295,7 @@ class Network:
             "start": start,
             "stop": stop,
             "name": name,
+            "ecn": ecn,
         }
         self._flows.append(_clean(flow))
         return self

@@ -98,6 +98,11 @@ pub trait CongestionControl {
     fn ecn_feedback(&self) -> EcnFeedback {
         EcnFeedback::Rfc3168
     }
+    /// The ECT codepoint on this controller's ECN-capable data (`packet::ecn`): ECT(0) for a
+    /// Classic controller (RFC 3168), ECT(1) for a scalable one (RFC 9331 section 4.1).
+    fn ect_codepoint(&self) -> u8 {
+        crate::packet::ecn::ECT0
+    }
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -176,6 +181,10 @@ macro_rules! registry {
             }
             fn ecn_feedback(&self) -> EcnFeedback {
                 match self { $(AnyCc::$variant(c) => c.ecn_feedback(),)+ }
+            }
+            #[inline]
+            fn ect_codepoint(&self) -> u8 {
+                match self { $(AnyCc::$variant(c) => c.ect_codepoint(),)+ }
             }
         }
     };
