@@ -10,6 +10,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod fast;
 pub mod newreno;
+pub mod prague;
 pub mod reno;
 pub mod tahoe;
 pub mod vegas;
@@ -198,6 +199,7 @@ registry! {
     Vegas: "vegas" => vegas::Vegas(VegasConfig),
     Cubic: "cubic" => cubic::Cubic(CubicConfig),
     Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig),
+    Prague: "prague" => prague::Prague(PragueConfig),
 }
 
 impl Default for CcSpec {
