@@ -320,38 +320,37 @@ struct Coupled {
     goodputs: (f64, f64),
 }
 
-/// Flow 0 Classic (`classic` cc, ECN off), flow 1 L4S (`l4s`: a TCP cc with ECN on, or "udp"
-/// for an open-loop ECT(1) source at `udp_rate`) through DualPI2 at `rate`.
-fn l4s_beside_classic(classic: &str, l4s: &str, rate: &str, udp_rate: &str, seconds: u32) -> Coupled {
+/// Flow 0 Classic (`classic` cc, ECN off), flow 1 L4S (`l4s`, a TCP cc with ECN on, not
+/// paced) through DualPI2 at `rate`.
+fn l4s_beside_classic(classic: &str, l4s: &str, rate: &str, seconds: u32) -> Coupled {
     let mut sc = dumbbell(2, "1Gbps", "1ms", rate, "10ms", json!({"kind": "dualpi2"}));
     sc["duration"] = json!(format!("{seconds}s"));
-    let l4s_flow = if l4s == "udp" {
-        json!({"kind": "udp", "src": "s1", "dst": "d", "rate": udp_rate, "size": "1460B", "ecn": "ect1"})
-    } else {
-        json!({"kind": "tcp", "src": "s1", "dst": "d", "cc": l4s, "tcp": {"ecn": true}})
-    };
+    let l4s_flow = json!({"kind": "tcp", "src": "s1", "dst": "d", "cc": l4s, "tcp": {"ecn": true}});
     sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": classic}, l4s_flow]);
     sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
     measure_coupling(&run(&sc))
 }
 
 fn measure_coupling(r: &RunResult) -> Coupled {
-
-    let (t, f, s, e) =
-        (f64s(&r, "sojourn", "time_s"), u64s(&r, "sojourn", "flow"), f64s(&r, "sojourn", "sojourn_s"), u64s(&r, "sojourn", "ecn"));
+    let (t, f, s, e) = (
+        f64s(r, "sojourn", "time_s"),
+        u64s(r, "sojourn", "flow"),
+        f64s(r, "sojourn", "sojourn_s"),
+        u64s(r, "sojourn", "ecn"),
+    );
     let steady = |i: usize| t[i] >= 10.0;
     let l: Vec<usize> = (0..t.len()).filter(|&i| steady(i) && f[i] == 1).collect();
     let c_sent = (0..t.len()).filter(|&i| steady(i) && f[i] == 0).count() as f64;
     let c_sojourn: Vec<f64> = (0..t.len()).filter(|&i| steady(i) && f[i] == 0).map(|i| s[i]).collect();
-    let (dt, df, dr) = (f64s(&r, "drops", "time_s"), u64s(&r, "drops", "flow"), u64s(&r, "drops", "reason"));
+    let (dt, df, dr) = (f64s(r, "drops", "time_s"), u64s(r, "drops", "flow"), u64s(r, "drops", "reason"));
     let c_drops = (0..dt.len()).filter(|&i| dt[i] >= 10.0 && df[i] == 0 && dr[i] == EARLY).count() as f64;
     let l_drops = (0..dt.len()).filter(|&i| dt[i] >= 10.0 && df[i] == 1).count();
     assert_eq!(l_drops, 0, "no L4S packet dropped (no overload, no overflow)");
     let l_sojourn: Vec<f64> = l.iter().map(|&i| s[i]).collect();
     let p_l = l.iter().filter(|&&i| e[i] == CE).count() as f64 / l.len() as f64;
-    let p_prime = mean(&monitor(&r, "p_prime").iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
-    let g = f64s(&r, "flows", "goodput_bps");
-    let late = |name: &str| mean(&monitor(&r, name).iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
+    let p_prime = mean(&monitor(r, "p_prime").iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
+    let g = f64s(r, "flows", "goodput_bps");
+    let late = |name: &str| mean(&monitor(r, name).iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
     Coupled {
         mean_p_c: late("p_c"),
         mean_p_l: late("p_l"),
@@ -420,7 +419,7 @@ fn dualpi2_couples_the_classic_drop_to_the_square_of_the_l4s_mark() {
 #[test]
 fn dualpi2_holds_prague_under_a_millisecond_beside_newreno() {
     for classic in ["newreno", "cubic"] {
-        let m = l4s_beside_classic(classic, "prague", "40Mbps", "", 30);
+        let m = l4s_beside_classic(classic, "prague", "40Mbps", 30);
         report(&format!("{classic} + prague at 40 Mb/s"), &m);
         assert!(m.l_sojourn.1 < 0.001, "L4S p99 sojourn {}", m.l_sojourn.1);
         assert!(m.goodputs.0 > 4e6 && m.goodputs.1 > 4e6, "goodputs {:?}", m.goodputs);

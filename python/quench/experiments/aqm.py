@@ -254,7 +254,12 @@ def l4s_network(p: Params, config: tuple[str, float, float, str], seed: int) -> 
     limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
     delay_ms = rtt_ms / 2 - 2 * p.access_delay_ms
     net.link(
-        "r1", "r2", rate=rate, delay=f"{delay_ms:g}ms", qdisc=dualpi2(limit=f"{limit}p"), reverse_qdisc=droptail("10000p")
+        "r1",
+        "r2",
+        rate=rate,
+        delay=f"{delay_ms:g}ms",
+        qdisc=dualpi2(limit=f"{limit}p"),
+        reverse_qdisc=droptail("10000p"),
     )
     tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window}
     net.tcp("classic_s", "classic_d", cc=cc, name="classic", ecn=False, **tcp)

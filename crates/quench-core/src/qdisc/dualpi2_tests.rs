@@ -30,6 +30,7 @@ fn frozen(cfg: DualPi2Config) -> DualPi2 {
 /// 5. 0 ms: −0.0024 − 0.032 = −0.0344 → 0.0024.
 /// 6. 0 ms: −0.0024 → 0 (clamped at 0 if rounding leaves it below).
 /// 7. 400 ms: 0.0616 + 1.28 → clamped to 1.
+///
 /// p_C = p'² and p_CL = 2·p' follow each step.
 #[test]
 fn pi2_update_matches_the_hand_computation() {
@@ -101,7 +102,8 @@ fn ect1_and_ce_are_l4s() {
 fn time_shifted_fifo_order() {
     let mut q = frozen(DualPi2Config { step_thresh: Dur(1000 * MS), ..Default::default() });
     let mut b = Bench::new(1);
-    for (uid, at, cp) in [(0, 0, ecn::NOT_ECT), (1, 30, ecn::ECT1), (2, 35, ecn::NOT_ECT), (3, 50, ecn::ECT1), (4, 90, ecn::ECT1)]
+    for (uid, at, cp) in
+        [(0, 0, ecn::NOT_ECT), (1, 30, ecn::ECT1), (2, 35, ecn::NOT_ECT), (3, 50, ecn::ECT1), (4, 90, ecn::ECT1)]
     {
         b.offer(&mut q, with(uid, cp), Time(at * MS), RATE);
     }
@@ -264,9 +266,7 @@ impl Qdisc for Mixed {
 
 #[test]
 fn conserves_packets_and_keeps_each_flow_in_order() {
-    for (scheduler, decisions) in
-        [(Scheduler::TimeShifted, Decisions::Recur), (Scheduler::Wrr, Decisions::Random)]
-    {
+    for (scheduler, decisions) in [(Scheduler::TimeShifted, Decisions::Recur), (Scheduler::Wrr, Decisions::Random)] {
         // The harness's queue waits about 0.1 ms: a 1 ms update, a 50 µs target, large gains
         // and a 0.1 ms step so that every rule acts within the run.
         let cfg = DualPi2Config {
