@@ -1,4 +1,4 @@
-//! CoDel, FQ-CoDel, PIE, FQ-PIE and CHOKe end to end, each against something independent of the code:
+//! CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe and DualPI2 end to end, each against something independent of the code:
 //! - CoDel (RFC 8289): under a constant 2x overload the drop times in the dropping state are
 //!   the control law's schedule `drop_next += interval/√count`, computed here by hand and
 //!   rounded up to the bottleneck's departure grid; TCP's standing queue settles near target.
@@ -14,7 +14,7 @@
 //!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; Prague beside a
 //!   Classic TCP keeps its p99 sojourn under the 1 ms step.
 //!
-//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe") gives the figures.
+//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
 mod common;
 use common::*;
