@@ -10,13 +10,17 @@
 //!   g·F`, F the fraction of the window's bytes acknowledged with ECN-Echo, g = 1/16; on
 //!   ECN-Echo the sender reduces at most once per RTT (its RFC 3168 once-per-window rule) to
 //!   `cwnd·(1 − alpha/2)`, at least two segments. alpha starts at 1 (tcp_prague's
-//!   `prague_init`, as DCTCP), so the first mark in slow start halves the window.
+//!   `prague_init`, as DCTCP) and is not updated until the first CE echo (tcp_prague's
+//!   `saw_ce`: no estimate before there is proof of an AQM on the path), so the first mark
+//!   halves the window.
 //! - **Loss** (section 4.3 item 1): a Classic (Reno) response, `ssthresh = max(FlightSize/2,
 //!   2·SMSS)` and NewReno recovery.
 //! - **Additive increase**: one segment per RTT in congestion avoidance, by byte counting (a
-//!   counter of acknowledged bytes; each full cwnd of them adds one MSS, as Linux's
-//!   `tcp_cong_avoid_ai`), so a delayed-ACK receiver does not halve it; slow start grows by
-//!   the bytes acknowledged, at most `abc_limit` segments per ACK (RFC 3465).
+//!   counter of acknowledged bytes; each full cwnd of them adds one MSS, as tcp_prague's
+//!   `prague_update_cwnd`), so a delayed-ACK receiver does not halve it; bytes acknowledged
+//!   with ECE do not count (tcp_prague subtracts the CE-marked segments from those acked);
+//!   slow start grows by the bytes acknowledged, at most `abc_limit` segments per ACK
+//!   (RFC 3465).
 //!
 //! Left out: RTT independence (section 4.3 item 3's "reduce RTT bias": tcp_prague's
 //! `prague_rtt_scaling` toward a 25 ms virtual RTT), fractional windows below two segments,
@@ -81,6 +85,8 @@ pub struct Prague {
     count: WindowCount,
     /// Bytes acknowledged in congestion avoidance since the window last grew.
     ai_bytes: u64,
+    /// An ACK has echoed CE: alpha is estimated from then on.
+    saw_ce: bool,
 }
 
 impl Prague {
@@ -92,7 +98,14 @@ impl Prague {
             return Err(ConfigError::new("initial_alpha", format!("{} is outside [0, 1]", cfg.initial_alpha)));
         }
         let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
-        Ok(Prague { params, g: cfg.g, alpha: cfg.initial_alpha, count: WindowCount::default(), ai_bytes: 0 })
+        Ok(Prague {
+            params,
+            g: cfg.g,
+            alpha: cfg.initial_alpha,
+            count: WindowCount::default(),
+            ai_bytes: 0,
+            saw_ce: false,
+        })
     }
 
     /// The current estimate of the marked fraction.
@@ -109,22 +122,26 @@ impl CongestionControl for Prague {
         self.params.initial_window(mss)
     }
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.saw_ce |= s.ece_bytes > 0;
         let c = &mut self.count;
         c.acked += s.acked;
         c.ece += s.ece_bytes;
         let left = c.left.get_or_insert(w.flight + s.acked);
         *left = left.saturating_sub(s.acked);
         if *left == 0 {
-            let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
-            self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
+            if self.saw_ce {
+                let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
+                self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
+            }
             *c = WindowCount { left: Some(w.flight.max(1)), acked: 0, ece: 0 };
         }
+        let unmarked = s.acked - s.ece_bytes.min(s.acked);
         if w.cwnd < w.ssthresh {
-            self.params.grow(w, s.acked);
+            self.params.grow(w, unmarked);
             self.ai_bytes = 0;
             return;
         }
-        self.ai_bytes += s.acked;
+        self.ai_bytes += unmarked;
         if self.ai_bytes >= w.cwnd {
             self.ai_bytes -= w.cwnd;
             w.cwnd += w.mss;
@@ -199,6 +216,26 @@ mod tests {
         let mut w = Window { cwnd: 4 * MSS, ssthresh: 100 * MSS, ..w };
         c.on_ack(&mut w, &ack(3 * MSS, false));
         assert_eq!(w.cwnd, 6 * MSS);
+    }
+
+    /// Before any CE echo alpha stays at its initial 1 (a window of unmarked ACKs does not
+    /// move it); marked bytes do not count toward the increase: 10 × 1000 B acked with ECE and
+    /// 10 without grow cwnd 10 MSS by one MSS, not two.
+    #[test]
+    fn no_estimate_before_the_first_mark_and_no_growth_on_marked_bytes() {
+        let mut c = Prague::new(&PragueConfig::default()).unwrap();
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS, flight: 0, peer_window: u64::MAX };
+        for _ in 0..10 {
+            c.on_ack(&mut w, &ack(MSS, false));
+        }
+        assert_eq!(c.alpha(), 1.0);
+        assert_eq!(w.cwnd, 11 * MSS);
+        let mut w = Window { cwnd: 10 * MSS, ..w };
+        for i in 0..20 {
+            c.on_ack(&mut w, &ack(MSS, i % 2 == 0));
+        }
+        assert_eq!(w.cwnd, 11 * MSS);
+        assert!(c.alpha() < 1.0);
     }
 
     #[test]
