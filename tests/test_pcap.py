@@ -232,3 +232,38 @@ def test_assisted_transport_is_ip_protocol_253_with_its_stamps(tmp_path):
     # 100 KB at 10 Mb/s takes about 4 RTTs of 22 ms: a request each.
     assert 2 <= requests <= 6, requests
     assert res.flows["bytes_delivered"].iloc[0] == 100_000
+
+
+ECT1 = 0b01
+
+
+@pytest.fixture(scope="module")
+def l4s_capture(tmp_path_factory):
+    """Prague (ECT(1)) and a UDP ECT(1) source through a DualPI2 that marks."""
+    net = quench.Network(seed=5)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="100Mbps", delay="1ms")
+    net.link("r", "b", rate="10Mbps", delay="5ms", qdisc=quench.dualpi2(), reverse_qdisc=quench.droptail())
+    net.tcp("a", "b", ecn=True, cc="prague", bytes="2MB")
+    net.udp("a", "b", rate="1Mbps", size="500B", ecn="ect1", stop="1s")
+    net.record(pcap=["a->r", "r->b"], sojourn=True)
+    res = net.run("3s")
+    out = res.save(tmp_path_factory.mktemp("l4s"), plots=False)
+    return res, out / "a-r.pcap", out / "r-b.pcap"
+
+
+def test_ect1_in_pcap_and_in_the_sojourn_table(l4s_capture):
+    res, a_r, r_b = l4s_capture
+    sent = [ip for _, ip in read(a_r)]
+    udp = [ip for ip in sent if ip.p == dpkt.ip.IP_PROTO_UDP]
+    data = [ip for ip in sent if ip.p == dpkt.ip.IP_PROTO_TCP and ip.len > 40]
+    assert udp and all(ip.tos & 3 == ECT1 for ip in udp)
+    # New data carries ECT(1) (RFC 9331 section 4.1); retransmissions none (RFC 3168 6.1.5).
+    assert all(ip.tos & 3 in (0, ECT1) for ip in data)
+    assert sum(ip.tos & 3 == 0 for ip in data) == res.flows["retransmitted_segments"].iloc[0]
+    out = [ip.tos & 3 for _, ip in read(r_b)]
+    marked = sum(cp == CE for cp in out)
+    assert marked == res.link("r->b")["marked_packets"] > 0
+    # The sojourn table records each packet's codepoint as it leaves: the same sequence.
+    link = res.sojourn[res.sojourn["link_name"] == "r->b"]
+    assert list(link["ecn"]) == out

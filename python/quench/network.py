@@ -116,6 +116,36 @@ def fq_pie(
     )
 
 
+def dualpi2(
+    target: Quantity | None = None,
+    step_thresh: Quantity | None = None,
+    coupling: float | None = None,
+    limit: Quantity | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """DualPI2, the Coupled Dual-Queue AQM for L4S (RFC 9332): ECT(1) and CE packets go to an
+    L4S queue, the rest to a Classic queue, under one `limit` (default "10000p", Linux's). A
+    PI controller updates a base probability p' every tupdate ("16ms") from the Classic head's
+    sojourn against `target` ("15ms") with gains alpha (0.16 Hz) and beta (3.2 Hz); Classic
+    packets are dropped (Not-ECT) or marked with p' squared, L4S packets marked with
+    `coupling`·p' (k, default 2) or with certainty once their sojourn exceeds `step_thresh`
+    ("1ms"). Other parameters: tshift ("40ms", the time-shifted FIFO), drop_overload (True:
+    past p_Cmax = 1/k² L4S packets are dropped like Classic ones), scheduler ("time_shifted",
+    the RFC's; "wrr", Linux's, with c_protection 10 percent for the Classic queue and mtu
+    "1500B"), pi_delay ("classic"; "max", Linux's larger head sojourn of both queues),
+    decisions ("recur", the RFC pseudocode's deterministic one; "random", Linux's)."""
+    return _clean(
+        {
+            "kind": "dualpi2",
+            "target": target,
+            "step_thresh": step_thresh,
+            "coupling": coupling,
+            "limit": limit,
+            **params,
+        }
+    )
+
+
 def choke(
     min_th: Quantity | None = None,
     max_th: Quantity | None = None,
@@ -280,8 +310,11 @@ class Network:
         start: Quantity = 0,
         stop: Quantity | None = None,
         name: str | None = None,
+        ecn: str | None = None,
     ) -> Network:
-        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'."""
+        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'. `ecn`: the
+        datagrams' ECN codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the
+        source does not react to marks."""
         flow = {
             "kind": "udp",
             "src": src,
@@ -292,6 +325,7 @@ class Network:
             "start": start,
             "stop": stop,
             "name": name,
+            "ecn": ecn,
         }
         self._flows.append(_clean(flow))
         return self

@@ -54,11 +54,20 @@ pub mod tcp_flags {
     pub const CWR: u8 = 0x80;
 }
 
-/// ECN codepoints of the IP header's two low TOS bits (RFC 3168 section 5).
+/// ECN codepoints of the IP header's two low TOS bits (RFC 3168 section 5). ECT(1) is the
+/// L4S identifier (RFC 9331 section 4.1); an RFC 3168 AQM treats it as ECT(0) (any ECT
+/// codepoint may be marked CE).
 pub mod ecn {
     pub const NOT_ECT: u8 = 0b00;
+    pub const ECT1: u8 = 0b01;
     pub const ECT0: u8 = 0b10;
     pub const CE: u8 = 0b11;
+
+    /// RFC 9331 section 5.1 / RFC 9332 section 2.3: ECT(1) and CE (the codepoints with the
+    /// low bit set) are classified into the L4S queue; Not-ECT and ECT(0) are Classic.
+    pub fn is_l4s(codepoint: u8) -> bool {
+        codepoint & 0b01 == 0b01
+    }
 }
 
 /// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as offsets

@@ -467,7 +467,7 @@ impl World {
             self.sched.schedule_reserved(done, seq, Event::TxDone(l));
         }
         let p = link.in_transmission().expect("a transmission just started");
-        self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at);
+        self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap[l.index()].as_mut() {
             w.write(self.now, p, self.flows.info(p.flow).src);
         }

@@ -1,4 +1,4 @@
-//! CoDel, FQ-CoDel, PIE, FQ-PIE and CHOKe end to end, each against something independent of the code:
+//! CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe and DualPI2 end to end, each against something independent of the code:
 //! - CoDel (RFC 8289): under a constant 2x overload the drop times in the dropping state are
 //!   the control law's schedule `drop_next += interval/√count`, computed here by hand and
 //!   rounded up to the bottleneck's departure grid; TCP's standing queue settles near target.
@@ -10,8 +10,11 @@
 //!   drops 1 − 1/rho of it.
 //! - CHOKe (Pan, Prabhakar & Psounis 2000): one UDP flow at 2-10x the link rate beside 32 TCP
 //!   flows takes the link under RED and a small, falling share under CHOKe.
+//! - DualPI2 (RFC 9332): open-loop Classic and L4S (ECT(1)) UDP settle at the Classic drop
+//!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; Prague beside a
+//!   Classic TCP keeps its p99 sojourn under the 1 ms step.
 //!
-//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe") gives the figures.
+//! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
 mod common;
 use common::*;
@@ -295,5 +298,131 @@ fn choke_holds_an_unresponsive_flow_far_below_red() {
         assert!(choke < 0.269, "CHOKe: {choke}");
         assert!(choke < last, "the share falls as the rate grows");
         last = choke;
+    }
+}
+
+/// ECN codepoints as the sojourn table records them (RFC 3168 section 5).
+const CE: u64 = 3;
+
+/// What a DualPI2 run measured from 10 s on, from the bottleneck's records: the Classic
+/// flow's dropped fraction p_C (early drops over early drops plus departures), the L4S flow's
+/// CE fraction p_L, the L4S flow's sojourn quantiles (median, p99, p99.9) and the Classic
+/// flow's median sojourn, the mean p' monitor, both goodputs.
+struct Coupled {
+    p_c: f64,
+    p_l: f64,
+    l_sojourn: (f64, f64, f64),
+    c_median: f64,
+    p_prime: f64,
+    /// Means of the p_C and p_L monitors (p'² and k·p' at each update) from 10 s on.
+    mean_p_c: f64,
+    mean_p_l: f64,
+    goodputs: (f64, f64),
+}
+
+/// Flow 0 Classic (`classic` cc, ECN off), flow 1 L4S (`l4s`, a TCP cc with ECN on, not
+/// paced) through DualPI2 at `rate`.
+fn l4s_beside_classic(classic: &str, l4s: &str, rate: &str, seconds: u32) -> Coupled {
+    let mut sc = dumbbell(2, "1Gbps", "1ms", rate, "10ms", json!({"kind": "dualpi2"}));
+    sc["duration"] = json!(format!("{seconds}s"));
+    let l4s_flow = json!({"kind": "tcp", "src": "s1", "dst": "d", "cc": l4s, "tcp": {"ecn": true}});
+    sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": classic}, l4s_flow]);
+    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
+    measure_coupling(&run(&sc))
+}
+
+fn measure_coupling(r: &RunResult) -> Coupled {
+    let (t, f, s, e) = (
+        f64s(r, "sojourn", "time_s"),
+        u64s(r, "sojourn", "flow"),
+        f64s(r, "sojourn", "sojourn_s"),
+        u64s(r, "sojourn", "ecn"),
+    );
+    let steady = |i: usize| t[i] >= 10.0;
+    let l: Vec<usize> = (0..t.len()).filter(|&i| steady(i) && f[i] == 1).collect();
+    let c_sent = (0..t.len()).filter(|&i| steady(i) && f[i] == 0).count() as f64;
+    let c_sojourn: Vec<f64> = (0..t.len()).filter(|&i| steady(i) && f[i] == 0).map(|i| s[i]).collect();
+    let (dt, df, dr) = (f64s(r, "drops", "time_s"), u64s(r, "drops", "flow"), u64s(r, "drops", "reason"));
+    let c_drops = (0..dt.len()).filter(|&i| dt[i] >= 10.0 && df[i] == 0 && dr[i] == EARLY).count() as f64;
+    let l_drops = (0..dt.len()).filter(|&i| dt[i] >= 10.0 && df[i] == 1).count();
+    assert_eq!(l_drops, 0, "no L4S packet dropped (no overload, no overflow)");
+    let l_sojourn: Vec<f64> = l.iter().map(|&i| s[i]).collect();
+    let p_l = l.iter().filter(|&&i| e[i] == CE).count() as f64 / l.len() as f64;
+    let p_prime = mean(&monitor(r, "p_prime").iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
+    let g = f64s(r, "flows", "goodput_bps");
+    let late = |name: &str| mean(&monitor(r, name).iter().filter(|x| x.0 >= 10.0).map(|x| x.1).collect::<Vec<_>>());
+    Coupled {
+        mean_p_c: late("p_c"),
+        mean_p_l: late("p_l"),
+        p_c: c_drops / (c_drops + c_sent),
+        p_l,
+        l_sojourn: (quantile(&l_sojourn, 0.5), quantile(&l_sojourn, 0.99), quantile(&l_sojourn, 0.999)),
+        c_median: quantile(&c_sojourn, 0.5),
+        p_prime,
+        goodputs: (g[0], g[1]),
+    }
+}
+
+fn report(name: &str, m: &Coupled) {
+    eprintln!(
+        "DualPI2, {name}: p_C {:.5}, p_L {:.5}, (p_L/2)^2 {:.5} (ratio {:.3}), mean p' {:.5}, mean p_C {:.5}, mean p_L {:.5}, mean(p'^2)/mean(p')^2 {:.3}; L4S sojourn median {:.3} ms, \
+         p99 {:.3} ms, p99.9 {:.3} ms; Classic median {:.2} ms; goodputs {:.2} / {:.2} Mb/s",
+        m.p_c,
+        m.p_l,
+        (m.p_l / 2.0).powi(2),
+        m.p_c / (m.p_l / 2.0).powi(2),
+        m.p_prime,
+        m.mean_p_c,
+        m.mean_p_l,
+        m.mean_p_c / m.p_prime.powi(2),
+        m.l_sojourn.0 * 1e3,
+        m.l_sojourn.1 * 1e3,
+        m.l_sojourn.2 * 1e3,
+        m.c_median * 1e3,
+        m.goodputs.0 / 1e6,
+        m.goodputs.1 / 1e6
+    );
+}
+
+/// Open loop, where p' settles (RFC 9332 section 2.4's coupling at a steady state): a Classic
+/// UDP source (Not-ECT) at R_C = 36 Mb/s and an L4S one (ECT(1)) at R_L = 8 Mb/s through a
+/// 40 Mb/s DualPI2. The L4S queue is never dropped from, so with the Classic queue held at
+/// target the Classic flow must lose p_C = 1 − (C − R_L)/R_C = 1/9 of its packets; the
+/// coupling then marks p_L = k·√p_C = 2/3 of the L4S packets. Measured from 10 s on: p_C
+/// and p_L against those closed forms and against each other (p_C = (p_L/k)²), within
+/// 10 %; the L4S queue's p99 sojourn under the 1 ms step threshold.
+#[test]
+fn dualpi2_couples_the_classic_drop_to_the_square_of_the_l4s_mark() {
+    let mut sc = dumbbell(2, "1Gbps", "1ms", "40Mbps", "10ms", json!({"kind": "dualpi2"}));
+    sc["duration"] = json!("30s");
+    sc["flows"] = json!([
+        {"kind": "udp", "src": "s0", "dst": "d", "rate": "36Mbps", "size": "1472B"},
+        {"kind": "udp", "src": "s1", "dst": "d", "rate": "8Mbps", "size": "1472B", "ecn": "ect1"},
+    ]);
+    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
+    let m = measure_coupling(&run(&sc));
+    report("open-loop UDP, 36 Mb/s Classic + 8 Mb/s L4S at 40 Mb/s", &m);
+    let p_c_ref = 1.0 - (40.0 - 8.0) / 36.0;
+    check_rel("DualPI2 Classic drop fraction vs 1 - (C - R_L)/R_C", m.p_c, p_c_ref, 0.10);
+    check_rel("DualPI2 L4S mark fraction vs k·sqrt(p_C)", m.p_l, 2.0 * p_c_ref.sqrt(), 0.10);
+    check_rel("DualPI2 p_C vs (p_L/k)^2", m.p_c, (m.p_l / 2.0).powi(2), 0.10);
+    assert!(m.l_sojourn.1 < 0.001, "L4S p99 sojourn {}", m.l_sojourn.1);
+    check_rel("DualPI2 Classic median sojourn vs target", m.c_median, 0.015, 0.10);
+}
+
+/// Closed loop (RFC 9332 section 1's aim: an L4S flow beside a Classic one keeps its queue
+/// delay around the 1 ms step while the Classic queue sits near target): NewReno (ECN off) and
+/// Prague (ECT(1)) through a 40 Mb/s DualPI2, 30 s. Asserted: the L4S flow's p99 sojourn under
+/// 1 ms, no L4S drop, both flows with at least a tenth of the link. Printed (a finding, see
+/// docs/validation.md): the realized p_C against (p_L/k)², which p' 's variation moves away
+/// from 1 (E[p'²] > E[p']²).
+#[test]
+fn dualpi2_holds_prague_under_a_millisecond_beside_newreno() {
+    for classic in ["newreno", "cubic"] {
+        let m = l4s_beside_classic(classic, "prague", "40Mbps", 30);
+        report(&format!("{classic} + prague at 40 Mb/s"), &m);
+        assert!(m.l_sojourn.1 < 0.001, "L4S p99 sojourn {}", m.l_sojourn.1);
+        assert!(m.goodputs.0 > 4e6 && m.goodputs.1 > 4e6, "goodputs {:?}", m.goodputs);
+        assert!(m.c_median > 0.005 && m.c_median < 0.020, "Classic median sojourn {}", m.c_median);
     }
 }

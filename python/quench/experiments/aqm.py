@@ -1,12 +1,16 @@
 """aqm — today's queue management side by side: drop-tail, RED, Adaptive RED, CoDel, FQ-CoDel,
-PIE, FQ-PIE and CHOKe on one bottleneck (quench's own experiment; the claims are the RFCs').
+PIE, FQ-PIE, CHOKe and DualPI2 on one bottleneck (quench's own experiment; the claims are the
+RFCs').
 
 The claims checked: CoDel keeps the standing queue of long-lived TCP flows near its 5 ms target
 (RFC 8289 §1, §4.2); FQ-CoDel serves sparse flows ahead of bulk ones, so a sparse flow's packets
 wait well under the target, and shares the link evenly among bulk flows (RFC 8290 §1.1, §4.1,
 §4.4); PIE drives the mean queueing delay to its 15 ms target (RFC 8033 §4.2, §5); a large
 drop-tail buffer fills into a standing queue that AQM removes (RFC 7567 §1, §2); and flow
-queueing shortens short transfers behind bulk ones (RFC 8290 §1.1).
+queueing shortens short transfers behind bulk ones (RFC 8290 §1.1); DualPI2 keeps an L4S flow's
+queue delay under its 1 ms step threshold beside a Classic flow (RFC 9332 §1, A.1; at the 99th
+percentile) and couples the Classic drop probability to the square of the L4S mark probability,
+p_C = (p_L/k)^2 with k = 2 (RFC 9332 §2.4).
 
 What the grid is, and what we chose (each a field of `Params`):
 - Topology: the bulk senders, the sparse sender and the short-flow sender each reach router r1
@@ -21,8 +25,17 @@ What the grid is, and what we chose (each a field of `Params`):
   Shenker 2001: `adapt = "floyd2001"`, w_q "auto", gentle curve, the same automatic thresholds);
   CoDel (target 5 ms, interval 100 ms); FQ-CoDel (1024 queues, quantum 1514 B); PIE (target 15
   ms, tupdate 15 ms, the RFC's departure-rate delay estimate); FQ-PIE; CHOKe (RED's defaults).
-  RED, ARED and CHOKe count in packets with a mean packet size of 1500 B. DualPI2 (RFC 9332) is
-  not in quench yet.
+  RED, ARED and CHOKe count in packets with a mean packet size of 1500 B. DualPI2 (RFC 9332:
+  target 15 ms, tupdate 16 ms, alpha 0.16 Hz, beta 3.2 Hz, k = 2, step 1 ms, tshift 40 ms); the
+  grid's traffic is all Classic (Not-ECT, or ECT(0) with ECN), so it runs as a PI2 queue there
+  (p' squared).
+- L4S pairs (`Params.l4s_cc`): one Classic bulk flow (each of `ccs`, ECN off) and one L4S flow
+  (Prague, ECT(1), ECN on, paced with `tcp.pacing` as tcp_prague requires) through DualPI2
+  at every rate and RTT with the largest buffer,
+  without the sparse and short flows. Measured after the warm-up from the bottleneck's packets:
+  the L4S flow's sojourn (median, p99), the Classic flow's median sojourn, the Classic flow's
+  dropped fraction p_C (early drops over early drops plus departures), the L4S flow's CE
+  fraction p_L (the sojourn table's `ecn` column), both goodputs.
 - ECN: the grid runs without ECN (every signal a drop; the criteria are judged on these runs),
   and again with ECN (RFC 3168) in the TCP flows and marking in every discipline for N = 4
   NewReno at every rate, RTT and buffer (`Params.ecn_flows`, `ecn_ccs`), which is where the
@@ -39,9 +52,10 @@ What the grid is, and what we chose (each a field of `Params`):
   run: the bottleneck's utilization, drop rate (of which overflows: the buffer was full) and mark
   rate (over arrived packets), and Jain's index
   of the bulk flows' goodput.
-- Grid: the full mode runs every combination (2 rates x 2 RTTs x 2 buffers x 3 N x 2 CC x 8
-  disciplines = 384 runs of 60 s) and the 64 ECN runs; the quick mode (CI) runs 10 Mb/s, 20 ms,
-  N = 4 NewReno, both buffers, with and without ECN, 30 s (32 runs).
+- Grid: the full mode runs every combination (2 rates x 2 RTTs x 2 buffers x 3 N x 2 CC x 9
+  disciplines = 432 runs of 60 s), the 72 ECN runs and 8 L4S pairs; the quick mode (CI) runs
+  10 Mb/s, 20 ms, N = 4 NewReno, both buffers, with and without ECN, 30 s (36 runs) and one L4S
+  pair (NewReno beside Prague).
 """
 
 from __future__ import annotations
@@ -57,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
-from quench.network import Network, choke, codel, droptail, fq_codel, fq_pie, pie, red
+from quench.network import Network, choke, codel, droptail, dualpi2, fq_codel, fq_pie, pie, red
 from quench.results import Results, jain_index
 from quench.units import parse_rate
 
@@ -74,12 +88,17 @@ DISCIPLINES = [
     ("pie", "PIE"),
     ("fq_pie", "FQ-PIE"),
     ("choke", "CHOKe"),
+    ("dualpi2", "DualPI2"),
 ]
 LABELS = dict(DISCIPLINES)
 AQMS = [key for key, _ in DISCIPLINES if key != "droptail"]
 # The RFCs' targets.
 CODEL_TARGET_S = 0.005  # RFC 8289 §4.2
 PIE_TARGET_S = 0.015  # RFC 8033 §4.2 / §5
+L4S_STEP_MS = 1.0  # RFC 9332 A.1 / Linux sch_dualpi2: the L4S step threshold
+COUPLING_K = 2.0  # RFC 9332 §2.4: k = 2
+# The coupling's tolerance: p_C within ±10 % of (p_L/k)^2.
+COUPLING_TOLERANCE = 0.1
 # Criteria: CoDel's median within 2 x target; PIE's mean within ±50 % of target (the PI
 # controller regulates the mean delay estimate, which moves with TCP's sawtooth and is
 # quantised by the 15 ms update; RFC 8033 §5's own figures swing by that much); the sparse
@@ -93,8 +112,9 @@ FQ_JAIN = 0.99
 CODEL_UTILIZATION = 0.9
 # What the experiment leaves out (summary.json's "gaps", shown in the report).
 GAPS = (
-    "DualPI2 (RFC 9332) is not in quench yet and is left out; no ns-3 cross-check of this grid yet; "
-    "ECN runs only for N = 4 NewReno, and the criteria are judged on the runs without ECN."
+    "no ns-3 cross-check of this grid yet; ECN runs only for N = 4 NewReno, and the criteria are judged "
+    "on the runs without ECN; the L4S pairs are one Classic and one Prague flow (Prague without its "
+    "RTT independence), without DCTCP or several L4S flows."
 )
 # A configuration's columns in the table, in the order of `Params.configurations()`.
 CONFIG_KEYS = ["rate", "rtt_ms", "buffer_bdp", "flows", "cc", "ecn"]
@@ -127,6 +147,13 @@ class Params:
     # The configurations run again with ECN: these N and CCs at every rate, RTT and buffer.
     ecn_flows: list[int] = field(default_factory=lambda: [4])
     ecn_ccs: list[str] = field(default_factory=lambda: ["newreno"])
+    # The L4S pairs: this scalable controller beside each of `ccs` through DualPI2.
+    l4s_cc: str = "prague"
+
+    def l4s_configurations(self) -> list[tuple[str, float, float, str]]:
+        """(rate, rtt_ms, buffer_bdp, classic cc) of every L4S pair, at the largest buffer."""
+        buf = max(self.buffers_bdp)
+        return [(rate, rtt, buf, cc) for rate in self.rates for rtt in self.rtts_ms for cc in self.ccs]
 
     def configurations(self) -> list[tuple[str, float, float, int, str, bool]]:
         """(rate, rtt_ms, buffer_bdp, N, cc, ecn) of every configuration run: the grid without
@@ -171,6 +198,8 @@ def discipline(key: str, limit_packets: int, ecn: bool) -> dict[str, Any]:
         return red(w_q="auto", curve="gentle", adapt="floyd2001", **red_common)
     if key == "choke":
         return choke(**red_common)
+    if key == "dualpi2":
+        return dualpi2(limit=limit)  # it marks ECN-capable Classic packets whatever `ecn`
     helper = {"codel": codel, "fq_codel": fq_codel, "pie": pie, "fq_pie": fq_pie}[key]
     return helper(limit=limit, ecn=ecn)
 
@@ -209,6 +238,65 @@ def network(p: Params, config: tuple[str, float, float, int, str, bool], key: st
     )
     net.record(sojourn=True, queues=False, cwnd=False, rtt=False, links=[BOTTLENECK])
     return net
+
+
+def l4s_network(p: Params, config: tuple[str, float, float, str], seed: int) -> Network:
+    """One Classic bulk flow (`cc`, ECN off) and one L4S flow (`p.l4s_cc`, ECT(1)) through
+    DualPI2 on the grid's topology."""
+    rate, rtt_ms, buffer_bdp, cc = config
+    net = Network(seed=seed, name=f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}")
+    senders, receivers = ("classic_s", "l4s_s"), ("classic_d", "l4s_d")
+    net.hosts(*senders, *receivers).routers("r1", "r2")
+    access = {"rate": p.access_rate, "delay": f"{p.access_delay_ms}ms", "qdisc": droptail("10000p")}
+    for s, d in zip(senders, receivers):
+        net.link(s, "r1", **access)
+        net.link("r2", d, **access)
+    limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
+    delay_ms = rtt_ms / 2 - 2 * p.access_delay_ms
+    net.link(
+        "r1",
+        "r2",
+        rate=rate,
+        delay=f"{delay_ms:g}ms",
+        qdisc=dualpi2(limit=f"{limit}p"),
+        reverse_qdisc=droptail("10000p"),
+    )
+    tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window}
+    net.tcp("classic_s", "classic_d", cc=cc, name="classic", ecn=False, **tcp)
+    # Paced, as tcp_prague requires of its socket (SK_PACING_NEEDED): unpaced, a delayed ACK
+    # releases two back-to-back segments and the second waits one transmission time, which at
+    # 10 Mb/s (1.2 ms) is past the 1 ms step.
+    net.tcp("l4s_s", "l4s_d", cc=p.l4s_cc, name="l4s", ecn=True, pacing=True, start=f"{p.bulk_spacing_ms:g}ms", **tcp)
+    net.record(sojourn=True, queues=False, cwnd=False, rtt=False, links=[BOTTLENECK])
+    return net
+
+
+CE = 3  # the ECN field's CE codepoint (RFC 3168 §5), as the sojourn table records it
+
+
+def l4s_measure(res: Results, p: Params) -> dict[str, Any]:
+    """One L4S pair's figures after the warm-up."""
+    s = res.sojourn
+    s = s[(s["link_name"] == BOTTLENECK) & (s["time_s"] >= p.warmup_s)]
+    classic, l4s = s[s["flow_name"] == "classic"], s[s["flow_name"] == "l4s"]
+    d = res.drops
+    d = d[(d["link_name"] == BOTTLENECK) & (d["time_s"] >= p.warmup_s)]
+    c_drops = int(((d["flow_name"] == "classic") & (d["reason"] == "early")).sum())
+    p_c = c_drops / max(c_drops + len(classic), 1)
+    p_l = float((l4s["ecn"] == CE).mean()) if len(l4s) else math.nan
+    goodput = res.flows.set_index("name")["goodput_bps"]
+    return {
+        "utilization": float(res.link(BOTTLENECK)["utilization"]),
+        "l4s_median_ms": 1e3 * quantile(l4s["sojourn_s"].to_numpy(), 0.5),
+        "l4s_p99_ms": 1e3 * quantile(l4s["sojourn_s"].to_numpy(), 0.99),
+        "classic_median_ms": 1e3 * quantile(classic["sojourn_s"].to_numpy(), 0.5),
+        "p_c": p_c,
+        "p_l": p_l,
+        "coupling_ratio": p_c / (p_l / COUPLING_K) ** 2 if p_l > 0 else math.nan,
+        "l4s_drops": int((d["flow_name"] == "l4s").sum()),
+        "classic_goodput_mbps": float(goodput["classic"]) / 1e6,
+        "l4s_goodput_mbps": float(goodput["l4s"]) / 1e6,
+    }
 
 
 def quantile(x: np.ndarray, q: float) -> float:
@@ -253,17 +341,25 @@ def config_columns(config: tuple[str, float, float, int, str, bool]) -> dict[str
     return dict(zip(CONFIG_KEYS, config))
 
 
-def run_all(p: Params, seed: int) -> tuple[pd.DataFrame, dict[tuple, list[float]]]:
+L4S_KEYS = ["rate", "rtt_ms", "buffer_bdp", "classic_cc"]
+
+
+def run_all(p: Params, seed: int) -> tuple[pd.DataFrame, dict[tuple, list[float]], pd.DataFrame]:
     """Every configuration with every discipline: the table (one row per run) and the sojourn
-    CDFs keyed by (configuration..., discipline)."""
+    CDFs keyed by (configuration..., discipline); and the L4S pairs' table."""
     points = [(config, key) for config in p.configurations() for key in p.disciplines]
     runs = [Run.of(network(p, c, k, seed), f"{p.duration_s:g}s", functools.partial(measure, p=p)) for c, k in points]
-    (measured,) = run_grid(runs)
+    pairs = p.l4s_configurations() if "dualpi2" in p.disciplines else []
+    l4s_runs = [
+        Run.of(l4s_network(p, c, seed), f"{p.duration_s:g}s", functools.partial(l4s_measure, p=p)) for c in pairs
+    ]
+    measured, l4s_measured = run_grid(runs, l4s_runs)
     rows, cdfs = [], {}
     for (config, key), m in zip(points, measured):
         cdfs[(*config, key)] = m.pop("cdf_ms")
         rows.append({**config_columns(config), "discipline": key, **m})
-    return pd.DataFrame(rows), cdfs
+    l4s = pd.DataFrame([{**dict(zip(L4S_KEYS, c)), **m} for c, m in zip(pairs, l4s_measured)])
+    return pd.DataFrame(rows), cdfs, l4s
 
 
 # ---------------------------------------------------------------------------------------
@@ -381,6 +477,31 @@ def claims(t: pd.DataFrame) -> list[Claim]:
     return [c for c in out if len(c.values)]
 
 
+def l4s_claims(l4s: pd.DataFrame) -> list[Claim]:
+    """RFC 9332's claims on the L4S pairs (left out when none ran)."""
+    if not len(l4s):
+        return []
+    by = l4s.set_index(L4S_KEYS)
+    out = [
+        Claim(
+            "DualPI2: L4S flow's p99 queue delay beside a Classic flow, worst configuration (ms)",
+            "RFC 9332 §1, A.1: the L4S queue's delay held under the 1 ms step threshold (p99)",
+            by["l4s_p99_ms"],
+            "at_most",
+            L4S_STEP_MS,
+        ),
+        Claim(
+            "DualPI2: p_C / (p_L/k)^2, k = 2, farthest from 1",
+            "RFC 9332 §2.4: p_C = (p_L/k)^2",
+            by["coupling_ratio"],
+            "within",
+            1.0,
+            COUPLING_TOLERANCE,
+        ),
+    ]
+    return out
+
+
 def coverage_table(claims_: list[Claim]) -> dict[str, Any]:
     """How many of the configurations each claim covers it holds in, and its worst one."""
     return {
@@ -424,8 +545,37 @@ def cell(col: str, v: Any) -> str:
 
 
 def config_title(config: tuple) -> str:
+    """A grid configuration, or an L4S pair's (rate, RTT, buffer, Classic cc)."""
+    if len(config) == len(L4S_KEYS):
+        rate, rtt_ms, buffer_bdp, cc = config
+        return f"{rate}, RTT {rtt_ms:g} ms, buffer {buffer_bdp:g} BDP, {cc} + L4S"
     rate, rtt_ms, buffer_bdp, n, cc, ecn = config
     return f"{rate}, RTT {rtt_ms:g} ms, buffer {buffer_bdp:g} BDP, {n} x {cc}{', ECN' if ecn else ''}"
+
+
+L4S_COLUMNS = [
+    ("util", "utilization", "{:.3f}"),
+    ("L4S p50 ms", "l4s_median_ms", "{:.3f}"),
+    ("L4S p99 ms", "l4s_p99_ms", "{:.3f}"),
+    ("Classic p50 ms", "classic_median_ms", "{:.2f}"),
+    ("p_C", "p_c", "{:.5f}"),
+    ("p_L", "p_l", "{:.5f}"),
+    ("p_C/(p_L/2)^2", "coupling_ratio", "{:.3f}"),
+    ("Classic Mb/s", "classic_goodput_mbps", "{:.2f}"),
+    ("L4S Mb/s", "l4s_goodput_mbps", "{:.2f}"),
+]
+
+
+def l4s_table(l4s: pd.DataFrame, l4s_cc: str) -> dict[str, Any]:
+    """The L4S pairs, one row each."""
+    return {
+        "title": f"DualPI2: one Classic flow beside one L4S flow ({l4s_cc}, ECT(1))",
+        "columns": ["configuration", *(head for head, _, _ in L4S_COLUMNS)],
+        "rows": [
+            [config_title(tuple(r[k] for k in L4S_KEYS)), *(fmt.format(r[col]) for _, col, fmt in L4S_COLUMNS)]
+            for _, r in l4s.iterrows()
+        ],
+    }
 
 
 def tables(t: pd.DataFrame) -> list[dict[str, Any]]:
@@ -473,7 +623,7 @@ def plot(out: Path, t: pd.DataFrame, cdfs: dict[tuple, list[float]], p: Params) 
             ax.axis("off")
         fig.suptitle("aqm: bottleneck sojourn-time CDFs (after warm-up)")
     with figures.new("aqm_utilization_delay.png", 1, 1, figsize=(7, 5)) as (fig, ax):
-        markers = "osD^v<>P"
+        markers = "osD^v<>PX"
         for (key, label), marker in zip(DISCIPLINES, markers):
             rows_ = t[t["discipline"] == key]
             if len(rows_):
@@ -507,11 +657,12 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     p = quick_params() if quick else Params()
-    t, cdfs = run_all(p, seed)
+    t, cdfs, l4s = run_all(p, seed)
     t.to_csv(out / "aqm.csv", index=False)
+    l4s.to_csv(out / "aqm_l4s.csv", index=False)
     plots = plot(out, t, cdfs, p)
-    checked = claims(t)
-    per_config = [coverage_table(checked), *tables(t)]
+    checked = claims(t) + l4s_claims(l4s)
+    per_config = [coverage_table(checked), *tables(t), *([l4s_table(l4s, p.l4s_cc)] if len(l4s) else [])]
     return report(
         out,
         NAME,
@@ -531,6 +682,6 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         quick=quick,
         plots=plots,
         result_tables=per_config,
-        runs=len(t),
+        runs=len(t) + len(l4s),
         gaps=GAPS,
     )

@@ -19,6 +19,7 @@ pub mod dctcp;
 pub mod fast;
 pub mod hystart;
 pub mod newreno;
+pub mod prague;
 pub mod reno;
 pub mod tahoe;
 pub mod vegas;
@@ -205,6 +206,11 @@ pub trait CongestionControl {
     fn needs_rtt_every_ack(&self) -> bool {
         false
     }
+    /// The ECT codepoint on this controller's ECN-capable data (`packet::ecn`): ECT(0) for a
+    /// Classic controller (RFC 3168), ECT(1) for a scalable one (RFC 9331 section 4.1).
+    fn ect_codepoint(&self) -> u8 {
+        crate::packet::ecn::ECT0
+    }
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -301,6 +307,9 @@ macro_rules! registry {
             fn needs_rtt_every_ack(&self) -> bool {
                 match self { $(AnyCc::$variant(c) => c.needs_rtt_every_ack(),)+ }
             }
+            fn ect_codepoint(&self) -> u8 {
+                match self { $(AnyCc::$variant(c) => c.ect_codepoint(),)+ }
+            }
         }
     };
 }
@@ -314,6 +323,7 @@ registry! {
     Cubic: "cubic" => cubic::Cubic(CubicConfig),
     Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig),
     Bbr: "bbr" => bbr::Bbr(BbrConfig),
+    Prague: "prague" => prague::Prague(PragueConfig),
 }
 
 impl Default for CcSpec {

@@ -10,6 +10,7 @@ pub mod classify;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod dummynet;
 pub mod fifo;
 pub mod flow_queues;
@@ -273,6 +274,7 @@ registry! {
     Pie: "pie" => pie::Pie(PieConfig),
     FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
     Choke: "choke" => choke::Choke(ChokeConfig),
+    DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
 }
 
 impl Default for QdiscSpec {

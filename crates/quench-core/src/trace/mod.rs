@@ -27,7 +27,7 @@ pub struct RecordConfig {
     /// Queue length in packets and bytes at every change (exact, event-driven).
     #[serde(default = "yes")]
     pub queues: bool,
-    /// One row per packet leaving a queue with its sojourn time.
+    /// One row per packet leaving a queue with its sojourn time and ECN codepoint.
     #[serde(default)]
     pub sojourn: bool,
     /// One row per drop with its reason.
@@ -118,7 +118,9 @@ impl TcpEvent {
 }
 
 columnar!(QueueTrace { time_s: f64, link: u32, packets: u64, bytes: u64 });
-columnar!(SojournTrace { time_s: f64, link: u32, flow: u32, sojourn_s: f64 });
+// `ecn`: the packet's ECN codepoint as it leaves the queue (0 Not-ECT, 1 ECT(1), 2 ECT(0),
+// 3 CE; RFC 3168 section 5), so that a mark set by the queue shows.
+columnar!(SojournTrace { time_s: f64, link: u32, flow: u32, sojourn_s: f64, ecn: u8 });
 columnar!(DropTrace { time_s: f64, link: u32, flow: u32, reason: u8, size: u32 });
 columnar!(CwndTrace { time_s: f64, flow: u32, cwnd: u64, ssthresh: u64 });
 columnar!(PcpRateTrace { time_s: f64, flow: u32, rate_bps: u64, increment_bps: u64 });
@@ -313,9 +315,9 @@ impl Recorder {
     }
 
     #[inline]
-    pub fn sojourn(&mut self, now: Time, link: LinkId, flow: FlowId, sojourn: Dur) {
+    pub fn sojourn(&mut self, now: Time, link: LinkId, flow: FlowId, sojourn: Dur, ecn: u8) {
         if self.cfg.sojourn && self.link_wanted(link) {
-            let rows = self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64());
+            let rows = self.sojourn.push(now.as_secs_f64(), link.0, flow.0, sojourn.as_secs_f64(), ecn);
             self.pushed(rows, Series::Sojourn);
         }
     }

@@ -5,7 +5,7 @@
 
 use crate::error::ConfigError;
 use crate::limits;
-use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
+use crate::packet::{ecn, AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
 use crate::rng::{Rng, StreamKind};
 use crate::transport::{
     Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Host, Timer, TimerSlot, TransportSpec,
@@ -16,6 +16,28 @@ use serde::{Deserialize, Serialize};
 const TIMER_NEXT_DATAGRAM: u8 = 0;
 /// The largest UDP payload of an IPv4 datagram (65535 − 20 − 8).
 const MAX_UDP_PAYLOAD: u64 = 65_507;
+
+/// The ECN codepoint a UDP source puts on its datagrams (RFC 3168 section 5; ECT(1) is the
+/// L4S identifier of RFC 9331 section 4.1). An open-loop source ignores marks: this only
+/// says which queue and which marking rules its datagrams meet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpEcn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
+}
+
+impl UdpEcn {
+    pub fn codepoint(self) -> u8 {
+        match self {
+            UdpEcn::NotEct => ecn::NOT_ECT,
+            UdpEcn::Ect0 => ecn::ECT0,
+            UdpEcn::Ect1 => ecn::ECT1,
+        }
+    }
+}
 
 /// Inter-departure pattern.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,6 +179,8 @@ pub struct UdpSource {
     /// Mean time between datagrams, in seconds.
     mean_gap: f64,
     stop: Time,
+    /// The ECN codepoint of every datagram.
+    ecn: u8,
     rng: Rng,
     next: TimerSlot,
     seq: u64,
@@ -173,6 +197,7 @@ pub struct UdpSourceParams {
     pub rate: BitRate,
     pub size: SizeSpec,
     pub stop: Time,
+    pub ecn: UdpEcn,
 }
 
 impl UdpSource {
@@ -187,6 +212,7 @@ impl UdpSource {
             mean_gap: mean_datagram_bits / p.rate.0 as f64,
             size: p.size,
             stop: p.stop,
+            ecn: p.ecn.codepoint(),
             rng,
             next: TimerSlot::default(),
             seq: 0,
@@ -219,7 +245,7 @@ impl UdpSource {
             window: 0,
             proto: Proto::Udp,
             flags: 0,
-            ecn: 0,
+            ecn: self.ecn,
             sack: Default::default(),
             frag: Default::default(),
         };
@@ -313,6 +339,9 @@ pub struct UdpFlowSpec {
     /// When the source stops; the end of the run when absent.
     #[serde(default)]
     pub stop: Option<Dur>,
+    /// ECN codepoint of the datagrams: "not_ect" (default), "ect0" or "ect1".
+    #[serde(default)]
+    pub ecn: UdpEcn,
 }
 
 fn default_pattern() -> Pattern {
@@ -352,6 +381,7 @@ impl TransportSpec for UdpFlowSpec {
             rate: self.rate,
             size: self.size.clone(),
             stop: self.stop.map_or(cx.end, |s| Time::ZERO + s),
+            ecn: self.ecn,
         };
         let rng = Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64);
         Ok(BuiltFlow {

@@ -2,7 +2,8 @@
 //! docs/mechanisms.md#ecn), kept apart from the reliability code. With `tcp.ecn = true`:
 //! - **Negotiation** (6.1.1): the SYN carries ECE|CWR; a receiver that agrees answers with a
 //!   SYN-ACK carrying ECE (not CWR). Only then is the connection ECN-capable.
-//! - **Sender** (6.1.2, 6.1.4, 6.1.5): new data segments carry ECT(0); retransmissions, pure
+//! - **Sender** (6.1.2, 6.1.4, 6.1.5): new data segments carry ECT(0) (ECT(1) when the
+//!   controller is scalable, RFC 9331 section 4.1: `ect_codepoint`); retransmissions, pure
 //!   ACKs and the SYN do not. On an ACK with ECE the sender reduces at most once per window of
 //!   data — not again until data sent after the reduction is acknowledged, and not during loss
 //!   recovery (which already reduced for that window): `ssthresh` from the controller's rule
@@ -60,12 +61,13 @@ impl SenderEcn {
         self.cwr_pending = true;
     }
 
-    /// ECT(0) on new data, and CWR on the first new data segment after a reduction.
-    pub fn stamp(&self, pkt: &mut Packet, retransmit: bool) {
+    /// The controller's ECT codepoint (`codepoint`: ECT(0), or ECT(1) for a scalable
+    /// controller) on new data, and CWR on the first new data segment after a reduction.
+    pub fn stamp(&self, pkt: &mut Packet, retransmit: bool, codepoint: u8) {
         if !self.negotiated || retransmit || pkt.payload == 0 {
             return;
         }
-        pkt.ecn = ecn::ECT0;
+        pkt.ecn = codepoint;
         if self.cwr_pending {
             pkt.flags |= tcp_flags::CWR;
         }
@@ -209,23 +211,27 @@ mod tests {
     fn sender_stamps_ect_on_new_data_and_cwr_once() {
         let mut tx = SenderEcn { negotiated: true, ..Default::default() };
         let mut p = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut p, false);
+        tx.stamp(&mut p, false, ecn::ECT0);
         assert_eq!((p.ecn, p.flags & tcp_flags::CWR), (ecn::ECT0, 0));
         tx.reduced(5000);
         let mut r = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut r, true); // a retransmission: neither ECT nor CWR
+        tx.stamp(&mut r, true, ecn::ECT0); // a retransmission: neither ECT nor CWR
         assert_eq!((r.ecn, r.flags & tcp_flags::CWR), (ecn::NOT_ECT, 0));
         let mut n = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut n, false);
+        tx.stamp(&mut n, false, ecn::ECT0);
         assert_eq!((n.ecn, n.flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
         // Refused by the host, `n` never left: the next segment carries CWR again.
         let mut again = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut again, false);
+        tx.stamp(&mut again, false, ecn::ECT0);
         assert_eq!(again.flags & tcp_flags::CWR, tcp_flags::CWR);
         tx.sent(&again);
         let mut m = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut m, false);
+        tx.stamp(&mut m, false, ecn::ECT0);
         assert_eq!(m.flags & tcp_flags::CWR, 0);
+        // A scalable controller's codepoint (RFC 9331 section 4.1).
+        let mut l = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut l, false, ecn::ECT1);
+        assert_eq!(l.ecn, ecn::ECT1);
         // Once per window: ECE on ACKs up to 5000 is ignored.
         let mut ack = with(tcp_flags::ACK | tcp_flags::ECE, 0);
         ack.ack = 5000;

@@ -248,7 +248,7 @@ impl TcpSender {
         let retransmit = seq < self.snd_max;
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         pkt.frag.dont = self.cfg.dont_fragment;
-        self.ecn.stamp(&mut pkt, retransmit);
+        self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint());
         self.watch_send(seq, len, retransmit, cx);
         let admission = cx.send(pkt);
         let now = cx.now;
