@@ -184,11 +184,16 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
         )
     elif kind in ("codel", "fq_codel"):
         a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
-        a.update(
-            Target=("time_s", _secs(spec["target"])),
-            Interval=("time_s", _secs(spec["interval"])),
-            UseEcn=("bool", spec["ecn"]),
-        )
+        if kind == "codel":
+            a.update(Target=("time_s", _secs(spec["target"])), Interval=("time_s", _secs(spec["interval"])))
+        else:
+            # FqCoDelQueueDisc takes Target and Interval as strings (it hands them on to the
+            # CoDel of each flow queue): whole nanoseconds, which ns-3's Time parser reads exactly.
+            a.update(
+                Target=("string", f"{round(_secs(spec['target']) * 1e9)}ns"),
+                Interval=("string", f"{round(_secs(spec['interval']) * 1e9)}ns"),
+            )
+        a["UseEcn"] = ("bool", spec["ecn"])
         if spec.get("ce_threshold") is not None:
             a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
         if kind == "codel":
@@ -323,7 +328,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
     for k in ("pcap", "segments", "sojourn", "rtt", "monitors"):
         if r["record"].get(k):
-            notes.append(f"record.{k}: not recorded in ns-3 (only the queue table is)")
+            notes.append(f"record.{k}: not recorded in ns-3 (only the queue and cwnd tables are)")
     links = []
     for i, ln in enumerate(r["links"]):
         key = f"links[{i}]"
@@ -430,6 +435,9 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         "device_queue": DEVICE_QUEUE,
         "base_port": BASE_PORT,
         "record_queue": record_queue,
+        # ns-3's CongestionWindow and SlowStartThreshold traces, one row per change (quench's
+        # cwnd_interval thinning is not applied).
+        "record_cwnd": bool(rec.get("cwnd")),
         "notes": notes,
         "resolved": r,
     }
@@ -450,10 +458,16 @@ DROP_REASON_MAP = {
 
 def run_plan(plan: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
     """Run `plan` in the ns-3 child; its raw result."""
+    return run_plans([plan], timeout_s)[0]
+
+
+def run_plans(plans: list[dict[str, Any]], timeout_s: float | None = None) -> list[dict[str, Any]]:
+    """Run `plans` one after another in one ns-3 child (ns-3's start-up, ~14 s, is paid once;
+    each plan's result is the one it gives alone); their raw results."""
     py = ns3_python()
     with tempfile.TemporaryDirectory(prefix="quench-ns3-") as tmp:
         plan_path, out_path = Path(tmp) / "plan.json", Path(tmp) / "result.json"
-        plan_path.write_text(json.dumps({k: v for k, v in plan.items() if k != "resolved"}))
+        plan_path.write_text(json.dumps([{k: v for k, v in p.items() if k != "resolved"} for p in plans]))
         p = subprocess.run(
             [str(py), str(CHILD), str(plan_path), str(out_path)], capture_output=True, text=True, timeout=timeout_s
         )
@@ -545,6 +559,19 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         }
     )
     queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
+    tables = {"links": links, "flows": flows, "queue": queue}
+    if plan.get("record_cwnd"):
+        cw = raw.get("cwnd", [])
+        cwnd = pd.DataFrame(
+            {
+                "time_s": np.array([r[0] for r in cw], dtype=float),
+                "flow": np.array([r[1] for r in cw], dtype=np.uint32),
+                "cwnd": np.array([r[2] for r in cw], dtype=np.uint64),
+                "ssthresh": np.array([r[3] for r in cw], dtype=np.uint64),
+            }
+        )
+        cwnd["flow_name"] = cwnd["flow"].map(dict(zip(flows["flow"], flows["name"]))).astype("string")
+        tables["cwnd"] = cwnd
     meta = {
         "quench_version": _version(),
         "simulator": f"ns-3 (ns3=={NS3_VERSION})",
@@ -555,7 +582,7 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         "wall_run_s": wall_run_s,
         "ns3_approximations": plan["notes"],
     }
-    return Results({"links": links, "flows": flows, "queue": queue}, {}, plan["resolved"], meta)
+    return Results(tables, {}, plan["resolved"], meta)
 
 
 def _version() -> str:
@@ -572,6 +599,18 @@ def run_ns3(spec: dict[str, Any], timeout_s: float | None = None) -> Results:
     t0 = time.perf_counter()
     raw = run_plan(plan, timeout_s)
     return to_results(plan, raw, time.perf_counter() - t0)
+
+
+def run_ns3_many(specs: list[dict[str, Any]], timeout_s: float | None = None) -> list[Results]:
+    """Translate `specs` and run them in one ns-3 child (seeds of one comparison); each result
+    equals run_ns3's for that spec. wall_run_s is the child's whole time shared evenly."""
+    import time
+
+    plans = [translate(s) for s in specs]
+    t0 = time.perf_counter()
+    raws = run_plans(plans, timeout_s)
+    wall = (time.perf_counter() - t0) / len(plans)
+    return [to_results(p, r, wall) for p, r in zip(plans, raws)]
 
 
 # --- comparison ----------------------------------------------------------------------------
