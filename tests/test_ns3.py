@@ -16,11 +16,14 @@ import pytest
 from quench import ns3
 from quench.scenario import run_scenario
 from quench.scenarios import dumbbell
+from quench.units import parse_duration
 
 # quench's TCP set to what ns-3 does (as in benchmarks/quench_dumbbell.py): ns-3 grows slow
 # start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit.
 MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
 TOLERANCE = 0.05
+# The AQM targets: mean queue delay and drop rate within 10 % (benchmarks/ns3_aqm.py).
+AQM_TOLERANCE = 0.10
 FLOWS = 4
 DURATION = "10s"
 # RED as in benchmarks/compare_red.py, in packet mode.
@@ -38,11 +41,15 @@ RED = {
 }
 
 
-def matched_dumbbell(cc: str, red_ecn: bool) -> dict:
+def matched_net(cc: str, red_ecn: bool, cwnd: bool = False):
     tcp = {**MATCHED_TCP, "ecn": red_ecn}
     net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp)
-    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
-    spec = net.to_dict(DURATION)
+    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=cwnd, rtt=False)
+    return net
+
+
+def matched_dumbbell(cc: str, red_ecn: bool, cwnd: bool = False) -> dict:
+    spec = matched_net(cc, red_ecn, cwnd).to_dict(DURATION)
     if red_ecn:
         spec["links"][0]["qdisc"] = {**RED, "signal": "mark"}
     return spec
@@ -75,9 +82,11 @@ CUBIC_ECN_OPEN = pytest.mark.xfail(reason="open: CUBIC + RED/ECN start-up differ
     ids=str,
 )
 def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
-    spec = matched_dumbbell(cc, red_ecn)
+    cwnd = not red_ecn  # the cwnd table (ns-3's CongestionWindow trace) on the drop-tail runs
+    spec = matched_dumbbell(cc, red_ecn, cwnd)
     q = run_scenario(spec, progress=False)
-    n = ns3.run_ns3(spec, timeout_s=300)
+    # Network.run_ns3 (the Python API) where the network needs no edit after building.
+    n = ns3.run_ns3(spec, timeout_s=300) if red_ecn else matched_net(cc, red_ecn, cwnd).run_ns3(DURATION, timeout_s=300)
     assert list(n.flows["name"]) == list(q.flows["name"])
     _, rows = ns3.compare_table([q], [n])
     got = {r["metric"]: r for r in rows}
@@ -90,6 +99,14 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     if red_ecn:
         assert b["marked_packets"] > 0, "RED with ECN marked nothing in ns-3"
     assert not n.queue.empty and set(n.queue["link_name"]) == {"r1->r2"}
+    if cwnd:
+        cq, cn = q.tables["cwnd"], n.tables["cwnd"]
+        assert list(cn.columns) == list(cq.columns)
+        for k in range(FLOWS):
+            first = cn[cn["flow"] == k].iloc[0]
+            # The handshake sets IW 10 x MSS 1460 with no threshold yet, as in quench.
+            assert first["cwnd"] == 14600 and first["ssthresh"] == ns3.NO_SSTHRESH
+            assert first["time_s"] == pytest.approx(cq[cq["flow"] == k].iloc[0]["time_s"], abs=0.005)
 
 
 def test_refuses_what_ns3_cannot_run():
@@ -115,3 +132,32 @@ def test_plan_maps_settings():
     # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.
     assert plan["links"][1]["qdisc"]["attributes"]["MaxSize"] == ("size", "99999p")
     assert plan["rng_run"] == 1
+
+
+def udp_overload(qdisc: dict) -> dict:
+    """One CBR flow of 1500-byte IP datagrams at 12.5 Mb/s into the 10 Mb/s bottleneck
+    (rho = 1.25): the AQM alone, without a transport's reaction (benchmarks/ns3_aqm.py `udp`)."""
+    spec = dumbbell(1, rate="10Mbps", rtt="50ms").record(queues=True, links=["r1->r2"]).to_dict(DURATION)
+    spec["flows"] = [{"kind": "udp", "src": "s0", "dst": "d0", "rate": "12.5Mbps", "size": "1472B", "name": "udp0"}]
+    spec["links"][0]["qdisc"] = qdisc
+    return spec
+
+
+@pytest.mark.parametrize("aqms", [("codel", "pie")], ids=str)
+def test_aqm_udp_overload_agrees_with_ns3(ns3_env, aqms):
+    specs = [udp_overload({"kind": k}) for k in aqms]
+    # Both AQMs in one ns-3 process (one start-up).
+    runs = ns3.run_ns3_many(specs, timeout_s=300)
+    for kind, spec, n in zip(aqms, specs, runs):
+        q = run_scenario(spec, progress=False)
+        got = {}
+        for name, res in (("quench", q), ("ns-3", n)):
+            b = res.link("r1->r2")
+            got[name] = {
+                "drop_rate": b["dropped_packets"] / b["arrived_packets"],
+                # Little's law: time-mean queue over the departure rate.
+                "delay_s": b["mean_backlog_packets"] * parse_duration(DURATION) / b["departed_packets"],
+            }
+        for metric in ("drop_rate", "delay_s"):
+            qv, nv = got["quench"][metric], got["ns-3"][metric]
+            assert abs(qv - nv) / nv <= AQM_TOLERANCE, f"{kind} {metric}: quench {qv:.4g} vs ns-3 {nv:.4g}"

@@ -42,6 +42,10 @@ DEVICE_QUEUE = "1p"
 BASE_PORT = 9000
 # Bytes handed to the socket per BulkSend write (ns-3's default SendSize is 512).
 SEND_SIZE = 1460
+# The initial ssthresh ("infinite"): ns-3's TcpSocket InitialSlowStartThreshold default, and
+# quench's in its cwnd table.
+NS3_NO_SSTHRESH = 2**32 - 1
+NO_SSTHRESH = 2**64 - 1
 # RFC 3390 / RFC 5681 initial window when a scenario leaves it to quench's default.
 RFC5681_IW_BYTES = 4380
 
@@ -567,7 +571,8 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
                 "time_s": np.array([r[0] for r in cw], dtype=float),
                 "flow": np.array([r[1] for r in cw], dtype=np.uint32),
                 "cwnd": np.array([r[2] for r in cw], dtype=np.uint64),
-                "ssthresh": np.array([r[3] for r in cw], dtype=np.uint64),
+                # ns-3's "no threshold yet" is UINT32_MAX, quench's u64::MAX.
+                "ssthresh": np.array([NO_SSTHRESH if r[3] == NS3_NO_SSTHRESH else r[3] for r in cw], dtype=np.uint64),
             }
         )
         cwnd["flow_name"] = cwnd["flow"].map(dict(zip(flows["flow"], flows["name"]))).astype("string")

@@ -359,8 +359,23 @@ def main():
     os.replace(tmp, out_path)
 
 
+_DEFINED = set()
+
+
 def run_one(ns, q, plan):
     """Build, run and destroy one plan's simulation; its result record."""
+    # Experiments only (benchmarks/ns3_experiments.py, never `quench.ns3.translate`): C++ code
+    # defining variants of ns-3 classes, and TCP controllers replaced by such a variant's TypeId.
+    for code, register in plan.get("experiment_cpp", []):
+        if code not in _DEFINED:
+            ns.cppyy.cppdef(code)
+            _DEFINED.add(code)
+        for path in register:  # "namespace.Class": its GetTypeId() registers the TypeId
+            obj = ns.cppyy.gbl
+            for part in path.split("."):
+                obj = getattr(obj, part)
+            obj.GetTypeId()
+    tcp_types = {**TCP_TYPES, **plan.get("tcp_types", {})}
     ns.RngSeedManager.SetSeed(plan["rng_seed"])
     ns.RngSeedManager.SetRun(plan["rng_run"])
     for path, (kind, value) in plan["defaults"].items():
@@ -423,7 +438,7 @@ def run_one(ns, q, plan):
         if fl["kind"] == "tcp":
             ns.Config.Set(
                 f"/NodeList/{node[fl['src']].GetId()}/$ns3::TcpL4Protocol/SocketType",
-                ns.TypeIdValue(ns.TypeId.LookupByName(TCP_TYPES[fl["cc"]])),
+                ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
             )
             sink = ns.PacketSinkHelper(
                 "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()

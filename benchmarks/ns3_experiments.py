@@ -1,0 +1,250 @@
+"""One-factor experiments behind the quench/ns-3 differences of docs/validation.md.
+
+    QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_experiments.py EXPERIMENT [--seeds N]
+
+Each experiment runs one shared scenario in both simulators and changes one factor in one of
+them; it prints the figures of every variant (means over seeds). Experiments:
+
+- `ssthresh`: RED without ECN (the scenario of compare_red.py: 16 NewReno/SACK flows, RED
+  10/30/60, w_q 0.002, max_p 0.1) and the 4-flow drop-tail dumbbell. ns-3's NewReno sets
+  ssthresh = BytesInFlight/2 (with SACK: RFC 6675's pipe, which leaves out SACKed and lost
+  segments); quench halves FlightSize (snd_max - snd_una, RFC 5681 eq. 4). Variant: ns-3 with
+  a NewReno whose GetSsThresh halves FlightSize (ns-3's m_highTxMark - m_lastAckedSeq).
+- `default_tcp`: `scenarios/dumbbell.toml` (quench's default TCP: IW 3, abc_limit 2, no SACK)
+  with quench's slow start at one segment per ACK (abc_limit 1, ns-3's only rule), and ns-3
+  with FlightSize ssthresh.
+- `codel_tcp`: `scenarios/dumbbell_codel.toml` likewise.
+- `cubic_ecn`: the CUBIC + RED/ECN case of tests/test_ns3.py with cwnd traces (written to
+  --out) and ns-3's FlightSize-free NewReno left as is.
+The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
+(plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import sys
+
+from quench import ns3
+from quench.scenario import load_scenario, run_scenario
+from quench.scenarios import dumbbell
+
+# ns-3's TcpNewReno with RFC 5681 eq. 4: ssthresh = max(FlightSize/2, 2 SMSS), FlightSize =
+# highest sequence sent - highest cumulatively acknowledged (what quench's sender halves).
+NEWRENO_FLIGHTSIZE_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpNewRenoFlightSize : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoFlightSize")
+                                     .SetParent<ns3::TcpNewReno>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoFlightSize>();
+        return tid;
+    }
+    TcpNewRenoFlightSize() = default;
+    TcpNewRenoFlightSize(const TcpNewRenoFlightSize& o) = default;
+    std::string GetName() const override { return "TcpNewRenoFlightSize"; }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    {
+        int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        return std::max<uint32_t>(2 * tcb->m_segmentSize, std::max(flight, 0) / 2);
+    }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoFlightSize>(this); }
+};
+}
+"""
+FLIGHTSIZE = {
+    "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
+    "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
+}
+
+MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+RED = {
+    "kind": "red",
+    "min_th": "10p",
+    "max_th": "30p",
+    "limit": "60p",
+    "w_q": 0.002,
+    "max_p": 0.1,
+    "mean_packet_size": "1500B",
+    "curve": "gentle",
+    "spacing": "wait",
+    "forced": "drop",
+}
+
+
+def figures(res) -> dict:
+    b = res.link("r1->r2")
+    arrived = float(b["arrived_packets"])
+    return {
+        "util": float(b["utilization"]),
+        "goodput": float(res.flows["goodput_bps"].sum()) / 1e6,
+        "queue": float(b["mean_backlog_packets"]),
+        "drops": float(b["dropped_packets"]),
+        "marks": float(b["marked_packets"]),
+        "rate": float(b["dropped_packets"] + b["marked_packets"]) / arrived,
+        "timeouts": float(res.flows["timeouts"].sum()),
+        "fast_rtx": float(res.flows["fast_retransmits"].sum()),
+    }
+
+
+def quench_runs(specs):
+    return [figures(run_scenario(s, progress=False)) for s in specs]
+
+
+def ns3_runs(specs, extra=None, defaults=None):
+    """ns-3 runs of `specs`, with plan keys `extra` and ns-3 attribute defaults `defaults`
+    ({path: (kind, value)}) on top of the translation."""
+    plans = [ns3.translate(s) for s in specs]
+    for p in plans:
+        p.update(extra or {})
+        p["defaults"].update(defaults or {})
+    raws = ns3.run_plans(plans)
+    return [figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, raws)]
+
+
+def report(title: str, rows: dict[str, list[dict]]) -> None:
+    print(f"\n{title}")
+    keys = list(next(iter(rows.values()))[0])
+    print(f"| variant | {' | '.join(keys)} |")
+    print("|---|" + "---|" * len(keys))
+    for name, runs in rows.items():
+        vals = [statistics.fmean(r[k] for r in runs) for k in keys]
+        print(f"| {name} | {' | '.join(f'{v:.4g}' for v in vals)} |")
+    sys.stdout.flush()
+
+
+def seeds(spec: dict, n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        s = copy.deepcopy(spec)
+        s["seed"] = int(spec.get("seed", 1)) + i
+        out.append(s)
+    return out
+
+
+def red_spec(duration: str) -> dict:
+    net = dumbbell(16, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP)
+    net.record(queues=False, drops=False, cwnd=False, rtt=False)
+    spec = net.to_dict(duration)
+    spec["links"][0]["qdisc"] = dict(RED)
+    return spec
+
+
+def exp_ssthresh(args) -> None:
+    for title, spec in (
+        ("RED, 16 NewReno/SACK flows, no ECN", red_spec(args.duration)),
+        (
+            "drop-tail 42p, 4 NewReno/SACK flows",
+            dumbbell(4, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP).to_dict(args.duration),
+        ),
+    ):
+        ss = seeds(spec, args.seeds)
+        report(
+            f"{title}, {args.duration}, seeds {args.seeds}",
+            {
+                "quench (FlightSize/2)": quench_runs(ss),
+                "ns-3 (pipe/2, its default)": ns3_runs(ss),
+                "ns-3 with FlightSize/2": ns3_runs(ss, FLIGHTSIZE),
+            },
+        )
+
+
+def exp_default_tcp(args, path: str) -> None:
+    spec = load_scenario(path)
+    spec["duration"] = args.duration
+    ss = seeds(spec, args.seeds)
+    abc1 = copy.deepcopy(ss)
+    for s in abc1:
+        for f in s["flows"]:
+            f["cc"] = {"kind": f["cc"], "abc_limit": 1} if isinstance(f["cc"], str) else {**f["cc"], "abc_limit": 1}
+    report(
+        f"{path}, {args.duration}, seeds {args.seeds}",
+        {
+            "quench (abc_limit 2)": quench_runs(ss),
+            "quench abc_limit 1": quench_runs(abc1),
+            "ns-3": ns3_runs(ss),
+            "ns-3 with FlightSize/2": ns3_runs(ss, FLIGHTSIZE),
+        },
+    )
+
+
+CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecovery")}
+
+
+def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
+    net = dumbbell(
+        flows,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": cc, "initial_window": 10, "abc_limit": 1},
+        tcp={**MATCHED_TCP, "ecn": ecn},
+    )
+    net.record(queues=False, drops=False, cwnd=False, rtt=False)
+    return net.to_dict(duration)
+
+
+def exp_cubic(args) -> None:
+    """CUBIC on the one-BDP drop-tail dumbbell: PRR (ns-3's SACK recovery) against RFC 6675's
+    recovery (quench's), and ns-3's NewReno-style cwnd = ssthresh on recovery."""
+    ss = seeds(matched("cubic", args.flows, args.duration), args.seeds)
+    report(
+        f"CUBIC, {args.flows} flows, drop-tail 42p, {args.duration}, seeds {args.seeds}",
+        {
+            "quench": quench_runs(ss),
+            "ns-3 (PRR)": ns3_runs(ss),
+            "ns-3 classic recovery": ns3_runs(ss, defaults=CLASSIC),
+        },
+    )
+
+
+def exp_cubic_ecn(args) -> None:
+    """CUBIC on RED with ECN (tests/test_ns3.py): the RED limit 60 -> 1000 packets in both
+    (no overflow drops), and ns-3's classic recovery."""
+    base = matched("cubic", 4, args.duration, ecn=True)
+    base["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    big = copy.deepcopy(base)
+    big["links"][0]["qdisc"]["limit"] = "1000p"
+    ss, sb = seeds(base, args.seeds), seeds(big, args.seeds)
+    report(
+        f"CUBIC + RED/ECN, 4 flows, {args.duration}, seeds {args.seeds}",
+        {
+            "quench": quench_runs(ss),
+            "ns-3": ns3_runs(ss),
+            "ns-3 classic recovery": ns3_runs(ss, defaults=CLASSIC),
+            "quench, RED limit 1000p": quench_runs(sb),
+            "ns-3, RED limit 1000p": ns3_runs(sb),
+        },
+    )
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("experiment", choices=("ssthresh", "default_tcp", "codel_tcp", "cubic", "cubic_ecn"))
+    p.add_argument("--flows", type=int, default=4)
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--duration", default="30s")
+    args = p.parse_args()
+    if args.experiment == "ssthresh":
+        exp_ssthresh(args)
+    elif args.experiment == "default_tcp":
+        exp_default_tcp(args, "scenarios/dumbbell.toml")
+    elif args.experiment == "codel_tcp":
+        exp_default_tcp(args, "scenarios/dumbbell_codel.toml")
+    elif args.experiment == "cubic":
+        exp_cubic(args)
+    else:
+        exp_cubic_ecn(args)
+
+
+if __name__ == "__main__":
+    main()
