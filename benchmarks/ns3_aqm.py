@@ -2,7 +2,7 @@
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--json OUT.json]
+        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -32,7 +32,14 @@ from quench import ns3
 from quench.scenario import run_scenario
 from quench.scenarios import dumbbell
 
-MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
 MATCHED_CC = {"kind": "newreno", "initial_window": 10, "abc_limit": 1}
 RED = {
     "kind": "red",
@@ -119,7 +126,17 @@ def run_case(case: str, aqm: str, args) -> dict:
     q = [figures(run_scenario(s, progress=False)) for s in specs]
     tq = time.perf_counter() - t0
     t0 = time.perf_counter()
-    n = [figures(r) for r in ns3.run_ns3_many(specs)]
+    if args.ns3_variant:
+        # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
+        import ns3_experiments
+
+        extra = {"flightsize": ns3_experiments.FLIGHTSIZE, "abc2": ns3_experiments.ABC2}[args.ns3_variant]
+        plans = [ns3.translate(s) for s in specs]
+        for pl in plans:
+            pl.update(extra)
+        n = [figures(ns3.to_results(pl, r, 0.0)) for pl, r in zip(plans, ns3.run_plans(plans))]
+    else:
+        n = [figures(r) for r in ns3.run_ns3_many(specs)]
     tn = time.perf_counter() - t0
     return {"case": case, "aqm": aqm, "quench": q, "ns3": n, "wall_quench_s": tq, "wall_ns3_s": tn}
 
@@ -154,6 +171,11 @@ def main() -> None:
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
     p.add_argument("--json", help="write the per-seed figures here")
+    p.add_argument(
+        "--ns3-variant",
+        choices=("flightsize", "abc2"),
+        help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
+    )
     args = p.parse_args()
     qd = {}
     for kv in args.qdisc:
@@ -168,6 +190,7 @@ def main() -> None:
             results.append(r)
     print(
         f"seeds 1..{args.seeds}, {args.duration}, TCP {args.tcp}"
+        + (f", ns-3 variant {args.ns3_variant}" if args.ns3_variant else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
         + "; diff = (quench - ns-3)/ns-3"
     )

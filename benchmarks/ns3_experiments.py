@@ -62,12 +62,57 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
 };
 }
 """
+# ns-3's TcpNewReno with RFC 3465 byte counting in slow start, L = 2 (quench's default): up to
+# two segments per ACK instead of ns-3's one.
+NEWRENO_ABC2_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpNewRenoAbc2 : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoAbc2")
+                                     .SetParent<ns3::TcpNewReno>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoAbc2>();
+        return tid;
+    }
+    TcpNewRenoAbc2() = default;
+    TcpNewRenoAbc2(const TcpNewRenoAbc2& o) = default;
+    std::string GetName() const override { return "TcpNewRenoAbc2"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoAbc2>(this); }
+
+  protected:
+    uint32_t SlowStart(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        uint32_t n = std::min<uint32_t>(segmentsAcked, 2);
+        tcb->m_cWnd += n * tcb->m_segmentSize;
+        return segmentsAcked - n;
+    }
+};
+}
+"""
+ABC2 = {
+    "experiment_cpp": [(NEWRENO_ABC2_CPP, ["quench_exp.TcpNewRenoAbc2"])],
+    "tcp_types": {"newreno": "quench_exp::TcpNewRenoAbc2"},
+}
 FLIGHTSIZE = {
     "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
 }
 
-MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
 RED = {
     "kind": "red",
     "min_th": "10p",
@@ -173,6 +218,7 @@ def exp_default_tcp(args, path: str) -> None:
             "quench (abc_limit 2)": quench_runs(ss),
             "quench abc_limit 1": quench_runs(abc1),
             "ns-3": ns3_runs(ss),
+            "ns-3 with ABC L = 2": ns3_runs(ss, ABC2),
             "ns-3 with FlightSize/2": ns3_runs(ss, FLIGHTSIZE),
         },
     )
@@ -194,17 +240,18 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
 
 
 def exp_cubic(args) -> None:
-    """CUBIC on the one-BDP drop-tail dumbbell: PRR (ns-3's SACK recovery) against RFC 6675's
-    recovery (quench's), and ns-3's NewReno-style cwnd = ssthresh on recovery."""
-    ss = seeds(matched("cubic", args.flows, args.duration), args.seeds)
-    report(
-        f"CUBIC, {args.flows} flows, drop-tail 42p, {args.duration}, seeds {args.seeds}",
-        {
-            "quench": quench_runs(ss),
-            "ns-3 (PRR)": ns3_runs(ss),
-            "ns-3 classic recovery": ns3_runs(ss, defaults=CLASSIC),
-        },
-    )
+    """CUBIC on the one-BDP drop-tail dumbbell with each recovery in both simulators: RFC
+    6675's (quench `recovery = "standard"`, ns-3 TcpClassicRecovery) and PRR-SSRB (quench
+    `"prr"`, ns-3 TcpPrrRecovery, ns-3's default)."""
+    rows = {}
+    for rec in ("standard", "prr"):
+        spec = matched(args.cc, args.flows, args.duration)
+        for f in spec["flows"]:
+            f["tcp"]["recovery"] = rec
+        ss = seeds(spec, args.seeds)
+        rows[f"quench {rec}"] = quench_runs(ss)
+        rows[f"ns-3 {'classic' if rec == 'standard' else 'PRR'}"] = ns3_runs(ss)
+    report(f"{args.cc}, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seeds {args.seeds}", rows)
 
 
 def exp_cubic_ecn(args) -> None:
@@ -231,6 +278,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("experiment", choices=("ssthresh", "default_tcp", "codel_tcp", "cubic", "cubic_ecn"))
     p.add_argument("--flows", type=int, default=4)
+    p.add_argument("--cc", default="cubic")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()

@@ -19,8 +19,16 @@ from quench.scenarios import dumbbell
 from quench.units import parse_duration
 
 # quench's TCP set to what ns-3 does (as in benchmarks/quench_dumbbell.py): ns-3 grows slow
-# start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit.
-MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+# start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit;
+# PRR-SSRB in recovery (ns-3's default TcpPrrRecovery).
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
 TOLERANCE = 0.05
 # The AQM targets: mean queue delay and drop rate within 10 % (benchmarks/ns3_aqm.py).
 AQM_TOLERANCE = 0.10
@@ -127,6 +135,7 @@ def test_plan_maps_settings():
     assert d["ns3::TcpSocketBase::MinRto"] == ("time_s", 1.0)
     assert d["ns3::TcpSocketBase::UseEcn"] == ("string", "On")
     assert d["ns3::TcpCubic::HyStart"] == ("bool", False)
+    assert d["ns3::TcpL4Protocol::RecoveryType"] == ("string", "ns3::TcpPrrRecovery")
     red = plan["links"][0]["qdisc"]
     assert red["kind"] == "red" and red["attributes"]["UseEcn"] == ("bool", True)
     # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.

@@ -149,8 +149,10 @@ def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
 
 
 def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
+    """The queue disc's type and attributes, and the Config defaults its children need."""
     kind = spec["kind"]
     a: dict[str, tuple[str, Any]] = {}
+    child_defaults: dict[str, tuple[str, Any]] = {}
     if kind == "droptail":
         a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=True))
     elif kind == "red":
@@ -200,9 +202,15 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
         a["UseEcn"] = ("bool", spec["ecn"])
         if spec.get("ce_threshold") is not None:
             a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
+        # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are
+        # at most `mtu`; ns-3 holds them while the bytes are below MinBytes: MinBytes = mtu + 1
+        # is the same rule. FqCoDelQueueDisc makes each flow's CoDelQueueDisc from the
+        # attribute defaults, so there it is a Config default.
+        min_bytes = ("uint", _bytes(spec["mtu"]) + 1)
         if kind == "codel":
-            a["MinBytes"] = ("uint", _bytes(spec["mtu"]))
+            a["MinBytes"] = min_bytes
         else:
+            child_defaults["ns3::CoDelQueueDisc::MinBytes"] = min_bytes
             a.update(
                 Flows=("uint", spec["flows"]),
                 DropBatchSize=("uint", spec["drop_batch_size"]),
@@ -229,7 +237,7 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
             a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
     else:
         raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
-    return {"kind": kind, "attributes": a}
+    return {"kind": kind, "attributes": a, "defaults": child_defaults}
 
 
 def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
@@ -282,16 +290,20 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
-        # SACK: RFC 6937 PRR (ns-3's default); no SACK: RFC 6582 NewReno recovery.
+        # quench's `recovery`: "prr" is RFC 6937 PRR with the slow-start reduction bound, ns-3's
+        # TcpPrrRecovery (its default, SSRB only); "standard" is the recovery procedure's own
+        # window (RFC 6675 with SACK, RFC 6582 without), ns-3's TcpClassicRecovery: cwnd =
+        # ssthresh, sending while BytesInFlight (the pipe; without SACK, duplicate ACKs count
+        # as SACKed segments) is below it.
         "ns3::TcpL4Protocol::RecoveryType": (
             "string",
-            "ns3::TcpPrrRecovery" if tcp["sack"] else "ns3::TcpClassicRecovery",
+            "ns3::TcpPrrRecovery" if tcp["recovery"] == "prr" else "ns3::TcpClassicRecovery",
         ),
     }
+    if tcp["recovery"] == "prr_crb":
+        raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
     if tcp["cwnd_limited_growth"]:
         notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
-    if tcp["sack"]:
-        notes.append("SACK recovery: ns-3 runs PRR (RFC 6937), quench RFC 6675's pipe algorithm")
     if _secs(rto["max"]) != 60:
         notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
     kind = cc["kind"]
@@ -362,6 +374,17 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
             }
         )
     defaults: dict[str, tuple[str, Any]] = {}
+    set_by: dict[str, str] = {}
+    for i, ln in enumerate(links):
+        for side in ("qdisc", "reverse_qdisc"):
+            for path, v in ln[side].pop("defaults").items():
+                if path in defaults and defaults[path] != v:
+                    raise scenario_error(
+                        f"links[{i}].{side}",
+                        f"needs {path} = {v[1]!r} but {set_by[path]} needs {defaults[path][1]!r}: "
+                        "ns-3 sets it for every queue disc",
+                    )
+                defaults[path], set_by[path] = v, f"links[{i}].{side}"
     first_tcp: str | None = None
     flows = []
     cc_of_node: dict[str, str] = {}
