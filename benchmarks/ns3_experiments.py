@@ -31,8 +31,9 @@ from quench import ns3
 from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 
-# ns-3's TcpNewReno with RFC 5681 eq. 4: ssthresh = max(FlightSize/2, 2 SMSS), FlightSize =
-# highest sequence sent - highest cumulatively acknowledged (what quench's sender halves).
+# ns-3's TcpNewReno with RFC 5681 eq. 4 on entering fast recovery or CWR: ssthresh =
+# max(FlightSize/2, 2 SMSS), FlightSize = highest sequence sent - highest cumulatively
+# acknowledged (what quench's sender halves); at a retransmission timeout the pipe, as quench.
 NEWRENO_FLIGHTSIZE_CPP = r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
@@ -53,10 +54,18 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     TcpNewRenoFlightSize() = default;
     TcpNewRenoFlightSize(const TcpNewRenoFlightSize& o) = default;
     std::string GetName() const override { return "TcpNewRenoFlightSize"; }
-    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
-        int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
-        return std::max<uint32_t>(2 * tcb->m_segmentSize, std::max(flight, 0) / 2);
+        // Called in recovery or loss, this is a retransmission timeout: quench halves the
+        // pipe there too (sender/mod.rs, flight_at_timeout), ns-3's bytesInFlight.
+        auto state = tcb->m_congState.Get();
+        uint32_t base = bytesInFlight;
+        if (state != ns3::TcpSocketState::CA_RECOVERY && state != ns3::TcpSocketState::CA_LOSS)
+        {
+            int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+            base = static_cast<uint32_t>(std::max(flight, 0));
+        }
+        return std::max<uint32_t>(2 * tcb->m_segmentSize, base / 2);
     }
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoFlightSize>(this); }
 };
@@ -224,6 +233,47 @@ def exp_default_tcp(args, path: str) -> None:
     )
 
 
+# ns-3's TcpCubic with RFC 5681's slow start, one segment per ACK (TcpCubic itself adds every
+# segment an ACK covers: RFC 3465 byte counting without a limit).
+CUBIC_SS1_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+namespace quench_exp
+{
+class TcpCubicSs1 : public ns3::TcpCubic
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicSs1")
+                                     .SetParent<ns3::TcpCubic>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpCubicSs1>();
+        return tid;
+    }
+    TcpCubicSs1() = default;
+    TcpCubicSs1(const TcpCubicSs1& o) = default;
+    std::string GetName() const override { return "TcpCubicSs1"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicSs1>(this); }
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (tcb->m_cWnd < tcb->m_ssThresh)
+        {
+            if (segmentsAcked > 0)
+            {
+                tcb->m_cWnd += tcb->m_segmentSize;
+            }
+            return;
+        }
+        ns3::TcpCubic::IncreaseWindow(tcb, segmentsAcked);
+    }
+};
+}
+"""
+CUBIC_SS1 = {
+    "experiment_cpp": [(CUBIC_SS1_CPP, ["quench_exp.TcpCubicSs1"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicSs1"},
+}
 CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecovery")}
 
 
@@ -254,6 +304,50 @@ def exp_cubic(args) -> None:
     report(f"{args.cc}, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seeds {args.seeds}", rows)
 
 
+def exp_cubic_factors(args) -> None:
+    """CUBIC (standard recovery: ns-3 TcpClassicRecovery) with one of CUBIC's or TCP's options
+    changed in both simulators at a time."""
+    variants = {
+        "as is": lambda f: None,
+        "reno_friendly off": lambda f: f["cc"].update(reno_friendly=False),
+        "fast_convergence off": lambda f: f["cc"].update(fast_convergence=False),
+        "delayed ACK off": lambda f: f["tcp"].update(delayed_ack={"enabled": False}),
+    }
+    rows = {}
+    for name, change in variants.items():
+        spec = matched("cubic", args.flows, args.duration)
+        for f in spec["flows"]:
+            f["tcp"]["recovery"] = "standard"
+            change(f)
+        ss = seeds(spec, args.seeds)
+        rows[f"quench, {name}"] = quench_runs(ss)
+        rows[f"ns-3, {name}"] = ns3_runs(ss)
+    report(f"CUBIC factors, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seeds {args.seeds}", rows)
+
+
+def exp_cubic_ss(args) -> None:
+    """CUBIC's slow start: quench's abc_limit 1 (the matched setting so far), 2 and 1000 (no
+    limit in effect) against ns-3's TcpCubic (byte counting without a limit) and ns-3's
+    TcpCubic with one segment per ACK; on the drop-tail dumbbell and on RED with ECN."""
+    red = matched("cubic", 4, args.duration, ecn=True)
+    red["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    for title, base in (
+        (f"CUBIC slow start, {args.flows} flows, drop-tail 1 BDP", matched("cubic", args.flows, args.duration)),
+        ("CUBIC slow start, 4 flows, RED + ECN", red),
+    ):
+        rows = {}
+        for abc in (1, 2, 1000):
+            spec = copy.deepcopy(base)
+            for f in spec["flows"]:
+                f["cc"]["abc_limit"] = abc
+            ss = seeds(spec, args.seeds)
+            rows[f"quench abc_limit {abc}"] = quench_runs(ss)
+            if abc == 1:
+                rows["ns-3 TcpCubic"] = ns3_runs(ss)
+                rows["ns-3 TcpCubic, 1 segment per ACK"] = ns3_runs(ss, CUBIC_SS1)
+        report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
+
+
 def exp_cubic_ecn(args) -> None:
     """CUBIC on RED with ECN (tests/test_ns3.py): the RED limit 60 -> 1000 packets in both
     (no overflow drops), and ns-3's classic recovery."""
@@ -261,24 +355,32 @@ def exp_cubic_ecn(args) -> None:
     base["links"][0]["qdisc"] = {**RED, "signal": "mark"}
     big = copy.deepcopy(base)
     big["links"][0]["qdisc"]["limit"] = "1000p"
-    ss, sb = seeds(base, args.seeds), seeds(big, args.seeds)
-    report(
-        f"CUBIC + RED/ECN, 4 flows, {args.duration}, seeds {args.seeds}",
-        {
-            "quench": quench_runs(ss),
-            "ns-3": ns3_runs(ss),
-            "ns-3 classic recovery": ns3_runs(ss, defaults=CLASSIC),
-            "quench, RED limit 1000p": quench_runs(sb),
-            "ns-3, RED limit 1000p": ns3_runs(sb),
-        },
-    )
+    # RED marks instead of dropping above max_th too (ns-3 UseHardDrop off): no loss at all.
+    soft = copy.deepcopy(base)
+    soft["links"][0]["qdisc"]["forced"] = "mark"
+    soft["links"][0]["qdisc"]["limit"] = "1000p"
+    # CUBIC's reduction set to NewReno's (beta 0.5).
+    half = copy.deepcopy(base)
+    for f in half["flows"]:
+        f["cc"]["beta"] = 0.5
+    rows = {}
+    for name, spec in (("", base), (", RED limit 1000p", big), (", forced marks, limit 1000p", soft), (", beta 0.5", half)):
+        if args.only and name not in args.only:
+            continue
+        ss = seeds(spec, args.seeds)
+        rows[f"quench{name}"] = quench_runs(ss)
+        rows[f"ns-3{name}"] = ns3_runs(ss)
+        if not name:
+            rows["ns-3 classic recovery"] = ns3_runs(ss, defaults=CLASSIC)
+    report(f"CUBIC + RED/ECN, 4 flows, {args.duration}, seeds {args.seeds}", rows)
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("experiment", choices=("ssthresh", "default_tcp", "codel_tcp", "cubic", "cubic_ecn"))
+    p.add_argument("experiment", choices=("ssthresh", "default_tcp", "codel_tcp", "cubic", "cubic_factors", "cubic_ss", "cubic_ecn"))
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
+    p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
@@ -290,6 +392,10 @@ def main() -> None:
         exp_default_tcp(args, "scenarios/dumbbell_codel.toml")
     elif args.experiment == "cubic":
         exp_cubic(args)
+    elif args.experiment == "cubic_factors":
+        exp_cubic_factors(args)
+    elif args.experiment == "cubic_ss":
+        exp_cubic_ss(args)
     else:
         exp_cubic_ecn(args)
 
