@@ -2,7 +2,7 @@
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2]
+        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2] [--ecn]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -13,10 +13,10 @@ access links):
 Each AQM at its defaults (RED: packet mode, min_th 10, max_th 30, limit 60, w_q 0.002, max_p
 0.1, gentle, wait). Every seed runs in both simulators; ns-3 runs all seeds of one case in one
 child process. Prints, per case and AQM, the means over seeds of utilization, total goodput,
-mean queue delay (Little's law in both: time-mean
-queue over the departure rate; ns-3's queue is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate per
-arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 %, 5 %, 10 %,
--, 10 %).
+mean queue delay (Little's law in both: time-mean queue over the departure rate; ns-3's queue
+is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate
+per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 %, 5 %, 10 %,
+-, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
 """
 
 from __future__ import annotations
@@ -74,10 +74,10 @@ METRICS = [
 ]
 
 
-def scenario(case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict) -> dict:
+def scenario(case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict, ecn: bool = False) -> dict:
     if case == "tcp":
         if tcp == "matched":
-            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=MATCHED_TCP)
+            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp={**MATCHED_TCP, "ecn": ecn})
         else:
             net = dumbbell(4, rate="10Mbps", rtt="50ms")
     else:
@@ -89,6 +89,8 @@ def scenario(case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict) -> d
             {"kind": "udp", "src": "s0", "dst": "d0", "rate": UDP_RATE, "size": UDP_PAYLOAD, "name": "udp0"}
         ]
     spec["links"][0]["qdisc"] = {**AQMS[aqm], **qdisc_set}
+    if ecn:  # the AQM marks ECT packets instead of dropping them
+        spec["links"][0]["qdisc"].update({"signal": "mark"} if aqm == "red" else {"ecn": True})
     spec["name"] = f"ns3-aqm-{case}-{aqm}"
     return spec
 
@@ -119,7 +121,7 @@ def figures(res) -> dict:
 def run_case(case: str, aqm: str, args) -> dict:
     specs = []
     for i in range(args.seeds):
-        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc)
+        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn)
         s["seed"] = 1 + i
         specs.append(s)
     t0 = time.perf_counter()
@@ -171,6 +173,7 @@ def main() -> None:
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
     p.add_argument("--json", help="write the per-seed figures here")
+    p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
     p.add_argument(
         "--ns3-variant",
         choices=("flightsize", "abc2"),
@@ -191,6 +194,7 @@ def main() -> None:
     print(
         f"seeds 1..{args.seeds}, {args.duration}, TCP {args.tcp}"
         + (f", ns-3 variant {args.ns3_variant}" if args.ns3_variant else "")
+        + (", ECN" if args.ecn else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
         + "; diff = (quench - ns-3)/ns-3"
     )

@@ -11,11 +11,17 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   segments); quench halves FlightSize (snd_max - snd_una, RFC 5681 eq. 4). Variant: ns-3 with
   a NewReno whose GetSsThresh halves FlightSize (ns-3's m_highTxMark - m_lastAckedSeq).
 - `default_tcp`: `scenarios/dumbbell.toml` (quench's default TCP: IW 3, abc_limit 2, no SACK)
-  with quench's slow start at one segment per ACK (abc_limit 1, ns-3's only rule), and ns-3
-  with FlightSize ssthresh.
+  with quench's slow start at one segment per ACK (abc_limit 1, ns-3 NewReno's rule), ns-3
+  with ABC L = 2 (quench's default) and ns-3 with FlightSize ssthresh.
 - `codel_tcp`: `scenarios/dumbbell_codel.toml` likewise.
-- `cubic_ecn`: the CUBIC + RED/ECN case of tests/test_ns3.py with cwnd traces (written to
-  --out) and ns-3's FlightSize-free NewReno left as is.
+- `cubic`: CUBIC on the drop-tail dumbbell with each recovery (RFC 6675 / PRR) in both.
+- `cubic_factors`: CUBIC with reno_friendly, fast_convergence or delayed ACKs off in both.
+- `cubic_ss`: CUBIC's slow start: quench abc_limit 1, 2, 1000 against ns-3's TcpCubic (byte
+  counting without a limit) and a TcpCubic with one segment per ACK; drop-tail and RED + ECN.
+- `cubic_ecn`: the CUBIC + RED/ECN case of tests/test_ns3.py with ns-3's classic recovery, a
+  1000-packet RED limit, forced marks instead of drops, beta 0.5 (`--only` picks variants).
+- `cubic_ecn_trace`: that case's cwnd/ssthresh rows around each flow's timeout, from both
+  simulators' cwnd tables.
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -54,20 +60,30 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     TcpNewRenoFlightSize() = default;
     TcpNewRenoFlightSize(const TcpNewRenoFlightSize& o) = default;
     std::string GetName() const override { return "TcpNewRenoFlightSize"; }
+    // ns-3 tells the controller it enters fast recovery (CongestionStateSet) just before it
+    // asks for ssthresh; a timeout asks first and sets CA_LOSS after.
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
+    }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
-        // Called in recovery or loss, this is a retransmission timeout: quench halves the
-        // pipe there too (sender/mod.rs, flight_at_timeout), ns-3's bytesInFlight.
-        auto state = tcb->m_congState.Get();
+        // Entering fast recovery: FlightSize. Otherwise (a timeout, or ECN's CWR, where nothing
+        // is SACKed and the two agree): ns-3's bytesInFlight, which quench also halves at a
+        // timeout (sender/mod.rs, flight_at_timeout).
         uint32_t base = bytesInFlight;
-        if (state != ns3::TcpSocketState::CA_RECOVERY && state != ns3::TcpSocketState::CA_LOSS)
+        if (m_entering)
         {
             int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
             base = static_cast<uint32_t>(std::max(flight, 0));
+            m_entering = false;
         }
         return std::max<uint32_t>(2 * tcb->m_segmentSize, base / 2);
     }
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoFlightSize>(this); }
+
+  private:
+    bool m_entering = false;
 };
 }
 """
@@ -187,7 +203,9 @@ def seeds(spec: dict, n: int) -> list[dict]:
 
 
 def red_spec(duration: str) -> dict:
-    net = dumbbell(16, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP)
+    net = dumbbell(
+        16, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP
+    )
     net.record(queues=False, drops=False, cwnd=False, rtt=False)
     spec = net.to_dict(duration)
     spec["links"][0]["qdisc"] = dict(RED)
@@ -199,7 +217,13 @@ def exp_ssthresh(args) -> None:
         ("RED, 16 NewReno/SACK flows, no ECN", red_spec(args.duration)),
         (
             "drop-tail 42p, 4 NewReno/SACK flows",
-            dumbbell(4, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP).to_dict(args.duration),
+            dumbbell(
+                4,
+                rate="10Mbps",
+                rtt="50ms",
+                cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1},
+                tcp=MATCHED_TCP,
+            ).to_dict(args.duration),
         ),
     ):
         ss = seeds(spec, args.seeds)
@@ -348,6 +372,30 @@ def exp_cubic_ss(args) -> None:
         report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
 
 
+def exp_cubic_ecn_trace(args) -> None:
+    """The window of each flow around its timeout at the end of slow start, CUBIC on RED with
+    ECN (tests/test_ns3.py's case, 10 s), from both simulators' cwnd tables: every row where
+    cwnd or ssthresh changes between 1.4 and 2.2 s for flow 0, and the times cwnd = 1 MSS."""
+    net = dumbbell(
+        4,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": "cubic", "initial_window": 10, "abc_limit": 1},
+        tcp={**MATCHED_TCP, "ecn": True},
+    )
+    net.record(queues=False, drops=False, cwnd=True, rtt=False)
+    spec = net.to_dict(args.duration)
+    spec["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    for name, res in (("quench", run_scenario(spec, progress=False)), ("ns-3", ns3.run_ns3(spec))):
+        cw = res.tables["cwnd"]
+        print(f"\n{name}: utilization {float(res.link('r1->r2')['utilization']):.4f}")
+        for k in range(4):
+            c = cw[cw["flow"] == k]
+            print(f"  flow {k}: cwnd = 1 MSS at", [round(t, 3) for t in c[c["cwnd"] <= 1460]["time_s"].tolist()[:4]])
+        c = cw[(cw["flow"] == 0) & (cw["time_s"] > 1.4) & (cw["time_s"] < 2.2)]
+        print(c[["time_s", "cwnd", "ssthresh"]].drop_duplicates(["cwnd", "ssthresh"]).head(8).to_string(index=False))
+
+
 def exp_cubic_ecn(args) -> None:
     """CUBIC on RED with ECN (tests/test_ns3.py): the RED limit 60 -> 1000 packets in both
     (no overflow drops), and ns-3's classic recovery."""
@@ -364,7 +412,12 @@ def exp_cubic_ecn(args) -> None:
     for f in half["flows"]:
         f["cc"]["beta"] = 0.5
     rows = {}
-    for name, spec in (("", base), (", RED limit 1000p", big), (", forced marks, limit 1000p", soft), (", beta 0.5", half)):
+    for name, spec in (
+        ("", base),
+        (", RED limit 1000p", big),
+        (", forced marks, limit 1000p", soft),
+        (", beta 0.5", half),
+    ):
         if args.only and name not in args.only:
             continue
         ss = seeds(spec, args.seeds)
@@ -377,7 +430,19 @@ def exp_cubic_ecn(args) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("experiment", choices=("ssthresh", "default_tcp", "codel_tcp", "cubic", "cubic_factors", "cubic_ss", "cubic_ecn"))
+    p.add_argument(
+        "experiment",
+        choices=(
+            "ssthresh",
+            "default_tcp",
+            "codel_tcp",
+            "cubic",
+            "cubic_factors",
+            "cubic_ss",
+            "cubic_ecn",
+            "cubic_ecn_trace",
+        ),
+    )
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
     p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
@@ -396,6 +461,8 @@ def main() -> None:
         exp_cubic_factors(args)
     elif args.experiment == "cubic_ss":
         exp_cubic_ss(args)
+    elif args.experiment == "cubic_ecn_trace":
+        exp_cubic_ecn_trace(args)
     else:
         exp_cubic_ecn(args)
 

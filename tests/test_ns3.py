@@ -78,15 +78,21 @@ def ns3_env():
     return ns3.ns3_python()
 
 
-# CUBIC under RED with ECN is an open difference, measured at seed 1 over 10 s: ns-3's
-# utilization 0.908 against quench's 0.985 (-8 %); in ns-3 every flow times out once after slow
-# start and RED's 60-packet limit drops 162 packets (quench: 64, and one timeout in all).
-CUBIC_ECN_OPEN = pytest.mark.xfail(reason="open: CUBIC + RED/ECN start-up differs (docs/validation.md)", strict=False)
+# CUBIC under RED with ECN: ns-3 departs from RFC 3168 here, quench does not. Every flow of
+# both simulators times out once at the end of slow start (~1.5 s). One RTT later the ACK of the
+# retransmission still carries ECE for data sent before the timeout, and ns-3 reduces again:
+# ssthresh falls from 0.7 x the old window to 2 segments (RFC 3168 section 6.1.2: not twice
+# within one round trip), so its flows restart from 2 segments in congestion avoidance. Over
+# 10 s ns-3's utilization is 0.908 against quench's 0.963 (docs/validation.md, the cwnd rows
+# of benchmarks/ns3_experiments.py); over 30 s the two are within 2 %.
+CUBIC_ECN_NS3 = pytest.mark.xfail(
+    reason="ns-3 reduces twice within one RTT after a timeout on an ECE echo (RFC 3168 6.1.2)", strict=False
+)
 
 
 @pytest.mark.parametrize(
     "cc,red_ecn",
-    [("newreno", False), ("cubic", False), ("newreno", True), pytest.param("cubic", True, marks=CUBIC_ECN_OPEN)],
+    [("newreno", False), ("cubic", False), ("newreno", True), pytest.param("cubic", True, marks=CUBIC_ECN_NS3)],
     ids=str,
 )
 def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
@@ -170,3 +176,33 @@ def test_aqm_udp_overload_agrees_with_ns3(ns3_env, aqms):
         for metric in ("drop_rate", "delay_s"):
             qv, nv = got["quench"][metric], got["ns-3"][metric]
             assert abs(qv - nv) / nv <= AQM_TOLERANCE, f"{kind} {metric}: quench {qv:.4g} vs ns-3 {nv:.4g}"
+
+
+def test_plan_maps_aqm_and_recovery_rules():
+    # CoDel's MAXPACKET rule (hold drops while bytes <= mtu) is ns-3's MinBytes = mtu + 1;
+    # FQ-CoDel's per-flow CoDels take it from the Config default.
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {"kind": "codel", "mtu": "1000B"}
+    plan = ns3.translate(spec)
+    assert plan["links"][0]["qdisc"]["attributes"]["MinBytes"] == ("uint", 1001)
+    spec["links"][0]["qdisc"] = {"kind": "fq_codel"}
+    plan = ns3.translate(spec)
+    attrs = plan["links"][0]["qdisc"]["attributes"]
+    assert "MinBytes" not in attrs and attrs["Target"] == ("string", "5000000ns")
+    assert plan["defaults"]["ns3::CoDelQueueDisc::MinBytes"] == ("uint", 1501)
+    # Two FQ-CoDels that need different per-flow MinBytes cannot share ns-3's one default.
+    spec["links"][1]["qdisc"] = {"kind": "fq_codel", "mtu": "576B"}
+    with pytest.raises(Exception, match=r"^links\[1\]\.qdisc: needs ns3::CoDelQueueDisc::MinBytes"):
+        ns3.translate(spec)
+    # quench's recovery picks ns-3's recovery; PRR's conservative bound has no counterpart.
+    spec = matched_dumbbell("newreno", False)
+    for f in spec["flows"]:
+        f["tcp"]["recovery"] = "standard"
+    assert ns3.translate(spec)["defaults"]["ns3::TcpL4Protocol::RecoveryType"] == (
+        "string",
+        "ns3::TcpClassicRecovery",
+    )
+    for f in spec["flows"]:
+        f["tcp"]["recovery"] = "prr_crb"
+    with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.recovery: .*no ns-3 counterpart"):
+        ns3.translate(spec)

@@ -307,12 +307,19 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     if _secs(rto["max"]) != 60:
         notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
     kind = cc["kind"]
-    if kind in ("newreno", "cubic"):
-        abc = cc.get("abc_limit")
-        if abc not in (None, 1):
-            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench: {abc})")
-        elif abc is None:
-            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench's default L = 2)")
+    abc = cc.get("abc_limit")
+    if kind == "newreno" and abc != 1:
+        notes.append(
+            f"{key}.cc.abc_limit: ns-3's NewReno grows slow start by one segment per ACK "
+            f"(quench: up to {abc or 'the default 2'})"
+        )
+    elif kind == "cubic":
+        # ns-3's TcpCubic::IncreaseWindow adds every segment an ACK covers in slow start (its
+        # stand-in for Linux's quick ACKs), unlike its NewReno (docs/validation.md, "CUBIC").
+        notes.append(
+            f"{key}.cc.abc_limit: ns-3's CUBIC grows slow start by every segment an ACK covers "
+            f"(RFC 3465 without a limit; quench: up to {abc or 'the default 2'})"
+        )
     if kind == "cubic":
         d.update(
             {

@@ -449,7 +449,9 @@ def run_one(ns, q, plan):
             bulk.SetAttribute("SendSize", ns.UintegerValue(int(fl["send_size"])))
             app = bulk.Install(node[fl["src"]])
             app.Start(ns.Seconds(fl["start_s"]))
-            i = q.AddTcpFlow(app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False))
+            i = q.AddTcpFlow(
+                app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False)
+            )
             tcp_rows.append((k, i))
         else:
             sink = ns.PacketSinkHelper(
