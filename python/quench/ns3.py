@@ -321,13 +321,16 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
             f"(RFC 3465 without a limit; quench: up to {abc or 'the default 2'})"
         )
     if kind == "cubic":
+        if cc.get("hystart"):
+            # ns-3's TcpCubic HyStart is Linux's older ack-train and delay detector, not RFC 9406.
+            raise _refuse(f"{key}.cc.hystart", "HyStart++ (RFC 9406)")
         d.update(
             {
                 "ns3::TcpCubic::C": ("double", cc["c"]),
                 "ns3::TcpCubic::Beta": ("double", cc["beta"]),
                 "ns3::TcpCubic::FastConvergence": ("bool", cc["fast_convergence"]),
                 "ns3::TcpCubic::TcpFriendliness": ("bool", cc["reno_friendly"]),
-                # quench's CUBIC has no HyStart (RFC 9406): slow start ends at the first loss.
+                # quench's CUBIC without `hystart` ends slow start at the first loss.
                 "ns3::TcpCubic::HyStart": ("bool", False),
             }
         )
