@@ -2,7 +2,7 @@
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2] [--ecn]
+        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2] [--ecn] [--recovery prr|standard]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -74,10 +74,13 @@ METRICS = [
 ]
 
 
-def scenario(case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict, ecn: bool = False) -> dict:
+def scenario(
+    case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict, ecn: bool = False, recovery: str = "prr"
+) -> dict:
     if case == "tcp":
         if tcp == "matched":
-            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp={**MATCHED_TCP, "ecn": ecn})
+            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery}
+            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched)
         else:
             net = dumbbell(4, rate="10Mbps", rtt="50ms")
     else:
@@ -121,7 +124,7 @@ def figures(res) -> dict:
 def run_case(case: str, aqm: str, args) -> dict:
     specs = []
     for i in range(args.seeds):
-        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn)
+        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery)
         s["seed"] = 1 + i
         specs.append(s)
     t0 = time.perf_counter()
@@ -175,6 +178,12 @@ def main() -> None:
     p.add_argument("--json", help="write the per-seed figures here")
     p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
     p.add_argument(
+        "--recovery",
+        choices=("prr", "standard"),
+        default="prr",
+        help="matched TCP's recovery (ns-3: TcpPrrRecovery / TcpClassicRecovery)",
+    )
+    p.add_argument(
         "--ns3-variant",
         choices=("flightsize", "abc2"),
         help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
@@ -195,6 +204,7 @@ def main() -> None:
         f"seeds 1..{args.seeds}, {args.duration}, TCP {args.tcp}"
         + (f", ns-3 variant {args.ns3_variant}" if args.ns3_variant else "")
         + (", ECN" if args.ecn else "")
+        + (f", recovery {args.recovery}" if args.recovery != "prr" else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
         + "; diff = (quench - ns-3)/ns-3"
     )
