@@ -192,7 +192,10 @@ def main() -> None:
     qd = {}
     for kv in args.qdisc:
         k, v = kv.split("=", 1)
-        qd[k] = json.loads(v) if v[:1] in "0123456789-[{tf" else v
+        try:
+            qd[k] = json.loads(v)
+        except json.JSONDecodeError:
+            qd[k] = v  # a quantity such as 10ms
     args.qdisc = qd
     results = []
     for case in args.cases.split(","):
