@@ -16,11 +16,22 @@ import pytest
 from quench import ns3
 from quench.scenario import run_scenario
 from quench.scenarios import dumbbell
+from quench.units import parse_duration
 
 # quench's TCP set to what ns-3 does (as in benchmarks/quench_dumbbell.py): ns-3 grows slow
-# start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit.
-MATCHED_TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
+# start by one segment per ACK (abc_limit 1); initial window 10; SACK with limited transmit;
+# PRR-SSRB in recovery (ns-3's default TcpPrrRecovery).
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
 TOLERANCE = 0.05
+# The AQM targets: mean queue delay and drop rate within 10 % (benchmarks/ns3_aqm.py).
+AQM_TOLERANCE = 0.10
 FLOWS = 4
 DURATION = "10s"
 # RED as in benchmarks/compare_red.py, in packet mode.
@@ -38,11 +49,15 @@ RED = {
 }
 
 
-def matched_dumbbell(cc: str, red_ecn: bool) -> dict:
+def matched_net(cc: str, red_ecn: bool, cwnd: bool = False):
     tcp = {**MATCHED_TCP, "ecn": red_ecn}
     net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp)
-    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
-    spec = net.to_dict(DURATION)
+    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=cwnd, rtt=False)
+    return net
+
+
+def matched_dumbbell(cc: str, red_ecn: bool, cwnd: bool = False) -> dict:
+    spec = matched_net(cc, red_ecn, cwnd).to_dict(DURATION)
     if red_ecn:
         spec["links"][0]["qdisc"] = {**RED, "signal": "mark"}
     return spec
@@ -63,21 +78,29 @@ def ns3_env():
     return ns3.ns3_python()
 
 
-# CUBIC under RED with ECN is an open difference, measured at seed 1 over 10 s: ns-3's
-# utilization 0.908 against quench's 0.985 (-8 %); in ns-3 every flow times out once after slow
-# start and RED's 60-packet limit drops 162 packets (quench: 64, and one timeout in all).
-CUBIC_ECN_OPEN = pytest.mark.xfail(reason="open: CUBIC + RED/ECN start-up differs (docs/validation.md)", strict=False)
+# CUBIC under RED with ECN: ns-3 departs from RFC 3168 here, quench does not. Every flow of
+# both simulators times out once at the end of slow start (~1.5 s). One RTT later the ACK of the
+# retransmission still carries ECE for data sent before the timeout, and ns-3 reduces again:
+# ssthresh falls from 0.7 x the old window to 2 segments (RFC 3168 section 6.1.2: not twice
+# within one round trip), so its flows restart from 2 segments in congestion avoidance. Over
+# 10 s ns-3's utilization is 0.908 against quench's 0.963 (docs/validation.md, the cwnd rows
+# of benchmarks/ns3_experiments.py); over 30 s the two are within 2 %.
+CUBIC_ECN_NS3 = pytest.mark.xfail(
+    reason="ns-3 reduces twice within one RTT after a timeout on an ECE echo (RFC 3168 6.1.2)", strict=False
+)
 
 
 @pytest.mark.parametrize(
     "cc,red_ecn",
-    [("newreno", False), ("cubic", False), ("newreno", True), pytest.param("cubic", True, marks=CUBIC_ECN_OPEN)],
+    [("newreno", False), ("cubic", False), ("newreno", True), pytest.param("cubic", True, marks=CUBIC_ECN_NS3)],
     ids=str,
 )
 def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
-    spec = matched_dumbbell(cc, red_ecn)
+    cwnd = not red_ecn  # the cwnd table (ns-3's CongestionWindow trace) on the drop-tail runs
+    spec = matched_dumbbell(cc, red_ecn, cwnd)
     q = run_scenario(spec, progress=False)
-    n = ns3.run_ns3(spec, timeout_s=300)
+    # Network.run_ns3 (the Python API) where the network needs no edit after building.
+    n = ns3.run_ns3(spec, timeout_s=300) if red_ecn else matched_net(cc, red_ecn, cwnd).run_ns3(DURATION, timeout_s=300)
     assert list(n.flows["name"]) == list(q.flows["name"])
     _, rows = ns3.compare_table([q], [n])
     got = {r["metric"]: r for r in rows}
@@ -90,6 +113,14 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     if red_ecn:
         assert b["marked_packets"] > 0, "RED with ECN marked nothing in ns-3"
     assert not n.queue.empty and set(n.queue["link_name"]) == {"r1->r2"}
+    if cwnd:
+        cq, cn = q.tables["cwnd"], n.tables["cwnd"]
+        assert list(cn.columns) == list(cq.columns)
+        for k in range(FLOWS):
+            first = cn[cn["flow"] == k].iloc[0]
+            # The handshake sets IW 10 x MSS 1460 with no threshold yet, as in quench.
+            assert first["cwnd"] == 14600 and first["ssthresh"] == ns3.NO_SSTHRESH
+            assert first["time_s"] == pytest.approx(cq[cq["flow"] == k].iloc[0]["time_s"], abs=0.005)
 
 
 def test_refuses_what_ns3_cannot_run():
@@ -110,8 +141,68 @@ def test_plan_maps_settings():
     assert d["ns3::TcpSocketBase::MinRto"] == ("time_s", 1.0)
     assert d["ns3::TcpSocketBase::UseEcn"] == ("string", "On")
     assert d["ns3::TcpCubic::HyStart"] == ("bool", False)
+    assert d["ns3::TcpL4Protocol::RecoveryType"] == ("string", "ns3::TcpPrrRecovery")
     red = plan["links"][0]["qdisc"]
     assert red["kind"] == "red" and red["attributes"]["UseEcn"] == ("bool", True)
     # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.
     assert plan["links"][1]["qdisc"]["attributes"]["MaxSize"] == ("size", "99999p")
     assert plan["rng_run"] == 1
+
+
+def udp_overload(qdisc: dict) -> dict:
+    """One CBR flow of 1500-byte IP datagrams at 12.5 Mb/s into the 10 Mb/s bottleneck
+    (rho = 1.25): the AQM alone, without a transport's reaction (benchmarks/ns3_aqm.py `udp`)."""
+    spec = dumbbell(1, rate="10Mbps", rtt="50ms").record(queues=True, links=["r1->r2"]).to_dict(DURATION)
+    spec["flows"] = [{"kind": "udp", "src": "s0", "dst": "d0", "rate": "12.5Mbps", "size": "1472B", "name": "udp0"}]
+    spec["links"][0]["qdisc"] = qdisc
+    return spec
+
+
+@pytest.mark.parametrize("aqms", [("codel", "pie")], ids=str)
+def test_aqm_udp_overload_agrees_with_ns3(ns3_env, aqms):
+    specs = [udp_overload({"kind": k}) for k in aqms]
+    # Both AQMs in one ns-3 process (one start-up).
+    runs = ns3.run_ns3_many(specs, timeout_s=300)
+    for kind, spec, n in zip(aqms, specs, runs):
+        q = run_scenario(spec, progress=False)
+        got = {}
+        for name, res in (("quench", q), ("ns-3", n)):
+            b = res.link("r1->r2")
+            got[name] = {
+                "drop_rate": b["dropped_packets"] / b["arrived_packets"],
+                # Little's law: time-mean queue over the departure rate.
+                "delay_s": b["mean_backlog_packets"] * parse_duration(DURATION) / b["departed_packets"],
+            }
+        for metric in ("drop_rate", "delay_s"):
+            qv, nv = got["quench"][metric], got["ns-3"][metric]
+            assert abs(qv - nv) / nv <= AQM_TOLERANCE, f"{kind} {metric}: quench {qv:.4g} vs ns-3 {nv:.4g}"
+
+
+def test_plan_maps_aqm_and_recovery_rules():
+    # CoDel's MAXPACKET rule (hold drops while bytes <= mtu) is ns-3's MinBytes = mtu + 1;
+    # FQ-CoDel's per-flow CoDels take it from the Config default.
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {"kind": "codel", "mtu": "1000B"}
+    plan = ns3.translate(spec)
+    assert plan["links"][0]["qdisc"]["attributes"]["MinBytes"] == ("uint", 1001)
+    spec["links"][0]["qdisc"] = {"kind": "fq_codel"}
+    plan = ns3.translate(spec)
+    attrs = plan["links"][0]["qdisc"]["attributes"]
+    assert "MinBytes" not in attrs and attrs["Target"] == ("string", "5000000ns")
+    assert plan["defaults"]["ns3::CoDelQueueDisc::MinBytes"] == ("uint", 1501)
+    # Two FQ-CoDels that need different per-flow MinBytes cannot share ns-3's one default.
+    spec["links"][1]["qdisc"] = {"kind": "fq_codel", "mtu": "576B"}
+    with pytest.raises(Exception, match=r"^links\[1\]\.qdisc: needs ns3::CoDelQueueDisc::MinBytes"):
+        ns3.translate(spec)
+    # quench's recovery picks ns-3's recovery; PRR's conservative bound has no counterpart.
+    spec = matched_dumbbell("newreno", False)
+    for f in spec["flows"]:
+        f["tcp"]["recovery"] = "standard"
+    assert ns3.translate(spec)["defaults"]["ns3::TcpL4Protocol::RecoveryType"] == (
+        "string",
+        "ns3::TcpClassicRecovery",
+    )
+    for f in spec["flows"]:
+        f["tcp"]["recovery"] = "prr_crb"
+    with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.recovery: .*no ns-3 counterpart"):
+        ns3.translate(spec)

@@ -391,3 +391,12 @@ class Network:
         from quench.scenario import run_scenario
 
         return run_scenario(self.to_dict(duration), progress=progress)
+
+    def run_ns3(self, duration: Quantity, *, timeout_s: float | None = None):
+        """Translate and run the same network in ns-3 (`quench ns3`, docs/validation.md): Results
+        with quench's tables and column names (links, flows, queue; cwnd when recorded). Needs
+        the ns-3 environment (`quench ns3 --setup`); refuses, naming the key, what ns-3 cannot
+        run."""
+        from quench.ns3 import run_ns3
+
+        return run_ns3(self.to_dict(duration), timeout_s=timeout_s)

@@ -42,6 +42,10 @@ DEVICE_QUEUE = "1p"
 BASE_PORT = 9000
 # Bytes handed to the socket per BulkSend write (ns-3's default SendSize is 512).
 SEND_SIZE = 1460
+# The initial ssthresh ("infinite"): ns-3's TcpSocket InitialSlowStartThreshold default, and
+# quench's in its cwnd table.
+NS3_NO_SSTHRESH = 2**32 - 1
+NO_SSTHRESH = 2**64 - 1
 # RFC 3390 / RFC 5681 initial window when a scenario leaves it to quench's default.
 RFC5681_IW_BYTES = 4380
 
@@ -145,8 +149,10 @@ def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
 
 
 def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
+    """The queue disc's type and attributes, and the Config defaults its children need."""
     kind = spec["kind"]
     a: dict[str, tuple[str, Any]] = {}
+    child_defaults: dict[str, tuple[str, Any]] = {}
     if kind == "droptail":
         a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=True))
     elif kind == "red":
@@ -184,16 +190,27 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
         )
     elif kind in ("codel", "fq_codel"):
         a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
-        a.update(
-            Target=("time_s", _secs(spec["target"])),
-            Interval=("time_s", _secs(spec["interval"])),
-            UseEcn=("bool", spec["ecn"]),
-        )
+        if kind == "codel":
+            a.update(Target=("time_s", _secs(spec["target"])), Interval=("time_s", _secs(spec["interval"])))
+        else:
+            # FqCoDelQueueDisc takes Target and Interval as strings (it hands them on to the
+            # CoDel of each flow queue): whole nanoseconds, which ns-3's Time parser reads exactly.
+            a.update(
+                Target=("string", f"{round(_secs(spec['target']) * 1e9)}ns"),
+                Interval=("string", f"{round(_secs(spec['interval']) * 1e9)}ns"),
+            )
+        a["UseEcn"] = ("bool", spec["ecn"])
         if spec.get("ce_threshold") is not None:
             a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
+        # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are
+        # at most `mtu`; ns-3 holds them while the bytes are below MinBytes: MinBytes = mtu + 1
+        # is the same rule. FqCoDelQueueDisc makes each flow's CoDelQueueDisc from the
+        # attribute defaults, so there it is a Config default.
+        min_bytes = ("uint", _bytes(spec["mtu"]) + 1)
         if kind == "codel":
-            a["MinBytes"] = ("uint", _bytes(spec["mtu"]))
+            a["MinBytes"] = min_bytes
         else:
+            child_defaults["ns3::CoDelQueueDisc::MinBytes"] = min_bytes
             a.update(
                 Flows=("uint", spec["flows"]),
                 DropBatchSize=("uint", spec["drop_batch_size"]),
@@ -220,7 +237,7 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
             a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
     else:
         raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
-    return {"kind": kind, "attributes": a}
+    return {"kind": kind, "attributes": a, "defaults": child_defaults}
 
 
 def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
@@ -273,33 +290,47 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
-        # SACK: RFC 6937 PRR (ns-3's default); no SACK: RFC 6582 NewReno recovery.
+        # quench's `recovery`: "prr" is RFC 6937 PRR with the slow-start reduction bound, ns-3's
+        # TcpPrrRecovery (its default, SSRB only); "standard" is the recovery procedure's own
+        # window (RFC 6675 with SACK, RFC 6582 without), ns-3's TcpClassicRecovery: cwnd =
+        # ssthresh, sending while BytesInFlight (the pipe; without SACK, duplicate ACKs count
+        # as SACKed segments) is below it.
         "ns3::TcpL4Protocol::RecoveryType": (
             "string",
-            "ns3::TcpPrrRecovery" if tcp["sack"] else "ns3::TcpClassicRecovery",
+            "ns3::TcpPrrRecovery" if tcp["recovery"] == "prr" else "ns3::TcpClassicRecovery",
         ),
     }
+    if tcp["recovery"] == "prr_crb":
+        raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
     if tcp["cwnd_limited_growth"]:
         notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
-    if tcp["sack"]:
-        notes.append("SACK recovery: ns-3 runs PRR (RFC 6937), quench RFC 6675's pipe algorithm")
     if _secs(rto["max"]) != 60:
         notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
     kind = cc["kind"]
-    if kind in ("newreno", "cubic"):
-        abc = cc.get("abc_limit")
-        if abc not in (None, 1):
-            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench: {abc})")
-        elif abc is None:
-            notes.append(f"{key}.cc.abc_limit: ns-3 grows slow start by one segment per ACK (quench's default L = 2)")
+    abc = cc.get("abc_limit")
+    if kind == "newreno" and abc != 1:
+        notes.append(
+            f"{key}.cc.abc_limit: ns-3's NewReno grows slow start by one segment per ACK "
+            f"(quench: up to {abc or 'the default 2'})"
+        )
+    elif kind == "cubic":
+        # ns-3's TcpCubic::IncreaseWindow adds every segment an ACK covers in slow start (its
+        # stand-in for Linux's quick ACKs), unlike its NewReno (docs/validation.md, "CUBIC").
+        notes.append(
+            f"{key}.cc.abc_limit: ns-3's CUBIC grows slow start by every segment an ACK covers "
+            f"(RFC 3465 without a limit; quench: up to {abc or 'the default 2'})"
+        )
     if kind == "cubic":
+        if cc.get("hystart"):
+            # ns-3's TcpCubic HyStart is Linux's older ack-train and delay detector, not RFC 9406.
+            raise _refuse(f"{key}.cc.hystart", "HyStart++ (RFC 9406)")
         d.update(
             {
                 "ns3::TcpCubic::C": ("double", cc["c"]),
                 "ns3::TcpCubic::Beta": ("double", cc["beta"]),
                 "ns3::TcpCubic::FastConvergence": ("bool", cc["fast_convergence"]),
                 "ns3::TcpCubic::TcpFriendliness": ("bool", cc["reno_friendly"]),
-                # quench's CUBIC has no HyStart (RFC 9406): slow start ends at the first loss.
+                # quench's CUBIC without `hystart` ends slow start at the first loss.
                 "ns3::TcpCubic::HyStart": ("bool", False),
             }
         )
@@ -323,7 +354,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
     for k in ("pcap", "segments", "sojourn", "rtt", "monitors"):
         if r["record"].get(k):
-            notes.append(f"record.{k}: not recorded in ns-3 (only the queue table is)")
+            notes.append(f"record.{k}: not recorded in ns-3 (only the queue and cwnd tables are)")
     links = []
     for i, ln in enumerate(r["links"]):
         key = f"links[{i}]"
@@ -353,6 +384,17 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
             }
         )
     defaults: dict[str, tuple[str, Any]] = {}
+    set_by: dict[str, str] = {}
+    for i, ln in enumerate(links):
+        for side in ("qdisc", "reverse_qdisc"):
+            for path, v in ln[side].pop("defaults").items():
+                if path in defaults and defaults[path] != v:
+                    raise scenario_error(
+                        f"links[{i}].{side}",
+                        f"needs {path} = {v[1]!r} but {set_by[path]} needs {defaults[path][1]!r}: "
+                        "ns-3 sets it for every queue disc",
+                    )
+                defaults[path], set_by[path] = v, f"links[{i}].{side}"
     first_tcp: str | None = None
     flows = []
     cc_of_node: dict[str, str] = {}
@@ -430,6 +472,9 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         "device_queue": DEVICE_QUEUE,
         "base_port": BASE_PORT,
         "record_queue": record_queue,
+        # ns-3's CongestionWindow and SlowStartThreshold traces, one row per change (quench's
+        # cwnd_interval thinning is not applied).
+        "record_cwnd": bool(rec.get("cwnd")),
         "notes": notes,
         "resolved": r,
     }
@@ -450,10 +495,16 @@ DROP_REASON_MAP = {
 
 def run_plan(plan: dict[str, Any], timeout_s: float | None = None) -> dict[str, Any]:
     """Run `plan` in the ns-3 child; its raw result."""
+    return run_plans([plan], timeout_s)[0]
+
+
+def run_plans(plans: list[dict[str, Any]], timeout_s: float | None = None) -> list[dict[str, Any]]:
+    """Run `plans` one after another in one ns-3 child (ns-3's start-up, ~14 s, is paid once;
+    each plan's result is the one it gives alone); their raw results."""
     py = ns3_python()
     with tempfile.TemporaryDirectory(prefix="quench-ns3-") as tmp:
         plan_path, out_path = Path(tmp) / "plan.json", Path(tmp) / "result.json"
-        plan_path.write_text(json.dumps({k: v for k, v in plan.items() if k != "resolved"}))
+        plan_path.write_text(json.dumps([{k: v for k, v in p.items() if k != "resolved"} for p in plans]))
         p = subprocess.run(
             [str(py), str(CHILD), str(plan_path), str(out_path)], capture_output=True, text=True, timeout=timeout_s
         )
@@ -545,6 +596,20 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         }
     )
     queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
+    tables = {"links": links, "flows": flows, "queue": queue}
+    if plan.get("record_cwnd"):
+        cw = raw.get("cwnd", [])
+        cwnd = pd.DataFrame(
+            {
+                "time_s": np.array([r[0] for r in cw], dtype=float),
+                "flow": np.array([r[1] for r in cw], dtype=np.uint32),
+                "cwnd": np.array([r[2] for r in cw], dtype=np.uint64),
+                # ns-3's "no threshold yet" is UINT32_MAX, quench's u64::MAX.
+                "ssthresh": np.array([NO_SSTHRESH if r[3] == NS3_NO_SSTHRESH else r[3] for r in cw], dtype=np.uint64),
+            }
+        )
+        cwnd["flow_name"] = cwnd["flow"].map(dict(zip(flows["flow"], flows["name"]))).astype("string")
+        tables["cwnd"] = cwnd
     meta = {
         "quench_version": _version(),
         "simulator": f"ns-3 (ns3=={NS3_VERSION})",
@@ -555,7 +620,7 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         "wall_run_s": wall_run_s,
         "ns3_approximations": plan["notes"],
     }
-    return Results({"links": links, "flows": flows, "queue": queue}, {}, plan["resolved"], meta)
+    return Results(tables, {}, plan["resolved"], meta)
 
 
 def _version() -> str:
@@ -572,6 +637,18 @@ def run_ns3(spec: dict[str, Any], timeout_s: float | None = None) -> Results:
     t0 = time.perf_counter()
     raw = run_plan(plan, timeout_s)
     return to_results(plan, raw, time.perf_counter() - t0)
+
+
+def run_ns3_many(specs: list[dict[str, Any]], timeout_s: float | None = None) -> list[Results]:
+    """Translate `specs` and run them in one ns-3 child (seeds of one comparison); each result
+    equals run_ns3's for that spec. wall_run_s is the child's whole time shared evenly."""
+    import time
+
+    plans = [translate(s) for s in specs]
+    t0 = time.perf_counter()
+    raws = run_plans(plans, timeout_s)
+    wall = (time.perf_counter() - t0) / len(plans)
+    return [to_results(p, r, wall) for p, r in zip(plans, raws)]
 
 
 # --- comparison ----------------------------------------------------------------------------

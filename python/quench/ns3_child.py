@@ -5,7 +5,11 @@ imported by quench (importing ns-3 loads every ns-3 library through cppyy: ~8 s,
 
 PLAN.json is what `quench.ns3.translate` made of a scenario: plain numbers in SI units, every
 setting explicit (see docs/validation.md, "quench ns3"). RESULT.json gets one record per link
-direction, per flow, and the sampled queue of the recorded links. Standard library and ns-3
+direction, per flow, and the sampled queue of the recorded links. PLAN.json may also hold a
+list of plans (seeds of one comparison): they run one after another in this one process, which
+pays ns-3's start-up once, and RESULT.json gets the list of their results. Each run starts from
+the state a fresh process would have (attribute defaults, address pool, random stream numbers
+reset), so a plan gives the same result alone or in a list. Standard library and ns-3
 only: this file must run in an environment that has neither quench nor its dependencies.
 """
 
@@ -36,6 +40,7 @@ STATS_CPP = r"""
 #include "ns3/udp-socket-factory.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/random-variable-stream.h"
+#include "ns3/uinteger.h"
 
 #include <vector>
 
@@ -140,6 +145,11 @@ struct FlowStats
     uint32_t cwnd = 0;
     double srtt = -1;
     bool hooked = false;
+    // The window over time (bytes), one row per change of cwnd or ssthresh, when recorded.
+    bool record = false;
+    uint32_t ssthresh = 0;
+    std::vector<double> cwT;
+    std::vector<uint32_t> cwC, cwS;
 };
 std::vector<FlowStats> flows;
 
@@ -167,7 +177,23 @@ struct FlowSink
         if (now == ns3::TcpSocketState::CA_RECOVERY) flows[i].recoveries++;
         if (now == ns3::TcpSocketState::CA_LOSS) flows[i].timeouts++;
     }
-    void OnCwnd(uint32_t, uint32_t now) { flows[i].cwnd = now; }
+    void Row(FlowStats& f)
+    {
+        if (!f.record) return;
+        f.cwT.push_back(ns3::Simulator::Now().GetSeconds());
+        f.cwC.push_back(f.cwnd);
+        f.cwS.push_back(f.ssthresh);
+    }
+    void OnCwnd(uint32_t, uint32_t now)
+    {
+        flows[i].cwnd = now;
+        Row(flows[i]);
+    }
+    void OnSsthresh(uint32_t, uint32_t now)
+    {
+        flows[i].ssthresh = now;
+        Row(flows[i]);
+    }
     void OnRtt(ns3::Time, ns3::Time now) { flows[i].srtt = now.GetSeconds(); }
     void OnRx(ns3::Ptr<const ns3::Packet>, const ns3::Address&)
     {
@@ -187,14 +213,22 @@ void Hook(size_t i)
     FlowSink* s = flowSinks[i];
     sock->TraceConnectWithoutContext("Tx", ns3::MakeCallback(&FlowSink::OnTx, s));
     sock->TraceConnectWithoutContext("CongState", ns3::MakeCallback(&FlowSink::OnState, s));
+    // The window's first row comes when the handshake sets the initial window; ssthresh
+    // starts at the socket's initial value until the first reduction.
+    ns3::UintegerValue ss;
+    sock->GetAttribute("InitialSlowStartThreshold", ss);
+    f.ssthresh = static_cast<uint32_t>(ss.Get());
+    sock->TraceConnectWithoutContext("SlowStartThreshold", ns3::MakeCallback(&FlowSink::OnSsthresh, s));
     sock->TraceConnectWithoutContext("CongestionWindow", ns3::MakeCallback(&FlowSink::OnCwnd, s));
     sock->TraceConnectWithoutContext("RTT", ns3::MakeCallback(&FlowSink::OnRtt, s));
     f.hooked = true;
 }
 
-size_t AddTcpFlow(ns3::Ptr<ns3::Application> app, ns3::Ptr<ns3::Application> sink, double start, uint64_t want)
+size_t AddTcpFlow(ns3::Ptr<ns3::Application> app, ns3::Ptr<ns3::Application> sink, double start, uint64_t want,
+                  bool record)
 {
     FlowStats f;
+    f.record = record;
     f.app = app;
     f.sink = sink;
     f.start = start;
@@ -251,6 +285,19 @@ size_t AddUdp(ns3::Ptr<ns3::Node> node, ns3::Address dst, uint32_t payload, doub
     ns3::Simulator::Schedule(ns3::Seconds(start), &UdpSend, u);
     return udp.size() - 1;
 }
+
+// Forget the previous run's records (its ns-3 objects went with Simulator::Destroy).
+void Reset()
+{
+    links.clear();
+    for (auto* s : linkSinks) delete s;
+    linkSinks.clear();
+    flows.clear();
+    for (auto* s : flowSinks) delete s;
+    flowSinks.clear();
+    for (auto* u : udp) delete u;
+    udp.clear();
+}
 }
 """
 
@@ -289,12 +336,46 @@ def attr_value(ns, kind, value):
 def main():
     plan_path, out_path = sys.argv[1], sys.argv[2]
     with open(plan_path) as f:
-        plan = json.load(f)
+        plans = json.load(f)
     from ns import ns
 
     ns.cppyy.cppdef(STATS_CPP)
     q = ns.cppyy.gbl.quench_ns3
+    if isinstance(plans, list):
+        out = []
+        for plan in plans:
+            out.append(run_one(ns, q, plan))
+            # What a fresh process would start the next run from: ns-3's attribute defaults,
+            # its pool of assigned addresses, the numbering of random streams.
+            ns.Config.Reset()
+            ns.Ipv4AddressGenerator.Reset()
+            ns.RngSeedManager.ResetNextStreamIndex()
+            q.Reset()
+    else:
+        out = run_one(ns, q, plans)
+    tmp = f"{out_path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(out, f)
+    os.replace(tmp, out_path)
 
+
+_DEFINED = set()
+
+
+def run_one(ns, q, plan):
+    """Build, run and destroy one plan's simulation; its result record."""
+    # Experiments only (benchmarks/ns3_experiments.py, never `quench.ns3.translate`): C++ code
+    # defining variants of ns-3 classes, and TCP controllers replaced by such a variant's TypeId.
+    for code, register in plan.get("experiment_cpp", []):
+        if code not in _DEFINED:
+            ns.cppyy.cppdef(code)
+            _DEFINED.add(code)
+        for path in register:  # "namespace.Class": its GetTypeId() registers the TypeId
+            obj = ns.cppyy.gbl
+            for part in path.split("."):
+                obj = getattr(obj, part)
+            obj.GetTypeId()
+    tcp_types = {**TCP_TYPES, **plan.get("tcp_types", {})}
     ns.RngSeedManager.SetSeed(plan["rng_seed"])
     ns.RngSeedManager.SetRun(plan["rng_run"])
     for path, (kind, value) in plan["defaults"].items():
@@ -357,7 +438,7 @@ def main():
         if fl["kind"] == "tcp":
             ns.Config.Set(
                 f"/NodeList/{node[fl['src']].GetId()}/$ns3::TcpL4Protocol/SocketType",
-                ns.TypeIdValue(ns.TypeId.LookupByName(TCP_TYPES[fl["cc"]])),
+                ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
             )
             sink = ns.PacketSinkHelper(
                 "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
@@ -368,7 +449,10 @@ def main():
             bulk.SetAttribute("SendSize", ns.UintegerValue(int(fl["send_size"])))
             app = bulk.Install(node[fl["src"]])
             app.Start(ns.Seconds(fl["start_s"]))
-            tcp_rows.append((k, q.AddTcpFlow(app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0))))
+            i = q.AddTcpFlow(
+                app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False)
+            )
+            tcp_rows.append((k, i))
         else:
             sink = ns.PacketSinkHelper(
                 "ns3::UdpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
@@ -383,7 +467,13 @@ def main():
     ns.Simulator.Run()
     q.Close()
 
-    out = {"links": [], "flows": [None] * len(plan["flows"]), "queue": [], "events": int(ns.Simulator.GetEventCount())}
+    out = {
+        "links": [],
+        "flows": [None] * len(plan["flows"]),
+        "queue": [],
+        "cwnd": [],
+        "events": int(ns.Simulator.GetEventCount()),
+    }
     for name, i in link_ids:
         ls = q.links[i]
         st = ls.qdisc.GetStats()
@@ -429,6 +519,8 @@ def main():
             "final_cwnd_bytes": float(f.cwnd),
             "srtt_s": float(f.srtt) if f.srtt >= 0 else None,
         }
+        for t, c, ss in zip(f.cwT, f.cwC, f.cwS):
+            out["cwnd"].append((float(t), k, int(c), int(ss)))
     for k, i, sink in udp_rows:
         u = q.udp[i]
         out["flows"][k] = {
@@ -438,10 +530,7 @@ def main():
             "completion_s": None,
         }
     ns.Simulator.Destroy()
-    tmp = f"{out_path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(out, f)
-    os.replace(tmp, out_path)
+    return out
 
 
 if __name__ == "__main__":

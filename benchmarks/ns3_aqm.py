@@ -1,0 +1,221 @@
+"""Cross-check quench's AQMs against ns-3's queue discs through the translator (quench.ns3).
+
+    QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
+        [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red] [--tcp matched|default]
+        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2] [--ecn] [--recovery prr|standard]
+
+Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
+access links):
+- `tcp`: 4 NewReno flows with quench's TCP set to ns-3's (IW 10, abc_limit 1, SACK, limited
+  transmit, 16 MiB buffers; `--tcp default` keeps quench's defaults instead);
+- `udp`: one CBR flow of 1500-byte IP datagrams at 12.5 Mb/s (rho = 1.25), which isolates
+  the AQM from any transport.
+Each AQM at its defaults (RED: packet mode, min_th 10, max_th 30, limit 60, w_q 0.002, max_p
+0.1, gentle, wait). Every seed runs in both simulators; ns-3 runs all seeds of one case in one
+child process. Prints, per case and AQM, the means over seeds of utilization, total goodput,
+mean queue delay (Little's law in both: time-mean queue over the departure rate; ns-3's queue
+is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate
+per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 %, 5 %, 10 %,
+-, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+
+from quench import ns3
+from quench.scenario import run_scenario
+from quench.scenarios import dumbbell
+
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
+MATCHED_CC = {"kind": "newreno", "initial_window": 10, "abc_limit": 1}
+RED = {
+    "kind": "red",
+    "min_th": "10p",
+    "max_th": "30p",
+    "limit": "60p",
+    "w_q": 0.002,
+    "max_p": 0.1,
+    "mean_packet_size": "1500B",
+    "curve": "gentle",
+    "spacing": "wait",
+    "forced": "drop",
+}
+AQMS = {
+    "codel": {"kind": "codel"},
+    "fq_codel": {"kind": "fq_codel"},
+    "pie": {"kind": "pie"},
+    "fq_pie": {"kind": "fq_pie"},
+    "red": RED,
+}
+# UDP overload: 12.5 Mb/s of 1500-byte IP datagrams (1472 B payload + 28 B of UDP/IP headers).
+UDP_RATE = "12.5Mbps"
+UDP_PAYLOAD = "1472B"
+# (key, label, target as a relative difference, None: reported only)
+METRICS = [
+    ("utilization", "utilization", 0.05),
+    ("goodput_mbps", "goodput Mb/s", 0.05),
+    ("delay_ms", "mean queue delay ms", 0.10),
+    ("queue_pkts", "mean queue pkts", None),
+    ("signal_rate", "drop+mark rate", 0.10),
+    ("timeouts", "TCP timeouts", None),
+]
+
+
+def scenario(
+    case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict, ecn: bool = False, recovery: str = "prr"
+) -> dict:
+    if case == "tcp":
+        if tcp == "matched":
+            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery}
+            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched)
+        else:
+            net = dumbbell(4, rate="10Mbps", rtt="50ms")
+    else:
+        net = dumbbell(1, rate="10Mbps", rtt="50ms")
+    net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
+    spec = net.to_dict(duration)
+    if case == "udp":
+        spec["flows"] = [
+            {"kind": "udp", "src": "s0", "dst": "d0", "rate": UDP_RATE, "size": UDP_PAYLOAD, "name": "udp0"}
+        ]
+    spec["links"][0]["qdisc"] = {**AQMS[aqm], **qdisc_set}
+    if ecn:  # the AQM marks ECT packets instead of dropping them
+        spec["links"][0]["qdisc"].update({"signal": "mark"} if aqm == "red" else {"ecn": True})
+    spec["name"] = f"ns3-aqm-{case}-{aqm}"
+    return spec
+
+
+def duration_s(res) -> float:
+    from quench.units import parse_duration
+
+    return float(parse_duration(res.scenario["duration"]))
+
+
+def figures(res) -> dict:
+    b = res.link("r1->r2")
+    arrived = float(b["arrived_packets"])
+    return {
+        "utilization": float(b["utilization"]),
+        "goodput_mbps": float(res.flows["goodput_bps"].sum()) / 1e6,
+        # Little's law in both: the time-mean queue over the departure rate (quench's own mean
+        # sojourn leaves out the packets still queued at the end, ns-3 has no per-packet one).
+        "delay_ms": float(b["mean_backlog_packets"]) / (float(b["departed_packets"]) / duration_s(res)) * 1e3,
+        "queue_pkts": float(b["mean_backlog_packets"]),
+        "signal_rate": float(b["dropped_packets"] + b["marked_packets"]) / arrived if arrived else math.nan,
+        "drops": float(b["dropped_packets"]),
+        "marks": float(b["marked_packets"]),
+        "timeouts": float(res.flows["timeouts"].sum()),
+    }
+
+
+def run_case(case: str, aqm: str, args) -> dict:
+    specs = []
+    for i in range(args.seeds):
+        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery)
+        s["seed"] = 1 + i
+        specs.append(s)
+    t0 = time.perf_counter()
+    q = [figures(run_scenario(s, progress=False)) for s in specs]
+    tq = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    if args.ns3_variant:
+        # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
+        import ns3_experiments
+
+        extra = {"flightsize": ns3_experiments.FLIGHTSIZE, "abc2": ns3_experiments.ABC2}[args.ns3_variant]
+        plans = [ns3.translate(s) for s in specs]
+        for pl in plans:
+            pl.update(extra)
+        n = [figures(ns3.to_results(pl, r, 0.0)) for pl, r in zip(plans, ns3.run_plans(plans))]
+    else:
+        n = [figures(r) for r in ns3.run_ns3_many(specs)]
+    tn = time.perf_counter() - t0
+    return {"case": case, "aqm": aqm, "quench": q, "ns3": n, "wall_quench_s": tq, "wall_ns3_s": tn}
+
+
+def mean(rows: list[dict], key: str) -> float:
+    return statistics.fmean(r[key] for r in rows)
+
+
+def table(results: list[dict]) -> str:
+    head = "| case | AQM | metric | quench | ns-3 | diff | target |"
+    lines = [head, "|---|---|---|---|---|---|---|"]
+    for r in results:
+        for key, label, tol in METRICS:
+            if r["case"] == "udp" and key == "timeouts":
+                continue
+            qm, nm = mean(r["quench"], key), mean(r["ns3"], key)
+            rel = (qm - nm) / nm if nm else (0.0 if qm == 0 else math.inf)
+            verdict = "" if tol is None else ("ok" if abs(rel) <= tol else "DIFFERS")
+            tol_s = "" if tol is None else f"{tol:.0%}"
+            lines.append(
+                f"| {r['case']} | {r['aqm']} | {label} | {qm:.4g} | {nm:.4g} | {rel:+.1%} | {tol_s} {verdict} |"
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--duration", default="30s")
+    p.add_argument("--cases", default="tcp,udp")
+    p.add_argument("--aqms", default=",".join(AQMS))
+    p.add_argument("--tcp", choices=("matched", "default"), default="matched")
+    p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
+    p.add_argument("--json", help="write the per-seed figures here")
+    p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
+    p.add_argument(
+        "--recovery",
+        choices=("prr", "standard"),
+        default="prr",
+        help="matched TCP's recovery (ns-3: TcpPrrRecovery / TcpClassicRecovery)",
+    )
+    p.add_argument(
+        "--ns3-variant",
+        choices=("flightsize", "abc2"),
+        help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
+    )
+    args = p.parse_args()
+    qd = {}
+    for kv in args.qdisc:
+        k, v = kv.split("=", 1)
+        try:
+            qd[k] = json.loads(v)
+        except json.JSONDecodeError:
+            qd[k] = v  # a quantity such as 10ms
+    args.qdisc = qd
+    results = []
+    for case in args.cases.split(","):
+        for aqm in args.aqms.split(","):
+            r = run_case(case, aqm, args)
+            print(f"{case} {aqm}: quench {r['wall_quench_s']:.1f} s, ns-3 {r['wall_ns3_s']:.1f} s", file=sys.stderr)
+            results.append(r)
+    print(
+        f"seeds 1..{args.seeds}, {args.duration}, TCP {args.tcp}"
+        + (f", ns-3 variant {args.ns3_variant}" if args.ns3_variant else "")
+        + (", ECN" if args.ecn else "")
+        + (f", recovery {args.recovery}" if args.recovery != "prr" else "")
+        + (f", qdisc {args.qdisc}" if args.qdisc else "")
+        + "; diff = (quench - ns-3)/ns-3"
+    )
+    print(table(results))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "results": results}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,471 @@
+"""One-factor experiments behind the quench/ns-3 differences of docs/validation.md.
+
+    QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_experiments.py EXPERIMENT [--seeds N]
+
+Each experiment runs one shared scenario in both simulators and changes one factor in one of
+them; it prints the figures of every variant (means over seeds). Experiments:
+
+- `ssthresh`: RED without ECN (the scenario of compare_red.py: 16 NewReno/SACK flows, RED
+  10/30/60, w_q 0.002, max_p 0.1) and the 4-flow drop-tail dumbbell. ns-3's NewReno sets
+  ssthresh = BytesInFlight/2 (with SACK: RFC 6675's pipe, which leaves out SACKed and lost
+  segments); quench halves FlightSize (snd_max - snd_una, RFC 5681 eq. 4). Variant: ns-3 with
+  a NewReno whose GetSsThresh halves FlightSize (ns-3's m_highTxMark - m_lastAckedSeq).
+- `default_tcp`: `scenarios/dumbbell.toml` (quench's default TCP: IW 3, abc_limit 2, no SACK)
+  with quench's slow start at one segment per ACK (abc_limit 1, ns-3 NewReno's rule), ns-3
+  with ABC L = 2 (quench's default) and ns-3 with FlightSize ssthresh.
+- `codel_tcp`: `scenarios/dumbbell_codel.toml` likewise.
+- `cubic`: CUBIC on the drop-tail dumbbell with each recovery (RFC 6675 / PRR) in both.
+- `cubic_factors`: CUBIC with reno_friendly, fast_convergence or delayed ACKs off in both.
+- `cubic_ss`: CUBIC's slow start: quench abc_limit 1, 2, 1000 against ns-3's TcpCubic (byte
+  counting without a limit) and a TcpCubic with one segment per ACK; drop-tail and RED + ECN.
+- `cubic_ecn`: the CUBIC + RED/ECN case of tests/test_ns3.py with ns-3's classic recovery, a
+  1000-packet RED limit, forced marks instead of drops, beta 0.5 (`--only` picks variants).
+- `cubic_ecn_trace`: that case's cwnd/ssthresh rows around each flow's timeout, from both
+  simulators' cwnd tables.
+The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
+(plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import sys
+
+from quench import ns3
+from quench.scenario import load_scenario, run_scenario
+from quench.scenarios import dumbbell
+
+# ns-3's TcpNewReno with RFC 5681 eq. 4 on entering fast recovery or CWR: ssthresh =
+# max(FlightSize/2, 2 SMSS), FlightSize = highest sequence sent - highest cumulatively
+# acknowledged (what quench's sender halves); at a retransmission timeout the pipe, as quench.
+NEWRENO_FLIGHTSIZE_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpNewRenoFlightSize : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoFlightSize")
+                                     .SetParent<ns3::TcpNewReno>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoFlightSize>();
+        return tid;
+    }
+    TcpNewRenoFlightSize() = default;
+    TcpNewRenoFlightSize(const TcpNewRenoFlightSize& o) = default;
+    std::string GetName() const override { return "TcpNewRenoFlightSize"; }
+    // ns-3 tells the controller it enters fast recovery (CongestionStateSet) just before it
+    // asks for ssthresh; a timeout asks first and sets CA_LOSS after.
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
+    }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        // Entering fast recovery: FlightSize. Otherwise (a timeout, or ECN's CWR, where nothing
+        // is SACKed and the two agree): ns-3's bytesInFlight, which quench also halves at a
+        // timeout (sender/mod.rs, flight_at_timeout).
+        uint32_t base = bytesInFlight;
+        if (m_entering)
+        {
+            int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+            base = static_cast<uint32_t>(std::max(flight, 0));
+            m_entering = false;
+        }
+        return std::max<uint32_t>(2 * tcb->m_segmentSize, base / 2);
+    }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoFlightSize>(this); }
+
+  private:
+    bool m_entering = false;
+};
+}
+"""
+# ns-3's TcpNewReno with RFC 3465 byte counting in slow start, L = 2 (quench's default): up to
+# two segments per ACK instead of ns-3's one.
+NEWRENO_ABC2_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpNewRenoAbc2 : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoAbc2")
+                                     .SetParent<ns3::TcpNewReno>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoAbc2>();
+        return tid;
+    }
+    TcpNewRenoAbc2() = default;
+    TcpNewRenoAbc2(const TcpNewRenoAbc2& o) = default;
+    std::string GetName() const override { return "TcpNewRenoAbc2"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoAbc2>(this); }
+
+  protected:
+    uint32_t SlowStart(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        uint32_t n = std::min<uint32_t>(segmentsAcked, 2);
+        tcb->m_cWnd += n * tcb->m_segmentSize;
+        return segmentsAcked - n;
+    }
+};
+}
+"""
+ABC2 = {
+    "experiment_cpp": [(NEWRENO_ABC2_CPP, ["quench_exp.TcpNewRenoAbc2"])],
+    "tcp_types": {"newreno": "quench_exp::TcpNewRenoAbc2"},
+}
+FLIGHTSIZE = {
+    "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
+    "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
+}
+
+MATCHED_TCP = {
+    "mss": 1460,
+    "send_buffer": "16MiB",
+    "receive_window": "16MiB",
+    "sack": True,
+    "limited_transmit": True,
+    "recovery": "prr",
+}
+RED = {
+    "kind": "red",
+    "min_th": "10p",
+    "max_th": "30p",
+    "limit": "60p",
+    "w_q": 0.002,
+    "max_p": 0.1,
+    "mean_packet_size": "1500B",
+    "curve": "gentle",
+    "spacing": "wait",
+    "forced": "drop",
+}
+
+
+def figures(res) -> dict:
+    b = res.link("r1->r2")
+    arrived = float(b["arrived_packets"])
+    return {
+        "util": float(b["utilization"]),
+        "goodput": float(res.flows["goodput_bps"].sum()) / 1e6,
+        "queue": float(b["mean_backlog_packets"]),
+        "drops": float(b["dropped_packets"]),
+        "marks": float(b["marked_packets"]),
+        "rate": float(b["dropped_packets"] + b["marked_packets"]) / arrived,
+        "timeouts": float(res.flows["timeouts"].sum()),
+        "fast_rtx": float(res.flows["fast_retransmits"].sum()),
+    }
+
+
+def quench_runs(specs):
+    return [figures(run_scenario(s, progress=False)) for s in specs]
+
+
+def ns3_runs(specs, extra=None, defaults=None):
+    """ns-3 runs of `specs`, with plan keys `extra` and ns-3 attribute defaults `defaults`
+    ({path: (kind, value)}) on top of the translation."""
+    plans = [ns3.translate(s) for s in specs]
+    for p in plans:
+        p.update(extra or {})
+        p["defaults"].update(defaults or {})
+    raws = ns3.run_plans(plans)
+    return [figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, raws)]
+
+
+def report(title: str, rows: dict[str, list[dict]]) -> None:
+    print(f"\n{title}")
+    keys = list(next(iter(rows.values()))[0])
+    print(f"| variant | {' | '.join(keys)} |")
+    print("|---|" + "---|" * len(keys))
+    for name, runs in rows.items():
+        vals = [statistics.fmean(r[k] for r in runs) for k in keys]
+        print(f"| {name} | {' | '.join(f'{v:.4g}' for v in vals)} |")
+    sys.stdout.flush()
+
+
+def seeds(spec: dict, n: int) -> list[dict]:
+    out = []
+    for i in range(n):
+        s = copy.deepcopy(spec)
+        s["seed"] = int(spec.get("seed", 1)) + i
+        out.append(s)
+    return out
+
+
+def red_spec(duration: str) -> dict:
+    net = dumbbell(
+        16, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP
+    )
+    net.record(queues=False, drops=False, cwnd=False, rtt=False)
+    spec = net.to_dict(duration)
+    spec["links"][0]["qdisc"] = dict(RED)
+    return spec
+
+
+def exp_ssthresh(args) -> None:
+    for title, spec in (
+        ("RED, 16 NewReno/SACK flows, no ECN", red_spec(args.duration)),
+        (
+            "drop-tail 42p, 4 NewReno/SACK flows",
+            dumbbell(
+                4,
+                rate="10Mbps",
+                rtt="50ms",
+                cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1},
+                tcp=MATCHED_TCP,
+            ).to_dict(args.duration),
+        ),
+    ):
+        ss = seeds(spec, args.seeds)
+        report(
+            f"{title}, {args.duration}, seeds {args.seeds}",
+            {
+                "quench (FlightSize/2)": quench_runs(ss),
+                "ns-3 (pipe/2, its default)": ns3_runs(ss),
+                "ns-3 with FlightSize/2": ns3_runs(ss, FLIGHTSIZE),
+            },
+        )
+
+
+def exp_default_tcp(args, path: str) -> None:
+    spec = load_scenario(path)
+    spec["duration"] = args.duration
+    ss = seeds(spec, args.seeds)
+    abc1 = copy.deepcopy(ss)
+    for s in abc1:
+        for f in s["flows"]:
+            f["cc"] = {"kind": f["cc"], "abc_limit": 1} if isinstance(f["cc"], str) else {**f["cc"], "abc_limit": 1}
+    report(
+        f"{path}, {args.duration}, seeds {args.seeds}",
+        {
+            "quench (abc_limit 2)": quench_runs(ss),
+            "quench abc_limit 1": quench_runs(abc1),
+            "ns-3": ns3_runs(ss),
+            "ns-3 with ABC L = 2": ns3_runs(ss, ABC2),
+            "ns-3 with FlightSize/2": ns3_runs(ss, FLIGHTSIZE),
+        },
+    )
+
+
+# ns-3's TcpCubic with RFC 5681's slow start, one segment per ACK (TcpCubic itself adds every
+# segment an ACK covers: RFC 3465 byte counting without a limit).
+CUBIC_SS1_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+namespace quench_exp
+{
+class TcpCubicSs1 : public ns3::TcpCubic
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicSs1")
+                                     .SetParent<ns3::TcpCubic>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpCubicSs1>();
+        return tid;
+    }
+    TcpCubicSs1() = default;
+    TcpCubicSs1(const TcpCubicSs1& o) = default;
+    std::string GetName() const override { return "TcpCubicSs1"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicSs1>(this); }
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (tcb->m_cWnd < tcb->m_ssThresh)
+        {
+            if (segmentsAcked > 0)
+            {
+                tcb->m_cWnd += tcb->m_segmentSize;
+            }
+            return;
+        }
+        ns3::TcpCubic::IncreaseWindow(tcb, segmentsAcked);
+    }
+};
+}
+"""
+CUBIC_SS1 = {
+    "experiment_cpp": [(CUBIC_SS1_CPP, ["quench_exp.TcpCubicSs1"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicSs1"},
+}
+CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecovery")}
+
+
+def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
+    net = dumbbell(
+        flows,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": cc, "initial_window": 10, "abc_limit": 1},
+        tcp={**MATCHED_TCP, "ecn": ecn},
+    )
+    net.record(queues=False, drops=False, cwnd=False, rtt=False)
+    return net.to_dict(duration)
+
+
+def exp_cubic(args) -> None:
+    """CUBIC on the one-BDP drop-tail dumbbell with each recovery in both simulators: RFC
+    6675's (quench `recovery = "standard"`, ns-3 TcpClassicRecovery) and PRR-SSRB (quench
+    `"prr"`, ns-3 TcpPrrRecovery, ns-3's default)."""
+    rows = {}
+    for rec in ("standard", "prr"):
+        spec = matched(args.cc, args.flows, args.duration)
+        for f in spec["flows"]:
+            f["tcp"]["recovery"] = rec
+        ss = seeds(spec, args.seeds)
+        rows[f"quench {rec}"] = quench_runs(ss)
+        rows[f"ns-3 {'classic' if rec == 'standard' else 'PRR'}"] = ns3_runs(ss)
+    report(f"{args.cc}, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seeds {args.seeds}", rows)
+
+
+def exp_cubic_factors(args) -> None:
+    """CUBIC (standard recovery: ns-3 TcpClassicRecovery) with one of CUBIC's or TCP's options
+    changed in both simulators at a time."""
+    variants = {
+        "as is": lambda f: None,
+        "reno_friendly off": lambda f: f["cc"].update(reno_friendly=False),
+        "fast_convergence off": lambda f: f["cc"].update(fast_convergence=False),
+        "delayed ACK off": lambda f: f["tcp"].update(delayed_ack={"enabled": False}),
+    }
+    rows = {}
+    for name, change in variants.items():
+        spec = matched("cubic", args.flows, args.duration)
+        for f in spec["flows"]:
+            f["tcp"]["recovery"] = "standard"
+            change(f)
+        ss = seeds(spec, args.seeds)
+        rows[f"quench, {name}"] = quench_runs(ss)
+        rows[f"ns-3, {name}"] = ns3_runs(ss)
+    report(f"CUBIC factors, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seeds {args.seeds}", rows)
+
+
+def exp_cubic_ss(args) -> None:
+    """CUBIC's slow start: quench's abc_limit 1 (the matched setting so far), 2 and 1000 (no
+    limit in effect) against ns-3's TcpCubic (byte counting without a limit) and ns-3's
+    TcpCubic with one segment per ACK; on the drop-tail dumbbell and on RED with ECN."""
+    red = matched("cubic", 4, args.duration, ecn=True)
+    red["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    for title, base in (
+        (f"CUBIC slow start, {args.flows} flows, drop-tail 1 BDP", matched("cubic", args.flows, args.duration)),
+        ("CUBIC slow start, 4 flows, RED + ECN", red),
+    ):
+        rows = {}
+        for abc in (1, 2, 1000):
+            spec = copy.deepcopy(base)
+            for f in spec["flows"]:
+                f["cc"]["abc_limit"] = abc
+            ss = seeds(spec, args.seeds)
+            rows[f"quench abc_limit {abc}"] = quench_runs(ss)
+            if abc == 1:
+                rows["ns-3 TcpCubic"] = ns3_runs(ss)
+                rows["ns-3 TcpCubic, 1 segment per ACK"] = ns3_runs(ss, CUBIC_SS1)
+        report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
+
+
+def exp_cubic_ecn_trace(args) -> None:
+    """The window of each flow around its timeout at the end of slow start, CUBIC on RED with
+    ECN (tests/test_ns3.py's case, 10 s), from both simulators' cwnd tables: every row where
+    cwnd or ssthresh changes between 1.4 and 2.2 s for flow 0, and the times cwnd = 1 MSS."""
+    net = dumbbell(
+        4,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": "cubic", "initial_window": 10, "abc_limit": 1},
+        tcp={**MATCHED_TCP, "ecn": True},
+    )
+    net.record(queues=False, drops=False, cwnd=True, rtt=False)
+    spec = net.to_dict(args.duration)
+    spec["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    for name, res in (("quench", run_scenario(spec, progress=False)), ("ns-3", ns3.run_ns3(spec))):
+        cw = res.tables["cwnd"]
+        print(f"\n{name}: utilization {float(res.link('r1->r2')['utilization']):.4f}")
+        for k in range(4):
+            c = cw[cw["flow"] == k]
+            print(f"  flow {k}: cwnd = 1 MSS at", [round(t, 3) for t in c[c["cwnd"] <= 1460]["time_s"].tolist()[:4]])
+        c = cw[(cw["flow"] == 0) & (cw["time_s"] > 1.4) & (cw["time_s"] < 2.2)]
+        print(c[["time_s", "cwnd", "ssthresh"]].drop_duplicates(["cwnd", "ssthresh"]).head(8).to_string(index=False))
+
+
+def exp_cubic_ecn(args) -> None:
+    """CUBIC on RED with ECN (tests/test_ns3.py): the RED limit 60 -> 1000 packets in both
+    (no overflow drops), and ns-3's classic recovery."""
+    base = matched("cubic", 4, args.duration, ecn=True)
+    base["links"][0]["qdisc"] = {**RED, "signal": "mark"}
+    big = copy.deepcopy(base)
+    big["links"][0]["qdisc"]["limit"] = "1000p"
+    # RED marks instead of dropping above max_th too (ns-3 UseHardDrop off): no loss at all.
+    soft = copy.deepcopy(base)
+    soft["links"][0]["qdisc"]["forced"] = "mark"
+    soft["links"][0]["qdisc"]["limit"] = "1000p"
+    # CUBIC's reduction set to NewReno's (beta 0.5).
+    half = copy.deepcopy(base)
+    for f in half["flows"]:
+        f["cc"]["beta"] = 0.5
+    rows = {}
+    for name, spec in (
+        ("", base),
+        (", RED limit 1000p", big),
+        (", forced marks, limit 1000p", soft),
+        (", beta 0.5", half),
+    ):
+        if args.only and name not in args.only:
+            continue
+        ss = seeds(spec, args.seeds)
+        rows[f"quench{name}"] = quench_runs(ss)
+        rows[f"ns-3{name}"] = ns3_runs(ss)
+        if not name:
+            rows["ns-3 classic recovery"] = ns3_runs(ss, defaults=CLASSIC)
+    report(f"CUBIC + RED/ECN, 4 flows, {args.duration}, seeds {args.seeds}", rows)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "experiment",
+        choices=(
+            "ssthresh",
+            "default_tcp",
+            "codel_tcp",
+            "cubic",
+            "cubic_factors",
+            "cubic_ss",
+            "cubic_ecn",
+            "cubic_ecn_trace",
+        ),
+    )
+    p.add_argument("--flows", type=int, default=4)
+    p.add_argument("--cc", default="cubic")
+    p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--duration", default="30s")
+    args = p.parse_args()
+    if args.experiment == "ssthresh":
+        exp_ssthresh(args)
+    elif args.experiment == "default_tcp":
+        exp_default_tcp(args, "scenarios/dumbbell.toml")
+    elif args.experiment == "codel_tcp":
+        exp_default_tcp(args, "scenarios/dumbbell_codel.toml")
+    elif args.experiment == "cubic":
+        exp_cubic(args)
+    elif args.experiment == "cubic_factors":
+        exp_cubic_factors(args)
+    elif args.experiment == "cubic_ss":
+        exp_cubic_ss(args)
+    elif args.experiment == "cubic_ecn_trace":
+        exp_cubic_ecn_trace(args)
+    else:
+        exp_cubic_ecn(args)
+
+
+if __name__ == "__main__":
+    main()
