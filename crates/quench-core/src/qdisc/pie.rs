@@ -300,22 +300,63 @@ impl PieVars {
     }
 
     /// Run every update due by `now` (see the module notes on laziness) for a queue of
-    /// `bytes`; `report`: record the `drop_prob` and `qdelay` monitors.
+    /// `bytes`; `report`: record the `drop_prob` and `qdelay` monitors at each update.
     pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx, report: bool) {
+        if !report {
+            return self.catch_up_quietly(p, bytes, cx.now);
+        }
         while cx.now >= self.next_update {
             if self.at_rest(p, bytes) {
-                let missed = (cx.now - self.next_update).0 / p.tupdate.0 + 1;
-                self.next_update += Dur(missed * p.tupdate.0);
+                self.skip_due(p, cx.now);
                 break;
             }
             let qdelay = self.qdelay(p, bytes);
             self.update(p, qdelay);
             self.next_update += p.tupdate;
-            if report {
-                cx.monitor("drop_prob", self.drop_prob);
-                cx.monitor("qdelay", qdelay.as_secs_f64());
+            cx.monitor("drop_prob", self.drop_prob);
+            cx.monitor("qdelay", qdelay.as_secs_f64());
+        }
+    }
+
+    /// [`catch_up`](Self::catch_up) without monitors, leaving the same state as running each
+    /// due update in turn (`pie_tests.rs` compares the two on random states) but skipping the
+    /// updates whose outcome is known:
+    /// - at rest (empty queue, zero probability and delays, full burst allowance), every
+    ///   update changes nothing;
+    /// - once an update leaves `drop_prob` (bit for bit) and `qdelay_old` as they were, every
+    ///   later one does too: the queue's delay estimate is the same at each due time (nothing
+    ///   it reads changes between events), and the new `drop_prob` and `qdelay_old` depend
+    ///   only on it and on themselves. Only the burst allowance still moves: it is restored
+    ///   to `max_burst` at each update when the restore condition holds (a fixed condition
+    ///   now), else it shrinks by `tupdate` each time, to zero at the least. Typical of a
+    ///   flow queue of FQ-PIE at `drop_prob` 1 or 0 whose packets wait long between turns.
+    pub(super) fn catch_up_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
+        while now >= self.next_update {
+            if self.at_rest(p, bytes) {
+                self.skip_due(p, now);
+                return;
+            }
+            let qdelay = self.qdelay(p, bytes);
+            let before = (self.drop_prob.to_bits(), self.qdelay_old);
+            self.update(p, qdelay);
+            self.next_update += p.tupdate;
+            if now >= self.next_update && (self.drop_prob.to_bits(), self.qdelay_old) == before {
+                let missed = self.skip_due(p, now);
+                let half = Dur(p.target.0 / 2);
+                if !(self.drop_prob == 0.0 && qdelay < half && self.qdelay_old < half) {
+                    self.burst_allowance = Dur(self.burst_allowance.0.saturating_sub(missed * p.tupdate.0));
+                }
+                return;
             }
         }
+    }
+
+    /// Move the next due time past `now` without running the updates due by then; returns
+    /// how many were due.
+    fn skip_due(&mut self, p: &PieParams, now: Time) -> u64 {
+        let missed = (now - self.next_update).0 / p.tupdate.0 + 1;
+        self.next_update += Dur(missed * p.tupdate.0);
+        missed
     }
 
     /// RFC 8033 section 4.1 and 5.4 `drop_early` for an arrival finding `bytes` queued.
