@@ -318,34 +318,62 @@ impl PieVars {
         }
     }
 
-    /// [`catch_up`](Self::catch_up) without monitors, leaving the same state as running each
-    /// due update in turn (`pie_tests.rs` compares the two on random states) but skipping the
-    /// updates whose outcome is known:
-    /// - at rest (empty queue, zero probability and delays, full burst allowance), every
-    ///   update changes nothing;
-    /// - once an update leaves `drop_prob` (bit for bit) and `qdelay_old` as they were, every
-    ///   later one does too: the queue's delay estimate is the same at each due time (nothing
-    ///   it reads changes between events), and the new `drop_prob` and `qdelay_old` depend
-    ///   only on it and on themselves. Only the burst allowance still moves: it is restored
-    ///   to `max_burst` at each update when the restore condition holds (a fixed condition
-    ///   now), else it shrinks by `tupdate` each time, to zero at the least. Typical of a
-    ///   flow queue of FQ-PIE at `drop_prob` 1 or 0 whose packets wait long between turns.
+    /// [`catch_up`](Self::catch_up) without monitors: the same state as running each due
+    /// update in turn (`pie_tests.rs` compares the two bit for bit on random states), at less
+    /// cost per update. The queue's delay estimate is the same at every due time (nothing it
+    /// reads changes between events on the queue), so after the first update the old delay
+    /// equals it, and the rest are [`repeat_update`](Self::repeat_update).
     pub(super) fn catch_up_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
-        while now >= self.next_update {
-            if self.at_rest(p, bytes) {
-                self.skip_due(p, now);
-                return;
+        if now < self.next_update {
+            return;
+        }
+        if self.at_rest(p, bytes) {
+            self.skip_due(p, now);
+            return;
+        }
+        let qdelay = self.qdelay(p, bytes);
+        let due = self.skip_due(p, now);
+        self.update(p, qdelay);
+        self.repeat_update(p, qdelay, due - 1);
+    }
+
+    /// `n` runs of [`update`](Self::update) with the delay estimate `qdelay` when the old
+    /// delay already equals it, with the same floating-point operations in the same order:
+    /// the gradient term is then `alpha·(qdelay − target) + beta·0`, computed once, and only
+    /// its scaling by the current `drop_prob` (section 4.2's table), the cap and the decay
+    /// remain per update. Once an update leaves `drop_prob` as it was (bit for bit: clamped
+    /// at 0 or 1, or a step too small to change it), every later one does too, and only the
+    /// burst allowance still moves: restored to `max_burst` at each update when the restore
+    /// condition holds (fixed now), else shrinking by `tupdate` each time, to zero at least.
+    fn repeat_update(&mut self, p: &PieParams, qdelay: Dur, n: u64) {
+        debug_assert!(n == 0 || self.qdelay_old == qdelay);
+        let (cur, target) = (qdelay.as_secs_f64(), p.target.as_secs_f64());
+        let gradient = p.alpha * (cur - target) + p.beta * (cur - cur);
+        let half = Dur(p.target.0 / 2);
+        let restore = qdelay < half;
+        let decay = qdelay.is_zero();
+        for done in 0..n {
+            let before = self.drop_prob;
+            let mut delta = gradient;
+            if let Some(&(_, divisor)) = TUNING.iter().find(|(below, _)| before < *below) {
+                delta /= divisor;
             }
-            let qdelay = self.qdelay(p, bytes);
-            let before = (self.drop_prob.to_bits(), self.qdelay_old);
-            self.update(p, qdelay);
-            self.next_update += p.tupdate;
-            if now >= self.next_update && (self.drop_prob.to_bits(), self.qdelay_old) == before {
-                let missed = self.skip_due(p, now);
-                let half = Dur(p.target.0 / 2);
-                if !(self.drop_prob == 0.0 && qdelay < half && self.qdelay_old < half) {
-                    self.burst_allowance = Dur(self.burst_allowance.0.saturating_sub(missed * p.tupdate.0));
-                }
+            if before >= CAP_FROM && delta > CAP {
+                delta = CAP;
+            }
+            let mut prob = before + delta;
+            if decay {
+                prob *= DECAY;
+            }
+            self.drop_prob = prob.clamp(0.0, 1.0);
+            let fixed = self.drop_prob.to_bits() == before.to_bits();
+            let steps = if fixed { n - done } else { 1 };
+            if restore && self.drop_prob == 0.0 {
+                self.burst_allowance = p.max_burst;
+            } else {
+                self.burst_allowance = Dur(self.burst_allowance.0.saturating_sub(steps * p.tupdate.0));
+            }
+            if fixed {
                 return;
             }
         }
