@@ -173,7 +173,7 @@ impl Qdisc for FqPie {
         let p = &self.pie;
         let over = self.over_limits(&pkt);
         let q = self.fq.queue_mut(i);
-        q.vars.catch_up(p, q.bytes, cx, false);
+        q.vars.catch_up_quietly(p, q.bytes, cx.now);
         if let Some(memory) = over {
             q.vars.accu_prob = 0.0;
             self.stats.pie.overlimit += 1;
@@ -202,7 +202,7 @@ impl Qdisc for FqPie {
                 continue;
             }
             let p = &self.pie;
-            self.fq.queue_mut(i).vars.catch_up(p, bytes, cx, false);
+            self.fq.queue_mut(i).vars.catch_up_quietly(p, bytes, cx.now);
             let pkt = self.fq.pop_front(i).expect("a queue with bytes has a packet");
             let sojourn = cx.now - pkt.enqueued_at;
             self.fq.queue_mut(i).vars.on_departure(p, bytes, pkt.size as u64, sojourn, cx.now);

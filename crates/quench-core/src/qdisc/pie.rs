@@ -300,11 +300,8 @@ impl PieVars {
     }
 
     /// Run every update due by `now` (see the module notes on laziness) for a queue of
-    /// `bytes`; `report`: record the `drop_prob` and `qdelay` monitors at each update.
-    pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx, report: bool) {
-        if !report {
-            return self.catch_up_quietly(p, bytes, cx.now);
-        }
+    /// `bytes`, recording the `drop_prob` and `qdelay` monitors at each.
+    pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx) {
         while cx.now >= self.next_update {
             if self.at_rest(p, bytes) {
                 self.skip_due(p, cx.now);
@@ -323,10 +320,17 @@ impl PieVars {
     /// cost per update. The queue's delay estimate is the same at every due time (nothing it
     /// reads changes between events on the queue), so after the first update the old delay
     /// equals it, and the rest are [`repeat_update`](Self::repeat_update).
+    /// Most events on a flow queue come before its next update is due: that test is inlined
+    /// into the caller, the updates are not.
+    #[inline]
     pub(super) fn catch_up_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
-        if now < self.next_update {
-            return;
+        if now >= self.next_update {
+            self.run_due_quietly(p, bytes, now);
         }
+    }
+
+    #[inline(never)]
+    fn run_due_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
         if self.at_rest(p, bytes) {
             self.skip_due(p, now);
             return;
@@ -478,7 +482,7 @@ impl Qdisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
         pkt.enqueued_at = cx.now;
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx, true);
+        self.vars.catch_up(&self.params, bytes, cx);
         self.stats.maxq = self.stats.maxq.max(pkt.size as u64);
         if !self.fifo.has_room(&pkt) {
             self.vars.accu_prob = 0.0;
@@ -503,7 +507,7 @@ impl Qdisc for Pie {
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx, true);
+        self.vars.catch_up(&self.params, bytes, cx);
         match self.fifo.pop() {
             Some(pkt) => {
                 let sojourn = cx.now - pkt.enqueued_at;
