@@ -16,7 +16,7 @@
 //! flows with large send buffers; K = 65 packets at 10 Gb/s (the paper's setting), above its
 //! guideline K > C·RTT/7 = 12 packets for RTT = 100 µs. W* ≫ 1 is needed for the continuous
 //! approximation of a window's packets and for one reduction per flow per cycle; at N = 40,
-//! W* = 3.7, and the test records how the model fails there instead of asserting it.
+//! W* = 3.8, and the test records how the model fails there instead of asserting it.
 //!
 //! Measurement, per sawtooth cycle (not max − min over a run): a cycle runs from one marking
 //! episode's start (the queue rises above K) to the next's (after it has fallen below
@@ -283,7 +283,7 @@ fn the_period_is_d_rtts_when_each_flow_reduces_once() {
     assert!(m.period_rtts > 1.2 * a.d, "period {} RTTs against D = {}", m.period_rtts, a.d);
 }
 
-/// Outside the model: 40 flows with W* = 3.7 packets. The flows are no longer synchronized
+/// Outside the model: 40 flows with W* = 3.8 packets. The flows are no longer synchronized
 /// (a marking episode misses some of them and marks others twice) and the amplitude falls
 /// below the synchronized prediction; the queue still peaks near K + N.
 #[test]
