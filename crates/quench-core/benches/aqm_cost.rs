@@ -114,10 +114,8 @@ fn main() {
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     let seconds: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_SECONDS);
     let repeats: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(DEFAULT_REPEATS);
-    let flows: Vec<usize> = args
-        .next()
-        .map(|s| s.split(',').filter_map(|f| f.parse().ok()).collect())
-        .unwrap_or(DEFAULT_FLOWS.to_vec());
+    let flows: Vec<usize> =
+        args.next().map(|s| s.split(',').filter_map(|f| f.parse().ok()).collect()).unwrap_or(DEFAULT_FLOWS.to_vec());
     // Optionally only some disciplines (names as printed, comma-separated); drop-tail's row
     // stays the reference and runs first.
     let only: Option<Vec<String>> = args.next().map(|s| s.split(',').map(str::to_string).collect());

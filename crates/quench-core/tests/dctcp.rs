@@ -15,8 +15,8 @@
 //! so windows grow one packet per RTT as in the analysis; the same RTT for all; long-lived
 //! flows with large send buffers; K = 65 packets at 10 Gb/s (the paper's setting), above its
 //! guideline K > C·RTT/7 = 12 packets for RTT = 100 µs. W* ≫ 1 is needed for the continuous
-//! approximation of a window's packets and for one reduction per flow per cycle; at N = 40,
-//! W* = 3.8, and the test records how the model fails there instead of asserting it.
+//! approximation of a window's packets and for α ≪ 1; at N = 40, W* = 3.8, and the test
+//! asserts only the direction in which the measurements leave the model there.
 //!
 //! Measurement, per sawtooth cycle (not max − min over a run): a cycle runs from one marking
 //! episode's start (the queue rises above K) to the next's (after it has fallen below

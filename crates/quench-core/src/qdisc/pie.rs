@@ -352,7 +352,8 @@ impl PieVars {
     fn repeat_update(&mut self, p: &PieParams, qdelay: Dur, n: u64) {
         debug_assert!(n == 0 || self.qdelay_old == qdelay);
         let (cur, target) = (qdelay.as_secs_f64(), p.target.as_secs_f64());
-        let gradient = p.alpha * (cur - target) + p.beta * (cur - cur);
+        // update()'s `beta·(cur − old)` with old = cur: cur − cur is +0.0 for any finite cur.
+        let gradient = p.alpha * (cur - target) + p.beta * 0.0;
         let half = Dur(p.target.0 / 2);
         let restore = qdelay < half;
         let decay = qdelay.is_zero();

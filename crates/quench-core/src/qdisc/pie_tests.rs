@@ -123,7 +123,8 @@ fn quiet_catch_up_equals_the_step_by_step_updates() {
             let mut v = PieVars::new(&p);
             let u = rng.uniform();
             v.drop_prob = pick(&mut rng, &[0.0, 1.0, 1e-7, 0.0999, 0.1, 0.2, 0.5, u]);
-            v.last_sojourn = Dur((pick(&mut rng, &[0.0, 5.0, 7.5, 10.0, 15.0, 20.0, 120.0, 300.0 * u]) * MS as f64) as u64);
+            v.last_sojourn =
+                Dur((pick(&mut rng, &[0.0, 5.0, 7.5, 10.0, 15.0, 20.0, 120.0, 300.0 * u]) * MS as f64) as u64);
             v.avg_dq_time = pick(&mut rng, &[0.0, 1.3e6, 1e7 * u]);
             let bytes = pick(&mut rng, &[0.0, 1500.0, 3000.0, 40_000.0]) as u64;
             let current = v.qdelay(&p, bytes);
