@@ -17,7 +17,9 @@
 //!   (`fq_pie_timer`) with that queue's bytes. Here each queue's updates are evaluated lazily,
 //!   at the first arrival to or departure from that queue at or after each due time (as in
 //!   `pie.rs`): nothing a queue's update reads changes between events on that queue, so each
-//!   update sees what the timer would have seen. All queues share the timer's grid.
+//!   update sees what the timer would have seen. All queues share the timer's grid. The
+//!   catch-up is PIE's quiet one (`PieVars::catch_up_quietly`, no monitors), bit for bit the
+//!   update loop's state.
 //!
 //! Differences from Linux: `memory_limit` drops the arrival (Linux only counts `overmemory`
 //! and queues it anyway); memory counts packet bytes, not socket-buffer truesize; the PIE

@@ -37,8 +37,11 @@
 //! due time: nothing the update reads (the queue's bytes, the rate estimate, the last sojourn)
 //! changes between events, so each update sees exactly what it would have seen at its due
 //! time. While PIE is at rest (empty queue, zero probability and delays, full burst allowance)
-//! the updates change nothing and are skipped in one step. Monitors: `drop_prob` and `qdelay`
-//! (seconds) at every update, recorded at the event that ran it.
+//! the updates change nothing and are skipped in one step. FQ-PIE's flow queues, which report
+//! no monitors, catch up with `PieVars::catch_up_quietly`: the same state, with the updates
+//! after the first sharing one gradient and a `drop_prob` that stops moving ending the run.
+//! Monitors: `drop_prob` and `qdelay` (seconds) at every update, recorded at the event that
+//! ran it.
 //!
 //! Parameters and units (RFC 8033 defaults): `target` (QDELAY_REF) 15 ms, `tupdate` 15 ms,
 //! `alpha` 0.125 Hz, `beta` 1.25 Hz, `max_burst` 150 ms, `mark_ecnth` 0.1, `dq_threshold`
@@ -320,6 +323,7 @@ impl PieVars {
     /// cost per update. The queue's delay estimate is the same at every due time (nothing it
     /// reads changes between events on the queue), so after the first update the old delay
     /// equals it, and the rest are [`repeat_update`](Self::repeat_update).
+    ///
     /// Most events on a flow queue come before its next update is due: that test is inlined
     /// into the caller, the updates are not.
     #[inline]
