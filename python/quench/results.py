@@ -1,7 +1,8 @@
 """Results of a run as pandas DataFrames, and their atomic export to Parquet/CSV.
 
 Tables: `links` and `flows` (one row each, always), and the recorded time series `queue`,
-`sojourn`, `drops`, `cwnd` (TCP), `pcp_rate` (PCP's base rate and probe increment), `rtt`,
+`sojourn`, `drops`, `cwnd` (TCP), `pcp_rate` (PCP's base rate and probe increment), `pacing`
+(a model-based TCP controller's pacing rate, bandwidth and min-RTT estimates, mode, gains), `rtt`,
 `segments`, `tcp_events`, `monitors` (rows only for what the scenario's `record` section asked
 for). Times are seconds since the start of the run.
 
@@ -32,6 +33,8 @@ from quench.stream import RecordStream, SpilledTable, read_manifest
 # trace::TcpEvent), in code order, from the engine itself.
 DROP_REASONS = list(_core.DROP_REASONS)
 TCP_EVENTS = list(_core.TCP_EVENTS)
+# Modes of the `pacing` table (cc::bbr::MODE_NAMES).
+PACING_MODES = list(_core.PACING_MODES)
 FORMATS = ("parquet", "csv")
 # Rows per Parquet row group and per CSV write of every saved table, in memory or streamed (so
 # both save the same file). Measured with benchmarks/bench_memory.py: pyarrow's default row
@@ -41,7 +44,7 @@ FORMATS = ("parquet", "csv")
 SAVE_CHUNK_ROWS = 64 * 1024
 # Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
 LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
-FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "rtt", "segments", "tcp_events")
+FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events")
 
 
 def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
@@ -373,4 +376,6 @@ def _label_table(
         df["reason"] = pd.Categorical.from_codes(df["reason"].astype(int), DROP_REASONS)
     if name == "tcp_events":
         df["event"] = pd.Categorical.from_codes(df["event"].astype(int), TCP_EVENTS)
+    if name == "pacing":
+        df["mode"] = pd.Categorical.from_codes(df["mode"].astype(int), PACING_MODES)
     return df

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -283,16 +284,26 @@ def loss_model_runs(p: Params, quick: bool) -> list[Run]:
 
 def loss_model(rows: list[dict]) -> dict:
     """Fit p = (N·MSS·C/(L·RTT))² to the sweep's measured congestion-signal rate."""
-    x = np.array([r["x"] for r in rows])
     fit = {}
     for key in ("signal_rate", "mark_rate"):
-        y = np.array([r[key] for r in rows])
-        ok = y > 0
-        c = float(np.exp(np.mean(np.log(np.sqrt(y[ok]) / x[ok]))))
-        slope = float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])
-        fit[key] = {"C": c, "exponent": slope}
+        xs = [r["x"] for r in rows if r[key] > 0]
+        ys = [r[key] for r in rows if r[key] > 0]
+        # The geometric mean of sqrt(p)/x (math, not numpy: the same digits on every machine).
+        c = math.exp(math.fsum(math.log(math.sqrt(y) / x) for x, y in zip(xs, ys)) / len(xs))
+        fit[key] = {"C": c, "exponent": loglog_slope(xs, ys)}
     fit["n_exponents"] = _n_exponents(rows)
     return {"rows": rows, "fit": fit}
+
+
+def loglog_slope(xs: Iterable[float], ys: Iterable[float]) -> float:
+    """The least-squares slope of log y on log x, in closed form with exactly rounded sums
+    (math.fsum): the same digits on every machine, where numpy's polyfit goes through the
+    installed LAPACK and changes in the last digits between builds."""
+    lx = [math.log(v) for v in xs]
+    ly = [math.log(v) for v in ys]
+    mx, my = math.fsum(lx) / len(lx), math.fsum(ly) / len(ly)
+    dx = [v - mx for v in lx]
+    return math.fsum(d * (v - my) for d, v in zip(dx, ly)) / math.fsum(d * d for d in dx)
 
 
 def _sweep_row(res: Results, p: Params, n: int, rate: str, delay: str, warm: float, duration: float) -> dict:
@@ -321,7 +332,7 @@ def _n_exponents(rows: list[dict]) -> list[dict]:
     for (rate, delay), g in pd.DataFrame(rows).groupby(["rate", "delay"], sort=False):
         g = g[g["signal_rate"] > 0]
         if len(g) >= 2:
-            k = float(np.polyfit(np.log(g["sources"]), np.log(g["signal_rate"]), 1)[0])
+            k = loglog_slope(g["sources"], g["signal_rate"])
             out.append({"rate": rate, "delay": delay, "exponent": k})
     return out
 

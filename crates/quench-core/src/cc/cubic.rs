@@ -17,12 +17,14 @@
 //!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - After a timeout (§4.8): the loss window (1 segment) and slow start to ssthresh; the first
 //!   epoch after it starts with `K = 0` and `W_max` = the window then.
-//! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno. HyStart++
-//!   (RFC 9406), which Linux runs beside CUBIC, is not built.
+//! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno; with
+//!   `hystart = true`, HyStart++ (RFC 9406, `hystart.rs`) in the initial slow start, as Linux
+//!   runs beside CUBIC (off by default, so that runs compare with the published CUBIC).
 //!
 //! Units: windows in segments (f64) inside, bytes in `Window`; time in seconds (f64) from
 //! integer-nanosecond `Time`; `C` in segments/s³.
 
+use super::hystart::{HyStart, SlowStartStep};
 use super::reno::AimdParams;
 use super::{AckSample, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
@@ -60,6 +62,9 @@ pub struct CubicConfig {
     /// Appropriate byte counting limit L in slow start, in segments (RFC 3465).
     #[serde(default)]
     pub abc_limit: Option<u64>,
+    /// HyStart++ (RFC 9406) in the initial slow start; needs `tcp.rtt_sampling = "every_ack"`.
+    #[serde(default)]
+    pub hystart: bool,
 }
 
 fn default_c() -> f64 {
@@ -81,6 +86,7 @@ impl Default for CubicConfig {
             reno_friendly: true,
             initial_window: None,
             abc_limit: None,
+            hystart: false,
         }
     }
 }
@@ -110,6 +116,7 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// Growth below one byte, carried to the next ACK.
     carry: f64,
+    hystart: Option<HyStart>,
 }
 
 /// The largest cubic constant C, in segments/s³: 10⁴ times RFC 9438's 0.4 (§5). At that
@@ -136,6 +143,7 @@ impl Cubic {
             cwnd_prior: 0.0,
             epoch: None,
             carry: 0.0,
+            hystart: cfg.hystart.then(HyStart::default),
         })
     }
 
@@ -192,11 +200,19 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
-        if w.cwnd < w.ssthresh {
-            self.aimd.grow(w, s.acked);
-        } else {
-            self.congestion_avoidance(w, s);
+        if w.cwnd >= w.ssthresh {
+            return self.congestion_avoidance(w, s);
         }
+        match self.hystart.as_mut().map(|h| h.on_ack(s, w.flight)) {
+            None => self.aimd.grow(w, s.acked),
+            Some(SlowStartStep::Grow { divisor }) => w.cwnd += self.aimd.slow_start_increase(w, s.acked) / divisor,
+            // RFC 9406 section 4.2: ssthresh = cwnd; the next ACK starts CUBIC's first epoch.
+            Some(SlowStartStep::EnterCongestionAvoidance) => w.ssthresh = w.cwnd,
+        }
+    }
+
+    fn needs_rtt_every_ack(&self) -> bool {
+        self.hystart.is_some()
     }
 
     fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
@@ -208,6 +224,9 @@ impl CongestionControl for Cubic {
         }
         self.epoch = None;
         self.carry = 0.0;
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
         ((cwnd * self.beta).max(MIN_WINDOW_SEGMENTS) * w.mss as f64) as u64
     }
 }

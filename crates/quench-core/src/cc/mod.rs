@@ -3,19 +3,29 @@
 //! far it falls. `recovery()` tells TCP which loss-recovery procedure to run after three
 //! duplicate ACKs, because that is what distinguishes Tahoe, Reno and NewReno.
 //!
+//! Two kinds of controller share the trait, as in Linux's `tcp_congestion_ops`. A window
+//! controller (Reno to DCTCP) grows the window per ACK (`on_ack`) and says how far it falls
+//! (`ssthresh_after`); TCP's recovery procedures do the rest. A model-based controller (BBR)
+//! answers `model_based()` with true: the sender then measures a [`RateSample`] on every ACK
+//! (delivery-rate estimation, `transport/tcp/sender/rate.rs`) and hands it to `control`, which
+//! sets the window in every state and returns the pacing rate (Linux's `cong_control` hook).
+//!
 //! Adding a controller is one file (config with `deny_unknown_fields`, `new(&cfg)`, the trait
 //! impl, tests) plus one line in `registry!` below.
 
+pub mod bbr;
 pub mod cubic;
 pub mod dctcp;
 pub mod fast;
+pub mod hystart;
 pub mod newreno;
 pub mod reno;
 pub mod tahoe;
 pub mod vegas;
 
 use crate::error::ConfigError;
-use crate::units::{Dur, Time};
+use crate::rng::Rng;
+use crate::units::{BitRate, Dur, Time};
 use serde::{Deserialize, Serialize};
 
 /// The window variables a controller reads and writes, in bytes.
@@ -58,6 +68,81 @@ pub enum EcnFeedback {
     Accurate,
 }
 
+/// Where the sender stands in congestion control, as a model-based controller sees it
+/// (Linux's `tcp_ca_state`, coarsened to what BBR v1 branches on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaPhase {
+    /// Nothing suspected, or duplicate ACKs below the threshold.
+    #[default]
+    Open,
+    /// Reducing the window for ECN-Echo or a local drop.
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until its window is acknowledged.
+    Loss,
+}
+
+/// What one ACK tells a model-based controller: a delivery-rate sample
+/// (draft-cheng-iccrg-delivery-rate-estimation-02 section 3; Linux `struct rate_sample`,
+/// `tcp_rate.c`) and the sender's state after the ACK. Byte counts are payload bytes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RateSample {
+    pub now: Time,
+    /// Bytes delivered over `interval` (the sample's numerator).
+    pub delivered: u64,
+    /// The sample's interval (the longer of its send and ACK phases); None when the ACK
+    /// delivered nothing new or the interval is shorter than the minimum RTT (draft section
+    /// 3.3: such a sample would overestimate the rate).
+    pub interval: Option<Dur>,
+    /// The connection's delivered count when the sampled segment was sent: a round trip has
+    /// passed once this reaches the count at the round's start (BBR's round counting).
+    pub prior_delivered: u64,
+    /// The connection's delivered count after this ACK.
+    pub total_delivered: u64,
+    /// The sampled segment was sent while the application, not the network, limited sending.
+    pub app_limited: bool,
+    /// Bytes this ACK newly delivered, cumulatively or by SACK.
+    pub acked_sacked: u64,
+    /// Bytes this ACK newly marks lost (RFC 6675 IsLost).
+    pub losses: u64,
+    /// The RTT of the most recently sent segment this ACK delivered that was never
+    /// retransmitted (Linux's `rs->rtt_us`).
+    pub rtt: Option<Dur>,
+    /// Bytes in flight after this ACK (RFC 6675 pipe with SACK, else snd_max − snd_una).
+    pub inflight: u64,
+    /// Bytes in flight before this ACK was processed.
+    pub prior_inflight: u64,
+    /// The sender's smoothed RTT (RFC 6298), once it has a sample.
+    pub srtt: Option<Dur>,
+    pub phase: CaPhase,
+}
+
+/// A model-based controller's answer to one ACK, besides the window it sets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ModelOutput {
+    /// The pacing rate of payload; None: no pacing.
+    pub pacing_rate: Option<BitRate>,
+    /// Samples taken until what is in flight now is delivered are to be marked app-limited
+    /// (BBR's PROBE_RTT: its deliberately low rate must not lower the bandwidth estimate).
+    pub app_limited: bool,
+}
+
+/// A model-based controller's state as the `pacing` table records it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ModelState {
+    pub pacing_rate: BitRate,
+    /// The bandwidth estimate (payload).
+    pub bandwidth: BitRate,
+    pub min_rtt: Option<Dur>,
+    /// The state machine's mode, an index into the controller's own list of mode names.
+    pub mode: u8,
+    /// The phase within the mode's gain cycle (BBR's PROBE_BW: 0-7), 0 elsewhere.
+    pub cycle_phase: u8,
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
+}
+
 /// A congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Signal {
@@ -97,6 +182,28 @@ pub trait CongestionControl {
     /// The ECN feedback this controller needs from the receiver.
     fn ecn_feedback(&self) -> EcnFeedback {
         EcnFeedback::Rfc3168
+    }
+    /// True for a model-based controller: the sender builds a rate sample per ACK and calls
+    /// `control` (and never `on_ack`).
+    fn model_based(&self) -> bool {
+        false
+    }
+    /// A model-based controller's response to every ACK, new or duplicate, in every state,
+    /// after the sender's loss detection: set `w.cwnd`, return the pacing rate.
+    fn control(&mut self, _w: &mut Window, _rs: &RateSample) -> ModelOutput {
+        ModelOutput::default()
+    }
+    /// A model-based controller's state, for the `pacing` table.
+    fn model_state(&self) -> Option<ModelState> {
+        None
+    }
+    /// The flow's own seeded random stream, for a controller that draws (BBR's first gain
+    /// phase); handed over once, before the connection opens.
+    fn take_random_stream(&mut self, _rng: Rng) {}
+    /// True if the controller needs an RTT sample on every ACK (HyStart++), which the flow's
+    /// `tcp.rtt_sampling = "every_ack"` provides; checked when the flow is built.
+    fn needs_rtt_every_ack(&self) -> bool {
+        false
     }
 }
 
@@ -177,6 +284,23 @@ macro_rules! registry {
             fn ecn_feedback(&self) -> EcnFeedback {
                 match self { $(AnyCc::$variant(c) => c.ecn_feedback(),)+ }
             }
+            #[inline]
+            fn model_based(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.model_based(),)+ }
+            }
+            #[inline]
+            fn control(&mut self, w: &mut Window, rs: &RateSample) -> ModelOutput {
+                match self { $(AnyCc::$variant(c) => c.control(w, rs),)+ }
+            }
+            fn model_state(&self) -> Option<ModelState> {
+                match self { $(AnyCc::$variant(c) => c.model_state(),)+ }
+            }
+            fn take_random_stream(&mut self, rng: Rng) {
+                match self { $(AnyCc::$variant(c) => c.take_random_stream(rng),)+ }
+            }
+            fn needs_rtt_every_ack(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.needs_rtt_every_ack(),)+ }
+            }
         }
     };
 }
@@ -189,6 +313,7 @@ registry! {
     Vegas: "vegas" => vegas::Vegas(VegasConfig),
     Cubic: "cubic" => cubic::Cubic(CubicConfig),
     Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig),
+    Bbr: "bbr" => bbr::Bbr(BbrConfig),
 }
 
 impl Default for CcSpec {
@@ -222,8 +347,8 @@ mod tests {
         assert_eq!(t.cc.kind(), "tahoe");
         let t: T = serde_json::from_str(r#"{"cc":{"kind":"newreno","initial_window":10}}"#).unwrap();
         assert_eq!(t.cc.build().unwrap().initial_window(1460), 10);
-        let e = serde_json::from_str::<T>(r#"{"cc":"bbr"}"#).err().unwrap().to_string();
-        assert!(e.contains("unknown variant `bbr`"), "{e}");
+        let e = serde_json::from_str::<T>(r#"{"cc":"bbrx"}"#).err().unwrap().to_string();
+        assert!(e.contains("unknown variant `bbrx`"), "{e}");
     }
 
     #[test]

@@ -43,6 +43,10 @@ impl AimdParams {
     pub fn grow(&self, w: &mut Window, acked: u64) {
         aimd_growth(w, acked, self.abc_limit)
     }
+    /// Slow start's increase for `acked` bytes: byte counting up to L segments (RFC 3465).
+    pub fn slow_start_increase(&self, w: &Window, acked: u64) -> u64 {
+        acked.min(self.abc_limit * w.mss)
+    }
 }
 
 pub struct Reno {

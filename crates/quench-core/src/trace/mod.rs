@@ -34,7 +34,8 @@ pub struct RecordConfig {
     #[serde(default = "yes")]
     pub drops: bool,
     /// Congestion state at every change: TCP's window and slow-start threshold (`cwnd` table),
-    /// PCP's base rate and probe increment (`pcp_rate` table).
+    /// PCP's base rate and probe increment (`pcp_rate` table), a model-based controller's
+    /// pacing rate, bandwidth and RTT estimates, mode and gains (`pacing` table).
     #[serde(default = "yes")]
     pub cwnd: bool,
     /// At most one `cwnd` row per flow per interval, plus every decrease with the value before
@@ -121,6 +122,17 @@ columnar!(SojournTrace { time_s: f64, link: u32, flow: u32, sojourn_s: f64 });
 columnar!(DropTrace { time_s: f64, link: u32, flow: u32, reason: u8, size: u32 });
 columnar!(CwndTrace { time_s: f64, flow: u32, cwnd: u64, ssthresh: u64 });
 columnar!(PcpRateTrace { time_s: f64, flow: u32, rate_bps: u64, increment_bps: u64 });
+columnar!(PacingTrace {
+    time_s: f64,
+    flow: u32,
+    pacing_rate_bps: u64,
+    bandwidth_bps: u64,
+    min_rtt_s: f64,
+    mode: u8,
+    cycle_phase: u8,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+});
 columnar!(RttTrace { time_s: f64, flow: u32, rtt_s: f64, srtt_s: f64, rto_s: f64 });
 columnar!(SegmentTrace { time_s: f64, flow: u32, seq: u64, len: u32, is_ack: u8, retransmit: u8 });
 columnar!(EventTrace { time_s: f64, flow: u32, event: u8 });
@@ -136,6 +148,7 @@ pub struct Recorder {
     pub drops: DropTrace,
     pub cwnd: CwndTrace,
     pub pcp_rate: PcpRateTrace,
+    pub pacing: PacingTrace,
     pub rtt: RttTrace,
     pub segments: SegmentTrace,
     pub events: EventTrace,
@@ -159,6 +172,7 @@ pub const SOJOURN: &str = "sojourn";
 pub const DROPS: &str = "drops";
 pub const CWND: &str = "cwnd";
 pub const PCP_RATE: &str = "pcp_rate";
+pub const PACING: &str = "pacing";
 pub const RTT: &str = "rtt";
 pub const SEGMENTS: &str = "segments";
 pub const TCP_EVENTS: &str = "tcp_events";
@@ -173,6 +187,7 @@ enum Series {
     Drops,
     Cwnd,
     PcpRate,
+    Pacing,
     Rtt,
     Segments,
     TcpEvents,
@@ -257,6 +272,7 @@ impl Recorder {
             Series::Drops => spill_chunk(spill, DROPS, &mut self.drops),
             Series::Cwnd => spill_chunk(spill, CWND, &mut self.cwnd),
             Series::PcpRate => spill_chunk(spill, PCP_RATE, &mut self.pcp_rate),
+            Series::Pacing => spill_chunk(spill, PACING, &mut self.pacing),
             Series::Rtt => spill_chunk(spill, RTT, &mut self.rtt),
             Series::Segments => spill_chunk(spill, SEGMENTS, &mut self.segments),
             Series::TcpEvents => spill_chunk(spill, TCP_EVENTS, &mut self.events),
@@ -338,6 +354,26 @@ impl Recorder {
         }
     }
 
+    /// A model-based controller's state changed (`mode` indexes `cc::bbr::MODE_NAMES`; the
+    /// minimum RTT is NaN before the first sample).
+    pub fn pacing(&mut self, now: Time, flow: FlowId, m: &crate::cc::ModelState) {
+        if self.cfg.cwnd {
+            let min_rtt = m.min_rtt.map_or(f64::NAN, |d| d.as_secs_f64());
+            let rows = self.pacing.push(
+                now.as_secs_f64(),
+                flow.0,
+                m.pacing_rate.0,
+                m.bandwidth.0,
+                min_rtt,
+                m.mode,
+                m.cycle_phase,
+                m.pacing_gain,
+                m.cwnd_gain,
+            );
+            self.pushed(rows, Series::Pacing);
+        }
+    }
+
     #[inline]
     pub fn rtt(&mut self, now: Time, flow: FlowId, rtt: Dur, srtt: Dur, rto: Dur) {
         if self.cfg.rtt {
@@ -387,6 +423,7 @@ impl Recorder {
             finish_table(s, DROPS, self.drops, |b| b.into_table(DROPS)),
             finish_table(s, CWND, self.cwnd, |b| b.into_table(CWND)),
             finish_table(s, PCP_RATE, self.pcp_rate, |b| b.into_table(PCP_RATE)),
+            finish_table(s, PACING, self.pacing, |b| b.into_table(PACING)),
             finish_table(s, RTT, self.rtt, |b| b.into_table(RTT)),
             finish_table(s, SEGMENTS, self.segments, |b| b.into_table(SEGMENTS)),
             finish_table(s, TCP_EVENTS, self.events, |b| b.into_table(TCP_EVENTS)),

@@ -1,8 +1,10 @@
 //! A TCP flow as a scenario declares it, how it is built, and its flows-table row.
 
+use super::config::RttSampling;
 use super::{TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::cc::{deserialize_cc, CcSpec, CongestionControl};
 use crate::error::ConfigError;
+use crate::rng::{Rng, StreamKind};
 use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -31,7 +33,13 @@ impl TransportSpec for TcpFlowSpec {
     crate::transport::common_flow_keys!();
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
-        let cc = self.cc.build().map_err(|e| e.within("cc"))?;
+        let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
+        if cc.needs_rtt_every_ack() && self.tcp.rtt_sampling != RttSampling::EveryAck {
+            let why = "HyStart++ needs an RTT sample on every ACK: set it to \"every_ack\"";
+            return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
+        }
+        // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
+        cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
         cx.check_path(size)?;

@@ -1,12 +1,19 @@
-//! Plain pacing, the second control the PFLDnet 2005 slides compare burstiness control with
+//! Pacing. `Pacer`: plain pacing, the second control the PFLDnet 2005 slides compare burstiness control with
 //! (slide 27, "Pacing (in TCP)"): the window is spread evenly over the round-trip time, one
 //! full segment every `srtt / cwnd`, instead of `cwnd − in_flight` segments at once per ACK.
 //!
 //! The gap is counted from the previous transmission, with no credit for idle time: a sender
 //! that waited longer than the gap may send one segment at once, not a burst. Before the first
 //! RTT sample nothing is held back (there is no srtt to spread over).
+//!
+//! `RatePacer`: pacing at the rate a model-based controller sets (BBR), as Linux's internal
+//! pacing does it (`tcp_update_skb_after_send`, net/ipv4/tcp_output.c): each segment moves
+//! the earliest departure of the next by its payload's time at the pacing rate, counted from
+//! the later of now and the previous earliest departure, so idle time earns no burst. Linux
+//! forgives up to half a gap of a late send ("OS jitter"); a simulated host is never late, so
+//! that credit is left out.
 
-use crate::units::{Dur, Time};
+use crate::units::{BitRate, Bytes, Dur, Time};
 
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
@@ -38,9 +45,54 @@ impl Pacer {
     }
 }
 
+#[derive(Clone, Debug, Default)]
+pub struct RatePacer {
+    rate: Option<BitRate>,
+    /// The earliest departure of the next segment.
+    next: Option<Time>,
+}
+
+impl RatePacer {
+    /// The controller's pacing rate of payload; None or zero: no pacing.
+    pub fn set_rate(&mut self, rate: Option<BitRate>) {
+        self.rate = rate.filter(|r| r.0 > 0);
+    }
+
+    /// None if a segment may leave at `now`, else when it may.
+    pub fn hold_until(&self, now: Time) -> Option<Time> {
+        self.next.filter(|&n| now < n)
+    }
+
+    /// A segment of `payload` bytes left at `now`.
+    pub fn on_send(&mut self, now: Time, payload: u64) {
+        if let Some(rate) = self.rate {
+            let from = self.next.map_or(now, |n| n.max(now));
+            self.next = Some(from + rate.tx_time(Bytes(payload)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rate_spaces_payloads_and_idle_time_earns_no_burst() {
+        // 8 Mb/s: a 1000-byte payload takes 1 ms.
+        let mut p = RatePacer::default();
+        p.on_send(ms(0), 1000);
+        assert_eq!(p.hold_until(ms(0)), None, "no rate, no pacing");
+        p.set_rate(Some(BitRate(8_000_000)));
+        p.on_send(ms(0), 1000);
+        p.on_send(ms(0), 500); // sent anyway (e.g. a retransmission): the debt adds up
+        assert_eq!(p.hold_until(ms(1)), Some(Time(1_500_000)));
+        assert_eq!(p.hold_until(Time(1_500_000)), None);
+        p.on_send(ms(10), 1000);
+        assert_eq!(p.hold_until(ms(10)), Some(ms(11)));
+        p.set_rate(Some(BitRate(0)));
+        p.on_send(ms(20), 1000);
+        assert_eq!(p.hold_until(ms(20)), None, "a zero rate does not pace");
+    }
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)

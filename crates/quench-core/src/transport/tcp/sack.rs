@@ -96,6 +96,34 @@ impl Scoreboard {
         0
     }
 
+    /// The unSACKed ranges within [a, b), in order: what an ACK or a new block covering
+    /// [a, b) delivers for the first time (delivery-rate estimation counts each byte once).
+    pub fn holes_in(&self, a: u64, b: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let skip = self.blocks.partition_point(|&(_, e)| e <= a);
+        let mut blocks = self.blocks[skip..].iter();
+        let mut seq = a;
+        std::iter::from_fn(move || {
+            while seq < b {
+                let lo = seq;
+                let hi = match blocks.next() {
+                    // The hole ends where the next block starts; the walk resumes past it.
+                    Some(&(s, e)) if s < b => {
+                        seq = seq.max(e);
+                        s
+                    }
+                    _ => {
+                        seq = b;
+                        b
+                    }
+                };
+                if lo < hi {
+                    return Some((lo, hi));
+                }
+            }
+            None
+        })
+    }
+
     /// The first unSACKed sequence number in [from, limit). Blocks ending at or below `from`
     /// cannot hold it, so the walk starts at the first block past `from` (and, blocks being
     /// disjoint and apart, ends within two steps).
@@ -118,6 +146,20 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holes_are_the_unsacked_parts_of_a_range() {
+        let mut sb = Scoreboard::default();
+        sb.add(200, 300);
+        sb.add(400, 500);
+        let holes = |a, b| sb.holes_in(a, b).collect::<Vec<_>>();
+        assert_eq!(holes(100, 600), vec![(100, 200), (300, 400), (500, 600)]);
+        assert_eq!(holes(250, 450), vec![(300, 400)]);
+        assert_eq!(holes(200, 300), vec![]);
+        assert_eq!(holes(150, 250), vec![(150, 200)]);
+        assert_eq!(holes(0, 100), vec![(0, 100)]);
+        assert_eq!(holes(450, 460), vec![]);
+    }
 
     const MSS: u64 = 1000;
 

@@ -7,6 +7,8 @@
 //! a retransmission timed from its own send as RFC 7323 timestamps would.
 //! With `tcp.burstiness_control` a send also waits until the burstiness B(n) of the last RTT
 //! is under its threshold (`burst.rs`); with `tcp.pacing`, one segment every srtt/cwnd (`pacing.rs`).
+//! A model-based controller (BBR) instead sees a delivery-rate sample on every ACK (`rate.rs`),
+//! sets the window itself in every state, and paces sends at the rate it returns.
 //!
 //! ACK processing is split in steps: handshake, duplicate ACK, new ACK (RTT sample, recovery
 //! or window growth, timer), then output. Loss recovery after `dupack_threshold` duplicates
@@ -29,6 +31,7 @@
 mod local_drop;
 mod monitor;
 mod prr;
+mod rate;
 mod recovery;
 #[cfg(test)]
 mod tests;
@@ -36,12 +39,12 @@ mod tests;
 use super::burst::Burstiness;
 use super::config::{LocalDropReaction, RttSampling, TcpConfig};
 use super::ecn::SenderEcn;
-use super::pacing::Pacer;
+use super::pacing::{Pacer, RatePacer};
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{Connection, TcpTimer};
-use crate::cc::{AckSample, AnyCc, CongestionControl, Recovery, Signal, Window};
+use crate::cc::{AckSample, AnyCc, CaPhase, CongestionControl, ModelState, RateSample, Recovery, Signal, Window};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
@@ -144,6 +147,14 @@ pub struct TcpSender {
     burst: Option<Burstiness>,
     /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
     pacer: Option<Pacer>,
+    /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
+    /// the state last written to the `pacing` table.
+    rate: Option<rate::RateSampler>,
+    rate_pacer: RatePacer,
+    model_recorded: Option<ModelState>,
+    /// The highest sequence number presumed lost so far (RFC 6675 IsLost): a rate sample's
+    /// losses are the bytes newly presumed lost below it.
+    lost_mark: u64,
     burst_timer: TimerSlot,
     ecn: SenderEcn,
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
@@ -159,6 +170,7 @@ impl TcpSender {
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
         let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
+        let rate = cc.model_based().then(|| rate::RateSampler::new(mss, FIRST_DATA_SEQ));
         TcpSender {
             conn,
             cc,
@@ -186,6 +198,10 @@ impl TcpSender {
             pace: TimerSlot::default(),
             burst: cfg.burstiness_control.as_ref().map(|b| Burstiness::new(b, mss + super::HEADERS as u64)),
             pacer: cfg.pacing.then(Pacer::default),
+            rate,
+            rate_pacer: RatePacer::default(),
+            model_recorded: None,
+            lost_mark: 0,
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             host_refused: false,
@@ -242,6 +258,10 @@ impl TcpSender {
             return None;
         }
         self.ecn.sent(&pkt);
+        if let Some(r) = self.rate.as_mut() {
+            r.on_send(seq, len, cx.now, self.snd_una == self.snd_max);
+            self.rate_pacer.on_send(cx.now, len as u64);
+        }
         if let Some(p) = self.prr.as_mut() {
             if matches!(self.ca, CaState::Recovery { .. }) {
                 p.on_sent(len as u64);
@@ -332,6 +352,18 @@ impl TcpSender {
                 self.arm_retransmit(cx);
             }
         }
+        self.check_app_limited();
+    }
+
+    /// The application has no more data while the window has room: the rate samples of what
+    /// is sent until then measure the application, not the path (draft-cheng-iccrg-delivery-
+    /// rate-estimation section 3.4, Linux `tcp_rate_check_app_limited`).
+    fn check_app_limited(&mut self) {
+        let flight = self.flight();
+        let exhausted = self.snd_nxt >= self.data_end + self.finite as u64;
+        if let Some(r) = self.rate.as_mut().filter(|_| exhausted && flight < self.w.cwnd) {
+            r.mark_app_limited(flight);
+        }
     }
 
     /// SQuID pacing: true (and a wake-up armed) if the inter-datagram delay forbids sending now.
@@ -353,9 +385,10 @@ impl TcpSender {
         true
     }
 
-    /// Burstiness control or pacing: true (and a wake-up armed) if either forbids sending now.
+    /// Burstiness control or pacing (plain, or at a model-based controller's rate): true (and
+    /// a wake-up armed) if any forbids sending now.
     fn burst_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        let paced = self.pacer.as_ref().and_then(|p| p.hold_until(cx.now));
+        let paced = self.pacer.as_ref().and_then(|p| p.hold_until(cx.now)).max(self.rate_pacer.hold_until(cx.now));
         let burst = self.burst.as_mut().and_then(|b| {
             b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
             b.hold_until(cx.now)
@@ -517,6 +550,7 @@ impl TcpSender {
             Some(_) if self.sack => self.scoreboard.sacked_in(self.snd_una, self.snd_max),
             _ => 0,
         };
+        let prior_inflight = self.rate.is_some().then(|| self.rate_deliver(pkt));
         if self.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
@@ -529,12 +563,99 @@ impl TcpSender {
                 self.on_dupack(cx);
             }
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
+            if let Some(prior_inflight) = prior_inflight {
+                self.model_control(prior_inflight, cx);
+                self.output(cx);
+            }
             return;
         }
         let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
         self.on_new_ack(pkt.ack, ece, cx);
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
+        if let Some(prior_inflight) = prior_inflight {
+            self.model_control(prior_inflight, cx);
+        }
         self.output(cx);
+    }
+
+    /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
+    /// everything unacknowledged.
+    fn inflight(&self) -> u64 {
+        if self.sack {
+            self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max))
+        } else {
+            self.flight()
+        }
+    }
+
+    /// Pass what this ACK delivers for the first time to the rate sampler: the holes of the
+    /// scoreboard below the cumulative ACK and within each SACK block (so a SACKed segment is
+    /// counted once, not again when the cumulative ACK passes it). Returns the bytes in
+    /// flight before the ACK.
+    fn rate_deliver(&mut self, pkt: &Packet) -> u64 {
+        let prior_inflight = self.inflight();
+        let (una, max) = (self.snd_una, self.snd_max);
+        let Some(r) = self.rate.as_mut() else { return prior_inflight };
+        if self.sack {
+            for (a, b) in self.scoreboard.holes_in(una, pkt.ack) {
+                r.deliver(a, b);
+            }
+            for (start, end) in pkt.sack.ranges(pkt.ack) {
+                for (a, b) in self.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
+                    r.deliver(a, b);
+                }
+            }
+        } else {
+            r.deliver(una, pkt.ack);
+        }
+        r.advance(pkt.ack);
+        prior_inflight
+    }
+
+    /// Bytes newly presumed lost (RFC 6675 IsLost) since the last call.
+    fn newly_lost(&mut self) -> u64 {
+        if !self.sack {
+            return 0;
+        }
+        let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
+        let from = self.lost_mark.max(self.snd_una);
+        self.lost_mark = self.lost_mark.max(lost_end);
+        if lost_end > from {
+            self.scoreboard.unsacked_in(from, lost_end)
+        } else {
+            0
+        }
+    }
+
+    /// A model-based controller's turn after an ACK (Linux `tcp_cong_control` with a
+    /// `cong_control` hook): the rate sample, the window and pacing rate it sets.
+    fn model_control(&mut self, prior_inflight: u64, cx: &mut AgentCx<impl Host>) {
+        let losses = self.newly_lost();
+        let inflight = self.inflight();
+        let phase = match self.ca {
+            CaState::Open | CaState::Disorder => CaPhase::Open,
+            CaState::Cwr(_) => CaPhase::Cwr,
+            CaState::Recovery { .. } => CaPhase::Recovery,
+            CaState::Loss => CaPhase::Loss,
+        };
+        self.w.flight = self.flight();
+        let Some(r) = self.rate.as_mut() else { return };
+        let rs = RateSample { losses, inflight, prior_inflight, srtt: self.rtt.srtt(), phase, ..r.sample(cx.now) };
+        let out = self.cc.control(&mut self.w, &rs);
+        if out.app_limited {
+            r.mark_app_limited(inflight);
+        }
+        self.rate_pacer.set_rate(out.pacing_rate);
+        self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
+        self.record_window(cx);
+        let state = self.cc.model_state();
+        if state != self.model_recorded {
+            self.model_recorded = state;
+            if let Some(m) = state {
+                let now = cx.now;
+                cx.rec().pacing(now, self.conn.flow, &m);
+            }
+        }
     }
 
     /// RFC 3168 section 6.1.2: halve at most once per window for ECN-Echo, retransmitting
