@@ -9,6 +9,9 @@ relative to drop-tail's (whole-simulation cost per delivered packet, TCP include
 ratio above 1 is the discipline's own cost plus what its different drops do to TCP).
 
     .venv/bin/python benchmarks/bench_aqm.py [--seconds 10] [--repeats 3] [--flows 8,1024]
+
+`cargo bench -p quench-core --bench aqm_cost` runs the same scenario without Python, with a
+digest of every result table and the allocations per packet (docs/benchmarks.md).
 """
 
 import argparse

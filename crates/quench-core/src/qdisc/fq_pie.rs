@@ -17,7 +17,9 @@
 //!   (`fq_pie_timer`) with that queue's bytes. Here each queue's updates are evaluated lazily,
 //!   at the first arrival to or departure from that queue at or after each due time (as in
 //!   `pie.rs`): nothing a queue's update reads changes between events on that queue, so each
-//!   update sees what the timer would have seen. All queues share the timer's grid.
+//!   update sees what the timer would have seen. All queues share the timer's grid. The
+//!   catch-up is PIE's quiet one (`PieVars::catch_up_quietly`, no monitors), bit for bit the
+//!   update loop's state.
 //!
 //! Differences from Linux: `memory_limit` drops the arrival (Linux only counts `overmemory`
 //! and queues it anyway); memory counts packet bytes, not socket-buffer truesize; the PIE
@@ -173,7 +175,7 @@ impl Qdisc for FqPie {
         let p = &self.pie;
         let over = self.over_limits(&pkt);
         let q = self.fq.queue_mut(i);
-        q.vars.catch_up(p, q.bytes, cx, false);
+        q.vars.catch_up_quietly(p, q.bytes, cx.now);
         if let Some(memory) = over {
             q.vars.accu_prob = 0.0;
             self.stats.pie.overlimit += 1;
@@ -202,7 +204,7 @@ impl Qdisc for FqPie {
                 continue;
             }
             let p = &self.pie;
-            self.fq.queue_mut(i).vars.catch_up(p, bytes, cx, false);
+            self.fq.queue_mut(i).vars.catch_up_quietly(p, bytes, cx.now);
             let pkt = self.fq.pop_front(i).expect("a queue with bytes has a packet");
             let sojourn = cx.now - pkt.enqueued_at;
             self.fq.queue_mut(i).vars.on_departure(p, bytes, pkt.size as u64, sojourn, cx.now);

@@ -37,8 +37,11 @@
 //! due time: nothing the update reads (the queue's bytes, the rate estimate, the last sojourn)
 //! changes between events, so each update sees exactly what it would have seen at its due
 //! time. While PIE is at rest (empty queue, zero probability and delays, full burst allowance)
-//! the updates change nothing and are skipped in one step. Monitors: `drop_prob` and `qdelay`
-//! (seconds) at every update, recorded at the event that ran it.
+//! the updates change nothing and are skipped in one step. FQ-PIE's flow queues, which report
+//! no monitors, catch up with `PieVars::catch_up_quietly`: the same state, with the updates
+//! after the first sharing one gradient and a `drop_prob` that stops moving ending the run.
+//! Monitors: `drop_prob` and `qdelay` (seconds) at every update, recorded at the event that
+//! ran it.
 //!
 //! Parameters and units (RFC 8033 defaults): `target` (QDELAY_REF) 15 ms, `tupdate` 15 ms,
 //! `alpha` 0.125 Hz, `beta` 1.25 Hz, `max_burst` 150 ms, `mark_ecnth` 0.1, `dq_threshold`
@@ -300,22 +303,97 @@ impl PieVars {
     }
 
     /// Run every update due by `now` (see the module notes on laziness) for a queue of
-    /// `bytes`; `report`: record the `drop_prob` and `qdelay` monitors.
-    pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx, report: bool) {
+    /// `bytes`, recording the `drop_prob` and `qdelay` monitors at each.
+    pub(super) fn catch_up(&mut self, p: &PieParams, bytes: u64, cx: &mut QdiscCx) {
         while cx.now >= self.next_update {
             if self.at_rest(p, bytes) {
-                let missed = (cx.now - self.next_update).0 / p.tupdate.0 + 1;
-                self.next_update += Dur(missed * p.tupdate.0);
+                self.skip_due(p, cx.now);
                 break;
             }
             let qdelay = self.qdelay(p, bytes);
             self.update(p, qdelay);
             self.next_update += p.tupdate;
-            if report {
-                cx.monitor("drop_prob", self.drop_prob);
-                cx.monitor("qdelay", qdelay.as_secs_f64());
+            cx.monitor("drop_prob", self.drop_prob);
+            cx.monitor("qdelay", qdelay.as_secs_f64());
+        }
+    }
+
+    /// [`catch_up`](Self::catch_up) without monitors: the same state as running each due
+    /// update in turn (`pie_tests.rs` compares the two bit for bit on random states), at less
+    /// cost per update. The queue's delay estimate is the same at every due time (nothing it
+    /// reads changes between events on the queue), so after the first update the old delay
+    /// equals it, and the rest are [`repeat_update`](Self::repeat_update).
+    ///
+    /// Most events on a flow queue come before its next update is due: that test is inlined
+    /// into the caller, the updates are not.
+    #[inline]
+    pub(super) fn catch_up_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
+        if now >= self.next_update {
+            self.run_due_quietly(p, bytes, now);
+        }
+    }
+
+    #[inline(never)]
+    fn run_due_quietly(&mut self, p: &PieParams, bytes: u64, now: Time) {
+        if self.at_rest(p, bytes) {
+            self.skip_due(p, now);
+            return;
+        }
+        let qdelay = self.qdelay(p, bytes);
+        let due = self.skip_due(p, now);
+        self.update(p, qdelay);
+        self.repeat_update(p, qdelay, due - 1);
+    }
+
+    /// `n` runs of [`update`](Self::update) with the delay estimate `qdelay` when the old
+    /// delay already equals it, with the same floating-point operations in the same order:
+    /// the gradient term is then `alpha·(qdelay − target) + beta·0`, computed once, and only
+    /// its scaling by the current `drop_prob` (section 4.2's table), the cap and the decay
+    /// remain per update. Once an update leaves `drop_prob` as it was (bit for bit: clamped
+    /// at 0 or 1, or a step too small to change it), every later one does too, and only the
+    /// burst allowance still moves: restored to `max_burst` at each update when the restore
+    /// condition holds (fixed now), else shrinking by `tupdate` each time, to zero at least.
+    fn repeat_update(&mut self, p: &PieParams, qdelay: Dur, n: u64) {
+        debug_assert!(n == 0 || self.qdelay_old == qdelay);
+        let (cur, target) = (qdelay.as_secs_f64(), p.target.as_secs_f64());
+        // update()'s `beta·(cur − old)` with old = cur: cur − cur is +0.0 for any finite cur.
+        let gradient = p.alpha * (cur - target) + p.beta * 0.0;
+        let half = Dur(p.target.0 / 2);
+        let restore = qdelay < half;
+        let decay = qdelay.is_zero();
+        for done in 0..n {
+            let before = self.drop_prob;
+            let mut delta = gradient;
+            if let Some(&(_, divisor)) = TUNING.iter().find(|(below, _)| before < *below) {
+                delta /= divisor;
+            }
+            if before >= CAP_FROM && delta > CAP {
+                delta = CAP;
+            }
+            let mut prob = before + delta;
+            if decay {
+                prob *= DECAY;
+            }
+            self.drop_prob = prob.clamp(0.0, 1.0);
+            let fixed = self.drop_prob.to_bits() == before.to_bits();
+            let steps = if fixed { n - done } else { 1 };
+            if restore && self.drop_prob == 0.0 {
+                self.burst_allowance = p.max_burst;
+            } else {
+                self.burst_allowance = Dur(self.burst_allowance.0.saturating_sub(steps * p.tupdate.0));
+            }
+            if fixed {
+                return;
             }
         }
+    }
+
+    /// Move the next due time past `now` without running the updates due by then; returns
+    /// how many were due.
+    fn skip_due(&mut self, p: &PieParams, now: Time) -> u64 {
+        let missed = (now - self.next_update).0 / p.tupdate.0 + 1;
+        self.next_update += Dur(missed * p.tupdate.0);
+        missed
     }
 
     /// RFC 8033 section 4.1 and 5.4 `drop_early` for an arrival finding `bytes` queued.
@@ -409,7 +487,7 @@ impl Qdisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
         pkt.enqueued_at = cx.now;
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx, true);
+        self.vars.catch_up(&self.params, bytes, cx);
         self.stats.maxq = self.stats.maxq.max(pkt.size as u64);
         if !self.fifo.has_room(&pkt) {
             self.vars.accu_prob = 0.0;
@@ -434,7 +512,7 @@ impl Qdisc for Pie {
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx, true);
+        self.vars.catch_up(&self.params, bytes, cx);
         match self.fifo.pop() {
             Some(pkt) => {
                 let sojourn = cx.now - pkt.enqueued_at;

@@ -1,6 +1,7 @@
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;
+use crate::rng::Rng;
 use crate::units::BitRate;
 
 const MS: u64 = 1_000_000;
@@ -105,6 +106,47 @@ fn updates_are_caught_up_at_events() {
     assert_eq!(q.vars().next_update, Time(60 * MS));
     let names: Vec<&str> = b.monitors.iter().map(|m| m.0).collect();
     assert_eq!(names, ["drop_prob", "qdelay"].repeat(3));
+}
+
+/// The quiet catch-up (FQ-PIE's) leaves exactly the state of running every due update in
+/// turn, bit for bit: random states (probabilities at 0, at 1, tiny, near the tuning and cap
+/// boundaries and anywhere; old delays equal to the current estimate or not; any burst
+/// allowance), both delay estimates, queues empty or not, and gaps of up to 400 updates.
+#[test]
+fn quiet_catch_up_equals_the_step_by_step_updates() {
+    let mut rng = Rng::from_seed(8033);
+    let pick = |rng: &mut Rng, xs: &[f64]| xs[rng.range_inclusive(0, xs.len() as u64 - 1) as usize];
+    let (mut skipped, mut cases) = (0u64, 0u64);
+    for estimate in [DelayEstimate::Timestamp, DelayEstimate::DepartureRate] {
+        let p = PieParams::new(&PieConfig { delay_estimate: estimate, ..PieConfig::default() }).unwrap();
+        for _ in 0..20_000 {
+            let mut v = PieVars::new(&p);
+            let u = rng.uniform();
+            v.drop_prob = pick(&mut rng, &[0.0, 1.0, 1e-7, 0.0999, 0.1, 0.2, 0.5, u]);
+            v.last_sojourn =
+                Dur((pick(&mut rng, &[0.0, 5.0, 7.5, 10.0, 15.0, 20.0, 120.0, 300.0 * u]) * MS as f64) as u64);
+            v.avg_dq_time = pick(&mut rng, &[0.0, 1.3e6, 1e7 * u]);
+            let bytes = pick(&mut rng, &[0.0, 1500.0, 3000.0, 40_000.0]) as u64;
+            let current = v.qdelay(&p, bytes);
+            v.qdelay_old = if rng.bernoulli(0.5) { current } else { Dur((rng.uniform() * 40.0 * MS as f64) as u64) };
+            v.burst_allowance = Dur(pick(&mut rng, &[0.0, 150.0, 60.0, 150.0 * u]) as u64 * MS);
+            v.next_update = Time(rng.range_inclusive(0, 1000) * MS);
+            let now = v.next_update + Dur(rng.range_inclusive(0, 400 * 15 * MS));
+            let mut reference = v;
+            while now >= reference.next_update {
+                let q = reference.qdelay(&p, bytes);
+                reference.update(&p, q);
+                reference.next_update += p.tupdate;
+            }
+            let updates = (now - v.next_update).0 / p.tupdate.0 + 1;
+            v.catch_up_quietly(&p, bytes, now);
+            assert_eq!(v.drop_prob.to_bits(), reference.drop_prob.to_bits(), "{v:?} against {reference:?}");
+            assert_eq!(v, reference);
+            cases += 1;
+            skipped += (updates > 2) as u64;
+        }
+    }
+    assert!(skipped > cases / 2, "{skipped} of {cases} cases had updates to skip");
 }
 
 /// With ECN on and drop_prob at most mark_ecnth, ECT packets chosen to drop are marked;

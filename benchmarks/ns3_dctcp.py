@@ -1,0 +1,239 @@
+"""ns-3 side of the DCTCP check of docs/validation.md#dctcp: the scenario of
+crates/quench-core/tests/dctcp.rs run with ns-3's TcpDctcp, and the queue measured per
+sawtooth cycle the same way.
+
+Run with the interpreter of an environment that has the ns-3 Python bindings:
+
+    /work/ns3-venv/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--json out.json]
+
+Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
+bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
+r1 -> r2 has a RedQueueDisc as a step at K: QW = 1 (the average is the queue), MinTh = K,
+MaxTh = K + 1, LInterm = 1 (max_p = 1), UseEcn, no hard drop, so an ECT arrival finding more
+than K packets queued is marked; the device queue holds 1 packet, so the backlog sits in the
+queue disc (the usual ns-3 RED set-up). TcpDctcp with its defaults (g = 1/16), delayed ACKs
+off (DelAckCount 1), 1460-byte segments, 16 MB socket buffers; flow i starts at 13·i us.
+
+Measured from the queue disc's PacketsInQueue trace after a 0.05 s warm-up: a cycle runs from
+one marking episode's start (the queue rises above K) to the next one's (after it has fallen
+below K - 2); the medians of the cycles' peak, trough, amplitude and length, the marked
+fraction (marked packets over the segments the sink received, whole run) and alpha, the mean of TcpDctcp's estimates
+(its CongestionEstimate trace) after the warm-up.
+"""
+
+import argparse
+import importlib.metadata
+import json
+import statistics
+import sys
+
+RATE_BPS = 10e9
+ACCESS_DELAY_S = 10e-6
+BOTTLENECK_DELAY_S = 30e-6
+K = 65  # the DCTCP paper's marking threshold for 10 Gb/s (SIGCOMM 2010 section 4)
+HYSTERESIS = 2
+WARMUP_S = 0.05
+SEGMENT_SIZE = 1460
+SOCKET_BUF_BYTES = 16 << 20
+PORT = 5000
+
+TRACE_CPP = r"""
+#include "ns3/queue-disc.h"
+#include "ns3/simulator.h"
+#include "ns3/config.h"
+#include "ns3/packet-sink.h"
+#include <vector>
+
+namespace dctcp_xcheck
+{
+std::vector<double> qTime;
+std::vector<uint32_t> qLen;
+double alphaSum = 0;
+uint64_t alphaCount = 0;
+double warmup = 0;
+
+void OnQueue(uint32_t, uint32_t now)
+{
+    qTime.push_back(ns3::Simulator::Now().GetSeconds());
+    qLen.push_back(now);
+}
+
+void OnEstimate(uint32_t, uint32_t, double alpha)
+{
+    if (ns3::Simulator::Now().GetSeconds() >= warmup)
+    {
+        alphaSum += alpha;
+        alphaCount++;
+    }
+}
+
+uint64_t SinkRx(ns3::Ptr<ns3::Application> app)
+{
+    return ns3::DynamicCast<ns3::PacketSink>(app)->GetTotalRx();
+}
+
+void AttachQueue(ns3::Ptr<ns3::QueueDisc> q)
+{
+    q->TraceConnectWithoutContext("PacketsInQueue", ns3::MakeCallback(&OnQueue));
+}
+
+void AttachEstimates()
+{
+    ns3::Config::ConnectWithoutContextFailSafe(
+        "/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongestionOps/$ns3::TcpDctcp/CongestionEstimate",
+        ns3::MakeCallback(&OnEstimate));
+}
+
+void ScheduleAttachEstimates(double at)
+{
+    ns3::Simulator::Schedule(ns3::Seconds(at), &AttachEstimates);
+}
+}  // namespace dctcp_xcheck
+"""
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--flows", default="2,10,40", help="comma-separated flow counts")
+    ap.add_argument("--duration", type=float, default=0.2, help="simulated seconds")
+    ap.add_argument("--json", help="write the results here")
+    return ap.parse_args()
+
+
+def p2p(ns, delay_s, queue_pkts):
+    h = ns.PointToPointHelper()
+    h.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(RATE_BPS))))
+    h.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(delay_s)))
+    h.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(f"{queue_pkts}p")))
+    return h
+
+
+def run(ns, n, duration):
+    sd = ns.Config.SetDefault
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpDctcp"))
+    sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
+    sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
+    sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF_BYTES))
+    sd("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUF_BYTES))
+    sd("ns3::RedQueueDisc::UseEcn", ns.BooleanValue(True))
+    sd("ns3::RedQueueDisc::UseHardDrop", ns.BooleanValue(False))
+    sd("ns3::RedQueueDisc::Gentle", ns.BooleanValue(False))
+    sd("ns3::RedQueueDisc::QW", ns.DoubleValue(1.0))
+    sd("ns3::RedQueueDisc::MinTh", ns.DoubleValue(K))
+    sd("ns3::RedQueueDisc::MaxTh", ns.DoubleValue(K + 1))
+    sd("ns3::RedQueueDisc::LInterm", ns.DoubleValue(1.0))
+    sd("ns3::RedQueueDisc::MeanPktSize", ns.UintegerValue(SEGMENT_SIZE + 40))
+    sd("ns3::RedQueueDisc::MaxSize", ns.QueueSizeValue(ns.QueueSize("1000p")))
+    ns.RngSeedManager.SetSeed(1)
+    ns.RngSeedManager.SetRun(1)
+
+    senders, routers, dest = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
+    senders.Create(n)
+    routers.Create(2)
+    dest.Create(1)
+    r1, r2, d = routers.Get(0), routers.Get(1), dest.Get(0)
+    bottleneck = p2p(ns, BOTTLENECK_DELAY_S, 1).Install(r1, r2)
+    access = [p2p(ns, ACCESS_DELAY_S, 1000).Install(senders.Get(i), r1) for i in range(n)]
+    last = p2p(ns, ACCESS_DELAY_S, 1000).Install(r2, d)
+    stack = ns.InternetStackHelper()
+    for nodes in (senders, routers, dest):
+        stack.Install(nodes)
+    addr = ns.Ipv4AddressHelper()
+    addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    addr.Assign(bottleneck)
+    addr.SetBase(ns.Ipv4Address("10.2.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    d_iface = addr.Assign(last)
+    for i in range(n):
+        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
+        addr.Assign(access[i])
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    tc = ns.TrafficControlHelper()
+    for devs in [bottleneck, last, *access]:
+        tc.Uninstall(devs)
+    red = ns.TrafficControlHelper()
+    red.SetRootQueueDisc("ns3::RedQueueDisc")
+    qdiscs = red.Install(ns.NetDeviceContainer(bottleneck.Get(0)))
+    queue = qdiscs.Get(0)
+
+    x = ns.cppyy.gbl.dctcp_xcheck
+    x.qTime.clear()
+    x.qLen.clear()
+    x.alphaSum, x.alphaCount, x.warmup = 0.0, 0, WARMUP_S
+    x.AttachQueue(queue)
+
+    sink = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
+    ).Install(d)
+    sink.Start(ns.Seconds(0.0))
+    dest_addr = ns.InetSocketAddress(d_iface.GetAddress(1), PORT).ConvertTo()
+    for i in range(n):
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dest_addr)
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT_SIZE))
+        app = bulk.Install(senders.Get(i))
+        app.Start(ns.MicroSeconds(13 * i))
+    # The sockets exist once the applications have started.
+    x.ScheduleAttachEstimates(13e-6 * n + 1e-6)
+    ns.Simulator.Stop(ns.Seconds(duration))
+    ns.Simulator.Run()
+    stats = queue.GetStats()
+    marked, dropped = stats.nTotalMarkedPackets, stats.nTotalDroppedPackets
+    delivered = ns.cppyy.gbl.dctcp_xcheck.SinkRx(sink.Get(0)) / SEGMENT_SIZE
+    times, lens = list(x.qTime), [int(v) for v in x.qLen]
+    alpha = x.alphaSum / x.alphaCount if x.alphaCount else float("nan")
+    ns.Simulator.Destroy()
+    return cycles(times, lens) | {
+        "flows": n,
+        "marked_fraction": marked / delivered,
+        "dropped": dropped,
+        "alpha_mean": alpha,
+        "utilization": delivered * (SEGMENT_SIZE + 40) * 8 / (RATE_BPS * duration),
+    }
+
+
+def cycles(times, lens):
+    """Per-cycle medians, as crates/quench-core/tests/dctcp.rs computes them."""
+    q = [(t, v) for t, v in zip(times, lens, strict=True) if t >= WARMUP_S]
+    starts, armed = [], True
+    for i, (_, v) in enumerate(q):
+        if armed and v > K:
+            starts.append(i)
+            armed = False
+        elif not armed and v < K - HYSTERESIS:
+            armed = True
+    peaks, troughs, periods = [], [], []
+    for a, b in zip(starts, starts[1:]):
+        seg = [v for _, v in q[a:b]]
+        peaks.append(max(seg))
+        troughs.append(min(seg))
+        periods.append(q[b][0] - q[a][0])
+    area = sum(v * (t1 - t0) for (t0, v), (t1, _) in zip(q, q[1:]))
+    mean_queue = area / (q[-1][0] - q[0][0])
+    amplitudes = [p - t for p, t in zip(peaks, troughs, strict=True)]
+    med = statistics.median_low
+    return {
+        "cycles": len(amplitudes),
+        "amplitude": med(amplitudes),
+        "peak": med(peaks),
+        "trough": med(troughs),
+        "period_us": statistics.median(periods) * 1e6,
+        "mean_queue": mean_queue,
+    }
+
+
+def main():
+    args = parse_args()
+    from ns import ns
+
+    ns.cppyy.cppdef(TRACE_CPP)
+    results = [run(ns, int(n), args.duration) for n in args.flows.split(",")]
+    out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    json.dump(out, sys.stdout, indent=2)
+    print()
+
+
+if __name__ == "__main__":
+    main()
