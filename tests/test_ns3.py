@@ -9,12 +9,14 @@ skip only when the wheel cannot be installed (no network). The translation tests
 
 from __future__ import annotations
 
+import math
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from quench import ns3
-from quench.scenario import run_scenario
+from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 from quench.units import parse_duration
 
@@ -205,4 +207,16 @@ def test_plan_maps_aqm_and_recovery_rules():
     for f in spec["flows"]:
         f["tcp"]["recovery"] = "prr_crb"
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.recovery: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+
+
+def test_plan_maps_bbr_to_tcp_bbr_with_pacing():
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_rtt.toml")
+    plan = ns3.translate(spec)
+    d = plan["defaults"]
+    assert d["ns3::TcpSocketState::EnablePacing"] == ("bool", True)
+    assert d["ns3::TcpBbr::HighGain"][1] == pytest.approx(2 / math.log(2))
+    assert any("extra_acked" in n for n in plan["notes"])
+    spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
+    with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)

@@ -334,6 +334,23 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
                 "ns3::TcpCubic::HyStart": ("bool", False),
             }
         )
+    elif kind == "bbr":
+        # ns-3's TcpBbr fixes PROBE_BW's cwnd gain at 2 and the pacing margin at 1 %, as quench's
+        # defaults; it paces through the socket's own pacing (EnablePacing).
+        for p, default in (("cwnd_gain", 2.0), ("pacing_margin", 0.01)):
+            if float(cc[p]) != default:
+                raise _refuse(f"{key}.cc.{p}", f"a BBR {p} other than {default} (ns-3's is fixed)")
+        d.update(
+            {
+                "ns3::TcpBbr::HighGain": ("double", cc["high_gain"]),
+                "ns3::TcpSocketState::EnablePacing": ("bool", True),
+            }
+        )
+        notes.append(
+            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) to its "
+            "window target and sizes its quanta by Linux's TSO rule; quench's BBR v1 has neither "
+            "(docs/mechanisms.md#bbr)"
+        )
     elif kind == "vegas":
         for p in ("alpha", "beta", "gamma"):
             if float(cc[p]) != int(cc[p]):

@@ -301,7 +301,7 @@ void Reset()
 }
 """
 
-TCP_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "vegas": "ns3::TcpVegas"}
+TCP_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr"}
 QDISC_TYPES = {
     "droptail": "ns3::FifoQueueDisc",
     "red": "ns3::RedQueueDisc",
