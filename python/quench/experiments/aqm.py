@@ -204,26 +204,27 @@ def discipline(key: str, limit_packets: int, ecn: bool) -> dict[str, Any]:
     return helper(limit=limit, ecn=ecn)
 
 
-def network(p: Params, config: tuple[str, float, float, int, str, bool], key: str, seed: int) -> Network:
-    rate, rtt_ms, buffer_bdp, n, cc, ecn = config
-    name = f"{NAME}-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{n}x{cc}{'-ecn' if ecn else ''}-{key}"
-    net = Network(seed=seed, name=name)
-    senders, receivers = ("bulk_s", "sparse_s", "short_s"), ("bulk_d", "sparse_d", "short_d")
+def bottleneck(
+    net: Network, p: Params, senders: tuple[str, ...], receivers: tuple[str, ...], rate: str, rtt_ms: float, qdisc: dict
+) -> None:
+    """The grid's topology on `net`: each sender and receiver on its own access link to r1 / from
+    r2, and the r1->r2 bottleneck with `qdisc` whose delay makes the base RTT `rtt_ms`."""
     net.hosts(*senders, *receivers).routers("r1", "r2")
     access = {"rate": p.access_rate, "delay": f"{p.access_delay_ms}ms", "qdisc": droptail("10000p")}
     for s, d in zip(senders, receivers):
         net.link(s, "r1", **access)
         net.link("r2", d, **access)
-    limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
     delay_ms = rtt_ms / 2 - 2 * p.access_delay_ms
-    net.link(
-        "r1",
-        "r2",
-        rate=rate,
-        delay=f"{delay_ms:g}ms",
-        qdisc=discipline(key, limit, ecn),
-        reverse_qdisc=droptail("10000p"),
-    )
+    net.link("r1", "r2", rate=rate, delay=f"{delay_ms:g}ms", qdisc=qdisc, reverse_qdisc=droptail("10000p"))
+
+
+def network(p: Params, config: tuple[str, float, float, int, str, bool], key: str, seed: int) -> Network:
+    rate, rtt_ms, buffer_bdp, n, cc, ecn = config
+    name = f"{NAME}-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{n}x{cc}{'-ecn' if ecn else ''}-{key}"
+    net = Network(seed=seed, name=name)
+    senders, receivers = ("bulk_s", "sparse_s", "short_s"), ("bulk_d", "sparse_d", "short_d")
+    limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
+    bottleneck(net, p, senders, receivers, rate, rtt_ms, discipline(key, limit, ecn))
     tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window, "ecn": ecn}
     for i in range(n):
         net.tcp("bulk_s", "bulk_d", cc=cc, name=f"bulk{i}", start=f"{i * p.bulk_spacing_ms:g}ms", **tcp)
@@ -246,21 +247,8 @@ def l4s_network(p: Params, config: tuple[str, float, float, str], seed: int) -> 
     rate, rtt_ms, buffer_bdp, cc = config
     net = Network(seed=seed, name=f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}")
     senders, receivers = ("classic_s", "l4s_s"), ("classic_d", "l4s_d")
-    net.hosts(*senders, *receivers).routers("r1", "r2")
-    access = {"rate": p.access_rate, "delay": f"{p.access_delay_ms}ms", "qdisc": droptail("10000p")}
-    for s, d in zip(senders, receivers):
-        net.link(s, "r1", **access)
-        net.link("r2", d, **access)
     limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
-    delay_ms = rtt_ms / 2 - 2 * p.access_delay_ms
-    net.link(
-        "r1",
-        "r2",
-        rate=rate,
-        delay=f"{delay_ms:g}ms",
-        qdisc=dualpi2(limit=f"{limit}p"),
-        reverse_qdisc=droptail("10000p"),
-    )
+    bottleneck(net, p, senders, receivers, rate, rtt_ms, dualpi2(limit=f"{limit}p"))
     tcp = {"mss": p.mss, "send_buffer": p.window, "receive_window": p.window}
     net.tcp("classic_s", "classic_d", cc=cc, name="classic", ecn=False, **tcp)
     # Paced, as tcp_prague requires of its socket (SK_PACING_NEEDED): unpaced, a delayed ACK

@@ -56,29 +56,72 @@ struct WindowCount {
     ece: u64,
 }
 
-pub struct Dctcp {
-    params: AimdParams,
+/// RFC 8257 section 3.3's estimate of the fraction of bytes marked, folded in once per window
+/// of data (what was outstanding at the last estimate), and the reduction it sets; shared by
+/// DCTCP and Prague (`prague.rs`).
+#[derive(Clone, Debug)]
+pub struct MarkedFraction {
     g: f64,
-    /// The estimate of the fraction of bytes marked.
     alpha: f64,
     count: WindowCount,
 }
 
+impl MarkedFraction {
+    /// `g` in (0, 1] and `initial_alpha` in [0, 1], each error naming its key.
+    pub fn new(g: f64, initial_alpha: f64) -> Result<Self, ConfigError> {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(ConfigError::new("g", format!("{g} is outside (0, 1]")));
+        }
+        if !(0.0..=1.0).contains(&initial_alpha) {
+            return Err(ConfigError::new("initial_alpha", format!("{initial_alpha} is outside [0, 1]")));
+        }
+        Ok(MarkedFraction { g, alpha: initial_alpha, count: WindowCount::default() })
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// Section 3.3 steps 1-5: count the bytes acknowledged and those with ECE; when a window
+    /// of data is acknowledged, fold its fraction in if `estimate` (Prague estimates only
+    /// after the first CE echo) and start the next window.
+    pub fn on_ack(&mut self, w: &Window, s: &AckSample, estimate: bool) {
+        let c = &mut self.count;
+        c.acked += s.acked;
+        c.ece += s.ece_bytes;
+        let left = c.left.get_or_insert(w.flight + s.acked);
+        *left = left.saturating_sub(s.acked);
+        if *left == 0 {
+            if estimate {
+                let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
+                self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
+            }
+            *c = WindowCount { left: Some(w.flight.max(1)), acked: 0, ece: 0 };
+        }
+    }
+
+    /// Section 3.3 step 7: the window after ECN-Echo, `cwnd·(1 − alpha/2)`, at least two
+    /// segments.
+    pub fn reduced(&self, w: &Window) -> u64 {
+        ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss)
+    }
+}
+
+pub struct Dctcp {
+    params: AimdParams,
+    marked: MarkedFraction,
+}
+
 impl Dctcp {
     pub fn new(cfg: &DctcpConfig) -> Result<Self, ConfigError> {
-        if !(cfg.g > 0.0 && cfg.g <= 1.0) {
-            return Err(ConfigError::new("g", format!("{} is outside (0, 1]", cfg.g)));
-        }
-        if !(0.0..=1.0).contains(&cfg.initial_alpha) {
-            return Err(ConfigError::new("initial_alpha", format!("{} is outside [0, 1]", cfg.initial_alpha)));
-        }
+        let marked = MarkedFraction::new(cfg.g, cfg.initial_alpha)?;
         let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
-        Ok(Dctcp { params, g: cfg.g, alpha: cfg.initial_alpha, count: WindowCount::default() })
+        Ok(Dctcp { params, marked })
     }
 
     /// The current estimate of the marked fraction.
     pub fn alpha(&self) -> f64 {
-        self.alpha
+        self.marked.alpha()
     }
 }
 
@@ -89,26 +132,15 @@ impl CongestionControl for Dctcp {
     fn initial_window(&self, mss: u64) -> u64 {
         self.params.initial_window(mss)
     }
-    /// Section 3.3 steps 1-5: count the bytes acknowledged and those with ECE; when a window of
-    /// data (what was outstanding at the last estimate) is acknowledged, fold its fraction in.
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
-        let c = &mut self.count;
-        c.acked += s.acked;
-        c.ece += s.ece_bytes;
-        let left = c.left.get_or_insert(w.flight + s.acked);
-        *left = left.saturating_sub(s.acked);
-        if *left == 0 {
-            let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
-            self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
-            *c = WindowCount { left: Some(w.flight.max(1)), acked: 0, ece: 0 };
-        }
+        self.marked.on_ack(w, s, true);
         self.params.grow(w, s.acked);
     }
-    /// ECN-Echo: `cwnd·(1 − alpha/2)` (section 3.3 step 7), at least two segments; a loss is
-    /// answered as conventional TCP answers it (section 3.4): half the flight.
+    /// ECN-Echo: the marked fraction's reduction; a loss is answered as conventional TCP
+    /// answers it (section 3.4): half the flight.
     fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
         match signal {
-            Signal::EcnEcho => ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss),
+            Signal::EcnEcho => self.marked.reduced(w),
             _ => half_flight(w),
         }
     }

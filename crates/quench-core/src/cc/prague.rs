@@ -27,6 +27,7 @@
 //! and a controller-set pacing rate (the sender's `tcp.pacing` option paces at cwnd/srtt where
 //! wanted). Without them this is DCTCP's rule on ECT(1) with a byte-counted increase.
 
+use super::dctcp::MarkedFraction;
 use super::reno::AimdParams;
 use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
 use crate::error::ConfigError;
@@ -68,21 +69,9 @@ impl Default for PragueConfig {
     }
 }
 
-/// The per-window count behind the next estimate, in bytes.
-#[derive(Clone, Copy, Debug, Default)]
-struct WindowCount {
-    /// Bytes still to be acknowledged before the window ends; None before the first ACK.
-    left: Option<u64>,
-    acked: u64,
-    ece: u64,
-}
-
 pub struct Prague {
     params: AimdParams,
-    g: f64,
-    /// The estimate of the fraction of bytes marked.
-    alpha: f64,
-    count: WindowCount,
+    marked: MarkedFraction,
     /// Bytes acknowledged in congestion avoidance since the window last grew.
     ai_bytes: u64,
     /// An ACK has echoed CE: alpha is estimated from then on.
@@ -91,26 +80,14 @@ pub struct Prague {
 
 impl Prague {
     pub fn new(cfg: &PragueConfig) -> Result<Self, ConfigError> {
-        if !(cfg.g > 0.0 && cfg.g <= 1.0) {
-            return Err(ConfigError::new("g", format!("{} is outside (0, 1]", cfg.g)));
-        }
-        if !(0.0..=1.0).contains(&cfg.initial_alpha) {
-            return Err(ConfigError::new("initial_alpha", format!("{} is outside [0, 1]", cfg.initial_alpha)));
-        }
+        let marked = MarkedFraction::new(cfg.g, cfg.initial_alpha)?;
         let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
-        Ok(Prague {
-            params,
-            g: cfg.g,
-            alpha: cfg.initial_alpha,
-            count: WindowCount::default(),
-            ai_bytes: 0,
-            saw_ce: false,
-        })
+        Ok(Prague { params, marked, ai_bytes: 0, saw_ce: false })
     }
 
     /// The current estimate of the marked fraction.
     pub fn alpha(&self) -> f64 {
-        self.alpha
+        self.marked.alpha()
     }
 }
 
@@ -123,18 +100,7 @@ impl CongestionControl for Prague {
     }
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
         self.saw_ce |= s.ece_bytes > 0;
-        let c = &mut self.count;
-        c.acked += s.acked;
-        c.ece += s.ece_bytes;
-        let left = c.left.get_or_insert(w.flight + s.acked);
-        *left = left.saturating_sub(s.acked);
-        if *left == 0 {
-            if self.saw_ce {
-                let fraction = if c.acked == 0 { 0.0 } else { c.ece as f64 / c.acked as f64 };
-                self.alpha = (1.0 - self.g) * self.alpha + self.g * fraction;
-            }
-            *c = WindowCount { left: Some(w.flight.max(1)), acked: 0, ece: 0 };
-        }
+        self.marked.on_ack(w, s, self.saw_ce);
         let unmarked = s.acked - s.ece_bytes.min(s.acked);
         if w.cwnd < w.ssthresh {
             self.params.grow(w, unmarked);
@@ -147,10 +113,10 @@ impl CongestionControl for Prague {
             w.cwnd += w.mss;
         }
     }
-    /// ECN-Echo: `cwnd·(1 − alpha/2)`, at least two segments; a loss: half the flight.
+    /// ECN-Echo: DCTCP's `cwnd·(1 − alpha/2)`, at least two segments; a loss: half the flight.
     fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
         match signal {
-            Signal::EcnEcho => ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss),
+            Signal::EcnEcho => self.marked.reduced(w),
             _ => half_flight(w),
         }
     }
