@@ -33,6 +33,8 @@ import copy
 import statistics
 import sys
 
+from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
+
 from quench import ns3
 from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
@@ -128,27 +130,6 @@ ABC2 = {
 FLIGHTSIZE = {
     "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
-}
-
-MATCHED_TCP = {
-    "mss": 1460,
-    "send_buffer": "16MiB",
-    "receive_window": "16MiB",
-    "sack": True,
-    "limited_transmit": True,
-    "recovery": "prr",
-}
-RED = {
-    "kind": "red",
-    "min_th": "10p",
-    "max_th": "30p",
-    "limit": "60p",
-    "w_q": 0.002,
-    "max_p": 0.1,
-    "mean_packet_size": "1500B",
-    "curve": "gentle",
-    "spacing": "wait",
-    "forced": "drop",
 }
 
 

@@ -32,42 +32,10 @@ use super::reno::AimdParams;
 use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::packet::ecn;
-use serde::{Deserialize, Serialize};
 
-/// RFC 8257 section 4.2 and tcp_prague's `PRAGUE_SHIFT_G` = 4: g = 1/16.
-const DEFAULT_G: f64 = 1.0 / 16.0;
-/// tcp_prague `prague_init`: alpha starts at its maximum, 1.
-const DEFAULT_INITIAL_ALPHA: f64 = 1.0;
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PragueConfig {
-    /// Estimation gain g in (0, 1].
-    #[serde(default = "default_g")]
-    pub g: f64,
-    /// alpha before the first estimate, in [0, 1].
-    #[serde(default = "default_initial_alpha")]
-    pub initial_alpha: f64,
-    /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
-    pub initial_window: Option<u64>,
-    /// Appropriate byte counting limit L in segments (RFC 3465), slow start only.
-    #[serde(default)]
-    pub abc_limit: Option<u64>,
-}
-
-fn default_g() -> f64 {
-    DEFAULT_G
-}
-fn default_initial_alpha() -> f64 {
-    DEFAULT_INITIAL_ALPHA
-}
-
-impl Default for PragueConfig {
-    fn default() -> Self {
-        PragueConfig { g: DEFAULT_G, initial_alpha: DEFAULT_INITIAL_ALPHA, initial_window: None, abc_limit: None }
-    }
-}
+/// Prague's parameters are DCTCP's, with the same defaults: g = 1/16 (tcp_prague's
+/// `PRAGUE_SHIFT_G` = 4, as RFC 8257 section 4.2) and alpha starting at 1 (`prague_init`).
+pub use super::dctcp::DctcpConfig as PragueConfig;
 
 pub struct Prague {
     params: AimdParams,
