@@ -312,9 +312,13 @@ class Network:
         name: str | None = None,
         ecn: str | None = None,
     ) -> Network:
-        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson'. `ecn`: the
-        datagrams' ECN codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the
-        source does not react to marks."""
+        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson' (the datagram rate is
+        `rate` over the mean payload plus 28 header bytes). `size`: the payload, fixed ("1000B")
+        or drawn per datagram: {"dist": "uniform", "min": ..., "max": ...}, {"dist":
+        "exponential", "mean": ...} (rounded to whole bytes, at least 1) or {"dist": "choice",
+        "values": [...], "weights": [...]} (equal weights when absent). `ecn`: the datagrams' ECN
+        codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the source does not
+        react to marks."""
         flow = {
             "kind": "udp",
             "src": src,

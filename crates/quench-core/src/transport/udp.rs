@@ -60,8 +60,8 @@ impl<'de> Deserialize<'de> for SizeSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         crate::tagged::fixed_or_drawn(
             d,
-            "a size such as \"1500B\", or a table {dist = \"uniform\", min = ..., max = ...} or \
-             {dist = \"choice\", values = [...]}",
+            "a size such as \"1500B\", or a table {dist = \"uniform\", min = ..., max = ...}, \
+             {dist = \"exponential\", mean = ...} or {dist = \"choice\", values = [...]}",
         )
         .map(|v| match v {
             Ok(b) => SizeSpec::Fixed(b),
@@ -75,6 +75,9 @@ impl<'de> Deserialize<'de> for SizeSpec {
 pub enum SizeDistribution {
     /// Uniform on [min, max] bytes.
     Uniform { min: Bytes, max: Bytes },
+    /// Exponential with this mean, rounded to whole bytes, at least 1 byte and at most the
+    /// largest UDP payload (a tail beyond it, e^(−65507/mean), is cut there).
+    Exponential { mean: Bytes },
     /// One of `values` with the given `weights` (equal when absent).
     Choice {
         values: Vec<Bytes>,
@@ -94,6 +97,7 @@ impl SizeSpec {
         };
         match self {
             SizeSpec::Fixed(b) => check(*b, ""),
+            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => check(*mean, "mean"),
             SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => {
                 check(*min, "min")?;
                 check(*max, "max")?;
@@ -124,48 +128,68 @@ impl SizeSpec {
         match self {
             SizeSpec::Fixed(b) => *b,
             SizeSpec::Drawn(SizeDistribution::Uniform { min, .. }) => *min,
+            SizeSpec::Drawn(SizeDistribution::Exponential { .. }) => Bytes(1),
             SizeSpec::Drawn(SizeDistribution::Choice { values, .. }) => {
                 values.iter().copied().min().unwrap_or_default()
             }
         }
     }
 
-    /// Mean payload in bytes (to turn a bit rate into a datagram rate).
+    /// Mean payload in bytes, as written (to turn a bit rate into a datagram rate; for an
+    /// exponential, the mean before rounding and truncation).
     pub fn mean(&self) -> f64 {
         match self {
             SizeSpec::Fixed(b) => b.0 as f64,
             SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => (min.0 + max.0) as f64 / 2.0,
+            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => mean.0 as f64,
             SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
-                let w = choice_weights(values.len(), weights);
-                values.iter().zip(&w).map(|(v, w)| v.0 as f64 * w).sum::<f64>() / w.iter().sum::<f64>()
+                let w = |i: usize| weights.get(i).copied().unwrap_or(1.0);
+                let total: f64 = (0..values.len()).map(w).sum();
+                values.iter().enumerate().map(|(i, v)| v.0 as f64 * w(i)).sum::<f64>() / total
+            }
+        }
+    }
+}
+
+/// A size spec made ready to draw from: a weighted choice keeps its cumulative weights, so a
+/// draw is a binary search with no allocation.
+enum SizeSampler {
+    Fixed(u64),
+    Uniform { min: u64, max: u64 },
+    Exponential { mean: f64 },
+    Choice { values: Vec<u64>, cumulative: Vec<f64> },
+}
+
+impl SizeSampler {
+    fn new(spec: &SizeSpec) -> Self {
+        match spec {
+            SizeSpec::Fixed(b) => SizeSampler::Fixed(b.0),
+            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => SizeSampler::Uniform { min: min.0, max: max.0 },
+            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => SizeSampler::Exponential { mean: mean.0 as f64 },
+            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
+                let cumulative = (0..values.len())
+                    .scan(0.0, |sum, i| {
+                        *sum += weights.get(i).copied().unwrap_or(1.0);
+                        Some(*sum)
+                    })
+                    .collect();
+                SizeSampler::Choice { values: values.iter().map(|v| v.0).collect(), cumulative }
             }
         }
     }
 
     fn draw(&self, rng: &mut Rng) -> u64 {
         match self {
-            SizeSpec::Fixed(b) => b.0,
-            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => rng.range_inclusive(min.0, max.0),
-            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
-                let w = choice_weights(values.len(), weights);
-                let mut u = rng.uniform() * w.iter().sum::<f64>();
-                for (v, wi) in values.iter().zip(&w) {
-                    if u < *wi {
-                        return v.0;
-                    }
-                    u -= wi;
-                }
-                values[values.len() - 1].0
+            SizeSampler::Fixed(b) => *b,
+            SizeSampler::Uniform { min, max } => rng.range_inclusive(*min, *max),
+            SizeSampler::Exponential { mean } => (rng.exponential(*mean).round() as u64).clamp(1, MAX_UDP_PAYLOAD),
+            SizeSampler::Choice { values, cumulative } => {
+                // The first value whose cumulative weight exceeds u (zero weights never win).
+                let u = rng.uniform() * cumulative[cumulative.len() - 1];
+                let i = cumulative.partition_point(|&c| c <= u).min(values.len() - 1);
+                values[i]
             }
         }
-    }
-}
-
-fn choice_weights(n: usize, weights: &[f64]) -> Vec<f64> {
-    if weights.is_empty() {
-        vec![1.0; n]
-    } else {
-        weights.to_vec()
     }
 }
 
@@ -175,7 +199,7 @@ pub struct UdpSource {
     dst: NodeId,
     peer: AgentId,
     pattern: Pattern,
-    size: SizeSpec,
+    size: SizeSampler,
     /// Mean time between datagrams, in seconds.
     mean_gap: f64,
     stop: Time,
@@ -210,7 +234,7 @@ impl UdpSource {
             peer: p.peer,
             pattern: p.pattern,
             mean_gap: mean_datagram_bits / p.rate.0 as f64,
-            size: p.size,
+            size: SizeSampler::new(&p.size),
             stop: p.stop,
             ecn: p.ecn.codepoint(),
             rng,
@@ -402,5 +426,48 @@ impl FlowReport for UdpSource {
         r.segments_sent = self.sent_packets;
         r.packets_received = k.received_packets;
         r.mean_delay_s = k.delay_sum.as_secs_f64() / k.received_packets as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draws(spec: &SizeSpec, n: usize) -> Vec<u64> {
+        let sampler = SizeSampler::new(spec);
+        let mut rng = Rng::from_seed(3);
+        (0..n).map(|_| sampler.draw(&mut rng)).collect()
+    }
+
+    /// A weighted choice draws each value with probability weight/total (within 4σ of the
+    /// binomial count over 40,000 draws) and never a zero-weight one; its mean is the weighted
+    /// mean.
+    #[test]
+    fn weighted_choice_draws_in_proportion() {
+        let spec = SizeSpec::Drawn(SizeDistribution::Choice {
+            values: vec![Bytes(100), Bytes(200), Bytes(1500)],
+            weights: vec![1.0, 0.0, 3.0],
+        });
+        let n = 40_000;
+        let d = draws(&spec, n);
+        let count = |v: u64| d.iter().filter(|&&x| x == v).count() as f64;
+        let sigma = (n as f64 * 0.25 * 0.75).sqrt();
+        assert!((count(100) - n as f64 / 4.0).abs() < 4.0 * sigma, "{}", count(100));
+        assert_eq!(count(200), 0.0);
+        assert_eq!(count(100) + count(1500), n as f64);
+        assert_eq!(spec.mean(), (100.0 + 3.0 * 1500.0) / 4.0);
+    }
+
+    /// Exponential sizes: whole bytes of at least one, with the mean of the rounded
+    /// distribution (the mean 1000 B within 1 %, 4σ over 40,000 draws).
+    #[test]
+    fn exponential_sizes_have_their_mean() {
+        let spec = SizeSpec::Drawn(SizeDistribution::Exponential { mean: Bytes(1000) });
+        let d = draws(&spec, 40_000);
+        let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
+        assert!((mean - 1000.0).abs() < 20.0, "{mean}");
+        assert!(d.iter().all(|&x| (1..=MAX_UDP_PAYLOAD).contains(&x)));
+        let zero = SizeSpec::Drawn(SizeDistribution::Exponential { mean: Bytes(0) });
+        assert_eq!(zero.validate().err().unwrap().path, "mean");
     }
 }
