@@ -586,8 +586,8 @@ mod tests {
         assert!(b.full_bw_reached);
         assert_eq!(b.rounds(), 5);
         assert_eq!(b.bandwidth(), 100_000.0);
-        // In flight (10 segments) is above one BDP (100 KB/s × 100 ms = 10 segments + 3
-        // quanta?): one BDP plus three one-segment quanta is 13 segments, so DRAIN ends at once.
+        // DRAIN ends at once: in flight (10 segments) is within one BDP plus three send quanta
+        // (100 KB/s × 100 ms = 10 segments, + 3 one-segment quanta = 13 segments).
         assert_eq!(b.mode, Mode::ProbeBw);
         assert_ne!(b.cycle_index, DRAIN_PHASE);
         assert_eq!(b.cwnd_gain, CWND_GAIN);
