@@ -172,6 +172,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finish_plot(fig: Any, ax: Any, path: Path) -> None:
+    """Legend, grid, layout; write the figure to `path` and free it."""
+    import matplotlib.pyplot as plt
+
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def _overlay_queue(q: Results, n: Results, path: Path) -> None:
     """The bottleneck queue of both simulators on one plot (when both recorded it)."""
     import matplotlib
@@ -188,11 +199,7 @@ def _overlay_queue(q: Results, n: Results, path: Path) -> None:
         t = t[t["link_name"] == link]
         ax.step(t["time_s"], t["packets"], where="post", lw=0.8, label=label)
     ax.set(xlabel="time (s)", ylabel="queue (packets)", title=f"queue at {link}")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish_plot(fig, ax, path)
 
 
 def _overlay_cwnd(q: Results, n: Results, path: Path) -> None:
@@ -211,11 +218,7 @@ def _overlay_cwnd(q: Results, n: Results, path: Path) -> None:
         t = t[t["flow"] == flow]
         ax.step(t["time_s"], t["cwnd"] / 1e3, where="post", lw=0.8, label=label)
     ax.set(xlabel="time (s)", ylabel="cwnd (kB)", title=f"congestion window of {q.flows['name'].iloc[flow]}")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _finish_plot(fig, ax, path)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

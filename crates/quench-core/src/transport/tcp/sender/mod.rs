@@ -361,7 +361,8 @@ impl TcpSender {
     fn check_app_limited(&mut self) {
         let flight = self.flight();
         let exhausted = self.snd_nxt >= self.data_end + self.finite as u64;
-        if let Some(r) = self.rate.as_mut().filter(|_| exhausted && flight < self.w.cwnd) {
+        let Some(r) = self.rate.as_mut() else { return };
+        if exhausted && flight < self.w.cwnd {
             r.mark_app_limited(flight);
         }
     }
@@ -523,7 +524,9 @@ impl TcpSender {
             }
             self.cwr_after_ack(cwnd_before);
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
-            self.record_window(cx);
+            if self.rate.is_none() {
+                self.record_window(cx); // a model-based controller's window is recorded after `control`
+            }
         }
         let partial_ack_armed = self.ca == CaState::Recovery { partial_ack_seen: true };
         if self.snd_una >= self.snd_max {
