@@ -220,3 +220,45 @@ def test_plan_maps_bbr_to_tcp_bbr_with_pacing():
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)
+
+
+def test_plan_maps_red_adaptation():
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {**RED, "adapt": "floyd2001"}
+    a = ns3.translate(spec)["links"][0]["qdisc"]["attributes"]
+    # Floyd's adaptation alone: ARED = true would also reset the thresholds and w_q.
+    assert a["AdaptMaxP"] == ("bool", True) and a["ARED"] == ("bool", False)
+    assert (a["Interval"], a["Alpha"], a["Beta"], a["Top"], a["Bottom"]) == (
+        ("time_s", 0.5),
+        ("double", 0.01),
+        ("double", 0.9),
+        ("double", 0.5),
+        ("double", 0.01),
+    )
+    assert a["LInterm"] == ("double", 10.0) and a["MinTh"] == ("double", 10.0)
+    spec["links"][0]["qdisc"] = {**RED, "adapt": {"kind": "feng1999", "alpha": 4, "beta": 2}}
+    plan = ns3.translate(spec)
+    a = plan["links"][0]["qdisc"]["attributes"]
+    assert a["FengAdaptive"] == ("bool", True) and a["AdaptMaxP"] == ("bool", False)
+    assert (a["FengAlpha"], a["FengBeta"]) == (("double", 4.0), ("double", 2.0))
+    # ns-3 starts Feng's status "above" and divides max_p by alpha at the first arrival:
+    # it starts from alpha x max_p so that both run with max_p = 0.1 from then on.
+    assert a["LInterm"][1] == pytest.approx(1 / (4 * 0.1))
+    assert sum("Feng's status" in n for n in plan["notes"]) == 1
+
+
+def test_plan_maps_dctcp_to_tcp_dctcp_at_both_ends():
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_dctcp.toml")
+    plan = ns3.translate(spec)
+    d = plan["defaults"]
+    assert d["ns3::TcpDctcp::DctcpShiftG"] == ("double", 1 / 16)
+    assert d["ns3::TcpDctcp::DctcpAlphaOnInit"] == ("double", 1.0)
+    assert all(f["cc"] == "dctcp" and f["receiver_cc"] for f in plan["flows"])
+    # The receiver echoes CE by its own controller in ns-3, so a node cannot receive DCTCP
+    # and NewReno flows both.
+    spec["hosts"].append("s2")
+    spec["links"].append({"from": "s2", "to": "r1", "rate": "10Gbps", "delay": "10us"})
+    newreno = {"kind": "newreno", "initial_window": 10}
+    spec["flows"].append({"kind": "tcp", "src": "s2", "dst": "d", "cc": newreno, "tcp": spec["flows"][0]["tcp"]})
+    with pytest.raises(Exception, match=r"^flows\[2\]\.dst: d receives DCTCP and other TCP flows"):
+        ns3.translate(spec)

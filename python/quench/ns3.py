@@ -148,8 +148,9 @@ def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
     return f"{byts}B"
 
 
-def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
-    """The queue disc's type and attributes, and the Config defaults its children need."""
+def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str]) -> dict[str, Any]:
+    """The queue disc's type and attributes, and the Config defaults its children need;
+    approximations go to `notes`."""
     kind = spec["kind"]
     a: dict[str, tuple[str, Any]] = {}
     child_defaults: dict[str, tuple[str, Any]] = {}
@@ -168,23 +169,22 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
         else:
             min_th, max_th = (_threshold(t, mean, bytes_mode, f"{key}.min_th") for t in (min_th, max_th))
         w_q = 1 - math.exp(-1 / ptc) if spec["w_q"] == "auto" else float(spec["w_q"])
-        adapt = spec["adapt"]
-        adapt_kind = adapt if isinstance(adapt, str) else adapt.get("kind", "none")
-        if adapt_kind not in ("none", None):
-            raise _refuse(f"{key}.adapt", f"RED adaptation {adapt_kind!r} (not yet translated)")
+        max_p = float(spec["max_p"])
+        adaptation, max_p = _red_adaptation(spec["adapt"], max_p, f"{key}.adapt", notes)
+        a.update(adaptation)
         a.update(
             MinTh=("double", min_th),
             MaxTh=("double", max_th),
             QW=("double", w_q),
-            LInterm=("double", 1 / float(spec["max_p"])),
+            LInterm=("double", 1 / max_p),
             MeanPktSize=("uint", mean),
             Gentle=("bool", spec["curve"] == "gentle"),
             Wait=("bool", spec["spacing"] == "wait"),
             UseEcn=("bool", spec["signal"] == "mark"),
             UseHardDrop=("bool", spec["forced"] == "drop"),
+            # ARED = true would also reset the thresholds and w_q to ns-3's automatic ones;
+            # Floyd's adaptation alone is AdaptMaxP (set above).
             ARED=("bool", False),
-            AdaptMaxP=("bool", False),
-            FengAdaptive=("bool", False),
             NLRED=("bool", False),
             LinkBandwidth=("rate_bps", rate_bps),
         )
@@ -238,6 +238,46 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
     else:
         raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
     return {"kind": kind, "attributes": a, "defaults": child_defaults}
+
+
+def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tuple[dict[str, tuple[str, Any]], float]:
+    """RedQueueDisc's adaptation attributes for quench's `adapt`, and the max_p to start from."""
+    kind = adapt if isinstance(adapt, str) else adapt.get("kind", "none")
+    off = {"AdaptMaxP": ("bool", False), "FengAdaptive": ("bool", False)}
+    if kind in ("none", None):
+        return off, max_p
+    if kind == "feng1999":
+        alpha, beta = float(adapt["alpha"]), float(adapt["beta"])
+        # ns-3 starts Feng's status at "above" and quench at "below" (the average starts at 0):
+        # ns-3's first arrival finds the average below min_th and divides max_p by alpha.
+        # Starting ns-3 from alpha x max_p gives the same max_p from the first arrival on.
+        notes.append(
+            f"{key}: ns-3 starts Feng's status at 'above' (quench: 'below'), so its initial "
+            f"max_p is set to {alpha:g} x max_p, which its first arrival divides back; its gentle "
+            "region keeps the initial max_p while quench's follows the adapted one"
+        )
+        return {**off, "FengAdaptive": ("bool", True), "FengAlpha": ("double", alpha), "FengBeta": ("double", beta)}, (
+            max_p * alpha
+        )
+    if kind == "floyd2001":
+        # ns-3 adapts on the first arrival more than Interval after its last change, quench on
+        # the first arrival at or after each Interval boundary; ns-3's gentle region keeps the
+        # initial max_p while quench's follows the adapted one.
+        notes.append(
+            f"{key}: ns-3 adapts max_p on the first arrival more than `interval` after its last "
+            "change (quench: after each interval boundary), and its gentle region keeps the "
+            "initial max_p"
+        )
+        return {
+            **off,
+            "AdaptMaxP": ("bool", True),
+            "Interval": ("time_s", _secs(adapt["interval"])),
+            "Alpha": ("double", float(adapt["alpha"])),
+            "Beta": ("double", float(adapt["beta"])),
+            "Top": ("double", float(adapt["top"])),
+            "Bottom": ("double", float(adapt["bottom"])),
+        }, max_p
+    raise _refuse(key, f"RED adaptation {kind!r}")
 
 
 def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
@@ -351,6 +391,22 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
             "window target and sizes its quanta by Linux's TSO rule; quench's BBR v1 has neither "
             "(docs/mechanisms.md#bbr)"
         )
+    elif kind == "dctcp":
+        # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
+        # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
+        # the receiving socket is a TcpDctcp too (the translator sets the receiver's node).
+        d.update(
+            {
+                "ns3::TcpDctcp::DctcpShiftG": ("double", cc["g"]),
+                "ns3::TcpDctcp::DctcpAlphaOnInit": ("double", cc["initial_alpha"]),
+                "ns3::TcpDctcp::UseEct0": ("bool", True),
+            }
+        )
+        if tcp["delayed_ack"]["enabled"] and int(tcp["delayed_ack"]["segments"]) > 1:
+            notes.append(
+                f"{key}.cc: ns-3's TcpDctcp (TcpLinuxReno) grows slow start by every segment an ACK "
+                f"covers (quench: up to {abc or 'the default 2'})"
+            )
     elif kind == "vegas":
         for p in ("alpha", "beta", "gamma"):
             if float(cc[p]) != int(cc[p]):
@@ -394,9 +450,13 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                 "mtu": _bytes(ln["mtu"]),
                 "loss": float(ln["loss"]),
                 "reverse_loss": float(ln["reverse_loss"]),
-                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate),
+                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes),
+                # The same notes again for a reverse queue that copies the forward one.
                 "reverse_qdisc": _qdisc(
-                    rq, f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc", rate
+                    rq,
+                    f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc",
+                    rate,
+                    notes if ln.get("reverse_qdisc") else [],
                 ),
             }
         )
@@ -415,6 +475,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     first_tcp: str | None = None
     flows = []
     cc_of_node: dict[str, str] = {}
+    dctcp_receiver: dict[str, bool] = {}
     for k, fl in enumerate(r["flows"]):
         key = f"flows[{k}]"
         if fl["kind"] == "tcp":
@@ -433,10 +494,19 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                         )
                 defaults.update(d)
             kind = fl["cc"]["kind"]
-            if cc_of_node.setdefault(fl["src"], kind) != kind:
+            # DCTCP's receiver echoes CE by its own controller's rules in ns-3: its node gets
+            # the controller too.
+            receiver_cc = kind == "dctcp"
+            for end in ("src", "dst") if receiver_cc else ("src",):
+                if cc_of_node.setdefault(fl[end], kind) != kind:
+                    raise scenario_error(
+                        f"{key}.cc",
+                        f"{fl[end]} already uses {cc_of_node[fl[end]]}: ns-3 sets the controller per node",
+                    )
+            if dctcp_receiver.setdefault(fl["dst"], receiver_cc) != receiver_cc:
                 raise scenario_error(
-                    f"{key}.cc",
-                    f"{fl['src']} already sends with {cc_of_node[fl['src']]}: ns-3 sets the controller per node",
+                    f"{key}.dst",
+                    f"{fl['dst']} receives DCTCP and other TCP flows: ns-3 sets the controller per node",
                 )
             flows.append(
                 {
@@ -444,6 +514,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                     "src": fl["src"],
                     "dst": fl["dst"],
                     "cc": kind,
+                    "receiver_cc": receiver_cc,
                     "bytes": _bytes(fl["bytes"]) if fl.get("bytes") is not None else None,
                     "start_s": _secs(fl["start"]),
                     "send_size": int(fl["tcp"]["mss"]),

@@ -301,7 +301,13 @@ void Reset()
 }
 """
 
-TCP_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr"}
+TCP_TYPES = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "vegas": "ns3::TcpVegas",
+    "bbr": "ns3::TcpBbr",
+    "dctcp": "ns3::TcpDctcp",
+}
 QDISC_TYPES = {
     "droptail": "ns3::FifoQueueDisc",
     "red": "ns3::RedQueueDisc",
@@ -436,10 +442,13 @@ def run_one(ns, q, plan):
         port = plan["base_port"] + k
         dst = ns.InetSocketAddress(address_of(fl["dst"]), port).ConvertTo()
         if fl["kind"] == "tcp":
-            ns.Config.Set(
-                f"/NodeList/{node[fl['src']].GetId()}/$ns3::TcpL4Protocol/SocketType",
-                ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
-            )
+            # The receiver's node too where the controller shapes the receiver (DCTCP's ECE
+            # echo of RFC 8257 section 3.2 follows the receiving socket's own controller).
+            for end in ("src", "dst") if fl.get("receiver_cc") else ("src",):
+                ns.Config.Set(
+                    f"/NodeList/{node[fl[end]].GetId()}/$ns3::TcpL4Protocol/SocketType",
+                    ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
+                )
             sink = ns.PacketSinkHelper(
                 "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
             ).Install(node[fl["dst"]])
