@@ -247,7 +247,8 @@ class Network:
         **tcp: Any,
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None). `cc` is a
-        controller name or table: tahoe, reno, newreno, cubic, vegas, fast, or dctcp (RFC 8257;
+        controller name or table: tahoe, reno, newreno, cubic, vegas (needs
+        `rtt_sampling="every_ack"` in `tcp`), fast, or dctcp (RFC 8257;
         needs ecn=True and a marking queue; `g`, the estimation gain, default 1/16, and
         `initial_alpha`, default 1). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},

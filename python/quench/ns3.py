@@ -300,7 +300,6 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ("burstiness_control", lambda v: v is not None),
         ("pacing", bool),
         ("local_drop", lambda v: v != "loss"),
-        ("rtt_sampling", lambda v: v != "timed_segment"),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")
@@ -342,6 +341,13 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     }
     if tcp["recovery"] == "prr_crb":
         raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
+    if tcp["rtt_sampling"] != "every_ack":
+        # ns-3's TcpSocketBase::EstimateRtt measures on every ACK that covers the oldest
+        # unacknowledged send (never a retransmitted one): quench's "every_ack" is the closer.
+        notes.append(
+            f"{key}.tcp.rtt_sampling: ns-3 takes an RTT sample on every ACK of new data "
+            "(quench: one timed segment per round trip)"
+        )
     if tcp["cwnd_limited_growth"]:
         notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
     if _secs(rto["max"]) != 60:
