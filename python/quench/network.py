@@ -369,7 +369,9 @@ class Network:
         `pcp_rate` table), rtt, segments (booleans), links
         (restrict per-link records), pcap (links to capture, by name "a->b"), cwnd_interval
         (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
-        monitor_flow ({flow, start, stop}: every packet event of one flow)."""
+        monitor_flow ({flow, start, stop}: every packet event of one flow), snapshots (an
+        interval such as "100ms" or a list of instants such as ["10s", "30s"]: every link's and
+        flow's counters then, for `Results.window` and `Results.timeseries`)."""
         self._record.update(options)
         return self
 

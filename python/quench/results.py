@@ -43,8 +43,8 @@ FORMATS = ("parquet", "csv")
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
 # Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
-LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
-FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events")
+LINK_TABLES = ("queue", "sojourn", "drops", "monitors", "link_snapshots")
+FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events", "flow_snapshots")
 
 
 def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
@@ -208,6 +208,20 @@ class Results:
     def bottleneck(self) -> str:
         """The name of the busiest link (highest utilization)."""
         return str(self.links.loc[self.links["utilization"].idxmax(), "name"])
+
+    def window(self, t0: Any, t1: Any) -> Any:
+        """Every link's and flow's statistics over [t0, t1], two instants of the run's
+        snapshots (`record.snapshots`) or 0: a `quench.windows.Window` (`.links`, `.flows`)."""
+        from quench.windows import window
+
+        return window(self, t0, t1)
+
+    def timeseries(self) -> Any:
+        """The run cut at every snapshot instant: `quench.windows.TimeSeries` (`.links`,
+        `.flows`), one row per bin and link or flow."""
+        from quench.windows import timeseries
+
+        return timeseries(self)
 
     def jain_index(self, column: str = "goodput_bps") -> float:
         """Jain's fairness index of a per-flow column (1 = perfectly equal)."""
