@@ -11,23 +11,30 @@ rows on disk is read into a DataFrame when first used, and saved chunk by chunk,
 long run needs memory for one chunk, not the whole table. Every saved Parquet file has row
 groups of SAVE_CHUNK_ROWS rows, so a streamed table's file is byte for byte the one its whole
 DataFrame would give.
+
+A table the engine handed over in memory stays as the engine's columns until it is used:
+pandas and numpy are imported then (or when a table is saved as CSV), so `import quench` and
+a `quench run` that saves Parquet do not load them.
 """
 
 from __future__ import annotations
 
+import array
 import json
 import shutil
+import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
 from quench.stream import RecordStream, SpilledTable, read_manifest
+
+if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
+    import numpy as np
+    import pandas as pd
 
 # Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
 # trace::TcpEvent), in code order, from the engine itself.
@@ -47,31 +54,75 @@ LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
 FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events")
 
 
-def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
+# A table as the engine hands it over: column name -> (dtype, data), data being little-endian
+# bytes of the numpy dtype, or a list of strings for dtype "str" (crates/quench-py column_to_py).
+RawTable = dict[str, tuple[str, Any]]
+# The array module's code of each of the engine's numeric dtypes.
+_ARRAY_CODES = {"<u1": "B", "<u4": "I", "<u8": "Q", "<f8": "d"}
+
+
+def _values(dtype: str, data: Any) -> list:
+    """A raw column as Python values, without numpy."""
+    if dtype == "str":
+        return list(data)
+    values = array.array(_ARRAY_CODES[dtype], data)
+    if sys.byteorder == "big" and values.itemsize > 1:
+        values.byteswap()
+    return values.tolist()
+
+
+def _frame(raw: RawTable) -> pd.DataFrame:
+    import numpy as np
+    import pandas as pd
+
     cols = {}
     for name, (dtype, data) in raw.items():
         cols[name] = list(data) if dtype == "str" else np.frombuffer(data, dtype=dtype)
     return pd.DataFrame(cols)
 
 
-Labeler = Callable[[str, pd.DataFrame], pd.DataFrame]
+Labeler = Callable[[str, "pd.DataFrame"], "pd.DataFrame"]
 
 
-class Tables(MutableMapping[str, pd.DataFrame]):
-    """The DataFrames of a run by name, in the engine's order; a table streamed to disk is read
-    (and labelled) when first used."""
+class Tables(MutableMapping[str, "pd.DataFrame"]):
+    """The DataFrames of a run by name, in the engine's order; a table the engine handed over
+    in memory becomes a DataFrame, and a table streamed to disk is read, when first used (each
+    labelled then)."""
 
-    def __init__(self, frames: dict[str, pd.DataFrame | None], spilled: dict[str, SpilledTable], label: Labeler):
+    def __init__(
+        self,
+        frames: dict[str, pd.DataFrame | RawTable | None],
+        spilled: dict[str, SpilledTable],
+        label: Labeler | None = None,
+    ):
         self._frames = frames
         self._spilled = spilled
-        self._label = label
+        self._label: Labeler = label or (lambda name, df: df)
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         df = self._frames[name]
         if df is None:
+            import pandas as pd
+
             t = self._spilled[name]
             df = self._frames[name] = self._label(name, pd.DataFrame(t.read(0, t.rows)))
+        elif isinstance(df, dict):
+            df = self._frames[name] = self._label(name, _frame(df))
         return df
+
+    def raw(self, name: str) -> RawTable | None:
+        """The engine's columns of a table not yet made a DataFrame (None once it is one, or
+        for a table on disk)."""
+        df = self._frames.get(name)
+        return df if isinstance(df, dict) else None
+
+    def column(self, name: str, column: str) -> list:
+        """One column of a table as a list of Python values; a table still in the engine's
+        form is read without pandas or numpy."""
+        raw = self.raw(name)
+        if raw is not None:
+            return _values(*raw[column])
+        return self[name][column].tolist()
 
     def __setitem__(self, name: str, df: pd.DataFrame) -> None:
         self._frames[name] = df
@@ -98,6 +149,8 @@ class Tables(MutableMapping[str, pd.DataFrame]):
         if t is None:
             yield self[name]
             return
+        import pandas as pd
+
         for cols in t.chunks(SAVE_CHUNK_ROWS):
             yield self._label(name, pd.DataFrame(cols))
 
@@ -157,19 +210,24 @@ class Results:
         """Results from the engine's `finish`; `stream` is where the run streamed its records
         (a table without columns in `raw` has its rows there)."""
         spilled = read_manifest(stream.spill) if stream is not None else {}
-        frames: dict[str, pd.DataFrame | None] = {
-            name: None if name in spilled else _frame(cols) for name, cols in raw["tables"].items()
+        frames: dict[str, pd.DataFrame | RawTable | None] = {
+            name: None if name in spilled else cols for name, cols in raw["tables"].items()
         }
-        flows = frames["flows"]
-        if flows is None:  # streamed: read its ids and names only if a table needs them
-            spilled_flows = spilled["flows"]
-            flows = lambda: pd.DataFrame(spilled_flows.read(0, spilled_flows.rows, columns=("flow", "name")))  # noqa: E731
-        label = _labeler(frames["links"], flows)  # type: ignore[arg-type]
-        for name, df in frames.items():
-            if df is not None:
-                label(name, df)
+        tables = Tables(frames, spilled)
+
+        def link_names() -> dict[Any, str]:
+            return dict(zip(tables.column("links", "link"), tables.column("links", "name")))
+
+        def flow_names() -> dict[Any, str]:
+            if tables.on_disk("flows") is None:
+                return dict(zip(tables.column("flows", "flow"), tables.column("flows", "name")))
+            # streamed (one row per arrival of a long workload): its ids and names only
+            f = spilled["flows"].read(0, spilled["flows"].rows, columns=("flow", "name"))
+            return dict(zip(f["flow"], f["name"]))
+
+        tables._label = _labeler(link_names, flow_names)
         captured = dict(raw["pcaps"])
-        files = {} if stream is None else _streamed_captures(stream, scenario, frames["links"])  # type: ignore[arg-type]
+        files = {} if stream is None else _streamed_captures(stream, scenario, tables.column("links", "name"))
         if stream is not None and stream.owned and not spilled and not files:
             stream.discard()  # nothing lives there: no temporary folder to keep
             stream = None
@@ -180,7 +238,7 @@ class Results:
             "events_executed": raw["events_executed"],
             "wall_run_s": wall_run_s,
         }
-        return cls(Tables(frames, spilled, label), Captures(captured, files), scenario, meta, stream)
+        return cls(tables, Captures(captured, files), scenario, meta, stream)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (a run in a worker process handing its Results back), the tables and captures
@@ -314,10 +372,11 @@ class Results:
                 writer.close()
 
 
-def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: pd.DataFrame) -> dict[str, Path]:
-    """The pcap file of every link whose capture streamed to a file, in link order."""
+def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: list[str]) -> dict[str, Path]:
+    """The pcap file of every link whose capture streamed to a file, in link order (`links`:
+    every link's name)."""
     files = stream.pcap_files(scenario.get("record", {}).get("pcap", []))
-    return {link: files[link] for link in links["name"] if link in files}
+    return {link: files[link] for link in links if link in files}
 
 
 def pcap_file_name(link: str) -> str:
@@ -342,34 +401,42 @@ def pcap_file_names(links: Iterable[str]) -> dict[str, str]:
 
 def jain_index(x: np.ndarray) -> float:
     """Jain, Chiu, Hawe (1984): (sum x)^2 / (n sum x^2)."""
+    import numpy as np
+
     x = np.asarray(x, dtype=float)
     if x.size == 0 or not np.any(x):
         return float("nan")
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
 
 
-def _labeler(links: pd.DataFrame, flows: pd.DataFrame | Callable[[], pd.DataFrame]) -> Labeler:
-    """The labelling of the run's time series, by table name (see `_label_table`). `flows` is
-    the flows table, or a function reading its ids and names: a streamed flows table (one row
-    per arrival of a long workload) is read only when a table with flow ids has rows."""
-    link_names = dict(zip(links["link"], links["name"]))
+def _labeler(links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]) -> Labeler:
+    """The labelling of the run's time series, by table name (see `_label_table`). `links` and
+    `flows` read the names by id, each once, when a table first needs them (the flows table of
+    a long workload, streamed to disk, only when a table with flow ids has rows)."""
+    link_names: dict[Any, str] = {}
     flow_names: dict[Any, str] = {}
 
-    def names() -> dict[Any, str]:
+    def by_link() -> dict[Any, str]:
+        if not link_names:
+            link_names.update(links())
+        return link_names
+
+    def by_flow() -> dict[Any, str]:
         if not flow_names:
-            f = flows() if callable(flows) else flows
-            flow_names.update(zip(f["flow"], f["name"]))
+            flow_names.update(flows())
         return flow_names
 
-    return lambda name, df: _label_table(name, df, link_names, names)
+    return lambda name, df: _label_table(name, df, by_link, by_flow)
 
 
 def _label_table(
-    name: str, df: pd.DataFrame, links: dict[Any, str], flows: Callable[[], dict[Any, str]]
+    name: str, df: pd.DataFrame, links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]
 ) -> pd.DataFrame:
     """Add readable names next to the engine's integer ids (in place; returns `df`)."""
+    import pandas as pd
+
     if name in LINK_TABLES and "link" in df:
-        df["link_name"] = df["link"].map(links).astype("string")
+        df["link_name"] = df["link"].map(links()).astype("string")
     if name in FLOW_TABLES and "flow" in df:
         df["flow_name"] = df["flow"].map(flows() if len(df) else {}).astype("string")
     if name == "drops":
