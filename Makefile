@@ -54,6 +54,7 @@ chromium:
 bench: build
 	bash benchmarks/setup_ns3.sh
 	$(PY) benchmarks/bench_dumbbell.py
+	$(PY) benchmarks/bench_start.py
 
 # Every check runs, and the ones that failed are listed at the end. Needs no extension build:
 # ruff reads the sources, clippy checks the crates itself (debug profile, beside the release

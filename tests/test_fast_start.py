@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 HEAVY = ("pandas", "numpy", "matplotlib")
 
@@ -54,3 +55,16 @@ def test_summary_without_pandas_matches_the_dataframes() -> None:
     b = res.link(res.bottleneck())
     assert f"bottleneck {b['name']}: utilization {b['utilization']:.3f}, drops {b['dropped_packets']}," in text
     assert f"Jain's fairness index of goodput: {res.jain_index():.4f};" in text
+
+
+def test_quench_run_saving_parquet_needs_no_pandas(tmp_path) -> None:
+    """pyarrow (and the numpy it loads) writes the Parquet files; pandas and matplotlib stay
+    out, and the files are those pandas writes (tests/test_schemas.py)."""
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "dumbbell.toml"
+    out = tmp_path / "run"
+    code = f"""
+    from quench.cli import main
+    assert main(["run", {str(scenario)!r}, "--out", {str(out)!r}, "--duration", "2s", "--no-plots", "--quiet"]) == 0
+    """
+    assert [m for m in _loaded_after(code) if m != "numpy"] == []
+    assert (out / "drops.parquet").exists() and (out / "r1-r2.pcap").exists()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -101,6 +104,18 @@ def _check_pcaps(resolved: dict[str, Any]) -> None:
     pcap_file_names(resolved.get("record", {}).get("pcap", []))
 
 
+def _import_in_background(module: str) -> None:
+    """Import `module` in a daemon thread. The engine releases the GIL while it runs, so the
+    import (pyarrow and numpy for the Parquet files: about as long as a small run) overlaps
+    the run instead of following it. A failed import is left to the import that needs it."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     spec = load_scenario(args.scenario)
     if args.seed is not None:
@@ -112,7 +127,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
     with staged_dir(out, force=args.force) as tmp:
         stream = RecordStream(tmp, str(args.out))
-        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps, stream=stream)
+
+        def before_run(resolved: dict[str, Any]) -> None:
+            _check_pcaps(resolved)
+            if "parquet" in args.format:
+                _import_in_background("pyarrow.parquet")
+
+        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=before_run, stream=stream)
         res.write_into(tmp, formats=args.format, plots=not args.no_plots)
     if not args.quiet:
         print(summary_table(res))

@@ -30,18 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
+from quench.schema import CATEGORIES, FLOW_TABLES, LINK_TABLES, RawTable, frame, write_parquet
 from quench.stream import RecordStream, SpilledTable, read_manifest
 
 if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
     import numpy as np
     import pandas as pd
 
-# Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
-# trace::TcpEvent), in code order, from the engine itself.
-DROP_REASONS = list(_core.DROP_REASONS)
-TCP_EVENTS = list(_core.TCP_EVENTS)
-# Modes of the `pacing` table (cc::bbr::MODE_NAMES).
-PACING_MODES = list(_core.PACING_MODES)
+# Names of the engine's codes in the drops, tcp_events and pacing tables, in code order, from
+# the engine itself (quench.schema.CATEGORIES).
+DROP_REASONS = CATEGORIES[("drops", "reason")]
+TCP_EVENTS = CATEGORIES[("tcp_events", "event")]
+PACING_MODES = CATEGORIES[("pacing", "mode")]
 FORMATS = ("parquet", "csv")
 # Rows per Parquet row group and per CSV write of every saved table, in memory or streamed (so
 # both save the same file). Measured with benchmarks/bench_memory.py: pyarrow's default row
@@ -49,14 +49,8 @@ FORMATS = ("parquet", "csv")
 # 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
-# Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
-LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
-FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events")
 
 
-# A table as the engine hands it over: column name -> (dtype, data), data being little-endian
-# bytes of the numpy dtype, or a list of strings for dtype "str" (crates/quench-py column_to_py).
-RawTable = dict[str, tuple[str, Any]]
 # The array module's code of each of the engine's numeric dtypes.
 _ARRAY_CODES = {"<u1": "B", "<u4": "I", "<u8": "Q", "<f8": "d"}
 
@@ -73,12 +67,8 @@ def _values(dtype: str, data: Any) -> list:
 
 def _frame(raw: RawTable) -> pd.DataFrame:
     import numpy as np
-    import pandas as pd
 
-    cols = {}
-    for name, (dtype, data) in raw.items():
-        cols[name] = list(data) if dtype == "str" else np.frombuffer(data, dtype=dtype)
-    return pd.DataFrame(cols)
+    return frame({c: list(d) if dtype == "str" else np.frombuffer(d, dtype=dtype) for c, (dtype, d) in raw.items()})
 
 
 Labeler = Callable[[str, "pd.DataFrame"], "pd.DataFrame"]
@@ -93,19 +83,18 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         self,
         frames: dict[str, pd.DataFrame | RawTable | None],
         spilled: dict[str, SpilledTable],
-        label: Labeler | None = None,
+        names: Names | None = None,
     ):
         self._frames = frames
         self._spilled = spilled
-        self._label: Labeler = label or (lambda name, df: df)
+        self.names = names
+        self._label: Labeler = names.label if names is not None else (lambda name, df: df)
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         df = self._frames[name]
         if df is None:
-            import pandas as pd
-
             t = self._spilled[name]
-            df = self._frames[name] = self._label(name, pd.DataFrame(t.read(0, t.rows)))
+            df = self._frames[name] = self._label(name, frame(t.read(0, t.rows)))
         elif isinstance(df, dict):
             df = self._frames[name] = self._label(name, _frame(df))
         return df
@@ -115,6 +104,15 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         for a table on disk)."""
         df = self._frames.get(name)
         return df if isinstance(df, dict) else None
+
+    def write_parquet(self, name: str, path: Path) -> bool:
+        """Write a table still in the engine's form to `path` without pandas (quench.schema,
+        the same file as its DataFrame's); False, writing nothing, for any other table."""
+        raw = self.raw(name)
+        if raw is None or self.names is None:
+            return False
+        write_parquet(path, name, raw, self.names.links, self.names.flows, SAVE_CHUNK_ROWS)
+        return True
 
     def column(self, name: str, column: str) -> list:
         """One column of a table as a list of Python values; a table still in the engine's
@@ -149,10 +147,8 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         if t is None:
             yield self[name]
             return
-        import pandas as pd
-
         for cols in t.chunks(SAVE_CHUNK_ROWS):
-            yield self._label(name, pd.DataFrame(cols))
+            yield self._label(name, frame(cols))
 
 
 class Captures(MutableMapping[str, bytes]):
@@ -213,7 +209,7 @@ class Results:
         frames: dict[str, pd.DataFrame | RawTable | None] = {
             name: None if name in spilled else cols for name, cols in raw["tables"].items()
         }
-        tables = Tables(frames, spilled)
+        tables = Tables(frames, spilled, Names(lambda: link_names(), lambda: flow_names()))
 
         def link_names() -> dict[Any, str]:
             return dict(zip(tables.column("links", "link"), tables.column("links", "name")))
@@ -225,7 +221,6 @@ class Results:
             f = spilled["flows"].read(0, spilled["flows"].rows, columns=("flow", "name"))
             return dict(zip(f["flow"], f["name"]))
 
-        tables._label = _labeler(link_names, flow_names)
         captured = dict(raw["pcaps"])
         files = {} if stream is None else _streamed_captures(stream, scenario, tables.column("links", "name"))
         if stream is not None and stream.owned and not spilled and not files:
@@ -346,6 +341,10 @@ class Results:
     def _write_table(self, name: str, parquet: Path | None, csv: Path | None) -> None:
         """One table's files; a table on disk is written chunk by chunk (one Parquet row group
         and one CSV append per chunk), giving the same files as its whole DataFrame."""
+        in_engine_form = isinstance(self.tables, Tables) and self.tables.raw(name) is not None
+        if in_engine_form and csv is None and parquet is not None:
+            self.tables.write_parquet(name, parquet)  # type: ignore[union-attr]
+            return
         if not isinstance(self.tables, Tables) or self.tables.on_disk(name) is None:
             df = self.tables[name]
             if parquet is not None:
@@ -409,24 +408,28 @@ def jain_index(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
 
 
-def _labeler(links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]) -> Labeler:
-    """The labelling of the run's time series, by table name (see `_label_table`). `links` and
-    `flows` read the names by id, each once, when a table first needs them (the flows table of
+class Names:
+    """A run's link and flow names by id, for the labels of its time series (`_label_table`).
+    `links` and `flows` read them, each once, when a table first needs them (the flows table of
     a long workload, streamed to disk, only when a table with flow ids has rows)."""
-    link_names: dict[Any, str] = {}
-    flow_names: dict[Any, str] = {}
 
-    def by_link() -> dict[Any, str]:
-        if not link_names:
-            link_names.update(links())
-        return link_names
+    def __init__(self, links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]) -> None:
+        self._read = {"links": links, "flows": flows}
+        self._names: dict[str, dict[Any, str]] = {}
 
-    def by_flow() -> dict[Any, str]:
-        if not flow_names:
-            flow_names.update(flows())
-        return flow_names
+    def _get(self, which: str) -> dict[Any, str]:
+        if which not in self._names:
+            self._names[which] = self._read[which]()
+        return self._names[which]
 
-    return lambda name, df: _label_table(name, df, by_link, by_flow)
+    def links(self) -> dict[Any, str]:
+        return self._get("links")
+
+    def flows(self) -> dict[Any, str]:
+        return self._get("flows")
+
+    def label(self, name: str, df: pd.DataFrame) -> pd.DataFrame:
+        return _label_table(name, df, self.links, self.flows)
 
 
 def _label_table(
@@ -439,10 +442,7 @@ def _label_table(
         df["link_name"] = df["link"].map(links()).astype("string")
     if name in FLOW_TABLES and "flow" in df:
         df["flow_name"] = df["flow"].map(flows() if len(df) else {}).astype("string")
-    if name == "drops":
-        df["reason"] = pd.Categorical.from_codes(df["reason"].astype(int), DROP_REASONS)
-    if name == "tcp_events":
-        df["event"] = pd.Categorical.from_codes(df["event"].astype(int), TCP_EVENTS)
-    if name == "pacing":
-        df["mode"] = pd.Categorical.from_codes(df["mode"].astype(int), PACING_MODES)
+    for (table, col), categories in CATEGORIES.items():
+        if name == table and col in df:
+            df[col] = pd.Categorical.from_codes(df[col].astype(int), categories)
     return df
