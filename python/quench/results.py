@@ -19,10 +19,8 @@ a `quench run` that saves Parquet do not load them.
 
 from __future__ import annotations
 
-import array
 import json
 import shutil
-import sys
 import weakref
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
@@ -30,7 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
-from quench.schema import CATEGORIES, FLOW_TABLES, LINK_TABLES, RawTable, frame, write_parquet
+from quench.schema import (
+    CATEGORIES,
+    FLOW_TABLES,
+    LINK_TABLES,
+    RawTable,
+    can_write_parquet,
+    column_values,
+    frame,
+    write_parquet,
+)
 from quench.stream import RecordStream, SpilledTable, read_manifest
 
 if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
@@ -49,20 +56,6 @@ FORMATS = ("parquet", "csv")
 # 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
-
-
-# The array module's code of each of the engine's numeric dtypes.
-_ARRAY_CODES = {"<u1": "B", "<u4": "I", "<u8": "Q", "<f8": "d"}
-
-
-def _values(dtype: str, data: Any) -> list:
-    """A raw column as Python values, without numpy."""
-    if dtype == "str":
-        return list(data)
-    values = array.array(_ARRAY_CODES[dtype], data)
-    if sys.byteorder == "big" and values.itemsize > 1:
-        values.byteswap()
-    return values.tolist()
 
 
 def _frame(raw: RawTable) -> pd.DataFrame:
@@ -109,7 +102,7 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         """Write a table still in the engine's form to `path` without pandas (quench.schema,
         the same file as its DataFrame's); False, writing nothing, for any other table."""
         raw = self.raw(name)
-        if raw is None or self.names is None:
+        if raw is None or self.names is None or not can_write_parquet():
             return False
         write_parquet(path, name, raw, self.names.links, self.names.flows, SAVE_CHUNK_ROWS)
         return True
@@ -119,7 +112,7 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         form is read without pandas or numpy."""
         raw = self.raw(name)
         if raw is not None:
-            return _values(*raw[column])
+            return column_values(*raw[column])
         return self[name][column].tolist()
 
     def __setitem__(self, name: str, df: pd.DataFrame) -> None:
@@ -209,7 +202,6 @@ class Results:
         frames: dict[str, pd.DataFrame | RawTable | None] = {
             name: None if name in spilled else cols for name, cols in raw["tables"].items()
         }
-        tables = Tables(frames, spilled, Names(lambda: link_names(), lambda: flow_names()))
 
         def link_names() -> dict[Any, str]:
             return dict(zip(tables.column("links", "link"), tables.column("links", "name")))
@@ -221,6 +213,7 @@ class Results:
             f = spilled["flows"].read(0, spilled["flows"].rows, columns=("flow", "name"))
             return dict(zip(f["flow"], f["name"]))
 
+        tables = Tables(frames, spilled, Names(link_names, flow_names))
         captured = dict(raw["pcaps"])
         files = {} if stream is None else _streamed_captures(stream, scenario, tables.column("links", "name"))
         if stream is not None and stream.owned and not spilled and not files:
@@ -340,11 +333,11 @@ class Results:
 
     def _write_table(self, name: str, parquet: Path | None, csv: Path | None) -> None:
         """One table's files; a table on disk is written chunk by chunk (one Parquet row group
-        and one CSV append per chunk), giving the same files as its whole DataFrame."""
-        in_engine_form = isinstance(self.tables, Tables) and self.tables.raw(name) is not None
-        if in_engine_form and csv is None and parquet is not None:
-            self.tables.write_parquet(name, parquet)  # type: ignore[union-attr]
-            return
+        and one CSV append per chunk), giving the same files as its whole DataFrame. Parquet
+        alone of a table still in the engine's form needs no DataFrame (Tables.write_parquet)."""
+        if csv is None and parquet is not None and isinstance(self.tables, Tables):
+            if self.tables.write_parquet(name, parquet):
+                return
         if not isinstance(self.tables, Tables) or self.tables.on_disk(name) is None:
             df = self.tables[name]
             if parquet is not None:

@@ -16,8 +16,10 @@ both on every table), so saving a run's Parquet files does not import pandas.
 
 from __future__ import annotations
 
+import array
 import functools
 import json
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +72,20 @@ def raw_schema(name: str, raw: RawTable) -> list[tuple[str, str]]:
     return table_schema(name, [(col, dtype) for col, (dtype, _) in raw.items()])
 
 
+# The array module's code of each of the engine's numeric dtypes.
+_ARRAY_CODES = {"<u1": "B", "<u4": "I", "<u8": "Q", "<f8": "d"}
+
+
+def column_values(dtype: str, data: Any) -> list:
+    """A column in the engine's form as a list of Python values, without numpy."""
+    if dtype == "str":
+        return list(data)
+    values = array.array(_ARRAY_CODES[dtype], data)
+    if sys.byteorder == "big" and values.itemsize > 1:
+        values.byteswap()
+    return values.tolist()
+
+
 def frame(columns: dict[str, Any]) -> pd.DataFrame:
     """A DataFrame of the engine's column values (arrays, or lists of strings), text columns
     with pandas' default string dtype whatever their length."""
@@ -84,6 +100,17 @@ def frame(columns: dict[str, Any]) -> pd.DataFrame:
 _NUMERIC = {"<u1": "uint8", "<u4": "uint32", "<u8": "uint64", "<f8": "float64"}
 _PANDAS_TYPES = {"str": ("object", "str"), LABEL_DTYPE: ("object", "string")}
 _MAX_INT8_CATEGORIES = 127
+# The pandas whose conversion write_parquet follows: text as the "str" dtype (large_string in
+# Arrow) is pandas 3's default; with an older pandas a table is saved through its DataFrame.
+_PANDAS_MAJOR = 3
+
+
+def can_write_parquet() -> bool:
+    """Whether write_parquet gives pandas' own file with the installed pandas."""
+    try:
+        return int(_pandas_version().split(".")[0]) >= _PANDAS_MAJOR
+    except (ValueError, ImportError):
+        return False
 
 
 def write_parquet(
@@ -142,8 +169,6 @@ def _arrow_column(pa: Any, table: str, col: str, dtype: str, data: Any, rows: in
 # (to tell whether it was handed a pandas object).
 def _strings(pa: Any, values: Sequence[str | None]) -> pa.Array:
     """A large_string array of `values` (None: null)."""
-    import array
-
     encoded = [b"" if v is None else v.encode() for v in values]
     ends = array.array("q", [0])
     total = 0
@@ -180,19 +205,7 @@ def _names(pa: Any, ids: tuple[str, Any], by_id: Callable[[], dict[Any, str]], r
     if rows == 0:
         return _strings(pa, [])
     names = by_id()
-    dtype, data = ids
-    return _strings(pa, [names.get(i) for i in _ints(dtype, data)])
-
-
-def _ints(dtype: str, data: bytes) -> list[int]:
-    """A raw integer column's values."""
-    import array
-    import sys
-
-    values = array.array({"<u1": "B", "<u4": "I", "<u8": "Q"}[dtype], data)
-    if sys.byteorder == "big" and values.itemsize > 1:
-        values.byteswap()
-    return values.tolist()
+    return _strings(pa, [names.get(i) for i in column_values(*ids)])
 
 
 def _column_meta(col: str, dtype: str, key: tuple[str, str]) -> dict[str, Any]:
