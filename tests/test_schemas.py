@@ -39,6 +39,8 @@ OPTIONS = [
         for key, value in EVERYTHING.items()
     ),
     pytest.param(EVERYTHING, id="everything"),
+    # The options that shape records without switching a table: thinning, links, captures.
+    pytest.param({**EVERYTHING, "cwnd_interval": "10ms", "links": ["r->b"], "pcap": ["r->b"]}, id="restricted"),
 ]
 
 
