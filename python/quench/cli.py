@@ -104,16 +104,19 @@ def _check_pcaps(resolved: dict[str, Any]) -> None:
     pcap_file_names(resolved.get("record", {}).get("pcap", []))
 
 
-def _import_in_background(module: str) -> None:
-    """Import `module` in a daemon thread. The engine releases the GIL while it runs, so the
-    import (pyarrow and numpy for the Parquet files: about as long as a small run) overlaps
-    the run instead of following it. A failed import is left to the import that needs it."""
+def _import_in_background(module: str) -> threading.Thread:
+    """Import `module` in a thread. The engine releases the GIL while it runs, so the import
+    (pyarrow and numpy for the Parquet files: about as long as a small run) overlaps the run
+    instead of following it. A failed import is left to the import that needs it. The caller
+    joins the thread before it returns, so no import is cut off at exit."""
 
     def load() -> None:
         with contextlib.suppress(Exception):
             importlib.import_module(module)
 
-    threading.Thread(target=load, name=f"import {module}", daemon=True).start()
+    thread = threading.Thread(target=load, name=f"import {module}", daemon=True)
+    thread.start()
+    return thread
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -125,16 +128,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every output check happens before the run, so a bad --out costs nothing. The run streams
     # its records into the output's staging folder, which takes --out's place once whole.
     out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
-    with staged_dir(out, force=args.force) as tmp:
-        stream = RecordStream(tmp, str(args.out))
+    imports: list[threading.Thread] = []
 
-        def before_run(resolved: dict[str, Any]) -> None:
-            _check_pcaps(resolved)
-            if "parquet" in args.format:
-                _import_in_background("pyarrow.parquet")
+    def before_run(resolved: dict[str, Any]) -> None:
+        _check_pcaps(resolved)
+        if "parquet" in args.format:
+            imports.append(_import_in_background("pyarrow.parquet"))
 
-        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=before_run, stream=stream)
-        res.write_into(tmp, formats=args.format, plots=not args.no_plots)
+    try:
+        with staged_dir(out, force=args.force) as tmp:
+            stream = RecordStream(tmp, str(args.out))
+            res = run_scenario(spec, progress=None if not args.quiet else False, before_run=before_run, stream=stream)
+            res.write_into(tmp, formats=args.format, plots=not args.no_plots)
+    finally:
+        for thread in imports:
+            thread.join()
     if not args.quiet:
         print(summary_table(res))
         print(f"results written to {args.out}")
