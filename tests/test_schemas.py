@@ -28,14 +28,16 @@ EVERYTHING = {
     "segments": True,
     "monitors": True,
     "monitor_flow": {"flow": "reno"},
+    # Inside the busy run (1 s), past the idle one's end (0.5 s, so none taken there).
+    "snapshots": ["750ms"],
 }
 BUSY_S = 1.0
 IDLE_S = 0.5
 OPTIONS = [
-    pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None}, id="none"),
+    pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None}, id="none"),
     pytest.param({}, id="defaults"),
     *(
-        pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, key: value}, id=key)
+        pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None, key: value}, id=key)
         for key, value in EVERYTHING.items()
     ),
     pytest.param(EVERYTHING, id="everything"),
