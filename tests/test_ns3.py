@@ -100,6 +100,8 @@ CUBIC_ECN_NS3 = pytest.mark.xfail(
 def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     cwnd = not red_ecn  # the cwnd table (ns-3's CongestionWindow trace) on the drop-tail runs
     spec = matched_dumbbell(cc, red_ecn, cwnd)
+    if red_ecn:  # RED's average and snapshots, which ns-3 records too
+        spec["record"].update(monitors=True, snapshots=["4s", DURATION])
     q = run_scenario(spec, progress=False)
     # Network.run_ns3 (the Python API) where the network needs no edit after building.
     n = ns3.run_ns3(spec, timeout_s=300) if red_ecn else matched_net(cc, red_ecn, cwnd).run_ns3(DURATION, timeout_s=300)
@@ -114,6 +116,15 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     assert b["arrived_packets"] == b["departed_packets"] + b["dropped_packets"] + b["backlog_packets"]
     if red_ecn:
         assert b["marked_packets"] > 0, "RED with ECN marked nothing in ns-3"
+        # A window of ns-3's run from its snapshots, and RED's average on every arrival.
+        qw, nw = q.window("4s", DURATION), n.window("4s", DURATION)
+        qb, nb = (w.links[w.links["name"] == "r1->r2"].iloc[0] for w in (qw, nw))
+        assert abs(qb["utilization"] - nb["utilization"]) <= TOLERANCE
+        end = nw.flows["goodput_bps"].sum() * 6 / 8 + n.window(0, "4s").flows["goodput_bps"].sum() * 4 / 8
+        assert end == pytest.approx(n.flows["bytes_delivered"].sum())
+        for res in (q, n):
+            avg = res.monitors[res.monitors["name"] == "avg_queue"]["value"]
+            assert len(avg) > 1000 and 5 < avg.iloc[-1000:].mean() < 30, "RED's average outside [5, 30]"
     assert not n.queue.empty and set(n.queue["link_name"]) == {"r1->r2"}
     if cwnd:
         cq, cn = q.tables["cwnd"], n.tables["cwnd"]

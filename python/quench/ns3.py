@@ -431,9 +431,11 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         if r.get(key):
             raise _refuse(key, "a workload (random finite-flow arrivals)")
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
-    for k in ("pcap", "segments", "sojourn", "rtt", "monitors"):
+    for k in ("pcap", "segments", "sojourn", "rtt"):
         if r["record"].get(k):
-            notes.append(f"record.{k}: not recorded in ns-3 (only the queue and cwnd tables are)")
+            notes.append(f"record.{k}: not recorded in ns-3 (the queue, cwnd, monitors and snapshot tables are)")
+    if r["record"].get("monitors"):
+        notes.append("record.monitors: ns-3 records RED's average (avg_queue) only")
     links = []
     for i, ln in enumerate(r["links"]):
         key = f"links[{i}]"
@@ -551,6 +553,10 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     rec = r["record"]
     names = [f"{ln['from']}->{ln['to']}" for ln in links] + [f"{ln['to']}->{ln['from']}" for ln in links]
     record_queue = (rec.get("links") or names) if rec.get("queues") else []
+    # RED's average on every arrival, as quench's `avg_queue` monitor (other queue discs'
+    # variables have no counterpart read here).
+    red_links = [n for n, (ln, side) in _directions(links) if ln[side]["kind"] == "red"]
+    monitor_links = [n for n in red_links if n in (rec.get("links") or names)] if rec.get("monitors") else []
     return {
         "name": r.get("name", ""),
         "duration_s": _secs(r["duration"]),
@@ -566,12 +572,35 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         "device_queue": DEVICE_QUEUE,
         "base_port": BASE_PORT,
         "record_queue": record_queue,
+        "monitor_links": monitor_links,
+        "snapshots": snapshot_instants(rec.get("snapshots"), _secs(r["duration"])),
         # ns-3's CongestionWindow and SlowStartThreshold traces, one row per change (quench's
         # cwnd_interval thinning is not applied).
         "record_cwnd": bool(rec.get("cwnd")),
         "notes": notes,
         "resolved": r,
     }
+
+
+def _directions(links: list[dict[str, Any]]) -> list[tuple[str, tuple[dict[str, Any], str]]]:
+    """Each link direction's name with its plan entry and the key of its queue disc."""
+    out = []
+    for ln in links:
+        out.append((f"{ln['from']}->{ln['to']}", (ln, "qdisc")))
+        out.append((f"{ln['to']}->{ln['from']}", (ln, "reverse_qdisc")))
+    return out
+
+
+def snapshot_instants(snapshots: Any, duration_s: float) -> list[float]:
+    """The instants (s) of a resolved `record.snapshots` within the run: every interval, or
+    the listed instants (quench-core's snapshots.rs takes the same ones)."""
+    if snapshots is None:
+        return []
+    if isinstance(snapshots, list):
+        return [t for t in (_secs(x) for x in snapshots) if t <= duration_s]
+    every_ns = round(_secs(snapshots) * 1e9)
+    count = round(duration_s * 1e9) // every_ns
+    return [k * every_ns / 1e9 for k in range(1, count + 1)]
 
 
 # --- running -------------------------------------------------------------------------------
@@ -690,7 +719,7 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         }
     )
     queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
-    tables = {"links": links, "flows": flows, "queue": queue}
+    tables = {"links": links, "flows": flows, "queue": queue, **_monitors_and_snapshots(raw, links, flows)}
     if plan.get("record_cwnd"):
         cw = raw.get("cwnd", [])
         cwnd = pd.DataFrame(
@@ -715,6 +744,72 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         "ns3_approximations": plan["notes"],
     }
     return Results(tables, {}, plan["resolved"], meta)
+
+
+# The snapshot tables' columns in quench's order (quench-core's snapshots.rs), with the ns-3
+# child's row layout: link rows carry no delivered count (ns-3's departures are used: no link
+# loses packets on the wire unless a loss model is set), flow rows no received-packet count.
+_LINK_SNAPSHOT_COLUMNS = [
+    ("arrived_packets", "uint64"),
+    ("arrived_bytes", "uint64"),
+    ("departed_packets", "uint64"),
+    ("departed_bytes", "uint64"),
+    ("dropped_packets", "uint64"),
+    ("dropped_bytes", "uint64"),
+    ("marked_packets", "uint64"),
+    ("busy_s", "float64"),
+    ("backlog_packet_s", "float64"),
+    ("backlog_byte_s", "float64"),
+    ("backlog_packets", "uint64"),
+    ("backlog_bytes", "uint64"),
+]
+_FLOW_SNAPSHOT_COLUMNS = [
+    ("bytes_sent", "uint64"),
+    ("bytes_delivered", "uint64"),
+    ("packets_sent", "uint64"),
+    ("retransmitted_segments", "uint64"),
+    ("timeouts", "uint64"),
+    ("fast_retransmits", "uint64"),
+    ("cwnd_bytes", "float64"),
+    ("srtt_s", "float64"),
+]
+
+
+def _monitors_and_snapshots(raw: dict[str, Any], links: pd.DataFrame, flows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The ns-3 child's RED averages and snapshots as quench's `monitors`, `link_snapshots`
+    and `flow_snapshots` tables."""
+    link_id = dict(zip(links["name"], links["link"]))
+    link_name = dict(zip(links["link"], links["name"]))
+    flow_name = dict(zip(flows["flow"], flows["name"]))
+    m = raw.get("monitors", [])
+    monitors = pd.DataFrame(
+        {
+            "time_s": np.array([r[0] for r in m], dtype=float),
+            "link": np.array([link_id[r[1]] for r in m], dtype=np.uint32),
+            "name": pd.array([r[2] for r in m], dtype="str"),
+            "value": np.array([r[3] for r in m], dtype=float),
+        }
+    )
+    ls = raw.get("link_snapshots", [])
+    cols: dict[str, Any] = {
+        "time_s": np.array([r[0] for r in ls], dtype=float),
+        "link": np.array([link_id[r[1]] for r in ls], dtype=np.uint32),
+    }
+    for j, (c, dtype) in enumerate(_LINK_SNAPSHOT_COLUMNS):
+        cols[c] = np.array([r[2 + j] for r in ls], dtype=dtype)
+    cols["delivered_packets"] = cols["departed_packets"]
+    cols["sojourn_sum_s"] = cols["backlog_packet_s"]  # Little's law: the backlog's integral
+    link_snaps = pd.DataFrame(cols)
+    fs = raw.get("flow_snapshots", [])
+    cols = {"time_s": np.array([r[0] for r in fs], dtype=float), "flow": np.array([r[1] for r in fs], dtype=np.uint32)}
+    for j, (c, dtype) in enumerate(_FLOW_SNAPSHOT_COLUMNS):
+        cols[c] = np.array([np.nan if r[2 + j] is None else r[2 + j] for r in fs], dtype=dtype)
+    cols["packets_received"] = np.zeros(len(fs), dtype=np.uint64)
+    flow_snaps = pd.DataFrame(cols)
+    for df in (monitors, link_snaps):
+        df["link_name"] = df["link"].map(link_name).astype("string")
+    flow_snaps["flow_name"] = flow_snaps["flow"].map(flow_name).astype("string")
+    return {"monitors": monitors, "link_snapshots": link_snaps, "flow_snapshots": flow_snaps}
 
 
 def _version() -> str:
