@@ -93,14 +93,11 @@ def test_a_network_and_a_runs_scenario_json_load_back(tmp_path):
 
 def test_quench_validate_writes_toml_that_validates_the_same(tmp_path):
     path = SCENARIOS[0]
-    out = subprocess.run(
-        [sys.executable, "-m", "quench.cli", "validate", "--toml", str(path)], capture_output=True, text=True, check=True
-    ).stdout
+    cli = [sys.executable, "-m", "quench.cli", "validate"]
+    out = subprocess.run([*cli, "--toml", str(path)], capture_output=True, text=True, check=True).stdout
     (tmp_path / "again.toml").write_text(out)
     assert validate_scenario(load_scenario(tmp_path / "again.toml")) == validate_scenario(load_scenario(path))
-    as_json = subprocess.run(
-        [sys.executable, "-m", "quench.cli", "validate", str(path)], capture_output=True, text=True, check=True
-    ).stdout
+    as_json = subprocess.run([*cli, str(path)], capture_output=True, text=True, check=True).stdout
     assert json.loads(as_json) == validate_scenario(load_scenario(path))
 
 
