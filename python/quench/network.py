@@ -436,6 +436,13 @@ class Network:
 
         return dump(self.to_dict(duration))
 
+    def simulation(self, duration: Quantity):
+        """The scenario ready to run in steps (quench.scenario.Simulation): `advance`,
+        `snapshot`, `advance` again, `finish`."""
+        from quench.scenario import Simulation
+
+        return Simulation(self.to_dict(duration))
+
     def run(self, duration: Quantity, *, progress: bool | None = None):
         """Build and run for `duration`; returns quench.Results. Long time series and captures
         stream into a temporary folder that the Results own (quench.stream), so the run's

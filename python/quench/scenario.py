@@ -263,6 +263,68 @@ def run_scenario(
     return Results.from_raw(raw, resolved, wall_run_s=wall_run, stream=stream)
 
 
+class Simulation:
+    """A scenario run in steps: `advance` it, look at it (`snapshot`: the links, flows and nodes
+    tables as they stand), advance it again, and `finish` it for the Results of the whole run,
+    the same as `run_scenario` gives. Records stream into a temporary folder the Results own,
+    as with `run_scenario`.
+
+        sim = quench.scenario.Simulation(net.to_dict("60s"))
+        sim.advance("10s")
+        warm = sim.snapshot().flows           # the flows table at 10 s
+        res = sim.finish()                    # runs on to 60 s
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self._sim = _core.Simulation(_to_json(spec))
+        self.scenario: dict[str, Any] = json.loads(self._sim.scenario)
+        self._stream = RecordStream.temporary()
+        pcaps = self._stream.pcap_files(self.scenario.get("record", {}).get("pcap", []))
+        self._sim.stream_to(str(self._stream.spill), [(link, str(path)) for link, path in pcaps.items()])
+        self._wall_s = 0.0
+
+    @property
+    def now(self) -> float:
+        """Simulated seconds so far."""
+        return self._sim.now
+
+    @property
+    def end(self) -> float:
+        """The scenario's duration, s."""
+        return self._sim.end
+
+    def advance(self, until: str | float) -> Simulation:
+        """Run every event up to `until` (a time like "10s", or seconds; at most the end)."""
+        from quench.units import parse_duration
+
+        t = min(parse_duration(until), self.end)
+        started = time.perf_counter()
+        try:
+            self._sim.run_until(t)
+        except OSError as e:
+            self._stream.discard()
+            raise OutputError(f"cannot write the results into {self._stream.label}: {e}") from None
+        self._wall_s += time.perf_counter() - started
+        return self
+
+    def snapshot(self) -> Results:
+        """The links, flows and nodes tables as they stand now (`meta["simulated_s"]` is now);
+        the simulation goes on."""
+        return Results.from_raw(self._sim.snapshot(), self.scenario, wall_run_s=self._wall_s)
+
+    def finish(self) -> Results:
+        """Run on to the scenario's end; the Results of the whole run."""
+        self.advance(self.end)
+        try:
+            raw = self._sim.finish()
+        except OSError as e:
+            self._stream.discard()
+            raise OutputError(f"cannot write the results into {self._stream.label}: {e}") from None
+        for runs in _journals:
+            runs.append(self.scenario)
+        return Results.from_raw(raw, self.scenario, wall_run_s=self._wall_s, stream=self._stream)
+
+
 def _run_streaming(
     sim: _core.Simulation, resolved: dict[str, Any], progress: bool | None, stream: RecordStream
 ) -> tuple[dict[str, Any], float]:
