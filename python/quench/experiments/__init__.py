@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quench.experiments import aqm, feng99, jacobson88, mills88, pcp06, wei05
+from quench.experiments import aqm, feng99, feng99_fairness, jacobson88, jacobson88_mss, mills88, pcp06, wei05
 from quench.scenario import journal
 
 EXPERIMENTS = {
@@ -16,6 +16,9 @@ EXPERIMENTS = {
     "feng99": feng99,
     "wei05": wei05,
     "aqm": aqm,
+    # Studies of the seeds' open questions (docs/reproductions.md, "Studies").
+    "feng99-fairness": feng99_fairness,
+    "jacobson88-mss": jacobson88_mss,
 }
 
 
