@@ -326,7 +326,10 @@ def conclusion(stats: dict, comparisons: list[dict], ecn: list[dict], tuning: di
         else:
             sep = f" (below {t['runner_up']})"
         said.append(f"N = {n}: {t['best']}{sep}")
-    held = "the same setting at every N" if same else "the best setting changes with N"
+    held = "the same setting at every N" if same else "the lowest-loss setting changes with N"
+    if all(t["best_minus_runner_up_loss"] is None or t["best_minus_runner_up_loss"]["verdict"] == INCONCLUSIVE
+           for t in tuning.values()):
+        held += ", but at no N is it separable from the next: which setting is best is inconclusive"
     parts.append(f"Tuning (lowest loss with utilization >= {MIN_UTILIZATION}): " + "; ".join(said) + f"; {held}.")
     return " ".join(parts)
 
