@@ -292,8 +292,15 @@ def tuning_stats(rows: dict[tuple[str, int], list[dict]], p: Params) -> dict:
         versus = None
         if best is not None and runner_up is not None:
             versus = compare([r["loss_rate"] for r in rows[(best, n)]], [r["loss_rate"] for r in rows[(runner_up, n)]])
+        # Each setting's average queue against feng99's, by seed.
+        queue = {
+            setting: compare([r["avg_queue_kb"] for r in rows[(setting, n)]],
+                             [r["avg_queue_kb"] for r in rows[(BASE_SETTING, n)]])
+            for setting in TUNING_SETTINGS
+            if setting != BASE_SETTING
+        }
         stats[str(n)] = {"settings": at_n, "admissible": admissible, "best": best, "runner_up": runner_up,
-                         "best_minus_runner_up_loss": versus}
+                         "best_minus_runner_up_loss": versus, "queue_minus_feng99": queue}
     return stats
 
 
@@ -331,6 +338,12 @@ def conclusion(stats: dict, comparisons: list[dict], ecn: list[dict], tuning: di
            for t in tuning.values()):
         held += ", but at no N is it separable from the next: which setting is best is inconclusive"
     parts.append(f"Tuning (lowest loss with utilization >= {MIN_UTILIZATION}): " + "; ".join(said) + f"; {held}.")
+    queue = []
+    for setting in (s for s in TUNING_SETTINGS if s != BASE_SETTING):
+        verdicts = [tuning[n]["queue_minus_feng99"][setting] for n in tuning]
+        text = ", ".join(f"{v['mean']:+.1f} KB {v['verdict']}" for v in verdicts)
+        queue.append(f"{setting}: {text}")
+    parts.append(f"Average queue against feng99's setting at N = {', '.join(tuning)}: " + "; ".join(queue) + ".")
     return " ".join(parts)
 
 
