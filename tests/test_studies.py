@@ -94,8 +94,11 @@ def test_jacobson88_mss_statistics_come_from_its_runs(study):
     assert efficiency(210, 250, 0.1, acks=1.0) == pytest.approx(210 * 0.9 / 1.9)
     assert mss_of(2, 250) == 440 and best_k(250, 0.1) == 1
     for pt in s["statistics"]["points"]:
-        eff = [r["efficiency"] for r in s["runs"] if r["path"] == pt["path"] and r["loss"] == pt["loss"]
-               and r["k"] == pt["k"]]
+        eff = [
+            r["efficiency"]
+            for r in s["runs"]
+            if r["path"] == pt["path"] and r["loss"] == pt["loss"] and r["k"] == pt["k"]
+        ]
         assert pt["efficiency"]["mean"] == _ci(eff)[0]
         acks = 1.0 if pt["path"] == "echo" else 0.0
         assert pt["model"] == efficiency(mss_of(pt["k"], mtu), mtu, pt["loss"], acks)

@@ -118,8 +118,9 @@ class Params:
 
 
 def quick_params() -> Params:
-    return Params(duration_s=30.0, seeds=5, tuning_sources=(8, 64), tuning_duration_s=20.0, tuning_warmup_s=5.0,
-                  tuning_seeds=3)
+    return Params(
+        duration_s=30.0, seeds=5, tuning_sources=(8, 64), tuning_duration_s=20.0, tuning_warmup_s=5.0, tuning_seeds=3
+    )
 
 
 def qdisc(p: Params, policy: str) -> dict:
@@ -162,8 +163,7 @@ def fairness_row(res: Results, p: Params, mix: str) -> dict:
     goodput = f["goodput_bps"].astype(float)
     total = float(goodput.sum())
     shares = [
-        float(sum(goodput[f"c{c}-{k}"] for k in range(p.flows_per_class))) / total
-        for c in range(len(p.rtt_classes_ms))
+        float(sum(goodput[f"c{c}-{k}"] for k in range(p.flows_per_class))) / total for c in range(len(p.rtt_classes_ms))
     ]
     ecn_names = [f"c{c}-{k}" for c in range(len(p.rtt_classes_ms)) for k in range(0, p.flows_per_class, 2)]
     link = res.link(BOTTLENECK)
@@ -204,8 +204,14 @@ def tuning_params(p: Params, setting: str) -> feng99.Params:
     change = TUNING_SETTINGS[setting]
     red = {**p.red, **{k: v for k, v in change.items() if k == "w_q"}}
     min_th, max_th = change.get("min_th", p.min_th), change.get("max_th", p.max_th)
-    return feng99.Params(min_th=min_th, max_th=max_th, red=red, mss=p.mss, bottleneck_rate=p.bottleneck_rate,
-                         bottleneck_delay=p.bottleneck_delay)
+    return feng99.Params(
+        min_th=min_th,
+        max_th=max_th,
+        red=red,
+        mss=p.mss,
+        bottleneck_rate=p.bottleneck_rate,
+        bottleneck_delay=p.bottleneck_delay,
+    )
 
 
 def tuning_buffer(fp: feng99.Params) -> str:
@@ -247,8 +253,10 @@ def fairness_stats(rows: dict[tuple[str, str], list[dict]], p: Params) -> dict:
             "class_shares": {f"{rtt}ms": mean_ci(classes[:, c]) for c, rtt in enumerate(p.rtt_classes_ms)},
             "short_over_long": mean_ci(classes[:, 0] / classes[:, -1]),
             "rtt_exponent": mean_ci(r["rtt_exponent"] for r in runs),
-            "mathis_shares": {f"{rtt}ms": mean_ci(mathis_shares(p, r["mean_sojourn_s"])[c] for r in runs)
-                              for c, rtt in enumerate(p.rtt_classes_ms)},
+            "mathis_shares": {
+                f"{rtt}ms": mean_ci(mathis_shares(p, r["mean_sojourn_s"])[c] for r in runs)
+                for c, rtt in enumerate(p.rtt_classes_ms)
+            },
             "ecn_share": mean_ci(r["ecn_share"] for r in runs) if mix == "mixed" else None,
             "utilization": mean_ci(r["utilization"] for r in runs),
             "loss_rate": mean_ci(r["loss_rate"] for r in runs),
@@ -294,13 +302,20 @@ def tuning_stats(rows: dict[tuple[str, int], list[dict]], p: Params) -> dict:
             versus = compare([r["loss_rate"] for r in rows[(best, n)]], [r["loss_rate"] for r in rows[(runner_up, n)]])
         # Each setting's average queue against feng99's, by seed.
         queue = {
-            setting: compare([r["avg_queue_kb"] for r in rows[(setting, n)]],
-                             [r["avg_queue_kb"] for r in rows[(BASE_SETTING, n)]])
+            setting: compare(
+                [r["avg_queue_kb"] for r in rows[(setting, n)]], [r["avg_queue_kb"] for r in rows[(BASE_SETTING, n)]]
+            )
             for setting in TUNING_SETTINGS
             if setting != BASE_SETTING
         }
-        stats[str(n)] = {"settings": at_n, "admissible": admissible, "best": best, "runner_up": runner_up,
-                         "best_minus_runner_up_loss": versus, "queue_minus_feng99": queue}
+        stats[str(n)] = {
+            "settings": at_n,
+            "admissible": admissible,
+            "best": best,
+            "runner_up": runner_up,
+            "best_minus_runner_up_loss": versus,
+            "queue_minus_feng99": queue,
+        }
     return stats
 
 
@@ -334,8 +349,10 @@ def conclusion(stats: dict, comparisons: list[dict], ecn: list[dict], tuning: di
             sep = f" (below {t['runner_up']})"
         said.append(f"N = {n}: {t['best']}{sep}")
     held = "the same setting at every N" if same else "the lowest-loss setting changes with N"
-    if all(t["best_minus_runner_up_loss"] is None or t["best_minus_runner_up_loss"]["verdict"] == INCONCLUSIVE
-           for t in tuning.values()):
+    if all(
+        t["best_minus_runner_up_loss"] is None or t["best_minus_runner_up_loss"]["verdict"] == INCONCLUSIVE
+        for t in tuning.values()
+    ):
         held += ", but at no N is it separable from the next: which setting is best is inconclusive"
     parts.append(f"Tuning (lowest loss with utilization >= {MIN_UTILIZATION}): " + "; ".join(said) + f"; {held}.")
     queue = []
@@ -354,17 +371,32 @@ def criteria(rows: dict, tuning_rows: dict, stats: dict, p: Params) -> list[Crit
     tuning_every = [r for runs in tuning_rows.values() for r in runs]
     out = [
         Criterion.at_least("fairness: seeds per configuration", p.seeds, n_min, "-"),
-        Criterion.at_least("fairness: least goodput of any flow (bit/s; every flow ran)", 1, min(
-            r["min_goodput_bps"] for r in every), "-"),
-        Criterion.at_most("drop-tail never marks (marks in drop-tail runs)", 0, sum(
-            r["marks"] for (policy, _), runs in rows.items() if policy == "droptail" for r in runs), "0"),
-        Criterion.at_least("tuning: runs with an average-queue record", len(TUNING_SETTINGS) * len(
-            p.tuning_sources) * p.tuning_seeds, sum(np.isfinite(r["avg_queue_kb"]) for r in tuning_every), "-"),
+        Criterion.at_least(
+            "fairness: least goodput of any flow (bit/s; every flow ran)",
+            1,
+            min(r["min_goodput_bps"] for r in every),
+            "-",
+        ),
+        Criterion.at_most(
+            "drop-tail never marks (marks in drop-tail runs)",
+            0,
+            sum(r["marks"] for (policy, _), runs in rows.items() if policy == "droptail" for r in runs),
+            "0",
+        ),
+        Criterion.at_least(
+            "tuning: runs with an average-queue record",
+            len(TUNING_SETTINGS) * len(p.tuning_sources) * p.tuning_seeds,
+            sum(np.isfinite(r["avg_queue_kb"]) for r in tuning_every),
+            "-",
+        ),
     ]
     red = stats["red/all-ecn"]
     gap = max(abs(red["class_shares"][k]["mean"] - red["mathis_shares"][k]["mean"]) for k in red["class_shares"])
-    out.append(Criterion.at_most("static RED, all ECN: largest |class share - Mathis 1/RTT share|", MATHIS_SHARE_TOL,
-                                 gap, "Mathis 1997"))
+    out.append(
+        Criterion.at_most(
+            "static RED, all ECN: largest |class share - Mathis 1/RTT share|", MATHIS_SHARE_TOL, gap, "Mathis 1997"
+        )
+    )
     return out
 
 
@@ -373,27 +405,54 @@ def criteria(rows: dict, tuning_rows: dict, stats: dict, p: Params) -> list[Crit
 
 
 def tables(stats: dict, comparisons: list[dict], tuning: dict, p: Params) -> list[dict]:
-    cols = ["gateway", "ECN", "Jain", *[f"share {r} ms" for r in p.rtt_classes_ms], "RTT exp. a", "ECN share",
-            "util", "loss"]
+    cols = [
+        "gateway",
+        "ECN",
+        "Jain",
+        *[f"share {r} ms" for r in p.rtt_classes_ms],
+        "RTT exp. a",
+        "ECN share",
+        "util",
+        "loss",
+    ]
     rows = []
     for key, s in stats.items():
         policy, mix = key.split("/")
-        rows.append([
-            policy, mix, fmt_ci(s["jain"]), *[fmt_ci(v) for v in s["class_shares"].values()],
-            fmt_ci(s["rtt_exponent"], 2), fmt_ci(s["ecn_share"]) if s["ecn_share"] else "-",
-            fmt_ci(s["utilization"]), fmt_ci(s["loss_rate"], 4),
-        ])
-    t1 = result_table(f"fairness: {len(p.rtt_classes_ms) * p.flows_per_class} NewReno flows, RTT "
-                      f"{', '.join(map(str, p.rtt_classes_ms))} ms, {p.bottleneck_rate} gateway, {p.duration_s:g} s, "
-                      f"mean ± 95 % CI over {p.seeds} seeds", cols, rows)
+        rows.append(
+            [
+                policy,
+                mix,
+                fmt_ci(s["jain"]),
+                *[fmt_ci(v) for v in s["class_shares"].values()],
+                fmt_ci(s["rtt_exponent"], 2),
+                fmt_ci(s["ecn_share"]) if s["ecn_share"] else "-",
+                fmt_ci(s["utilization"]),
+                fmt_ci(s["loss_rate"], 4),
+            ]
+        )
+    t1 = result_table(
+        f"fairness: {len(p.rtt_classes_ms) * p.flows_per_class} NewReno flows, RTT "
+        f"{', '.join(map(str, p.rtt_classes_ms))} ms, {p.bottleneck_rate} gateway, {p.duration_s:g} s, "
+        f"mean ± 95 % CI over {p.seeds} seeds",
+        cols,
+        rows,
+    )
     mathis = [
-        [policy, *[f"{stats[f'{policy}/all-ecn']['class_shares'][k]['mean']:.3f} / "
-                   f"{stats[f'{policy}/all-ecn']['mathis_shares'][k]['mean']:.3f}"
-                   for k in stats[f"{policy}/all-ecn"]["class_shares"]]]
+        [
+            policy,
+            *[
+                f"{stats[f'{policy}/all-ecn']['class_shares'][k]['mean']:.3f} / "
+                f"{stats[f'{policy}/all-ecn']['mathis_shares'][k]['mean']:.3f}"
+                for k in stats[f"{policy}/all-ecn"]["class_shares"]
+            ],
+        ]
         for policy in POLICIES
     ]
-    t2 = result_table("RTT classes' shares, all ECN: measured / Mathis (1/RTT with RTT = base + mean queueing delay)",
-                      ["gateway", *[f"{r} ms" for r in p.rtt_classes_ms]], mathis)
+    t2 = result_table(
+        "RTT classes' shares, all ECN: measured / Mathis (1/RTT with RTT = base + mean queueing delay)",
+        ["gateway", *[f"{r} ms" for r in p.rtt_classes_ms]],
+        mathis,
+    )
     t3 = result_table(
         "paired differences over seeds (a - b)",
         ["metric", "ECN", "a", "b", "a - b", "verdict"],
@@ -403,11 +462,15 @@ def tables(stats: dict, comparisons: list[dict], tuning: dict, p: Params) -> lis
     for n, t in tuning.items():
         for setting, s in t["settings"].items():
             mark = "best" if setting == t["best"] else ("" if setting in t["admissible"] else "util < 0.95")
-            rows4.append([n, setting, fmt_ci(s["loss_rate"], 4), fmt_ci(s["avg_queue_kb"], 1),
-                          fmt_ci(s["utilization"]), mark])
-    t4 = result_table(f"tuning Feng's adaptive RED: after {p.tuning_warmup_s:g} s of {p.tuning_duration_s:g} s, "
-                      f"mean ± 95 % CI over {p.tuning_seeds} seeds",
-                      ["N", "setting", "loss", "avg queue KB", "util", ""], rows4)
+            rows4.append(
+                [n, setting, fmt_ci(s["loss_rate"], 4), fmt_ci(s["avg_queue_kb"], 1), fmt_ci(s["utilization"]), mark]
+            )
+    t4 = result_table(
+        f"tuning Feng's adaptive RED: after {p.tuning_warmup_s:g} s of {p.tuning_duration_s:g} s, "
+        f"mean ± 95 % CI over {p.tuning_seeds} seeds",
+        ["N", "setting", "loss", "avg queue KB", "util", ""],
+        rows4,
+    )
     return [t1, t2, t3, t4]
 
 
@@ -418,21 +481,35 @@ def plot(out: Path, stats: dict, tuning: dict, p: Params) -> list[str]:
 
     def bars(ax, key_of, metric, offset, label, color):
         cis = [key_of(policy) for policy in policies]
-        ax.bar(x + offset, [c["mean"] for c in cis], 0.38, yerr=[np.nan_to_num(c["half"]) for c in cis],
-               capsize=3, label=label, color=color)
+        ax.bar(
+            x + offset,
+            [c["mean"] for c in cis],
+            0.38,
+            yerr=[np.nan_to_num(c["half"]) for c in cis],
+            capsize=3,
+            label=label,
+            color=color,
+        )
 
     with figures.new("fairness_jain_ecn.png", 1, 2, figsize=(10, 3.8)) as (fig, axes):
         bars(axes[0], lambda q: stats[f"{q}/all-ecn"]["jain"], "jain", -0.2, "all ECN", "tab:blue")
         bars(axes[0], lambda q: stats[f"{q}/mixed"]["jain"], "jain", 0.2, "half ECN", "tab:orange")
-        axes[0].set(xticks=x, xticklabels=policies, ylabel="Jain's index", title="Jain's index of 16 flows' goodput",
-                    ylim=(0, 1))
+        axes[0].set(
+            xticks=x,
+            xticklabels=policies,
+            ylabel="Jain's index",
+            title="Jain's index of 16 flows' goodput",
+            ylim=(0, 1),
+        )
         axes[0].legend(fontsize="small")
         cis = [stats[f"{q}/mixed"]["ecn_share"] for q in policies]
-        axes[1].bar(x, [c["mean"] for c in cis], 0.5, yerr=[np.nan_to_num(c["half"]) for c in cis], capsize=3,
-                    color="tab:green")
+        axes[1].bar(
+            x, [c["mean"] for c in cis], 0.5, yerr=[np.nan_to_num(c["half"]) for c in cis], capsize=3, color="tab:green"
+        )
         axes[1].axhline(0.5, color="black", ls="--", lw=0.8)
-        axes[1].set(xticks=x, xticklabels=policies, ylabel="share of goodput", title="ECN flows' share (half ECN)",
-                    ylim=(0, 1))
+        axes[1].set(
+            xticks=x, xticklabels=policies, ylabel="share of goodput", title="ECN flows' share (half ECN)", ylim=(0, 1)
+        )
         for ax in axes:
             ax.grid(alpha=0.3, axis="y")
 
@@ -441,8 +518,14 @@ def plot(out: Path, stats: dict, tuning: dict, p: Params) -> list[str]:
         for ax, mix in zip(axes, ECN_MIXES):
             for c, rtt in enumerate(p.rtt_classes_ms):
                 cis = [stats[f"{q}/{mix}"]["class_shares"][f"{rtt}ms"] for q in policies]
-                ax.bar(x + (c - (len(p.rtt_classes_ms) - 1) / 2) * width, [v["mean"] for v in cis], width,
-                       yerr=[np.nan_to_num(v["half"]) for v in cis], capsize=2, label=f"{rtt} ms")
+                ax.bar(
+                    x + (c - (len(p.rtt_classes_ms) - 1) / 2) * width,
+                    [v["mean"] for v in cis],
+                    width,
+                    yerr=[np.nan_to_num(v["half"]) for v in cis],
+                    capsize=2,
+                    label=f"{rtt} ms",
+                )
             ax.axhline(1 / len(p.rtt_classes_ms), color="black", ls="--", lw=0.8)
             ax.set(xticks=x, xticklabels=policies, title=f"RTT classes' shares, {mix}")
             ax.grid(alpha=0.3, axis="y")
@@ -454,8 +537,14 @@ def plot(out: Path, stats: dict, tuning: dict, p: Params) -> list[str]:
         for setting in TUNING_SETTINGS:
             for ax, metric in zip(axes, ("loss_rate", "avg_queue_kb", "utilization")):
                 cis = [tuning[str(n)]["settings"][setting][metric] for n in ns]
-                ax.errorbar(ns, [c["mean"] for c in cis], yerr=[np.nan_to_num(c["half"]) for c in cis], marker="o",
-                            capsize=3, label=setting)
+                ax.errorbar(
+                    ns,
+                    [c["mean"] for c in cis],
+                    yerr=[np.nan_to_num(c["half"]) for c in cis],
+                    marker="o",
+                    capsize=3,
+                    label=setting,
+                )
         for ax, label in zip(axes, ("loss rate after warm-up", "average queue (KB)", "utilization after warm-up")):
             ax.set(xscale="log", xlabel="sources N", ylabel=label, xticks=ns, xticklabels=[str(n) for n in ns])
             ax.grid(alpha=0.3)
@@ -495,17 +584,30 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         criteria(rows, tuning_rows, stats, p),
         printed(result_tables),
         seed=seed,
-        parameters={**dataclasses.asdict(p), "policies": POLICIES, "tuning_settings": TUNING_SETTINGS,
-                    "seeds": seeds, "tuning_seeds": tuning_seeds},
+        parameters={
+            **dataclasses.asdict(p),
+            "policies": POLICIES,
+            "tuning_settings": TUNING_SETTINGS,
+            "seeds": seeds,
+            "tuning_seeds": tuning_seeds,
+        },
         quick=quick,
         conclusion=conclusion(stats, comparisons, ecn, tuning, p),
-        scope=("Varied: the gateway, ECN (all or half), the seed (RED's draws, the flows' start times); for tuning "
-               "N, w_q and the thresholds one at a time. Fixed: NewReno, the 45 Mb/s 5 ms bottleneck, MSS 1460, "
-               "four RTT classes, the classic RED curve."),
-        runs={"fairness": [{"policy": k[0], "ecn": k[1], "seed": s, **r} for k, runs in rows.items()
-                           for s, r in zip(seeds, runs)],
-              "tuning": [{"setting": k[0], "sources": k[1], "seed": s, **r} for k, runs in tuning_rows.items()
-                         for s, r in zip(tuning_seeds, runs)]},
+        scope=(
+            "Varied: the gateway, ECN (all or half), the seed (RED's draws, the flows' start times); for tuning "
+            "N, w_q and the thresholds one at a time. Fixed: NewReno, the 45 Mb/s 5 ms bottleneck, MSS 1460, "
+            "four RTT classes, the classic RED curve."
+        ),
+        runs={
+            "fairness": [
+                {"policy": k[0], "ecn": k[1], "seed": s, **r} for k, runs in rows.items() for s, r in zip(seeds, runs)
+            ],
+            "tuning": [
+                {"setting": k[0], "sources": k[1], "seed": s, **r}
+                for k, runs in tuning_rows.items()
+                for s, r in zip(tuning_seeds, runs)
+            ],
+        },
         statistics={"fairness": stats, "jain_comparisons": comparisons, "ecn_share": ecn, "tuning": tuning},
         result_tables=result_tables,
         plots=plots,

@@ -141,12 +141,20 @@ def analytic_table() -> list[dict]:
         for p in TABLE_LOSSES:
             for path, acks in (("direct", 0.0), ("echo", 1.0)):
                 k = best_k(mtu, p, acks)
-                rows.append({
-                    "mtu": mtu, "loss": p, "path": path, "best_k": k, "best_mss": mss_of(k, mtu),
-                    "k_continuous": k_continuous(mtu, p, acks), "gain_over_one_packet":
-                        efficiency(mss_of(k, mtu), mtu, p, acks) / efficiency(mss_of(1, mtu), mtu, p, acks) - 1,
-                    "header_fraction": TCP_HEADER / (s + IP_HEADER),
-                })
+                rows.append(
+                    {
+                        "mtu": mtu,
+                        "loss": p,
+                        "path": path,
+                        "best_k": k,
+                        "best_mss": mss_of(k, mtu),
+                        "k_continuous": k_continuous(mtu, p, acks),
+                        "gain_over_one_packet": efficiency(mss_of(k, mtu), mtu, p, acks)
+                        / efficiency(mss_of(1, mtu), mtu, p, acks)
+                        - 1,
+                        "header_fraction": TCP_HEADER / (s + IP_HEADER),
+                    }
+                )
     return rows
 
 
@@ -157,8 +165,14 @@ def analytic_table() -> list[dict]:
 def network(p: Params, mss: int, loss: float, echo: bool, seed: int) -> Network:
     net = Network(seed=seed, name=f"{NAME}-mss{mss}-p{loss:g}-{'echo' if echo else 'direct'}")
     net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
-    satnet = dict(rate=p.satnet_rate, delay=p.satnet_delay_s, mtu=f"{p.mtu}B", packet_rate=p.packet_rate,
-                  fragmentation="unaligned", duplex=False)
+    satnet = dict(
+        rate=p.satnet_rate,
+        delay=p.satnet_delay_s,
+        mtu=f"{p.mtu}B",
+        packet_rate=p.packet_rate,
+        fragmentation="unaligned",
+        duplex=False,
+    )
     lan = dict(rate=p.lan_rate, delay="1ms", duplex=False, mtu=f"{p.lan_mtu}B")
     net.link("ucl", "gw", **lan)
     net.link("gw", "echo", qdisc=droptail(f"{p.queue_packets}p"), loss=loss, **satnet)
@@ -213,12 +227,20 @@ def analyse(p: Params, rows: dict[tuple[bool, float, int], list[dict]]) -> dict:
                 model = efficiency(mss, p.mtu, loss, acks)
                 eff, good = mean_ci(r["efficiency"] for r in runs), mean_ci(r["goodput_Bps"] for r in runs)
                 at[k] = runs
-                points.append({
-                    "path": "echo" if echo else "direct", "loss": loss, "k": k, "mss": mss, "model": model,
-                    "efficiency": eff, "relative_error": eff["mean"] / model - 1, "goodput_Bps": good,
-                    "fragment_loss": mean_ci(r["fragment_loss"] for r in runs),
-                    "timeouts": mean_ci(r["timeouts"] for r in runs),
-                })
+                points.append(
+                    {
+                        "path": "echo" if echo else "direct",
+                        "loss": loss,
+                        "k": k,
+                        "mss": mss,
+                        "model": model,
+                        "efficiency": eff,
+                        "relative_error": eff["mean"] / model - 1,
+                        "goodput_Bps": good,
+                        "fragment_loss": mean_ci(r["fragment_loss"] for r in runs),
+                        "timeouts": mean_ci(r["timeouts"] for r in runs),
+                    }
+                )
             # The model's optimum within the swept k, the sweep's, and the paired test of the
             # sweep's best against each neighbour.
             swept_model = max(p.fragments, key=lambda k: efficiency(mss_of(k, p.mtu), p.mtu, loss, acks))
@@ -232,13 +254,19 @@ def analyse(p: Params, rows: dict[tuple[bool, float, int], list[dict]]) -> dict:
                     other = p.fragments[j]
                     c = compare([r["efficiency"] for r in at[swept_best]], [r["efficiency"] for r in at[other]])
                     neighbours.append({"k": other, **c})
-            optima.append({
-                "path": "echo" if echo else "direct", "loss": loss, "model_best_k": best_k(p.mtu, loss, acks),
-                "model_best_k_swept": swept_model, "sweep_best_k": swept_best,
-                "sweep_best_mss": mss_of(swept_best, p.mtu), "best_vs_neighbours": neighbours,
-                "goodput_best_k": max(p.fragments, key=lambda k: goodputs[k]),
-                "k_continuous": k_continuous(p.mtu, loss, acks),
-            })
+            optima.append(
+                {
+                    "path": "echo" if echo else "direct",
+                    "loss": loss,
+                    "model_best_k": best_k(p.mtu, loss, acks),
+                    "model_best_k_swept": swept_model,
+                    "sweep_best_k": swept_best,
+                    "sweep_best_mss": mss_of(swept_best, p.mtu),
+                    "best_vs_neighbours": neighbours,
+                    "goodput_best_k": max(p.fragments, key=lambda k: goodputs[k]),
+                    "k_continuous": k_continuous(p.mtu, loss, acks),
+                }
+            )
     return {"points": points, "optima": optima}
 
 
@@ -280,26 +308,57 @@ def conclusion(a: dict, p: Params) -> str:
 
 def tables(a: dict, analytic: list[dict], p: Params) -> list[dict]:
     rows = [
-        [pt["path"], f"{pt['loss']:g}", pt["k"], pt["mss"], f"{pt['model']:.1f}", fmt_ci(pt["efficiency"], 1),
-         f"{pt['relative_error']:+.1%}", fmt_ci(pt["goodput_Bps"], 0), fmt_ci(pt["timeouts"], 1)]
+        [
+            pt["path"],
+            f"{pt['loss']:g}",
+            pt["k"],
+            pt["mss"],
+            f"{pt['model']:.1f}",
+            fmt_ci(pt["efficiency"], 1),
+            f"{pt['relative_error']:+.1%}",
+            fmt_ci(pt["goodput_Bps"], 0),
+            fmt_ci(pt["timeouts"], 1),
+        ]
         for pt in a["points"]
     ]
     t1 = result_table(
         f"user bytes per packet slot, MTU {p.mtu}: model vs quench (mean ± 95 % CI over {p.seeds} seeds, "
         f"{p.duration_s:g} s each)",
-        ["path", "p", "k", "MSS", "model", "quench", "error", "goodput B/s", "timeouts"], rows)
+        ["path", "p", "k", "MSS", "model", "quench", "error", "goodput B/s", "timeouts"],
+        rows,
+    )
     t2 = result_table(
         "optimum MSS (k fragments): model (all k; within the sweep) vs sweep (efficiency; goodput)",
         ["path", "p", "model k*", "k (continuous)", "model k* swept", "sweep k*", "vs neighbours", "goodput k*"],
-        [[o["path"], f"{o['loss']:g}", o["model_best_k"], f"{o['k_continuous']:.2f}", o["model_best_k_swept"],
-          o["sweep_best_k"], ", ".join(f"{n['k']}: {n['verdict']}" for n in o["best_vs_neighbours"]),
-          o["goodput_best_k"]] for o in a["optima"]],
+        [
+            [
+                o["path"],
+                f"{o['loss']:g}",
+                o["model_best_k"],
+                f"{o['k_continuous']:.2f}",
+                o["model_best_k_swept"],
+                o["sweep_best_k"],
+                ", ".join(f"{n['k']}: {n['verdict']}" for n in o["best_vs_neighbours"]),
+                o["goodput_best_k"],
+            ]
+            for o in a["optima"]
+        ],
     )
     t3 = result_table(
         "the closed form elsewhere: best MSS by MTU and p (gain over one unfragmented packet)",
         ["MTU", "p", "path", "best k", "best MSS", "k (continuous)", "gain"],
-        [[r["mtu"], f"{r['loss']:g}", r["path"], r["best_k"], r["best_mss"], f"{r['k_continuous']:.2f}",
-          f"{r['gain_over_one_packet']:+.2%}"] for r in analytic],
+        [
+            [
+                r["mtu"],
+                f"{r['loss']:g}",
+                r["path"],
+                r["best_k"],
+                r["best_mss"],
+                f"{r['k_continuous']:.2f}",
+                f"{r['gain_over_one_packet']:+.2%}",
+            ]
+            for r in analytic
+        ],
     )
     return [t1, t2, t3]
 
@@ -312,29 +371,60 @@ def plot(out: Path, a: dict, p: Params) -> list[str]:
             fine = np.arange(150, mss_of(max(p.fragments), p.mtu) + 1, 2)
             for i, loss in enumerate(p.losses):
                 color = f"C{i}"
-                ax.plot(fine, [efficiency(int(m), p.mtu, loss, acks) for m in fine], color=color, lw=0.8,
-                        label=f"model, p = {loss:g}")
+                ax.plot(
+                    fine,
+                    [efficiency(int(m), p.mtu, loss, acks) for m in fine],
+                    color=color,
+                    lw=0.8,
+                    label=f"model, p = {loss:g}",
+                )
                 pts = [pt for pt in a["points"] if pt["path"] == path and pt["loss"] == loss]
-                ax.errorbar([pt["mss"] for pt in pts], [pt["efficiency"]["mean"] for pt in pts],
-                            yerr=[np.nan_to_num(pt["efficiency"]["half"]) for pt in pts], fmt="o", color=color,
-                            ms=4, capsize=2)
+                ax.errorbar(
+                    [pt["mss"] for pt in pts],
+                    [pt["efficiency"]["mean"] for pt in pts],
+                    yerr=[np.nan_to_num(pt["efficiency"]["half"]) for pt in pts],
+                    fmt="o",
+                    color=color,
+                    ms=4,
+                    capsize=2,
+                )
             ax.plot([], [], "ko", ms=4, label="quench (mean ± 95 % CI)")
-            ax.set(xlabel="MSS (bytes)", ylabel="user bytes per packet slot",
-                   title=f"{path} path{' (ACKs share the bottleneck)' if path == 'echo' else ''}, MTU {p.mtu}")
+            ax.set(
+                xlabel="MSS (bytes)",
+                ylabel="user bytes per packet slot",
+                title=f"{path} path{' (ACKs share the bottleneck)' if path == 'echo' else ''}, MTU {p.mtu}",
+            )
             ax.grid(alpha=0.3)
         axes[0].legend(fontsize="x-small")
     with figures.new("mss_optimum.png", figsize=(7, 4.2)) as (fig, ax):
         ps = np.geomspace(1e-3, 0.3, 60)
         for path, acks, style in (("direct", 0.0, "-"), ("echo", 1.0, "--")):
-            ax.plot(ps, [mss_of(best_k(p.mtu, x, acks), p.mtu) for x in ps], style, color="tab:blue",
-                    label=f"model, {path}")
-            ax.plot(ps, [k_continuous(p.mtu, x, acks) * payload_per_fragment(p.mtu) - TCP_HEADER for x in ps],
-                    style, color="tab:gray", lw=0.8, label=f"continuous k s - T, {path}")
+            ax.plot(
+                ps, [mss_of(best_k(p.mtu, x, acks), p.mtu) for x in ps], style, color="tab:blue", label=f"model, {path}"
+            )
+            ax.plot(
+                ps,
+                [k_continuous(p.mtu, x, acks) * payload_per_fragment(p.mtu) - TCP_HEADER for x in ps],
+                style,
+                color="tab:gray",
+                lw=0.8,
+                label=f"continuous k s - T, {path}",
+            )
             opt = [o for o in a["optima"] if o["path"] == path and o["loss"] > 0]
-            ax.plot([o["loss"] for o in opt], [o["sweep_best_mss"] for o in opt], "o" if path == "direct" else "s",
-                    color="tab:red", label=f"quench sweep, {path}")
-        ax.set(xscale="log", yscale="log", xlabel="fragment loss probability p", ylabel="best MSS (bytes)",
-               title=f"loss-optimal MSS, MTU {p.mtu}")
+            ax.plot(
+                [o["loss"] for o in opt],
+                [o["sweep_best_mss"] for o in opt],
+                "o" if path == "direct" else "s",
+                color="tab:red",
+                label=f"quench sweep, {path}",
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="fragment loss probability p",
+            ylabel="best MSS (bytes)",
+            title=f"loss-optimal MSS, MTU {p.mtu}",
+        )
         ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize="x-small")
     return figures.names
@@ -362,11 +452,16 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         parameters={**dataclasses.asdict(p), "seeds": seeds},
         quick=quick,
         conclusion=conclusion(a, p),
-        scope=("Varied: MSS (teeth edges k = 1..10), p, the path (ACKs apart or through the bottleneck), the seed "
-               "(the loss draws). Fixed: MTU 250 with unaligned fragments, 9.1 packets/s, NewReno with SACK, one "
-               "ACK per segment, a 64 KB window."),
-        runs=[{"path": "echo" if e else "direct", "loss": loss, "k": k, "seed": s, **r}
-              for (e, loss, k), runs in rows.items() for s, r in zip(seeds, runs)],
+        scope=(
+            "Varied: MSS (teeth edges k = 1..10), p, the path (ACKs apart or through the bottleneck), the seed "
+            "(the loss draws). Fixed: MTU 250 with unaligned fragments, 9.1 packets/s, NewReno with SACK, one "
+            "ACK per segment, a 64 KB window."
+        ),
+        runs=[
+            {"path": "echo" if e else "direct", "loss": loss, "k": k, "seed": s, **r}
+            for (e, loss, k), runs in rows.items()
+            for s, r in zip(seeds, runs)
+        ],
         statistics=a,
         analytic=analytic,
         result_tables=result_tables,
