@@ -18,7 +18,7 @@ from quench.cli import main
 from quench.experiments import EXPERIMENTS
 from quench.stats import confidence_interval
 
-STUDIES = ["feng99-fairness", "jacobson88-mss"]
+STUDIES = ["feng99-fairness", "jacobson88-mss", "wei05-pacing", "pcp06-tcp"]
 
 
 @pytest.fixture(scope="module", params=STUDIES)
@@ -73,8 +73,7 @@ def test_feng99_fairness_statistics_come_from_its_runs(study):
         b = [r[c["metric"]] for r in runs if r["policy"] == c["b"] and r["ecn"] == c["mix"]]
         mean, half = _ci(np.subtract(a, b))
         assert math.isclose(c["mean"], mean) and math.isclose(c["half"], half)
-        expected = "higher" if mean - half > 0 else "lower" if mean + half < 0 else "inconclusive"
-        assert c["verdict"] == expected
+        assert c["verdict"] == _verdict(np.subtract(a, b))
     # The Mathis criterion is recomputed from the statistics.
     red = s["statistics"]["fairness"]["red/all-ecn"]
     gap = max(abs(red["class_shares"][k]["mean"] - red["mathis_shares"][k]["mean"]) for k in red["class_shares"])
@@ -104,6 +103,56 @@ def test_jacobson88_mss_statistics_come_from_its_runs(study):
         assert pt["model"] == efficiency(mss_of(pt["k"], mtu), mtu, pt["loss"], acks)
     lossless = [abs(pt["relative_error"]) for pt in s["statistics"]["points"] if pt["loss"] == 0]
     assert s["criteria"][0]["ours"] == max(lossless)
+
+
+def test_wei05_pacing_statistics_come_from_its_runs(study):
+    name, _, s, _ = study
+    if name != "wei05-pacing":
+        pytest.skip("wei05-pacing only")
+    runs = s["runs"]["shares"]
+    for cell in s["statistics"]["shares"]:
+
+        def of(control, cell=cell):
+            return [
+                r["share_a"]
+                for r in runs
+                if (r["cc"], r["control"], r["other"], r["gateway"])
+                == (cell["cc"], control, cell["other"], cell["gateway"])
+            ]
+
+        assert cell["share_a"]["mean"] == _ci(of(cell["control"]))[0]
+        if cell["control"] != "none":
+            mean, half = _ci(np.subtract(of(cell["control"]), of("none")))
+            d = cell["share_vs_unpaced"]
+            assert math.isclose(d["mean"], mean) and math.isclose(d["half"], half)
+            assert d["verdict"] == _verdict(np.subtract(of(cell["control"]), of("none")))
+    # Host loss is the senders' NIC queues' drops: none can exceed what the flows sent.
+    for r in s["runs"]["txqueuelen"]:
+        assert r["host_loss"] >= 0 and r["router_loss"] >= 0
+
+
+def _verdict(diffs):
+    mean, half = _ci(diffs)
+    if all(d == 0 for d in diffs):
+        return "identical"
+    return "lower" if mean + half < 0 else "higher" if mean - half > 0 else "inconclusive"
+
+
+def test_pcp06_tcp_statistics_come_from_its_runs(study):
+    name, _, s, _ = study
+    if name != "pcp06-tcp":
+        pytest.skip("pcp06-tcp only")
+    runs = s["runs"]
+    for cell in s["statistics"]["cells"]:
+
+        def of(qdisc, tft, cell=cell):
+            return [r["pcp_share"] for r in runs if (r["qdisc"], r["tft"], r["load"]) == (qdisc, tft, cell["load"])]
+
+        share = of(cell["qdisc"], cell["tft"])
+        assert cell["pcp_share"]["mean"] == _ci(share)[0]
+        assert cell["share_vs_fair"]["verdict"] == _verdict(np.subtract(share, 0.5))
+        if cell["qdisc"] == "fq":
+            assert cell["share_fq_minus_fifo"]["verdict"] == _verdict(np.subtract(share, of("fifo", cell["tft"])))
 
 
 def test_matches_its_golden_file(study):

@@ -6,7 +6,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quench.experiments import aqm, feng99, feng99_fairness, jacobson88, jacobson88_mss, mills88, pcp06, wei05
+from quench.experiments import (
+    aqm,
+    feng99,
+    feng99_fairness,
+    jacobson88,
+    jacobson88_mss,
+    mills88,
+    pcp06,
+    pcp06_tcp,
+    wei05,
+    wei05_pacing,
+)
 from quench.scenario import journal
 
 EXPERIMENTS = {
@@ -19,6 +30,8 @@ EXPERIMENTS = {
     # Studies of the seeds' open questions (docs/reproductions.md, "Studies").
     "feng99-fairness": feng99_fairness,
     "jacobson88-mss": jacobson88_mss,
+    "wei05-pacing": wei05_pacing,
+    "pcp06-tcp": pcp06_tcp,
 }
 
 

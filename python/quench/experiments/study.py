@@ -19,8 +19,8 @@ import numpy as np
 
 from quench.stats import CONFIDENCE, confidence_interval
 
-# Verdicts of a paired comparison.
-HIGHER, LOWER, INCONCLUSIVE = "higher", "lower", "inconclusive"
+# Verdicts of a paired comparison; IDENTICAL when every pair is equal (the runs did not differ).
+HIGHER, LOWER, INCONCLUSIVE, IDENTICAL = "higher", "lower", "inconclusive", "identical"
 
 
 def seeds_from(first: int, count: int) -> list[int]:
@@ -37,10 +37,14 @@ def mean_ci(values: Iterable[float]) -> dict[str, float]:
 
 def compare(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
     """The paired difference a - b over seeds (same seed, same index), its interval and the
-    verdict: HIGHER or LOWER when the interval excludes zero, INCONCLUSIVE otherwise (also
-    with fewer than two pairs, whose interval is undefined)."""
-    d = mean_ci(x - y for x, y in zip(a, b, strict=True))
-    if math.isfinite(d["half"]) and d["low"] > 0:
+    verdict: HIGHER or LOWER when the interval excludes zero, IDENTICAL when every pair is
+    equal, INCONCLUSIVE otherwise (also with fewer than two pairs, whose interval is
+    undefined)."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    d = mean_ci(diffs)
+    if diffs and all(v == 0 for v in diffs):
+        verdict = IDENTICAL
+    elif math.isfinite(d["half"]) and d["low"] > 0:
         verdict = HIGHER
     elif math.isfinite(d["half"]) and d["high"] < 0:
         verdict = LOWER
