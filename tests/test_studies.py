@@ -18,7 +18,7 @@ from quench.cli import main
 from quench.experiments import EXPERIMENTS
 from quench.stats import confidence_interval
 
-STUDIES = ["feng99-fairness", "jacobson88-mss", "wei05-pacing", "pcp06-tcp"]
+STUDIES = ["mills88-tuning", "pcp06-tcp", "jacobson88-mss", "feng99-fairness", "wei05-pacing"]
 
 
 @pytest.fixture(scope="module", params=STUDIES)
@@ -153,6 +153,32 @@ def test_pcp06_tcp_statistics_come_from_its_runs(study):
         assert cell["share_vs_fair"]["verdict"] == _verdict(np.subtract(share, 0.5))
         if cell["qdisc"] == "fq":
             assert cell["share_fq_minus_fifo"]["verdict"] == _verdict(np.subtract(share, of("fifo", cell["tft"])))
+
+
+def test_mills88_tuning_statistics_come_from_its_runs(study):
+    name, _, s, _ = study
+    if name != "mills88-tuning":
+        pytest.skip("mills88-tuning only")
+    from quench.experiments.mills88_tuning import MIN_JAIN, MIN_UTILIZATION
+
+    runs = s["runs"]
+    cells = s["statistics"]["cells"]
+    for c in cells:
+        delay = [
+            r["mean_delay_s"]
+            for r in runs
+            if (r["flows"], r["reaction"], r["setting"]) == (c["flows"], c["reaction"], c["setting"])
+        ]
+        assert c["mean_delay_s"]["mean"] == _ci(delay)[0]
+    # The best setting is the admissible cell of least mean delay, recomputed here.
+    for n, best in s["statistics"]["best"].items():
+        ok = [
+            c
+            for c in cells
+            if c["flows"] == int(n) and c["utilization"]["mean"] >= MIN_UTILIZATION and c["jain"]["mean"] >= MIN_JAIN
+        ]
+        least = min(ok, key=lambda c: c["mean_delay_s"]["mean"])
+        assert (best["reaction"], best["setting"]) == (least["reaction"], least["setting"])
 
 
 def test_matches_its_golden_file(study):

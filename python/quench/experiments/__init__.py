@@ -13,6 +13,7 @@ from quench.experiments import (
     jacobson88,
     jacobson88_mss,
     mills88,
+    mills88_tuning,
     pcp06,
     pcp06_tcp,
     wei05,
@@ -27,11 +28,13 @@ EXPERIMENTS = {
     "feng99": feng99,
     "wei05": wei05,
     "aqm": aqm,
-    # Studies of the seeds' open questions (docs/reproductions.md, "Studies").
-    "feng99-fairness": feng99_fairness,
-    "jacobson88-mss": jacobson88_mss,
-    "wei05-pacing": wei05_pacing,
+    # Studies of the seeds' open questions (docs/reproductions.md, "Studies"), in the order
+    # of the experiments they extend.
+    "mills88-tuning": mills88_tuning,
     "pcp06-tcp": pcp06_tcp,
+    "jacobson88-mss": jacobson88_mss,
+    "feng99-fairness": feng99_fairness,
+    "wei05-pacing": wei05_pacing,
 }
 
 
