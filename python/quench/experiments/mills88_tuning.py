@@ -29,6 +29,7 @@ What we chose (each a field of `Params`):
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import itertools
@@ -59,6 +60,9 @@ OFF = "quench off"
 # mills88's bounds on a busy line and equal connections.
 MIN_UTILIZATION = mills88.MIN_UTILIZATION
 MIN_JAIN = mills88.MIN_JAIN
+# Mean delays closer than this count as the same queue: far below one packet's time on the
+# line (562 bytes at 9600 bit/s, 0.47 s).
+EQUAL_DELAY_S = 0.01
 # The connections' start spacing in mills88 (0.1 s) and the jitter drawn within it.
 START_SPACING_S = 0.1
 
@@ -141,14 +145,24 @@ def analyse(p: Params, rows: dict) -> dict:
         c = cells[key]
         return c["utilization"]["mean"] >= MIN_UTILIZATION and c["jain"]["mean"] >= MIN_JAIN
 
+    def delay_vs(a: tuple, b: tuple) -> dict:
+        return compare([r["mean_delay_s"] for r in rows[a]], [r["mean_delay_s"] for r in rows[b]])
+
     labels = [label(s) for s in settings(p)]
-    best, frontier = {}, {}
+    best, frontier, tied, equal = {}, {}, {}, {}
     for n in p.flows:
         keys = [(n, r, lab) for r in REACTIONS for lab in labels if admissible((n, r, lab))]
         best[n] = min(keys, key=lambda k: cells[k]["mean_delay_s"]["mean"]) if keys else None
+        # The admissible settings whose delay is not resolvably above the best's: many settings
+        # give the same queue (the line is window-limited), so "the best" is often a set.
+        tied[n] = [k for k in keys if delay_vs(k, best[n])["verdict"] != "higher"] if keys else []
+        equal[n] = [
+            k
+            for k in keys
+            if abs(cells[k]["mean_delay_s"]["mean"] - cells[best[n]]["mean_delay_s"]["mean"]) < EQUAL_DELAY_S
+        ]
         for r in REACTIONS:
-            pts = [(n, r, lab) for lab in labels]
-            frontier[(n, r)] = pareto(pts, cells)
+            frontier[(n, r)] = pareto([(n, r, lab) for lab in labels], cells)
     n0 = p.flows[0]
     holds = []
     if best[n0] is not None:
@@ -157,14 +171,23 @@ def analyse(p: Params, rows: dict) -> dict:
             mine = (n, r0, lab0)
             entry = {"flows": n, "best_at_n": best[n], "admissible": admissible(mine)}
             if best[n] is not None:
-                d = compare([r["mean_delay_s"] for r in rows[mine]], [r["mean_delay_s"] for r in rows[best[n]]])
+                d = delay_vs(mine, best[n])
                 entry["delay_minus_best"] = d
                 entry["holds"] = entry["admissible"] and d["verdict"] in (INCONCLUSIVE, IDENTICAL, "lower")
             holds.append(entry)
     return {
         "cells": [{"flows": k[0], "reaction": k[1], "setting": k[2], **v} for k, v in cells.items()],
         "best": {
-            str(n): (None if b is None else {"reaction": b[1], "setting": b[2], **cells[b]}) for n, b in best.items()
+            str(n): None
+            if b is None
+            else {
+                "reaction": b[1],
+                "setting": b[2],
+                **cells[b],
+                "not_separable": [{"reaction": k[1], "setting": k[2]} for k in tied[n]],
+                "equal": [{"reaction": k[1], "setting": k[2]} for k in equal[n]],
+            }
+            for n, b in best.items()
         },
         "frontier": [{"flows": k[0], "reaction": k[1], "settings": [x[2] for x in v]} for k, v in frontier.items()],
         "best_at_first_n_elsewhere": holds,
@@ -192,11 +215,14 @@ def conclusion(a: dict, p: Params) -> str:
     for n, b in a["best"].items():
         if b is None:
             parts.append(f"N = {n}: no setting keeps utilization >= {MIN_UTILIZATION} and Jain >= {MIN_JAIN}.")
-        else:
-            parts.append(
-                f"N = {n}: best {b['reaction']}, {b['setting']}: delay {fmt_ci(b['mean_delay_s'], 2)} s, "
-                f"utilization {b['utilization']['mean']:.3f}, Jain {b['jain']['mean']:.3f}."
-            )
+            continue
+        same = ", ".join(f"{r} {c}" for r, c in collections.Counter(t["reaction"] for t in b["equal"]).items())
+        parts.append(
+            f"N = {n}: lowest delay {b['reaction']}, {b['setting']}: {fmt_ci(b['mean_delay_s'], 2)} s, "
+            f"utilization {b['utilization']['mean']:.3f}, Jain {b['jain']['mean']:.3f}; the same delay (within "
+            f"{EQUAL_DELAY_S:g} s) with {len(b['equal'])} admissible settings ({same}); "
+            f"{len(b['not_separable'])} not separable from it over {p.seeds} seeds."
+        )
     for h in a["best_at_first_n_elsewhere"]:
         d = h.get("delay_minus_best")
         diff = "" if d is None else f", delay {d['mean']:+.2f} ± {d['half']:.2f} s against N's best ({d['verdict']})"
@@ -223,27 +249,42 @@ def criteria(rows: dict, p: Params) -> list[Criterion]:
 
 def tables(a: dict, p: Params) -> list[dict]:
     best = [
-        [n, b["reaction"], b["setting"], fmt_ci(b["mean_delay_s"], 2), fmt_ci(b["utilization"]), fmt_ci(b["jain"])]
+        [
+            n,
+            b["reaction"],
+            b["setting"],
+            len(b["equal"]),
+            len(b["not_separable"]),
+            fmt_ci(b["mean_delay_s"], 2),
+            fmt_ci(b["utilization"]),
+            fmt_ci(b["jain"]),
+        ]
         if b
-        else [n, "-", "none admissible", "-", "-", "-"]
+        else [n, "-", "none admissible", 0, 0, "-", "-", "-"]
         for n, b in a["best"].items()
     ]
     t1 = result_table(
-        f"best setting per N (lowest delay with utilization >= {MIN_UTILIZATION}, Jain >= {MIN_JAIN}), "
-        f"mean ± 95 % CI over {p.seeds} seeds",
-        ["N", "reaction", "gateway", "delay s", "utilization", "Jain"],
+        f"lowest delay per N with utilization >= {MIN_UTILIZATION} and Jain >= {MIN_JAIN} (and how many admissible "
+        f"settings give the same delay, or are not separable from it), mean ± 95 % CI over {p.seeds} seeds",
+        ["N", "reaction", "gateway", "same delay", "not separable", "delay s", "utilization", "Jain"],
         best,
     )
     cells = {(c["flows"], c["reaction"], c["setting"]): c for c in a["cells"]}
     rows = []
     for f in a["frontier"]:
+        # Settings with equal means are one point of the frontier: shown once, with their count.
+        points: dict[tuple[float, float], list[str]] = {}
         for lab in f["settings"]:
             c = cells[(f["flows"], f["reaction"], lab)]
+            points.setdefault((c["mean_delay_s"]["mean"], c["utilization"]["mean"]), []).append(lab)
+        for labs in points.values():
+            c = cells[(f["flows"], f["reaction"], labs[0])]
+            more = f" (+{len(labs) - 1} equal)" if len(labs) > 1 else ""
             rows.append(
                 [
                     f["flows"],
                     f["reaction"],
-                    lab,
+                    labs[0] + more,
                     fmt_ci(c["mean_delay_s"], 2),
                     fmt_ci(c["utilization"]),
                     fmt_ci(c["jain"]),

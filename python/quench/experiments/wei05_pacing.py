@@ -77,7 +77,7 @@ class Params:
     txq_buffer: int = 2000
     txq_alpha: float = 500.0
     txqueuelens: tuple[int, ...] = (100, 1000, 10000)
-    txq_duration_s: float = 60.0
+    txq_duration_s: float = 40.0
     txq_seeds: int = 5
 
 
