@@ -61,6 +61,14 @@ from quench.results import Results
 from quench.units import parse_bytes, parse_duration
 
 NAME = "feng99-fairness"
+# The source and the question, as the report shows them.
+SOURCE = 'W. Feng, D. Kandlur, D. Saha, K. Shin, "A Self-Configuring RED Gateway", INFOCOM \'99 (slides), "Future work"'
+QUESTION = (
+    "Study, not a reproduction: how do adaptive RED (Feng's, Floyd's), static RED and drop-tail treat"
+    " flows of different RTTs (20-200 ms) and ECN beside non-ECN flows (Jain's index, each class's "
+    "share), and which w_q and thresholds suit 8 to 64 sources? The slides list both as future work "
+    "and give no answer."
+)
 BOTTLENECK = feng99.BOTTLENECK
 # ns-2 queue/red.cc: linterm_ = 10, max_p = 1/linterm.
 STATIC_MAX_P = 0.1
@@ -592,6 +600,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "tuning_seeds": tuning_seeds,
         },
         quick=quick,
+        source=SOURCE,
+        claim=QUESTION,
         conclusion=conclusion(stats, comparisons, ecn, tuning, p),
         scope=(
             "Varied: the gateway, ECN (all or half), the seed (RED's draws, the flows' start times); for tuning "

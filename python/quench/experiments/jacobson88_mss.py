@@ -48,6 +48,14 @@ from quench.network import Network, droptail
 from quench.results import Results
 
 NAME = "jacobson88-mss"
+# The source and the question, as the report shows them.
+SOURCE = 'V. Jacobson to J. Crowcroft, "Re: Thinking about Congestion", end2end-interest, 18 Jan 1988'
+QUESTION = (
+    "Study, not a reproduction: \"for any given error rate there's an optimum [MSS] ... a simple "
+    "function of the network's max packet size and p\" (the derivation is lost). The closed form is "
+    "derived in docs/reproductions.md#jacobson88-mss and checked here against a sweep of MSS and p, "
+    "direct and echo path."
+)
 BOTTLENECK = jacobson88.BOTTLENECK
 IP_HEADER = jacobson88.IP_HEADER
 # The TCP header a first fragment carries beside the IP header (RFC 793 without options).
@@ -451,6 +459,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         seed=seed,
         parameters={**dataclasses.asdict(p), "seeds": seeds},
         quick=quick,
+        source=SOURCE,
+        claim=QUESTION,
         conclusion=conclusion(a, p),
         scope=(
             "Varied: MSS (teeth edges k = 1..10), p, the path (ACKs apart or through the bottleneck), the seed "

@@ -54,6 +54,14 @@ from quench.experiments.study import (
 from quench.results import Results
 
 NAME = "mills88-tuning"
+# The source and the question, as the report shows them.
+SOURCE = 'D. L. Mills, "Source-quench wrench", end2end-interest, 26 Feb 1988'
+QUESTION = (
+    'Study, not a reproduction: "the system performance could be further improved by tuning the '
+    'various time constants and gain settings in both implementations": which gateway setting and '
+    "host reaction give the lowest delay with the line busy and the connections equal, and does the "
+    "best at 4 connections hold at 8 and 16?"
+)
 # The issue's host reactions: 4.3BSD-Tahoe, 4.3BSD (1986), RFC 1122, SQuID.
 REACTIONS = ("tahoe", "bsd43", "rfc1122", "squid")
 OFF = "quench off"
@@ -357,6 +365,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         seed=seed,
         parameters={**dataclasses.asdict(p), "reactions": REACTIONS, "seeds": seeds},
         quick=quick,
+        source=SOURCE,
+        claim=QUESTION,
         conclusion=conclusion(a, p),
         scope=(
             "Varied: the Fuzzball's threshold, gain, rate law and cap, the host reaction, the number of "

@@ -40,6 +40,16 @@ from quench.network import Network, droptail, fq
 from quench.results import Results
 
 NAME = "pcp06-tcp"
+# The source and the question, as the report shows them.
+SOURCE = (
+    'T. Anderson, A. Collins, A. Krishnamurthy, J. Zahorjan, "PCP: Efficient Endpoint Congestion '
+    "Control\", NSDI '06 (sections 3.5, 4.3)"
+)
+QUESTION = (
+    "Study, not a reproduction: how does PCP fare against TCP through FIFO and fair-queued routers at"
+    " several loads, with and without its tit-for-tat rule, and does fair queueing make the "
+    "endpoint's algorithm a free choice, as the paper argues without measuring?"
+)
 BOTTLENECK = pcp06.BOTTLENECK
 QDISCS = ("fifo", "fq")
 # Tit-for-tat on (PCP's default factor, paper section 3.5) or off (factor 1: no weakening).
@@ -305,6 +315,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         seed=seed,
         parameters={**dataclasses.asdict(p), "tit_for_tat": TFT, "seeds": seeds},
         quick=quick,
+        source=SOURCE,
+        claim=QUESTION,
         conclusion=conclusion(a),
         scope=(
             "Varied: the router (FIFO, FQ), tit-for-tat (on, off), the background load, the seed (arrivals, the "

@@ -44,6 +44,15 @@ from quench.results import Results
 from quench.units import parse_rate
 
 NAME = "wei05-pacing"
+# The source and the question, as the report shows them.
+SOURCE = (
+    'D. X. Wei, S. Hegde, S. H. Low, "Burstiness Control for High Speed Long Distance TCP", PFLDnet '
+    '2005 (slides), "Open Questions"'
+)
+QUESTION = (
+    'Study, not a reproduction: "Is pacing/burstiness control too polite when competing with unpaced '
+    'TCP?" and "Increase txqueue? - only solves host problem". The slides leave both open.'
+)
 PACKET_BYTES = 1500
 # wei05: alpha 500 packets on a 622 Mb/s x 360 ms path (18,660 packets of 1500 bytes).
 ALPHA_OVER_BDP = wei05.Params().alpha / (622e6 * 0.360 / 8 / PACKET_BYTES)
@@ -429,6 +438,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "txq_seeds": txq_seeds,
         },
         quick=quick,
+        source=SOURCE,
+        claim=QUESTION,
         conclusion=conclusion(a, p),
         scope=(
             "Varied: the controller and its control, the competitor, the bottleneck buffer (0.1-2 BDP drop-tail, "
