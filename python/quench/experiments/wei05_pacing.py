@@ -55,7 +55,8 @@ QUESTION = (
 )
 PACKET_BYTES = 1500
 # wei05: alpha 500 packets on a 622 Mb/s x 360 ms path (18,660 packets of 1500 bytes).
-ALPHA_OVER_BDP = wei05.Params().alpha / (622e6 * 0.360 / 8 / PACKET_BYTES)
+_WEI05 = wei05.Params()
+ALPHA_OVER_BDP = _WEI05.alpha / (parse_rate(_WEI05.bottleneck_rate) * _WEI05.rtt_ms / 1e3 / 8 / PACKET_BYTES)
 NONE, PACING, BURSTINESS = "none", "pacing", "burstiness"
 # (controller of A, its controls, competitors B)
 PAIRS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
@@ -126,6 +127,7 @@ def tcp_params(p: Params, cc: str, control: str, txqueuelen: int, alpha: float, 
 
 def two_senders(name: str, seed: int, nic: str, txqueuelen: int, rate: str, rtt_ms: float, q: dict) -> Network:
     """Senders a and b, each behind its own NIC queue, through router r over the bottleneck."""
+    # As wei05: 0.1 ms on each access link, the rest of the RTT on the bottleneck.
     access_ms = 0.1
     net = Network(seed=seed, name=name)
     net.hosts("a", "b", "rcv").routers("r", "far")
