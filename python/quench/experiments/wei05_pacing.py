@@ -11,8 +11,9 @@ transmit queues) and router loss against txqueuelen, with and without control.
 
 What we chose (each a field of `Params`):
 - Shares: a 100 Mb/s, 100 ms bottleneck (BDP 833 packets of 1500 bytes), drop-tail buffers of
-  0.1, 0.5, 1 and 2 BDP, or Floyd et al.'s adaptive RED (automatic thresholds and w_q, drops,
-  no ECN) with a 1 BDP limit. Each sender has its own 1 Gb/s NIC with a txqueuelen of 100
+  0.1, 0.5, 1 and 2 BDP, or RED with a 1 BDP limit and the automatic thresholds and w_q of
+  Floyd et al. 2001, static (max_p 0.1, ns-2's default) or adaptive, dropping (no ECN); quick
+  mode runs 0.1 and 1 BDP and adaptive RED only. Each sender has its own 1 Gb/s NIC with a txqueuelen of 100
   (wei05's). SACK, MSS 1460, delayed ACKs on, 16 MB windows. Flow A (the one that may pace)
   starts at 0, its unpaced competitor B at a time drawn in the first second from the seed;
   goodput over the whole run. FAST's alpha is scaled to the path as wei05's 500 packets are to
@@ -64,7 +65,9 @@ PAIRS: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [
     ("newreno", (NONE, PACING), ("newreno", "cubic")),
     ("cubic", (NONE, PACING), ("cubic",)),
 ]
-RED = "ared"
+# The RED gateways: static RED with ns-2's default max_p (queue/red.cc: linterm_ = 10) and
+# Floyd et al. 2001's adaptive RED, both with the automatic thresholds (docs/mechanisms.md#adaptive-red).
+REDS: dict[str, dict[str, Any]] = {"red": {"adapt": "none", "max_p": 0.1}, "ared": {"adapt": "floyd2001"}}
 HOST_A, HOST_B, ROUTER = "a->r", "b->r", "r->far"
 
 
@@ -77,6 +80,7 @@ class Params:
     mss: int = 1460
     window: str = "16MB"
     buffers_bdp: tuple[float, ...] = (0.1, 0.5, 1.0, 2.0)
+    reds: tuple[str, ...] = ("red", "ared")
     red_limit_bdp: float = 1.0
     start_spread_s: float = 1.0
     duration_s: float = 60.0
@@ -92,7 +96,7 @@ class Params:
 
 
 def quick_params() -> Params:
-    return Params(buffers_bdp=(0.1, 1.0), duration_s=20.0, seeds=3, txq_duration_s=20.0, txq_seeds=2)
+    return Params(buffers_bdp=(0.1, 1.0), reds=("ared",), duration_s=20.0, seeds=3, txq_duration_s=20.0, txq_seeds=2)
 
 
 def bdp_packets(rate: str, rtt_ms: float) -> int:
@@ -100,14 +104,14 @@ def bdp_packets(rate: str, rtt_ms: float) -> int:
 
 
 def gateways(p: Params) -> list[str]:
-    return [f"{b:g} BDP" for b in p.buffers_bdp] + [RED]
+    return [f"{b:g} BDP" for b in p.buffers_bdp] + list(p.reds)
 
 
 def qdisc(p: Params, gateway: str) -> dict:
     bdp = bdp_packets(p.rate, p.rtt_ms)
-    if gateway == RED:
+    if gateway in REDS:
         limit = max(1, round(p.red_limit_bdp * bdp))
-        return {"kind": "red", "adapt": "floyd2001", "min_th": "auto", "max_th": "auto", "limit": f"{limit}p"}
+        return {"kind": "red", "min_th": "auto", "max_th": "auto", "limit": f"{limit}p", **REDS[gateway]}
     return droptail(f"{max(1, round(float(gateway.split()[0]) * bdp))}p")
 
 
@@ -444,8 +448,9 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         claim=QUESTION,
         conclusion=conclusion(a, p),
         scope=(
-            "Varied: the controller and its control, the competitor, the bottleneck buffer (0.1-2 BDP drop-tail, "
-            "adaptive RED), the seed (B's start; RED's draws); txqueuelen for two FAST flows on wei05's path. "
+            "Varied: the controller and its control, the competitor, the bottleneck buffer (0.1-2 BDP "
+            "drop-tail, static and adaptive RED), the seed (B's start; RED's draws); txqueuelen for two FAST "
+            "flows on wei05's path. "
             "Fixed: one RTT for both flows, 1 Gb/s NICs, two flows, no ECN."
         ),
         runs={
