@@ -21,14 +21,26 @@ from quench.stats import confidence_interval
 STUDIES = ["mills88-tuning", "pcp06-tcp", "jacobson88-mss", "feng99-fairness", "wei05-pacing"]
 
 
-@pytest.fixture(scope="module", params=STUDIES)
-def study(request, tmp_path_factory):
-    name = request.param
-    out = tmp_path_factory.mktemp(name)
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        assert main(["reproduce", name, "--quick", "--out", str(out)]) == 0
-    return name, out, json.loads((out / "summary.json").read_text()), printed.getvalue()
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    """Each study's quick mode, run once per module: name -> (name, out, summary, printed)."""
+    done = {}
+
+    def run(name):
+        if name not in done:
+            out = tmp_path_factory.mktemp(name)
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                assert main(["reproduce", name, "--quick", "--out", str(out)]) == 0
+            done[name] = name, out, json.loads((out / "summary.json").read_text()), printed.getvalue()
+        return done[name]
+
+    return run
+
+
+@pytest.fixture(params=STUDIES)
+def study(request, quick_run):
+    return quick_run(request.param)
 
 
 def test_studies_are_registered():
@@ -56,10 +68,8 @@ def _ci(values):
     return confidence_interval(np.asarray(values, dtype=float))
 
 
-def test_feng99_fairness_statistics_come_from_its_runs(study):
-    name, _, s, _ = study
-    if name != "feng99-fairness":
-        pytest.skip("feng99-fairness only")
+def test_feng99_fairness_statistics_come_from_its_runs(quick_run):
+    _, _, s, _ = quick_run("feng99-fairness")
     runs = s["runs"]["fairness"]
     for key, stats in s["statistics"]["fairness"].items():
         policy, mix = key.split("/")
@@ -81,10 +91,8 @@ def test_feng99_fairness_statistics_come_from_its_runs(study):
     assert crit["ours"] == gap
 
 
-def test_jacobson88_mss_statistics_come_from_its_runs(study):
-    name, _, s, _ = study
-    if name != "jacobson88-mss":
-        pytest.skip("jacobson88-mss only")
+def test_jacobson88_mss_statistics_come_from_its_runs(quick_run):
+    _, _, s, _ = quick_run("jacobson88-mss")
     from quench.experiments.jacobson88_mss import best_k, efficiency, mss_of
 
     mtu = s["parameters"]["mtu"]
@@ -105,10 +113,8 @@ def test_jacobson88_mss_statistics_come_from_its_runs(study):
     assert s["criteria"][0]["ours"] == max(lossless)
 
 
-def test_wei05_pacing_statistics_come_from_its_runs(study):
-    name, _, s, _ = study
-    if name != "wei05-pacing":
-        pytest.skip("wei05-pacing only")
+def test_wei05_pacing_statistics_come_from_its_runs(quick_run):
+    _, _, s, _ = quick_run("wei05-pacing")
     runs = s["runs"]["shares"]
     for cell in s["statistics"]["shares"]:
 
@@ -138,10 +144,8 @@ def _verdict(diffs):
     return "lower" if mean + half < 0 else "higher" if mean - half > 0 else "inconclusive"
 
 
-def test_pcp06_tcp_statistics_come_from_its_runs(study):
-    name, _, s, _ = study
-    if name != "pcp06-tcp":
-        pytest.skip("pcp06-tcp only")
+def test_pcp06_tcp_statistics_come_from_its_runs(quick_run):
+    _, _, s, _ = quick_run("pcp06-tcp")
     runs = s["runs"]
     for cell in s["statistics"]["cells"]:
 
@@ -155,10 +159,8 @@ def test_pcp06_tcp_statistics_come_from_its_runs(study):
             assert cell["share_fq_minus_fifo"]["verdict"] == _verdict(np.subtract(share, of("fifo", cell["tft"])))
 
 
-def test_mills88_tuning_statistics_come_from_its_runs(study):
-    name, _, s, _ = study
-    if name != "mills88-tuning":
-        pytest.skip("mills88-tuning only")
+def test_mills88_tuning_statistics_come_from_its_runs(quick_run):
+    _, _, s, _ = quick_run("mills88-tuning")
     from quench.experiments.mills88_tuning import MIN_JAIN, MIN_UTILIZATION
 
     runs = s["runs"]
