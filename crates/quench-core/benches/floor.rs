@@ -12,6 +12,7 @@
 //!   4. the ACK's return to the sender, which releases one packet of its window. The rest of
 //!      the path (bottleneck propagation, the receiver's access link, the ACK's way back) is
 //!      uncongested and carried out as arithmetic on the time of that event.
+//!
 //! The windows add up to one bandwidth-delay product plus half the buffer, so the bottleneck
 //! is always busy and its queue holds about half the buffer; the queue is not bounded (fixed
 //! windows never recover from a drop, and with these windows none would happen in steady state).

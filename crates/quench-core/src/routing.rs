@@ -125,13 +125,13 @@ impl Routes {
         }
         let here = &self.nodes[at.index()];
         let l = if here.row != NONE {
-            self.from_row(here.row, at.0, dst.0)
+            self.row_hop(here.row, at.0, dst.0)
         } else if here.uplink == NONE || here.up == dst.0 {
             here.uplink
         } else {
             // The neighbour has a row (see `compute`); this node reaches what it reaches.
             let up_row = self.nodes[here.up as usize].row;
-            if self.from_row(up_row, here.up, dst.0) == NONE {
+            if self.row_hop(up_row, here.up, dst.0) == NONE {
                 NONE
             } else {
                 here.uplink
@@ -142,7 +142,7 @@ impl Routes {
 
     /// Next hop (or NONE) from node `at`, whose row is `row`, to `dst` != `at`.
     #[inline]
-    fn from_row(&self, row: u32, at: u32, dst: u32) -> u32 {
+    fn row_hop(&self, row: u32, at: u32, dst: u32) -> u32 {
         let d = &self.nodes[dst as usize];
         let col = if d.col != NONE {
             d.col
