@@ -3,7 +3,7 @@
 
 use super::burst::BurstControlConfig;
 use super::quench::QuenchReaction;
-pub use super::sender::RecoveryReduction;
+pub use super::sender::{LossDetection, RecoveryReduction};
 use crate::error::ConfigError;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
@@ -163,6 +163,10 @@ pub struct TcpConfig {
     /// slow-start reduction bound) or `"prr_crb"` (with the conservative bound).
     #[serde(default)]
     pub recovery: RecoveryReduction,
+    /// How a SACK sender finds losses: `"dupack"` (RFC 6675, the default, ns-3's only choice),
+    /// `"rack"` (RFC 8985 RACK with the tail loss probe, Linux's default) or `"rack_no_tlp"`.
+    #[serde(default)]
+    pub loss_detection: LossDetection,
 }
 
 /// A sender's reaction to a drop in its own host's first queue.
@@ -219,6 +223,7 @@ impl Default for TcpConfig {
             local_drop: LocalDropReaction::Loss,
             cwnd_limited_growth: false,
             recovery: RecoveryReduction::Standard,
+            loss_detection: LossDetection::Dupack,
         }
     }
 }
@@ -248,6 +253,10 @@ impl TcpConfig {
         }
         if self.dupack_threshold == 0 {
             return Err(ConfigError::new("dupack_threshold", "must be at least 1"));
+        }
+        if self.loss_detection.rack() && !self.sack {
+            // RFC 8985 section 3: RACK judges by SACKed segments' send times.
+            return Err(ConfigError::new("loss_detection", "RACK needs SACK: set tcp.sack = true"));
         }
         self.burstiness_control.as_ref().map_or(Ok(()), BurstControlConfig::validate)
     }

@@ -39,6 +39,10 @@ impl TransportSpec for TcpFlowSpec {
             return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
+        if self.tcp.loss_detection.rack() && cc.recovery() == crate::cc::Recovery::SlowStart {
+            let why = "RACK marks losses for fast recovery, which Tahoe does not have";
+            return Err(ConfigError::new("loss_detection", why).within("tcp"));
+        }
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));

@@ -31,10 +31,12 @@
 mod local_drop;
 mod monitor;
 mod prr;
+mod rack;
 mod rate;
 mod recovery;
 #[cfg(test)]
 mod tests;
+mod tlp;
 
 use super::burst::Burstiness;
 use super::config::{LocalDropReaction, RttSampling, TcpConfig};
@@ -52,6 +54,7 @@ use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
 pub use prr::RecoveryReduction;
+pub use rack::LossDetection;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -160,6 +163,14 @@ pub struct TcpSender {
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
     /// and nothing more is offered until the next one (`local_drop.rs`).
     host_refused: bool,
+    /// `tcp.loss_detection = "rack"`: RACK's per-segment send times and loss marks (`rack.rs`),
+    /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
+    rack: Option<rack::Rack>,
+    reorder_timer: TimerSlot,
+    tlp: Option<tlp::Tlp>,
+    probe_timer: TimerSlot,
+    /// When the retransmission timer last armed was due (a loss probe never waits past it).
+    rto_deadline: Time,
     pub stats: SenderStats,
 }
 
@@ -171,6 +182,8 @@ impl TcpSender {
         let window = cfg.send_buffer.0;
         let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
         let rate = cc.model_based().then(|| rate::RateSampler::new(mss, FIRST_DATA_SEQ));
+        let rack = (sack && cfg.loss_detection.rack()).then(|| rack::Rack::new(mss, FIRST_DATA_SEQ));
+        let tlp = (sack && cfg.loss_detection.tlp()).then(tlp::Tlp::default);
         TcpSender {
             conn,
             cc,
@@ -205,6 +218,11 @@ impl TcpSender {
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             host_refused: false,
+            rack,
+            reorder_timer: TimerSlot::default(),
+            tlp,
+            probe_timer: TimerSlot::default(),
+            rto_deadline: Time::ZERO,
             stats: SenderStats::default(),
             cfg,
         }
@@ -262,6 +280,9 @@ impl TcpSender {
             r.on_send(seq, len, cx.now, self.snd_una == self.snd_max);
             self.rate_pacer.on_send(cx.now, len as u64);
         }
+        if let Some(r) = self.rack.as_mut() {
+            r.on_send(seq, len, cx.now);
+        }
         if let Some(p) = self.prr.as_mut() {
             if matches!(self.ca, CaState::Recovery { .. }) {
                 p.on_sent(len as u64);
@@ -304,6 +325,7 @@ impl TcpSender {
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
+        self.rto_deadline = at;
         self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
     }
 
@@ -334,6 +356,7 @@ impl TcpSender {
             return;
         }
         let wnd = self.limit_window();
+        let snd_max_before = self.snd_max;
         while self.snd_nxt < self.data_end + self.finite as u64 {
             if let Some(end) = self.sacked_block_end(self.snd_nxt) {
                 self.snd_nxt = end; // the receiver has it: going back N need not resend it
@@ -348,11 +371,15 @@ impl TcpSender {
             let Some(next) = self.transmit(self.snd_nxt, cx) else { break };
             self.snd_nxt = next;
             self.snd_max = self.snd_max.max(self.snd_nxt);
-            if !self.rexmt.is_armed() {
+            // A loss probe's timer stands in for the retransmission timer (`tlp.rs`).
+            if !self.rexmt.is_armed() && !self.probe_timer.is_armed() {
                 self.arm_retransmit(cx);
             }
         }
         self.check_app_limited();
+        if self.snd_max > snd_max_before {
+            self.tlp_schedule(cx);
+        }
     }
 
     /// The application has no more data while the window has room: the rate samples of what
@@ -450,8 +477,7 @@ impl TcpSender {
     /// ssthresh that recovery set.
     fn flight_at_timeout(&self) -> u64 {
         if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
+            self.sack_pipe()
         } else {
             self.flight()
         }
@@ -538,6 +564,8 @@ impl TcpSender {
             self.state = State::Closed;
             self.stats.closed = Some(cx.now);
             self.rexmt.cancel();
+            self.probe_timer.cancel();
+            self.reorder_timer.cancel();
         }
     }
 
@@ -554,6 +582,7 @@ impl TcpSender {
             _ => 0,
         };
         let prior_inflight = self.rate.is_some().then(|| self.rate_deliver(pkt));
+        self.rack_deliver(pkt, cx.now);
         if self.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
@@ -562,6 +591,7 @@ impl TcpSender {
         let duplicate = pkt.ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload == 0;
         self.prr_note_delivered(pkt.ack, prr_sacked_before, duplicate);
         if pkt.ack == self.snd_una {
+            self.rack_detect(cx);
             if self.snd_max > self.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
             }
@@ -574,18 +604,25 @@ impl TcpSender {
         }
         let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
         self.on_new_ack(pkt.ack, ece, cx);
+        if self.rack.is_some() && self.state == State::Established {
+            self.tlp_on_ack(pkt.ack, cx);
+            if self.rack_detect(cx) {
+                self.rack_start_recovery(cx);
+            }
+        }
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         if let Some(prior_inflight) = prior_inflight {
             self.model_control(prior_inflight, cx);
         }
         self.output(cx);
+        self.tlp_schedule(cx);
     }
 
     /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
     /// everything unacknowledged.
     fn inflight(&self) -> u64 {
         if self.sack {
-            self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max))
+            self.sack_pipe()
         } else {
             self.flight()
         }
@@ -619,6 +656,9 @@ impl TcpSender {
     fn newly_lost(&mut self) -> u64 {
         if !self.sack {
             return 0;
+        }
+        if let Some(r) = self.rack.as_mut() {
+            return r.take_newly_lost();
         }
         let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
         let from = self.lost_mark.max(self.snd_una);
@@ -705,6 +745,11 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
+        if let Some(r) = self.rack.as_mut() {
+            r.on_timeout();
+            self.reorder_timer.cancel();
+        }
+        self.tlp_on_timeout();
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }
@@ -739,6 +784,8 @@ impl Endpoint for TcpSender {
             && !self.rexmt.is_armed()
             && !self.pace.is_armed()
             && !self.burst_timer.is_armed()
+            && !self.reorder_timer.is_armed()
+            && !self.probe_timer.is_armed()
     }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -767,6 +814,8 @@ impl Endpoint for TcpSender {
             Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
             Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
+            Some(TcpTimer::Reorder) if self.reorder_timer.on_expiry(timer, cx) => self.on_reorder_timer(cx),
+            Some(TcpTimer::Probe) if self.probe_timer.on_expiry(timer, cx) => self.on_probe_timer(cx),
             _ => {}
         }
     }

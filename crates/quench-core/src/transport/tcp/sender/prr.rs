@@ -125,8 +125,7 @@ impl TcpSender {
     /// at snd.una is both lost and retransmitted, and counts once).
     pub(super) fn prr_sndcnt(&mut self) -> Option<u64> {
         let pipe = if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
+            self.sack_pipe()
         } else {
             let credit = self.prr.as_ref()?.dupack_credit();
             self.flight().saturating_sub(credit)
@@ -139,8 +138,7 @@ impl TcpSender {
     /// (the pipe with SACK, snd.nxt − snd.una without) plus the allowance.
     pub(super) fn prr_allow(&mut self, allowance: u64, cx: &mut AgentCx<impl Host>) {
         let counted = if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
+            self.sack_pipe()
         } else {
             self.snd_nxt - self.snd_una
         };
