@@ -456,6 +456,9 @@ impl TcpSender {
 
     fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
         self.rtt.sample(m);
+        if let Some(r) = self.rack.as_mut() {
+            r.note_rtt(m);
+        }
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         let srtt = self.rtt.srtt().unwrap_or(m);
@@ -749,7 +752,7 @@ impl TcpSender {
             r.on_timeout();
             self.reorder_timer.cancel();
         }
-        self.tlp_on_timeout();
+        self.tlp_end_episode();
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }

@@ -246,6 +246,13 @@ impl Rack {
         (marked, timeout)
     }
 
+    /// An RTT sample of the connection's estimator (the handshake's included): RACK.min_RTT is
+    /// the connection's minimum RTT, as Linux's `tcp_min_rtt`. Per-segment delivery times alone
+    /// would miss the handshake and, with delayed ACKs, run a packet time long.
+    pub fn note_rtt(&mut self, m: Dur) {
+        self.min_rtt = Some(self.min_rtt.map_or(m, |x| x.min(m)));
+    }
+
     /// The lowest segment marked lost and not yet resent.
     pub fn next_lost(&mut self) -> Option<u64> {
         if self.lost_bytes == 0 {

@@ -218,7 +218,7 @@ impl TcpSender {
         }
         // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost (with RACK,
         // the lowest one marked; Linux's `tcp_xmit_retransmit_queue` sends it whatever the pipe).
-        self.probe_timer.cancel();
+        self.tlp_end_episode();
         let first = self.rack.as_mut().map_or(Some(self.snd_una), |r| r.next_lost());
         if let Some(end) = first.and_then(|seq| self.transmit(seq, cx)) {
             self.high_rxt = end;

@@ -10,7 +10,8 @@
 //! have fired. Sending (7.3): on expiry, a new segment if one is ready and the receiver's window
 //! allows (cwnd does not limit it), else the highest segment sent again; one probe per episode
 //! (`TLP.end_seq` set until the episode ends), and the RTO timer rearmed from the probe.
-//! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq`; if the probe was a
+//! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq` (or fast recovery
+//! or a timeout starts, which reduce the window themselves); if the probe was a
 //! retransmission, either it or the original was lost and the sender reduces its window once
 //! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). quench's
 //! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
@@ -131,8 +132,9 @@ impl TcpSender {
         self.record_window(cx);
     }
 
-    /// A retransmission timeout ends any probe episode (RTO recovery takes over).
-    pub(super) fn tlp_on_timeout(&mut self) {
+    /// Fast recovery or a retransmission timeout ends any probe episode: their own window
+    /// reduction takes over (Linux clears `tlp_high_seq` in `tcp_init_cwnd_reduction`).
+    pub(super) fn tlp_end_episode(&mut self) {
         if let Some(t) = self.tlp.as_mut() {
             t.end_seq = None;
         }
