@@ -134,6 +134,10 @@ def test_refuses_what_ns3_cannot_run():
     spec["flows"][1]["cc"] = "tahoe"
     with pytest.raises(Exception, match=r"^flows\[1\]\.cc\.kind: .*no ns-3 counterpart"):
         ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
+    spec["flows"][0].setdefault("tcp", {}).update(sack=True, loss_detection="rack")
+    with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
+        ns3.translate(spec)
 
 
 def test_plan_maps_settings():

@@ -255,7 +255,8 @@ class Network:
         "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},
         recovery (what fast recovery sends per ACK: "standard", the default, or RFC 6937
         Proportional Rate Reduction, "prr" with the slow-start reduction bound or "prr_crb"
-        with the conservative one)."""
+        with the conservative one), loss_detection (with sack=True: "dupack", RFC 6675, the
+        default; "rack", RFC 8985 RACK with the tail loss probe; "rack_no_tlp")."""
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(

@@ -261,6 +261,8 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ("pacing", bool),
         ("local_drop", lambda v: v != "loss"),
         ("rtt_sampling", lambda v: v != "timed_segment"),
+        # ns-3 3.44 has no RACK-TLP: its SACK sender detects losses by RFC 6675 only.
+        ("loss_detection", lambda v: v not in (None, "dupack")),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")

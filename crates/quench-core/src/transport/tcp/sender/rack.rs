@@ -334,7 +334,7 @@ impl TcpSender {
     /// the marks are of data sent before the last recovery began (RFC 6675 section 5).
     pub(super) fn rack_start_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         let lost = self.rack.as_ref().is_some_and(|r| r.lost_bytes() > 0);
-        if lost && !self.in_recovery() && self.ca != CaState::Loss && self.snd_una > self.recover {
+        if lost && !self.in_recovery() && self.ca != CaState::Loss && self.past_recovery_point() {
             self.enter_sack_recovery(cx);
         }
     }

@@ -27,7 +27,7 @@ impl TcpSender {
                 Some(r) => (false, r.lost_bytes() > 0),
                 None => (self.dupacks >= threshold, self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una),
             };
-            if (by_count || lost) && self.snd_una > self.recover {
+            if (by_count || lost) && self.past_recovery_point() {
                 return self.enter_sack_recovery(cx);
             }
         } else if self.dupacks >= threshold {
@@ -225,6 +225,18 @@ impl TcpSender {
         }
         self.arm_retransmit(cx);
         self.sack_output(cx);
+    }
+
+    /// A new recovery may start: no data sent before the last one began is unacknowledged
+    /// (RFC 6582 section 3.2 step 1: the ACK covers more than `recover`, the highest sequence
+    /// number sent then). quench keeps `recover` one past that byte, so the RFC's test is
+    /// `snd_una >= recover`; RFC 6675 recovery keeps the stricter `>` it has always had (an
+    /// ACK of exactly `recover` followed by losses waits for the RTO), RACK takes the RFC's.
+    pub(super) fn past_recovery_point(&self) -> bool {
+        match self.rack {
+            Some(_) => self.snd_una >= self.recover,
+            None => self.snd_una > self.recover,
+        }
     }
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582
