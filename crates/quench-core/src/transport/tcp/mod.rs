@@ -99,6 +99,8 @@ impl Connection {
             ecn: 0,
             sack: Default::default(),
             frag: Default::default(),
+            ts_on: false,
+            ts_ecr: 0,
         }
     }
 }

@@ -47,7 +47,7 @@ use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{Connection, TcpTimer};
 use crate::cc::{AckSample, AnyCc, CaPhase, CongestionControl, ModelState, RateSample, Recovery, Signal, Window};
-use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
 use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::{Dur, Time};
@@ -171,13 +171,17 @@ pub struct TcpSender {
     probe_timer: TimerSlot,
     /// When the retransmission timer last armed was due (a loss probe never waits past it).
     rto_deadline: Time,
+    /// `tcp.timestamps`: the peer's latest TSval (echoed on every segment) and the TSecr of
+    /// the ACK being processed (its RTT sample, RFC 7323 section 4.1).
+    ts_recent: u32,
+    ack_echo: Option<u32>,
     pub stats: SenderStats,
 }
 
 impl TcpSender {
     /// `bytes`: the application's transfer size, or `None` for an unlimited bulk source.
     pub fn new(conn: Connection, cfg: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
-        let mss = cfg.mss as u64;
+        let mss = cfg.segment_payload() as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
         let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
@@ -209,7 +213,10 @@ impl TcpSender {
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
-            burst: cfg.burstiness_control.as_ref().map(|b| Burstiness::new(b, mss + super::HEADERS as u64)),
+            burst: cfg
+                .burstiness_control
+                .as_ref()
+                .map(|b| Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64)),
             pacer: cfg.pacing.then(Pacer::default),
             rate,
             rate_pacer: RatePacer::default(),
@@ -223,6 +230,8 @@ impl TcpSender {
             tlp,
             probe_timer: TimerSlot::default(),
             rto_deadline: Time::ZERO,
+            ts_recent: 0,
+            ack_echo: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -265,6 +274,7 @@ impl TcpSender {
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
+        self.stamp_timestamp(&mut pkt);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint());
         self.watch_send(seq, len, retransmit, cx);
@@ -302,15 +312,49 @@ impl TcpSender {
             if self.timed.is_some_and(|(s, _)| s >= seq) {
                 self.timed = None; // Karn: never time a retransmitted segment
             }
-            if self.cfg.rtt_sampling == RttSampling::EveryAck {
+            if self.times_every_send() {
                 self.time_retransmission(seq + len as u64 + fin as u64, cx.now);
             }
-        } else if self.cfg.rtt_sampling == RttSampling::EveryAck {
+        } else if self.times_every_send() {
             self.send_times.push_back((seq + len as u64 + fin as u64, cx.now));
         } else if self.timed.is_none() {
             self.timed = Some((seq, cx.now));
         }
         Some(seq + len as u64 + fin as u64)
+    }
+
+    /// `rtt_sampling = "every_ack"` keeps the send time of every segment; with the timestamp
+    /// option the ACKs bring the times back themselves.
+    fn times_every_send(&self) -> bool {
+        self.cfg.rtt_sampling == RttSampling::EveryAck && !self.cfg.timestamps
+    }
+
+    /// The timestamp option on an outgoing segment: TSval is its send time, TSecr the peer's
+    /// latest TSval (RFC 7323 section 3.2).
+    fn stamp_timestamp(&self, pkt: &mut Packet) {
+        if self.cfg.timestamps {
+            (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
+            pkt.size += self.cfg.option_bytes() as u16;
+        }
+    }
+
+    /// The sender's side of RFC 7323 section 4.3 for an arriving segment: remember its TSval,
+    /// and its TSecr as the RTT sample of this ACK.
+    fn note_timestamp(&mut self, pkt: &Packet) {
+        self.ack_echo = None;
+        if self.cfg.timestamps && pkt.ts_on {
+            let tsval = ts_clock(pkt.sent_at);
+            if tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = tsval;
+            }
+            self.ack_echo = Some(pkt.ts_ecr);
+        }
+    }
+
+    /// When the segment an echo of `ecr` stands for was sent: `now` less the clock ticks since.
+    fn echoed_send_time(&self, ecr: u32, now: Time) -> Time {
+        let ticks = ts_clock(now).wrapping_sub(ecr) as u64;
+        Time(now.0.saturating_sub(ticks * (crate::units::NS_PER_SEC / crate::packet::TS_CLOCK_HZ)))
     }
 
     /// Timestamp semantics (RFC 7323 section 4.3: a segment that fills a hole is the one
@@ -428,7 +472,8 @@ impl TcpSender {
 
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
-        let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
+        let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
+        self.stamp_timestamp(&mut syn);
         cx.send(syn);
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
@@ -437,7 +482,11 @@ impl TcpSender {
 
     fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.rexmt.cancel();
-        if !self.syn_retransmitted {
+        if let Some(ecr) = self.ack_echo {
+            // The echo says which SYN the answer is to, a retransmitted one included.
+            let sent = self.echoed_send_time(ecr, cx.now);
+            self.take_rtt_sample(self.rtt.measure(sent, cx.now), cx);
+        } else if !self.syn_retransmitted {
             let start = self.stats.start.unwrap_or(cx.now);
             self.take_rtt_sample(self.rtt.measure(start, cx.now), cx);
         }
@@ -488,6 +537,9 @@ impl TcpSender {
 
     fn rtt_sample_for(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) -> Option<Dur> {
         let sent = match self.cfg.rtt_sampling {
+            // RFC 7323 section 4.1: every ACK of new data times the segment it echoes; valid
+            // for retransmissions too (Karn's rule is not needed, RFC 6298 section 3).
+            _ if self.cfg.timestamps => Some(self.echoed_send_time(self.ack_echo?, cx.now)),
             RttSampling::TimedSegment => match self.timed {
                 Some((seq, sent)) if ack > seq => self.timed.take().map(|_| sent),
                 _ => None,
@@ -803,6 +855,7 @@ impl Endpoint for TcpSender {
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
+        self.note_timestamp(&pkt);
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
