@@ -32,8 +32,10 @@ NS3_VERSION = "3.44.post0"
 _CHECKOUT = Path(__file__).resolve().parents[2]
 SETUP_HINT = "quench ns3 --setup"
 CHILD = Path(__file__).with_name("ns3_child.py")
-# TCP/IP header bytes without options (20 IPv4 + 20 TCP; quench sends no timestamps) and UDP.
+# TCP/IP header bytes without options (20 IPv4 + 20 TCP) and UDP.
 TCP_IP_HEADERS = 40
+# The timestamp option with its two NOPs (RFC 7323), with `tcp.timestamps`.
+TCP_TIMESTAMP_OPTION = 12
 UDP_IP_HEADERS = 28
 # The device queue under every queue disc: one packet, so that the queue disc holds the backlog
 # (ns-3's default DropTailQueue of 100 packets would hold it out of the queue disc's sight).
@@ -276,7 +278,9 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     if iw is None:
         iw = min(4, max(2, RFC5681_IW_BYTES // mss)) if mss <= RFC5681_IW_BYTES else 2
     d: dict[str, tuple[str, Any]] = {
-        "ns3::TcpSocket::SegmentSize": ("uint", mss),
+        # With timestamps quench's full segment carries mss − 12 bytes (Linux's accounting);
+        # ns-3's SegmentSize is the payload, to which it adds the option.
+        "ns3::TcpSocket::SegmentSize": ("uint", mss - (TCP_TIMESTAMP_OPTION if tcp.get("timestamps") else 0)),
         "ns3::TcpSocket::InitialCwnd": ("uint", iw),
         "ns3::TcpSocket::SndBufSize": ("uint", _bytes(tcp["send_buffer"])),
         "ns3::TcpSocket::RcvBufSize": ("uint", _bytes(tcp["receive_window"])),
@@ -288,7 +292,7 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::RttEstimator::InitialEstimation": ("time_s", _secs(rto["initial"])),
         "ns3::TcpSocketBase::MinRto": ("time_s", _secs(rto["min"])),
         "ns3::TcpSocketBase::ReTxThreshold": ("uint", int(tcp["dupack_threshold"])),
-        "ns3::TcpSocketBase::Timestamp": ("bool", False),
+        "ns3::TcpSocketBase::Timestamp": ("bool", bool(tcp.get("timestamps"))),
         "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),

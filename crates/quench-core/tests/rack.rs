@@ -163,3 +163,20 @@ fn explore_seeds() {
     }
     eprintln!("total timeouts dupack {} rack {}; mean completion dupack {:.3} s rack {:.3} s", sum_d.0, sum_r.0, sum_d.1 / 39.0, sum_r.1 / 39.0);
 }
+
+/// RACK and the timestamp option together on the tail-loss path: the probe's SACK echoes the
+/// last in-order segment (RFC 7323 section 4.3), older than the probe, yet it must advance the
+/// RACK segment and mark segment 8 lost; with RFC 8985 section 6.2 step 2's TSecr test applied
+/// (Linux does not apply it) it would not, and the tail would wait for the RTO.
+#[test]
+fn rack_tlp_with_timestamps_repairs_the_tail_without_a_timeout() {
+    let mut sc = dumbbell(1, "1Gbps", "1ms", "10Mbps", "20ms", json!({"kind": "droptail", "limit": "7p"}));
+    sc["duration"] = json!("5s");
+    let mut flow = tcp_flow("rack", &format!("{}B", 10 * (MSS - 12)), 10);
+    flow["tcp"]["timestamps"] = json!(true);
+    sc["flows"] = json!([flow]);
+    let r = run(&sc);
+    assert_eq!(f64s(&r, "drops", "time_s").len(), 2);
+    assert_eq!(flow_value(&r, 0, "timeouts"), 0.0);
+    assert_eq!(events(&r, event::LOSS_PROBE).len(), 1);
+}

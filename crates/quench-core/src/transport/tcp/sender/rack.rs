@@ -11,8 +11,12 @@
 //!
 //! Per ACK (section 6.2): (1-2) each segment it newly delivers updates min_RTT and, if sent
 //! later than the RACK segment, becomes it; a retransmitted segment delivered sooner than
-//! min_RTT after its retransmission is taken as the original's delivery and skipped (there are
-//! no timestamps to tell, section 6.2 step 2). (3) A never-retransmitted segment delivered below
+//! min_RTT after its retransmission is taken as the original's delivery and skipped (section
+//! 6.2 step 2). The step's other test, an ACK whose TSecr is older than the retransmission,
+//! is not applied, as in Linux's `tcp_rack_advance`: by RFC 7323's echo rule the SACK of a
+//! segment above a hole echoes the last in-order segment, so the test would discard every SACK
+//! of a retransmission above a hole, a tail loss probe's included (`tests/rack.rs` runs that
+//! case with timestamps). (3) A never-retransmitted segment delivered below
 //! `fack` is reordering. (4) The reordering window is `min(min_RTT / 4, SRTT)`, or 0 when no
 //! reordering has been seen and the sender is in recovery or DupThresh segments are SACKed.
 //! (5) Each undelivered segment sent before the RACK segment is lost once `xmit_ts + RACK.rtt +
@@ -162,7 +166,7 @@ impl Rack {
             let s = *s;
             let seg_end = seq + s.len as u64;
             let rtt = now.saturating_sub(s.xmit);
-            // Step 2: a retransmission acknowledged sooner than min_RTT after it left is the
+            // Step 2: a retransmission delivered sooner than min_RTT after it left is the
             // original's delivery; neither its time nor its RTT says anything.
             let spurious = s.retransmitted && self.min_rtt.is_some_and(|m| rtt < m);
             if !spurious {
