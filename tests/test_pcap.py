@@ -316,7 +316,19 @@ def test_tshark_decodes_the_timestamp_option(ts_capture):
     _, a_r, b_r = ts_capture
     for path in (a_r, b_r):
         out = subprocess.run(
-            ["tshark", "-r", str(path), "-T", "fields", "-e", "tcp.options.timestamp.tsval", "-e", "tcp.options.timestamp.tsecr", "-e", "_ws.expert.severity"],
+            [
+                "tshark",
+                "-r",
+                str(path),
+                "-T",
+                "fields",
+                "-e",
+                "tcp.options.timestamp.tsval",
+                "-e",
+                "tcp.options.timestamp.tsecr",
+                "-e",
+                "_ws.expert.severity",
+            ],
             capture_output=True,
             text=True,
             check=True,

@@ -161,7 +161,13 @@ fn explore_seeds() {
         eprintln!("seed {seed}: dupack (timeouts, completion) {rd:?}; rack {rr:?}");
         (sum_d.0, sum_d.1, sum_r.0, sum_r.1) = (sum_d.0 + rd.0, sum_d.1 + rd.1, sum_r.0 + rr.0, sum_r.1 + rr.1);
     }
-    eprintln!("total timeouts dupack {} rack {}; mean completion dupack {:.3} s rack {:.3} s", sum_d.0, sum_r.0, sum_d.1 / 39.0, sum_r.1 / 39.0);
+    eprintln!(
+        "total timeouts dupack {} rack {}; mean completion dupack {:.3} s rack {:.3} s",
+        sum_d.0,
+        sum_r.0,
+        sum_d.1 / 39.0,
+        sum_r.1 / 39.0
+    );
 }
 
 /// RACK and the timestamp option together on the tail-loss path: the probe's SACK echoes the

@@ -60,7 +60,8 @@ fn the_option_takes_twelve_bytes_from_every_full_segment() {
 #[test]
 fn every_ack_of_new_data_carries_the_echoed_sample() {
     let r = path(0.01, 2_000_000, true, true);
-    let (t, seq, is_ack) = (f64s(&r, "segments", "time_s"), u64s(&r, "segments", "seq"), u64s(&r, "segments", "is_ack"));
+    let (t, seq, is_ack) =
+        (f64s(&r, "segments", "time_s"), u64s(&r, "segments", "seq"), u64s(&r, "segments", "is_ack"));
     let (len, rexmit) = (u64s(&r, "segments", "len"), u64s(&r, "segments", "retransmit"));
     let (rtt_t, rtt) = (f64s(&r, "rtt", "time_s"), f64s(&r, "rtt", "rtt_s"));
     let mut latest_send = std::collections::HashMap::<u64, (f64, bool)>::new();

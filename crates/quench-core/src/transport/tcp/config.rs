@@ -278,7 +278,8 @@ impl TcpConfig {
             return Err(ConfigError::new("dupack_threshold", "must be at least 1"));
         }
         if self.timestamps && self.mss < MIN_MSS + TCP_TIMESTAMP_OPTION {
-            let why = format!("the {TCP_TIMESTAMP_OPTION}-byte option leaves no room for data in a {}-byte mss", self.mss);
+            let why =
+                format!("the {TCP_TIMESTAMP_OPTION}-byte option leaves no room for data in a {}-byte mss", self.mss);
             return Err(ConfigError::new("timestamps", why));
         }
         if self.loss_detection.rack() && !self.sack {

@@ -113,7 +113,11 @@ impl TcpReceiver {
     /// the one echoed.
     fn note_timestamp(&mut self, pkt: &Packet) {
         let tsval = ts_clock(pkt.sent_at);
-        if self.cfg.timestamps && pkt.ts_on && pkt.seq <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+        if self.cfg.timestamps
+            && pkt.ts_on
+            && pkt.seq <= self.last_ack_sent
+            && tsval.wrapping_sub(self.ts_recent) as i32 >= 0
+        {
             self.ts_recent = tsval;
         }
     }

@@ -137,11 +137,7 @@ impl TcpSender {
     /// Let `allowance` more bytes out: cwnd becomes what the output loop counts as in flight
     /// (the pipe with SACK, snd.nxt − snd.una without) plus the allowance.
     pub(super) fn prr_allow(&mut self, allowance: u64, cx: &mut AgentCx<impl Host>) {
-        let counted = if self.sack {
-            self.sack_pipe()
-        } else {
-            self.snd_nxt - self.snd_una
-        };
+        let counted = if self.sack { self.sack_pipe() } else { self.snd_nxt - self.snd_una };
         self.w.cwnd = counted + allowance;
         self.record_window(cx);
     }

@@ -237,7 +237,11 @@ fn run_timers(s: &mut Script, until: Time) {
 
 /// (time in ms, sequence number) of every data segment sent since the last call.
 fn sent_since(s: &mut Script) -> Vec<(u64, u64)> {
-    std::mem::take(&mut s.host.sent).iter().filter(|p| p.payload > 0).map(|p| (p.sent_at.0 / 1_000_000, p.seq)).collect()
+    std::mem::take(&mut s.host.sent)
+        .iter()
+        .filter(|p| p.payload > 0)
+        .map(|p| (p.sent_at.0 / 1_000_000, p.seq))
+        .collect()
 }
 
 fn seg(k: u64) -> u64 {
