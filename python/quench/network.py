@@ -432,6 +432,12 @@ class Network:
             spec["name"] = self.name
         return spec
 
+    def to_toml(self, duration: Quantity) -> str:
+        """The scenario as TOML text, the file `quench run` reads (quench.scenario.dump)."""
+        from quench.scenario import dump
+
+        return dump(self.to_dict(duration))
+
     def run(self, duration: Quantity, *, progress: bool | None = None):
         """Build and run for `duration`; returns quench.Results. Long time series and captures
         stream into a temporary folder that the Results own (quench.stream), so the run's

@@ -67,10 +67,74 @@ def scenario_error(path: str, reason: str) -> _core.ScenarioError:
     return e
 
 
+# --- writing TOML ---------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dump(spec: dict[str, Any]) -> str:
+    """A scenario dict as TOML text that `load_scenario` reads back to the same dict, so a
+    scenario built in Python (`Network.to_toml`) or resolved by the engine (`quench validate
+    --toml`) can be handed to the command line or to a colleague. Keys whose value is None are
+    left out (TOML has no null; an absent key is the same default). Top-level tables become
+    sections, lists of tables `[[...]]` blocks, deeper tables inline tables."""
+    lines: list[str] = []
+    scalars = {k: v for k, v in spec.items() if not _is_section(v)}
+    for k, v in scalars.items():
+        if v is not None:
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
+    for k, v in spec.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{_toml_key(k)}]", *_assignments(v)]
+        elif _is_section(v):
+            for item in v:
+                lines += ["", f"[[{_toml_key(k)}]]", *_assignments(item)]
+    return "\n".join(lines) + "\n"
+
+
+def _is_section(v: Any) -> bool:
+    """A table, or a non-empty list of tables: written as its own section."""
+    return isinstance(v, dict) or (isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v))
+
+
+def _assignments(table: dict[str, Any]) -> list[str]:
+    return [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items() if v is not None]
+
+
+def _toml_key(k: str) -> str:
+    return k if _BARE_KEY.fullmatch(k) else _toml_string(k)
+
+
+def _toml_string(s: str) -> str:
+    # JSON's escapes are TOML's, except that TOML has no raw DEL in a basic string.
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _toml_string(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items() if x is not None) + " }"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} {v!r} as TOML")
+
+
 def load_scenario(path: str | Path) -> dict[str, Any]:
-    """Read a TOML scenario file into a dict (not yet validated). A file that cannot be read,
-    is not UTF-8 or not TOML raises ScenarioError with path '' and a reason that starts with
-    the file's name and, where one is known, the line and column."""
+    """Read a scenario file into a dict (not yet validated): TOML, or JSON for a name ending in
+    .json (a run's `scenario.json`). A file that cannot be read, is not UTF-8 or not TOML/JSON
+    raises ScenarioError with path '' and a reason that starts with the file's name and, where
+    one is known, the line and column."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -88,6 +152,14 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         raise scenario_error(
             "", f"{p}: line {line}, column {column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
         ) from None
+    if p.suffix == ".json":
+        try:
+            spec = json.loads(text.removeprefix("\ufeff"))
+        except json.JSONDecodeError as e:
+            raise scenario_error("", f"{p}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+        if not isinstance(spec, dict):
+            raise scenario_error("", f"{p}: a scenario is a JSON object, not {type(spec).__name__}")
+        return spec
     try:
         return tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
