@@ -36,8 +36,9 @@ impl TransportSpec for TcpFlowSpec {
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
         if let Some(mechanism) = cc.rtt_every_ack_needed_by() {
             if self.tcp.rtt_sampling != RttSampling::EveryAck && !self.tcp.timestamps {
-                let why =
-                    format!("{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\" (or tcp.timestamps = true)");
+                let why = format!(
+                    "{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\" (or tcp.timestamps = true)"
+                );
                 return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
             }
         }

@@ -65,8 +65,10 @@ impl TcpSender {
             return;
         }
         let one_segment = self.flight() <= self.w.mss + self.finite as u64;
-        let rto_expiry =
-            if self.rexmt.is_armed() { self.rto_deadline } else { self.rtt.expiry(cx.now, self.rtt.rto()) };
+        // The RTO that would fire: the one last armed, still running or stood in for by a
+        // pending probe timer (sends meanwhile do not restart it).
+        let pending = self.rexmt.is_armed() || self.probe_timer.is_armed();
+        let rto_expiry = if pending { self.rto_deadline } else { self.rtt.expiry(cx.now, self.rtt.rto()) };
         let at = cx.now + pto(self.rtt.srtt(), one_segment, cx.now, rto_expiry);
         self.rexmt.cancel();
         self.probe_timer.arm(super::super::TcpTimer::Probe.kind(), at, cx);
