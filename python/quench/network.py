@@ -295,7 +295,9 @@ class Network:
         "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},
         recovery (what fast recovery sends per ACK: "standard", the default, or RFC 6937
         Proportional Rate Reduction, "prr" with the slow-start reduction bound or "prr_crb"
-        with the conservative one)."""
+        with the conservative one), loss_detection (with sack=True: "dupack", RFC 6675, the
+        default; "rack", RFC 8985 RACK with the tail loss probe; "rack_no_tlp"), timestamps
+        (RFC 7323: 12 header bytes from each full segment, an RTT sample per ACK)."""
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(

@@ -8,9 +8,12 @@
 //! like a real connection. The IPv4 header checksum is correct; the transport checksums are
 //! zero because the payload is absent. The TCP window field is the advertised window capped at
 //! 65535 (no window-scale option is synthesized). ACKs of SACK connections carry the SACK
-//! option (RFC 2018); the SYN's SACK-permitted option is not synthesized.
+//! option (RFC 2018); the SYN's SACK-permitted option is not synthesized. Segments of connections
+//! with `tcp.timestamps` carry the timestamp option (RFC 7323), TSval on a microsecond clock.
 
-use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
+use crate::packet::{
+    tcp_flags, ts_clock, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
+};
 use crate::transport::icmp;
 use crate::units::Time;
 use std::fs::File;
@@ -26,6 +29,14 @@ const LINKTYPE_RAW: u32 = 101;
 const DEFAULT_TTL: u8 = 64;
 const TCP_OPT_NOP: u8 = 1;
 const TCP_OPT_SACK: u8 = 5;
+/// RFC 7323 section 3: the timestamp option's kind and length.
+const TCP_OPT_TIMESTAMP: u8 = 8;
+const TCP_OPT_TIMESTAMP_LEN: u8 = 10;
+
+/// TCP option bytes of a segment: the timestamp option (RFC 7323) and SACK blocks.
+fn tcp_option_bytes(pkt: &Packet) -> u32 {
+    pkt.sack.option_bytes() + if pkt.ts_on { TCP_TIMESTAMP_OPTION } else { 0 }
+}
 /// The receiving side of every flow listens on the iperf port; senders use an ephemeral port.
 pub const RECEIVER_PORT: u16 = 5001;
 const EPHEMERAL_PORT_BASE: u32 = 10_000;
@@ -168,7 +179,7 @@ impl PcapWriter {
         let transport = match pkt.proto {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp | Proto::Assisted => TCP_HEADER + pkt.sack.option_bytes(),
+            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt),
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
         };
@@ -241,7 +252,7 @@ impl PcapWriter {
         } else {
             0
         };
-        let options = pkt.sack.option_bytes();
+        let options = tcp_option_bytes(pkt);
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
@@ -251,9 +262,17 @@ impl PcapWriter {
         h[13] = pkt.flags;
         h[14..16].copy_from_slice(&(pkt.window.min(u16::MAX as u32) as u16).to_be_bytes());
         self.buf.extend_from_slice(&h);
-        if options > 0 {
+        if pkt.ts_on {
+            // RFC 7323 section 3 (appendix A's layout, Linux's): NOP, NOP, kind 8, length 10,
+            // TSval (the send time on the timestamp clock), TSecr.
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_TIMESTAMP, TCP_OPT_TIMESTAMP_LEN]);
+            self.buf.extend_from_slice(&ts_clock(pkt.sent_at).to_be_bytes());
+            self.buf.extend_from_slice(&pkt.ts_ecr.to_be_bytes());
+        }
+        let sack_bytes = pkt.sack.option_bytes();
+        if sack_bytes > 0 {
             // RFC 2018: NOP, NOP, kind 5, length, then left/right edges in the sender's space.
-            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (options - 2) as u8]);
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (sack_bytes - 2) as u8]);
             let isn = initial_sequence(pkt.flow, pkt.dst);
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.buf.extend_from_slice(&isn.wrapping_add(start as u32).to_be_bytes());
