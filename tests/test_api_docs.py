@@ -45,3 +45,33 @@ def test_every_qdisc_has_a_helper_naming_its_keys() -> None:
         missing = [k for k in keys if not re.search(rf"\b{k}\b", doc)]
         assert not missing, f"{kind}'s docstring does not name {missing}"
         assert "default" in doc, kind
+
+
+def _flow(kind: str) -> dict:
+    net = quench.Network()
+    net.hosts("a", "b")
+    net.link("a", "b", rate="10Mbps", delay="1ms")
+    getattr(net, kind)("a", "b", **({"rate": "1Mbps"} if kind == "udp" else {"bytes": "10KB"}))
+    return quench.validate_scenario(net.to_dict(1.0))["flows"][0]
+
+
+def _keys(table: dict) -> list[str]:
+    """Every key of a resolved table, those of nested tables included."""
+    out = []
+    for k, v in table.items():
+        out.append(k)
+        if isinstance(v, dict):
+            out += _keys(v)
+    return out
+
+
+@pytest.mark.parametrize("kind", ["tcp", "udp", "pcp", "assisted"])
+def test_every_transport_helper_names_its_keys(kind: str) -> None:
+    """The engine's resolved defaults of each transport are the list of keys the helper's
+    docstring must name, so a key added to the engine cannot go undocumented."""
+    flow = _flow(kind)
+    params = flow.get(kind, {k: v for k, v in flow.items() if k not in ("kind", "src", "dst", "name")})
+    keys = _keys(params) + (_keys(flow["cc"]) if kind == "tcp" else [])
+    doc = getattr(quench.Network, kind).__doc__ or ""
+    missing = sorted({k for k in keys if k != "kind" and not re.search(rf"\b{k}\b", doc)})
+    assert not missing, f"Network.{kind}'s docstring does not name {missing}"

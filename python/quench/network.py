@@ -285,19 +285,42 @@ class Network:
         name: str | None = None,
         **tcp: Any,
     ) -> Network:
-        """A TCP connection with a bulk transfer of `bytes` (unlimited when None). `cc` is a
-        controller name or table: tahoe, reno, newreno, cubic, vegas (needs
-        `rtt_sampling="every_ack"` in `tcp`), fast, or dctcp (RFC 8257;
-        needs ecn=True and a marking queue; `g`, the estimation gain, default 1/16, and
-        `initial_alpha`, default 1). Extra
-        keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
-        delayed_ack={...}, dupack_threshold, sack, ecn, rtt_sampling ("timed_segment" or
-        "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},
-        recovery (what fast recovery sends per ACK: "standard", the default, or RFC 6937
-        Proportional Rate Reduction, "prr" with the slow-start reduction bound or "prr_crb"
-        with the conservative one), loss_detection (with sack=True: "dupack", RFC 6675, the
-        default; "rack", RFC 8985 RACK with the tail loss probe; "rack_no_tlp"), timestamps
-        (RFC 7323: 12 header bytes from each full segment, an RTT sample per ACK)."""
+        """A TCP connection with a bulk transfer of `bytes` (unlimited when None), from `start`
+        (a time, default 0).
+
+        `cc`: a controller name or a table with `kind` and its keys: tahoe, reno, newreno
+        (default), cubic (`hystart` for RFC 9406 HyStart++, which needs rtt_sampling="every_ack"),
+        vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
+        rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; needs ecn=True and a marking
+        queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1) or prague.
+        Every window controller also takes `initial_window` (segments; RFC 5681's 2-4 by MSS
+        when absent) and `abc_limit` (RFC 3465's L, segments per ACK in slow start; default 2).
+
+        Extra keyword arguments are TCP parameters (defaults in brackets):
+        - mss: payload bytes per full segment [1460];
+        - send_buffer, receive_window: bytes [4 MiB each];
+        - rto: {k [4], min ["1s"], max ["60s"], initial ["1s"], tick (a coarse timer's
+          granularity, ["0s"]), max_backoffs [12]} (RFC 6298);
+        - delayed_ack: {enabled [True], segments [2], timeout ["200ms"]};
+        - dupack_threshold: duplicate ACKs that mean a loss [3];
+        - sack (RFC 2018 / 6675) [False]; limited_transmit (RFC 3042) [False];
+        - dont_fragment: set DF on every segment [False, segments larger than a link's MTU
+          are fragmented];
+        - source_quench: the reaction to ICMP Source Quench: "ignore" [RFC 6633], "tahoe",
+          "bsd43", "rfc1122" or "squid";
+        - ecn (RFC 3168) [False];
+        - rtt_sampling: "timed_segment" [one timed segment per window, BSD] or "every_ack";
+        - burstiness_control: {threshold, rate="cwnd/rtt"} (Wei, Hegde, Low 2005) [off];
+        - pacing: one full segment every srtt/cwnd [False];
+        - local_drop: the sender's reaction to its own host queue dropping a segment: "loss"
+          [as ns-2/ns-3] or "linux_cwr" (Linux 2.4-2.6's CWR);
+        - cwnd_limited_growth: grow the window only when it was full [False, as ns-2];
+        - recovery: what fast recovery sends per ACK: "standard" [RFC 6675 / 6582], "prr" (RFC
+          6937 with the slow-start reduction bound) or "prr_crb" (the conservative bound);
+        - loss_detection: with sack=True: "dupack" [RFC 6675], "rack" (RFC 8985 RACK with the
+          tail loss probe) or "rack_no_tlp";
+        - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
+          sample per ACK [False]."""
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(
@@ -315,7 +338,8 @@ class Network:
         probe_packets, slope_tolerance, min_increment, min_rate, max_backoff_rtts,
         probe_jitter_rtts, queue_tolerance, queue_alarm_rtts, compensate_growth, drain_once,
         tit_for_tat_rounds, tit_for_tat_factor, reorder_threshold, history, history_owd,
-        probe_span_rtts, slope_confidence, rto={...}."""
+        probe_span_rtts, slope_confidence, rto={k, min, initial, max, tick, max_backoffs} (as
+        TCP's; defaults 4, "1s", "1s", "60s", "0s", 12)."""
         return self._connection("pcp", src, dst, bytes, start, name, pcp)
 
     def assisted(
@@ -354,8 +378,9 @@ class Network:
         name: str | None = None,
         ecn: str | None = None,
     ) -> Network:
-        """A UDP source of `rate` bit/s of IP datagrams, 'cbr' or 'poisson' (the datagram rate is
-        `rate` over the mean payload plus 28 header bytes). `size`: the payload, fixed ("1000B")
+        """A UDP source of `rate` bit/s of IP datagrams from `start` (default 0) to `stop` (default
+        the run's end); `pattern` 'cbr' (default) or 'poisson' (the datagram rate is `rate` over
+        the mean payload plus 28 header bytes). `size`: the payload, fixed ("1000B")
         or drawn per datagram: {"dist": "uniform", "min": ..., "max": ...}, {"dist":
         "exponential", "mean": ...} (rounded to whole bytes, at least 1) or {"dist": "choice",
         "values": [...], "weights": [...]} (equal weights when absent). `ecn`: the datagrams' ECN
