@@ -28,6 +28,7 @@ EVERYTHING = {
     "segments": True,
     "monitors": True,
     "monitor_flow": {"flow": "reno"},
+    "flow_links": True,
     # Inside the busy run (1 s), past the idle one's end (0.5 s, so none taken there).
     "snapshots": ["750ms"],
 }

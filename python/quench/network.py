@@ -437,7 +437,9 @@ class Network:
         (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
         monitor_flow ({flow, start, stop}: every packet event of one flow), snapshots (an
         interval such as "100ms" or a list of instants such as ["10s", "30s"]: every link's and
-        flow's counters then, for `Results.window` and `Results.timeseries`)."""
+        flow's counters then, for `Results.window` and `Results.timeseries`), flow_links (each
+        listed flow's packets, bytes, drops and losses at every link it crossed: the
+        `flow_links` table)."""
         self._record.update(options)
         return self
 

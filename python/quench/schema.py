@@ -42,8 +42,19 @@ LABEL_DTYPE = "string"
 CATEGORY_DTYPE = "category"
 
 # Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
-LINK_TABLES = ("queue", "sojourn", "drops", "monitors", "link_snapshots")
-FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events", "flow_snapshots")
+LINK_TABLES = ("queue", "sojourn", "drops", "monitors", "flow_links", "link_snapshots")
+FLOW_TABLES = (
+    "sojourn",
+    "drops",
+    "cwnd",
+    "pcp_rate",
+    "pacing",
+    "rtt",
+    "segments",
+    "tcp_events",
+    "flow_links",
+    "flow_snapshots",
+)
 # Columns holding codes of the engine's enumerations (qdisc::DropReason, trace::TcpEvent,
 # cc::bbr::MODE_NAMES), shown as categories of those names, in code order, from the engine.
 CATEGORIES: dict[tuple[str, str], list[str]] = {

@@ -266,7 +266,7 @@ fn build_recorder(sc: &Scenario, links: &[Link]) -> Result<(Recorder, Vec<Option
     if let Some(times) = &sc.record.snapshots {
         times.validate(sc.duration).map_err(|why| ConfigError::new("record.snapshots", why))?;
     }
-    Ok((Recorder::new(sc.record.clone(), wanted), pcap))
+    Ok((Recorder::new(sc.record.clone(), wanted, sc.flows.len()), pcap))
 }
 
 /// Check each workload's template against the topology once per pair, with a host-shared

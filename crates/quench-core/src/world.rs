@@ -24,6 +24,7 @@ use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
+use crate::trace::flow_links::Fate;
 use crate::trace::pcap::PcapWriter;
 use crate::trace::Recorder;
 use crate::transport::icmp;
@@ -426,6 +427,7 @@ impl World {
     }
 
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         self.settle(l);
         let link = &mut self.links[l.index()];
         if let Some((at, seq)) = link.undefer_done() {
@@ -467,6 +469,7 @@ impl World {
             self.sched.schedule_reserved(done, seq, Event::TxDone(l));
         }
         let p = link.in_transmission().expect("a transmission just started");
+        self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap[l.index()].as_mut() {
             w.write(self.now, p, self.flows.info(p.flow).src);
@@ -478,6 +481,7 @@ impl World {
         if !self.link_out.drops.is_empty() {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
+                self.rec.flow_links.count(p.flow, l, p.size, Fate::Dropped);
                 self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
                 self.packet_left(p.flow);
             }
@@ -514,6 +518,7 @@ impl World {
             Ok(None) => {}
             Err(lost) => {
                 let reason = crate::qdisc::DropReason::LinkLoss as u8;
+                self.rec.flow_links.count(lost.flow, l, lost.size, Fate::Lost);
                 self.rec.drop(self.now, l, lost.flow, reason, lost.size);
                 self.packet_left(lost.flow);
             }

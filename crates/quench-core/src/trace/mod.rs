@@ -6,6 +6,7 @@
 //! and emptied (`spill.rs`), so memory stays flat however long the run; without one, every
 //! record stays in memory until the run ends.
 
+pub mod flow_links;
 pub mod flow_monitor;
 pub mod pcap;
 pub mod spill;
@@ -64,6 +65,9 @@ pub struct RecordConfig {
     /// (`snapshots.rs`): statistics over any window between two of them.
     #[serde(default)]
     pub snapshots: Option<crate::snapshots::SnapshotTimes>,
+    /// Each listed flow's packets and bytes at every link it crossed (`flow_links.rs`).
+    #[serde(default)]
+    pub flow_links: bool,
 }
 
 fn yes() -> bool {
@@ -85,6 +89,7 @@ impl Default for RecordConfig {
             pcap: Vec::new(),
             monitor_flow: None,
             snapshots: None,
+            flow_links: false,
         }
     }
 }
@@ -174,6 +179,8 @@ pub struct Recorder {
     /// The flow watched by the high-frequency monitor, if any, and its records.
     watch: Option<Watch>,
     pub flow_monitor: FlowMonitorTrace,
+    /// Per-flow per-link counters (`record.flow_links`).
+    pub flow_links: flow_links::FlowLinks,
     cwnd_thinning: Option<CwndThinning>,
     /// Where full buffers go, when the run streams its records to disk.
     spill: Option<Spill>,
@@ -230,9 +237,12 @@ fn finish_table<T: Chunked>(spill: &mut Option<Spill>, name: &str, buffer: T, ta
 }
 
 impl Recorder {
-    pub fn new(cfg: RecordConfig, link_on: Vec<bool>) -> Self {
+    /// A recorder of `cfg` for a scenario whose links' queue records are wanted where
+    /// `link_on` says, with `listed_flows` flows listed (workload arrivals come after them).
+    pub fn new(cfg: RecordConfig, link_on: Vec<bool>, listed_flows: usize) -> Self {
         let cwnd_thinning = cfg.cwnd_interval.map(CwndThinning::new);
-        Recorder { cfg, link_on, cwnd_thinning, chunk_rows: usize::MAX, ..Default::default() }
+        let flow_links = flow_links::FlowLinks::new(cfg.flow_links, listed_flows);
+        Recorder { cfg, link_on, cwnd_thinning, flow_links, chunk_rows: usize::MAX, ..Default::default() }
     }
 
     /// Stream every table to `spill` from now on, a chunk of `chunk_rows` rows at a time.
@@ -453,6 +463,8 @@ impl Recorder {
             finish_table(s, TCP_EVENTS, self.events, |b| b.into_table(TCP_EVENTS)),
             finish_table(s, MONITORS, self.monitors, |b| monitor_table(b, names)),
             finish_table(s, FLOW_MONITOR, self.flow_monitor, flow_monitor::table),
+            // At most a row per listed flow and link: kept in memory.
+            self.flow_links.into_table(),
         ];
         let written = match self.spill {
             Some(mut spill) => {

@@ -414,13 +414,13 @@ mod tests {
     #[test]
     fn a_spilled_and_reassembled_table_equals_the_in_memory_one() {
         let cfg = RecordConfig::default();
-        let mut memory = Recorder::new(cfg.clone(), vec![true, true]);
+        let mut memory = Recorder::new(cfg.clone(), vec![true, true], 0);
         record(&mut memory);
         let (expected, written) = memory.into_tables();
         assert!(written.is_ok());
 
         let dir = scratch_dir("reassemble");
-        let mut streamed = Recorder::new(cfg, vec![true, true]);
+        let mut streamed = Recorder::new(cfg, vec![true, true], 0);
         streamed.stream_to(Spill::new(&dir).unwrap(), TEST_CHUNK_ROWS);
         record(&mut streamed);
         assert!(streamed.queue.len() < TEST_CHUNK_ROWS, "full chunks left memory as they filled");

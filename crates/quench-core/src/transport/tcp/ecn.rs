@@ -269,7 +269,7 @@ mod tests {
                 let cfg = TcpConfig { mss: MSS as u32, ecn: true, ..Default::default() };
                 let cc: CcSpec = serde_json::from_str(cc).unwrap();
                 let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
-                let rec = Recorder::new(RecordConfig::default(), vec![]);
+                let rec = Recorder::new(RecordConfig::default(), vec![], 0);
                 Script { tx, host: ScriptedHost::new(rec) }
             }
             fn with_cx(

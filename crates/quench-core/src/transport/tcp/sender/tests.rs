@@ -26,7 +26,7 @@ impl Script {
         let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
         let cc: CcSpec = serde_json::from_str(cc).unwrap();
         let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
-        Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])) }
+        Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0)) }
     }
 
     fn act(&mut self, now: Time, f: impl FnOnce(&mut TcpSender, &mut AgentCx<ScriptedHost>)) {
@@ -219,7 +219,7 @@ fn rack_script(detection: super::LossDetection, bytes: Option<u64>) -> Script {
     let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
     let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":10}"#).unwrap();
     let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), bytes);
-    let mut s = Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])) };
+    let mut s = Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0)) };
     s.establish();
     s.host.sent.clear();
     s
