@@ -316,7 +316,8 @@ class Network:
         `rate` over the mean payload plus 28 header bytes). `size`: the payload, fixed ("1000B")
         or drawn per datagram: {"dist": "uniform", "min": ..., "max": ...}, {"dist":
         "exponential", "mean": ...} (rounded to whole bytes, at least 1) or {"dist": "choice",
-        "values": [...], "weights": [...]} (equal weights when absent). `ecn`: the datagrams' ECN
+        "values": [...], "weights": [...]} (equal weights when absent); quench.dist writes
+        these and the lognormal, Pareto and empirical-CDF ones. `ecn`: the datagrams' ECN
         codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the source does not
         react to marks."""
         flow = {
@@ -347,7 +348,8 @@ class Network:
     ) -> Network:
         """Finite flows arriving as a Poisson process of `arrival_rate` per second, each between
         a (src, dst) pair drawn uniformly from `pairs`, of `size` bytes ("250KB", or
-        {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}).
+        {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}, or
+        any quench.dist helper, e.g. quench.dist.websearch() or quench.dist.empirical("f.csv")).
         `flow` is the transport of every flow without src/dst/start/bytes/name, e.g.
         {"kind": "tcp", "cc": "newreno"} (the default) or {"kind": "pcp"}. Flows are named
         NAME.k; their response times are in Results.flows."""
