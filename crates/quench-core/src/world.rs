@@ -478,7 +478,7 @@ impl World {
         if !self.link_out.drops.is_empty() {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
-                self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
+                self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
             }
             self.link_out.drops = drops;
@@ -514,7 +514,7 @@ impl World {
             Ok(None) => {}
             Err(lost) => {
                 let reason = crate::qdisc::DropReason::LinkLoss as u8;
-                self.rec.drop(self.now, l, lost.flow, reason, lost.size);
+                self.rec.packet_dropped(self.now, l, &lost, reason);
                 self.packet_left(lost.flow);
             }
         }
