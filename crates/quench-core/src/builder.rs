@@ -203,6 +203,7 @@ impl FlowContext<'_> {
             receiver,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
+            sack: f.sack_permitted(),
         };
         Ok((info, built.sender, built.receiver))
     }

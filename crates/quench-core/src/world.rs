@@ -469,7 +469,8 @@ impl World {
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap[l.index()].as_mut() {
-            w.write(self.now, p, self.flows.info(p.flow).src);
+            let info = self.flows.info(p.flow);
+            w.write(self.now, p, info.src, info.sack);
         }
     }
 
