@@ -134,6 +134,10 @@ def test_refuses_what_ns3_cannot_run():
     spec["flows"][1]["cc"] = "tahoe"
     with pytest.raises(Exception, match=r"^flows\[1\]\.cc\.kind: .*no ns-3 counterpart"):
         ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][1]["device_queue"] = 5
+    with pytest.raises(Exception, match=r"^links\[1\]\.device_queue: .*no ns-3 counterpart"):
+        ns3.translate(spec)
 
 
 def test_plan_maps_settings():

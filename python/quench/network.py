@@ -210,10 +210,13 @@ class Network:
         framing_overhead: Quantity | None = None,
         packet_rate: float | None = None,
         fragmentation: str | None = None,
+        device_queue: int | None = None,
     ) -> Network:
         """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
         unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b;
-        packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned"."""
+        packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned";
+        device_queue is a FIFO of that many packets under the qdisc (Linux's driver ring, ns-3's
+        device queue; none by default)."""
         self._links.append(
             _clean(
                 {
@@ -230,6 +233,7 @@ class Network:
                     "framing_overhead": framing_overhead,
                     "packet_rate": packet_rate,
                     "fragmentation": fragmentation,
+                    "device_queue": device_queue,
                 }
             )
         )

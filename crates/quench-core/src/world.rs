@@ -441,7 +441,9 @@ impl World {
         }
         let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
-        if self.links[l.index()].ready_to_send() {
+        // A device queue takes what the qdisc releases at once, even while the link sends.
+        let link = &self.links[l.index()];
+        if link.ready_to_send() || link.has_device_queue() {
             self.start_tx(l);
         }
         admission
