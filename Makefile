@@ -9,7 +9,7 @@ STAMP := $(VENV)/.tools-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build reproduce demo test test-rust test-python tshark chromium bench lint clean
+.PHONY: all build reproduce demo test test-rust test-python tshark chromium bench docs lint clean
 
 all: build
 
@@ -54,6 +54,13 @@ chromium:
 bench: build
 	bash benchmarks/setup_ns3.sh
 	$(PY) benchmarks/bench_dumbbell.py
+	$(PY) benchmarks/bench_start.py
+
+# The API reference, built with pdoc from the docstrings into docs/api/ (git-ignored); fails when
+# pdoc warns (tests/test_api_docs.py runs the same build in `make test`).
+docs: build
+	rm -rf docs/api
+	$(PY) tests/build_api_docs.py docs/api
 
 # Every check runs, and the ones that failed are listed at the end. Needs no extension build:
 # ruff reads the sources, clippy checks the crates itself (debug profile, beside the release

@@ -1,8 +1,9 @@
 """Cross-check quench's AQMs against ns-3's queue discs through the translator (quench.ns3).
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
-        [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--json OUT.json] [--ns3-variant flightsize|abc2] [--ecn] [--recovery prr|standard]
+        [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng] [--tcp matched|default]
+        [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2]
+        [--ecn] [--recovery prr|standard]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -11,7 +12,8 @@ access links):
 - `udp`: one CBR flow of 1500-byte IP datagrams at 12.5 Mb/s (rho = 1.25), which isolates
   the AQM from any transport.
 Each AQM at its defaults (RED: packet mode, min_th 10, max_th 30, limit 60, w_q 0.002, max_p
-0.1, gentle, wait). Every seed runs in both simulators; ns-3 runs all seeds of one case in one
+0.1, gentle, wait; `ared` and `feng` the same RED with Floyd's or Feng's adaptation of max_p).
+Every seed runs in both simulators; ns-3 runs all seeds of one case in one
 child process. Prints, per case and AQM, the means over seeds of utilization, total goodput,
 mean queue delay (Little's law in both: time-mean queue over the departure rate; ns-3's queue
 is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate
@@ -59,6 +61,10 @@ AQMS = {
     "pie": {"kind": "pie"},
     "fq_pie": {"kind": "fq_pie"},
     "red": RED,
+    # The same RED with max_p adapted: Floyd, Gummadi & Shenker 2001 (every 0.5 s towards the
+    # middle of [min_th, max_th]) and Feng et al. 1999 (on leaving [min_th, max_th]).
+    "ared": {**RED, "adapt": "floyd2001"},
+    "feng": {**RED, "adapt": "feng1999"},
 }
 # UDP overload: 12.5 Mb/s of 1500-byte IP datagrams (1472 B payload + 28 B of UDP/IP headers).
 UDP_RATE = "12.5Mbps"
@@ -75,7 +81,14 @@ METRICS = [
 
 
 def scenario(
-    case: str, aqm: str, duration: str, tcp: str, qdisc_set: dict, ecn: bool = False, recovery: str = "prr"
+    case: str,
+    aqm: str,
+    duration: str,
+    tcp: str,
+    qdisc_set: dict,
+    ecn: bool = False,
+    recovery: str = "prr",
+    udp_rate: str = UDP_RATE,
 ) -> dict:
     if case == "tcp":
         if tcp == "matched":
@@ -89,7 +102,7 @@ def scenario(
     spec = net.to_dict(duration)
     if case == "udp":
         spec["flows"] = [
-            {"kind": "udp", "src": "s0", "dst": "d0", "rate": UDP_RATE, "size": UDP_PAYLOAD, "name": "udp0"}
+            {"kind": "udp", "src": "s0", "dst": "d0", "rate": udp_rate, "size": UDP_PAYLOAD, "name": "udp0"}
         ]
     spec["links"][0]["qdisc"] = {**AQMS[aqm], **qdisc_set}
     if ecn:  # the AQM marks ECT packets instead of dropping them
@@ -124,7 +137,7 @@ def figures(res) -> dict:
 def run_case(case: str, aqm: str, args) -> dict:
     specs = []
     for i in range(args.seeds):
-        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery)
+        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery, args.udp_rate)
         s["seed"] = 1 + i
         specs.append(s)
     t0 = time.perf_counter()
@@ -176,6 +189,7 @@ def main() -> None:
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
     p.add_argument("--json", help="write the per-seed figures here")
+    p.add_argument("--udp-rate", default=UDP_RATE, help="the UDP case's sending rate (IP bytes)")
     p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
     p.add_argument(
         "--recovery",
@@ -209,6 +223,7 @@ def main() -> None:
         + (", ECN" if args.ecn else "")
         + (f", recovery {args.recovery}" if args.recovery != "prr" else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
+        + (f", UDP at {args.udp_rate}" if args.udp_rate != UDP_RATE else "")
         + "; diff = (quench - ns-3)/ns-3"
     )
     print(table(results))

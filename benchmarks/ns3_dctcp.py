@@ -4,7 +4,7 @@ sawtooth cycle the same way.
 
 Run with the interpreter of an environment that has the ns-3 Python bindings:
 
-    /work/ns3-venv/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--json out.json]
+    $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device

@@ -56,8 +56,11 @@ def main() -> None:
     t2 = time.perf_counter()
     raw = sim.finish()
     res = quench.Results.from_raw(raw, {}, wall_run_s=t2 - t1)
-    b = res.link("r1->r2")
-    goodput = (res.flows["bytes_delivered"] * 8 / a.duration).tolist()
+    # Read as the engine's columns, not DataFrames: the whole process loads no pandas, as
+    # `quench run` does not (benchmarks/bench_start.py).
+    row = res.tables.column("links", "name").index("r1->r2")
+    b = {c: res.tables.column("links", c)[row] for c in ("utilization", "dropped_packets", "departed_packets")}
+    goodput = [delivered * 8 / a.duration for delivered in res.tables.column("flows", "bytes_delivered")]
     out = {
         "simulator": "quench",
         "version": quench.__version__,

@@ -100,6 +100,8 @@ CUBIC_ECN_NS3 = pytest.mark.xfail(
 def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     cwnd = not red_ecn  # the cwnd table (ns-3's CongestionWindow trace) on the drop-tail runs
     spec = matched_dumbbell(cc, red_ecn, cwnd)
+    if red_ecn:  # RED's average and snapshots, which ns-3 records too
+        spec["record"].update(monitors=True, snapshots=["4s", DURATION])
     q = run_scenario(spec, progress=False)
     # Network.run_ns3 (the Python API) where the network needs no edit after building.
     n = ns3.run_ns3(spec, timeout_s=300) if red_ecn else matched_net(cc, red_ecn, cwnd).run_ns3(DURATION, timeout_s=300)
@@ -114,6 +116,15 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
     assert b["arrived_packets"] == b["departed_packets"] + b["dropped_packets"] + b["backlog_packets"]
     if red_ecn:
         assert b["marked_packets"] > 0, "RED with ECN marked nothing in ns-3"
+        # A window of ns-3's run from its snapshots, and RED's average on every arrival.
+        qw, nw = q.window("4s", DURATION), n.window("4s", DURATION)
+        qb, nb = (w.links[w.links["name"] == "r1->r2"].iloc[0] for w in (qw, nw))
+        assert abs(qb["utilization"] - nb["utilization"]) <= TOLERANCE
+        end = nw.flows["goodput_bps"].sum() * 6 / 8 + n.window(0, "4s").flows["goodput_bps"].sum() * 4 / 8
+        assert end == pytest.approx(n.flows["bytes_delivered"].sum())
+        for res in (q, n):
+            avg = res.monitors[res.monitors["name"] == "avg_queue"]["value"]
+            assert len(avg) > 1000 and 5 < avg.iloc[-1000:].mean() < 30, "RED's average outside [5, 30]"
     assert not n.queue.empty and set(n.queue["link_name"]) == {"r1->r2"}
     if cwnd:
         cq, cn = q.tables["cwnd"], n.tables["cwnd"]
@@ -223,4 +234,46 @@ def test_plan_maps_bbr_to_tcp_bbr_with_pacing():
     assert any("extra_acked" in n for n in plan["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+
+
+def test_plan_maps_red_adaptation():
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {**RED, "adapt": "floyd2001"}
+    a = ns3.translate(spec)["links"][0]["qdisc"]["attributes"]
+    # Floyd's adaptation alone: ARED = true would also reset the thresholds and w_q.
+    assert a["AdaptMaxP"] == ("bool", True) and a["ARED"] == ("bool", False)
+    assert (a["Interval"], a["Alpha"], a["Beta"], a["Top"], a["Bottom"]) == (
+        ("time_s", 0.5),
+        ("double", 0.01),
+        ("double", 0.9),
+        ("double", 0.5),
+        ("double", 0.01),
+    )
+    assert a["LInterm"] == ("double", 10.0) and a["MinTh"] == ("double", 10.0)
+    spec["links"][0]["qdisc"] = {**RED, "adapt": {"kind": "feng1999", "alpha": 4, "beta": 2}}
+    plan = ns3.translate(spec)
+    a = plan["links"][0]["qdisc"]["attributes"]
+    assert a["FengAdaptive"] == ("bool", True) and a["AdaptMaxP"] == ("bool", False)
+    assert (a["FengAlpha"], a["FengBeta"]) == (("double", 4.0), ("double", 2.0))
+    # ns-3 starts Feng's status "above" and divides max_p by alpha at the first arrival:
+    # it starts from alpha x max_p so that both run with max_p = 0.1 from then on.
+    assert a["LInterm"][1] == pytest.approx(1 / (4 * 0.1))
+    assert sum("Feng's status" in n for n in plan["notes"]) == 1
+
+
+def test_plan_maps_dctcp_to_tcp_dctcp_at_both_ends():
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_dctcp.toml")
+    plan = ns3.translate(spec)
+    d = plan["defaults"]
+    assert d["ns3::TcpDctcp::DctcpShiftG"] == ("double", 1 / 16)
+    assert d["ns3::TcpDctcp::DctcpAlphaOnInit"] == ("double", 1.0)
+    assert all(f["cc"] == "dctcp" and f["receiver_cc"] for f in plan["flows"])
+    # The receiver echoes CE by its own controller in ns-3, so a node cannot receive DCTCP
+    # and NewReno flows both.
+    spec["hosts"].append("s2")
+    spec["links"].append({"from": "s2", "to": "r1", "rate": "10Gbps", "delay": "10us"})
+    newreno = {"kind": "newreno", "initial_window": 10}
+    spec["flows"].append({"kind": "tcp", "src": "s2", "dst": "d", "cc": newreno, "tcp": spec["flows"][0]["tcp"]})
+    with pytest.raises(Exception, match=r"^flows\[2\]\.dst: d receives DCTCP and other TCP flows"):
         ns3.translate(spec)

@@ -13,7 +13,22 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.network import Network, choke, codel, droptail, drr, dualpi2, fq, fq_codel, fq_pie, pie, red, sfq
+from quench.network import (
+    Network,
+    choke,
+    codel,
+    droptail,
+    drr,
+    dualpi2,
+    dummynet,
+    fq,
+    fq_codel,
+    fq_pie,
+    fuzzball,
+    pie,
+    red,
+    sfq,
+)
 from quench.results import Results
 from quench.scenario import load_scenario, run_scenario, validate_scenario
 from quench.units import parse_bytes, parse_duration, parse_rate
@@ -29,9 +44,11 @@ __all__ = [
     "droptail",
     "drr",
     "dualpi2",
+    "dummynet",
     "fq",
     "fq_codel",
     "fq_pie",
+    "fuzzball",
     "load_scenario",
     "parse_bytes",
     "parse_duration",

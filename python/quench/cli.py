@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import json
 import os
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, staged_dir
-from quench.results import FORMATS, Results, pcap_file_names
+from quench.results import FORMATS, Results, Tables, pcap_file_names
 from quench.scenario import load_scenario, one_line, run_scenario, validate_scenario
 from quench.stream import RecordStream
 
@@ -49,23 +53,47 @@ def _formats(text: str) -> list[str]:
     return fmts
 
 
+def _rows(res: Results, table: str, columns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Rows of a summary table as dicts of Python values; read from the engine's columns when
+    the table is still in that form, so a summary needs neither pandas nor numpy."""
+    tables = res.tables
+    if isinstance(tables, Tables):
+        cols = [tables.column(table, c) for c in columns]
+    else:
+        cols = [tables[table][c].tolist() for c in columns]
+    return [dict(zip(columns, values)) for values in zip(*cols)]
+
+
+def _jain(values: list[float]) -> float:
+    """Jain's fairness index, as results.jain_index computes it, over a few Python floats."""
+    if not values or not any(values):
+        return float("nan")
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
 def summary_table(res: Results) -> str:
-    """A plain-text summary: the bottleneck and every flow."""
-    b = res.link(res.bottleneck())
+    """A plain-text summary: the bottleneck (the busiest link, the first of equals) and every flow."""
+    links = _rows(res, "links", ("name", "utilization", "dropped_packets", "mean_backlog_packets", "mean_sojourn_s"))
+    b = links[max(range(len(links)), key=lambda i: (links[i]["utilization"], -i))]
+    flows = _rows(
+        res,
+        "flows",
+        ("name", "kind", "cc", "goodput_bps", "bytes_delivered", "retransmitted_segments", "timeouts", "srtt_s"),
+    )
     lines = [
         f"bottleneck {b['name']}: utilization {b['utilization']:.3f}, drops {b['dropped_packets']}, "
         f"mean queue {b['mean_backlog_packets']:.1f} pkts, mean sojourn {1e3 * b['mean_sojourn_s']:.2f} ms",
         f"{'flow':<10} {'kind':<5} {'cc':<8} {'goodput Mb/s':>12} {'delivered MB':>12} "
         f"{'rexmit':>7} {'timeouts':>8} {'srtt ms':>8}",
     ]
-    for _, f in res.flows.iterrows():
+    for f in flows:
         lines.append(
             f"{f['name']:<10} {f['kind']:<5} {f['cc']:<8} {f['goodput_bps'] / 1e6:>12.3f} "
             f"{f['bytes_delivered'] / 1e6:>12.3f} {f['retransmitted_segments']:>7} {f['timeouts']:>8} "
             f"{1e3 * f['srtt_s']:>8.1f}"
         )
     lines.append(
-        f"Jain's fairness index of goodput: {res.jain_index():.4f}; "
+        f"Jain's fairness index of goodput: {_jain([f['goodput_bps'] for f in flows]):.4f}; "
         f"{res.meta['events_executed']:,} events in {res.meta['wall_run_s']:.3f} s wall"
     )
     return "\n".join(lines)
@@ -74,6 +102,21 @@ def summary_table(res: Results) -> str:
 def _check_pcaps(resolved: dict[str, Any]) -> None:
     """Before the run: every captured link's file name is a plain name, and no two share one."""
     pcap_file_names(resolved.get("record", {}).get("pcap", []))
+
+
+def _import_in_background(module: str) -> threading.Thread:
+    """Import `module` in a thread. The engine releases the GIL while it runs, so the import
+    (pyarrow and numpy for the Parquet files: about as long as a small run) overlaps the run
+    instead of following it. A failed import is left to the import that needs it. The caller
+    joins the thread before it returns, so no import is cut off at exit."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=load, name=f"import {module}", daemon=True)
+    thread.start()
+    return thread
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -85,10 +128,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every output check happens before the run, so a bad --out costs nothing. The run streams
     # its records into the output's staging folder, which takes --out's place once whole.
     out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
-    with staged_dir(out, force=args.force) as tmp:
-        stream = RecordStream(tmp, str(args.out))
-        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps, stream=stream)
-        res.write_into(tmp, formats=args.format, plots=not args.no_plots)
+    imports: list[threading.Thread] = []
+
+    def before_run(resolved: dict[str, Any]) -> None:
+        _check_pcaps(resolved)
+        if "parquet" in args.format:
+            imports.append(_import_in_background("pyarrow.parquet"))
+
+    try:
+        with staged_dir(out, force=args.force) as tmp:
+            stream = RecordStream(tmp, str(args.out))
+            res = run_scenario(spec, progress=None if not args.quiet else False, before_run=before_run, stream=stream)
+            res.write_into(tmp, formats=args.format, plots=not args.no_plots)
+    finally:
+        for thread in imports:
+            thread.join()
     if not args.quiet:
         print(summary_table(res))
         print(f"results written to {args.out}")
@@ -308,6 +362,23 @@ def pd_options():
     return pd.option_context("display.width", 200, "display.max_columns", 20)
 
 
+class _ExperimentNames:
+    """The choices of `quench reproduce`: every experiment and "all". The experiments (and the
+    numpy and pandas they use) are imported only when the names are asked for, when that
+    command's argument is checked or its help shown, so every other command starts fast."""
+
+    def _names(self) -> list[str]:
+        from quench.experiments import EXPERIMENTS
+
+        return [*EXPERIMENTS, "all"]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+
 def _ns3_run_options(p: argparse.ArgumentParser, *, out_required: bool, seed_help: str, plots: str) -> None:
     """The options `quench ns3` and `quench compare` share: the output folder and the scenario
     overrides."""
@@ -348,15 +419,18 @@ def build_parser() -> argparse.ArgumentParser:
     val.add_argument("scenario", type=Path)
     val.set_defaults(func=cmd_validate)
 
-    from quench.experiments import EXPERIMENTS
-
     rep = sub.add_parser(
         "reproduce",
         help="reproduce a seed experiment (or all) with the source's figures beside ours",
         description="Run a seed experiment, print the source's figures beside ours, and write "
         "summary.json (every pass criterion), Parquet results and plots.",
     )
-    rep.add_argument("name", choices=[*EXPERIMENTS, "all"], help="experiment, or all (writes REPORT.md)")
+    rep.add_argument(
+        "name",
+        choices=_ExperimentNames(),
+        metavar="NAME",
+        help="an experiment, or all (every one, and REPORT.md): %(choices)s",
+    )
     rep.add_argument("--out", type=_out_path, help="output folder (default results/NAME)")
     rep.add_argument("--quick", action="store_true", help="shorter runs and sweeps (CI)")
     rep.add_argument("--seed", type=int, default=1)

@@ -14,37 +14,49 @@ Quantity = str | int | float
 
 
 def droptail(limit: Quantity = "1000p") -> dict[str, Any]:
-    """A drop-tail FIFO; `limit` in packets ("100p"), bytes ("64KB") or both ("100p,64KB")."""
+    """A drop-tail FIFO; `limit` in packets ("100p"), bytes ("64KB") or both ("100p,64KB"),
+    default "1000p"."""
     return {"kind": "droptail", "limit": limit}
 
 
 def red(
     min_th: Quantity = "auto", max_th: Quantity = "auto", limit: Quantity = "1000p", **params: Any
 ) -> dict[str, Any]:
-    """A RED queue (Floyd & Jacobson 1993). Other parameters: mode ("packets"/"bytes"), max_p,
-    w_q (number or "auto"), mean_packet_size, target_delay, curve ("classic"/"gentle"),
-    spacing ("fj93"/"wait"), signal ("drop"/"mark"), forced ("drop"/"mark"),
-    adapt ("none"/"feng1999"/"floyd2001" or a table with "kind")."""
+    """A RED queue (Floyd & Jacobson 1993). `min_th` and `max_th`: the average queue's
+    thresholds, packets ("5p"), bytes ("20KB"), a bare number in the mode's unit, or "auto"
+    (the default: ARED's max(5, target_delay x link packets/s / 2) packets, and 3 x min_th);
+    `limit`: the buffer, default "1000p". Other parameters: mode ("packets", the default, or
+    "bytes"), max_p (drop probability at max_th, default 0.02), w_q (the average's weight,
+    default 0.002, or "auto": 1 - exp(-1/link packets per second)), mean_packet_size (bytes,
+    default "500B"), target_delay (for the "auto" thresholds, default "5ms"), curve ("gentle",
+    the default, or "classic"), spacing ("wait", ns-2's and the default, or "fj93"), signal
+    ("drop", the default, or "mark": ECN), forced ("drop", the default, or "mark"), adapt
+    ("none", the default, "feng1999", "floyd2001", or a table with "kind")."""
     return {"kind": "red", "min_th": min_th, "max_th": max_th, "limit": limit, **params}
 
 
 def fq(limit: Quantity | None = None, advertise_rate: bool | None = None) -> dict[str, Any]:
     """Fair queueing (Demers, Keshav, Shenker 1989): finish tags from a bit-by-bit round-robin
     virtual clock; on overflow the last packet of the flow holding the most buffer is dropped.
-    advertise_rate: stamp the router-assisted flows' rate requests with their fair share."""
+    `limit`: the buffer, packets or bytes, default "1000p". `advertise_rate` (default False):
+    stamp the router-assisted flows' rate requests with their fair share."""
     return _clean({"kind": "fq", "limit": limit, "advertise_rate": advertise_rate})
 
 
 def drr(limit: Quantity | None = None, quantum: Quantity | None = None) -> dict[str, Any]:
-    """Deficit round robin (Shreedhar & Varghese 1995) with a quantum in bytes."""
+    """Deficit round robin (Shreedhar & Varghese 1995), one queue per flow. `limit`: the
+    buffer, packets or bytes, default "1000p"; `quantum`: bytes each queue may send per round,
+    default "1500B"."""
     return _clean({"kind": "drr", "limit": limit, "quantum": quantum})
 
 
 def sfq(
     limit: Quantity | None = None, buckets: int | None = None, quantum: Quantity | None = None, perturb: Quantity = 0
 ) -> dict[str, Any]:
-    """Stochastic fair queueing (McKenney 1990): flows hashed into `buckets` served by DRR;
-    `perturb` redraws the hash salt at that interval (0: never)."""
+    """Stochastic fair queueing (McKenney 1990): flows hashed into `buckets` queues (default
+    1024) served by DRR with `quantum` bytes (default "1500B"), under one `limit` (packets or
+    bytes, default "1000p"); `perturb` redraws the hash salt at that interval (a duration,
+    default 0: never)."""
     return _clean({"kind": "sfq", "limit": limit, "buckets": buckets, "quantum": quantum, "perturb": perturb})
 
 
@@ -162,6 +174,33 @@ def choke(
     return _clean({"kind": "choke", "min_th": min_th, "max_th": max_th, "limit": limit, **params})
 
 
+def fuzzball(
+    pool_limit: Quantity | None = None,
+    preempt: str | None = None,
+    quench: bool | None = None,
+    **params: Any,
+) -> dict[str, Any]:
+    """The NSFNET Fuzzball gateway's output queue (Mills 1988; docs/mechanisms.md). All fuzzball
+    queues of a node share one buffer pool, `pool_limit` (packets or bytes, default "100p");
+    when it is full, the source host with the most data queued loses a packet: the arrival if
+    it is that host's, else that host's "newest" (`preempt`'s default) or "oldest" packet.
+    `quench` (default True): send ICMP Source Quench to that host while the mean queue, in
+    packets, estimated per arrival with weight gain (default 0.125), exceeds threshold (packets,
+    default 1.5), at min(max_rate, rate_per_excess x (mean - threshold)) messages per second
+    (rate_per_excess default 0.1, max_rate default 1.0)."""
+    return _clean({"kind": "fuzzball", "pool_limit": pool_limit, "preempt": preempt, "quench": quench, **params})
+
+
+def dummynet(
+    bandwidth: Quantity | None = None, limit: Quantity | None = None, tick: Quantity | None = None
+) -> dict[str, Any]:
+    """A Dummynet pipe (Rizzo 1997, FreeBSD ip_dummynet.c): a queue of `limit` (packets or
+    bytes, default "50p") drained at `bandwidth` (bit/s; default none: a delay-only pipe) by a
+    clock that runs once per `tick` (a duration, default "1ms"), so packets leave in one burst
+    per tick at the link's own (faster) rate."""
+    return _clean({"kind": "dummynet", "bandwidth": bandwidth, "limit": limit, "tick": tick})
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -251,7 +290,8 @@ class Network:
         **tcp: Any,
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None). `cc` is a
-        controller name or table: tahoe, reno, newreno, cubic, vegas, fast, or dctcp (RFC 8257;
+        controller name or table: tahoe, reno, newreno, cubic, vegas (needs
+        `rtt_sampling="every_ack"` in `tcp`), fast, or dctcp (RFC 8257;
         needs ecn=True and a marking queue; `g`, the estimation gain, default 1/16, and
         `initial_alpha`, default 1). Extra
         keyword arguments are TCP parameters: mss, send_buffer, receive_window, rto={...},
@@ -374,7 +414,9 @@ class Network:
         `pcp_rate` table), rtt, segments (booleans), links
         (restrict per-link records), pcap (links to capture, by name "a->b"), cwnd_interval
         (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
-        monitor_flow ({flow, start, stop}: every packet event of one flow)."""
+        monitor_flow ({flow, start, stop}: every packet event of one flow), snapshots (an
+        interval such as "100ms" or a list of instants such as ["10s", "30s"]: every link's and
+        flow's counters then, for `Results.window` and `Results.timeseries`)."""
         self._record.update(options)
         return self
 

@@ -148,8 +148,9 @@ def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
     return f"{byts}B"
 
 
-def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
-    """The queue disc's type and attributes, and the Config defaults its children need."""
+def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str]) -> dict[str, Any]:
+    """The queue disc's type and attributes, and the Config defaults its children need;
+    approximations go to `notes`."""
     kind = spec["kind"]
     a: dict[str, tuple[str, Any]] = {}
     child_defaults: dict[str, tuple[str, Any]] = {}
@@ -168,23 +169,22 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
         else:
             min_th, max_th = (_threshold(t, mean, bytes_mode, f"{key}.min_th") for t in (min_th, max_th))
         w_q = 1 - math.exp(-1 / ptc) if spec["w_q"] == "auto" else float(spec["w_q"])
-        adapt = spec["adapt"]
-        adapt_kind = adapt if isinstance(adapt, str) else adapt.get("kind", "none")
-        if adapt_kind not in ("none", None):
-            raise _refuse(f"{key}.adapt", f"RED adaptation {adapt_kind!r} (not yet translated)")
+        max_p = float(spec["max_p"])
+        adaptation, max_p = _red_adaptation(spec["adapt"], max_p, f"{key}.adapt", notes)
+        a.update(adaptation)
         a.update(
             MinTh=("double", min_th),
             MaxTh=("double", max_th),
             QW=("double", w_q),
-            LInterm=("double", 1 / float(spec["max_p"])),
+            LInterm=("double", 1 / max_p),
             MeanPktSize=("uint", mean),
             Gentle=("bool", spec["curve"] == "gentle"),
             Wait=("bool", spec["spacing"] == "wait"),
             UseEcn=("bool", spec["signal"] == "mark"),
             UseHardDrop=("bool", spec["forced"] == "drop"),
+            # ARED = true would also reset the thresholds and w_q to ns-3's automatic ones;
+            # Floyd's adaptation alone is AdaptMaxP (set above).
             ARED=("bool", False),
-            AdaptMaxP=("bool", False),
-            FengAdaptive=("bool", False),
             NLRED=("bool", False),
             LinkBandwidth=("rate_bps", rate_bps),
         )
@@ -240,6 +240,46 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float) -> dict[str, Any]:
     return {"kind": kind, "attributes": a, "defaults": child_defaults}
 
 
+def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tuple[dict[str, tuple[str, Any]], float]:
+    """RedQueueDisc's adaptation attributes for quench's `adapt`, and the max_p to start from."""
+    kind = adapt if isinstance(adapt, str) else adapt.get("kind", "none")
+    off = {"AdaptMaxP": ("bool", False), "FengAdaptive": ("bool", False)}
+    if kind in ("none", None):
+        return off, max_p
+    if kind == "feng1999":
+        alpha, beta = float(adapt["alpha"]), float(adapt["beta"])
+        # ns-3 starts Feng's status at "above" and quench at "below" (the average starts at 0):
+        # ns-3's first arrival finds the average below min_th and divides max_p by alpha.
+        # Starting ns-3 from alpha x max_p gives the same max_p from the first arrival on.
+        notes.append(
+            f"{key}: ns-3 starts Feng's status at 'above' (quench: 'below'), so its initial "
+            f"max_p is set to {alpha:g} x max_p, which its first arrival divides back; its gentle "
+            "region keeps the initial max_p while quench's follows the adapted one"
+        )
+        return {**off, "FengAdaptive": ("bool", True), "FengAlpha": ("double", alpha), "FengBeta": ("double", beta)}, (
+            max_p * alpha
+        )
+    if kind == "floyd2001":
+        # ns-3 adapts on the first arrival more than Interval after its last change, quench on
+        # the first arrival at or after each Interval boundary; ns-3's gentle region keeps the
+        # initial max_p while quench's follows the adapted one.
+        notes.append(
+            f"{key}: ns-3 adapts max_p on the first arrival more than `interval` after its last "
+            "change (quench: after each interval boundary), and its gentle region keeps the "
+            "initial max_p"
+        )
+        return {
+            **off,
+            "AdaptMaxP": ("bool", True),
+            "Interval": ("time_s", _secs(adapt["interval"])),
+            "Alpha": ("double", float(adapt["alpha"])),
+            "Beta": ("double", float(adapt["beta"])),
+            "Top": ("double", float(adapt["top"])),
+            "Bottom": ("double", float(adapt["bottom"])),
+        }, max_p
+    raise _refuse(key, f"RED adaptation {kind!r}")
+
+
 def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
     if isinstance(t, int | float):
         return float(t)
@@ -260,7 +300,6 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ("burstiness_control", lambda v: v is not None),
         ("pacing", bool),
         ("local_drop", lambda v: v != "loss"),
-        ("rtt_sampling", lambda v: v != "timed_segment"),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")
@@ -302,6 +341,13 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     }
     if tcp["recovery"] == "prr_crb":
         raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
+    if tcp["rtt_sampling"] != "every_ack":
+        # ns-3's TcpSocketBase::EstimateRtt measures on every ACK that covers the oldest
+        # unacknowledged send (never a retransmitted one): quench's "every_ack" is the closer.
+        notes.append(
+            f"{key}.tcp.rtt_sampling: ns-3 takes an RTT sample on every ACK of new data "
+            "(quench: one timed segment per round trip)"
+        )
     if tcp["cwnd_limited_growth"]:
         notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
     if _secs(rto["max"]) != 60:
@@ -351,6 +397,22 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
             "window target and sizes its quanta by Linux's TSO rule; quench's BBR v1 has neither "
             "(docs/mechanisms.md#bbr)"
         )
+    elif kind == "dctcp":
+        # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
+        # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
+        # the receiving socket is a TcpDctcp too (the translator sets the receiver's node).
+        d.update(
+            {
+                "ns3::TcpDctcp::DctcpShiftG": ("double", cc["g"]),
+                "ns3::TcpDctcp::DctcpAlphaOnInit": ("double", cc["initial_alpha"]),
+                "ns3::TcpDctcp::UseEct0": ("bool", True),
+            }
+        )
+        if tcp["delayed_ack"]["enabled"] and int(tcp["delayed_ack"]["segments"]) > 1:
+            notes.append(
+                f"{key}.cc: ns-3's TcpDctcp (TcpLinuxReno) grows slow start by every segment an ACK "
+                f"covers (quench: up to {abc or 'the default 2'})"
+            )
     elif kind == "vegas":
         for p in ("alpha", "beta", "gamma"):
             if float(cc[p]) != int(cc[p]):
@@ -369,9 +431,11 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         if r.get(key):
             raise _refuse(key, "a workload (random finite-flow arrivals)")
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
-    for k in ("pcap", "segments", "sojourn", "rtt", "monitors"):
+    for k in ("pcap", "segments", "sojourn", "rtt"):
         if r["record"].get(k):
-            notes.append(f"record.{k}: not recorded in ns-3 (only the queue and cwnd tables are)")
+            notes.append(f"record.{k}: not recorded in ns-3 (the queue, cwnd, monitors and snapshot tables are)")
+    if r["record"].get("monitors"):
+        notes.append("record.monitors: ns-3 records RED's average (avg_queue) only")
     links = []
     for i, ln in enumerate(r["links"]):
         key = f"links[{i}]"
@@ -397,9 +461,13 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                 "mtu": _bytes(ln["mtu"]),
                 "loss": float(ln["loss"]),
                 "reverse_loss": float(ln["reverse_loss"]),
-                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate),
+                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes),
+                # The same notes again for a reverse queue that copies the forward one.
                 "reverse_qdisc": _qdisc(
-                    rq, f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc", rate
+                    rq,
+                    f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc",
+                    rate,
+                    notes if ln.get("reverse_qdisc") else [],
                 ),
             }
         )
@@ -418,6 +486,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     first_tcp: str | None = None
     flows = []
     cc_of_node: dict[str, str] = {}
+    dctcp_receiver: dict[str, bool] = {}
     for k, fl in enumerate(r["flows"]):
         key = f"flows[{k}]"
         if fl["kind"] == "tcp":
@@ -436,10 +505,19 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                         )
                 defaults.update(d)
             kind = fl["cc"]["kind"]
-            if cc_of_node.setdefault(fl["src"], kind) != kind:
+            # DCTCP's receiver echoes CE by its own controller's rules in ns-3: its node gets
+            # the controller too.
+            receiver_cc = kind == "dctcp"
+            for end in ("src", "dst") if receiver_cc else ("src",):
+                if cc_of_node.setdefault(fl[end], kind) != kind:
+                    raise scenario_error(
+                        f"{key}.cc",
+                        f"{fl[end]} already uses {cc_of_node[fl[end]]}: ns-3 sets the controller per node",
+                    )
+            if dctcp_receiver.setdefault(fl["dst"], receiver_cc) != receiver_cc:
                 raise scenario_error(
-                    f"{key}.cc",
-                    f"{fl['src']} already sends with {cc_of_node[fl['src']]}: ns-3 sets the controller per node",
+                    f"{key}.dst",
+                    f"{fl['dst']} receives DCTCP and other TCP flows: ns-3 sets the controller per node",
                 )
             flows.append(
                 {
@@ -447,6 +525,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
                     "src": fl["src"],
                     "dst": fl["dst"],
                     "cc": kind,
+                    "receiver_cc": receiver_cc,
                     "bytes": _bytes(fl["bytes"]) if fl.get("bytes") is not None else None,
                     "start_s": _secs(fl["start"]),
                     "send_size": int(fl["tcp"]["mss"]),
@@ -477,6 +556,10 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
     rec = r["record"]
     names = [f"{ln['from']}->{ln['to']}" for ln in links] + [f"{ln['to']}->{ln['from']}" for ln in links]
     record_queue = (rec.get("links") or names) if rec.get("queues") else []
+    # RED's average on every arrival, as quench's `avg_queue` monitor (other queue discs'
+    # variables have no counterpart read here).
+    red_links = [n for n, (ln, side) in _directions(links) if ln[side]["kind"] == "red"]
+    monitor_links = [n for n in red_links if n in (rec.get("links") or names)] if rec.get("monitors") else []
     return {
         "name": r.get("name", ""),
         "duration_s": _secs(r["duration"]),
@@ -492,12 +575,35 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         "device_queue": DEVICE_QUEUE,
         "base_port": BASE_PORT,
         "record_queue": record_queue,
+        "monitor_links": monitor_links,
+        "snapshots": snapshot_instants(rec.get("snapshots"), _secs(r["duration"])),
         # ns-3's CongestionWindow and SlowStartThreshold traces, one row per change (quench's
         # cwnd_interval thinning is not applied).
         "record_cwnd": bool(rec.get("cwnd")),
         "notes": notes,
         "resolved": r,
     }
+
+
+def _directions(links: list[dict[str, Any]]) -> list[tuple[str, tuple[dict[str, Any], str]]]:
+    """Each link direction's name with its plan entry and the key of its queue disc."""
+    out = []
+    for ln in links:
+        out.append((f"{ln['from']}->{ln['to']}", (ln, "qdisc")))
+        out.append((f"{ln['to']}->{ln['from']}", (ln, "reverse_qdisc")))
+    return out
+
+
+def snapshot_instants(snapshots: Any, duration_s: float) -> list[float]:
+    """The instants (s) of a resolved `record.snapshots` within the run: every interval, or
+    the listed instants (quench-core's snapshots.rs takes the same ones)."""
+    if snapshots is None:
+        return []
+    if isinstance(snapshots, list):
+        return [t for t in (_secs(x) for x in snapshots) if t <= duration_s]
+    every_ns = round(_secs(snapshots) * 1e9)
+    count = round(duration_s * 1e9) // every_ns
+    return [k * every_ns / 1e9 for k in range(1, count + 1)]
 
 
 # --- running -------------------------------------------------------------------------------
@@ -616,7 +722,7 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         }
     )
     queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
-    tables = {"links": links, "flows": flows, "queue": queue}
+    tables = {"links": links, "flows": flows, "queue": queue, **_monitors_and_snapshots(raw, links, flows)}
     if plan.get("record_cwnd"):
         cw = raw.get("cwnd", [])
         cwnd = pd.DataFrame(
@@ -641,6 +747,72 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         "ns3_approximations": plan["notes"],
     }
     return Results(tables, {}, plan["resolved"], meta)
+
+
+# The snapshot tables' columns in quench's order (quench-core's snapshots.rs), with the ns-3
+# child's row layout: link rows carry no delivered count (ns-3's departures are used: no link
+# loses packets on the wire unless a loss model is set), flow rows no received-packet count.
+_LINK_SNAPSHOT_COLUMNS = [
+    ("arrived_packets", "uint64"),
+    ("arrived_bytes", "uint64"),
+    ("departed_packets", "uint64"),
+    ("departed_bytes", "uint64"),
+    ("dropped_packets", "uint64"),
+    ("dropped_bytes", "uint64"),
+    ("marked_packets", "uint64"),
+    ("busy_s", "float64"),
+    ("backlog_packet_s", "float64"),
+    ("backlog_byte_s", "float64"),
+    ("backlog_packets", "uint64"),
+    ("backlog_bytes", "uint64"),
+]
+_FLOW_SNAPSHOT_COLUMNS = [
+    ("bytes_sent", "uint64"),
+    ("bytes_delivered", "uint64"),
+    ("packets_sent", "uint64"),
+    ("retransmitted_segments", "uint64"),
+    ("timeouts", "uint64"),
+    ("fast_retransmits", "uint64"),
+    ("cwnd_bytes", "float64"),
+    ("srtt_s", "float64"),
+]
+
+
+def _monitors_and_snapshots(raw: dict[str, Any], links: pd.DataFrame, flows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The ns-3 child's RED averages and snapshots as quench's `monitors`, `link_snapshots`
+    and `flow_snapshots` tables."""
+    link_id = dict(zip(links["name"], links["link"]))
+    link_name = dict(zip(links["link"], links["name"]))
+    flow_name = dict(zip(flows["flow"], flows["name"]))
+    m = raw.get("monitors", [])
+    monitors = pd.DataFrame(
+        {
+            "time_s": np.array([r[0] for r in m], dtype=float),
+            "link": np.array([link_id[r[1]] for r in m], dtype=np.uint32),
+            "name": pd.array([r[2] for r in m], dtype="str"),
+            "value": np.array([r[3] for r in m], dtype=float),
+        }
+    )
+    ls = raw.get("link_snapshots", [])
+    cols: dict[str, Any] = {
+        "time_s": np.array([r[0] for r in ls], dtype=float),
+        "link": np.array([link_id[r[1]] for r in ls], dtype=np.uint32),
+    }
+    for j, (c, dtype) in enumerate(_LINK_SNAPSHOT_COLUMNS):
+        cols[c] = np.array([r[2 + j] for r in ls], dtype=dtype)
+    cols["delivered_packets"] = cols["departed_packets"]
+    cols["sojourn_sum_s"] = cols["backlog_packet_s"]  # Little's law: the backlog's integral
+    link_snaps = pd.DataFrame(cols)
+    fs = raw.get("flow_snapshots", [])
+    cols = {"time_s": np.array([r[0] for r in fs], dtype=float), "flow": np.array([r[1] for r in fs], dtype=np.uint32)}
+    for j, (c, dtype) in enumerate(_FLOW_SNAPSHOT_COLUMNS):
+        cols[c] = np.array([np.nan if r[2 + j] is None else r[2 + j] for r in fs], dtype=dtype)
+    cols["packets_received"] = np.zeros(len(fs), dtype=np.uint64)
+    flow_snaps = pd.DataFrame(cols)
+    for df in (monitors, link_snaps):
+        df["link_name"] = df["link"].map(link_name).astype("string")
+    flow_snaps["flow_name"] = flow_snaps["flow"].map(flow_name).astype("string")
+    return {"monitors": monitors, "link_snapshots": link_snaps, "flow_snapshots": flow_snaps}
 
 
 def _version() -> str:

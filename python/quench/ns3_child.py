@@ -41,11 +41,27 @@ STATS_CPP = r"""
 #include "ns3/inet-socket-address.h"
 #include "ns3/random-variable-stream.h"
 #include "ns3/uinteger.h"
+#include "ns3/red-queue-disc.h"
 
 #include <vector>
 
 namespace quench_ns3
 {
+// RED's average (RedQueueDisc::m_qAvg) is private and has no accessor. An explicit template
+// instantiation may name a private member ([temp.explicit]), and the friend function it
+// defines hands the member pointer out: the average is read without changing ns-3.
+struct RedAverage
+{
+    typedef double ns3::RedQueueDisc::*type;
+    friend type Member(RedAverage);
+};
+template <typename Tag, typename Tag::type M>
+struct MemberOf
+{
+    friend typename Tag::type Member(Tag) { return M; }
+};
+template struct MemberOf<RedAverage, &ns3::RedQueueDisc::m_qAvg>;
+
 // ---- one record per link direction (a device and its root queue disc) ----
 struct LinkStats
 {
@@ -60,6 +76,9 @@ struct LinkStats
     bool record = false;
     std::vector<double> qT;
     std::vector<uint64_t> qP, qB;
+    // RED's average after every arrival (quench's `avg_queue` monitor), when monitored.
+    ns3::Ptr<ns3::RedQueueDisc> red;
+    std::vector<double> avgT, avgV;
 };
 std::vector<LinkStats> links;
 
@@ -99,6 +118,14 @@ struct LinkSink
     }
     void OnQdisc(ns3::Ptr<const ns3::QueueDiscItem>) { Account(links[i]); }
     void OnDevice(ns3::Ptr<const ns3::Packet>) { Account(links[i]); }
+    // An arrival RED accepted or dropped before enqueueing: the average it computed for it.
+    void OnRedArrival(ns3::Ptr<const ns3::QueueDiscItem>)
+    {
+        LinkStats& l = links[i];
+        l.avgT.push_back(ns3::Simulator::Now().GetSeconds());
+        l.avgV.push_back((*l.red).*Member(RedAverage()));
+    }
+    void OnRedDrop(ns3::Ptr<const ns3::QueueDiscItem> item, const char*) { OnRedArrival(item); }
 };
 std::vector<LinkSink*> linkSinks;
 
@@ -119,6 +146,18 @@ size_t AddLink(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, double
     l.dev->GetQueue()->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&LinkSink::OnDevice, s));
     l.dev->GetQueue()->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&LinkSink::OnDevice, s));
     return links.size() - 1;
+}
+
+// Record RED's average on every arrival at link `i` (a RedQueueDisc): an arrival is either
+// enqueued or dropped before it is (RED drops nothing after dequeue).
+void MonitorRed(size_t i)
+{
+    LinkStats& l = links[i];
+    l.red = ns3::DynamicCast<ns3::RedQueueDisc>(l.qdisc);
+    if (!l.red) return;
+    LinkSink* s = linkSinks[i];
+    l.qdisc->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&LinkSink::OnRedArrival, s));
+    l.qdisc->TraceConnectWithoutContext("DropBeforeEnqueue", ns3::MakeCallback(&LinkSink::OnRedDrop, s));
 }
 
 void Close()
@@ -301,7 +340,13 @@ void Reset()
 }
 """
 
-TCP_TYPES = {"newreno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic", "vegas": "ns3::TcpVegas", "bbr": "ns3::TcpBbr"}
+TCP_TYPES = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "vegas": "ns3::TcpVegas",
+    "bbr": "ns3::TcpBbr",
+    "dctcp": "ns3::TcpDctcp",
+}
 QDISC_TYPES = {
     "droptail": "ns3::FifoQueueDisc",
     "red": "ns3::RedQueueDisc",
@@ -422,7 +467,10 @@ def run_one(ns, q, plan):
             for key, (kind, value) in qd["attributes"].items():
                 qdisc.SetAttribute(key, attr_value(ns, kind, value))
             name = f"{link['from']}->{link['to']}" if j == 0 else f"{link['to']}->{link['from']}"
-            link_ids.append((name, q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"])))
+            i = q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"])
+            link_ids.append((name, i))
+            if name in plan.get("monitor_links", ()):
+                q.MonitorRed(i)
 
     def address_of(n):
         """The first interface address of node `n` (hosts have one link in quench's sense of
@@ -436,10 +484,13 @@ def run_one(ns, q, plan):
         port = plan["base_port"] + k
         dst = ns.InetSocketAddress(address_of(fl["dst"]), port).ConvertTo()
         if fl["kind"] == "tcp":
-            ns.Config.Set(
-                f"/NodeList/{node[fl['src']].GetId()}/$ns3::TcpL4Protocol/SocketType",
-                ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
-            )
+            # The receiver's node too where the controller shapes the receiver (DCTCP's ECE
+            # echo of RFC 8257 section 3.2 follows the receiving socket's own controller).
+            for end in ("src", "dst") if fl.get("receiver_cc") else ("src",):
+                ns.Config.Set(
+                    f"/NodeList/{node[fl[end]].GetId()}/$ns3::TcpL4Protocol/SocketType",
+                    ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
+                )
             sink = ns.PacketSinkHelper(
                 "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
             ).Install(node[fl["dst"]])
@@ -463,7 +514,13 @@ def run_one(ns, q, plan):
             )
             udp_rows.append((k, i, sink.Get(0)))
 
-    ns.Simulator.Stop(stop)
+    snapshots = {"link_snapshots": [], "flow_snapshots": []}
+    for t in plan.get("snapshots", []):
+        # Run to the instant and read every counter there; the run goes on from it.
+        ns.Simulator.Stop(ns.Seconds(t) - ns.Simulator.Now())
+        ns.Simulator.Run()
+        take_snapshot(q, t, link_ids, tcp_rows, udp_rows, snapshots)
+    ns.Simulator.Stop(stop - ns.Simulator.Now())
     ns.Simulator.Run()
     q.Close()
 
@@ -472,7 +529,9 @@ def run_one(ns, q, plan):
         "flows": [None] * len(plan["flows"]),
         "queue": [],
         "cwnd": [],
+        "monitors": [],
         "events": int(ns.Simulator.GetEventCount()),
+        **snapshots,
     }
     for name, i in link_ids:
         ls = q.links[i]
@@ -506,6 +565,8 @@ def run_one(ns, q, plan):
         if ls.record:
             for t, p, b in zip(ls.qT, ls.qP, ls.qB):
                 out["queue"].append((float(t), name, int(p), int(b)))
+        for t, v in zip(ls.avgT, ls.avgV):
+            out["monitors"].append((float(t), name, "avg_queue", float(v)))
     for k, i in tcp_rows:
         f = q.flows[i]
         out["flows"][k] = {
@@ -531,6 +592,42 @@ def run_one(ns, q, plan):
         }
     ns.Simulator.Destroy()
     return out
+
+
+def take_snapshot(q, t, link_ids, tcp_rows, udp_rows, out):
+    """Every link's and flow's counters now, as quench's `link_snapshots` / `flow_snapshots`
+    rows (by link name and flow index). A link's busy time counts a packet on the wire whole,
+    as it does at the end of a run."""
+    q.Close()  # the backlog integrals brought up to now
+    for name, i in link_ids:
+        ls = q.links[i]
+        st = ls.qdisc.GetStats()
+        out["link_snapshots"].append(
+            [
+                t,
+                name,
+                int(st.nTotalReceivedPackets),
+                int(st.nTotalReceivedBytes),
+                int(ls.txPackets),
+                int(ls.txIpBytes),
+                int(st.nTotalDroppedPackets),
+                int(st.nTotalDroppedBytes),
+                int(st.nTotalMarkedPackets),
+                float(ls.busyS),
+                float(ls.pktS),
+                float(ls.byteS),
+                int(ls.pkts),
+                int(ls.bytes),
+            ]
+        )
+    for k, i in tcp_rows:
+        f = q.flows[i]
+        srtt = float(f.srtt) if f.srtt >= 0 else None
+        row = [t, k, int(f.bytesSent), int(q.SinkRx(f.sink)), int(f.packetsSent), int(f.rexmit)]
+        out["flow_snapshots"].append([*row, int(f.timeouts), int(f.recoveries), float(f.cwnd), srtt])
+    for k, i, sink in udp_rows:
+        u = q.udp[i]
+        out["flow_snapshots"].append([t, k, int(u.sentBytes), int(q.SinkRx(sink)), int(u.sent), 0, 0, 0, None, None])
 
 
 if __name__ == "__main__":

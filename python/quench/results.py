@@ -11,6 +11,10 @@ rows on disk is read into a DataFrame when first used, and saved chunk by chunk,
 long run needs memory for one chunk, not the whole table. Every saved Parquet file has row
 groups of SAVE_CHUNK_ROWS rows, so a streamed table's file is byte for byte the one its whole
 DataFrame would give.
+
+A table the engine handed over in memory stays as the engine's columns until it is used:
+pandas and numpy are imported then (or when a table is saved as CSV), so `import quench` and
+a `quench run` that saves Parquet do not load them.
 """
 
 from __future__ import annotations
@@ -20,21 +24,31 @@ import shutil
 import weakref
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
+from quench.schema import (
+    CATEGORIES,
+    FLOW_TABLES,
+    LINK_TABLES,
+    RawTable,
+    can_write_parquet,
+    column_values,
+    frame,
+    write_parquet,
+)
 from quench.stream import RecordStream, SpilledTable, read_manifest
 
-# Names of the engine's codes in the drops and tcp_events tables (qdisc::DropReason,
-# trace::TcpEvent), in code order, from the engine itself.
-DROP_REASONS = list(_core.DROP_REASONS)
-TCP_EVENTS = list(_core.TCP_EVENTS)
-# Modes of the `pacing` table (cc::bbr::MODE_NAMES).
-PACING_MODES = list(_core.PACING_MODES)
+if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
+    import numpy as np
+    import pandas as pd
+
+# Names of the engine's codes in the drops, tcp_events and pacing tables, in code order, from
+# the engine itself (quench.schema.CATEGORIES).
+DROP_REASONS = CATEGORIES[("drops", "reason")]
+TCP_EVENTS = CATEGORIES[("tcp_events", "event")]
+PACING_MODES = CATEGORIES[("pacing", "mode")]
 FORMATS = ("parquet", "csv")
 # Rows per Parquet row group and per CSV write of every saved table, in memory or streamed (so
 # both save the same file). Measured with benchmarks/bench_memory.py: pyarrow's default row
@@ -42,36 +56,64 @@ FORMATS = ("parquet", "csv")
 # 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
-# Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
-LINK_TABLES = ("queue", "sojourn", "drops", "monitors")
-FLOW_TABLES = ("sojourn", "drops", "cwnd", "pcp_rate", "pacing", "rtt", "segments", "tcp_events")
 
 
-def _frame(raw: dict[str, tuple[str, Any]]) -> pd.DataFrame:
-    cols = {}
-    for name, (dtype, data) in raw.items():
-        cols[name] = list(data) if dtype == "str" else np.frombuffer(data, dtype=dtype)
-    return pd.DataFrame(cols)
+def _frame(raw: RawTable) -> pd.DataFrame:
+    import numpy as np
+
+    return frame({c: list(d) if dtype == "str" else np.frombuffer(d, dtype=dtype) for c, (dtype, d) in raw.items()})
 
 
-Labeler = Callable[[str, pd.DataFrame], pd.DataFrame]
+Labeler = Callable[[str, "pd.DataFrame"], "pd.DataFrame"]
 
 
-class Tables(MutableMapping[str, pd.DataFrame]):
-    """The DataFrames of a run by name, in the engine's order; a table streamed to disk is read
-    (and labelled) when first used."""
+class Tables(MutableMapping[str, "pd.DataFrame"]):
+    """The DataFrames of a run by name, in the engine's order; a table the engine handed over
+    in memory becomes a DataFrame, and a table streamed to disk is read, when first used (each
+    labelled then)."""
 
-    def __init__(self, frames: dict[str, pd.DataFrame | None], spilled: dict[str, SpilledTable], label: Labeler):
+    def __init__(
+        self,
+        frames: dict[str, pd.DataFrame | RawTable | None],
+        spilled: dict[str, SpilledTable],
+        names: Names | None = None,
+    ):
         self._frames = frames
         self._spilled = spilled
-        self._label = label
+        self.names = names
+        self._label: Labeler = names.label if names is not None else (lambda name, df: df)
 
     def __getitem__(self, name: str) -> pd.DataFrame:
         df = self._frames[name]
         if df is None:
             t = self._spilled[name]
-            df = self._frames[name] = self._label(name, pd.DataFrame(t.read(0, t.rows)))
+            df = self._frames[name] = self._label(name, frame(t.read(0, t.rows)))
+        elif isinstance(df, dict):
+            df = self._frames[name] = self._label(name, _frame(df))
         return df
+
+    def raw(self, name: str) -> RawTable | None:
+        """The engine's columns of a table not yet made a DataFrame (None once it is one, or
+        for a table on disk)."""
+        df = self._frames.get(name)
+        return df if isinstance(df, dict) else None
+
+    def write_parquet(self, name: str, path: Path) -> bool:
+        """Write a table still in the engine's form to `path` without pandas (quench.schema,
+        the same file as its DataFrame's); False, writing nothing, for any other table."""
+        raw = self.raw(name)
+        if raw is None or self.names is None or not can_write_parquet():
+            return False
+        write_parquet(path, name, raw, self.names.links, self.names.flows, SAVE_CHUNK_ROWS)
+        return True
+
+    def column(self, name: str, column: str) -> list:
+        """One column of a table as a list of Python values; a table still in the engine's
+        form is read without pandas or numpy."""
+        raw = self.raw(name)
+        if raw is not None:
+            return column_values(*raw[column])
+        return self[name][column].tolist()
 
     def __setitem__(self, name: str, df: pd.DataFrame) -> None:
         self._frames[name] = df
@@ -99,7 +141,7 @@ class Tables(MutableMapping[str, pd.DataFrame]):
             yield self[name]
             return
         for cols in t.chunks(SAVE_CHUNK_ROWS):
-            yield self._label(name, pd.DataFrame(cols))
+            yield self._label(name, frame(cols))
 
 
 class Captures(MutableMapping[str, bytes]):
@@ -157,19 +199,23 @@ class Results:
         """Results from the engine's `finish`; `stream` is where the run streamed its records
         (a table without columns in `raw` has its rows there)."""
         spilled = read_manifest(stream.spill) if stream is not None else {}
-        frames: dict[str, pd.DataFrame | None] = {
-            name: None if name in spilled else _frame(cols) for name, cols in raw["tables"].items()
+        frames: dict[str, pd.DataFrame | RawTable | None] = {
+            name: None if name in spilled else cols for name, cols in raw["tables"].items()
         }
-        flows = frames["flows"]
-        if flows is None:  # streamed: read its ids and names only if a table needs them
-            spilled_flows = spilled["flows"]
-            flows = lambda: pd.DataFrame(spilled_flows.read(0, spilled_flows.rows, columns=("flow", "name")))  # noqa: E731
-        label = _labeler(frames["links"], flows)  # type: ignore[arg-type]
-        for name, df in frames.items():
-            if df is not None:
-                label(name, df)
+
+        def link_names() -> dict[Any, str]:
+            return dict(zip(tables.column("links", "link"), tables.column("links", "name")))
+
+        def flow_names() -> dict[Any, str]:
+            if tables.on_disk("flows") is None:
+                return dict(zip(tables.column("flows", "flow"), tables.column("flows", "name")))
+            # streamed (one row per arrival of a long workload): its ids and names only
+            f = spilled["flows"].read(0, spilled["flows"].rows, columns=("flow", "name"))
+            return dict(zip(f["flow"], f["name"]))
+
+        tables = Tables(frames, spilled, Names(link_names, flow_names))
         captured = dict(raw["pcaps"])
-        files = {} if stream is None else _streamed_captures(stream, scenario, frames["links"])  # type: ignore[arg-type]
+        files = {} if stream is None else _streamed_captures(stream, scenario, tables.column("links", "name"))
         if stream is not None and stream.owned and not spilled and not files:
             stream.discard()  # nothing lives there: no temporary folder to keep
             stream = None
@@ -180,7 +226,7 @@ class Results:
             "events_executed": raw["events_executed"],
             "wall_run_s": wall_run_s,
         }
-        return cls(Tables(frames, spilled, label), Captures(captured, files), scenario, meta, stream)
+        return cls(tables, Captures(captured, files), scenario, meta, stream)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickled (a run in a worker process handing its Results back), the tables and captures
@@ -208,6 +254,20 @@ class Results:
     def bottleneck(self) -> str:
         """The name of the busiest link (highest utilization)."""
         return str(self.links.loc[self.links["utilization"].idxmax(), "name"])
+
+    def window(self, t0: Any, t1: Any) -> Any:
+        """Every link's and flow's statistics over [t0, t1], two instants of the run's
+        snapshots (`record.snapshots`) or 0: a `quench.windows.Window` (`.links`, `.flows`)."""
+        from quench.windows import window
+
+        return window(self, t0, t1)
+
+    def timeseries(self) -> Any:
+        """The run cut at every snapshot instant: `quench.windows.TimeSeries` (`.links`,
+        `.flows`), one row per bin and link or flow."""
+        from quench.windows import timeseries
+
+        return timeseries(self)
 
     def jain_index(self, column: str = "goodput_bps") -> float:
         """Jain's fairness index of a per-flow column (1 = perfectly equal)."""
@@ -287,7 +347,11 @@ class Results:
 
     def _write_table(self, name: str, parquet: Path | None, csv: Path | None) -> None:
         """One table's files; a table on disk is written chunk by chunk (one Parquet row group
-        and one CSV append per chunk), giving the same files as its whole DataFrame."""
+        and one CSV append per chunk), giving the same files as its whole DataFrame. Parquet
+        alone of a table still in the engine's form needs no DataFrame (Tables.write_parquet)."""
+        if csv is None and parquet is not None and isinstance(self.tables, Tables):
+            if self.tables.write_parquet(name, parquet):
+                return
         if not isinstance(self.tables, Tables) or self.tables.on_disk(name) is None:
             df = self.tables[name]
             if parquet is not None:
@@ -314,10 +378,11 @@ class Results:
                 writer.close()
 
 
-def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: pd.DataFrame) -> dict[str, Path]:
-    """The pcap file of every link whose capture streamed to a file, in link order."""
+def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: list[str]) -> dict[str, Path]:
+    """The pcap file of every link whose capture streamed to a file, in link order (`links`:
+    every link's name)."""
     files = stream.pcap_files(scenario.get("record", {}).get("pcap", []))
-    return {link: files[link] for link in links["name"] if link in files}
+    return {link: files[link] for link in links if link in files}
 
 
 def pcap_file_name(link: str) -> str:
@@ -342,40 +407,49 @@ def pcap_file_names(links: Iterable[str]) -> dict[str, str]:
 
 def jain_index(x: np.ndarray) -> float:
     """Jain, Chiu, Hawe (1984): (sum x)^2 / (n sum x^2)."""
+    import numpy as np
+
     x = np.asarray(x, dtype=float)
     if x.size == 0 or not np.any(x):
         return float("nan")
     return float(x.sum() ** 2 / (x.size * np.square(x).sum()))
 
 
-def _labeler(links: pd.DataFrame, flows: pd.DataFrame | Callable[[], pd.DataFrame]) -> Labeler:
-    """The labelling of the run's time series, by table name (see `_label_table`). `flows` is
-    the flows table, or a function reading its ids and names: a streamed flows table (one row
-    per arrival of a long workload) is read only when a table with flow ids has rows."""
-    link_names = dict(zip(links["link"], links["name"]))
-    flow_names: dict[Any, str] = {}
+class Names:
+    """A run's link and flow names by id, for the labels of its time series (`_label_table`).
+    `links` and `flows` read them, each once, when a table first needs them (the flows table of
+    a long workload, streamed to disk, only when a table with flow ids has rows)."""
 
-    def names() -> dict[Any, str]:
-        if not flow_names:
-            f = flows() if callable(flows) else flows
-            flow_names.update(zip(f["flow"], f["name"]))
-        return flow_names
+    def __init__(self, links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]) -> None:
+        self._read = {"links": links, "flows": flows}
+        self._names: dict[str, dict[Any, str]] = {}
 
-    return lambda name, df: _label_table(name, df, link_names, names)
+    def _get(self, which: str) -> dict[Any, str]:
+        if which not in self._names:
+            self._names[which] = self._read[which]()
+        return self._names[which]
+
+    def links(self) -> dict[Any, str]:
+        return self._get("links")
+
+    def flows(self) -> dict[Any, str]:
+        return self._get("flows")
+
+    def label(self, name: str, df: pd.DataFrame) -> pd.DataFrame:
+        return _label_table(name, df, self.links, self.flows)
 
 
 def _label_table(
-    name: str, df: pd.DataFrame, links: dict[Any, str], flows: Callable[[], dict[Any, str]]
+    name: str, df: pd.DataFrame, links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]
 ) -> pd.DataFrame:
     """Add readable names next to the engine's integer ids (in place; returns `df`)."""
+    import pandas as pd
+
     if name in LINK_TABLES and "link" in df:
-        df["link_name"] = df["link"].map(links).astype("string")
+        df["link_name"] = df["link"].map(links()).astype("string")
     if name in FLOW_TABLES and "flow" in df:
         df["flow_name"] = df["flow"].map(flows() if len(df) else {}).astype("string")
-    if name == "drops":
-        df["reason"] = pd.Categorical.from_codes(df["reason"].astype(int), DROP_REASONS)
-    if name == "tcp_events":
-        df["event"] = pd.Categorical.from_codes(df["event"].astype(int), TCP_EVENTS)
-    if name == "pacing":
-        df["mode"] = pd.Categorical.from_codes(df["mode"].astype(int), PACING_MODES)
+    for (table, col), categories in CATEGORIES.items():
+        if name == table and col in df:
+            df[col] = pd.Categorical.from_codes(df[col].astype(int), categories)
     return df

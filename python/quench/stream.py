@@ -24,10 +24,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from quench.atomic import remove_orphans
+
+if TYPE_CHECKING:  # numpy is imported where a spilled table is read: `import quench` stays light
+    import numpy as np
 
 # The spill folder inside the folder a run streams into: hidden, so no saved run lists it.
 SPILL_DIR = ".spill"
@@ -49,6 +51,8 @@ class SpilledColumn:
 
     def read_text(self, start: int, count: int) -> list[str]:
         """`count` strings from row `start` of a column stored as text."""
+        import numpy as np
+
         first = max(start - 1, 0)
         ends = np.fromfile(self.ends, dtype="<u8", count=count + (start > 0), offset=first * 8)
         if len(ends) != count + (start > 0):
@@ -89,6 +93,8 @@ class SpilledTable:
 
     def _read_stored(self, start: int, stop: int, wanted: list[SpilledColumn]) -> dict[str, np.ndarray | list[str]]:
         """Stored rows [start, stop) of the `wanted` columns."""
+        import numpy as np
+
         count = max(0, min(stop, self.rows) - start)
         cols: dict[str, np.ndarray | list[str]] = {}
         for c in wanted:
@@ -111,11 +117,15 @@ def _concat(parts: list) -> np.ndarray | list[str]:
     """One column from consecutive pieces: arrays joined, string lists chained."""
     if isinstance(parts[0], list):
         return [v for p in parts for v in p]
+    import numpy as np
+
     return np.concatenate(parts)
 
 
 def _column(spill: Path, c: dict) -> SpilledColumn:
     """A manifest's column entry."""
+    import numpy as np
+
     if c.get("ends") is not None:  # stored as text ("utf8")
         return SpilledColumn(c["name"], np.dtype("<u8"), spill / c["file"], None, spill / c["ends"])
     return SpilledColumn(c["name"], np.dtype(c["dtype"]), spill / c["file"], c["dictionary"])

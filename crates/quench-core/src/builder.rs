@@ -261,6 +261,9 @@ fn build_recorder(sc: &Scenario, links: &[Link]) -> Result<(Recorder, Vec<Option
     for (i, name) in sc.record.pcap.iter().enumerate() {
         pcap[link_index(links, name, &format!("record.pcap[{i}]"))?] = Some(PcapWriter::new());
     }
+    if let Some(times) = &sc.record.snapshots {
+        times.validate(sc.duration).map_err(|why| ConfigError::new("record.snapshots", why))?;
+    }
     Ok((Recorder::new(sc.record.clone(), wanted), pcap))
 }
 

@@ -31,6 +31,7 @@ pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
+pub mod snapshots;
 pub mod tagged;
 pub mod trace;
 pub mod transport;
@@ -47,11 +48,13 @@ pub use units::{BitRate, Bytes, Dur, Time};
 /// A built scenario, ready to run in one go or in steps (for progress reporting).
 pub struct Simulation {
     world: world::World,
+    snapshots: snapshots::Snapshots,
 }
 
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self, ConfigError> {
-        Ok(Simulation { world: builder::build(scenario)? })
+        let world = builder::build(scenario)?;
+        Ok(Simulation { world, snapshots: snapshots::Snapshots::new(scenario.record.snapshots.clone()) })
     }
 
     pub fn from_json(json: &str) -> Result<Self, ConfigError> {
@@ -104,20 +107,29 @@ impl Simulation {
         self.world.rec.spill_error().or(pcap).map(str::to_string)
     }
 
-    /// Advance simulated time to `t` (at most the scenario's duration).
+    /// Advance simulated time to `t` (at most the scenario's duration), taking the snapshots
+    /// due on the way.
     pub fn run_until(&mut self, t: Time) {
+        let t = t.min(self.world.end);
+        while let Some(at) = self.snapshots.next(t) {
+            self.world.run_until(at);
+            self.snapshots.take(&mut self.world);
+        }
         self.world.run_until(t);
     }
 
     /// Run to the end and collect the results.
     pub fn run(mut self) -> RunResult {
         let end = self.world.end;
-        self.world.run_until(end);
+        self.run_until(end);
         self.finish()
     }
 
     /// Collect results at the current time.
-    pub fn finish(self) -> RunResult {
-        results::collect(self.world)
+    pub fn finish(mut self) -> RunResult {
+        let snapshot_tables = self.snapshots.into_tables(&mut self.world.rec);
+        let mut r = results::collect(self.world);
+        r.tables.extend(snapshot_tables);
+        r
     }
 }

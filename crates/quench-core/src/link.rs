@@ -429,11 +429,19 @@ impl Link {
     /// Close the books at the end of the run: busy time counts only the part of a
     /// transmission in progress that falls before `now`.
     pub fn finalize(&mut self, now: Time) {
-        let held = self.backlog();
-        self.stats.integrate(now, held);
+        self.stats = self.stats_at(now);
+    }
+
+    /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
+    /// time without the part of the current transmission still to come (busy time is credited
+    /// when a transmission starts).
+    pub fn stats_at(&self, now: Time) -> LinkStats {
+        let mut s = self.stats.clone();
+        s.integrate(now, self.backlog());
         if self.transmitting.is_some() && self.tx_done_at > now {
-            self.stats.busy = Dur(self.stats.busy.0 - (self.tx_done_at - now).0);
+            s.busy = Dur(s.busy.0 - (self.tx_done_at - now).0);
         }
+        s
     }
 }
 

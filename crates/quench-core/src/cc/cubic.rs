@@ -211,8 +211,8 @@ impl CongestionControl for Cubic {
         }
     }
 
-    fn needs_rtt_every_ack(&self) -> bool {
-        self.hystart.is_some()
+    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
+        self.hystart.is_some().then_some("HyStart++")
     }
 
     fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {

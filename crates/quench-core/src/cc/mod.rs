@@ -201,10 +201,10 @@ pub trait CongestionControl {
     /// The flow's own seeded random stream, for a controller that draws (BBR's first gain
     /// phase); handed over once, before the connection opens.
     fn take_random_stream(&mut self, _rng: Rng) {}
-    /// True if the controller needs an RTT sample on every ACK (HyStart++), which the flow's
-    /// `tcp.rtt_sampling = "every_ack"` provides; checked when the flow is built.
-    fn needs_rtt_every_ack(&self) -> bool {
-        false
+    /// The mechanism that needs an RTT sample on every ACK (HyStart++, Vegas), if any: the
+    /// flow's `tcp.rtt_sampling = "every_ack"` provides them; checked when the flow is built.
+    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
+        None
     }
     /// The ECT codepoint on this controller's ECN-capable data (`packet::ecn`): ECT(0) for a
     /// Classic controller (RFC 3168), ECT(1) for a scalable one (RFC 9331 section 4.1).
@@ -304,8 +304,8 @@ macro_rules! registry {
             fn take_random_stream(&mut self, rng: Rng) {
                 match self { $(AnyCc::$variant(c) => c.take_random_stream(rng),)+ }
             }
-            fn needs_rtt_every_ack(&self) -> bool {
-                match self { $(AnyCc::$variant(c) => c.needs_rtt_every_ack(),)+ }
+            fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
+                match self { $(AnyCc::$variant(c) => c.rtt_every_ack_needed_by(),)+ }
             }
             fn ect_codepoint(&self) -> u8 {
                 match self { $(AnyCc::$variant(c) => c.ect_codepoint(),)+ }

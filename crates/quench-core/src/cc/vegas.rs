@@ -7,7 +7,8 @@
 //! segment; otherwise hold. Slow start (+1 segment per ACK while cwnd < ssthresh) ends when
 //! `diff > γ`: cwnd drops to the rate the path carries (`cwnd·baseRTT/rtt + 1`). A round with
 //! fewer than `MIN_SAMPLES_PER_ROUND` samples changes nothing but Reno's growth (Linux: RTT
-//! samples too few to trust). Loss: Reno's halving. Equilibrium: each flow keeps between α and
+//! samples too few to trust), so a flow must sample every ACK (`tcp.rtt_sampling =
+//! "every_ack"`, checked when it is built). Loss: Reno's halving. Equilibrium: each flow keeps between α and
 //! β packets queued, the delay signal FAST also uses (docs/mechanisms.md#vegas).
 //!
 //! Departures: Brakmo divides by the observed RTT as above; Linux divides by baseRTT (a little
@@ -163,6 +164,12 @@ impl CongestionControl for Vegas {
 
     fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
         half_flight(w)
+    }
+
+    /// A round's minimum RTT needs `MIN_SAMPLES_PER_ROUND` samples; one timed segment per
+    /// round would leave Vegas in its Reno fallback for good (Linux samples every ACK).
+    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
+        Some("Vegas")
     }
 }
 

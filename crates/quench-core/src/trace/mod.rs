@@ -60,6 +60,10 @@ pub struct RecordConfig {
     /// Every packet event of one flow in a time window (`flow_monitor.rs`).
     #[serde(default)]
     pub monitor_flow: Option<FlowMonitorConfig>,
+    /// Every link's and flow's counters at these instants, or every interval
+    /// (`snapshots.rs`): statistics over any window between two of them.
+    #[serde(default)]
+    pub snapshots: Option<crate::snapshots::SnapshotTimes>,
 }
 
 fn yes() -> bool {
@@ -80,6 +84,7 @@ impl Default for RecordConfig {
             links: None,
             pcap: Vec::new(),
             monitor_flow: None,
+            snapshots: None,
         }
     }
 }
@@ -240,6 +245,14 @@ impl Recorder {
     /// Rows of `table` in the spill folder.
     pub fn spill_rows(&self, table: &str) -> u64 {
         self.spill.as_ref().map_or(0, |s| s.rows(table))
+    }
+
+    /// Append a buffer's rows to `table` in the spill folder and empty it (records kept by an
+    /// owner outside the recorder, such as `snapshots.rs`); nothing when not streaming.
+    pub fn spill_buffer(&mut self, table: &str, buffer: &mut impl Chunked) {
+        if let Some(s) = self.spill.as_mut() {
+            spill_chunk(s, table, buffer);
+        }
     }
 
     /// Append a table's rows to the spill folder (a summary table streamed by its owner).

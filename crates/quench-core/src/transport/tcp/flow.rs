@@ -37,9 +37,11 @@ impl TransportSpec for TcpFlowSpec {
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
-        if cc.needs_rtt_every_ack() && self.tcp.rtt_sampling != RttSampling::EveryAck {
-            let why = "HyStart++ needs an RTT sample on every ACK: set it to \"every_ack\"";
-            return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
+        if let Some(mechanism) = cc.rtt_every_ack_needed_by() {
+            if self.tcp.rtt_sampling != RttSampling::EveryAck {
+                let why = format!("{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\"");
+                return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
+            }
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));

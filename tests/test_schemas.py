@@ -1,0 +1,130 @@
+"""Stable schemas: every results table has the same columns and dtypes whether it has rows or
+not, for every record option, in memory, in Parquet and in CSV; and the Parquet file a table
+still in the engine's form is saved to without pandas (quench.schema.write_parquet) is byte for
+byte the one its DataFrame gives."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import quench
+from quench import _core
+from quench.results import SAVE_CHUNK_ROWS, Results
+from quench.schema import raw_schema, table_schema
+
+# Every record option on; each option alone is a case below.
+EVERYTHING = {
+    "queues": True,
+    "sojourn": True,
+    "drops": True,
+    "cwnd": True,
+    "rtt": True,
+    "segments": True,
+    "monitors": True,
+    "monitor_flow": {"flow": "reno"},
+    # Inside the busy run (1 s), past the idle one's end (0.5 s, so none taken there).
+    "snapshots": ["750ms"],
+}
+BUSY_S = 1.0
+IDLE_S = 0.5
+OPTIONS = [
+    pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None}, id="none"),
+    pytest.param({}, id="defaults"),
+    *(
+        pytest.param({**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None, key: value}, id=key)
+        for key, value in EVERYTHING.items()
+    ),
+    pytest.param(EVERYTHING, id="everything"),
+    # The options that shape records without switching a table: thinning, links, captures.
+    pytest.param({**EVERYTHING, "cwnd_interval": "10ms", "links": ["r->b"], "pcap": ["r->b"]}, id="restricted"),
+]
+
+
+def _network(record: dict, busy: bool) -> quench.Network:
+    """Busy: every kind of table source, a RED bottleneck (monitors), NewReno, BBR (pacing) and
+    PCP (pcp_rate) flows overflowing its buffer. Idle: the same links and no flow (so no flow
+    to monitor either), so every time series and the flows table are empty."""
+    net = quench.Network(seed=1)
+    net.hosts("a", "b").routers("r")
+    net.link("a", "r", rate="100Mbps", delay="1ms")
+    net.link("r", "b", rate="5Mbps", delay="10ms", qdisc=quench.red(limit="20p"))
+    if busy:
+        net.tcp("a", "b", cc="newreno", name="reno")
+        net.tcp("a", "b", cc="bbr", name="bbr")
+        net.pcp("a", "b", name="pcp")
+    net.record(**(record if busy else {**record, "monitor_flow": None}))
+    return net
+
+
+def _run(record: dict, busy: bool) -> Results:
+    return _network(record, busy).run(BUSY_S if busy else IDLE_S)
+
+
+def _raw_run(record: dict, busy: bool) -> dict:
+    sim = _core.Simulation(json.dumps(_network(record, busy).to_dict(BUSY_S if busy else IDLE_S)))
+    sim.run_until(sim.end)
+    return sim.finish()
+
+
+def _dtypes(df: pd.DataFrame) -> list[tuple[str, str]]:
+    return [(c, str(t)) for c, t in df.dtypes.items()]
+
+
+@pytest.mark.parametrize("record", OPTIONS)
+def test_tables_keep_their_schema_with_and_without_rows(record: dict, tmp_path: Path) -> None:
+    busy, idle = _run(record, busy=True), _run(record, busy=False)
+    assert list(busy.tables) == list(idle.tables)
+    for name in busy.tables:
+        a, b = busy.tables[name], idle.tables[name]
+        assert _dtypes(a) == _dtypes(b), name
+    busy.save(tmp_path / "busy", formats=["parquet", "csv"], plots=False)
+    idle.save(tmp_path / "idle", formats=["parquet", "csv"], plots=False)
+    for name in busy.tables:
+        a = pq.read_schema(tmp_path / "busy" / f"{name}.parquet")
+        b = pq.read_schema(tmp_path / "idle" / f"{name}.parquet")
+        assert a.equals(b, check_metadata=True), name
+        header = (tmp_path / "busy" / f"{name}.csv").read_text().splitlines()[0]
+        assert (tmp_path / "idle" / f"{name}.csv").read_text().splitlines()[0] == header, name
+
+
+def test_the_cases_have_rows_and_none() -> None:
+    """The busy run fills every table (so both sides of the comparison above are exercised),
+    the idle one only the links and nodes."""
+    busy, idle = _run(EVERYTHING, busy=True), _run(EVERYTHING, busy=False)
+    assert {n for n in busy.tables if busy.tables[n].empty} == set()
+    assert {n for n in idle.tables if not idle.tables[n].empty} == {"links", "nodes"}
+
+
+def test_dataframes_follow_the_declared_schema() -> None:
+    """The dtypes of every table are those quench.schema derives from the engine's columns."""
+    for busy in (True, False):
+        raw = _raw_run(EVERYTHING, busy)
+        res = Results.from_raw(raw, {}, wall_run_s=0.0)
+        for name, cols in raw["tables"].items():
+            assert _dtypes(res.tables[name]) == raw_schema(name, cols), name
+
+
+def test_text_columns_are_strings_when_empty() -> None:
+    """The two columns that became float64 when empty."""
+    idle = _run(EVERYTHING, busy=False)
+    assert str(idle.monitors["name"].dtype) == "str"
+    assert str(idle.flow_monitor["event"].dtype) == "str"
+    assert table_schema("monitors", [("name", "str")]) == [("name", "str")]
+
+
+@pytest.mark.parametrize("busy", [True, False], ids=["rows", "empty"])
+def test_parquet_without_pandas_is_the_dataframes_file(busy: bool) -> None:
+    fast = Results.from_raw(_raw_run(EVERYTHING, busy), {}, wall_run_s=0.0)
+    frames = Results.from_raw(_raw_run(EVERYTHING, busy), {}, wall_run_s=0.0)
+    for name in fast.tables:
+        expected = io.BytesIO()
+        frames.tables[name].to_parquet(expected, index=False, row_group_size=SAVE_CHUNK_ROWS)
+        got = io.BytesIO()
+        assert fast.tables.write_parquet(name, got), name  # type: ignore[arg-type]
+        assert got.getvalue() == expected.getvalue(), name
