@@ -248,7 +248,9 @@ impl Link {
     fn start_tx_from_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
         let held = self.backlog();
         self.stats.integrate(now, held);
-        let wait = if self.wake_pending { None } else { self.fill_device(now, out, node) };
+        // A wake-up already scheduled answers for the qdisc until it comes.
+        let scheduled = self.wake_pending;
+        let wait = if scheduled { None } else { self.fill_device(now, out, node) };
         if self.transmitting.is_some() {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
@@ -257,9 +259,12 @@ impl Link {
         };
         self.device_bytes -= p.size as u64;
         let done = self.begin_tx(now, p);
-        // The place just freed is filled now; a "not before" here is asked again at `done`.
-        if !self.wake_pending {
+        if !scheduled {
+            // The place just freed is filled now. A "not before" in this call schedules no
+            // wake-up (the answer is `Started`): the qdisc is asked again when this
+            // transmission ends, which runs as an event because the qdisc is not empty.
             self.fill_device(now, out, node);
+            self.wake_pending = false;
         }
         TxStart::Started(done)
     }
