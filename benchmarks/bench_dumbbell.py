@@ -3,7 +3,10 @@
 For each configuration, runs quench_dumbbell.py (with the quench interpreter) and
 ns3_dumbbell.py (with benchmarks/.venv-ns3, see setup_ns3.sh) one after the other with
 identical flags, checks that they agree on bottleneck utilization and aggregate goodput,
-and prints a Markdown table of accuracy, speed and memory. Raw numbers go to
+and prints a Markdown table of accuracy, speed and memory. Beside ns-3 it runs the floor
+(crates/quench-core/benches/floor.rs: a bare event loop over the same dumbbell, fixed windows,
+no TCP, 4 events per packet) and prints quench's run loop per bottleneck packet over the
+floor's. Raw numbers go to
 benchmarks/results/dumbbell.json. Standard library only, so any python3 can run it:
 
     python3 benchmarks/bench_dumbbell.py [--configs small,medium] [--quick] [--ns3-sack off] [--cc cubic]
@@ -128,6 +131,40 @@ def best_of(repeats, *run_args):
     return best
 
 
+def run_floor(cfg, repeats, tag):
+    """Run the floor benchmark (cargo builds it the first time) `repeats` times; keep the
+    fastest run loop. Returns its JSON record, or None if it could not run (no cargo)."""
+    out_json = os.path.join(RESULTS_DIR, f"{tag}-floor.json")
+    cmd = ["cargo", "bench", "-q", "-p", "quench-core", "--bench", "floor", "--"]
+    cmd += ["--flows", str(cfg["flows"]), "--rate", str(cfg["rate"]), "--duration", f"{cfg['duration']:g}"]
+    cmd += ["--rtt", f"{cfg['rtt']:g}", "--buffer-pkts", str(cfg["buffer_pkts"]), "--json", out_json]
+    best = None
+    for _ in range(repeats):
+        print(f"[{tag}] floor: {' '.join(cmd)}", file=sys.stderr, flush=True)
+        try:
+            done = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+        except OSError as e:
+            print(f"[{tag}] floor: cannot start cargo: {e}", file=sys.stderr, flush=True)
+            return None
+        if done.returncode != 0:
+            print(f"[{tag}] floor failed:\n{done.stderr}", file=sys.stderr, flush=True)
+            return None
+        with open(out_json) as f:
+            run = json.load(f)[0]
+        if best is None or run["wall_run_s"] < best["wall_run_s"]:
+            best = run
+    return best
+
+
+def floor_ratio(quench, floor):
+    """quench's run-loop time per bottleneck packet over the floor's (both saturate the
+    bottleneck, so their packet counts are close but not equal)."""
+    q = quench.get("result") if quench["ok"] else None
+    if not q or not floor or not q["bottleneck_tx_packets"] or not floor["bottleneck_tx_packets"]:
+        return None
+    return (q["wall_run_s"] / q["bottleneck_tx_packets"]) / (floor["wall_run_s"] / floor["bottleneck_tx_packets"])
+
+
 def jain(values):
     total_sq = sum(v * v for v in values)
     return sum(values) ** 2 / (len(values) * total_sq) if total_sq else None
@@ -174,6 +211,8 @@ def table_row(tag, cfg, entry):
     q_proc = quench.get("process_wall_s") if quench["ok"] else None
     n_proc = ns3.get("process_wall_s") if ns3["ok"] else None
     q_events = q.get("events")
+    floor = entry.get("floor")
+    f_ratio = floor_ratio(quench, floor)
     return [
         tag,
         str(cfg["flows"]),
@@ -194,6 +233,9 @@ def table_row(tag, cfg, entry):
         fmt(ns3["process_peak_rss_kib"] / 1024 if ns3["ok"] else None, ".0f"),
         fmt(q_events / q_run if q_events is not None and q_run else None, ".3g"),
         fmt(q["bottleneck_tx_packets"] / q_run if q and q_run else None, ".3g"),
+        fmt(floor["wall_run_s"] if floor else None, ".2f"),
+        fmt(floor["bottleneck_tx_packets"] / floor["wall_run_s"] if floor else None, ".3g"),
+        f"{f_ratio:.2f}x" if f_ratio else "n/a",
     ]
 
 
@@ -217,6 +259,9 @@ HEADER = [
     "ns-3 peak MiB",
     "quench events/s",
     "quench pkts/s",
+    "floor run-loop s",
+    "floor pkts/s",
+    "quench / floor per pkt",
 ]
 
 
@@ -263,11 +308,13 @@ def main():
         flags += ["--sack", args.ns3_sack, "--cc", args.cc]
         quench = best_of(args.repeats, f"quench{suffix}", args.quench_python, "quench_dumbbell.py", flags, tag)
         ns3 = best_of(args.repeats, f"ns3{suffix}", NS3_PYTHON, "ns3_dumbbell.py", flags, tag)
+        floor = run_floor(cfg, args.repeats, tag)
         agree, disagreement, diffs = compare(quench, ns3)
         entry = {
             "config": cfg,
             "quench": quench,
             "ns3": ns3,
+            "floor": floor,
             "agree": agree,
             "disagreement": disagreement,
             "relative_diff": diffs,

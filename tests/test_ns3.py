@@ -146,6 +146,10 @@ def test_refuses_what_ns3_cannot_run():
     with pytest.raises(Exception, match=r"^flows\[1\]\.cc\.kind: .*no ns-3 counterpart"):
         ns3.translate(spec)
     spec = matched_dumbbell("newreno", False)
+    spec["flows"][0].setdefault("tcp", {}).update(sack=True, loss_detection="rack")
+    with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
     spec["links"][1]["device_queue"] = 5
     with pytest.raises(Exception, match=r"^links\[1\]\.device_queue: .*no ns-3 counterpart"):
         ns3.translate(spec)
@@ -164,6 +168,12 @@ def test_plan_maps_settings():
     # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.
     assert plan["links"][1]["qdisc"]["attributes"]["MaxSize"] == ("size", "99999p")
     assert plan["rng_run"] == 1
+    spec = matched_dumbbell("newreno", False)
+    for f in spec["flows"]:
+        f.setdefault("tcp", {})["timestamps"] = True
+    d = ns3.translate(spec)["defaults"]
+    assert d["ns3::TcpSocketBase::Timestamp"] == ("bool", True)
+    assert d["ns3::TcpSocket::SegmentSize"] == ("uint", 1448), "1500-byte packets in both"
 
 
 def udp_overload(qdisc: dict) -> dict:

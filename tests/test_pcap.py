@@ -270,6 +270,74 @@ def test_ect1_in_pcap_and_in_the_sojourn_table(l4s_capture):
 
 
 @pytest.fixture(scope="module")
+def ts_capture(tmp_path_factory):
+    """A SACK connection with the timestamp option (RFC 7323) through a lossy link."""
+    net = quench.Network(seed=5)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="10Mbps", delay="1ms")
+    net.link("r", "b", rate="2Mbps", delay="10ms", loss=0.02)
+    net.tcp("a", "b", timestamps=True, sack=True, bytes="200KB")
+    net.record(pcap=["a->r", "b->r"], segments=True)
+    res = net.run("5s")
+    out = res.save(tmp_path_factory.mktemp("ts"), plots=False)
+    return res, out / "a-r.pcap", out / "b-r.pcap"
+
+
+def ts_option(tcp):
+    """(TSval, TSecr) of a dpkt TCP segment's timestamp option, or None."""
+    for kind, value in dpkt.tcp.parse_opts(tcp.opts):
+        if kind == dpkt.tcp.TCP_OPT_TIMESTAMP:
+            return int.from_bytes(value[:4], "big"), int.from_bytes(value[4:], "big")
+    return None
+
+
+def test_timestamp_option_in_pcap(ts_capture):
+    res, a_r, b_r = ts_capture
+    sent = [(ts, ip.data) for ts, ip in read(a_r)]
+    acks = [(ts, ip.data) for ts, ip in read(b_r)]
+    # Every segment carries the option: 12 more header bytes; a full segment 1448 bytes of data.
+    for _, tcp in sent + acks:
+        assert ts_option(tcp) is not None and tcp.off * 4 >= 32
+    data = [(ts, tcp) for ts, tcp in sent if len(tcp.opts) and tcp.flags & TCP_ACK and not tcp.flags & TCP_SYN]
+    assert max(ip.len for _, ip in read(a_r)) == 1500
+    # TSval is the send time on a microsecond clock; on the first hop transmission starts at
+    # the send for a segment that finds the link idle, so TSval is its pcap time, truncated.
+    syn_ts, syn = sent[0]
+    assert ts_option(syn)[0] == int(float(syn_ts) * 1e6)
+    tsvals = {ts_option(tcp)[0] for _, tcp in data}
+    # Each ACK echoes the TSval of a data segment (or of the SYN), as RFC 7323 section 4.3 says.
+    echoed = {ts_option(tcp)[1] for _, tcp in acks}
+    assert echoed <= tsvals | {ts_option(syn)[0]}
+    assert len(echoed) > 10
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_decodes_the_timestamp_option(ts_capture):
+    _, a_r, b_r = ts_capture
+    for path in (a_r, b_r):
+        out = subprocess.run(
+            [
+                "tshark",
+                "-r",
+                str(path),
+                "-T",
+                "fields",
+                "-e",
+                "tcp.options.timestamp.tsval",
+                "-e",
+                "tcp.options.timestamp.tsecr",
+                "-e",
+                "_ws.expert.severity",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        rows = [line.split("\t") for line in out.splitlines()]
+        assert rows and all(r[0] != "" and r[1] != "" for r in rows)
+
+
+@pytest.fixture(scope="module")
 def sack_capture(tmp_path_factory):
     """A SACK NewReno transfer that overflows the 20-packet queue (SACK blocks on the ACKs)
     and, after it, a flow without SACK, captured on both directions of the first hop."""

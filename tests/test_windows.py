@@ -79,3 +79,21 @@ def test_snapshots_are_saved_with_the_other_tables(run, tmp_path):
 
     saved = pd.read_parquet(tmp_path / "out" / "flow_snapshots.parquet")
     assert len(saved) == 4 * len(run.flows) and "flow_name" in saved
+
+
+def test_a_simulation_advanced_in_steps_is_the_runs_of_each_length():
+    """Inspected at 2 s, a simulation holds what a 2-s run ends with; finished at 5 s, what a
+    5-s run ends with (inspecting it changes nothing)."""
+    sim = net().simulation(f"{DURATION}s")
+    early = sim.advance(f"{T0}s").snapshot()
+    assert sim.now == T0 and early.meta["simulated_s"] == T0
+    short = net().run(f"{T0}s")
+    for table in ("links", "flows", "nodes"):
+        assert early.tables[table].equals(short.tables[table]), table
+    sim.advance(3.0).snapshot()
+    whole = sim.finish()
+    again = net().run(f"{DURATION}s")
+    for table in ("links", "flows", "queue", "cwnd", "drops"):
+        assert whole.tables[table].equals(again.tables[table]), table
+    with pytest.raises(RuntimeError, match="already finished"):
+        sim.snapshot()

@@ -30,13 +30,14 @@ from quench.network import (
     sfq,
 )
 from quench.results import Results
-from quench.scenario import load_scenario, run_scenario, validate_scenario
+from quench.scenario import Simulation, load_scenario, run_scenario, validate_scenario
 from quench.units import parse_bytes, parse_duration, parse_rate
 
 __all__ = [
     "InternalError",
     "Network",
     "Results",
+    "Simulation",
     "ScenarioError",
     "__version__",
     "choke",

@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, staged_dir
 from quench.results import FORMATS, Results, Tables, pcap_file_names
-from quench.scenario import load_scenario, one_line, run_scenario, validate_scenario
+from quench.scenario import dump, load_scenario, one_line, run_scenario, validate_scenario
 from quench.stream import RecordStream
 
 EXIT_BAD_INPUT = 2
@@ -277,7 +277,7 @@ def _overlay_cwnd(q: Results, n: Results, path: Path) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     resolved = validate_scenario(load_scenario(args.scenario))
-    print(json.dumps(resolved, indent=2))
+    print(dump(resolved) if args.toml else json.dumps(resolved, indent=2), end="" if args.toml else "\n")
     return 0
 
 
@@ -416,7 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     val = sub.add_parser("validate", help="check a scenario and print it with defaults filled in")
-    val.add_argument("scenario", type=Path)
+    val.add_argument("scenario", type=Path, help="a TOML scenario, or a run's scenario.json")
+    val.add_argument("--toml", action="store_true", help="print TOML (a scenario file) instead of JSON")
     val.set_defaults(func=cmd_validate)
 
     rep = sub.add_parser(

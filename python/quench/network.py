@@ -299,7 +299,9 @@ class Network:
         "every_ack", which FAST needs), burstiness_control={threshold, rate="cwnd/rtt"},
         recovery (what fast recovery sends per ACK: "standard", the default, or RFC 6937
         Proportional Rate Reduction, "prr" with the slow-start reduction bound or "prr_crb"
-        with the conservative one)."""
+        with the conservative one), loss_detection (with sack=True: "dupack", RFC 6675, the
+        default; "rack", RFC 8985 RACK with the tail loss probe; "rack_no_tlp"), timestamps
+        (RFC 7323: 12 header bytes from each full segment, an RTT sample per ACK)."""
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
 
     def pcp(
@@ -435,6 +437,19 @@ class Network:
         if self.name:
             spec["name"] = self.name
         return spec
+
+    def to_toml(self, duration: Quantity) -> str:
+        """The scenario as TOML text, the file `quench run` reads (quench.scenario.dump)."""
+        from quench.scenario import dump
+
+        return dump(self.to_dict(duration))
+
+    def simulation(self, duration: Quantity):
+        """The scenario ready to run in steps (quench.scenario.Simulation): `advance`,
+        `snapshot`, `advance` again, `finish`."""
+        from quench.scenario import Simulation
+
+        return Simulation(self.to_dict(duration))
 
     def run(self, duration: Quantity, *, progress: bool | None = None):
         """Build and run for `duration`; returns quench.Results. Long time series and captures

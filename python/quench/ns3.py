@@ -32,8 +32,10 @@ NS3_VERSION = "3.44.post0"
 _CHECKOUT = Path(__file__).resolve().parents[2]
 SETUP_HINT = "quench ns3 --setup"
 CHILD = Path(__file__).with_name("ns3_child.py")
-# TCP/IP header bytes without options (20 IPv4 + 20 TCP; quench sends no timestamps) and UDP.
+# TCP/IP header bytes without options (20 IPv4 + 20 TCP) and UDP.
 TCP_IP_HEADERS = 40
+# The timestamp option with its two NOPs (RFC 7323), with `tcp.timestamps`.
+TCP_TIMESTAMP_OPTION = 12
 UDP_IP_HEADERS = 28
 # The device queue under every queue disc: one packet, so that the queue disc holds the backlog
 # (ns-3's default DropTailQueue of 100 packets would hold it out of the queue disc's sight).
@@ -300,6 +302,8 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ("burstiness_control", lambda v: v is not None),
         ("pacing", bool),
         ("local_drop", lambda v: v != "loss"),
+        # ns-3 3.44 has no RACK-TLP: its SACK sender detects losses by RFC 6675 only.
+        ("loss_detection", lambda v: v not in (None, "dupack")),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")
@@ -313,7 +317,9 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     if iw is None:
         iw = min(4, max(2, RFC5681_IW_BYTES // mss)) if mss <= RFC5681_IW_BYTES else 2
     d: dict[str, tuple[str, Any]] = {
-        "ns3::TcpSocket::SegmentSize": ("uint", mss),
+        # With timestamps quench's full segment carries mss − 12 bytes (Linux's accounting);
+        # ns-3's SegmentSize is the payload, to which it adds the option.
+        "ns3::TcpSocket::SegmentSize": ("uint", mss - (TCP_TIMESTAMP_OPTION if tcp.get("timestamps") else 0)),
         "ns3::TcpSocket::InitialCwnd": ("uint", iw),
         "ns3::TcpSocket::SndBufSize": ("uint", _bytes(tcp["send_buffer"])),
         "ns3::TcpSocket::RcvBufSize": ("uint", _bytes(tcp["receive_window"])),
@@ -325,7 +331,7 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::RttEstimator::InitialEstimation": ("time_s", _secs(rto["initial"])),
         "ns3::TcpSocketBase::MinRto": ("time_s", _secs(rto["min"])),
         "ns3::TcpSocketBase::ReTxThreshold": ("uint", int(tcp["dupack_threshold"])),
-        "ns3::TcpSocketBase::Timestamp": ("bool", False),
+        "ns3::TcpSocketBase::Timestamp": ("bool", bool(tcp.get("timestamps"))),
         "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
@@ -341,7 +347,7 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     }
     if tcp["recovery"] == "prr_crb":
         raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
-    if tcp["rtt_sampling"] != "every_ack":
+    if tcp["rtt_sampling"] != "every_ack" and not tcp.get("timestamps"):
         # ns-3's TcpSocketBase::EstimateRtt measures on every ACK that covers the oldest
         # unacknowledged send (never a retransmitted one): quench's "every_ack" is the closer.
         notes.append(

@@ -67,10 +67,74 @@ def scenario_error(path: str, reason: str) -> _core.ScenarioError:
     return e
 
 
+# --- writing TOML ---------------------------------------------------------------------------
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dump(spec: dict[str, Any]) -> str:
+    """A scenario dict as TOML text that `load_scenario` reads back to the same dict, so a
+    scenario built in Python (`Network.to_toml`) or resolved by the engine (`quench validate
+    --toml`) can be handed to the command line or to a colleague. Keys whose value is None are
+    left out (TOML has no null; an absent key is the same default). Top-level tables become
+    sections, lists of tables `[[...]]` blocks, deeper tables inline tables."""
+    lines: list[str] = []
+    scalars = {k: v for k, v in spec.items() if not _is_section(v)}
+    for k, v in scalars.items():
+        if v is not None:
+            lines.append(f"{_toml_key(k)} = {_toml_value(v)}")
+    for k, v in spec.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{_toml_key(k)}]", *_assignments(v)]
+        elif _is_section(v):
+            for item in v:
+                lines += ["", f"[[{_toml_key(k)}]]", *_assignments(item)]
+    return "\n".join(lines) + "\n"
+
+
+def _is_section(v: Any) -> bool:
+    """A table, or a non-empty list of tables: written as its own section."""
+    return isinstance(v, dict) or (isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v))
+
+
+def _assignments(table: dict[str, Any]) -> list[str]:
+    return [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in table.items() if v is not None]
+
+
+def _toml_key(k: str) -> str:
+    return k if _BARE_KEY.fullmatch(k) else _toml_string(k)
+
+
+def _toml_string(s: str) -> str:
+    # JSON's escapes are TOML's, except that TOML has no raw DEL in a basic string.
+    return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return _toml_string(v)
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items() if x is not None) + " }"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} {v!r} as TOML")
+
+
 def load_scenario(path: str | Path) -> dict[str, Any]:
-    """Read a TOML scenario file into a dict (not yet validated). A file that cannot be read,
-    is not UTF-8 or not TOML raises ScenarioError with path '' and a reason that starts with
-    the file's name and, where one is known, the line and column."""
+    """Read a scenario file into a dict (not yet validated): TOML, or JSON for a name ending in
+    .json (a run's `scenario.json`). A file that cannot be read, is not UTF-8 or not TOML/JSON
+    raises ScenarioError with path '' and a reason that starts with the file's name and, where
+    one is known, the line and column."""
     p = Path(path)
     try:
         data = p.read_bytes()
@@ -88,6 +152,14 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         raise scenario_error(
             "", f"{p}: line {line}, column {column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
         ) from None
+    if p.suffix == ".json":
+        try:
+            spec = json.loads(text.removeprefix("\ufeff"))
+        except json.JSONDecodeError as e:
+            raise scenario_error("", f"{p}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+        if not isinstance(spec, dict):
+            raise scenario_error("", f"{p}: a scenario is a JSON object, not {type(spec).__name__}")
+        return spec
     try:
         spec = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
@@ -197,6 +269,68 @@ def run_scenario(
     for runs in _journals:
         runs.append(resolved)
     return Results.from_raw(raw, resolved, wall_run_s=wall_run, stream=stream)
+
+
+class Simulation:
+    """A scenario run in steps: `advance` it, look at it (`snapshot`: the links, flows and nodes
+    tables as they stand), advance it again, and `finish` it for the Results of the whole run,
+    the same as `run_scenario` gives. Records stream into a temporary folder the Results own,
+    as with `run_scenario`.
+
+        sim = quench.scenario.Simulation(net.to_dict("60s"))
+        sim.advance("10s")
+        warm = sim.snapshot().flows           # the flows table at 10 s
+        res = sim.finish()                    # runs on to 60 s
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self._sim = _core.Simulation(_to_json(spec))
+        self.scenario: dict[str, Any] = json.loads(self._sim.scenario)
+        self._stream = RecordStream.temporary()
+        pcaps = self._stream.pcap_files(self.scenario.get("record", {}).get("pcap", []))
+        self._sim.stream_to(str(self._stream.spill), [(link, str(path)) for link, path in pcaps.items()])
+        self._wall_s = 0.0
+
+    @property
+    def now(self) -> float:
+        """Simulated seconds so far."""
+        return self._sim.now
+
+    @property
+    def end(self) -> float:
+        """The scenario's duration, s."""
+        return self._sim.end
+
+    def advance(self, until: str | float) -> Simulation:
+        """Run every event up to `until` (a time like "10s", or seconds; at most the end)."""
+        from quench.units import parse_duration
+
+        t = min(parse_duration(until), self.end)
+        started = time.perf_counter()
+        try:
+            self._sim.run_until(t)
+        except OSError as e:
+            self._stream.discard()
+            raise OutputError(f"cannot write the results into {self._stream.label}: {e}") from None
+        self._wall_s += time.perf_counter() - started
+        return self
+
+    def snapshot(self) -> Results:
+        """The links, flows and nodes tables as they stand now (`meta["simulated_s"]` is now);
+        the simulation goes on."""
+        return Results.from_raw(self._sim.snapshot(), self.scenario, wall_run_s=self._wall_s)
+
+    def finish(self) -> Results:
+        """Run on to the scenario's end; the Results of the whole run."""
+        self.advance(self.end)
+        try:
+            raw = self._sim.finish()
+        except OSError as e:
+            self._stream.discard()
+            raise OutputError(f"cannot write the results into {self._stream.label}: {e}") from None
+        for runs in _journals:
+            runs.append(self.scenario)
+        return Results.from_raw(raw, self.scenario, wall_run_s=self._wall_s, stream=self._stream)
 
 
 def _run_streaming(

@@ -16,13 +16,16 @@ or ends inside a window counts what it did inside it; its goodput is over the wh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+# A window's tables are DataFrames, and this module is imported only when one is asked for
+# (Results.window / timeseries), so pandas is no cost to `import quench`.
+import pandas as pd
 
 from quench.units import parse_duration
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from quench.results import Results
 
 LINK_COUNTERS = (
@@ -52,7 +55,8 @@ SAME_INSTANT_S = 0.5e-9
 DELAY_QUANTILES = (0.5, 0.95, 0.99)
 
 
-class Window(NamedTuple):
+@dataclass(frozen=True)
+class Window:
     """Per-link and per-flow statistics over [t0_s, t1_s]."""
 
     t0_s: float
@@ -61,7 +65,8 @@ class Window(NamedTuple):
     flows: pd.DataFrame
 
 
-class TimeSeries(NamedTuple):
+@dataclass(frozen=True)
+class TimeSeries:
     """One row per bin (t0_s, t1_s) and link / flow, with the columns of `Window`."""
 
     links: pd.DataFrame
@@ -89,8 +94,6 @@ def _instant(res: Results, t: Any, key: str) -> float:
 
 def _at(res: Results, table: str, key: str, t: float) -> pd.DataFrame:
     """The snapshot rows at instant `t`, indexed by `key`; the run's start is all zeros."""
-    import pandas as pd
-
     snaps = res.tables[table]
     rows = snaps[(snaps["time_s"] - t).abs() <= SAME_INSTANT_S] if t > 0 else snaps.iloc[0:0]
     return pd.DataFrame(rows).set_index(key)
@@ -109,8 +112,6 @@ def timeseries(res: Results) -> TimeSeries:
     """The run cut at every snapshot instant: one row per bin and link, and per bin and flow,
     with the window statistics of each bin; with sojourn times recorded, each link's queueing
     delay quantiles in each bin (`delay_p50_s`, ...; the packets that left in the bin)."""
-    import pandas as pd
-
     cuts = instants(res)
     links, flows = [], []
     for a, b in zip(cuts, cuts[1:]):
@@ -170,7 +171,6 @@ def _with_delay_quantiles(res: Results, link_ts: pd.DataFrame) -> pd.DataFrame:
     """Add each bin's queueing-delay quantiles per link from the sojourn table, if recorded
     (NaN where no packet left the link in the bin)."""
     import numpy as np
-    import pandas as pd
 
     cols = [f"delay_p{round(q * 100)}_s" for q in DELAY_QUANTILES]
     soj = res.tables["sojourn"] if "sojourn" in res.tables else None

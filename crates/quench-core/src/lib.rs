@@ -69,6 +69,10 @@ impl Simulation {
         self.world.end
     }
 
+    pub fn seed(&self) -> u64 {
+        self.world.seed
+    }
+
     pub fn events_executed(&self) -> u64 {
         self.world.events_executed()
     }
@@ -116,6 +120,11 @@ impl Simulation {
             self.snapshots.take(&mut self.world);
         }
         self.world.run_until(t);
+    }
+
+    /// The summary tables (links, flows, nodes) as they stand now; the run goes on.
+    pub fn snapshot(&self) -> Vec<trace::table::Table> {
+        results::summary_now(&self.world)
     }
 
     /// Run to the end and collect the results.

@@ -433,10 +433,6 @@ impl Link {
 
     /// Close the books at the end of the run: busy time counts only the part of a
     /// transmission in progress that falls before `now`.
-    pub fn finalize(&mut self, now: Time) {
-        self.stats = self.stats_at(now);
-    }
-
     /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
     /// time without the part of the current transmission still to come (busy time is credited
     /// when a transmission starts).
@@ -501,9 +497,7 @@ mod tests {
             now = done + Dur(uid as u64 * 1000);
             assert_eq!(queued.finish_tx(done), direct.finish_tx(done));
         }
-        queued.finalize(now);
-        direct.finalize(now);
-        assert_eq!(format!("{:?}", queued.stats), format!("{:?}", direct.stats));
+        assert_eq!(format!("{:?}", queued.stats_at(now)), format!("{:?}", direct.stats_at(now)));
         assert!(out.drops.is_empty() && out.emitted.is_empty());
     }
 
@@ -559,8 +553,7 @@ mod tests {
                 }
             }
             assert_eq!(sent, (0..held as u32).collect::<Vec<_>>());
-            l.finalize(t);
-            let s = &l.stats;
+            let s = l.stats_at(t);
             assert_eq!(s.arrived_packets, s.departed_packets + s.dropped_in_queue() + l.backlog().packets);
             assert_eq!(s.max_backlog_packets, held - 1, "the packet in transmission is not backlog");
         }

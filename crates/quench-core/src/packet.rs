@@ -44,6 +44,17 @@ pub const IP_HEADER: u32 = 20;
 pub const TCP_HEADER: u32 = 20;
 /// UDP header (RFC 768).
 pub const UDP_HEADER: u32 = 8;
+/// The timestamp option on the wire: kind 8, length 10, TSval and TSecr (RFC 7323 section 3),
+/// aligned by two NOPs as RFC 7323 appendix A recommends and Linux sends it.
+pub const TCP_TIMESTAMP_OPTION: u32 = 12;
+/// Ticks of the timestamp clock per second: microseconds, as Linux's `tcp_usec_ts` option
+/// (classic Linux ticks in milliseconds); RFC 7323 section 5.4 asks for 1 ms to 1 s.
+pub const TS_CLOCK_HZ: u64 = 1_000_000;
+
+/// A time on the timestamp clock (wraps after 2³² ticks, 71 minutes).
+pub fn ts_clock(t: crate::units::Time) -> u32 {
+    (t.0 / (crate::units::NS_PER_SEC / TS_CLOCK_HZ)) as u32
+}
 
 /// TCP flag bits as on the wire (RFC 793, RFC 3168 for ECE/CWR).
 pub mod tcp_flags {
@@ -127,6 +138,11 @@ pub struct Packet {
     pub ecn: u8,
     /// TCP SACK blocks (empty unless the connection uses SACK).
     pub sack: SackBlocks,
+    /// The TCP timestamp option (RFC 7323) is present: TSval is `sent_at` on the
+    /// microsecond clock ([`ts_clock`]), TSecr is `ts_ecr`.
+    pub ts_on: bool,
+    /// TSecr: the peer's TSval this segment echoes (RFC 7323 section 4.3).
+    pub ts_ecr: u32,
     /// IP fragmentation: offset, more-fragments and don't-fragment.
     pub frag: Fragment,
 }
@@ -163,7 +179,8 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        // 64 bytes of header fields, 24 of SACK blocks, 3 of fragmentation; see docs/design.md.
+        // 64 bytes of header fields, 24 of SACK blocks, 3 of fragmentation, 5 of the timestamp
+        // option; see docs/design.md.
         assert!(std::mem::size_of::<Packet>() <= 96, "{}", std::mem::size_of::<Packet>());
     }
 

@@ -45,6 +45,8 @@ fn secs(t: Option<Time>) -> f64 {
 fn links_table(w: &World) -> Table {
     let elapsed = w.now.as_secs_f64();
     let ls = &w.links;
+    // Each link's statistics brought up to now (the run need not be over).
+    let st: Vec<crate::link::LinkStats> = ls.iter().map(|l| l.stats_at(w.now)).collect();
     let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
     let mut t = Table::new("links")
         .with("link", Column::U32((0..ls.len() as u32).collect()))
@@ -54,31 +56,28 @@ fn links_table(w: &World) -> Table {
         .with("qdisc", strs(ls.iter().map(|l| l.qdisc.kind().to_string())))
         .with("rate_bps", u64s(ls.iter().map(|l| l.rate().0)))
         .with("delay_s", f64s(ls.iter().map(|l| l.delay.as_secs_f64())))
-        .with("arrived_packets", u64s(ls.iter().map(|l| l.stats.arrived_packets)))
-        .with("arrived_bytes", u64s(ls.iter().map(|l| l.stats.arrived_bytes)))
-        .with("departed_packets", u64s(ls.iter().map(|l| l.stats.departed_packets)))
-        .with("departed_bytes", u64s(ls.iter().map(|l| l.stats.departed_bytes)))
-        .with("delivered_packets", u64s(ls.iter().map(|l| l.stats.delivered_packets)))
-        .with("dropped_packets", u64s(ls.iter().map(|l| l.stats.dropped_in_queue())))
-        .with("dropped_bytes", u64s(ls.iter().map(|l| l.stats.dropped_in_queue_bytes())));
+        .with("arrived_packets", u64s(st.iter().map(|s| s.arrived_packets)))
+        .with("arrived_bytes", u64s(st.iter().map(|s| s.arrived_bytes)))
+        .with("departed_packets", u64s(st.iter().map(|s| s.departed_packets)))
+        .with("departed_bytes", u64s(st.iter().map(|s| s.departed_bytes)))
+        .with("delivered_packets", u64s(st.iter().map(|s| s.delivered_packets)))
+        .with("dropped_packets", u64s(st.iter().map(|s| s.dropped_in_queue())))
+        .with("dropped_bytes", u64s(st.iter().map(|s| s.dropped_in_queue_bytes())));
     for reason in DropReason::ALL {
-        let col = u64s(ls.iter().map(|l| l.stats.dropped_packets[reason as usize]));
+        let col = u64s(st.iter().map(|s| s.dropped_packets[reason as usize]));
         t = t.with(&format!("drops_{}", reason.name()), col);
     }
-    t.with("marked_packets", u64s(ls.iter().map(|l| l.stats.marked_packets)))
+    t.with("marked_packets", u64s(st.iter().map(|s| s.marked_packets)))
         .with("backlog_packets", u64s(ls.iter().map(|l| l.backlog().packets)))
         .with("backlog_bytes", u64s(ls.iter().map(|l| l.backlog().bytes)))
         .with("in_flight_packets", u64s(ls.iter().map(|l| l.in_flight())))
-        .with("utilization", f64s(ls.iter().map(|l| l.stats.busy.as_secs_f64() / elapsed)))
-        .with(
-            "mean_sojourn_s",
-            f64s(ls.iter().map(|l| l.stats.sojourn_sum.as_secs_f64() / l.stats.departed_packets as f64)),
-        )
-        .with("max_sojourn_s", f64s(ls.iter().map(|l| l.stats.sojourn_max.as_secs_f64())))
-        .with("mean_backlog_packets", f64s(ls.iter().map(|l| l.stats.backlog_packet_ns as f64 / w.now.0 as f64)))
-        .with("mean_backlog_bytes", f64s(ls.iter().map(|l| l.stats.backlog_byte_ns as f64 / w.now.0 as f64)))
-        .with("max_backlog_packets", u64s(ls.iter().map(|l| l.stats.max_backlog_packets)))
-        .with("max_backlog_bytes", u64s(ls.iter().map(|l| l.stats.max_backlog_bytes)))
+        .with("utilization", f64s(st.iter().map(|s| s.busy.as_secs_f64() / elapsed)))
+        .with("mean_sojourn_s", f64s(st.iter().map(|s| s.sojourn_sum.as_secs_f64() / s.departed_packets as f64)))
+        .with("max_sojourn_s", f64s(st.iter().map(|s| s.sojourn_max.as_secs_f64())))
+        .with("mean_backlog_packets", f64s(st.iter().map(|s| s.backlog_packet_ns as f64 / w.now.0 as f64)))
+        .with("mean_backlog_bytes", f64s(st.iter().map(|s| s.backlog_byte_ns as f64 / w.now.0 as f64)))
+        .with("max_backlog_packets", u64s(st.iter().map(|s| s.max_backlog_packets)))
+        .with("max_backlog_bytes", u64s(st.iter().map(|s| s.max_backlog_bytes)))
 }
 
 /// The flows table's name.
@@ -168,12 +167,16 @@ fn spill_flows(w: &mut World) -> Table {
     Table::new(FLOWS)
 }
 
+/// The summary tables (links, flows, nodes) as they stand now, without ending the run. When
+/// the run streams a workload's released arrivals to disk, the flows table holds only the
+/// flows still in memory.
+pub fn summary_now(w: &World) -> Vec<Table> {
+    vec![links_table(w), flows_table(w), nodes_table(w)]
+}
+
 /// Close the books and gather every table.
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
-    for l in &mut w.links {
-        l.finalize(now);
-    }
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
     let mut tables = vec![links_table(&w), flows, nodes_table(&w)];
     let mut pcaps = Vec::new();

@@ -1,29 +1,104 @@
-//! Static shortest-path routing, computed once when the world is built: for every destination
-//! a breadth-first search over incoming links gives each node its next hop (fewest hops; ties
-//! go to the link declared first, so routes are deterministic).
+//! Static shortest-path routing, computed once when the world is built: fewest hops, ties to
+//! the link declared first, so routes are deterministic. The routes are those of one
+//! breadth-first search per destination over incoming links (the "reference" search in the
+//! tests), but stored at the cost of the topology's core rather than nodes x nodes:
+//!
+//! - A node with a single outgoing link (a single-homed host) keeps no table: its next hop to
+//!   any destination it can reach is that link (a default route). It reaches `dst` when `dst`
+//!   is its neighbour or the neighbour reaches `dst`, which is one lookup in the neighbour's
+//!   table. This applies when the neighbour has two or more outgoing links (so it has a table
+//!   of its own); otherwise the node keeps a table.
+//! - A destination with a single incoming link, from `a` (a single-homed host, seen from the
+//!   network), needs no column: every other node reaches it the way it reaches `a`, then over
+//!   `a`'s link. The search from such a destination visits `a` first and then runs as the
+//!   search from `a`, so the routes (ties included) are the same. This applies when `a` has a
+//!   column itself (it has more than one incoming link).
+//!
+//! Every other node has a row and every other destination a column of one dense table, filled
+//! by one breadth-first search per column over the whole graph. A dumbbell of N flows keeps a
+//! 2 x 2 table (its two routers) instead of (2N + 2)^2 entries, and sets up in time linear in
+//! N. The per-packet lookup `next_hop` is a few array reads and branches: O(1), no hashing.
 
 use crate::packet::{LinkId, NodeId};
 use std::collections::VecDeque;
 
-const NO_ROUTE: u32 = u32::MAX;
+/// "No link" and "no row/column": link and node indices are below u32::MAX (the builder
+/// counts them in u32).
+const NONE: u32 = u32::MAX;
+
+/// What routing keeps per node, for the node as a place packets are at (`row`, `uplink`, `up`)
+/// and as a destination (`col`, `anchor`, `anchor_link`).
+#[derive(Clone, Copy, Debug)]
+struct NodeRoutes {
+    /// Row of the table, or NONE for a node that routes by its one link (or has none).
+    row: u32,
+    /// For a node without a row: its only outgoing link (NONE: no outgoing link at all).
+    uplink: u32,
+    /// The node at the far end of `uplink`.
+    up: u32,
+    /// Column of the table, or NONE for a destination reached through `anchor`.
+    col: u32,
+    /// For a destination without a column: the node of its only incoming link.
+    anchor: u32,
+    /// That incoming link (anchor -> this node).
+    anchor_link: u32,
+}
 
 pub struct Routes {
-    nodes: usize,
-    /// next_hop[node * nodes + dst]
-    next_hop: Vec<u32>,
+    nodes: Vec<NodeRoutes>,
+    cols: usize,
+    /// next hop (link index or NONE) of row r to column c at `table[r * cols + c]`.
+    table: Vec<u32>,
 }
 
 impl Routes {
     /// `links[i] = (from, to)` of link i.
     pub fn compute(nodes: usize, links: &[(NodeId, NodeId)]) -> Routes {
+        let mut out_degree = vec![0u32; nodes];
+        let mut in_degree = vec![0u32; nodes];
+        let mut only_out = vec![NONE; nodes];
+        let mut only_in = vec![NONE; nodes];
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        for (i, &(_, to)) in links.iter().enumerate() {
+        for (i, &(from, to)) in links.iter().enumerate() {
+            out_degree[from.index()] += 1;
+            in_degree[to.index()] += 1;
+            only_out[from.index()] = i as u32;
+            only_in[to.index()] = i as u32;
             incoming[to.index()].push(i as u32);
         }
-        let mut next_hop = vec![NO_ROUTE; nodes * nodes];
+        let mut info =
+            vec![NodeRoutes { row: NONE, uplink: NONE, up: NONE, col: NONE, anchor: NONE, anchor_link: NONE }; nodes];
+        let (mut rows, mut cols) = (0u32, 0u32);
+        for n in 0..nodes {
+            let r = &mut info[n];
+            match out_degree[n] {
+                0 => {} // reaches nothing: no row, no uplink
+                1 if out_degree[links[only_out[n] as usize].1.index()] >= 2 => {
+                    r.uplink = only_out[n];
+                    r.up = links[only_out[n] as usize].1 .0;
+                }
+                _ => {
+                    r.row = rows;
+                    rows += 1;
+                }
+            }
+            if in_degree[n] == 1 && in_degree[links[only_in[n] as usize].0.index()] >= 2 {
+                r.anchor_link = only_in[n];
+                r.anchor = links[only_in[n] as usize].0 .0;
+            } else {
+                r.col = cols;
+                cols += 1;
+            }
+        }
+        let cols = cols as usize;
+        let mut table = vec![NONE; rows as usize * cols];
         let mut seen = vec![false; nodes];
         let mut frontier = VecDeque::new();
         for dst in 0..nodes {
+            let col = info[dst].col;
+            if col == NONE {
+                continue;
+            }
             seen.iter_mut().for_each(|s| *s = false);
             seen[dst] = true;
             frontier.push_back(dst);
@@ -32,19 +107,56 @@ impl Routes {
                     let from = links[l as usize].0.index();
                     if !seen[from] {
                         seen[from] = true;
-                        next_hop[from * nodes + dst] = l;
+                        if info[from].row != NONE {
+                            table[info[from].row as usize * cols + col as usize] = l;
+                        }
                         frontier.push_back(from);
                     }
                 }
             }
         }
-        Routes { nodes, next_hop }
+        Routes { nodes: info, cols, table }
     }
 
     #[inline]
     pub fn next_hop(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
-        let l = self.next_hop[at.index() * self.nodes + dst.index()];
-        (l != NO_ROUTE).then_some(LinkId(l))
+        if at == dst {
+            return None;
+        }
+        let here = &self.nodes[at.index()];
+        let l = if here.row != NONE {
+            self.row_hop(here.row, at.0, dst.0)
+        } else if here.uplink == NONE || here.up == dst.0 {
+            here.uplink
+        } else {
+            // The neighbour has a row (see `compute`); this node reaches what it reaches.
+            let up_row = self.nodes[here.up as usize].row;
+            if self.row_hop(up_row, here.up, dst.0) == NONE {
+                NONE
+            } else {
+                here.uplink
+            }
+        };
+        (l != NONE).then_some(LinkId(l))
+    }
+
+    /// Next hop (or NONE) from node `at`, whose row is `row`, to `dst` != `at`.
+    #[inline]
+    fn row_hop(&self, row: u32, at: u32, dst: u32) -> u32 {
+        let d = &self.nodes[dst as usize];
+        let col = if d.col != NONE {
+            d.col
+        } else if d.anchor == at {
+            return d.anchor_link;
+        } else {
+            self.nodes[d.anchor as usize].col
+        };
+        self.table[row as usize * self.cols + col as usize]
+    }
+
+    /// Entries of the routing table (for tests and memory accounting).
+    pub fn table_entries(&self) -> usize {
+        self.table.len()
     }
 
     /// The links of the path from `src` to `dst`, if one exists.
@@ -63,11 +175,56 @@ impl Routes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::Rng;
+
+    /// The straightforward routes: one breadth-first search per destination over incoming
+    /// links, a dense nodes x nodes matrix of next hops.
+    fn reference(nodes: usize, links: &[(NodeId, NodeId)]) -> Vec<u32> {
+        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        for (i, &(_, to)) in links.iter().enumerate() {
+            incoming[to.index()].push(i as u32);
+        }
+        let mut next_hop = vec![NONE; nodes * nodes];
+        for dst in 0..nodes {
+            let mut seen = vec![false; nodes];
+            seen[dst] = true;
+            let mut frontier = VecDeque::from([dst]);
+            while let Some(n) = frontier.pop_front() {
+                for &l in &incoming[n] {
+                    let from = links[l as usize].0.index();
+                    if !seen[from] {
+                        seen[from] = true;
+                        next_hop[from * nodes + dst] = l;
+                        frontier.push_back(from);
+                    }
+                }
+            }
+        }
+        next_hop
+    }
+
+    fn assert_same_as_reference(nodes: usize, links: &[(NodeId, NodeId)]) {
+        let r = Routes::compute(nodes, links);
+        let want = reference(nodes, links);
+        for at in 0..nodes {
+            for dst in 0..nodes {
+                let got = r.next_hop(NodeId(at as u32), NodeId(dst as u32)).map_or(NONE, |l| l.0);
+                assert_eq!(
+                    got,
+                    want[at * nodes + dst],
+                    "next hop from {at} to {dst} on {nodes} nodes, links {links:?}"
+                );
+            }
+        }
+    }
+
+    fn duplex(a: u32, b: u32) -> [(NodeId, NodeId); 2] {
+        [(NodeId(a), NodeId(b)), (NodeId(b), NodeId(a))]
+    }
 
     #[test]
     fn shortest_paths_on_a_dumbbell_with_a_detour() {
         // 0 - 1 - 2 - 3 directly, plus a longer detour 1 - 4 - 5 - 2.
-        let duplex = |a: u32, b: u32| [(NodeId(a), NodeId(b)), (NodeId(b), NodeId(a))];
         let links: Vec<_> = [duplex(0, 1), duplex(1, 2), duplex(2, 3), duplex(1, 4), duplex(4, 5), duplex(5, 2)]
             .into_iter()
             .flatten()
@@ -79,5 +236,95 @@ mod tests {
         assert_eq!(back, vec![LinkId(5), LinkId(3), LinkId(1)]);
         let isolated = Routes::compute(7, &links);
         assert!(isolated.path(&links, NodeId(0), NodeId(6)).is_none());
+        assert_same_as_reference(7, &links);
+    }
+
+    /// A dumbbell's hosts are single-homed: only its two routers keep a table, whatever the
+    /// number of hosts.
+    #[test]
+    fn a_dumbbell_keeps_a_table_of_its_routers_only() {
+        let flows = 50u32;
+        // routers 0 and 1; senders 2.., receivers 2 + flows..
+        let mut links: Vec<_> = duplex(0, 1).to_vec();
+        for i in 0..flows {
+            links.extend(duplex(2 + i, 0));
+            links.extend(duplex(1, 2 + flows + i));
+        }
+        let nodes = 2 + 2 * flows as usize;
+        let r = Routes::compute(nodes, &links);
+        assert_eq!(r.table_entries(), 4);
+        assert_same_as_reference(nodes, &links);
+        let p = r.path(&links, NodeId(2 + 7), NodeId(2 + flows + 7)).unwrap();
+        assert_eq!(p, vec![LinkId(2 + 4 * 7), LinkId(0), LinkId(2 + 4 * 7 + 2)]);
+    }
+
+    /// Hand-made corner cases: two hosts joined directly, a one-way link, a chain of
+    /// single-link nodes, a node with no outgoing link, a self-loop, parallel links.
+    #[test]
+    fn corner_cases_match_the_reference() {
+        let n = |i| NodeId(i);
+        assert_same_as_reference(2, &duplex(0, 1));
+        assert_same_as_reference(2, &[(n(0), n(1))]);
+        assert_same_as_reference(4, &[(n(0), n(1)), (n(1), n(2)), (n(2), n(3))]);
+        assert_same_as_reference(3, &[(n(0), n(1)), (n(0), n(2)), (n(1), n(0))]);
+        assert_same_as_reference(3, &[(n(0), n(0)), (n(0), n(1)), (n(1), n(2)), (n(2), n(1))]);
+        assert_same_as_reference(3, &[(n(0), n(1)), (n(0), n(1)), (n(1), n(2)), (n(1), n(0))]);
+        assert_same_as_reference(1, &[]);
+        assert_same_as_reference(0, &[]);
+    }
+
+    /// Property: on random graphs (a random core of routers, single- and multi-homed hosts,
+    /// one-way links, parallel links and self-loops, parts that cannot reach each other) every
+    /// next hop equals the reference's.
+    #[test]
+    fn random_graphs_match_the_reference() {
+        let mut rng = Rng::from_seed(25);
+        let (mut rowless, mut colless) = (0, 0);
+        for _ in 0..3000 {
+            let routers = rng.range_inclusive(0, 6) as u32;
+            let hosts = rng.range_inclusive(0, 8) as u32;
+            let nodes = routers + hosts;
+            if nodes == 0 {
+                continue;
+            }
+            let pick = |rng: &mut Rng, lo: u32, count: u32| lo + rng.range_inclusive(0, count as u64 - 1) as u32;
+            let mut links = Vec::new();
+            // The core: random links among routers, duplex or one way.
+            if routers > 0 {
+                for _ in 0..rng.range_inclusive(0, 3 * routers as u64) {
+                    let (a, b) = (pick(&mut rng, 0, routers), pick(&mut rng, 0, routers));
+                    if rng.bernoulli(0.7) {
+                        links.extend(duplex(a, b));
+                    } else {
+                        links.push((NodeId(a), NodeId(b)));
+                    }
+                }
+            }
+            // Hosts: attached to routers or other hosts by zero, one or more links, each
+            // duplex or one way in either direction.
+            for h in routers..nodes {
+                for _ in 0..rng.range_inclusive(0, 2) {
+                    let other = pick(&mut rng, 0, nodes);
+                    match rng.range_inclusive(0, 3) {
+                        0 | 1 => links.extend(duplex(h, other)),
+                        2 => links.push((NodeId(h), NodeId(other))),
+                        _ => links.push((NodeId(other), NodeId(h))),
+                    }
+                }
+            }
+            // Shuffle the declaration order a little: ties go to the link declared first.
+            for i in (1..links.len()).rev() {
+                if rng.bernoulli(0.2) {
+                    let j = rng.range_inclusive(0, i as u64) as usize;
+                    links.swap(i, j);
+                }
+            }
+            assert_same_as_reference(nodes as usize, &links);
+            let r = Routes::compute(nodes as usize, &links);
+            rowless += r.nodes.iter().filter(|n| n.row == NONE && n.uplink != NONE).count();
+            colless += r.nodes.iter().filter(|n| n.col == NONE).count();
+        }
+        // The shortcuts were exercised, not only the table.
+        assert!(rowless > 1000 && colless > 1000, "{rowless} nodes without a row, {colless} without a column");
     }
 }

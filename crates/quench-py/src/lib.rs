@@ -195,6 +195,24 @@ impl Simulation {
         Ok(self.sim()?.events_executed())
     }
 
+    /// The summary tables (links, flows, nodes) as they stand now, in `finish`'s form; the
+    /// simulation goes on.
+    fn snapshot(&mut self, py: Python<'_>) -> PyResult<PyObject> {
+        let sim = self.sim()?;
+        let tables = guarded("taking a snapshot", || sim.snapshot())?;
+        let out = PyDict::new_bound(py);
+        let named = PyDict::new_bound(py);
+        for t in &tables {
+            named.set_item(&t.name, table_to_py(py, t)?)?;
+        }
+        out.set_item("tables", named)?;
+        out.set_item("pcaps", PyDict::new_bound(py))?;
+        out.set_item("events_executed", sim.events_executed())?;
+        out.set_item("end_time_s", sim.now().as_secs_f64())?;
+        out.set_item("seed", sim.seed())?;
+        Ok(out.into_py(py))
+    }
+
     /// Collect the results at the current time; the simulation cannot be used afterwards. When
     /// streaming, a table with rows on disk comes back without columns (the spill folder's
     /// manifest.json describes it) and OSError reports a failed write.

@@ -6,7 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from quench.experiments import aqm, feng99, jacobson88, mills88, pcp06, wei05
+from quench.experiments import (
+    aqm,
+    feng99,
+    feng99_fairness,
+    jacobson88,
+    jacobson88_mss,
+    mills88,
+    mills88_tuning,
+    pcp06,
+    pcp06_tcp,
+    wei05,
+    wei05_pacing,
+)
 from quench.scenario import journal
 
 EXPERIMENTS = {
@@ -16,6 +28,13 @@ EXPERIMENTS = {
     "feng99": feng99,
     "wei05": wei05,
     "aqm": aqm,
+    # Studies of the seeds' open questions (docs/reproductions.md, "Studies"), in the order
+    # of the experiments they extend.
+    "mills88-tuning": mills88_tuning,
+    "pcp06-tcp": pcp06_tcp,
+    "jacobson88-mss": jacobson88_mss,
+    "feng99-fairness": feng99_fairness,
+    "wei05-pacing": wei05_pacing,
 }
 
 

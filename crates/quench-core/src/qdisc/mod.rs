@@ -365,6 +365,8 @@ pub(crate) mod harness {
             ecn: 0,
             sack: Default::default(),
             frag: Default::default(),
+            ts_on: false,
+            ts_ecr: 0,
         }
     }
 

@@ -108,10 +108,16 @@ pub enum TcpEvent {
     SourceQuench = 5,
     /// The host's transmit queue refused a segment and the sender entered CWR (Linux).
     LocalCwr = 6,
+    /// RACK marked segments lost (RFC 8985 section 6.2), once per ACK or reorder timer.
+    RackLost = 7,
+    /// A tail loss probe was sent (RFC 8985 section 7.3).
+    LossProbe = 8,
+    /// A probe's retransmission repaired a loss and the window was reduced (section 7.4).
+    ProbeRecovery = 9,
 }
 
 impl TcpEvent {
-    pub const NAMES: [&'static str; 7] = [
+    pub const NAMES: [&'static str; 10] = [
         "timeout",
         "fast_retransmit",
         "partial_ack_retransmit",
@@ -119,6 +125,9 @@ impl TcpEvent {
         "ecn_reduction",
         "source_quench",
         "local_cwr",
+        "rack_lost",
+        "loss_probe",
+        "probe_recovery",
     ];
 }
 

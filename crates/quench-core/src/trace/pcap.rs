@@ -13,9 +13,12 @@
 //! so the header stays a multiple of 4 bytes, as Linux's `tcp_options_write` lays it out when
 //! there is no timestamp). The simulation does not count those 4 bytes (its SYN is 40 bytes
 //! either way), so the capture's IP total length and original length of such a SYN are the
-//! simulated size plus 4.
+//! simulated size plus 4. Segments of connections with `tcp.timestamps` carry the timestamp
+//! option (RFC 7323), TSval on a microsecond clock.
 
-use crate::packet::{tcp_flags, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, UDP_HEADER};
+use crate::packet::{
+    tcp_flags, ts_clock, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
+};
 use crate::transport::icmp;
 use crate::units::Time;
 use std::fs::File;
@@ -36,6 +39,14 @@ const TCP_OPT_SACK_PERMITTED_LEN: u8 = 2;
 /// Its bytes in the header: two NOPs to align it, kind, length.
 pub const SACK_PERMITTED_BYTES: u32 = 4;
 const TCP_OPT_SACK: u8 = 5;
+/// RFC 7323 section 3: the timestamp option's kind and length.
+const TCP_OPT_TIMESTAMP: u8 = 8;
+const TCP_OPT_TIMESTAMP_LEN: u8 = 10;
+
+/// TCP option bytes of a segment: the timestamp option (RFC 7323) and SACK blocks.
+fn tcp_option_bytes(pkt: &Packet) -> u32 {
+    pkt.sack.option_bytes() + if pkt.ts_on { TCP_TIMESTAMP_OPTION } else { 0 }
+}
 /// The receiving side of every flow listens on the iperf port; senders use an ephemeral port.
 pub const RECEIVER_PORT: u16 = 5001;
 const EPHEMERAL_PORT_BASE: u32 = 10_000;
@@ -185,7 +196,7 @@ impl PcapWriter {
         let transport = match pkt.proto {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp | Proto::Assisted => TCP_HEADER + pkt.sack.option_bytes() + extra,
+            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt) + extra,
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
         };
@@ -260,7 +271,7 @@ impl PcapWriter {
         } else {
             0
         };
-        let options = pkt.sack.option_bytes() + if sack_permitted { SACK_PERMITTED_BYTES } else { 0 };
+        let options = tcp_option_bytes(pkt) + if sack_permitted { SACK_PERMITTED_BYTES } else { 0 };
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
@@ -273,9 +284,17 @@ impl PcapWriter {
         if sack_permitted {
             self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK_PERMITTED, TCP_OPT_SACK_PERMITTED_LEN]);
         }
-        if pkt.sack.count() > 0 {
+        if pkt.ts_on {
+            // RFC 7323 section 3 (appendix A's layout, Linux's): NOP, NOP, kind 8, length 10,
+            // TSval (the send time on the timestamp clock), TSecr.
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_TIMESTAMP, TCP_OPT_TIMESTAMP_LEN]);
+            self.buf.extend_from_slice(&ts_clock(pkt.sent_at).to_be_bytes());
+            self.buf.extend_from_slice(&pkt.ts_ecr.to_be_bytes());
+        }
+        let sack_bytes = pkt.sack.option_bytes();
+        if sack_bytes > 0 {
             // RFC 2018: NOP, NOP, kind 5, length, then left/right edges in the sender's space.
-            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (pkt.sack.option_bytes() - 2) as u8]);
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (sack_bytes - 2) as u8]);
             let isn = initial_sequence(pkt.flow, pkt.dst);
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.buf.extend_from_slice(&isn.wrapping_add(start as u32).to_be_bytes());

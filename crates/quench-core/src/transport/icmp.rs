@@ -52,6 +52,8 @@ pub fn source_quench(gateway: NodeId, offending: &Packet) -> Packet {
         ecn: 0,
         sack: Default::default(),
         frag: Default::default(),
+        ts_on: false,
+        ts_ecr: 0,
     }
 }
 

@@ -131,6 +131,8 @@ impl UdpSource {
             ecn: self.ecn,
             sack: Default::default(),
             frag: Default::default(),
+            ts_on: false,
+            ts_ecr: 0,
         };
         self.seq += 1;
         self.sent_packets += 1;

@@ -150,4 +150,7 @@ pub mod event {
     pub const TIMEOUT: u64 = 0;
     pub const FAST_RETRANSMIT: u64 = 1;
     pub const PARTIAL_ACK_RETRANSMIT: u64 = 2;
+    pub const RACK_LOST: u64 = 7;
+    pub const LOSS_PROBE: u64 = 8;
+    pub const PROBE_RECOVERY: u64 = 9;
 }

@@ -3,8 +3,9 @@
 
 use super::burst::BurstControlConfig;
 use super::quench::QuenchReaction;
-pub use super::sender::RecoveryReduction;
+pub use super::sender::{LossDetection, RecoveryReduction};
 use crate::error::ConfigError;
+use crate::packet::TCP_TIMESTAMP_OPTION;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
 
@@ -163,6 +164,16 @@ pub struct TcpConfig {
     /// slow-start reduction bound) or `"prr_crb"` (with the conservative bound).
     #[serde(default)]
     pub recovery: RecoveryReduction,
+    /// How a SACK sender finds losses: `"dupack"` (RFC 6675, the default, ns-3's only choice),
+    /// `"rack"` (RFC 8985 RACK with the tail loss probe, Linux's default) or `"rack_no_tlp"`.
+    #[serde(default)]
+    pub loss_detection: LossDetection,
+    /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
+    /// payload of a full segment as Linux does (`mss` stays the payload without options), and
+    /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
+    /// included. Off by default, as in ns-3.
+    #[serde(default)]
+    pub timestamps: bool,
 }
 
 /// A sender's reaction to a drop in its own host's first queue.
@@ -219,11 +230,28 @@ impl Default for TcpConfig {
             local_drop: LocalDropReaction::Loss,
             cwnd_limited_growth: false,
             recovery: RecoveryReduction::Standard,
+            loss_detection: LossDetection::Dupack,
+            timestamps: false,
         }
     }
 }
 
 impl TcpConfig {
+    /// Payload bytes of a full segment: `mss` less the timestamp option when it is on (Linux's
+    /// `tcp_current_mss`: options come out of the segment, the packet size stays).
+    pub fn segment_payload(&self) -> u32 {
+        self.mss - self.option_bytes()
+    }
+
+    /// Option bytes on every segment (the timestamp option; SACK blocks come on top on ACKs).
+    pub fn option_bytes(&self) -> u32 {
+        if self.timestamps {
+            TCP_TIMESTAMP_OPTION
+        } else {
+            0
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(MIN_MSS..=MAX_MSS).contains(&self.mss) {
             return Err(ConfigError::new("mss", format!("{} bytes is outside [{MIN_MSS}, {MAX_MSS}]", self.mss)));
@@ -248,6 +276,15 @@ impl TcpConfig {
         }
         if self.dupack_threshold == 0 {
             return Err(ConfigError::new("dupack_threshold", "must be at least 1"));
+        }
+        if self.timestamps && self.mss < MIN_MSS + TCP_TIMESTAMP_OPTION {
+            let why =
+                format!("the {TCP_TIMESTAMP_OPTION}-byte option leaves no room for data in a {}-byte mss", self.mss);
+            return Err(ConfigError::new("timestamps", why));
+        }
+        if self.loss_detection.rack() && !self.sack {
+            // RFC 8985 section 3: RACK judges by SACKed segments' send times.
+            return Err(ConfigError::new("loss_detection", "RACK needs SACK: set tcp.sack = true"));
         }
         self.burstiness_control.as_ref().map_or(Ok(()), BurstControlConfig::validate)
     }

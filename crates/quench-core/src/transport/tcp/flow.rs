@@ -38,10 +38,16 @@ impl TransportSpec for TcpFlowSpec {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
         if let Some(mechanism) = cc.rtt_every_ack_needed_by() {
-            if self.tcp.rtt_sampling != RttSampling::EveryAck {
-                let why = format!("{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\"");
+            if self.tcp.rtt_sampling != RttSampling::EveryAck && !self.tcp.timestamps {
+                let why = format!(
+                    "{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\" (or tcp.timestamps = true)"
+                );
                 return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
             }
+        }
+        if self.tcp.loss_detection.rack() && cc.recovery() == crate::cc::Recovery::SlowStart {
+            let why = "RACK marks losses for fast recovery, which Tahoe does not have";
+            return Err(ConfigError::new("loss_detection", why).within("tcp"));
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));

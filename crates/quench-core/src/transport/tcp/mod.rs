@@ -18,7 +18,9 @@ mod rtt;
 mod sack;
 mod sender;
 
-pub use config::{DelayedAckConfig, LocalDropReaction, RecoveryReduction, RtoConfig, RttSampling, TcpConfig};
+pub use config::{
+    DelayedAckConfig, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling, TcpConfig,
+};
 pub use flow::TcpFlowSpec;
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
@@ -41,10 +43,21 @@ pub(crate) enum TcpTimer {
     Pace,
     /// The wake-up of a send held by pacing, burstiness control or a local drop's probe.
     Burst,
+    /// RACK's reorder timer (RFC 8985 section 6.2 step 5).
+    Reorder,
+    /// The tail loss probe's timer (RFC 8985 section 7.2).
+    Probe,
 }
 
 impl TcpTimer {
-    const ALL: [TcpTimer; 4] = [TcpTimer::Retransmit, TcpTimer::DelayedAck, TcpTimer::Pace, TcpTimer::Burst];
+    const ALL: [TcpTimer; 6] = [
+        TcpTimer::Retransmit,
+        TcpTimer::DelayedAck,
+        TcpTimer::Pace,
+        TcpTimer::Burst,
+        TcpTimer::Reorder,
+        TcpTimer::Probe,
+    ];
 
     pub(crate) fn kind(self) -> u8 {
         self as u8
@@ -86,6 +99,8 @@ impl Connection {
             ecn: 0,
             sack: Default::default(),
             frag: Default::default(),
+            ts_on: false,
+            ts_ecr: 0,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;
 use super::{Connection, TcpTimer};
 use crate::cc::EcnFeedback;
-use crate::packet::{tcp_flags, NodeId, Packet, SackBlocks};
+use crate::packet::{tcp_flags, ts_clock, NodeId, Packet, SackBlocks};
 use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
 
@@ -43,6 +43,10 @@ pub struct TcpReceiver {
     /// Application transfer size, when known, to time the delivery of the last byte.
     expected_bytes: Option<u64>,
     ecn: ReceiverEcn,
+    /// `tcp.timestamps` (RFC 7323 section 4.3): the TSval to echo, and the ACK field of the
+    /// last ACK sent (a segment at or below it may update TS.Recent).
+    ts_recent: u32,
+    last_ack_sent: u64,
     pub stats: ReceiverStats,
 }
 
@@ -61,6 +65,8 @@ impl TcpReceiver {
             fin_seq: None,
             expected_bytes,
             ecn: ReceiverEcn::accurate(feedback),
+            ts_recent: 0,
+            last_ack_sent: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -74,6 +80,8 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         let flags = tcp_flags::ACK | self.ecn.ack_flags();
         let mut ack = self.conn.segment(1, self.rcv_nxt, 0, flags, self.window());
+        self.stamp_timestamp(&mut ack);
+        self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack {
             ack.sack = self.sack_blocks();
             ack.size += ack.sack.option_bytes() as u16;
@@ -89,8 +97,36 @@ impl TcpReceiver {
             self.stats.first_syn = Some(cx.now);
         }
         let flags = tcp_flags::SYN | tcp_flags::ACK | self.ecn.on_syn(self.cfg.ecn, syn);
-        let syn_ack = self.conn.segment(0, 1, 0, flags, self.window());
+        let mut syn_ack = self.conn.segment(0, 1, 0, flags, self.window());
+        if self.cfg.timestamps && syn.ts_on {
+            self.ts_recent = ts_clock(syn.sent_at);
+            self.last_ack_sent = 1;
+        }
+        self.stamp_timestamp(&mut syn_ack);
         cx.send(syn_ack);
+    }
+
+    /// RFC 7323 section 4.3: TS.Recent takes the TSval of a segment that starts at or below
+    /// the last ACK sent and is not older; so a delayed ACK echoes the first segment it covers
+    /// (the RTT includes the delay), a duplicate ACK for out-of-order data echoes the segment
+    /// that last advanced the window, and the segment that fills a hole (a retransmission) is
+    /// the one echoed.
+    fn note_timestamp(&mut self, pkt: &Packet) {
+        let tsval = ts_clock(pkt.sent_at);
+        if self.cfg.timestamps
+            && pkt.ts_on
+            && pkt.seq <= self.last_ack_sent
+            && tsval.wrapping_sub(self.ts_recent) as i32 >= 0
+        {
+            self.ts_recent = tsval;
+        }
+    }
+
+    fn stamp_timestamp(&self, pkt: &mut Packet) {
+        if self.cfg.timestamps {
+            (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
+            pkt.size += self.cfg.option_bytes() as u16;
+        }
     }
 
     /// RFC 2018 section 4: the first block holds the most recently received segment; the
@@ -134,6 +170,7 @@ impl TcpReceiver {
 
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.segments_received += 1;
+        self.note_timestamp(pkt);
         if self.ecn.ce_state_changes(pkt) && self.unacked_segments > 0 {
             self.send_ack(cx); // RFC 8257 3.2: what came before, with the old CE state
         }
@@ -158,7 +195,7 @@ impl TcpReceiver {
         self.rcv_nxt = end;
         let filled_hole = self.pull_in_order();
         self.deliver(before, cx);
-        let full_sized = pkt.payload as u32 >= self.cfg.mss;
+        let full_sized = pkt.payload as u32 >= self.cfg.segment_payload();
         self.unacked_segments += full_sized as u32;
         let delayed = &self.cfg.delayed_ack;
         if filled_hole || fin || !delayed.enabled || self.unacked_segments >= delayed.segments {

@@ -31,10 +31,12 @@
 mod local_drop;
 mod monitor;
 mod prr;
+mod rack;
 mod rate;
 mod recovery;
 #[cfg(test)]
 mod tests;
+mod tlp;
 
 use super::burst::Burstiness;
 use super::config::{LocalDropReaction, RttSampling, TcpConfig};
@@ -45,13 +47,14 @@ use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{Connection, TcpTimer};
 use crate::cc::{AckSample, AnyCc, CaPhase, CongestionControl, ModelState, RateSample, Recovery, Signal, Window};
-use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
 use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
 pub use prr::RecoveryReduction;
+pub use rack::LossDetection;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -160,17 +163,31 @@ pub struct TcpSender {
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
     /// and nothing more is offered until the next one (`local_drop.rs`).
     host_refused: bool,
+    /// `tcp.loss_detection = "rack"`: RACK's per-segment send times and loss marks (`rack.rs`),
+    /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
+    rack: Option<rack::Rack>,
+    reorder_timer: TimerSlot,
+    tlp: Option<tlp::Tlp>,
+    probe_timer: TimerSlot,
+    /// When the retransmission timer last armed was due (a loss probe never waits past it).
+    rto_deadline: Time,
+    /// `tcp.timestamps`: the peer's latest TSval (echoed on every segment) and the TSecr of
+    /// the ACK being processed (its RTT sample, RFC 7323 section 4.1).
+    ts_recent: u32,
+    ack_echo: Option<u32>,
     pub stats: SenderStats,
 }
 
 impl TcpSender {
     /// `bytes`: the application's transfer size, or `None` for an unlimited bulk source.
     pub fn new(conn: Connection, cfg: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
-        let mss = cfg.mss as u64;
+        let mss = cfg.segment_payload() as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
         let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
         let rate = cc.model_based().then(|| rate::RateSampler::new(mss, FIRST_DATA_SEQ));
+        let rack = (sack && cfg.loss_detection.rack()).then(|| rack::Rack::new(mss, FIRST_DATA_SEQ));
+        let tlp = (sack && cfg.loss_detection.tlp()).then(tlp::Tlp::default);
         TcpSender {
             conn,
             cc,
@@ -196,7 +213,10 @@ impl TcpSender {
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
-            burst: cfg.burstiness_control.as_ref().map(|b| Burstiness::new(b, mss + super::HEADERS as u64)),
+            burst: cfg
+                .burstiness_control
+                .as_ref()
+                .map(|b| Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64)),
             pacer: cfg.pacing.then(Pacer::default),
             rate,
             rate_pacer: RatePacer::default(),
@@ -205,6 +225,13 @@ impl TcpSender {
             burst_timer: TimerSlot::default(),
             ecn: SenderEcn::default(),
             host_refused: false,
+            rack,
+            reorder_timer: TimerSlot::default(),
+            tlp,
+            probe_timer: TimerSlot::default(),
+            rto_deadline: Time::ZERO,
+            ts_recent: 0,
+            ack_echo: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -247,6 +274,7 @@ impl TcpSender {
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
         let retransmit = seq < self.snd_max;
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
+        self.stamp_timestamp(&mut pkt);
         pkt.frag.dont = self.cfg.dont_fragment;
         self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint());
         self.watch_send(seq, len, retransmit, cx);
@@ -261,6 +289,9 @@ impl TcpSender {
         if let Some(r) = self.rate.as_mut() {
             r.on_send(seq, len, cx.now, self.snd_una == self.snd_max);
             self.rate_pacer.on_send(cx.now, len as u64);
+        }
+        if let Some(r) = self.rack.as_mut() {
+            r.on_send(seq, len, cx.now);
         }
         if let Some(p) = self.prr.as_mut() {
             if matches!(self.ca, CaState::Recovery { .. }) {
@@ -281,15 +312,49 @@ impl TcpSender {
             if self.timed.is_some_and(|(s, _)| s >= seq) {
                 self.timed = None; // Karn: never time a retransmitted segment
             }
-            if self.cfg.rtt_sampling == RttSampling::EveryAck {
+            if self.times_every_send() {
                 self.time_retransmission(seq + len as u64 + fin as u64, cx.now);
             }
-        } else if self.cfg.rtt_sampling == RttSampling::EveryAck {
+        } else if self.times_every_send() {
             self.send_times.push_back((seq + len as u64 + fin as u64, cx.now));
         } else if self.timed.is_none() {
             self.timed = Some((seq, cx.now));
         }
         Some(seq + len as u64 + fin as u64)
+    }
+
+    /// `rtt_sampling = "every_ack"` keeps the send time of every segment; with the timestamp
+    /// option the ACKs bring the times back themselves.
+    fn times_every_send(&self) -> bool {
+        self.cfg.rtt_sampling == RttSampling::EveryAck && !self.cfg.timestamps
+    }
+
+    /// The timestamp option on an outgoing segment: TSval is its send time, TSecr the peer's
+    /// latest TSval (RFC 7323 section 3.2).
+    fn stamp_timestamp(&self, pkt: &mut Packet) {
+        if self.cfg.timestamps {
+            (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
+            pkt.size += self.cfg.option_bytes() as u16;
+        }
+    }
+
+    /// The sender's side of RFC 7323 section 4.3 for an arriving segment: remember its TSval,
+    /// and its TSecr as the RTT sample of this ACK.
+    fn note_timestamp(&mut self, pkt: &Packet) {
+        self.ack_echo = None;
+        if self.cfg.timestamps && pkt.ts_on {
+            let tsval = ts_clock(pkt.sent_at);
+            if tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+                self.ts_recent = tsval;
+            }
+            self.ack_echo = Some(pkt.ts_ecr);
+        }
+    }
+
+    /// When the segment an echo of `ecr` stands for was sent: `now` less the clock ticks since.
+    fn echoed_send_time(&self, ecr: u32, now: Time) -> Time {
+        let ticks = ts_clock(now).wrapping_sub(ecr) as u64;
+        Time(now.0.saturating_sub(ticks * (crate::units::NS_PER_SEC / crate::packet::TS_CLOCK_HZ)))
     }
 
     /// Timestamp semantics (RFC 7323 section 4.3: a segment that fills a hole is the one
@@ -304,6 +369,7 @@ impl TcpSender {
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
+        self.rto_deadline = at;
         self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
     }
 
@@ -334,6 +400,7 @@ impl TcpSender {
             return;
         }
         let wnd = self.limit_window();
+        let snd_max_before = self.snd_max;
         while self.snd_nxt < self.data_end + self.finite as u64 {
             if let Some(end) = self.sacked_block_end(self.snd_nxt) {
                 self.snd_nxt = end; // the receiver has it: going back N need not resend it
@@ -348,11 +415,15 @@ impl TcpSender {
             let Some(next) = self.transmit(self.snd_nxt, cx) else { break };
             self.snd_nxt = next;
             self.snd_max = self.snd_max.max(self.snd_nxt);
-            if !self.rexmt.is_armed() {
+            // A loss probe's timer stands in for the retransmission timer (`tlp.rs`).
+            if !self.rexmt.is_armed() && !self.probe_timer.is_armed() {
                 self.arm_retransmit(cx);
             }
         }
         self.check_app_limited();
+        if self.snd_max > snd_max_before {
+            self.tlp_schedule(cx);
+        }
     }
 
     /// The application has no more data while the window has room: the rate samples of what
@@ -401,7 +472,8 @@ impl TcpSender {
 
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
-        let syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
+        let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
+        self.stamp_timestamp(&mut syn);
         cx.send(syn);
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
@@ -410,7 +482,11 @@ impl TcpSender {
 
     fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.rexmt.cancel();
-        if !self.syn_retransmitted {
+        if let Some(ecr) = self.ack_echo {
+            // The echo says which SYN the answer is to, a retransmitted one included.
+            let sent = self.echoed_send_time(ecr, cx.now);
+            self.take_rtt_sample(self.rtt.measure(sent, cx.now), cx);
+        } else if !self.syn_retransmitted {
             let start = self.stats.start.unwrap_or(cx.now);
             self.take_rtt_sample(self.rtt.measure(start, cx.now), cx);
         }
@@ -429,6 +505,9 @@ impl TcpSender {
 
     fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
         self.rtt.sample(m);
+        if let Some(r) = self.rack.as_mut() {
+            r.note_rtt(m);
+        }
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
         let srtt = self.rtt.srtt().unwrap_or(m);
@@ -450,8 +529,7 @@ impl TcpSender {
     /// ssthresh that recovery set.
     fn flight_at_timeout(&self) -> u64 {
         if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
+            self.sack_pipe()
         } else {
             self.flight()
         }
@@ -459,6 +537,9 @@ impl TcpSender {
 
     fn rtt_sample_for(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) -> Option<Dur> {
         let sent = match self.cfg.rtt_sampling {
+            // RFC 7323 section 4.1: every ACK of new data times the segment it echoes; valid
+            // for retransmissions too (Karn's rule is not needed, RFC 6298 section 3).
+            _ if self.cfg.timestamps => Some(self.echoed_send_time(self.ack_echo?, cx.now)),
             RttSampling::TimedSegment => match self.timed {
                 Some((seq, sent)) if ack > seq => self.timed.take().map(|_| sent),
                 _ => None,
@@ -538,6 +619,8 @@ impl TcpSender {
             self.state = State::Closed;
             self.stats.closed = Some(cx.now);
             self.rexmt.cancel();
+            self.probe_timer.cancel();
+            self.reorder_timer.cancel();
         }
     }
 
@@ -554,6 +637,7 @@ impl TcpSender {
             _ => 0,
         };
         let prior_inflight = self.rate.is_some().then(|| self.rate_deliver(pkt));
+        self.rack_deliver(pkt, cx.now);
         if self.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
@@ -562,6 +646,7 @@ impl TcpSender {
         let duplicate = pkt.ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload == 0;
         self.prr_note_delivered(pkt.ack, prr_sacked_before, duplicate);
         if pkt.ack == self.snd_una {
+            self.rack_detect(cx);
             if self.snd_max > self.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
             }
@@ -574,18 +659,25 @@ impl TcpSender {
         }
         let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
         self.on_new_ack(pkt.ack, ece, cx);
+        if self.rack.is_some() && self.state == State::Established {
+            self.tlp_on_ack(pkt.ack, cx);
+            if self.rack_detect(cx) {
+                self.rack_start_recovery(cx);
+            }
+        }
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         if let Some(prior_inflight) = prior_inflight {
             self.model_control(prior_inflight, cx);
         }
         self.output(cx);
+        self.tlp_schedule(cx);
     }
 
     /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
     /// everything unacknowledged.
     fn inflight(&self) -> u64 {
         if self.sack {
-            self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max))
+            self.sack_pipe()
         } else {
             self.flight()
         }
@@ -619,6 +711,9 @@ impl TcpSender {
     fn newly_lost(&mut self) -> u64 {
         if !self.sack {
             return 0;
+        }
+        if let Some(r) = self.rack.as_mut() {
+            return r.take_newly_lost();
         }
         let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
         let from = self.lost_mark.max(self.snd_una);
@@ -705,6 +800,11 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timed = None;
         self.send_times.clear();
+        if let Some(r) = self.rack.as_mut() {
+            r.on_timeout();
+            self.reorder_timer.cancel();
+        }
+        self.tlp_end_episode();
         if let Some(b) = self.burst.as_mut() {
             b.on_timeout();
         }
@@ -739,6 +839,8 @@ impl Endpoint for TcpSender {
             && !self.rexmt.is_armed()
             && !self.pace.is_armed()
             && !self.burst_timer.is_armed()
+            && !self.reorder_timer.is_armed()
+            && !self.probe_timer.is_armed()
     }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -753,6 +855,7 @@ impl Endpoint for TcpSender {
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
+        self.note_timestamp(&pkt);
         match self.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
@@ -767,6 +870,8 @@ impl Endpoint for TcpSender {
             Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
             Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
             Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
+            Some(TcpTimer::Reorder) if self.reorder_timer.on_expiry(timer, cx) => self.on_reorder_timer(cx),
+            Some(TcpTimer::Probe) if self.probe_timer.on_expiry(timer, cx) => self.on_probe_timer(cx),
             _ => {}
         }
     }

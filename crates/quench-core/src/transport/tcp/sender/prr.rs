@@ -125,8 +125,7 @@ impl TcpSender {
     /// at snd.una is both lost and retransmitted, and counts once).
     pub(super) fn prr_sndcnt(&mut self) -> Option<u64> {
         let pipe = if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
+            self.sack_pipe()
         } else {
             let credit = self.prr.as_ref()?.dupack_credit();
             self.flight().saturating_sub(credit)
@@ -138,12 +137,7 @@ impl TcpSender {
     /// Let `allowance` more bytes out: cwnd becomes what the output loop counts as in flight
     /// (the pipe with SACK, snd.nxt − snd.una without) plus the allowance.
     pub(super) fn prr_allow(&mut self, allowance: u64, cx: &mut AgentCx<impl Host>) {
-        let counted = if self.sack {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            self.pipe(lost_end)
-        } else {
-            self.snd_nxt - self.snd_una
-        };
+        let counted = if self.sack { self.sack_pipe() } else { self.snd_nxt - self.snd_una };
         self.w.cwnd = counted + allowance;
         self.record_window(cx);
     }

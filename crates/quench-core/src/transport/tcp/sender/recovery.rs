@@ -22,8 +22,12 @@ impl TcpSender {
         }
         let threshold = self.cfg.dupack_threshold;
         if self.sack {
-            let lost = self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una;
-            if (self.dupacks >= threshold || lost) && self.snd_una > self.recover {
+            // RACK (`rack.rs`) replaces the duplicate count by its own loss marks.
+            let (by_count, lost) = match self.rack.as_ref() {
+                Some(r) => (false, r.lost_bytes() > 0),
+                None => (self.dupacks >= threshold, self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una),
+            };
+            if (by_count || lost) && self.past_recovery_point() {
                 return self.enter_sack_recovery(cx);
             }
         } else if self.dupacks >= threshold {
@@ -133,6 +137,16 @@ impl TcpSender {
         (self.cfg.dupack_threshold as u64 - 1) * self.w.mss
     }
 
+    /// The pipe of a SACK sender: RFC 6675's with its IsLost, or with RACK's loss marks (the
+    /// unSACKed bytes less those marked lost and not yet resent, Linux's
+    /// `tcp_packets_in_flight`).
+    pub(super) fn sack_pipe(&self) -> u64 {
+        match self.rack.as_ref() {
+            Some(r) => self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes(),
+            None => self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)),
+        }
+    }
+
     /// RFC 6675 SetPipe from the scoreboard: unSACKed octets not presumed lost, plus those
     /// retransmitted (below HighRxt).
     pub(super) fn pipe(&self, lost_end: u64) -> u64 {
@@ -146,8 +160,18 @@ impl TcpSender {
     pub(super) fn sack_output(&mut self, cx: &mut AgentCx<impl Host>) {
         let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
         loop {
-            let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-            let hole = self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end);
+            // What to resend next and the pipe: by RFC 6675's IsLost above HighRxt, or the
+            // lowest segment RACK marked lost.
+            let (hole, pipe) = match self.rack.as_mut() {
+                Some(r) => {
+                    let hole = r.next_lost();
+                    (hole, self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes())
+                }
+                None => {
+                    let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
+                    (self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end), self.pipe(lost_end))
+                }
+            };
             let next = match hole {
                 Some(seq) => seq,
                 None if self.snd_nxt < self.data_end + self.finite as u64 => self.snd_nxt,
@@ -155,7 +179,7 @@ impl TcpSender {
             };
             let len = (self.segment_at(next).0 as u64).max(1);
             let new_data = hole.is_none();
-            if self.pipe(lost_end) + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
+            if pipe + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
                 break;
             }
             if self.send_held(cx) {
@@ -192,12 +216,27 @@ impl TcpSender {
             Some(sndcnt) => self.prr_allow(sndcnt, cx),
             None => self.record_window(cx),
         }
-        // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost.
-        if let Some(end) = self.transmit(self.snd_una, cx) {
+        // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost (with RACK,
+        // the lowest one marked; Linux's `tcp_xmit_retransmit_queue` sends it whatever the pipe).
+        self.tlp_end_episode();
+        let first = self.rack.as_mut().map_or(Some(self.snd_una), |r| r.next_lost());
+        if let Some(end) = first.and_then(|seq| self.transmit(seq, cx)) {
             self.high_rxt = end;
         }
         self.arm_retransmit(cx);
         self.sack_output(cx);
+    }
+
+    /// A new recovery may start: no data sent before the last one began is unacknowledged
+    /// (RFC 6582 section 3.2 step 1: the ACK covers more than `recover`, the highest sequence
+    /// number sent then). quench keeps `recover` one past that byte, so the RFC's test is
+    /// `snd_una >= recover`; RFC 6675 recovery keeps the stricter `>` it has always had (an
+    /// ACK of exactly `recover` followed by losses waits for the RTO), RACK takes the RFC's.
+    pub(super) fn past_recovery_point(&self) -> bool {
+        match self.rack {
+            Some(_) => self.snd_una >= self.recover,
+            None => self.snd_una > self.recover,
+        }
     }
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582

@@ -209,3 +209,159 @@ fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
     assert_eq!(row.join(" "), "- - R - N - N - N - N - N - - N N N N");
     assert_eq!(s.tx.w.ssthresh, 10 * MSS);
 }
+
+// RACK-TLP (RFC 8985) by hand. Every script: MSS 1000, NewReno with a 10-segment initial
+// window, SACK; SYN at 0, SYN-ACK at 100 ms (the handshake's sample: SRTT 100 ms, RTO 1 s, its
+// 1 s floor), segments 0-9 (segment k starts at 1 + 1000·k) all sent at 100 ms.
+
+fn rack_script(detection: super::LossDetection, bytes: Option<u64>) -> Script {
+    let cfg = TcpConfig { mss: MSS as u32, sack: true, loss_detection: detection, ..Default::default() };
+    let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
+    let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":10}"#).unwrap();
+    let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), bytes);
+    let mut s = Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![])) };
+    s.establish();
+    s.host.sent.clear();
+    s
+}
+
+/// Fire every timer due by `until`, in time order (superseded ones fire as no-ops).
+fn run_timers(s: &mut Script, until: Time) {
+    while let Some(i) =
+        (0..s.host.timers.len()).filter(|&i| s.host.timers[i].0 <= until).min_by_key(|&i| s.host.timers[i].0)
+    {
+        let (due, timer) = s.host.timers.remove(i);
+        s.act(due, |tx, cx| tx.on_timer(timer, cx));
+    }
+}
+
+/// (time in ms, sequence number) of every data segment sent since the last call.
+fn sent_since(s: &mut Script) -> Vec<(u64, u64)> {
+    std::mem::take(&mut s.host.sent)
+        .iter()
+        .filter(|p| p.payload > 0)
+        .map(|p| (p.sent_at.0 / 1_000_000, p.seq))
+        .collect()
+}
+
+fn seg(k: u64) -> u64 {
+    1 + k * MSS
+}
+
+/// Section 6.2 steps 4-5, reordering within the window: segment 1 is SACKed at 200 ms (the
+/// RACK segment: sent at 100 ms, RACK.rtt 100 ms); one segment SACKed, so the window is
+/// min_RTT/4 = 25 ms and segment 0 is due at 100 + 100 + 25 = 225 ms: the reorder timer is
+/// armed for then. Segment 0 arrives at 210 ms (reordered by 10 ms): nothing is marked or
+/// resent, and reordering is now seen.
+#[test]
+fn rack_does_not_mark_a_segment_reordered_within_the_window() {
+    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    s.sack(200, 1, 0, Some((seg(1), seg(2))));
+    let reorder = s.host.timers.iter().find(|(_, t)| TcpTimer::of(*t) == Some(TcpTimer::Reorder)).map(|x| x.0);
+    assert_eq!(reorder, Some(ms(225)));
+    s.ack(210, seg(2), 0);
+    run_timers(&mut s, ms(1000));
+    let rack = s.tx.rack.as_ref().unwrap();
+    assert_eq!((rack.marked, s.tx.stats.retransmitted_segments, s.tx.stats.fast_retransmits), (0, 0, 0));
+    assert!(rack.reo_wnd(true, 0, 3, None) > Dur::ZERO, "reordering seen keeps the window open in recovery");
+}
+
+/// Beyond the window: segment 0 never arrives; the reorder timer fires at 225 ms, marks it
+/// lost, and fast recovery resends it then (one duplicate ACK only: no count of three).
+#[test]
+fn rack_marks_a_segment_lost_when_the_reordering_window_has_passed() {
+    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    s.sack(200, 1, 0, Some((seg(1), seg(2))));
+    run_timers(&mut s, ms(224));
+    assert_eq!(sent_since(&mut s), vec![]);
+    run_timers(&mut s, ms(225));
+    assert_eq!(sent_since(&mut s), vec![(225, seg(0))]);
+    assert_eq!((s.tx.ca, s.tx.stats.fast_retransmits), (CaState::Recovery { partial_ack_seen: false }, 1));
+}
+
+/// A lost retransmission (the scenario RFC 8985 section 3.3.2 gives for RACK): segment 0 is
+/// lost; SACKs of segments 1, 2, 3 at 200, 201, 202 ms. At 202 ms three segments are SACKed and
+/// no reordering is seen, so the window is 0 and segment 0 (due at 100 + 102 ms) is lost at
+/// once: recovery, ssthresh = cwnd = 5 segments, segment 0 resent at 202 ms. SACKs of 4-9 at
+/// 203-208 ms bring the pipe down; new segments 10-13 leave at 205-208 ms. The retransmission
+/// is lost too. Segment 10's SACK at 305 ms makes it the RACK segment (sent at 205 ms, after
+/// the retransmission at 202 ms; RACK.rtt 100 ms): segment 0 is due at 202 + 100 = 302 ms and is
+/// marked and resent at 305 ms, with segment 14 beside it (pipe 3 segments, cwnd 5). RFC 6675
+/// never resends below HighRxt: the same ACKs leave it waiting for the RTO, 1 s after the
+/// retransmission (1202 ms).
+#[test]
+fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
+    for detection in [super::LossDetection::RackNoTlp, super::LossDetection::Dupack] {
+        let mut s = rack_script(detection, None);
+        for (t, k) in [(200, 1), (201, 2), (202, 3)] {
+            s.sack(t, 1, 0, Some((seg(1), seg(k + 1))));
+        }
+        assert_eq!(sent_since(&mut s), vec![(202, seg(0))], "{detection:?}");
+        assert_eq!(s.tx.w.cwnd, 5 * MSS);
+        for k in 4..10 {
+            s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
+        }
+        let new: Vec<(u64, u64)> = sent_since(&mut s);
+        if detection == super::LossDetection::RackNoTlp {
+            assert_eq!(new, vec![(205, seg(10)), (206, seg(11)), (207, seg(12)), (208, seg(13))]);
+        }
+        let sent_new = new.len() as u64;
+        for k in 10..10 + sent_new {
+            s.sack(295 + k, 1, 0, Some((seg(1), seg(k + 1))));
+        }
+        match detection {
+            super::LossDetection::RackNoTlp => {
+                let sent = sent_since(&mut s);
+                assert_eq!(&sent[..2], &[(305, seg(0)), (305, seg(14))]);
+                let all = s.tx.snd_max;
+                s.ack(405, all, 0);
+                run_timers(&mut s, ms(1202));
+                assert_eq!((s.tx.stats.timeouts, s.tx.ca), (0, CaState::Open));
+            }
+            _ => {
+                run_timers(&mut s, ms(1202));
+                let sent = sent_since(&mut s);
+                assert_eq!(sent.iter().find(|x| x.1 == seg(0)), Some(&(1202, seg(0))), "{sent:?}");
+                assert_eq!(s.tx.stats.timeouts, 1);
+            }
+        }
+    }
+}
+
+/// Section 7, a tail loss: a 10-segment transfer whose segments 8 and 9 (with the FIN) are
+/// lost. Cumulative ACKs at 200-203 ms (the sample at 200 ms keeps SRTT at 100 ms); the last
+/// one schedules the probe at 203 + 2·100 = 403 ms (two segments in flight: no delayed-ACK
+/// allowance; RTO at 1203 ms). No new data is left, so the probe resends the last segment;
+/// its SACK at 503 ms makes it the RACK segment, segment 8 (sent at 100 ms) is overdue and
+/// resent at once in fast recovery; no RTO. With one segment in flight (segment 9 alone lost,
+/// ACK of 9001 at 200 ms) the probe waits WCDelAckT more: 200 + 200 + 200 = 600 ms.
+#[test]
+fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
+    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    for (t, k) in [(200, 2), (201, 4), (202, 6), (203, 8)] {
+        s.ack(t, seg(k), 0);
+    }
+    run_timers(&mut s, ms(402));
+    assert_eq!(sent_since(&mut s), vec![]);
+    run_timers(&mut s, ms(403));
+    assert_eq!(sent_since(&mut s), vec![(403, seg(9))], "the probe: the last segment again");
+    s.sack(503, seg(8), 0, Some((seg(9), seg(10) + 1)));
+    assert_eq!(sent_since(&mut s), vec![(503, seg(8))]);
+    s.ack(603, seg(10) + 1, 0);
+    assert_eq!((s.tx.state, s.tx.stats.timeouts), (super::State::Closed, 0));
+    assert_eq!(s.tx.tlp.unwrap().probes, 1);
+
+    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    s.ack(200, seg(9), 0);
+    run_timers(&mut s, ms(599));
+    assert_eq!(sent_since(&mut s), vec![]);
+    run_timers(&mut s, ms(600));
+    assert_eq!(sent_since(&mut s), vec![(600, seg(9))]);
+
+    // Without TLP the same tail waits for the RTO: 203 ms + 1 s.
+    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    s.ack(203, seg(8), 0);
+    run_timers(&mut s, ms(1203));
+    assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
+    assert_eq!(s.tx.stats.timeouts, 1);
+}

@@ -1,0 +1,428 @@
+//! RACK loss detection (RFC 8985 section 6; docs/mechanisms.md#rack-tlp), `tcp.loss_detection =
+//! "rack"` or `"rack_no_tlp"` on a SACK sender: a segment is lost when a segment sent after it
+//! has been delivered and a reordering window has passed since, judged by transmission times
+//! instead of RFC 6675's count of SACKed bytes above it. A lost retransmission is found the same
+//! way (its own send time is compared), where RFC 6675 can only wait for the RTO.
+//!
+//! State (section 6.1): per segment its latest transmission time, whether it was retransmitted
+//! and whether it is marked lost and not yet resent; `RACK.xmit_ts`, `RACK.end_seq` and
+//! `RACK.rtt` of the most recently sent segment delivered; `RACK.fack` (the highest end
+//! delivered), `RACK.min_RTT`, `RACK.reordering_seen`.
+//!
+//! Per ACK (section 6.2): (1-2) each segment it newly delivers updates min_RTT and, if sent
+//! later than the RACK segment, becomes it; a retransmitted segment delivered sooner than
+//! min_RTT after its retransmission is taken as the original's delivery and skipped (section
+//! 6.2 step 2). The step's other test, an ACK whose TSecr is older than the retransmission,
+//! is not applied, as in Linux's `tcp_rack_advance`: by RFC 7323's echo rule the SACK of a
+//! segment above a hole echoes the last in-order segment, so the test would discard every SACK
+//! of a retransmission above a hole, a tail loss probe's included (`tests/rack.rs` runs that
+//! case with timestamps). (3) A never-retransmitted segment delivered below
+//! `fack` is reordering. (4) The reordering window is `min(min_RTT / 4, SRTT)`, or 0 when no
+//! reordering has been seen and the sender is in recovery or DupThresh segments are SACKed.
+//! (5) Each undelivered segment sent before the RACK segment is lost once `xmit_ts + RACK.rtt +
+//! reo_wnd <= now`; the earliest one not yet due arms the reorder timer at that time.
+//!
+//! Where quench stands: the reordering window is RFC 8985's default; its DSACK-driven
+//! adaptation (`reo_wnd_mult`, `reo_wnd_persist`) is not implemented, since quench's receiver
+//! sends no DSACK blocks (Linux adapts it). Detection runs on every ACK, and loss marks alone
+//! start recovery (no duplicate-ACK count), as in Linux's `tcp_time_to_recover` with RACK.
+//!
+//! Segments start `mss` apart from the first data byte, as in `rate.rs`, so a segment's state
+//! is found by division in a ring that stops growing once it holds the window. The loss walk
+//! visits only the scoreboard's holes and stops at the first never-retransmitted segment sent
+//! after the RACK segment (every segment above it was first sent later still), as Linux walks
+//! its time-sorted queue.
+
+use super::super::sack::Scoreboard;
+use super::super::TcpTimer;
+use super::{CaState, TcpSender};
+use crate::packet::Packet;
+use crate::trace::TcpEvent;
+use crate::transport::{AgentCx, Host};
+use crate::units::{Dur, Time};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// How a SACK sender decides that a segment is lost (`tcp.loss_detection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// RFC 6675: DupThresh duplicate ACKs, or more than (DupThresh − 1)·SMSS bytes SACKed above
+    /// (ns-3's only choice; quench's default, so that existing results stand).
+    #[default]
+    Dupack,
+    /// RFC 8985 RACK with the tail loss probe (Linux's default since 4.18).
+    Rack,
+    /// RACK without the tail loss probe.
+    RackNoTlp,
+}
+
+impl LossDetection {
+    pub fn rack(self) -> bool {
+        self != LossDetection::Dupack
+    }
+    pub fn tlp(self) -> bool {
+        self == LossDetection::Rack
+    }
+}
+
+/// Divisor of min_RTT for the default reordering window (RFC 8985 section 6.2 step 4: a
+/// quarter of the minimum RTT).
+const REO_WND_MIN_RTT_DIVISOR: u64 = 4;
+
+#[derive(Clone, Copy, Debug)]
+struct Seg {
+    len: u32,
+    /// Latest transmission.
+    xmit: Time,
+    retransmitted: bool,
+    /// Marked lost and not resent since (RFC 8985 sets xmit_ts to infinity instead).
+    lost: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Rack {
+    mss: u64,
+    /// Sequence number of `segs[0]` (the oldest unacknowledged segment).
+    pub(super) base: u64,
+    segs: VecDeque<Seg>,
+    /// RACK.xmit_ts, RACK.end_seq (0: no segment delivered yet), RACK.rtt.
+    xmit_ts: Time,
+    end_seq: u64,
+    rtt: Dur,
+    /// RACK.fack: the highest end of a delivered segment.
+    fack: u64,
+    min_rtt: Option<Dur>,
+    reordering_seen: bool,
+    /// Bytes marked lost and not yet resent: they are not in the pipe.
+    lost_bytes: u64,
+    /// Bytes marked lost since the last `take_newly_lost` (a rate sample's losses).
+    newly_lost: u64,
+    /// No lost segment sits below this index (the retransmission search starts here).
+    lost_from: usize,
+    /// Segments marked lost, for the flows table and tests.
+    pub marked: u64,
+}
+
+impl Rack {
+    pub fn new(mss: u64, first_seq: u64) -> Self {
+        Rack {
+            mss,
+            base: first_seq,
+            segs: VecDeque::new(),
+            xmit_ts: Time::ZERO,
+            end_seq: 0,
+            rtt: Dur::ZERO,
+            fack: 0,
+            min_rtt: None,
+            reordering_seen: false,
+            lost_bytes: 0,
+            newly_lost: 0,
+            lost_from: 0,
+            marked: 0,
+        }
+    }
+
+    fn index(&self, seq: u64) -> usize {
+        ((seq - self.base) / self.mss) as usize
+    }
+
+    fn seq_of(&self, i: usize) -> u64 {
+        self.base + i as u64 * self.mss
+    }
+
+    /// A transmission of the segment at `seq`; a retransmission clears its loss mark.
+    pub fn on_send(&mut self, seq: u64, len: u32, now: Time) {
+        let i = self.index(seq);
+        match self.segs.get_mut(i) {
+            Some(s) => {
+                if s.lost {
+                    self.lost_bytes -= s.len as u64;
+                }
+                *s = Seg { len, xmit: now, retransmitted: true, lost: false };
+            }
+            None => {
+                debug_assert_eq!(i, self.segs.len(), "segments are sent in order the first time");
+                self.segs.push_back(Seg { len, xmit: now, retransmitted: false, lost: false });
+            }
+        }
+    }
+
+    /// RFC 8985 section 6.2 steps 1-3 for the segments starting in [start, end), which the ACK
+    /// being processed delivers for the first time (the caller passes each byte once).
+    pub fn deliver(&mut self, start: u64, end: u64, now: Time) {
+        let start = start.max(self.base);
+        let mut i = self.index(start + self.mss - 1);
+        let fack_before = self.fack;
+        while let Some(s) = self.segs.get_mut(i) {
+            let seq = self.base + i as u64 * self.mss;
+            if seq >= end {
+                break;
+            }
+            if s.lost {
+                s.lost = false; // delivered after all (reordered, or its original arrived late)
+                self.lost_bytes -= s.len as u64;
+            }
+            let s = *s;
+            let seg_end = seq + s.len as u64;
+            let rtt = now.saturating_sub(s.xmit);
+            // Step 2: a retransmission delivered sooner than min_RTT after it left is the
+            // original's delivery; neither its time nor its RTT says anything.
+            let spurious = s.retransmitted && self.min_rtt.is_some_and(|m| rtt < m);
+            if !spurious {
+                if !s.retransmitted {
+                    self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+                }
+                if self.end_seq == 0 || sent_after(s.xmit, seg_end, self.xmit_ts, self.end_seq) {
+                    (self.xmit_ts, self.end_seq, self.rtt) = (s.xmit, seg_end, rtt);
+                }
+            }
+            // Step 3 (in any order: a segment is compared with the fack before this ACK, which
+            // is what the RFC's ascending walk compares it with).
+            if seg_end < fack_before && !s.retransmitted {
+                self.reordering_seen = true;
+            }
+            self.fack = self.fack.max(seg_end);
+            i += 1;
+        }
+    }
+
+    /// Forget the segments below the cumulative ACK (after `deliver`).
+    pub fn advance(&mut self, una: u64) {
+        while let Some(s) = self.segs.front() {
+            if self.base + s.len as u64 > una {
+                break;
+            }
+            if s.lost {
+                self.lost_bytes -= s.len as u64;
+            }
+            self.segs.pop_front();
+            self.base += self.mss;
+            self.lost_from = self.lost_from.saturating_sub(1);
+        }
+    }
+
+    /// RFC 8985 section 6.2 step 4 without DSACK adaptation: `in_recovery` is fast or RTO
+    /// recovery, `sacked_segments` RACK.segs_sacked.
+    pub fn reo_wnd(&self, in_recovery: bool, sacked_segments: u64, dupthresh: u32, srtt: Option<Dur>) -> Dur {
+        if !self.reordering_seen && (in_recovery || sacked_segments >= dupthresh as u64) {
+            return Dur::ZERO;
+        }
+        let quarter = self.min_rtt.map_or(Dur::ZERO, |m| Dur(m.0 / REO_WND_MIN_RTT_DIVISOR));
+        srtt.map_or(quarter, |s| quarter.min(s))
+    }
+
+    /// RFC 8985 section 6.2 step 5: mark lost every undelivered segment in [una, max) sent
+    /// before the RACK segment at least `RACK.rtt + reo_wnd` ago. Returns the bytes newly marked
+    /// and, if some such segment is not yet due, how long until the last of them is (the
+    /// reorder timer, RACK_detect_loss's `timeout`).
+    pub fn detect_loss(&mut self, now: Time, reo_wnd: Dur, sb: &Scoreboard, una: u64, max: u64) -> (u64, Option<Dur>) {
+        if self.end_seq == 0 {
+            return (0, None);
+        }
+        let (mut marked, mut timeout) = (0, None::<Dur>);
+        let deadline = self.rtt + reo_wnd;
+        'holes: for (a, b) in sb.holes_in(una.max(self.base), max) {
+            let mut i = self.index(a);
+            while self.seq_of(i) < b {
+                let seq = self.seq_of(i);
+                let Some(s) = self.segs.get_mut(i) else { break 'holes };
+                if !s.lost {
+                    if !sent_after(self.xmit_ts, self.end_seq, s.xmit, seq + s.len as u64) {
+                        if !s.retransmitted {
+                            break 'holes; // every segment above was first sent later still
+                        }
+                    } else if now >= s.xmit + deadline {
+                        s.lost = true;
+                        marked += s.len as u64;
+                        self.marked += 1;
+                        self.lost_from = self.lost_from.min(i);
+                    } else {
+                        let remaining = (s.xmit + deadline).saturating_sub(now);
+                        timeout = Some(timeout.map_or(remaining, |t| t.max(remaining)));
+                    }
+                }
+                i += 1;
+            }
+        }
+        self.lost_bytes += marked;
+        self.newly_lost += marked;
+        (marked, timeout)
+    }
+
+    /// An RTT sample of the connection's estimator (the handshake's included): RACK.min_RTT is
+    /// the connection's minimum RTT, as Linux's `tcp_min_rtt`. Per-segment delivery times alone
+    /// would miss the handshake and, with delayed ACKs, run a packet time long.
+    pub fn note_rtt(&mut self, m: Dur) {
+        self.min_rtt = Some(self.min_rtt.map_or(m, |x| x.min(m)));
+    }
+
+    /// The lowest segment marked lost and not yet resent.
+    pub fn next_lost(&mut self) -> Option<u64> {
+        if self.lost_bytes == 0 {
+            return None;
+        }
+        while let Some(s) = self.segs.get(self.lost_from) {
+            if s.lost {
+                return Some(self.seq_of(self.lost_from));
+            }
+            self.lost_from += 1;
+        }
+        None
+    }
+
+    /// Bytes marked lost and not yet resent (they leave the pipe, RFC 6675 SetPipe's IsLost).
+    pub fn lost_bytes(&self) -> u64 {
+        self.lost_bytes
+    }
+
+    pub fn take_newly_lost(&mut self) -> u64 {
+        std::mem::take(&mut self.newly_lost)
+    }
+
+    /// A retransmission timeout: going back N resends every unSACKed segment, so the marks go.
+    pub fn on_timeout(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.lost = false;
+        }
+        self.lost_bytes = 0;
+    }
+
+    /// RACK.xmit_ts and RACK.rtt (for tests and the docs' traces).
+    #[cfg(test)]
+    pub fn rack_segment(&self) -> Option<(Time, u64, Dur)> {
+        (self.end_seq != 0).then_some((self.xmit_ts, self.end_seq, self.rtt))
+    }
+}
+
+impl TcpSender {
+    /// Pass what this ACK delivers for the first time to RACK (before its SACK blocks enter the
+    /// scoreboard): the holes below the cumulative ACK and within each block.
+    pub(super) fn rack_deliver(&mut self, pkt: &Packet, now: Time) {
+        let (una, max) = (self.snd_una, self.snd_max);
+        let Some(r) = self.rack.as_mut() else { return };
+        for (a, b) in self.scoreboard.holes_in(una, pkt.ack) {
+            r.deliver(a, b, now);
+        }
+        for (start, end) in pkt.sack.ranges(pkt.ack) {
+            for (a, b) in self.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
+                r.deliver(a, b, now);
+            }
+        }
+        r.advance(pkt.ack);
+    }
+
+    /// RFC 8985 `RACK_detect_loss_and_arrange_timer`: mark what is due, arm the reorder timer
+    /// for what is not yet. True if something was marked.
+    pub(super) fn rack_detect(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
+        let in_recovery = matches!(self.ca, CaState::Recovery { .. } | CaState::Loss);
+        let una = self.snd_una.max(self.rack.as_ref().map_or(0, |r| r.base));
+        let sacked = self.scoreboard.sacked_in(una, self.snd_max).div_ceil(self.w.mss);
+        let (dupthresh, srtt, max) = (self.cfg.dupack_threshold, self.rtt.srtt(), self.snd_max);
+        let Some(r) = self.rack.as_mut() else { return false };
+        let reo_wnd = r.reo_wnd(in_recovery, sacked, dupthresh, srtt);
+        let (marked, timeout) = r.detect_loss(cx.now, reo_wnd, &self.scoreboard, una, max);
+        match timeout {
+            Some(t) => self.reorder_timer.arm(TcpTimer::Reorder.kind(), cx.now + t, cx),
+            None => self.reorder_timer.cancel(),
+        }
+        if marked > 0 {
+            let now = cx.now;
+            cx.rec().event(now, self.conn.flow, TcpEvent::RackLost);
+        }
+        marked > 0
+    }
+
+    /// Segments are marked lost: fast recovery starts (RFC 8985 section 6.2 step 5 leaves the
+    /// response to RFC 6675/6937), unless one is under way, the sender is in RTO recovery, or
+    /// the marks are of data sent before the last recovery began (RFC 6675 section 5).
+    pub(super) fn rack_start_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
+        let lost = self.rack.as_ref().is_some_and(|r| r.lost_bytes() > 0);
+        if lost && !self.in_recovery() && self.ca != CaState::Loss && self.past_recovery_point() {
+            self.enter_sack_recovery(cx);
+        }
+    }
+
+    /// The reorder timer: segments held back by the reordering window are due.
+    pub(super) fn on_reorder_timer(&mut self, cx: &mut AgentCx<impl Host>) {
+        if !self.rack_detect(cx) {
+            return;
+        }
+        if self.in_recovery() {
+            self.sack_output(cx);
+        } else {
+            self.rack_start_recovery(cx);
+        }
+    }
+}
+
+/// RFC 8985 section 6.2 `RACK_sent_after`: t1 later than t2, ties broken by sequence.
+fn sent_after(t1: Time, seq1: u64, t2: Time, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn ms(v: u64) -> Time {
+        Time::ZERO + Dur::from_millis(v)
+    }
+
+    /// Ten segments sent 1 ms apart from 0 ms; min_RTT 100 ms once the first is acknowledged.
+    fn ten_sent() -> Rack {
+        let mut r = Rack::new(MSS, 1);
+        for k in 0..10 {
+            r.on_send(1 + k * MSS, MSS as u32, ms(k));
+        }
+        r
+    }
+
+    /// Segment 0 delivered at 100 ms; segment 1 lost; segments 2, 3 SACKed at 102, 103 ms: the
+    /// RACK segment is 3 (sent at 3 ms, RACK.rtt = 100 ms), the reordering window 100/4 = 25 ms
+    /// (two segments SACKed, under DupThresh), so segment 1 (sent at 1 ms) is lost at
+    /// 1 + 100 + 25 = 126 ms.
+    #[test]
+    fn a_hole_is_lost_a_reordering_window_after_a_later_segment_is_delivered() {
+        let mut r = ten_sent();
+        let mut sb = Scoreboard::default();
+        r.deliver(1, 1 + MSS, ms(100));
+        r.advance(1 + MSS);
+        let una = 1 + MSS;
+        for (k, t) in [(2, 102), (3, 103)] {
+            sb.add(1 + k * MSS, 1 + (k + 1) * MSS);
+            r.deliver(1 + k * MSS, 1 + (k + 1) * MSS, ms(t));
+        }
+        assert_eq!(r.rack_segment(), Some((ms(3), 1 + 4 * MSS, Dur::from_millis(100))));
+        let reo = r.reo_wnd(false, 2, 3, Some(Dur::from_millis(100)));
+        assert_eq!(reo, Dur::from_millis(25));
+        let (marked, timeout) = r.detect_loss(ms(103), reo, &sb, una, 1 + 10 * MSS);
+        assert_eq!((marked, timeout), (0, Some(Dur::from_millis(23))), "due at 126 ms");
+        let (marked, timeout) = r.detect_loss(ms(126), reo, &sb, una, 1 + 10 * MSS);
+        assert_eq!((marked, timeout), (MSS, None));
+        assert_eq!((r.next_lost(), r.lost_bytes()), (Some(1 + MSS), MSS));
+        // Segments 4-9 were sent after the RACK segment: not judged.
+        // The retransmission of segment 1 at 126 ms clears the mark; it is judged again by
+        // its own send time: lost once a segment sent after 126 ms is delivered and 25 ms pass.
+        r.on_send(1 + MSS, MSS as u32, ms(126));
+        assert_eq!((r.next_lost(), r.lost_bytes()), (None, 0));
+        let (marked, _) = r.detect_loss(ms(300), reo, &sb, una, 1 + 10 * MSS);
+        assert_eq!(marked, 0, "nothing sent after the retransmission has been delivered");
+    }
+
+    /// In recovery without reordering seen the window is 0; reordering seen restores it.
+    #[test]
+    fn the_reordering_window_closes_in_recovery_until_reordering_is_seen() {
+        let mut r = ten_sent();
+        r.deliver(1, 1 + MSS, ms(100));
+        let srtt = Some(Dur::from_millis(100));
+        assert_eq!(r.reo_wnd(true, 0, 3, srtt), Dur::ZERO);
+        assert_eq!(r.reo_wnd(false, 3, 3, srtt), Dur::ZERO);
+        r.deliver(1 + 3 * MSS, 1 + 4 * MSS, ms(103));
+        r.deliver(1 + MSS, 1 + 2 * MSS, ms(104)); // below fack, never retransmitted
+        assert_eq!(r.reo_wnd(true, 3, 3, srtt), Dur::from_millis(25));
+        assert_eq!(r.reo_wnd(false, 0, 3, Some(Dur::from_millis(20))), Dur::from_millis(20), "capped by SRTT");
+    }
+}

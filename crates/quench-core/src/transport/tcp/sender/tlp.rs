@@ -1,0 +1,167 @@
+//! Tail Loss Probe (RFC 8985 section 7; docs/mechanisms.md#rack-tlp), part of
+//! `tcp.loss_detection = "rack"`: when the ACKs stop while data is outstanding, the sender
+//! sends one probe segment after a probe timeout (PTO) instead of waiting for the RTO, so that
+//! the probe's ACK (with SACK) lets RACK find the lost tail and fast recovery repair it.
+//!
+//! Scheduling (section 7.2): after new data is sent (not a probe) or an ACK advances SND.UNA,
+//! while the sender is in neither fast nor RTO recovery and nothing is SACKed, the PTO timer
+//! stands in for the RTO timer: `PTO = 2·SRTT`, plus the worst-case delayed ACK `WCDelAckT`
+//! when one segment is in flight, 1 s before any RTT sample; never later than the RTO would
+//! have fired. Sending (7.3): on expiry, a new segment if one is ready and the receiver's window
+//! allows (cwnd does not limit it), else the highest segment sent again; one probe per episode
+//! (`TLP.end_seq` set until the episode ends), and the RTO timer rearmed from the probe.
+//! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq` (or fast recovery
+//! or a timeout starts, which reduce the window themselves); if the probe was a
+//! retransmission, either it or the original was lost and the sender reduces its window once
+//! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). quench's
+//! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
+//! cannot be told apart and also reduces the window.
+
+use super::{CaState, TcpSender};
+use crate::cc::{CongestionControl, Signal};
+use crate::trace::TcpEvent;
+use crate::transport::{AgentCx, Host};
+use crate::units::{Dur, Time};
+
+/// RFC 8985 section 7.2: WCDelAckT, the worst-case delayed-ACK timer of the receiver,
+/// RECOMMENDED 200 ms (RFC 1122's limit is 500 ms; 200 ms is Linux's `TCP_DELACK_MAX`).
+pub(crate) const WC_DEL_ACK_T: Dur = Dur::from_millis(200);
+/// RFC 8985 section 7.2: the PTO before any RTT sample.
+const PTO_WITHOUT_SRTT: Dur = Dur::from_secs(1);
+/// RFC 8985 section 7.2: PTO = 2·SRTT.
+const PTO_SRTT_MULTIPLE: u64 = 2;
+
+/// The state of TLP (RFC 8985 section 7.1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Tlp {
+    /// TLP.end_seq: SND.NXT when the probe of the current episode was sent.
+    end_seq: Option<u64>,
+    /// TLP.is_retrans: that probe resent old data.
+    is_retrans: bool,
+    pub probes: u64,
+    /// Episodes that ended with a probe retransmission repairing a loss.
+    pub recoveries: u64,
+}
+
+/// RFC 8985 section 7.2 `TLP_calc_PTO`: the probe timeout from `now`, given SRTT, whether one
+/// segment is in flight and when the RTO timer would fire.
+pub(crate) fn pto(srtt: Option<Dur>, one_segment: bool, now: Time, rto_expiry: Time) -> Dur {
+    let pto = match srtt {
+        Some(s) => Dur(PTO_SRTT_MULTIPLE * s.0) + if one_segment { WC_DEL_ACK_T } else { Dur::ZERO },
+        None => PTO_WITHOUT_SRTT,
+    };
+    pto.min(rto_expiry.saturating_sub(now))
+}
+
+impl TcpSender {
+    /// Section 7.2: arm the PTO in place of the RTO timer if a probe may be scheduled now.
+    pub(super) fn tlp_schedule(&mut self, cx: &mut AgentCx<impl Host>) {
+        let Some(tlp) = self.tlp.as_ref() else { return };
+        let eligible = matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
+            && self.snd_max > self.snd_una
+            && self.scoreboard.sacked_in(self.snd_una, self.snd_max) == 0
+            && tlp.end_seq.is_none();
+        if !eligible {
+            return;
+        }
+        let one_segment = self.flight() <= self.w.mss + self.finite as u64;
+        // The RTO that would fire: the one last armed, still running or stood in for by a
+        // pending probe timer (sends meanwhile do not restart it).
+        let pending = self.rexmt.is_armed() || self.probe_timer.is_armed();
+        let rto_expiry = if pending { self.rto_deadline } else { self.rtt.expiry(cx.now, self.rtt.rto()) };
+        let at = cx.now + pto(self.rtt.srtt(), one_segment, cx.now, rto_expiry);
+        self.rexmt.cancel();
+        self.probe_timer.arm(super::super::TcpTimer::Probe.kind(), at, cx);
+    }
+
+    /// Section 7.3 `TLP_send_probe`, at the PTO's expiry.
+    pub(super) fn on_probe_timer(&mut self, cx: &mut AgentCx<impl Host>) {
+        let probing = matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
+            && self.snd_max > self.snd_una
+            && self.tlp.is_some_and(|t| t.end_seq.is_none());
+        if probing {
+            let (len, _) = self.segment_at(self.snd_nxt);
+            let unsent = self.snd_nxt < self.data_end + self.finite as u64;
+            let window = self.w.peer_window.min(self.cfg.send_buffer.0);
+            let new_data = unsent && self.snd_nxt == self.snd_max && self.flight() + len as u64 <= window;
+            let seq = if new_data { self.snd_nxt } else { self.last_segment_start() };
+            if let Some(end) = self.transmit(seq, cx) {
+                if new_data {
+                    self.snd_nxt = end;
+                    self.snd_max = end;
+                }
+                let snd_max = self.snd_max;
+                if let Some(t) = self.tlp.as_mut() {
+                    (t.end_seq, t.is_retrans) = (Some(snd_max), !new_data);
+                    t.probes += 1;
+                }
+                let now = cx.now;
+                cx.rec().event(now, self.conn.flow, TcpEvent::LossProbe);
+            }
+        }
+        // "After attempting to send a loss probe, regardless of whether a loss probe was sent,
+        // the sender MUST re-arm the RTO timer, not the PTO timer, if FlightSize is not zero."
+        if self.snd_max > self.snd_una {
+            self.arm_retransmit(cx);
+        }
+    }
+
+    /// Where the highest segment sent so far starts (segments lie `mss` apart from the first
+    /// data byte; a FIN's sequence number rides on the last one).
+    fn last_segment_start(&self) -> u64 {
+        let last = self.snd_max.min(self.data_end).max(super::FIRST_DATA_SEQ + 1) - 1;
+        super::FIRST_DATA_SEQ + (last - super::FIRST_DATA_SEQ) / self.w.mss * self.w.mss
+    }
+
+    /// Section 7.4 `TLP_process_ack` for a cumulative ACK of `ack`: the episode ends once it
+    /// reaches TLP.end_seq; a probe that resent data then costs one window reduction.
+    pub(super) fn tlp_on_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
+        let recovering = self.in_recovery() || self.ca == CaState::Loss;
+        let Some(t) = self.tlp.as_mut() else { return };
+        let Some(end) = t.end_seq else { return };
+        if ack < end {
+            return;
+        }
+        t.end_seq = None;
+        if !t.is_retrans || recovering {
+            return; // new data delivered, or recovery's own reduction already applies
+        }
+        t.recoveries += 1;
+        self.w.flight = self.flight();
+        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.cwnd = self.w.cwnd.min(self.w.ssthresh);
+        let now = cx.now;
+        cx.rec().event(now, self.conn.flow, TcpEvent::ProbeRecovery);
+        self.record_window(cx);
+    }
+
+    /// Fast recovery or a retransmission timeout ends any probe episode: their own window
+    /// reduction takes over (Linux clears `tlp_high_seq` in `tcp_init_cwnd_reduction`).
+    pub(super) fn tlp_end_episode(&mut self) {
+        if let Some(t) = self.tlp.as_mut() {
+            t.end_seq = None;
+        }
+        self.probe_timer.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Dur {
+        Dur::from_millis(v)
+    }
+
+    /// RFC 8985 section 7.2 by hand: SRTT 100 ms gives 200 ms, 400 ms with one segment in
+    /// flight; 1 s before a sample; capped at the RTO's expiry.
+    #[test]
+    fn the_probe_timeout_follows_section_7_2() {
+        let now = Time::ZERO + ms(1000);
+        let far = Time::ZERO + ms(10_000);
+        assert_eq!(pto(Some(ms(100)), false, now, far), ms(200));
+        assert_eq!(pto(Some(ms(100)), true, now, far), ms(400));
+        assert_eq!(pto(None, false, now, far), ms(1000));
+        assert_eq!(pto(Some(ms(100)), true, now, now + ms(300)), ms(300));
+    }
+}

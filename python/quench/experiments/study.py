@@ -1,0 +1,71 @@
+"""Shared by the studies (the seed documents' open questions, docs/reproductions.md): seeds,
+means with 95 % Student-t intervals over seeds (quench.stats, the sweep engine's intervals),
+paired comparisons and their verdicts, and the result tables the report shows.
+
+A study is not a reproduction: its source has no figure to match. Its summary.json keeps every
+run's measurements (the recorded sweep), the means and intervals computed from them, and a
+conclusion stated from those intervals: a difference is called only when its paired 95 %
+interval excludes zero; otherwise the comparison is reported as inconclusive. Its criteria are
+checks that the sweep measured what it claims to (every run finished, the link was loaded),
+never the answer."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from quench.stats import CONFIDENCE, confidence_interval
+
+# Verdicts of a paired comparison; IDENTICAL when every pair is equal (the runs did not differ).
+HIGHER, LOWER, INCONCLUSIVE, IDENTICAL = "higher", "lower", "inconclusive", "identical"
+
+
+def seeds_from(first: int, count: int) -> list[int]:
+    """The study's seeds: `count` consecutive seeds from `quench reproduce --seed`."""
+    return list(range(first, first + count))
+
+
+def mean_ci(values: Iterable[float]) -> dict[str, float]:
+    """{"mean", "half", "low", "high", "n"}: the mean and its two-sided 95 % t interval."""
+    x = np.asarray(list(values), dtype=float)
+    mean, half = confidence_interval(x, CONFIDENCE)
+    return {"mean": mean, "half": half, "low": mean - half, "high": mean + half, "n": int(np.isfinite(x).sum())}
+
+
+def compare(a: Sequence[float], b: Sequence[float]) -> dict[str, Any]:
+    """The paired difference a - b over seeds (same seed, same index), its interval and the
+    verdict: HIGHER or LOWER when the interval excludes zero, IDENTICAL when every pair is
+    equal, INCONCLUSIVE otherwise (also with fewer than two pairs, whose interval is
+    undefined)."""
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    d = mean_ci(diffs)
+    if diffs and all(v == 0 for v in diffs):
+        verdict = IDENTICAL
+    elif math.isfinite(d["half"]) and d["low"] > 0:
+        verdict = HIGHER
+    elif math.isfinite(d["half"]) and d["high"] < 0:
+        verdict = LOWER
+    else:
+        verdict = INCONCLUSIVE
+    return {**d, "verdict": verdict}
+
+
+def fmt_ci(ci: dict[str, float], digits: int = 3, scale: float = 1.0) -> str:
+    """'mean ± half' (half '?' when undefined)."""
+    half = f"{ci['half'] * scale:.{digits}f}" if math.isfinite(ci["half"]) else "?"
+    return f"{ci['mean'] * scale:.{digits}f} ± {half}"
+
+
+def result_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """A table for the report (summary.json "result_tables") and the printed output."""
+    return {"title": title, "columns": list(columns), "rows": [[str(c) for c in r] for r in rows]}
+
+
+def printed(tables: Sequence[dict[str, Any]]) -> list[str]:
+    """The result tables as text, for the console."""
+    from quench.experiments.common import text_table
+
+    return [text_table([t["columns"], *t["rows"]], t["title"]) for t in tables]
