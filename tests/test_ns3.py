@@ -149,6 +149,10 @@ def test_refuses_what_ns3_cannot_run():
     spec["flows"][0].setdefault("tcp", {}).update(sack=True, loss_detection="rack")
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
         ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][1]["device_queue"] = 5
+    with pytest.raises(Exception, match=r"^links\[1\]\.device_queue: .*no ns-3 counterpart"):
+        ns3.translate(spec)
 
 
 def test_plan_maps_settings():

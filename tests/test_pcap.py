@@ -335,3 +335,80 @@ def test_tshark_decodes_the_timestamp_option(ts_capture):
         ).stdout
         rows = [line.split("\t") for line in out.splitlines()]
         assert rows and all(r[0] != "" and r[1] != "" for r in rows)
+
+
+@pytest.fixture(scope="module")
+def sack_capture(tmp_path_factory):
+    """A SACK NewReno transfer that overflows the 20-packet queue (SACK blocks on the ACKs)
+    and, after it, a flow without SACK, captured on both directions of the first hop."""
+    net = small_net(pcap=["a->r", "r->a"])
+    net.tcp("a", "b", bytes="300KB", cc="newreno", sack=True)
+    net.tcp("a", "b", bytes="20KB", cc="newreno", start="6s")  # after the transfer: no loss
+    res = net.run("10s")
+    out = res.save(tmp_path_factory.mktemp("sack"), plots=False)
+    return res, out / "a-r.pcap", out / "r-a.pcap"
+
+
+SACK_PERMITTED = 4  # RFC 2018 section 2: option kind 4, length 2
+SACK_OPTION = 5
+
+
+def options(tcp):
+    """The kinds of a TCP header's options, padding (NOP, kind 1) left out."""
+    return {kind for kind, _ in dpkt.tcp.parse_opts(tcp.opts)} - {dpkt.tcp.TCP_OPT_NOP}
+
+
+def test_syn_of_a_sack_connection_carries_sack_permitted(sack_capture):
+    res, a_r, r_a = sack_capture
+    sack_port, plain_port = 10000, 10001  # sender port 10000 + flow id
+    for path, link in [(a_r, "a->r"), (r_a, "r->a")]:
+        pkts = [ip for _, ip in read(path) if ip.p == dpkt.ip.IP_PROTO_TCP]
+        syns = [ip for ip in pkts if ip.data.flags & TCP_SYN]
+        assert len(syns) == 2, link  # one SYN (a->r) or SYN-ACK (r->a) per connection
+        for ip in syns:
+            port = ip.data.sport if link == "a->r" else ip.data.dport
+            if port == sack_port:
+                assert options(ip.data) == {SACK_PERMITTED}, link
+                assert ip.len == 44 and ip.data.off == 6  # 20 + 20 + NOP, NOP, kind 4, length 2
+            else:
+                assert port == plain_port and options(ip.data) == set() and ip.len == 40
+        # The simulated SYN counts no option bytes: the capture's lengths exceed the link's
+        # departed bytes by 4 per SACK-permitted SYN, and by nothing else.
+        extra = 4 * sum(SACK_PERMITTED in options(ip.data) for ip in syns)
+        assert sum(ip.len for _, ip in read(path)) - extra == res.link(link)["departed_bytes"]
+    acks = [ip.data for _, ip in read(r_a) if ip.p == dpkt.ip.IP_PROTO_TCP and not ip.data.flags & TCP_SYN]
+    assert any(SACK_OPTION in options(t) for t in acks), "the overflow should produce SACK blocks"
+    assert not any(SACK_PERMITTED in options(t) for t in acks)
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_decodes_sack_permitted(sack_capture):
+    _, a_r, r_a = sack_capture
+    for path in (a_r, r_a):
+        out = subprocess.run(
+            [
+                "tshark",
+                "-r",
+                str(path),
+                "-Y",
+                "tcp.flags.syn == 1",
+                "-T",
+                "fields",
+                "-e",
+                "tcp.srcport",
+                "-e",
+                "tcp.dstport",
+                "-e",
+                "tcp.options.sack_perm",
+                "-e",
+                "_ws.expert.message",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows = [line.split("\t") for line in out.stdout.splitlines()]
+        assert len(rows) == 2, out.stdout
+        flagged = [r for r in rows if r[2]]
+        assert len(flagged) == 1 and "10000" in flagged[0][:2], rows
+        assert "Malformed" not in out.stdout + out.stderr

@@ -249,10 +249,13 @@ class Network:
         framing_overhead: Quantity | None = None,
         packet_rate: float | None = None,
         fragmentation: str | None = None,
+        device_queue: int | None = None,
     ) -> Network:
         """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
         unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b;
-        packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned"."""
+        packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned";
+        device_queue is a FIFO of that many packets under the qdisc (Linux's driver ring, ns-3's
+        device queue; none by default)."""
         self._links.append(
             _clean(
                 {
@@ -269,6 +272,7 @@ class Network:
                     "framing_overhead": framing_overhead,
                     "packet_rate": packet_rate,
                     "fragmentation": fragmentation,
+                    "device_queue": device_queue,
                 }
             )
         )
@@ -383,7 +387,8 @@ class Network:
         the mean payload plus 28 header bytes). `size`: the payload, fixed ("1000B")
         or drawn per datagram: {"dist": "uniform", "min": ..., "max": ...}, {"dist":
         "exponential", "mean": ...} (rounded to whole bytes, at least 1) or {"dist": "choice",
-        "values": [...], "weights": [...]} (equal weights when absent). `ecn`: the datagrams' ECN
+        "values": [...], "weights": [...]} (equal weights when absent); quench.dist writes
+        these and the lognormal, Pareto and empirical-CDF ones. `ecn`: the datagrams' ECN
         codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the source does not
         react to marks."""
         flow = {
@@ -414,7 +419,8 @@ class Network:
     ) -> Network:
         """Finite flows arriving as a Poisson process of `arrival_rate` per second, each between
         a (src, dst) pair drawn uniformly from `pairs`, of `size` bytes ("250KB", or
-        {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}).
+        {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}, or
+        any quench.dist helper, e.g. quench.dist.websearch() or quench.dist.empirical("f.csv")).
         `flow` is the transport of every flow without src/dst/start/bytes/name, e.g.
         {"kind": "tcp", "cc": "newreno"} (the default) or {"kind": "pcp"}. Flows are named
         NAME.k; their response times are in Results.flows."""

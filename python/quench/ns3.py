@@ -451,6 +451,9 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
             raise _refuse(f"{key}.framing_overhead", "link framing other than PPP's 2 bytes")
         if ln.get("packet_rate") is not None:
             raise _refuse(f"{key}.packet_rate", "a packet-rate limit")
+        if ln.get("device_queue"):
+            # quench ns3 puts its own one-packet device queue under every queue disc.
+            raise _refuse(f"{key}.device_queue", "a device queue of the link's own size")
         if ln["fragmentation"] != "rfc791":
             raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
         rate = _rate(ln["rate"])

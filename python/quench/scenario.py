@@ -161,13 +161,17 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
             raise scenario_error("", f"{p}: a scenario is a JSON object, not {type(spec).__name__}")
         return spec
     try:
-        return tomllib.loads(text.removeprefix("\ufeff"))
+        spec = tomllib.loads(text.removeprefix("\ufeff"))
     except tomllib.TOMLDecodeError as e:
         m = _TOML_AT.fullmatch(str(e))
         where, what = (m[2], m[1]) if m else ("", str(e))
         raise scenario_error("", f"{p}: {where + ': ' if where else ''}not valid TOML: {what}") from None
     except RecursionError:
         raise scenario_error("", f"{p}: not valid TOML: arrays or tables nested too deeply") from None
+    # Empirical size CDFs given as CSV files are read relative to the scenario file.
+    from quench.dist import resolve_files
+
+    return resolve_files(spec, p.parent)
 
 
 def _key(path: str, key: object) -> str:
@@ -197,6 +201,10 @@ def _to_json(spec: dict[str, Any]) -> str:
     if not isinstance(spec, dict):
         raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
     _check_plain(spec)
+    # A CSV file of a scenario built in Python is read relative to the working directory.
+    from quench.dist import resolve_files
+
+    spec = resolve_files(spec, Path.cwd())
     try:
         return json.dumps(spec, allow_nan=False)
     except (TypeError, ValueError) as e:

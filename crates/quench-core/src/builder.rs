@@ -114,6 +114,7 @@ fn add_link(
         min_packet_gap: spec.packet_rate.map_or(Dur::ZERO, |r| Dur::from_secs_f64(1.0 / r)),
         fragment_rule: spec.fragmentation,
         loss_probability: if reverse { spec.reverse_loss } else { spec.loss },
+        device_queue: spec.device_queue,
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);
@@ -207,6 +208,7 @@ impl FlowContext<'_> {
             receiver,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
+            sack: f.sack_permitted(),
         };
         Ok((info, built.sender, built.receiver))
     }

@@ -28,6 +28,9 @@ pub struct FlowInfo {
     pub receiver: AgentId,
     pub start: Time,
     pub bytes: Option<u64>,
+    /// The connection negotiates SACK (RFC 2018): its SYN and SYN-ACK carry SACK-permitted
+    /// in a capture.
+    pub sack: bool,
 }
 
 /// A flow whose row is final: the flow as declared and what its endpoints reported.

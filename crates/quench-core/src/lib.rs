@@ -17,6 +17,7 @@
 
 pub mod builder;
 pub mod cc;
+pub mod dist;
 pub mod error;
 pub mod flows;
 pub mod ip;

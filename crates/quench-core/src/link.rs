@@ -9,6 +9,16 @@
 //! path of Jacobson's 1988 email), and a Bernoulli loss module (packets lost on the wire after
 //! transmission, with probability `loss`, drawn from the link's own random stream).
 //!
+//! An optional device queue (`device_queue = N` packets, off when 0): a FIFO between the qdisc
+//! and the transmitter, standing for Linux's driver transmit ring and ns-3's
+//! `PointToPointNetDevice` queue. The transmitter takes packets from it; it takes packets
+//! from the qdisc whenever it has room (Linux `qdisc_run` dequeues until the driver stops the
+//! queue; ns-3's traffic control layer until the device queue reports itself full), so the
+//! qdisc holds a backlog only once the device queue is full, and an AQM sees only its own
+//! part of the queue. The packet in transmission is not in the device queue (as in ns-3). A
+//! qdisc that answers "not before t" while the transmitter is busy is asked again when the
+//! transmission ends. The link's backlog, its statistics and the queue table count both queues.
+//!
 //! Statistics kept here hold for every qdisc, and satisfy the identities
 //! `arrived = departed + dropped_in_queue + backlog` and
 //! `departed = delivered + lost_on_wire + in_flight`.
@@ -99,6 +109,11 @@ pub struct Link {
     done_deferred: bool,
     done_seq: u64,
     pipe: VecDeque<(Time, Packet)>,
+    /// The device queue's capacity in packets; 0 when there is none.
+    device_limit: usize,
+    device: VecDeque<Packet>,
+    /// Bytes in `device`.
+    device_bytes: u64,
 }
 
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
@@ -120,6 +135,8 @@ pub struct LinkParams {
     pub min_packet_gap: Dur,
     pub fragment_rule: FragmentRule,
     pub loss_probability: f64,
+    /// Packets the device queue under the qdisc holds; 0 for none.
+    pub device_queue: u32,
 }
 
 impl Link {
@@ -146,6 +163,9 @@ impl Link {
             done_deferred: false,
             done_seq: 0,
             pipe: VecDeque::new(),
+            device_limit: p.device_queue as usize,
+            device: VecDeque::with_capacity(p.device_queue as usize),
+            device_bytes: 0,
         }
     }
 
@@ -153,8 +173,18 @@ impl Link {
         self.serializer.rate()
     }
 
+    /// Packets and bytes waiting to be sent: the qdisc's and the device queue's.
     pub fn backlog(&self) -> Backlog {
-        self.qdisc.backlog()
+        let q = self.qdisc.backlog();
+        if self.device_limit == 0 {
+            return q;
+        }
+        Backlog { packets: q.packets + self.device.len() as u64, bytes: q.bytes + self.device_bytes }
+    }
+
+    /// Whether the link has a device queue under its qdisc.
+    pub fn has_device_queue(&self) -> bool {
+        self.device_limit > 0
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -168,7 +198,7 @@ impl Link {
     /// Offer a packet to the queue; the answer says whether the queue kept it. Drops (of it or
     /// of queued packets) and control packets the qdisc originates land in `out`.
     pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Admission {
-        let held = self.qdisc.backlog();
+        let held = self.backlog();
         self.stats.integrate(now, held);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += pkt.size as u64;
@@ -177,7 +207,7 @@ impl Link {
         qdisc.enqueue(pkt, &mut cx);
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
-        let b = self.qdisc.backlog();
+        let b = self.backlog();
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
         if out.drops.iter().any(|(p, _)| p.uid == pkt.uid) {
@@ -190,6 +220,9 @@ impl Link {
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
+        if self.device_limit > 0 {
+            return self.start_tx_from_device(now, out, node);
+        }
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
@@ -207,6 +240,56 @@ impl Link {
                 TxStart::Wait(t)
             }
         }
+    }
+
+    /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
+    /// head and refill the place it left. Called after every enqueue (the device queue takes
+    /// what the qdisc releases at once) and whenever the transmitter may start.
+    fn start_tx_from_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
+        let held = self.backlog();
+        self.stats.integrate(now, held);
+        // A wake-up already scheduled answers for the qdisc until it comes.
+        let scheduled = self.wake_pending;
+        let wait = if scheduled { None } else { self.fill_device(now, out, node) };
+        if self.transmitting.is_some() {
+            return wait.map_or(TxStart::Idle, TxStart::Wait);
+        }
+        let Some(p) = self.device.pop_front() else {
+            return wait.map_or(TxStart::Idle, TxStart::Wait);
+        };
+        self.device_bytes -= p.size as u64;
+        let done = self.begin_tx(now, p);
+        if !scheduled {
+            // The place just freed is filled now. A "not before" in this call schedules no
+            // wake-up (the answer is `Started`): the qdisc is asked again when this
+            // transmission ends, which runs as an event because the qdisc is not empty.
+            self.fill_device(now, out, node);
+            self.wake_pending = false;
+        }
+        TxStart::Started(done)
+    }
+
+    /// Move packets from the qdisc into the device queue until it is full or the qdisc has
+    /// none to give; returns the qdisc's "not before" time if it gave that answer.
+    fn fill_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Option<Time> {
+        while self.device.len() < self.device_limit {
+            let (qdisc, mut cx) = self.qdisc_cx(now, out, node);
+            let next = qdisc.dequeue(&mut cx);
+            let marks = cx.marks;
+            self.count_verdicts(marks, &out.drops);
+            match next {
+                Dequeued::Packet(p) => {
+                    self.device_bytes += p.size as u64;
+                    self.device.push_back(p);
+                }
+                Dequeued::Empty => return None,
+                Dequeued::NotBefore(t) => {
+                    self.wake_pending = true;
+                    return Some(t);
+                }
+            }
+        }
+        None
     }
 
     /// The qdisc and the context it acts in: the one place a `QdiscCx` is built. (A closure
@@ -254,7 +337,7 @@ impl Link {
     /// Whether a packet arriving now would leave the queue at once, with nothing to decide:
     /// the transmitter is idle and the qdisc lets it pass (`Qdisc::passes_through`: an empty FIFO with room).
     pub fn can_cut_through(&self, pkt: &Packet) -> bool {
-        self.qdisc.passes_through(pkt) && self.ready_to_send()
+        self.qdisc.passes_through(pkt) && self.ready_to_send() && self.device.is_empty()
     }
 
     /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
@@ -312,7 +395,7 @@ impl Link {
     /// Any later enqueue queues the event (under `seq`) before the end comes.
     pub fn defer_done(&mut self, seq: u64) -> bool {
         let pipe_busy_then = self.pipe.back().is_some_and(|(t, _)| *t > self.tx_done_at);
-        let quiet = self.qdisc.dequeue_is_inert();
+        let quiet = self.qdisc.dequeue_is_inert() && self.device.is_empty();
         self.done_deferred = self.loss_probability == 0.0 && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred
@@ -355,7 +438,7 @@ impl Link {
     /// when a transmission starts).
     pub fn stats_at(&self, now: Time) -> LinkStats {
         let mut s = self.stats.clone();
-        s.integrate(now, self.qdisc.backlog());
+        s.integrate(now, self.backlog());
         if self.transmitting.is_some() && self.tx_done_at > now {
             s.busy = Dur(s.busy.0 - (self.tx_done_at - now).0);
         }
@@ -372,6 +455,10 @@ mod tests {
     use crate::units::Limit;
 
     fn link(limit: Limit) -> Link {
+        link_with_device(limit, 0)
+    }
+
+    fn link_with_device(limit: Limit, device_queue: u32) -> Link {
         let params = LinkParams {
             name: "a->b".into(),
             from: NodeId(0),
@@ -383,6 +470,7 @@ mod tests {
             min_packet_gap: Dur(0),
             fragment_rule: FragmentRule::default(),
             loss_probability: 0.0,
+            device_queue,
         };
         let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
         let rng = |kind| Rng::stream(1, kind, 0);
@@ -419,5 +507,55 @@ mod tests {
         let small = link(Limit { packets: None, bytes: Some(Bytes(1000)) });
         assert!(small.can_cut_through(&packet(0, 1, 1000)));
         assert!(!small.can_cut_through(&packet(1, 1, 1001)));
+    }
+
+    /// A FIFO of 10 packets above a device queue of 4, offered 20 packets at one instant as the
+    /// world offers them (enqueue, then start): the first is sent at once, the next 4 fill the
+    /// device queue while the FIFO stays empty, the FIFO then takes 10, and the last 5 are
+    /// dropped (15 held in all, against 11 without a device queue). Everything leaves in
+    /// arrival order, and the link's identities count both queues.
+    #[test]
+    fn the_qdisc_sees_backlog_only_once_the_device_queue_is_full() {
+        let limit = Limit { packets: Some(10), bytes: None };
+        for (device, held) in [(4u32, 15u64), (0, 11)] {
+            let mut l = link_with_device(limit, device);
+            let (mut node, mut out) = (NodeBuffers::default(), LinkOutbox::default());
+            let now = Time(1000);
+            let (mut in_qdisc, mut drops) = (vec![], vec![]);
+            let mut done = None;
+            for uid in 0..20u32 {
+                l.enqueue(now, packet(uid, 1, 1000), &mut out, &mut node);
+                if l.ready_to_send() || l.has_device_queue() {
+                    if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node) {
+                        done = Some(t);
+                    }
+                }
+                // The world takes the drops after each step.
+                drops.extend(out.drops.drain(..).map(|(p, _)| p.uid));
+                in_qdisc.push(l.qdisc.backlog().packets);
+            }
+            assert_eq!(drops, (held as u32..20).collect::<Vec<_>>(), "device queue {device}");
+            let d = device as u64;
+            let want: Vec<u64> = (0..20u64).map(|i| i.saturating_sub(d).min(10)).collect();
+            assert_eq!(in_qdisc, want, "device queue {device}");
+            assert_eq!(l.backlog().packets, held - 1, "all but the one in transmission");
+            // Drain: each end of transmission starts the next packet, in arrival order.
+            let mut sent = vec![l.in_transmission().unwrap().uid];
+            let mut t = done.expect("the first packet starts at once");
+            loop {
+                l.finish_tx(t).unwrap();
+                match l.start_tx(t, &mut out, &mut node) {
+                    TxStart::Started(next) => {
+                        sent.push(l.in_transmission().unwrap().uid);
+                        t = next;
+                    }
+                    _ => break,
+                }
+            }
+            assert_eq!(sent, (0..held as u32).collect::<Vec<_>>());
+            let s = l.stats_at(t);
+            assert_eq!(s.arrived_packets, s.departed_packets + s.dropped_in_queue() + l.backlog().packets);
+            assert_eq!(s.max_backlog_packets, held - 1, "the packet in transmission is not backlog");
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
-use crate::limits::{self, MAX_FRAMING_OVERHEAD, MAX_MTU, MAX_PACKET_RATE, MIN_PACKET_RATE};
+use crate::limits::{self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_PACKET_RATE};
 use crate::qdisc::QdiscSpec;
 use crate::trace::RecordConfig;
 /// Flows are declared by the transports' registry (`transport/mod.rs`).
@@ -145,6 +145,15 @@ pub struct LinkSpec {
     /// How datagrams larger than the MTU are cut: "rfc791" (8-byte offsets) or "unaligned".
     #[serde(default)]
     pub fragmentation: FragmentRule,
+    /// Packets of a device queue under the qdisc (both directions; link.rs): Linux's driver
+    /// ring, ns-3's device queue. 0 (the default) for none; left out of the written scenario
+    /// then, so scenarios without one record what they always did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_queue: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn yes() -> bool {
@@ -187,6 +196,10 @@ impl LinkSpec {
         let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
         if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
             return Err(ConfigError::new("rate", why));
+        }
+        if self.device_queue as u64 > MAX_LIMIT_PACKETS {
+            let why = format!("{} packets exceeds {MAX_LIMIT_PACKETS}, the most a buffer may hold", self.device_queue);
+            return Err(ConfigError::new("device_queue", why));
         }
         for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
             if !(0.0..=1.0).contains(&p) {

@@ -12,10 +12,12 @@
 //! Each flow's response time is then the flows table's `response_time_s` (from the
 //! application's open, i.e. the first SYN, to the last byte delivered).
 
+use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;
+use crate::limits;
 use crate::rng::{Rng, StreamKind};
 use crate::scenario::FlowSpec;
-use crate::units::{Bytes, Dur};
+use crate::units::Dur;
 use serde::{Deserialize, Serialize};
 
 /// Keys of a flow that the workload sets for each arrival.
@@ -32,8 +34,9 @@ pub struct WorkloadSpec {
     pub pairs: Vec<(String, String)>,
     /// Mean flow arrivals per second over all pairs together.
     pub arrival_rate: f64,
-    /// Bytes each flow transfers: fixed ("250KB") or drawn per flow.
-    pub size: FlowSize,
+    /// Bytes each flow transfers: fixed ("250KB") or drawn per flow from a distribution
+    /// (`dist.rs`: exponential, Pareto, lognormal, empirical, websearch, datamining, ...).
+    pub size: Size,
     /// First instant at which arrivals may occur.
     #[serde(default)]
     pub start: Dur,
@@ -44,37 +47,9 @@ pub struct WorkloadSpec {
     pub flow: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A flow's size: fixed, or drawn per flow. Written out untagged; read by hand so that a value
-/// of neither form gets a list of the accepted forms instead of serde's "no variant matched".
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum FlowSize {
-    Fixed(Bytes),
-    Drawn(SizeDistribution),
-}
-
-impl<'de> Deserialize<'de> for FlowSize {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::tagged::fixed_or_drawn(
-            d,
-            "a size such as \"250KB\", or a table {dist = \"exponential\" | \"pareto\", mean = ...}",
-        )
-        .map(|v| match v {
-            Ok(b) => FlowSize::Fixed(b),
-            Err(dist) => FlowSize::Drawn(dist),
-        })
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
-pub enum SizeDistribution {
-    /// Exponential with the given mean.
-    Exponential { mean: Bytes },
-    /// Pareto with the given mean and shape α > 1 (heavy-tailed: infinite variance for α ≤ 2);
-    /// the scale is x_m = mean·(α − 1)/α.
-    Pareto { mean: Bytes, shape: f64 },
-}
+/// The sizes a workload's flows may have: at least a byte, at most the largest size quench
+/// accepts (`limits::MAX_SIZE`; a draw of an unbounded distribution is clamped there).
+pub const FLOW_SIZE_BOUNDS: Bounds = Bounds { min: 1, max: limits::MAX_SIZE.0, what: "flow size" };
 
 /// One arrival of a workload, before it becomes a flow.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,48 +57,6 @@ pub struct Arrival {
     pub at: Dur,
     pub pair: usize,
     pub bytes: u64,
-}
-
-impl FlowSize {
-    fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            FlowSize::Fixed(b) | FlowSize::Drawn(SizeDistribution::Exponential { mean: b }) if b.0 == 0 => {
-                Err(ConfigError::new("", "must be positive"))
-            }
-            FlowSize::Drawn(SizeDistribution::Pareto { mean, shape }) => {
-                if mean.0 == 0 {
-                    return Err(ConfigError::new("mean", "must be positive"));
-                }
-                if !(shape.is_finite() && *shape > 1.0) {
-                    return Err(ConfigError::new("shape", format!("{shape} must exceed 1 for a finite mean")));
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// A size the flows may have: the fixed size, or the mean.
-    fn typical(&self) -> u64 {
-        match self {
-            FlowSize::Fixed(b) | FlowSize::Drawn(SizeDistribution::Exponential { mean: b }) => b.0,
-            FlowSize::Drawn(SizeDistribution::Pareto { mean, .. }) => mean.0,
-        }
-    }
-
-    /// Draw one size, at least one byte.
-    fn draw(&self, rng: &mut Rng) -> u64 {
-        let bytes = match self {
-            FlowSize::Fixed(b) => return b.0,
-            FlowSize::Drawn(SizeDistribution::Exponential { mean }) => rng.exponential(mean.0 as f64),
-            FlowSize::Drawn(SizeDistribution::Pareto { mean, shape }) => {
-                let scale = mean.0 as f64 * (shape - 1.0) / shape;
-                // Inversion: X = x_m · U^(−1/α) with U uniform on (0, 1].
-                scale * (1.0 - rng.uniform()).powf(-1.0 / shape)
-            }
-        };
-        (bytes.round() as u64).max(1)
-    }
 }
 
 impl WorkloadSpec {
@@ -134,7 +67,7 @@ impl WorkloadSpec {
         if !(self.arrival_rate.is_finite() && self.arrival_rate > 0.0) {
             return Err(ConfigError::new("arrival_rate", "must be a positive number of flows per second"));
         }
-        self.size.validate().map_err(|e| e.within("size"))?;
+        self.size.validate(FLOW_SIZE_BOUNDS).map_err(|e| e.within("size"))?;
         if self.stop.is_some_and(|s| s <= self.start) {
             return Err(ConfigError::new("stop", "must be after start"));
         }
@@ -183,6 +116,7 @@ pub struct ArrivalDraws {
     at: Dur,
     stop: Dur,
     mean_gap_s: f64,
+    size: Sampler,
 }
 
 impl ArrivalDraws {
@@ -192,6 +126,7 @@ impl ArrivalDraws {
             at: w.start,
             stop: w.stop.map_or(end, |s| s.min(end)),
             mean_gap_s: 1.0 / w.arrival_rate,
+            size: w.size.sampler(FLOW_SIZE_BOUNDS),
         }
     }
 
@@ -205,7 +140,7 @@ impl ArrivalDraws {
             return None;
         }
         let pair = self.rng.range_inclusive(0, w.pairs.len() as u64 - 1) as usize;
-        Some(Arrival { at: self.at, pair, bytes: w.size.draw(&mut self.rng) })
+        Some(Arrival { at: self.at, pair, bytes: self.size.draw(&mut self.rng) })
     }
 }
 
@@ -250,7 +185,7 @@ impl WorkloadRun {
     /// A template error is named within the workload (`workloads[0].flow.cc`).
     pub fn pair_checks(&self) -> impl Iterator<Item = Result<(usize, FlowSpec), ConfigError>> + '_ {
         (0..self.spec.pairs.len()).map(|pair| {
-            let a = Arrival { at: self.spec.start, pair, bytes: self.spec.size.typical() };
+            let a = Arrival { at: self.spec.start, pair, bytes: self.spec.size.typical(FLOW_SIZE_BOUNDS) };
             let flow = self.spec.flow(&self.prefix, 0, &a);
             flow.map(|f| (pair, f)).map_err(|e| e.within(&format!("workloads[{}]", self.index)))
         })

@@ -443,7 +443,9 @@ impl World {
         }
         let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
         self.after_queue_change(l, before);
-        if self.links[l.index()].ready_to_send() {
+        // A device queue takes what the qdisc releases at once, even while the link sends.
+        let link = &self.links[l.index()];
+        if link.ready_to_send() || link.has_device_queue() {
             self.start_tx(l);
         }
         admission
@@ -472,7 +474,8 @@ impl World {
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap[l.index()].as_mut() {
-            w.write(self.now, p, self.flows.info(p.flow).src);
+            let info = self.flows.info(p.flow);
+            w.write(self.now, p, info.src, info.sack);
         }
     }
 
@@ -482,7 +485,7 @@ impl World {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
                 self.rec.flow_links.count(p.flow, l, p.size, Fate::Dropped);
-                self.rec.drop(self.now, l, p.flow, reason as u8, p.size);
+                self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
             }
             self.link_out.drops = drops;
@@ -519,7 +522,7 @@ impl World {
             Err(lost) => {
                 let reason = crate::qdisc::DropReason::LinkLoss as u8;
                 self.rec.flow_links.count(lost.flow, l, lost.size, Fate::Lost);
-                self.rec.drop(self.now, l, lost.flow, reason, lost.size);
+                self.rec.packet_dropped(self.now, l, &lost, reason);
                 self.packet_left(lost.flow);
             }
         }

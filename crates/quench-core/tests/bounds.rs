@@ -103,9 +103,9 @@ fn wrong_types_list_the_accepted_forms() {
         json!([{"pairs": [["a", "b"]], "arrival_rate": 1, "size": {"dist": "exponential"}, "flow": {"kind": "tcp"}}]);
     expect(with(&["workloads"], w), "workloads[0].size", "missing field `mean`");
     let w = json!([{"pairs": [["a", "b"]], "arrival_rate": 1, "size": false, "flow": {"kind": "tcp"}}]);
-    expect(with(&["workloads"], w), "workloads[0].size", "\"exponential\" | \"pareto\"");
+    expect(with(&["workloads"], w), "workloads[0].size", "\"lognormal\" | \"pareto\"");
     let udp = json!({"kind": "udp", "src": "a", "dst": "b", "rate": "1Mbps", "size": [1]});
-    expect(with(&["flows", "0"], udp), "flows[0].size", "dist = \"uniform\"");
+    expect(with(&["flows", "0"], udp), "flows[0].size", "\"empirical\" | \"websearch\"");
     let red = json!({"kind": "red", "w_q": true});
     expect(with(&["links", "1", "qdisc"], red), "links[1].qdisc.w_q", "or \"auto\"");
     let red = json!({"kind": "red", "min_th": {}});

@@ -97,3 +97,24 @@ fn monitor_is_off_by_default_and_rejects_unknown_flows() {
     let e = config_error(&scenario(json!({}), Some(json!({"flow": "bulk", "start": "2s", "stop": "1s"}))));
     assert_eq!(e.path, "record.monitor_flow.stop", "{e}");
 }
+
+/// A drop row names the dropped segment: at a full drop-tail queue the arriving segment is
+/// discarded at its arrival instant, so each drop row has the `seq` and `len` of an arrival row
+/// at the same link and instant, and the sender later retransmits that `seq`.
+#[test]
+fn drop_rows_carry_the_dropped_segment() {
+    let r = run(&scenario(json!({"send_buffer": "1MB", "receive_window": "1MB"}), Some(window())));
+    let t = f64s(&r, "flow_monitor", "time_s");
+    let (mseq, mlen, mlink) =
+        (u64s(&r, "flow_monitor", "seq"), u64s(&r, "flow_monitor", "len"), u64s(&r, "flow_monitor", "link"));
+    let drops = rows_of(&r, "drop");
+    assert!(!drops.is_empty(), "the window should hold drops at the full queue");
+    let arrivals = rows_of(&r, "arrive");
+    let retransmits: Vec<u64> = rows_of(&r, "retransmit").into_iter().map(|i| mseq[i]).collect();
+    for &d in &drops {
+        assert_eq!(mlen[d], 1460, "drop at {} has len {}", t[d], mlen[d]);
+        let arrived = arrivals.iter().any(|&a| t[a] == t[d] && mlink[a] == mlink[d] && mseq[a] == mseq[d]);
+        assert!(arrived, "drop at {} of seq {}: no arrival row of it", t[d], mseq[d]);
+    }
+    assert!(drops.iter().any(|&d| retransmits.contains(&mseq[d])), "no dropped seq was retransmitted");
+}

@@ -22,7 +22,7 @@
 //!
 //! Parameters and units: RED's (`red.rs`: `min_th`, `max_th`, `limit`, `max_p`, `w_q`,
 //! `mode`, `curve`, `spacing`, `signal`, `forced`, `adapt`, `mean_packet_size`,
-//! `target_delay`), with RED's defaults. Monitors: RED's (`avg_queue`, `max_p`).
+//! `target_delay`), with RED's defaults. Monitors: RED's (`avg_queue`, `arrival_queue`, `max_p`).
 //! Nothing is allocated per packet (the FIFO's ring grows amortised).
 
 use super::classify::FlowKey;
@@ -95,7 +95,7 @@ impl Qdisc for Choke {
         let before_max_p = self.vars.max_p;
         self.vars.update_average(p, q, cx.now);
         self.vars.adapt_max_p(p, cx.now);
-        self.vars.report(before_max_p, cx);
+        self.vars.report(before_max_p, q, cx);
         let min_th = p.resolved.min_th;
         if self.vars.avg >= min_th && !self.fifo.is_empty() {
             let idx = cx.rng.range_inclusive(0, self.fifo.len() as u64 - 1) as usize;

@@ -46,8 +46,10 @@
 //! is known), [`RedVars`] (`red_vars`, the running state), [`RedStats`] (`red_stats`), and the
 //! packets in a [`Fifo`]: RED decides, the FIFO stores.
 //!
-//! Monitors: `avg_queue` (mode unit) on every arrival — the same order of rows as the queue
-//! table, which records every change — and `max_p` at the first arrival and on every change.
+//! Monitors: `avg_queue` and `arrival_queue` (mode unit) on every arrival — the average after
+//! the arrival's update and the instantaneous queue the arrival found, which the update took
+//! in — and `max_p` at the first arrival and on every change. The queue table has more rows
+//! than arrivals: it records every change, departures included.
 //!
 //! Departures from FJ93, kept for agreement with ns-2/ns-3: count restarts at 1 (not 0) with
 //! no drop on the first arrival above min_th, and no early drop when q ≤ 1 (in the mode's
@@ -679,13 +681,16 @@ impl RedVars {
         self.count_bytes = 0;
     }
 
-    /// The average on every arrival; max_p at the first arrival and whenever it moved.
-    pub(super) fn report(&mut self, before_max_p: f64, cx: &mut QdiscCx) {
+    /// On every arrival the average and the queue `q` the arrival found (the sample the
+    /// average just took in); max_p at the first arrival and whenever it moved. The queue is
+    /// reported after max_p so that the monitors' names keep their first-seen order.
+    pub(super) fn report(&mut self, before_max_p: f64, q: f64, cx: &mut QdiscCx) {
         cx.monitor("avg_queue", self.avg);
         if !self.max_p_reported || self.max_p != before_max_p {
             self.max_p_reported = true;
             cx.monitor("max_p", self.max_p);
         }
+        cx.monitor("arrival_queue", q);
     }
 }
 
@@ -802,7 +807,7 @@ impl Qdisc for Red {
         let before_max_p = self.vars.max_p;
         self.vars.update_average(p, q, cx.now);
         self.vars.adapt_max_p(p, cx.now);
-        self.vars.report(before_max_p, cx);
+        self.vars.report(before_max_p, q, cx);
         let d = self.vars.decide(p, q, &pkt, cx.rng);
         let mark = d != Decision::Accept && p.marks(&pkt, d);
         admit((&mut self.vars, &mut self.stats, &mut self.fifo), pkt, d, mark, cx);

@@ -298,3 +298,27 @@ fn configuration_errors_name_the_field() {
     let again: QdiscSpec = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
     assert_eq!(serde_json::to_string(&s).unwrap(), serde_json::to_string(&again).unwrap());
 }
+
+/// Each arrival records the queue it found beside the average, and the average is the EWMA of
+/// exactly those samples: ten back-to-back arrivals (no departure, so no idle decay) find
+/// 0, 1, ..., 9 packets, and with w_q = 0.25 the average after arrival k is
+/// avg_k = 0.75·avg_(k−1) + 0.25·k (hand recurrence from avg_0 = 0).
+#[test]
+fn arrivals_record_the_queue_they_found() {
+    let mut q = red(r#"{"min_th":50,"max_th":150,"w_q":0.25,"limit":"200p"}"#);
+    let mut b = Bench::new(1);
+    for uid in 0..10 {
+        b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+    }
+    let series = |name: &str| b.monitors.iter().filter(|m| m.0 == name).map(|m| m.1).collect::<Vec<f64>>();
+    let (found, avg) = (series("arrival_queue"), series("avg_queue"));
+    assert_eq!(found, (0..10).map(f64::from).collect::<Vec<_>>());
+    let mut want = 0.0;
+    for (k, a) in avg.iter().enumerate() {
+        want = 0.75 * want + 0.25 * k as f64;
+        assert!((a - want).abs() < 1e-12, "arrival {k}: avg {a}, want {want}");
+    }
+    // The names keep their first-seen order: avg_queue, max_p, arrival_queue.
+    let first: Vec<&str> = b.monitors.iter().take(3).map(|m| m.0).collect();
+    assert_eq!(first, ["avg_queue", "max_p", "arrival_queue"]);
+}

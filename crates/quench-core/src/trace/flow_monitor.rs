@@ -10,7 +10,8 @@
 //! - `ack`: an ACK reaches the sender (`ack`); `cwnd` and `in_flight` after it was processed.
 //! - `arrive`: one of the flow's packets (data or ACK, `len` = payload) reaches a link's queue;
 //!   `queue` is the number of packets that queue held just before (what the packet found).
-//! - `drop`: one of the flow's packets was discarded at `link`.
+//! - `drop`: one of the flow's packets was discarded at `link` (`seq`, `ack`, `len` as on its
+//!   arrival).
 //!
 //! Columns that do not apply to an event are 0 (`b` NaN; `link` u32::MAX for sender events).
 
@@ -152,10 +153,23 @@ impl Recorder {
         }
     }
 
+    /// One of the watched flow's packets was discarded at `link`: the row names it by `seq`,
+    /// `ack` and `len` as its arrival row did, so a drop can be matched to its retransmission.
     #[inline]
-    pub(super) fn watch_drop(&mut self, now: Time, link: LinkId, flow: FlowId) {
-        if self.watching(flow, now) {
-            let rows = self.flow_monitor.push(now.as_secs_f64(), Event::Drop as u8, link.0, 0, 0, 0, 0, 0, 0, f64::NAN);
+    pub(super) fn watch_drop(&mut self, now: Time, link: LinkId, p: &Packet) {
+        if self.watching(p.flow, now) {
+            let rows = self.flow_monitor.push(
+                now.as_secs_f64(),
+                Event::Drop as u8,
+                link.0,
+                p.seq,
+                p.ack,
+                p.payload as u32,
+                0,
+                0,
+                0,
+                f64::NAN,
+            );
             self.pushed(rows, super::Series::FlowMonitor);
         }
     }

@@ -13,7 +13,7 @@ pub mod spill;
 pub mod table;
 pub mod thinning;
 
-use crate::packet::{FlowId, LinkId};
+use crate::packet::{FlowId, LinkId, Packet};
 use crate::units::{BitRate, Dur, Time};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use serde::{Deserialize, Serialize};
@@ -354,9 +354,17 @@ impl Recorder {
         }
     }
 
+    /// A packet was discarded at `link`: the drops table's row, and the flow monitor's when it
+    /// watches the packet's flow.
+    #[inline]
+    pub fn packet_dropped(&mut self, now: Time, link: LinkId, p: &Packet, reason: u8) {
+        self.watch_drop(now, link, p);
+        self.drop(now, link, p.flow, reason, p.size);
+    }
+
+    /// The drops table's row of a discarded packet.
     #[inline]
     pub fn drop(&mut self, now: Time, link: LinkId, flow: FlowId, reason: u8, size: u16) {
-        self.watch_drop(now, link, flow);
         if self.cfg.drops && self.link_wanted(link) {
             let rows = self.drops.push(now.as_secs_f64(), link.0, flow.0, reason, size as u32);
             self.pushed(rows, Series::Drops);

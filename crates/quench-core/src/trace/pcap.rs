@@ -8,8 +8,13 @@
 //! like a real connection. The IPv4 header checksum is correct; the transport checksums are
 //! zero because the payload is absent. The TCP window field is the advertised window capped at
 //! 65535 (no window-scale option is synthesized). ACKs of SACK connections carry the SACK
-//! option (RFC 2018); the SYN's SACK-permitted option is not synthesized. Segments of connections
-//! with `tcp.timestamps` carry the timestamp option (RFC 7323), TSval on a microsecond clock.
+//! option (RFC 2018 section 3), counted in the simulated ACK's size. The SYN and SYN-ACK of a
+//! SACK connection carry SACK-permitted (RFC 2018 section 2: kind 4, length 2, after two NOPs
+//! so the header stays a multiple of 4 bytes, as Linux's `tcp_options_write` lays it out when
+//! there is no timestamp). The simulation does not count those 4 bytes (its SYN is 40 bytes
+//! either way), so the capture's IP total length and original length of such a SYN are the
+//! simulated size plus 4. Segments of connections with `tcp.timestamps` carry the timestamp
+//! option (RFC 7323), TSval on a microsecond clock.
 
 use crate::packet::{
     tcp_flags, ts_clock, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
@@ -28,6 +33,11 @@ const SNAPLEN: u32 = 65_535;
 const LINKTYPE_RAW: u32 = 101;
 const DEFAULT_TTL: u8 = 64;
 const TCP_OPT_NOP: u8 = 1;
+/// RFC 2018 section 2: the SACK-permitted option, kind 4, length 2, sent only on a SYN.
+const TCP_OPT_SACK_PERMITTED: u8 = 4;
+const TCP_OPT_SACK_PERMITTED_LEN: u8 = 2;
+/// Its bytes in the header: two NOPs to align it, kind, length.
+pub const SACK_PERMITTED_BYTES: u32 = 4;
 const TCP_OPT_SACK: u8 = 5;
 /// RFC 7323 section 3: the timestamp option's kind and length.
 const TCP_OPT_TIMESTAMP: u8 = 8;
@@ -174,25 +184,32 @@ impl PcapWriter {
         self.finish().ok().flatten().unwrap_or_default()
     }
 
-    /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts.
-    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId) {
+    /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts;
+    /// `sack` whether its flow negotiates SACK (its SYN and SYN-ACK then carry SACK-permitted).
+    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId, sack: bool) {
+        let extra = if sack && pkt.proto == Proto::Tcp && pkt.has_flag(tcp_flags::SYN) && pkt.frag.offset == 0 {
+            SACK_PERMITTED_BYTES
+        } else {
+            0
+        };
+        let size = pkt.size as u32 + extra;
         let transport = match pkt.proto {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt),
+            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt) + extra,
             Proto::Udp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
         };
-        let captured = (IP_HEADER + transport).min(pkt.size as u32);
+        let captured = (IP_HEADER + transport).min(size);
         self.buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&captured.to_le_bytes());
-        self.buf.extend_from_slice(&(pkt.size as u32).to_le_bytes());
+        self.buf.extend_from_slice(&size.to_le_bytes());
         let start = self.buf.len();
-        self.write_ipv4(pkt);
+        self.write_ipv4(pkt, size as u16);
         match pkt.proto {
             _ if pkt.frag.offset > 0 => {}
-            Proto::Tcp | Proto::Assisted => self.write_tcp(pkt, sender_node),
+            Proto::Tcp | Proto::Assisted => self.write_tcp(pkt, sender_node, extra > 0),
             Proto::Udp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
         }
@@ -204,8 +221,10 @@ impl PcapWriter {
         }
     }
 
-    fn write_ipv4(&mut self, pkt: &Packet) {
-        let mut h = ipv4_header(pkt.src, pkt.dst, pkt.size, pkt.uid, pkt.proto, pkt.ecn);
+    /// The IPv4 header with total length `size` (the packet's, plus any option the capture
+    /// adds).
+    fn write_ipv4(&mut self, pkt: &Packet, size: u16) {
+        let mut h = ipv4_header(pkt.src, pkt.dst, size, pkt.uid, pkt.proto, pkt.ecn);
         let f = pkt.frag;
         if f.dont || f.is_fragment() {
             // Flags and offset in 8-byte units (an unaligned offset is rounded down: the
@@ -244,7 +263,7 @@ impl PcapWriter {
 
     /// Ports: the data sender (`sender_node`) uses an ephemeral port, the receiver
     /// RECEIVER_PORT; each side's sequence numbers start at its own ISN.
-    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId) {
+    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId, sack_permitted: bool) {
         let (sport, dport) = ports(pkt.flow, pkt.src, sender_node);
         let seq = initial_sequence(pkt.flow, pkt.src).wrapping_add(pkt.seq as u32);
         let ack = if pkt.has_flag(tcp_flags::ACK) {
@@ -252,7 +271,7 @@ impl PcapWriter {
         } else {
             0
         };
-        let options = tcp_option_bytes(pkt);
+        let options = tcp_option_bytes(pkt) + if sack_permitted { SACK_PERMITTED_BYTES } else { 0 };
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
@@ -262,6 +281,9 @@ impl PcapWriter {
         h[13] = pkt.flags;
         h[14..16].copy_from_slice(&(pkt.window.min(u16::MAX as u32) as u16).to_be_bytes());
         self.buf.extend_from_slice(&h);
+        if sack_permitted {
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK_PERMITTED, TCP_OPT_SACK_PERMITTED_LEN]);
+        }
         if pkt.ts_on {
             // RFC 7323 section 3 (appendix A's layout, Linux's): NOP, NOP, kind 8, length 10,
             // TSval (the send time on the timestamp clock), TSecr.

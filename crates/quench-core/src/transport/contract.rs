@@ -26,6 +26,10 @@ pub trait TransportSpec {
     }
     /// The flow's sender and receiver; errors name keys relative to the flow.
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
+    /// Whether the connection negotiates SACK (RFC 2018 section 2), for a capture's SYN.
+    fn sack_permitted(&self) -> bool {
+        false
+    }
 }
 
 /// What a transport's `build` gets: the flow's resolved hosts and agent ids, the run's seed and

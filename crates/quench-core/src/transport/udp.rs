@@ -3,6 +3,7 @@
 //! datagrams, with a fixed or distributed payload size. The sink counts what arrives and
 //! measures one-way delay.
 
+use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;
 use crate::limits;
 use crate::packet::{ecn, AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, UDP_HEADER};
@@ -47,151 +48,9 @@ pub enum Pattern {
     Poisson,
 }
 
-/// Datagram payload size: fixed, or drawn per datagram. Written out untagged; read by hand so
-/// that a value of neither form gets a list of the accepted forms.
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum SizeSpec {
-    Fixed(Bytes),
-    Drawn(SizeDistribution),
-}
-
-impl<'de> Deserialize<'de> for SizeSpec {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        crate::tagged::fixed_or_drawn(
-            d,
-            "a size such as \"1500B\", or a table {dist = \"uniform\", min = ..., max = ...}, \
-             {dist = \"exponential\", mean = ...} or {dist = \"choice\", values = [...]}",
-        )
-        .map(|v| match v {
-            Ok(b) => SizeSpec::Fixed(b),
-            Err(dist) => SizeSpec::Drawn(dist),
-        })
-    }
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
-pub enum SizeDistribution {
-    /// Uniform on [min, max] bytes.
-    Uniform { min: Bytes, max: Bytes },
-    /// Exponential with this mean, rounded to whole bytes, at least 1 byte and at most the
-    /// largest UDP payload (a tail beyond it, e^(−65507/mean), is cut there).
-    Exponential { mean: Bytes },
-    /// One of `values` with the given `weights` (equal when absent).
-    Choice {
-        values: Vec<Bytes>,
-        #[serde(default)]
-        weights: Vec<f64>,
-    },
-}
-
-impl SizeSpec {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let check = |b: Bytes, path: &str| {
-            if b.0 == 0 || b.0 > MAX_UDP_PAYLOAD {
-                Err(ConfigError::new(path, format!("payload {b} must be between 1 and {MAX_UDP_PAYLOAD} bytes")))
-            } else {
-                Ok(())
-            }
-        };
-        match self {
-            SizeSpec::Fixed(b) => check(*b, ""),
-            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => check(*mean, "mean"),
-            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => {
-                check(*min, "min")?;
-                check(*max, "max")?;
-                if min > max {
-                    return Err(ConfigError::new("min", "must not exceed max"));
-                }
-                Ok(())
-            }
-            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
-                if values.is_empty() {
-                    return Err(ConfigError::new("values", "needs at least one size"));
-                }
-                for v in values {
-                    check(*v, "values")?;
-                }
-                if !weights.is_empty()
-                    && (weights.len() != values.len() || weights.iter().any(|w| !w.is_finite() || *w < 0.0))
-                {
-                    return Err(ConfigError::new("weights", "must be one non-negative weight per value"));
-                }
-                Ok(())
-            }
-        }
-    }
-
-    /// The smallest payload this spec can draw.
-    fn smallest(&self) -> Bytes {
-        match self {
-            SizeSpec::Fixed(b) => *b,
-            SizeSpec::Drawn(SizeDistribution::Uniform { min, .. }) => *min,
-            SizeSpec::Drawn(SizeDistribution::Exponential { .. }) => Bytes(1),
-            SizeSpec::Drawn(SizeDistribution::Choice { values, .. }) => {
-                values.iter().copied().min().unwrap_or_default()
-            }
-        }
-    }
-
-    /// Mean payload in bytes, as written (to turn a bit rate into a datagram rate; for an
-    /// exponential, the mean before rounding and truncation).
-    pub fn mean(&self) -> f64 {
-        match self {
-            SizeSpec::Fixed(b) => b.0 as f64,
-            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => (min.0 + max.0) as f64 / 2.0,
-            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => mean.0 as f64,
-            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
-                let w = |i: usize| weights.get(i).copied().unwrap_or(1.0);
-                let total: f64 = (0..values.len()).map(w).sum();
-                values.iter().enumerate().map(|(i, v)| v.0 as f64 * w(i)).sum::<f64>() / total
-            }
-        }
-    }
-}
-
-/// A size spec made ready to draw from: a weighted choice keeps its cumulative weights, so a
-/// draw is a binary search with no allocation.
-enum SizeSampler {
-    Fixed(u64),
-    Uniform { min: u64, max: u64 },
-    Exponential { mean: f64 },
-    Choice { values: Vec<u64>, cumulative: Vec<f64> },
-}
-
-impl SizeSampler {
-    fn new(spec: &SizeSpec) -> Self {
-        match spec {
-            SizeSpec::Fixed(b) => SizeSampler::Fixed(b.0),
-            SizeSpec::Drawn(SizeDistribution::Uniform { min, max }) => SizeSampler::Uniform { min: min.0, max: max.0 },
-            SizeSpec::Drawn(SizeDistribution::Exponential { mean }) => SizeSampler::Exponential { mean: mean.0 as f64 },
-            SizeSpec::Drawn(SizeDistribution::Choice { values, weights }) => {
-                let cumulative = (0..values.len())
-                    .scan(0.0, |sum, i| {
-                        *sum += weights.get(i).copied().unwrap_or(1.0);
-                        Some(*sum)
-                    })
-                    .collect();
-                SizeSampler::Choice { values: values.iter().map(|v| v.0).collect(), cumulative }
-            }
-        }
-    }
-
-    fn draw(&self, rng: &mut Rng) -> u64 {
-        match self {
-            SizeSampler::Fixed(b) => *b,
-            SizeSampler::Uniform { min, max } => rng.range_inclusive(*min, *max),
-            SizeSampler::Exponential { mean } => (rng.exponential(*mean).round() as u64).clamp(1, MAX_UDP_PAYLOAD),
-            SizeSampler::Choice { values, cumulative } => {
-                // The first value whose cumulative weight exceeds u (zero weights never win).
-                let u = rng.uniform() * cumulative[cumulative.len() - 1];
-                let i = cumulative.partition_point(|&c| c <= u).min(values.len() - 1);
-                values[i]
-            }
-        }
-    }
-}
+/// The payloads a UDP source may draw: at least a byte, at most the largest UDP payload
+/// (an unbounded distribution's tail is cut there; a table reaching beyond it is refused).
+pub const PAYLOAD_BOUNDS: Bounds = Bounds { min: 1, max: MAX_UDP_PAYLOAD, what: "UDP payload" };
 
 pub struct UdpSource {
     flow: FlowId,
@@ -199,7 +58,7 @@ pub struct UdpSource {
     dst: NodeId,
     peer: AgentId,
     pattern: Pattern,
-    size: SizeSampler,
+    size: Sampler,
     /// Mean time between datagrams, in seconds.
     mean_gap: f64,
     stop: Time,
@@ -219,7 +78,7 @@ pub struct UdpSourceParams {
     pub peer: AgentId,
     pub pattern: Pattern,
     pub rate: BitRate,
-    pub size: SizeSpec,
+    pub size: Size,
     pub stop: Time,
     pub ecn: UdpEcn,
 }
@@ -234,7 +93,7 @@ impl UdpSource {
             peer: p.peer,
             pattern: p.pattern,
             mean_gap: mean_datagram_bits / p.rate.0 as f64,
-            size: SizeSampler::new(&p.size),
+            size: p.size.sampler(PAYLOAD_BOUNDS),
             stop: p.stop,
             ecn: p.ecn.codepoint(),
             rng,
@@ -357,9 +216,10 @@ pub struct UdpFlowSpec {
     #[serde(default = "default_pattern")]
     pub pattern: Pattern,
     pub rate: BitRate,
-    /// Payload size: "1000B", or { dist = "uniform", min, max } / { dist = "choice", values }.
+    /// Payload size: "1000B", or a distribution (`dist.rs`: { dist = "uniform", min, max },
+    /// { dist = "exponential", mean }, { dist = "empirical", cdf }, ...), drawn per datagram.
     #[serde(default = "default_payload")]
-    pub size: SizeSpec,
+    pub size: Size,
     #[serde(default)]
     pub start: Dur,
     /// When the source stops; the end of the run when absent.
@@ -373,8 +233,8 @@ pub struct UdpFlowSpec {
 fn default_pattern() -> Pattern {
     Pattern::Cbr
 }
-fn default_payload() -> SizeSpec {
-    SizeSpec::Fixed(DEFAULT_UDP_PAYLOAD)
+fn default_payload() -> Size {
+    Size::Fixed(DEFAULT_UDP_PAYLOAD)
 }
 
 impl TransportSpec for UdpFlowSpec {
@@ -383,10 +243,10 @@ impl TransportSpec for UdpFlowSpec {
         if self.rate.0 == 0 {
             return Err(ConfigError::new("rate", "must be positive"));
         }
-        self.size.validate().map_err(|e| e.within("size"))?;
+        self.size.validate(PAYLOAD_BOUNDS).map_err(|e| e.within("size"))?;
         // The gap between datagrams is their wire size over the rate, in whole nanoseconds: a
         // gap that rounds to 0 ns would send forever without time advancing.
-        let smallest = Bytes(self.size.smallest().0 + (IP_HEADER + UDP_HEADER) as u64);
+        let smallest = Bytes(self.size.smallest(PAYLOAD_BOUNDS).0 + (IP_HEADER + UDP_HEADER) as u64);
         if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest datagram") {
             return Err(ConfigError::new("rate", why));
         }
@@ -435,41 +295,33 @@ impl FlowReport for UdpSource {
 mod tests {
     use super::*;
 
-    fn draws(spec: &SizeSpec, n: usize) -> Vec<u64> {
-        let sampler = SizeSampler::new(spec);
+    fn size(json: &str) -> Size {
+        serde_json::from_str(json).unwrap()
+    }
+
+    /// Exponential payloads: whole bytes from 1 to the largest UDP payload, with the mean of
+    /// the rounded distribution (the mean 1000 B within 20 B, 4σ over 40,000 draws).
+    #[test]
+    fn exponential_payloads_have_their_mean() {
+        let sampler = size(r#"{"dist":"exponential","mean":"1000B"}"#).sampler(PAYLOAD_BOUNDS);
         let mut rng = Rng::from_seed(3);
-        (0..n).map(|_| sampler.draw(&mut rng)).collect()
-    }
-
-    /// A weighted choice draws each value with probability weight/total (within 4σ of the
-    /// binomial count over 40,000 draws) and never a zero-weight one; its mean is the weighted
-    /// mean.
-    #[test]
-    fn weighted_choice_draws_in_proportion() {
-        let spec = SizeSpec::Drawn(SizeDistribution::Choice {
-            values: vec![Bytes(100), Bytes(200), Bytes(1500)],
-            weights: vec![1.0, 0.0, 3.0],
-        });
-        let n = 40_000;
-        let d = draws(&spec, n);
-        let count = |v: u64| d.iter().filter(|&&x| x == v).count() as f64;
-        let sigma = (n as f64 * 0.25 * 0.75).sqrt();
-        assert!((count(100) - n as f64 / 4.0).abs() < 4.0 * sigma, "{}", count(100));
-        assert_eq!(count(200), 0.0);
-        assert_eq!(count(100) + count(1500), n as f64);
-        assert_eq!(spec.mean(), (100.0 + 3.0 * 1500.0) / 4.0);
-    }
-
-    /// Exponential sizes: whole bytes of at least one, with the mean of the rounded
-    /// distribution (the mean 1000 B within 1 %, 4σ over 40,000 draws).
-    #[test]
-    fn exponential_sizes_have_their_mean() {
-        let spec = SizeSpec::Drawn(SizeDistribution::Exponential { mean: Bytes(1000) });
-        let d = draws(&spec, 40_000);
+        let d: Vec<u64> = (0..40_000).map(|_| sampler.draw(&mut rng)).collect();
         let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
         assert!((mean - 1000.0).abs() < 20.0, "{mean}");
         assert!(d.iter().all(|&x| (1..=MAX_UDP_PAYLOAD).contains(&x)));
-        let zero = SizeSpec::Drawn(SizeDistribution::Exponential { mean: Bytes(0) });
-        assert_eq!(zero.validate().err().unwrap().path, "mean");
+        let zero = size(r#"{"dist":"exponential","mean":"0B"}"#);
+        assert_eq!(zero.validate(PAYLOAD_BOUNDS).err().unwrap().path, "mean");
+    }
+
+    /// A table of flow sizes beyond a UDP payload is refused for datagrams, naming the key; a
+    /// CDF of payloads within it is accepted.
+    #[test]
+    fn payload_tables_must_fit_a_datagram() {
+        let e = size(r#"{"dist":"websearch"}"#).validate(PAYLOAD_BOUNDS).unwrap_err();
+        assert_eq!(e.path, "dist");
+        assert!(e.message.contains("65507"), "{e}");
+        let ok = size(r#"{"dist":"empirical","cdf":[[64,0.5],[1472,1]]}"#);
+        assert!(ok.validate(PAYLOAD_BOUNDS).is_ok());
+        assert_eq!(ok.smallest(PAYLOAD_BOUNDS), Bytes(64));
     }
 }

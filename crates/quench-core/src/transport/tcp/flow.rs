@@ -31,6 +31,9 @@ pub struct TcpFlowSpec {
 
 impl TransportSpec for TcpFlowSpec {
     crate::transport::common_flow_keys!();
+    fn sack_permitted(&self) -> bool {
+        self.tcp.sack
+    }
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
