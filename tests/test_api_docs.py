@@ -75,3 +75,33 @@ def test_every_transport_helper_names_its_keys(kind: str) -> None:
     doc = getattr(quench.Network, kind).__doc__ or ""
     missing = sorted({k for k in keys if k != "kind" and not re.search(rf"\b{k}\b", doc)})
     assert not missing, f"Network.{kind}'s docstring does not name {missing}"
+
+
+def _controller_kinds() -> list[str]:
+    """The controllers the engine's registry accepts, from its answer to an unknown one."""
+    with pytest.raises(quench.ScenarioError) as e:
+        _resolved_cc({"kind": "no-such-controller"})
+    return re.findall(r"`(\w+)`", str(e.value).split("expected one of", 1)[1])
+
+
+def _resolved_cc(cc: dict) -> dict:
+    net = quench.Network()
+    net.hosts("a", "b")
+    net.link("a", "b", rate="10Mbps", delay="1ms")
+    net.tcp("a", "b", cc=cc, rtt_sampling="every_ack", ecn=True)
+    return quench.validate_scenario(net.to_dict(1.0))["flows"][0]["cc"]
+
+
+def test_every_controller_has_a_helper_naming_its_keys() -> None:
+    from quench import controllers
+
+    kinds = _controller_kinds()
+    assert "newreno" in kinds and "bbr" in kinds
+    for kind in kinds:
+        helper = getattr(controllers, kind, None)
+        assert callable(helper) and kind in quench.__all__, f"no helper for controller {kind!r}"
+        table = helper(alpha=100) if kind == "fast" else helper()
+        doc = helper.__doc__ or ""
+        missing = [k for k in _resolved_cc(table) if k != "kind" and not re.search(rf"\b{k}\b", doc)]
+        assert not missing, f"{kind}'s docstring does not name {missing}"
+        assert "default" in doc, kind

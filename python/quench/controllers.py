@@ -1,0 +1,148 @@
+"""Congestion controllers as tables for `Network.tcp(cc=...)`: one helper per controller the
+engine accepts, each naming every key with its unit and default (a key left as None takes
+the engine's default). `tests/test_api_docs.py` checks the helpers against the engine's own
+list of controllers and their resolved keys, so the two cannot drift.
+
+    net.tcp("a", "b", cc=quench.cubic(hystart=True), rtt_sampling="every_ack")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _table(kind: str, **keys: Any) -> dict[str, Any]:
+    return {"kind": kind, **{k: v for k, v in keys.items() if v is not None}}
+
+
+def tahoe(initial_window: int | None = None) -> dict[str, Any]:
+    """4.3BSD-Tahoe (Jacobson 1988): slow start, congestion avoidance, fast retransmit, and a
+    window of one segment after every loss. `initial_window`: segments (default 1)."""
+    return _table("tahoe", initial_window=initial_window)
+
+
+def reno(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+    """Reno (RFC 5681): Tahoe with fast recovery, which ends at the first new ACK.
+    `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
+    segments one ACK may add in slow start (default 2)."""
+    return _table("reno", initial_window=initial_window, abc_limit=abc_limit)
+
+
+def newreno(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+    """NewReno (RFC 6582), the default: fast recovery lasts until every segment outstanding at
+    its start is acknowledged, a partial ACK resending the next hole.
+    `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
+    segments one ACK may add in slow start (default 2)."""
+    return _table("newreno", initial_window=initial_window, abc_limit=abc_limit)
+
+
+def cubic(
+    c: float | None = None,
+    beta: float | None = None,
+    fast_convergence: bool | None = None,
+    reno_friendly: bool | None = None,
+    hystart: bool | None = None,
+    initial_window: int | None = None,
+    abc_limit: int | None = None,
+) -> dict[str, Any]:
+    """CUBIC (RFC 9438): `c`, the cubic's scaling constant in segments/s³ (default 0.4); `beta`,
+    the window kept after a loss (default 0.7); `fast_convergence` (default True);
+    `reno_friendly`, the Reno-friendly region (default True); `hystart`, HyStart++ (RFC 9406)
+    in the first slow start (default False; needs `rtt_sampling="every_ack"`).
+    `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
+    segments one ACK may add in slow start (default 2)."""
+    return _table(
+        "cubic",
+        c=c,
+        beta=beta,
+        fast_convergence=fast_convergence,
+        reno_friendly=reno_friendly,
+        hystart=hystart,
+        initial_window=initial_window,
+        abc_limit=abc_limit,
+    )
+
+
+def vegas(
+    alpha: float | None = None,
+    beta: float | None = None,
+    gamma: float | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """Vegas (Brakmo and Peterson 1995): once per RTT, grow while fewer than `alpha` packets are
+    queued in the path (default 2), shrink while more than `beta` (default 4), and leave slow
+    start once more than `gamma` (default 1). `initial_window`: segments (default 2). Needs
+    `rtt_sampling="every_ack"`."""
+    return _table("vegas", alpha=alpha, beta=beta, gamma=gamma, initial_window=initial_window)
+
+
+def fast(
+    alpha: float,
+    beta: float | None = None,
+    gamma: float | None = None,
+    mi_threshold: str | float | None = None,
+    update_period: int | None = None,
+    initial_window: int | None = None,
+    mi_after_loss: bool | None = None,
+) -> dict[str, Any]:
+    """FAST TCP (Wei, Jin, Low, Hegde 2006): `alpha`, the packets each flow keeps queued in the
+    path (required; the papers use 100-500); `beta`, the upper edge of a hysteresis band in
+    packets (default: alpha, no band); `gamma`, the weight of each window update (default 0.5);
+    `mi_threshold`, the queueing delay under which multiplicative increase runs (a time,
+    default "1500us"); `update_period`, RTTs between updates (default 2); `initial_window`:
+    segments (default 2); `mi_after_loss`, multiplicative increase again after losses while the
+    delay is under `mi_threshold` (default True, as ns-2). Needs `rtt_sampling="every_ack"`."""
+    return _table(
+        "fast",
+        alpha=alpha,
+        beta=beta,
+        gamma=gamma,
+        mi_threshold=mi_threshold,
+        update_period=update_period,
+        initial_window=initial_window,
+        mi_after_loss=mi_after_loss,
+    )
+
+
+def bbr(
+    high_gain: float | None = None,
+    cwnd_gain: float | None = None,
+    pacing_margin: float | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """BBR v1 (Cardwell et al. 2016; Linux tcp_bbr.c), paced at its own rate: `high_gain`,
+    STARTUP's pacing and window gain (default 2/ln 2 = 2.885); `cwnd_gain`, PROBE_BW's window
+    gain over the estimated BDP (default 2); `pacing_margin`, the fraction the pacing rate stays
+    under the bandwidth estimate (default 0.01). `initial_window`: segments (RFC 5681's 2-4 by
+    MSS when None)."""
+    return _table(
+        "bbr", high_gain=high_gain, cwnd_gain=cwnd_gain, pacing_margin=pacing_margin, initial_window=initial_window
+    )
+
+
+def dctcp(
+    g: float | None = None,
+    initial_alpha: float | None = None,
+    initial_window: int | None = None,
+    abc_limit: int | None = None,
+) -> dict[str, Any]:
+    """DCTCP (RFC 8257): the window shrinks by alpha/2 once per window of marks, alpha being the
+    moving fraction of CE-marked bytes; `g`, its estimation gain (default 1/16);
+    `initial_alpha` (default 1). Needs `ecn=True` and a marking queue.
+    `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
+    segments one ACK may add in slow start (default 2)."""
+    return _table("dctcp", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit)
+
+
+def prague(
+    g: float | None = None,
+    initial_alpha: float | None = None,
+    initial_window: int | None = None,
+    abc_limit: int | None = None,
+) -> dict[str, Any]:
+    """Prague (RFC 9331's scalable sender for L4S): DCTCP's response on ECT(1) packets; `g`
+    (default 1/16) and `initial_alpha` (default 1) as DCTCP's. Needs `ecn=True` and an L4S
+    queue (DualPI2).
+    `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
+    segments one ACK may add in slow start (default 2)."""
+    return _table("prague", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit)
