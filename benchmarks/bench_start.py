@@ -10,7 +10,7 @@ benchmarks/results/start.json.
 
     .venv/bin/python benchmarks/bench_start.py [--configs small,medium] [--repeats 5]
 
-Target (issue 25): the 4-flow configuration ("small") under 0.15 s whole-process.
+Target: the 4-flow configuration ("small") under 0.15 s whole-process.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ sys.path.insert(0, str(BENCH_DIR))
 from bench_dumbbell import CONFIGS, PACKET_BYTES, RTT_S  # noqa: E402
 from quench_dumbbell import ns3_matched_dumbbell  # noqa: E402
 
-TARGET_SMALL_S = 0.15  # issue 25: the 4-flow configuration's whole process
+TARGET_SMALL_S = 0.15  # the goal for the 4-flow configuration's whole process
 
 
 def toml_value(v: object) -> str:
