@@ -23,6 +23,7 @@ import os
 import statistics
 from typing import Any
 
+import ns3_aqm
 import numpy as np
 
 from quench import ns3
@@ -33,20 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOLERANCE = 0.10
 BOTTLENECK = "r1->r2"
 FLOWS = 16
-RED = {
-    "kind": "red",
-    "mode": "packets",
-    "min_th": "10p",
-    "max_th": "30p",
-    "limit": "60p",
-    "w_q": 0.002,
-    "max_p": 0.1,
-    "mean_packet_size": "1500B",
-    "curve": "gentle",
-    "spacing": "wait",
-    "forced": "drop",  # ns-3 UseHardDrop
-    "adapt": "none",
-}
+# The RED of the AQM cross-check (benchmarks/ns3_aqm.py), no adaptation, packet mode.
+RED = {**ns3_aqm.RED, "mode": "packets", "adapt": "none"}
 # ns-3's TCP (as in tests/test_ns3.py).
 TCP = {"mss": 1460, "send_buffer": "16MiB", "receive_window": "16MiB", "sack": True, "limited_transmit": True}
 CC = {"kind": "newreno", "initial_window": 10, "abc_limit": 1}

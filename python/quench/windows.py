@@ -128,18 +128,27 @@ def _difference(res: Results, table: str, key: str, cols: tuple[str, ...], a: fl
     return d.reset_index()
 
 
+def _counters(
+    res: Results, table: str, key: str, counters: tuple[str, ...], extra: tuple[str, ...], a: float, b: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The window's counters of `table` by `key` (link or flow), with its name, its bounds and
+    the differences of `extra` columns (returned apart, for the rates derived from them)."""
+    d = _difference(res, table, key, counters + extra, a, b)
+    summary = res.links if key == "link" else res.flows
+    out = d[[key]].copy()
+    out.insert(0, "t1_s", b)
+    out.insert(0, "t0_s", a)
+    out["name"] = d[key].map(dict(zip(summary[key], summary["name"]))).astype("string")
+    for c in counters:
+        out[c] = d[c].astype("uint64")
+    return out, d
+
+
 def _link_window(res: Results, a: float, b: float) -> pd.DataFrame:
     import numpy as np
 
     width = b - a
-    d = _difference(res, "link_snapshots", "link", LINK_COUNTERS + LINK_INTEGRALS, a, b)
-    names = dict(zip(res.links["link"], res.links["name"]))
-    out = d[["link"]].copy()
-    out.insert(0, "t1_s", b)
-    out.insert(0, "t0_s", a)
-    out["name"] = d["link"].map(names).astype("string")
-    for c in LINK_COUNTERS:
-        out[c] = d[c].astype("uint64")
+    out, d = _counters(res, "link_snapshots", "link", LINK_COUNTERS, LINK_INTEGRALS, a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         out["throughput_bps"] = d["departed_bytes"] * 8 / width
         out["utilization"] = d["busy_s"] / width
@@ -153,17 +162,9 @@ def _link_window(res: Results, a: float, b: float) -> pd.DataFrame:
 def _flow_window(res: Results, a: float, b: float) -> pd.DataFrame:
     import numpy as np
 
-    width = b - a
-    d = _difference(res, "flow_snapshots", "flow", FLOW_COUNTERS, a, b)
-    names = dict(zip(res.flows["flow"], res.flows["name"]))
-    out = d[["flow"]].copy()
-    out.insert(0, "t1_s", b)
-    out.insert(0, "t0_s", a)
-    out["name"] = d["flow"].map(names).astype("string")
-    for c in FLOW_COUNTERS:
-        out[c] = d[c].astype("uint64")
+    out, d = _counters(res, "flow_snapshots", "flow", FLOW_COUNTERS, (), a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out["goodput_bps"] = d["bytes_delivered"] * 8 / width
+        out["goodput_bps"] = d["bytes_delivered"] * 8 / (b - a)
     return out
 
 
