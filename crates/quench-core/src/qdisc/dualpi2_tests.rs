@@ -188,7 +188,8 @@ fn th_len_counts_the_packets_left_behind() {
         for uid in 0..5 {
             b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
         }
-        let ce: Vec<u32> = (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        let ce: Vec<u32> =
+            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
         assert_eq!(ce, marked, "th_len {th_len}");
         assert_eq!(q.stats().l_step_marks, marked.len() as u64);
     }
@@ -208,7 +209,8 @@ fn th_len_at_enqueue_counts_the_packets_found_on_arrival() {
         for uid in 0..5 {
             b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
         }
-        let ce: Vec<u32> = (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        let ce: Vec<u32> =
+            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
         assert_eq!(ce, marked, "th_len {th_len}");
     }
     for (at, marked) in [(ThLenAt::Enqueue, vec![1, 2]), (ThLenAt::Dequeue, vec![])] {
