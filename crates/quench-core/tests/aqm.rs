@@ -390,6 +390,7 @@ const ECT0: u64 = 2;
 ///   "dequeue"`), more than `th_len` L4S packets are left behind it. That count comes from the records too: the L4S queue is
 ///   one FIFO, so the packets left behind packet i are the later ones that arrived (departure
 ///   minus sojourn) by i's departure. `l_expected` = Σ p_L.
+///
 /// Also: the sums of p' over each class's packets and the time means of p' and p'² over the
 /// window, for the decomposition of the ratio of means (docs/validation.md).
 #[derive(Debug, Default)]
@@ -435,7 +436,7 @@ fn replay(r: &RunResult, from: f64, k: f64, step_thresh: f64, th_len: usize) -> 
     // The queue a packet left is told by its codepoint, not its flow: Prague retransmits
     // Not-ECT (RFC 9331 section 4.3 leaves it to the sender; tcp_prague does), and those
     // packets go through the Classic queue. No ECT(0) packet here, so CE means L4S.
-    assert!(!e.iter().any(|&x| x == ECT0), "no Classic ECN");
+    assert!(!e.contains(&ECT0), "no Classic ECN");
     for i in 0..t.len() {
         if e[i] == ECT1 || e[i] == CE {
             l_dep.push(ns(t[i]));
@@ -453,9 +454,9 @@ fn replay(r: &RunResult, from: f64, k: f64, step_thresh: f64, th_len: usize) -> 
         m.c_expected += p * p;
         m.c_sum_p += p;
     }
-    for i in 0..dt.len() {
-        if ns(dt[i]) >= from_ns {
-            let p = p_at(ns(dt[i]));
+    for &d in &dt {
+        if ns(d) >= from_ns {
+            let p = p_at(ns(d));
             m.c_packets += 1.0;
             m.c_hits += 1.0;
             m.c_expected += p * p;
