@@ -11,8 +11,11 @@
 //! - CHOKe (Pan, Prabhakar & Psounis 2000): one UDP flow at 2-10x the link rate beside 32 TCP
 //!   flows takes the link under RED and a small, falling share under CHOKe.
 //! - DualPI2 (RFC 9332): open-loop Classic and L4S (ECT(1)) UDP settle at the Classic drop
-//!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; Prague beside a
-//!   Classic TCP keeps its p99 sojourn under the 1 ms step.
+//!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; in closed loop
+//!   (Prague beside Classic TCP) each class's drop or mark fraction is the mean of the
+//!   probability in force at its dequeues, replayed from the p' monitor and the packet
+//!   records, the ratio of means meets the law where p' is steady, and Prague's p99 sojourn
+//!   stays under the bound in force (the 1 ms step, or Th_len's one packet where longer).
 //!
 //! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
