@@ -63,9 +63,9 @@
 //!
 //! Parameters and units (RFC 9332 A.1 / Linux sch_dualpi2 defaults): `limit` 10000 packets
 //! (Linux), `target` 15 ms, `tupdate` 16 ms, `alpha` 0.16 Hz, `beta` 3.2 Hz, `coupling` 2,
-//! `step_thresh` 1 ms, `th_len` 1 packet (RFC 9332 A.1), `th_len_at` "dequeue", `tshift` 40 ms, `drop_overload` true, `scheduler` "time_shifted",
-//! `c_protection` 10 (%), `mtu` 1500 B (the WRR's initial credit), `pi_delay` "classic",
-//! `decisions` "recur".
+//! `step_thresh` 1 ms, `th_len` 1 packet (RFC 9332 A.1), `th_len_at` "dequeue", `tshift`
+//! 40 ms, `drop_overload` true, `scheduler` "time_shifted", `c_protection` 10 (%), `mtu`
+//! 1500 B (the WRR's initial credit), `pi_delay` "classic", `decisions` "recur".
 //!
 //! Structure: [`DualPi2Params`], [`DualPi2Vars`], [`DualPi2Stats`]; the packets in two
 //! [`Fifo`]s.
