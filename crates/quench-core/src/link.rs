@@ -114,6 +114,10 @@ pub struct Link {
     device: VecDeque<Packet>,
     /// Bytes in `device`.
     device_bytes: u64,
+    /// Nothing but the link's own statistics follows a packet through this link: no record
+    /// or capture of its hops, no device queue (set by the world once its recorder is known).
+    /// The world's per-hop path then skips every optional step at once.
+    pub(crate) quiet: bool,
 }
 
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
@@ -166,6 +170,7 @@ impl Link {
             device_limit: p.device_queue as usize,
             device: VecDeque::with_capacity(p.device_queue as usize),
             device_bytes: 0,
+            quiet: false,
         }
     }
 

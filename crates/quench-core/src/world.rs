@@ -186,6 +186,10 @@ impl World {
         for w in 0..world.factory.workloads.len() {
             world.schedule_arrival(w);
         }
+        for (l, link) in world.links.iter_mut().enumerate() {
+            let id = LinkId(l as u32);
+            link.quiet = !world.rec.records_hops(id) && world.pcap[l].is_none() && !link.has_device_queue();
+        }
         world
     }
 
@@ -427,6 +431,9 @@ impl World {
     }
 
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        if self.links[l.index()].quiet {
+            return self.enqueue_quiet(l, pkt);
+        }
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         self.settle(l);
         let link = &mut self.links[l.index()];
@@ -442,7 +449,7 @@ impl World {
             return Admission::Accepted;
         }
         let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
-        self.after_queue_change(l, before);
+        self.after_queue_change(l, Some(before));
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
         if link.ready_to_send() || link.has_device_queue() {
@@ -451,9 +458,31 @@ impl World {
         admission
     }
 
+    /// `enqueue_one` on a quiet link (`Link::quiet`): the same steps less those that record
+    /// or capture the hop, and with no device queue to fill.
+    fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        self.settle(l);
+        let link = &mut self.links[l.index()];
+        if let Some((at, seq)) = link.undefer_done() {
+            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
+        }
+        if link.can_cut_through(pkt) {
+            let done = link.cut_through(self.now, pkt);
+            self.tx_started(l, done);
+            return Admission::Accepted;
+        }
+        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        self.after_queue_change(l, None);
+        if self.links[l.index()].ready_to_send() {
+            self.start_tx(l);
+        }
+        admission
+    }
+
     fn start_tx(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
-        let before = link.backlog();
+        // The backlog before is wanted only for a queue record, never on a quiet link.
+        let before = (!link.quiet).then(|| link.backlog());
         match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
@@ -470,6 +499,9 @@ impl World {
         if !link.defer_done(seq) {
             self.sched.schedule_reserved(done, seq, Event::TxDone(l));
         }
+        if link.quiet {
+            return;
+        }
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
@@ -479,8 +511,9 @@ impl World {
         }
     }
 
-    /// Record drops and the new queue length; route control packets the qdisc originated.
-    fn after_queue_change(&mut self, l: LinkId, before: crate::qdisc::Backlog) {
+    /// Record drops and the new queue length (when `before`, the backlog before the change,
+    /// was taken for it); route control packets the qdisc originated.
+    fn after_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
         if !self.link_out.drops.is_empty() {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
@@ -496,7 +529,7 @@ impl World {
             }
         }
         let link = &self.links[l.index()];
-        if self.rec.wants_queue(l) {
+        if let Some(before) = before.filter(|_| self.rec.wants_queue(l)) {
             let after = link.backlog();
             if after != before {
                 self.rec.queue_len(self.now, l, after.packets, after.bytes);
