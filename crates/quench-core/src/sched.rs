@@ -63,6 +63,7 @@ impl<E: Copy> Heap<E> {
         Some(root)
     }
 
+    #[inline]
     fn peek(&mut self) -> Option<&Entry<E>> {
         if std::mem::take(&mut self.root_taken) {
             let last = self.entries.pop().expect("a taken root is in the heap");

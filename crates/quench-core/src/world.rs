@@ -45,8 +45,18 @@ pub(crate) enum Event {
     Start(AgentId),
     /// The next arrival of a workload (its index) is due: its flow is built and starts.
     Arrival(u32),
-    /// A host's reassembly timer for the datagram (source, identification) started at a time.
-    Reassembly(NodeId, NodeId, u32, Time),
+    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
+    /// fields live there so that an event takes 16 bytes and a heap entry 32.
+    Reassembly(u32),
+}
+
+/// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
+#[derive(Clone, Copy, Debug)]
+struct ReassemblyTimer {
+    node: NodeId,
+    src: NodeId,
+    uid: u32,
+    started: Time,
 }
 
 pub struct Node {
@@ -96,6 +106,9 @@ pub struct World {
     pub(crate) reassembly: Vec<Reassembler>,
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
+    /// The pending reassembly timers' fields (`Event::Reassembly`), and the free places.
+    reassembly_timers: Vec<ReassemblyTimer>,
+    free_reassembly_timers: Vec<u32>,
     link_out: LinkOutbox,
     /// The endpoint acting now, if one is (the agents are then out of `agents`).
     acting: Option<AgentId>,
@@ -161,6 +174,8 @@ impl World {
             reassembly: (0..p.nodes.len()).map(|_| Reassembler::default()).collect(),
             fragmentation: vec![FragmentStats::default(); p.nodes.len()],
             fragments: Vec::new(),
+            reassembly_timers: Vec::new(),
+            free_reassembly_timers: Vec::new(),
             ip: p.ip,
             nodes: p.nodes,
             links: p.links,
@@ -232,7 +247,11 @@ impl World {
             Event::Timer(a, t) => self.run_agent(a, |ag, cx| ag.on_timer(t, cx)),
             Event::Start(a) => self.run_agent(a, |ag, cx| ag.on_start(cx)),
             Event::Arrival(w) => self.on_arrival(w as usize),
-            Event::Reassembly(node, src, uid, started) => self.reassembly[node.index()].on_timeout(src, uid, started),
+            Event::Reassembly(i) => {
+                let r = self.reassembly_timers[i as usize];
+                self.free_reassembly_timers.push(i);
+                self.reassembly[r.node.index()].on_timeout(r.src, r.uid, r.started);
+            }
         }
         if !self.maybe_reclaimable.is_empty() {
             self.reclaim_finished();
@@ -399,7 +418,18 @@ impl World {
                 self.forward(at, &whole);
             }
             Reassembled::Held { timer: Some(t) } => {
-                self.sched.schedule(t, Event::Reassembly(at, frag.src, frag.uid, self.now));
+                let timer = ReassemblyTimer { node: at, src: frag.src, uid: frag.uid, started: self.now };
+                let i = match self.free_reassembly_timers.pop() {
+                    Some(i) => {
+                        self.reassembly_timers[i as usize] = timer;
+                        i
+                    }
+                    None => {
+                        self.reassembly_timers.push(timer);
+                        self.reassembly_timers.len() as u32 - 1
+                    }
+                };
+                self.sched.schedule(t, Event::Reassembly(i));
             }
             Reassembled::Held { timer: None } | Reassembled::Discarded => {}
         }
@@ -593,5 +623,14 @@ impl Host for World {
 
     fn recorder(&mut self) -> &mut Recorder {
         &mut self.rec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// An event fits 16 bytes, so an event-queue entry (16-byte key beside it) takes 32.
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 16, "{}", std::mem::size_of::<super::Event>());
     }
 }
