@@ -128,6 +128,13 @@ pub struct LinkOutbox {
     pub monitors: Vec<(&'static str, f64)>,
 }
 
+impl LinkOutbox {
+    /// Nothing dropped, emitted or monitored since the world last emptied the buffers.
+    pub fn is_empty(&self) -> bool {
+        self.drops.is_empty() && self.emitted.is_empty() && self.monitors.is_empty()
+    }
+}
+
 pub struct LinkParams {
     pub name: String,
     pub from: NodeId,

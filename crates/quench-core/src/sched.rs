@@ -90,7 +90,9 @@ impl<E: Copy> Heap<E> {
 
     /// Put `entry` in the root's slot (whose occupant is discarded) and restore the order.
     fn sift_down_from_root(&mut self, entry: Entry<E>) {
-        let n = self.entries.len();
+        // A slice of fixed length: the compiler drops the bounds tests it can prove.
+        let entries = &mut self.entries[..];
+        let n = entries.len();
         let mut hole = 0;
         loop {
             let left = 2 * hole + 1;
@@ -98,14 +100,14 @@ impl<E: Copy> Heap<E> {
                 break;
             }
             let right = left + 1;
-            let child = if right < n && self.entries[right].key < self.entries[left].key { right } else { left };
-            if entry.key < self.entries[child].key {
+            let child = if right < n && entries[right].key < entries[left].key { right } else { left };
+            if entry.key < entries[child].key {
                 break;
             }
-            self.entries[hole] = self.entries[child];
+            entries[hole] = entries[child];
             hole = child;
         }
-        self.entries[hole] = entry;
+        entries[hole] = entry;
     }
 }
 

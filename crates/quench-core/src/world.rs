@@ -543,7 +543,15 @@ impl World {
 
     /// Record drops and the new queue length (when `before`, the backlog before the change,
     /// was taken for it); route control packets the qdisc originated.
+    #[inline]
     fn after_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
+        // Nearly always nothing to do: one test instead of four.
+        if before.is_some() || !self.link_out.is_empty() {
+            self.record_queue_change(l, before);
+        }
+    }
+
+    fn record_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
         if !self.link_out.drops.is_empty() {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
