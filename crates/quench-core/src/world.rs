@@ -460,10 +460,19 @@ impl World {
         self.enqueue_one(l, pkt)
     }
 
+    #[inline]
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         if self.links[l.index()].quiet {
-            return self.enqueue_quiet(l, pkt);
+            self.enqueue_quiet(l, pkt)
+        } else {
+            self.enqueue_recorded(l, pkt)
         }
+    }
+
+    /// `enqueue_one` on a link whose hops are recorded or captured, or that has a device
+    /// queue. Out of line, so that the quiet path saves only the registers it uses.
+    #[inline(never)]
+    fn enqueue_recorded(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         self.settle(l);
         let link = &mut self.links[l.index()];
@@ -490,6 +499,7 @@ impl World {
 
     /// `enqueue_one` on a quiet link (`Link::quiet`): the same steps less those that record
     /// or capture the hop, and with no device queue to fill.
+    #[inline]
     fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         self.settle(l);
         let link = &mut self.links[l.index()];
@@ -529,9 +539,15 @@ impl World {
         if !link.defer_done(seq) {
             self.sched.schedule_reserved(done, seq, Event::TxDone(l));
         }
-        if link.quiet {
-            return;
+        if !link.quiet {
+            self.record_tx_start(l);
         }
+    }
+
+    /// The packet link `l` started sending: its departure count, sojourn and capture.
+    #[inline(never)]
+    fn record_tx_start(&mut self, l: LinkId) {
+        let link = &self.links[l.index()];
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
