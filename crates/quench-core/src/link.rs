@@ -362,20 +362,29 @@ impl Link {
         self.stats.arrived_bytes += pkt.size as u64;
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
-        self.begin_tx(now, Packet { enqueued_at: now, ..*pkt })
+        // Copied once, straight into the transmitter (a changed copy passed on costs two).
+        self.transmitting.insert(*pkt).enqueued_at = now;
+        self.account_tx(now, Dur(0), pkt.size)
     }
 
     /// Start sending a packet just taken from the queue; returns when the transmission ends.
     fn begin_tx(&mut self, now: Time, p: Packet) -> Time {
-        let sojourn = now - p.enqueued_at;
+        let (sojourn, size) = (now - p.enqueued_at, p.size);
+        self.transmitting = Some(p);
+        self.account_tx(now, sojourn, size)
+    }
+
+    /// The statistics of a transmission that starts now, after `sojourn` in the queue, of a
+    /// packet of `size` bytes; returns when it ends.
+    #[inline]
+    fn account_tx(&mut self, now: Time, sojourn: Dur, size: u16) -> Time {
         self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
         self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
         self.stats.departed_packets += 1;
-        self.stats.departed_bytes += p.size as u64;
-        let wire = Bytes(p.size as u64 + self.framing_overhead.0);
+        self.stats.departed_bytes += size as u64;
+        let wire = Bytes(size as u64 + self.framing_overhead.0);
         let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
         self.stats.busy = self.stats.busy + tx;
-        self.transmitting = Some(p);
         self.tx_done_at = now + tx;
         self.tx_done_at
     }
