@@ -337,7 +337,9 @@ impl Recorder {
     /// sojourn times, the flow monitor's arrivals, per-flow per-link counters). Drops are
     /// not per hop: they are recorded whenever they happen.
     pub fn records_hops(&self, link: LinkId) -> bool {
-        ((self.cfg.queues || self.cfg.sojourn) && self.link_wanted(link)) || self.watch.is_some() || self.flow_links.is_on()
+        ((self.cfg.queues || self.cfg.sojourn) && self.link_wanted(link))
+            || self.watch.is_some()
+            || self.flow_links.is_on()
     }
 
     #[inline]
