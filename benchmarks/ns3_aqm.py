@@ -89,10 +89,11 @@ def scenario(
     ecn: bool = False,
     recovery: str = "prr",
     udp_rate: str = UDP_RATE,
+    tcp_set: dict | None = None,
 ) -> dict:
     if case == "tcp":
         if tcp == "matched":
-            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery}
+            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery, **(tcp_set or {})}
             net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched)
         else:
             net = dumbbell(4, rate="10Mbps", rtt="50ms")
@@ -135,13 +136,19 @@ def figures(res) -> dict:
 
 
 def run_case(case: str, aqm: str, args) -> dict:
-    specs = []
+    specs, qspecs = [], []
     for i in range(args.seeds):
-        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery, args.udp_rate)
+        common = (case, aqm, args.duration, args.tcp)
+        rest = (args.ecn, args.recovery, args.udp_rate)
+        s = scenario(*common, args.qdisc, *rest, tcp_set=args.tcp_set)
         s["seed"] = 1 + i
         specs.append(s)
+        # An experiment: quench alone run with other settings (--quench-tcp, --quench-qdisc).
+        qs = scenario(*common, {**args.qdisc, **args.quench_qdisc}, *rest, {**args.tcp_set, **args.quench_tcp})
+        qs["seed"] = 1 + i
+        qspecs.append(qs)
     t0 = time.perf_counter()
-    q = [figures(run_scenario(s, progress=False)) for s in specs]
+    q = [figures(run_scenario(s, progress=False)) for s in qspecs]
     tq = time.perf_counter() - t0
     t0 = time.perf_counter()
     if args.ns3_variant:
@@ -180,6 +187,24 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def key_values(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs, each VALUE as JSON where it parses (true, 0, {...}), else a string
+    (a quantity such as 10ms); a dotted KEY (delayed_ack.enabled) names a nested table."""
+    out: dict = {}
+    for kv in pairs:
+        k, v = kv.split("=", 1)
+        try:
+            val = json.loads(v)
+        except json.JSONDecodeError:
+            val = v
+        *outer, last = k.split(".")
+        d = out
+        for part in outer:
+            d = d.setdefault(part, {})
+        d[last] = val
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=5)
@@ -188,6 +213,9 @@ def main() -> None:
     p.add_argument("--aqms", default=",".join(AQMS))
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
+    p.add_argument("--tcp-set", action="append", default=[], help="KEY=VALUE set in the matched TCP (both)")
+    p.add_argument("--quench-tcp", action="append", default=[], help="experiment: KEY=VALUE in quench's TCP only")
+    p.add_argument("--quench-qdisc", action="append", default=[], help="experiment: KEY=VALUE on quench's qdisc only")
     p.add_argument("--json", help="write the per-seed figures here")
     p.add_argument("--udp-rate", default=UDP_RATE, help="the UDP case's sending rate (IP bytes)")
     p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
@@ -203,14 +231,8 @@ def main() -> None:
         help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
     )
     args = p.parse_args()
-    qd = {}
-    for kv in args.qdisc:
-        k, v = kv.split("=", 1)
-        try:
-            qd[k] = json.loads(v)
-        except json.JSONDecodeError:
-            qd[k] = v  # a quantity such as 10ms
-    args.qdisc = qd
+    for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):
+        setattr(args, name, key_values(getattr(args, name)))
     results = []
     for case in args.cases.split(","):
         for aqm in args.aqms.split(","):
@@ -223,6 +245,9 @@ def main() -> None:
         + (", ECN" if args.ecn else "")
         + (f", recovery {args.recovery}" if args.recovery != "prr" else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
+        + (f", TCP {args.tcp_set}" if args.tcp_set else "")
+        + (f", quench only: TCP {args.quench_tcp}" if args.quench_tcp else "")
+        + (f", quench only: qdisc {args.quench_qdisc}" if args.quench_qdisc else "")
         + (f", UDP at {args.udp_rate}" if args.udp_rate != UDP_RATE else "")
         + "; diff = (quench - ns-3)/ns-3"
     )

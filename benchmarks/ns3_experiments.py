@@ -281,6 +281,119 @@ CUBIC_SS1 = {
 }
 CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecovery")}
 
+# ns-3's CUBIC with quench's congestion avoidance (RFC 9438 in floating point, cc/cubic.rs)
+# instead of TcpCubic::Update's: per ACK the window grows by (target - cwnd)/cwnd per segment
+# acknowledged, in bytes (a fraction carried), toward W_cubic(t + srtt) clamped to
+# [cwnd, 1.5 cwnd], with the Reno-friendly estimate growing alpha = 3(1 - beta)/(1 + beta)
+# segments per window, then 1 once back at the window before the event. TcpCubic instead adds
+# one whole segment every `cnt` segments acknowledged, cnt = segCwnd/(target - segCwnd) with
+# integer segments and target, never more than one segment per ACK (cnt >= 2), and evaluates
+# the cubic at t + the minimum RTT. Slow start: one segment per ACK (as TcpCubicSs1 and quench's
+# abc_limit = 1). The event rules are quench's too (W_max in fractional segments, fast
+# convergence, ssthresh = max(beta cwnd, 2 segments), no plateau after a timeout). C = 0.4 and
+# beta = 0.7: both simulators' defaults, which the experiment keeps.
+CUBIC_RFC_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include <algorithm>
+#include <cmath>
+namespace quench_exp
+{
+class TcpCubicRfc : public ns3::TcpCubic
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicRfc")
+                                     .SetParent<ns3::TcpCubic>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpCubicRfc>();
+        return tid;
+    }
+    TcpCubicRfc() = default;
+    TcpCubicRfc(const TcpCubicRfc& o) = default;
+    std::string GetName() const override { return "TcpCubicRfc"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicRfc>(this); }
+
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (segmentsAcked == 0)
+        {
+            return;
+        }
+        if (tcb->m_cWnd < tcb->m_ssThresh)
+        {
+            tcb->m_cWnd += tcb->m_segmentSize;
+            return;
+        }
+        const double mss = tcb->m_segmentSize;
+        const double cwnd = tcb->m_cWnd / mss;
+        const double now = ns3::Simulator::Now().GetSeconds();
+        if (!m_inEpoch)
+        {
+            m_inEpoch = true;
+            m_start = now;
+            m_k = cwnd < m_wMax ? std::cbrt((m_wMax - cwnd) / kC) : 0.0;
+            m_origin = cwnd < m_wMax ? m_wMax : cwnd;
+            m_wEst = cwnd;
+        }
+        const double acked = segmentsAcked;
+        const double t = now - m_start;
+        const double alpha = m_wEst >= m_prior ? 1.0 : 3.0 * (1.0 - kBeta) / (1.0 + kBeta);
+        m_wEst += alpha * acked / cwnd;
+        double grown;
+        if (Cubic(t) < m_wEst)
+        {
+            grown = std::max(m_wEst, cwnd);
+        }
+        else
+        {
+            double srtt = tcb->m_srtt.Get().GetSeconds();
+            double target = std::clamp(Cubic(t + srtt), cwnd, 1.5 * cwnd);
+            grown = cwnd + (target - cwnd) / cwnd * acked;
+        }
+        double bytes = (grown - cwnd) * mss + m_carry;
+        double whole = std::trunc(bytes);
+        m_carry = bytes - whole;
+        tcb->m_cWnd += static_cast<uint32_t>(whole);
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    {
+        const double cwnd = tcb->m_cWnd / static_cast<double>(tcb->m_segmentSize);
+        m_prior = cwnd;
+        m_wMax = cwnd < m_wMax ? cwnd * (1.0 + kBeta) / 2.0 : cwnd;
+        m_inEpoch = false;
+        m_carry = 0.0;
+        return static_cast<uint32_t>(std::max(cwnd * kBeta, 2.0) * tcb->m_segmentSize);
+    }
+
+    // ns-3 asks for ssthresh at a timeout before it enters CA_LOSS: forget the plateau then.
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        if (s == ns3::TcpSocketState::CA_LOSS)
+        {
+            m_wMax = 0.0;
+            m_inEpoch = false;
+        }
+    }
+
+  private:
+    static constexpr double kC = 0.4;
+    static constexpr double kBeta = 0.7;
+    double Cubic(double t) const { return kC * std::pow(t - m_k, 3) + m_origin; }
+    bool m_inEpoch = false;
+    double m_start = 0.0, m_k = 0.0, m_origin = 0.0, m_wEst = 0.0;
+    double m_wMax = 0.0, m_prior = 0.0, m_carry = 0.0;
+};
+}
+"""
+CUBIC_RFC = {
+    "experiment_cpp": [(CUBIC_RFC_CPP, ["quench_exp.TcpCubicRfc"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicRfc"},
+}
+
 
 def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
     net = dumbbell(
@@ -353,6 +466,86 @@ def exp_cubic_ss(args) -> None:
         report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
 
 
+def exp_cubic_ca(args) -> None:
+    """CUBIC's congestion avoidance: quench (RFC 9438, floating point) against ns-3's TcpCubic
+    with one segment per ACK in slow start (TcpCubicSs1) and against ns-3 with quench's
+    congestion avoidance (TcpCubicRfc); every other rule as matched so far (IW 10, slow start
+    one segment per ACK, SACK, PRR); also with delayed ACKs off in all three."""
+    for title, change in (
+        ("as is", lambda f: None),
+        ("delayed ACKs off", lambda f: f["tcp"].update(delayed_ack={"enabled": False})),
+    ):
+        spec = matched("cubic", args.flows, args.duration)
+        for f in spec["flows"]:
+            change(f)
+        ss = seeds(spec, args.seeds)
+        report(
+            f"CUBIC congestion avoidance, {args.flows} flows, drop-tail 1 BDP, {title}, {args.duration}, "
+            f"seeds {args.seeds}",
+            {
+                "quench (RFC 9438 floating point)": quench_runs(ss),
+                "ns-3 TcpCubic, 1 segment per ACK in slow start": ns3_runs(ss, CUBIC_SS1),
+                "ns-3 with quench's congestion avoidance (TcpCubicRfc)": ns3_runs(ss, CUBIC_RFC),
+            },
+        )
+
+
+def vegas_figures(res) -> dict:
+    out = figures(res)
+    g = res.flows["goodput_bps"].to_numpy(dtype=float)
+    out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
+    for k in ("marks", "rate", "fast_rtx"):
+        del out[k]
+    return out
+
+
+def exp_vegas(args) -> None:
+    """The two Vegas flows of scenarios/ns3_mixed.toml alone (delayed ACKs off, an RTT sample
+    on every ACK, both starting at 0). ns-3's TcpVegas compares diff = segCwnd -
+    floor(segCwnd * baseRtt / minRtt), the real diff rounded up to whole segments, with its
+    integer alpha and beta: it grows while that is < alpha, i.e. while the real diff <= alpha - 1,
+    and shrinks while it is > beta, i.e. while the real diff > beta. quench compares the real
+    diff (alpha = 2, beta = 4: grow below 2). Variants: quench with alpha = 1 (ns-3's rule in
+    real numbers), and the same with delayed ACKs on in both."""
+    spec = load_scenario("scenarios/ns3_mixed.toml")
+    spec["duration"] = args.duration
+    spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+    for title, delack in (("delayed ACKs off", False), ("delayed ACKs on", True)):
+        base = copy.deepcopy(spec)
+        for f in base["flows"]:
+            f["tcp"]["delayed_ack"] = {"enabled": delack}
+        alpha1 = copy.deepcopy(base)
+        for f in alpha1["flows"]:
+            f["cc"]["alpha"] = 1.0
+        ss, ss1 = seeds(base, args.seeds), seeds(alpha1, args.seeds)
+        rows = {
+            "quench, alpha 2 beta 4": [vegas_figures(run_scenario(s, progress=False)) for s in ss],
+            "quench, alpha 1 beta 4 (ns-3's rounding)": [vegas_figures(run_scenario(s, progress=False)) for s in ss1],
+        }
+        plans = [ns3.translate(s) for s in ss]
+        rows["ns-3 TcpVegas, alpha 2 beta 4"] = [
+            vegas_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))
+        ]
+        report(f"Vegas, 2 flows, {title}, {args.duration}, seeds {args.seeds}", rows)
+    # Where the flows settle inside the band depends on the path there: with delayed ACKs off
+    # both simulators leave slow start above the band and take one segment off per round
+    # until diff <= beta, each judging by the last round's minimum RTT. The bottleneck delay
+    # moved by 1 ms steps (base RTT 38-46 ms) moves where each stops.
+    delays = (17, 18, 19, 20, 21, 22)
+    specs = []
+    for delay_ms in delays:
+        s = copy.deepcopy(spec)
+        s["links"][0]["delay"] = f"{delay_ms}ms"
+        specs.append(seeds(s, args.seeds))
+    plans = [ns3.translate(x) for ss in specs for x in ss]
+    ns3_res = [vegas_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))]
+    rows = {}
+    for i, (delay_ms, ss) in enumerate(zip(delays, specs)):
+        rows[f"quench, bottleneck delay {delay_ms} ms"] = [vegas_figures(run_scenario(x, progress=False)) for x in ss]
+        rows[f"ns-3, bottleneck delay {delay_ms} ms"] = ns3_res[i * args.seeds : (i + 1) * args.seeds]
+    report(f"Vegas, 2 flows, delayed ACKs off, bottleneck delay varied, {args.duration}, seeds {args.seeds}", rows)
+
+
 def exp_cubic_ecn_trace(args) -> None:
     """The window of each flow around its timeout at the end of slow start, CUBIC on RED with
     ECN (tests/test_ns3.py's case, 10 s), from both simulators' cwnd tables: every row where
@@ -422,6 +615,8 @@ def main() -> None:
             "cubic_ss",
             "cubic_ecn",
             "cubic_ecn_trace",
+            "cubic_ca",
+            "vegas",
         ),
     )
     p.add_argument("--flows", type=int, default=4)
@@ -444,6 +639,10 @@ def main() -> None:
         exp_cubic_ss(args)
     elif args.experiment == "cubic_ecn_trace":
         exp_cubic_ecn_trace(args)
+    elif args.experiment == "cubic_ca":
+        exp_cubic_ca(args)
+    elif args.experiment == "vegas":
+        exp_vegas(args)
     else:
         exp_cubic_ecn(args)
 
