@@ -466,28 +466,218 @@ def exp_cubic_ss(args) -> None:
         report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
 
 
+# A reduction within this long after the flow's previous one (about 4 round trips here) is
+# counted as a repeat: a second window reduction for the same congestion episode.
+REPEAT_WITHIN_S = 0.3
+
+
+def reduction_figures(res) -> dict:
+    """figures() with the window reductions counted from the cwnd table: every change of
+    ssthresh (entries into recovery, timeouts), and those within REPEAT_WITHIN_S of the
+    flow's previous one."""
+    out = figures(res)
+    cw = res.tables["cwnd"]
+    total = repeats = 0
+    for _, c in cw.groupby("flow"):
+        ss = c["ssthresh"].to_numpy()
+        t = c["time_s"].to_numpy()[1:][ss[1:] != ss[:-1]]
+        total += len(t)
+        repeats += int((t[1:] - t[:-1] < REPEAT_WITHIN_S).sum())
+    out.update(reductions=float(total), repeats=float(repeats))
+    for k in ("marks", "rate", "goodput"):
+        del out[k]
+    return out
+
+
 def exp_cubic_ca(args) -> None:
     """CUBIC's congestion avoidance: quench (RFC 9438, floating point) against ns-3's TcpCubic
     with one segment per ACK in slow start (TcpCubicSs1) and against ns-3 with quench's
     congestion avoidance (TcpCubicRfc); every other rule as matched so far (IW 10, slow start
-    one segment per ACK, SACK, PRR); also with delayed ACKs off in all three."""
+    one segment per ACK, SACK, PRR); also with delayed ACKs off, and with beta = 0.5 in all.
+    Window reductions are counted from the cwnd tables, with the repeats (a second reduction
+    within REPEAT_WITHIN_S of the flow's last)."""
     for title, change in (
         ("as is", lambda f: None),
         ("delayed ACKs off", lambda f: f["tcp"].update(delayed_ack={"enabled": False})),
+        ("beta 0.5", lambda f: f["cc"].update(beta=0.5)),
     ):
         spec = matched("cubic", args.flows, args.duration)
+        spec["record"]["cwnd"] = True
         for f in spec["flows"]:
             change(f)
         ss = seeds(spec, args.seeds)
+        rows = {"quench (RFC 9438 floating point)": [reduction_figures(run_scenario(s, progress=False)) for s in ss]}
+        for name, extra in (
+            ("ns-3 TcpCubic, 1 segment per ACK in slow start", CUBIC_SS1),
+            ("ns-3 with quench's congestion avoidance (TcpCubicRfc)", CUBIC_RFC),
+        ):
+            if title == "beta 0.5" and extra is CUBIC_RFC:
+                continue  # TcpCubicRfc fixes beta at 0.7
+            plans = [ns3.translate(s) for s in ss]
+            for p in plans:
+                p.update(extra)
+            rows[name] = [reduction_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))]
         report(
             f"CUBIC congestion avoidance, {args.flows} flows, drop-tail 1 BDP, {title}, {args.duration}, "
             f"seeds {args.seeds}",
-            {
-                "quench (RFC 9438 floating point)": quench_runs(ss),
-                "ns-3 TcpCubic, 1 segment per ACK in slow start": ns3_runs(ss, CUBIC_SS1),
-                "ns-3 with quench's congestion avoidance (TcpCubicRfc)": ns3_runs(ss, CUBIC_RFC),
-            },
+            rows,
         )
+
+
+# ns-3's TcpVegas rewritten with two of its rules as switches, for the experiment only:
+# `SeqRounds` (ns-3 and Linux: a round ends when the ACK for the first byte sent after the
+# previous round's end arrives; off: quench's, a round ends one RTT sample after it began,
+# the sample of the ACK that closed the last round) and `IntDiff` (ns-3: diff = segCwnd -
+# floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
+# segCwnd * (minRtt - baseRtt) / minRtt). Everything else as TcpVegas (alpha 2, beta 4,
+# gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
+# both switches on it must give TcpVegas's figures exactly (checked by the experiment).
+VEGAS_SWITCHES_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include "ns3/boolean.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpVegasSwitches : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpVegasSwitches")
+                .SetParent<ns3::TcpNewReno>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpVegasSwitches>()
+                .AddAttribute("SeqRounds", "rounds by sequence (ns-3) or by one RTT sample (quench)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_seqRounds),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("IntDiff", "diff in whole segments (ns-3) or real (quench)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_intDiff),
+                              ns3::MakeBooleanChecker());
+        return tid;
+    }
+    TcpVegasSwitches() = default;
+    TcpVegasSwitches(const TcpVegasSwitches& o) = default;
+    std::string GetName() const override { return "TcpVegasSwitches"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpVegasSwitches>(this); }
+
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState>, uint32_t, const ns3::Time& rtt) override
+    {
+        if (rtt.IsZero())
+        {
+            return;
+        }
+        m_minRtt = std::min(m_minRtt, rtt);
+        m_baseRtt = std::min(m_baseRtt, rtt);
+        m_cntRtt++;
+        m_lastRtt = rtt;
+        if (!m_seqRounds && m_roundEnd.IsNegative())
+        {
+            m_roundEnd = ns3::Simulator::Now() + rtt;
+        }
+    }
+
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        m_doing = s == ns3::TcpSocketState::CA_OPEN;
+        if (m_doing)
+        {
+            m_begSndNxt = tcb->m_nextTxSequence;
+            m_cntRtt = 0;
+            m_minRtt = ns3::Time::Max();
+            m_roundEnd = ns3::Seconds(-1);
+        }
+    }
+
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (!m_doing)
+        {
+            ns3::TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+            return;
+        }
+        bool over = m_seqRounds ? tcb->m_lastAckedSeq >= m_begSndNxt
+                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() >= m_roundEnd);
+        if (!over)
+        {
+            if (tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                SlowStart(tcb, segmentsAcked);
+            }
+            return;
+        }
+        m_begSndNxt = tcb->m_nextTxSequence;
+        if (m_cntRtt <= 2)
+        {
+            ns3::TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+        }
+        else
+        {
+            uint32_t segCwnd = tcb->GetCwndInSegments();
+            double ratio = m_baseRtt.GetSeconds() / m_minRtt.GetSeconds();
+            uint32_t target = static_cast<uint32_t>(segCwnd * ratio);
+            double diff = m_intDiff ? double(segCwnd - target) : segCwnd * (1.0 - ratio);
+            if (diff > kGamma && tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                segCwnd = std::min(segCwnd, target + 1);
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+            }
+            else if (tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                SlowStart(tcb, segmentsAcked);
+            }
+            else if (diff > kBeta)
+            {
+                segCwnd--;
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+            }
+            else if (diff < kAlpha)
+            {
+                segCwnd++;
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+            }
+            tcb->m_ssThresh = std::max(tcb->m_ssThresh.Get(), 3 * tcb->m_cWnd.Get() / 4);
+        }
+        m_cntRtt = 0;
+        m_minRtt = ns3::Time::Max();
+        m_roundEnd = m_seqRounds ? ns3::Seconds(-1) : ns3::Simulator::Now() + m_lastRtt;
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    {
+        return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get() - tcb->m_segmentSize),
+                        2 * tcb->m_segmentSize);
+    }
+
+  private:
+    static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
+    bool m_seqRounds = true, m_intDiff = true, m_doing = true;
+    ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
+    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
+    uint32_t m_cntRtt = 0;
+    ns3::SequenceNumber32 m_begSndNxt{0};
+};
+}
+"""
+
+
+def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
+    """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
+    extra = {
+        "experiment_cpp": [(VEGAS_SWITCHES_CPP, ["quench_exp.TcpVegasSwitches"])],
+        "tcp_types": {"vegas": "quench_exp::TcpVegasSwitches"},
+    }
+    defaults = {
+        "quench_exp::TcpVegasSwitches::SeqRounds": ("bool", seq_rounds),
+        "quench_exp::TcpVegasSwitches::IntDiff": ("bool", int_diff),
+    }
+    return extra, defaults
 
 
 def vegas_figures(res) -> dict:
@@ -506,10 +696,28 @@ def exp_vegas(args) -> None:
     integer alpha and beta: it grows while that is < alpha, i.e. while the real diff <= alpha - 1,
     and shrinks while it is > beta, i.e. while the real diff > beta. quench compares the real
     diff (alpha = 2, beta = 4: grow below 2). Variants: quench with alpha = 1 (ns-3's rule in
-    real numbers), and the same with delayed ACKs on in both."""
+    real numbers); ns-3's Vegas rewritten with its round rule and its rounding as switches
+    (TcpVegasSwitches); delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
     spec = load_scenario("scenarios/ns3_mixed.toml")
     spec["duration"] = args.duration
     spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+
+    def quench_rows(specs):
+        return [vegas_figures(run_scenario(x, progress=False)) for x in specs]
+
+    # Every ns-3 run of the experiment in one child: (row, specs, plan keys, defaults).
+    jobs, rows_at = [], {}
+
+    def ns3_job(row, specs, extra=None, defaults=None):
+        plans = []
+        for x in specs:
+            p = ns3.translate(x)
+            p.update(extra or {})
+            p["defaults"].update(defaults or {})
+            plans.append(p)
+        jobs.append((row, plans))
+
+    tables = []
     for title, delack in (("delayed ACKs off", False), ("delayed ACKs on", True)):
         base = copy.deepcopy(spec)
         for f in base["flows"]:
@@ -517,33 +725,40 @@ def exp_vegas(args) -> None:
         alpha1 = copy.deepcopy(base)
         for f in alpha1["flows"]:
             f["cc"]["alpha"] = 1.0
-        ss, ss1 = seeds(base, args.seeds), seeds(alpha1, args.seeds)
+        ss = seeds(base, args.seeds)
         rows = {
-            "quench, alpha 2 beta 4": [vegas_figures(run_scenario(s, progress=False)) for s in ss],
-            "quench, alpha 1 beta 4 (ns-3's rounding)": [vegas_figures(run_scenario(s, progress=False)) for s in ss1],
+            "quench, alpha 2 beta 4": quench_rows(ss),
+            "quench, alpha 1 beta 4 (ns-3's rounding)": quench_rows(seeds(alpha1, args.seeds)),
         }
-        plans = [ns3.translate(s) for s in ss]
-        rows["ns-3 TcpVegas, alpha 2 beta 4"] = [
-            vegas_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))
-        ]
-        report(f"Vegas, 2 flows, {title}, {args.duration}, seeds {args.seeds}", rows)
+        name = f"Vegas, 2 flows, {title}, {args.duration}, seeds {args.seeds}"
+        ns3_job((name, "ns-3 TcpVegas"), ss)
+        if not delack:
+            for seq, whole in ((True, True), (False, True), (True, False), (False, False)):
+                label = (
+                    f"ns-3 TcpVegasSwitches: rounds by {'sequence (ns-3)' if seq else 'RTT sample (quench)'}, "
+                    f"diff {'whole segments (ns-3)' if whole else 'real (quench)'}"
+                )
+                ns3_job((name, label), ss, *vegas_switches(seq, whole))
+        tables.append((name, rows))
     # Where the flows settle inside the band depends on the path there: with delayed ACKs off
     # both simulators leave slow start above the band and take one segment off per round
-    # until diff <= beta, each judging by the last round's minimum RTT. The bottleneck delay
-    # moved by 1 ms steps (base RTT 38-46 ms) moves where each stops.
-    delays = (17, 18, 19, 20, 21, 22)
-    specs = []
-    for delay_ms in delays:
+    # until diff <= beta. The bottleneck delay moved by 1 ms steps (base RTT 38-46 ms).
+    name = f"Vegas, 2 flows, delayed ACKs off, bottleneck delay varied, {args.duration}, seeds {args.seeds}"
+    rows = {}
+    for delay_ms in (17, 18, 19, 20, 21, 22):
         s = copy.deepcopy(spec)
         s["links"][0]["delay"] = f"{delay_ms}ms"
-        specs.append(seeds(s, args.seeds))
-    plans = [ns3.translate(x) for ss in specs for x in ss]
-    ns3_res = [vegas_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))]
-    rows = {}
-    for i, (delay_ms, ss) in enumerate(zip(delays, specs)):
-        rows[f"quench, bottleneck delay {delay_ms} ms"] = [vegas_figures(run_scenario(x, progress=False)) for x in ss]
-        rows[f"ns-3, bottleneck delay {delay_ms} ms"] = ns3_res[i * args.seeds : (i + 1) * args.seeds]
-    report(f"Vegas, 2 flows, delayed ACKs off, bottleneck delay varied, {args.duration}, seeds {args.seeds}", rows)
+        ss = seeds(s, args.seeds)
+        rows[f"quench, bottleneck delay {delay_ms} ms"] = quench_rows(ss)
+        ns3_job((name, f"ns-3, bottleneck delay {delay_ms} ms"), ss)
+        ns3_job((name, f"ns-3 rounds by RTT sample, bottleneck delay {delay_ms} ms"), ss, *vegas_switches(False, True))
+    tables.append((name, rows))
+    plans = [p for _, ps in jobs for p in ps]
+    results = iter(ns3.run_plans(plans))
+    for (table, row), ps in jobs:
+        rows_at.setdefault(table, {})[row] = [vegas_figures(ns3.to_results(p, next(results), 0.0)) for p in ps]
+    for name, rows in tables:
+        report(name, {**rows, **rows_at[name]})
 
 
 def exp_cubic_ecn_trace(args) -> None:
