@@ -33,6 +33,7 @@ import copy
 import statistics
 import sys
 
+import numpy as np
 from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
 
 from quench import ns3
@@ -761,6 +762,79 @@ def exp_vegas(args) -> None:
         report(name, {**rows, **rows_at[name]})
 
 
+def aqm_runs(aqm: str, duration: str, seed_list, record: dict):
+    """quench and ns-3 (NewReno halving FlightSize, as quench) runs of ns3_aqm.py's TCP case."""
+    import ns3_aqm
+
+    specs = []
+    for seed in seed_list:
+        s = ns3_aqm.scenario("tcp", aqm, duration, "matched", {})
+        s["seed"] = seed
+        s["record"].update(record)
+        specs.append(s)
+    q = [run_scenario(s, progress=False) for s in specs]
+    plans = [ns3.translate(s) for s in specs]
+    for p in plans:
+        p.update(FLIGHTSIZE)
+    return q, [ns3.to_results(p, r, 0.0) for p, r in zip(plans, ns3.run_plans(plans))]
+
+
+def bottleneck_steps(res, key: str):
+    """Per-interval increments of a bottleneck counter from the link snapshots."""
+    ls = res.tables["link_snapshots"]
+    ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+    return np.diff(np.concatenate([[0.0], ls[key].to_numpy(dtype=float)]))
+
+
+def exp_pie_profile(args) -> None:
+    """Where PIE's (or FQ-PIE's) extra drops fall: ns3_aqm.py's TCP case (4 NewReno, ns-3 halving
+    FlightSize as quench), the bottleneck's drops in each second, mean over seeds 1..N, and
+    their sums over the start-up [0, 3) s and the rest."""
+    dur = int(float(args.duration.rstrip("s")))
+    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"})
+    qa = np.mean([bottleneck_steps(r, "dropped_packets") for r in q], axis=0)
+    na = np.mean([bottleneck_steps(r, "dropped_packets") for r in n], axis=0)
+    print(f"\n{args.aqm}, 4 NewReno, {args.duration}, seeds 1..{args.seeds}: drops in each second (mean)")
+    print("quench", " ".join(f"{x:.1f}" for x in qa))
+    print("ns-3  ", " ".join(f"{x:.1f}" for x in na))
+    print("| seconds | quench | ns-3 | diff |\n|---|---|---|---|")
+    for a, b in ((0, 3), (3, dur), (0, dur)):
+        qs, ns_ = qa[a:b].sum(), na[a:b].sum()
+        print(f"| [{a}, {b}) | {qs:.1f} | {ns_:.1f} | {qs / ns_ - 1:+.1%} |")
+
+
+def exp_pie_start(args) -> None:
+    """PIE's start-up in both, seed 1, 3 s: per 100 ms the bottleneck's arrivals, drops and
+    backlog (packets); each flow's cwnd and ssthresh (segments) every 100 ms from 0.6 s; and
+    quench's drop_prob."""
+    times = [f"{0.1 * i:.1f}s" for i in range(1, 31)]
+    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True})
+    for name, r in (("quench", q[0]), ("ns-3", n[0])):
+        print(f"\n{name}, {args.aqm}, seed 1: per 100 ms from 0.1 s")
+        for key, label in (("arrived_packets", "arrivals"), ("dropped_packets", "drops")):
+            print(f"  {label:9s}", " ".join(f"{int(x):4d}" for x in bottleneck_steps(r, key)))
+        ls = r.tables["link_snapshots"]
+        ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+        print("  backlog  ", " ".join(f"{int(x):4d}" for x in ls["backlog_packets"]))
+        cw = r.tables["cwnd"]
+        ts = np.arange(0.6, 2.3, 0.1)
+        for k in range(4):
+            c = cw[cw["flow"] == k]
+            at = np.clip(np.searchsorted(c["time_s"].to_numpy(), ts) - 1, 0, len(c) - 1)
+            w = c["cwnd"].to_numpy()[at] / 1460
+            sst = np.minimum(c["ssthresh"].to_numpy()[at] / 1460, 999)
+            print(
+                f"  flow {k} cwnd", " ".join(f"{x:3.0f}" for x in w), "| ssthresh", " ".join(f"{x:3.0f}" for x in sst)
+            )
+        print("  flows' packets sent", r.flows["packets_sent"].tolist(), "timeouts", r.flows["timeouts"].tolist())
+    m = q[0].tables["monitors"]
+    m = m[m["name"] == "drop_prob"]
+    print(
+        "quench drop_prob every ~100 ms:",
+        [(round(t, 1), round(v, 3)) for t, v in m[["time_s", "value"]].to_numpy()[::7]],
+    )
+
+
 def exp_cubic_ecn_trace(args) -> None:
     """The window of each flow around its timeout at the end of slow start, CUBIC on RED with
     ECN (tests/test_ns3.py's case, 10 s), from both simulators' cwnd tables: every row where
@@ -832,10 +906,13 @@ def main() -> None:
             "cubic_ecn_trace",
             "cubic_ca",
             "vegas",
+            "pie_profile",
+            "pie_start",
         ),
     )
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
+    p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
     p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
@@ -858,6 +935,10 @@ def main() -> None:
         exp_cubic_ca(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
+    elif args.experiment == "pie_profile":
+        exp_pie_profile(args)
+    elif args.experiment == "pie_start":
+        exp_pie_start(args)
     else:
         exp_cubic_ecn(args)
 
