@@ -484,7 +484,8 @@ def reduction_figures(res) -> dict:
         t = c["time_s"].to_numpy()[1:][ss[1:] != ss[:-1]]
         total += len(t)
         repeats += int((t[1:] - t[:-1] < REPEAT_WITHIN_S).sum())
-    out.update(reductions=float(total), repeats=float(repeats))
+    rtx = float(res.flows["retransmitted_segments"].sum())
+    out.update(reductions=float(total), repeats=float(repeats), retransmits=rtx)
     for k in ("marks", "rate", "goodput"):
         del out[k]
     return out
