@@ -502,7 +502,10 @@ def exp_cubic_ca(args) -> None:
         ("as is", lambda f: None),
         ("delayed ACKs off", lambda f: f["tcp"].update(delayed_ack={"enabled": False})),
         ("beta 0.5", lambda f: f["cc"].update(beta=0.5)),
+        ("SACK off", lambda f: f["tcp"].update(sack=False)),
     ):
+        if args.only and title not in args.only:
+            continue
         spec = matched("cubic", args.flows, args.duration)
         spec["record"]["cwnd"] = True
         for f in spec["flows"]:
@@ -513,7 +516,7 @@ def exp_cubic_ca(args) -> None:
             ("ns-3 TcpCubic, 1 segment per ACK in slow start", CUBIC_SS1),
             ("ns-3 with quench's congestion avoidance (TcpCubicRfc)", CUBIC_RFC),
         ):
-            if title == "beta 0.5" and extra is CUBIC_RFC:
+            if title in ("beta 0.5", "SACK off") and extra is CUBIC_RFC:
                 continue  # TcpCubicRfc fixes beta at 0.7
             plans = [ns3.translate(s) for s in ss]
             for p in plans:
@@ -914,7 +917,7 @@ def main() -> None:
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
     p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
-    p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
+    p.add_argument("--only", action="append", help="cubic_ecn, cubic_ca: run only these variants")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
