@@ -3,7 +3,8 @@
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng] [--tcp matched|default]
         [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2]
-        [--ecn] [--recovery prr|standard]
+        [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
+        [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -19,6 +20,9 @@ mean queue delay (Little's law in both: time-mean queue over the departure rate;
 is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate
 per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 %, 5 %, 10 %,
 -, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
+`--tcp-set` changes the matched TCP in both simulators (a dotted key names a nested table:
+`delayed_ack.enabled=false`); `--quench-tcp` and `--quench-qdisc` change quench's run alone,
+for experiments.
 """
 
 from __future__ import annotations

@@ -22,6 +22,15 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   1000-packet RED limit, forced marks instead of drops, beta 0.5 (`--only` picks variants).
 - `cubic_ecn_trace`: that case's cwnd/ssthresh rows around each flow's timeout, from both
   simulators' cwnd tables.
+- `cubic_ca`: CUBIC's congestion avoidance: quench against ns-3's TcpCubic and against ns-3
+  with quench's window law (TcpCubicRfc); window reductions and repeats counted from the cwnd
+  tables; delayed ACKs off, beta 0.5, SACK off (`--only` picks variants).
+- `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
+  rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
+  (TcpVegasSwitches), the bottleneck delay varied.
+- `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
+  second in both, and their sums over the start-up and the rest.
+- `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
