@@ -844,7 +844,7 @@ def exp_pie_start(args) -> None:
     m = m[m["name"] == "drop_prob"]
     print(
         "quench drop_prob every ~100 ms:",
-        [(round(t, 1), round(v, 3)) for t, v in m[["time_s", "value"]].to_numpy()[::7]],
+        [(round(float(t), 1), round(float(v), 3)) for t, v in m[["time_s", "value"]].to_numpy()[::7]],
     )
 
 
