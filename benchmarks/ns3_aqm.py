@@ -159,10 +159,15 @@ def run_case(case: str, aqm: str, args) -> dict:
         # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
         import ns3_experiments
 
-        extra = {"flightsize": ns3_experiments.FLIGHTSIZE, "abc2": ns3_experiments.ABC2}[args.ns3_variant]
+        extra = {
+            "flightsize": ns3_experiments.FLIGHTSIZE,
+            "abc2": ns3_experiments.ABC2,
+            "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
+        }[args.ns3_variant]
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
-            pl.update(extra)
+            pl.update({k: v for k, v in extra.items() if k != "defaults"})
+            pl["defaults"].update(extra.get("defaults", {}))
         n = [figures(ns3.to_results(pl, r, 0.0)) for pl, r in zip(plans, ns3.run_plans(plans))]
     else:
         n = [figures(r) for r in ns3.run_ns3_many(specs)]
@@ -231,8 +236,9 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2"),
-        help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
+        choices=("flightsize", "abc2", "flightsize_rfc_pipe"),
+        help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
+        "FlightSize with PRR on RFC 6675's pipe",
     )
     args = p.parse_args()
     for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):

@@ -143,6 +143,115 @@ FLIGHTSIZE = {
 }
 
 
+# ns-3's TcpTxBuffer::BytesInFlight (sent - SACKed - lost + retransmitted) keeps counting a
+# retransmitted segment after it is SACKed (Update clears its lost mark, not its retransmitted
+# one) until the cumulative ACK passes it; RFC 6675's SetPipe, and quench's pipe
+# (sender/recovery.rs), count only unSACKed octets. Experiment: ns-3's PRR fed RFC 6675's pipe.
+# Before each recovery step ns-3's bytes in flight are lowered by those SACKed retransmissions,
+# and the window PRR sets is raised by the same amount afterwards, so that the room the socket
+# computes (cwnd - its own BytesInFlight) is what RFC 6675's pipe would leave. The segments are
+# read from the socket's send buffer (private members, reached through explicit instantiation,
+# as the child reads RED's average), the socket found from its TcpSocketState on first use.
+PRR_RFC_PIPE_CPP = r"""
+#include "ns3/tcp-prr-recovery.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-tx-buffer.h"
+#include "ns3/tcp-tx-item.h"
+#include "ns3/config.h"
+#include <list>
+#include <map>
+namespace quench_exp
+{
+struct SentListTag { typedef std::list<ns3::TcpTxItem*> ns3::TcpTxBuffer::*type; friend type Get(SentListTag); };
+struct SackedTag { typedef bool ns3::TcpTxItem::*type; friend type Get(SackedTag); };
+struct TcbTag { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type Get(TcbTag); };
+template <typename Tag, typename Tag::type M>
+struct Expose { friend typename Tag::type Get(Tag) { return M; } };
+template struct Expose<SentListTag, &ns3::TcpTxBuffer::m_sentList>;
+template struct Expose<SackedTag, &ns3::TcpTxItem::m_sacked>;
+template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
+
+class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpPrrRfcPipe")
+                                     .SetParent<ns3::TcpPrrRecovery>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpPrrRfcPipe>();
+        return tid;
+    }
+    TcpPrrRfcPipe() = default;
+    TcpPrrRfcPipe(const TcpPrrRfcPipe& o) = default;
+    std::string GetName() const override { return "TcpPrrRfcPipe"; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpPrrRfcPipe>(this); }
+
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
+    {
+        // PRR leaves the window alone for an ACK that delivers nothing (and is no duplicate).
+        if (deliveredBytes == 0 && !isDupAck)
+        {
+            ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+            return;
+        }
+        uint32_t extra = SackedRetransmitted(tcb);
+        uint32_t inflight = tcb->m_bytesInFlight;
+        tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
+        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+        tcb->m_bytesInFlight = inflight;
+        tcb->m_cWnd = tcb->m_cWnd + extra;
+    }
+
+    static uint64_t s_calls, s_extraBytes;
+
+  private:
+    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
+        {
+            m_buffer = nullptr;
+            m_tcb = ns3::PeekPointer(tcb);
+            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+            for (uint32_t i = 0; i < all.GetN(); ++i)
+            {
+                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
+                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
+                {
+                    m_buffer = sock->GetTxBuffer();
+                }
+            }
+        }
+        uint32_t bytes = 0;
+        if (m_buffer)
+        {
+            for (ns3::TcpTxItem* item : (*m_buffer).*Get(SentListTag()))
+            {
+                if (item->m_retrans && (*item).*Get(SackedTag()))
+                {
+                    bytes += item->GetSeqSize();
+                }
+            }
+        }
+        ++s_calls;
+        s_extraBytes += bytes;
+        return bytes;
+    }
+    ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
+    const ns3::TcpSocketState* m_tcb = nullptr;
+};
+uint64_t TcpPrrRfcPipe::s_calls = 0;
+uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
+}
+"""
+# FlightSize halving (as quench) and ns-3's PRR on RFC 6675's pipe.
+FLIGHTSIZE_RFC_PIPE = {
+    "experiment_cpp": [*FLIGHTSIZE["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "tcp_types": FLIGHTSIZE["tcp_types"],
+    "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrRfcPipe")},
+}
+
+
 def figures(res) -> dict:
     b = res.link("r1->r2")
     arrived = float(b["arrived_packets"])
@@ -158,6 +267,14 @@ def figures(res) -> dict:
     }
 
 
+def with_plan(plan: dict, extra: dict | None) -> dict:
+    """The plan with an experiment's keys (experiment_cpp, tcp_types) and attribute defaults."""
+    extra = extra or {}
+    plan.update({k: v for k, v in extra.items() if k != "defaults"})
+    plan["defaults"].update(extra.get("defaults", {}))
+    return plan
+
+
 def quench_runs(specs):
     return [figures(run_scenario(s, progress=False)) for s in specs]
 
@@ -167,7 +284,7 @@ def ns3_runs(specs, extra=None, defaults=None):
     ({path: (kind, value)}) on top of the translation."""
     plans = [ns3.translate(s) for s in specs]
     for p in plans:
-        p.update(extra or {})
+        with_plan(p, extra)
         p["defaults"].update(defaults or {})
     raws = ns3.run_plans(plans)
     return [figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, raws)]
@@ -775,8 +892,9 @@ def exp_vegas(args) -> None:
         report(name, {**rows, **rows_at[name]})
 
 
-def aqm_runs(aqm: str, duration: str, seed_list, record: dict):
-    """quench and ns-3 (NewReno halving FlightSize, as quench) runs of ns3_aqm.py's TCP case."""
+def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | None = None):
+    """quench and ns-3 (NewReno halving FlightSize, as quench, or `variant`) runs of ns3_aqm.py's
+    TCP case."""
     import ns3_aqm
 
     specs = []
@@ -786,9 +904,7 @@ def aqm_runs(aqm: str, duration: str, seed_list, record: dict):
         s["record"].update(record)
         specs.append(s)
     q = [run_scenario(s, progress=False) for s in specs]
-    plans = [ns3.translate(s) for s in specs]
-    for p in plans:
-        p.update(FLIGHTSIZE)
+    plans = [with_plan(ns3.translate(s), variant or FLIGHTSIZE) for s in specs]
     return q, [ns3.to_results(p, r, 0.0) for p, r in zip(plans, ns3.run_plans(plans))]
 
 
@@ -804,7 +920,8 @@ def exp_pie_profile(args) -> None:
     FlightSize as quench), the bottleneck's drops in each second, mean over seeds 1..N, and
     their sums over the start-up [0, 3) s and the rest."""
     dur = int(float(args.duration.rstrip("s")))
-    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"})
+    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
+    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant)
     qa = np.mean([bottleneck_steps(r, "dropped_packets") for r in q], axis=0)
     na = np.mean([bottleneck_steps(r, "dropped_packets") for r in n], axis=0)
     print(f"\n{args.aqm}, 4 NewReno, {args.duration}, seeds 1..{args.seeds}: drops in each second (mean)")
@@ -821,7 +938,8 @@ def exp_pie_start(args) -> None:
     backlog (packets); each flow's cwnd and ssthresh (segments) every 100 ms from 0.6 s; and
     quench's drop_prob."""
     times = [f"{0.1 * i:.1f}s" for i in range(1, 31)]
-    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True})
+    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
+    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant)
     for name, r in (("quench", q[0]), ("ns-3", n[0])):
         print(f"\n{name}, {args.aqm}, seed 1: per 100 ms from 0.1 s")
         for key, label in (("arrived_packets", "arrivals"), ("dropped_packets", "drops")):
@@ -927,6 +1045,7 @@ def main() -> None:
     p.add_argument("--cc", default="cubic")
     p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
     p.add_argument("--only", action="append", help="cubic_ecn, cubic_ca: run only these variants")
+    p.add_argument("--rfc-pipe", action="store_true", help="pie_profile, pie_start: ns-3's PRR on RFC 6675's pipe")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
