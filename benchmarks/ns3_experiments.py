@@ -534,6 +534,13 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
     return net.to_dict(duration)
 
 
+CUBIC_SS1_RFC_PIPE = {
+    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "tcp_types": CUBIC_SS1["tcp_types"],
+    "defaults": FLIGHTSIZE_RFC_PIPE["defaults"],
+}
+
+
 def exp_cubic(args) -> None:
     """CUBIC on the one-BDP drop-tail dumbbell with each recovery in both simulators: RFC
     6675's (quench `recovery = "standard"`, ns-3 TcpClassicRecovery) and PRR-SSRB (quench
@@ -641,12 +648,11 @@ def exp_cubic_ca(args) -> None:
         for name, extra in (
             ("ns-3 TcpCubic, 1 segment per ACK in slow start", CUBIC_SS1),
             ("ns-3 with quench's congestion avoidance (TcpCubicRfc)", CUBIC_RFC),
+            ("ns-3 TcpCubic, 1 segment per ACK, PRR on RFC 6675's pipe", CUBIC_SS1_RFC_PIPE),
         ):
             if title in ("beta 0.5", "SACK off") and extra is CUBIC_RFC:
                 continue  # TcpCubicRfc fixes beta at 0.7
-            plans = [ns3.translate(s) for s in ss]
-            for p in plans:
-                p.update(extra)
+            plans = [with_plan(ns3.translate(s), extra) for s in ss]
             rows[name] = [reduction_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))]
         report(
             f"CUBIC congestion avoidance, {args.flows} flows, drop-tail 1 BDP, {title}, {args.duration}, "
