@@ -25,6 +25,7 @@ them; it prints the figures of every variant (means over seeds). Experiments:
 - `cubic_ca`: CUBIC's congestion avoidance: quench against ns-3's TcpCubic and against ns-3
   with quench's window law (TcpCubicRfc); window reductions and repeats counted from the cwnd
   tables; delayed ACKs off, beta 0.5, SACK off (`--only` picks variants).
+- `cubic_repeats`: that case's window reductions in both, and the bottleneck every 10 ms.
 - `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
   rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
   (TcpVegasSwitches), the bottleneck delay varied.
@@ -817,6 +818,32 @@ def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
     return extra, defaults
 
 
+def exp_cubic_repeats(args) -> None:
+    """cubic_ca's case (4 flows, drop-tail, seed 1) for 12 s: each window reduction between 4
+    and 12 s (time, flow, new ssthresh in segments) in quench and in ns-3's TcpCubic with one
+    segment per ACK, and the bottleneck's backlog and drops every 10 ms over [5, 6) s."""
+    spec = matched("cubic", args.flows, "12s")
+    spec["record"]["cwnd"] = True
+    spec["record"]["snapshots"] = [f"{5.0 + 0.01 * i:.2f}s" for i in range(1, 101)]
+    runs = [("quench", run_scenario(spec, progress=False))]
+    p = with_plan(ns3.translate(spec), CUBIC_SS1)
+    runs.append(("ns-3 TcpCubic, 1 segment per ACK", ns3.to_results(p, ns3.run_plans([p])[0], 0.0)))
+    for name, r in runs:
+        print(f"\n{name}")
+        cw = r.tables["cwnd"]
+        rows = []
+        for k, c in cw.groupby("flow"):
+            ss, t = c["ssthresh"].to_numpy(), c["time_s"].to_numpy()
+            changed = np.nonzero(ss[1:] != ss[:-1])[0] + 1
+            rows += [(round(float(t[i]), 3), int(k), round(float(ss[i]) / 1460, 1)) for i in changed if 4 <= t[i] < 12]
+        print("  reductions (s, flow, ssthresh segments):", sorted(rows))
+        ls = r.tables["link_snapshots"]
+        ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+        print("  backlog every 10 ms from 5.01 s:", " ".join(str(int(x)) for x in ls["backlog_packets"]))
+        drops = np.diff(ls["dropped_packets"].to_numpy(dtype=float))
+        print("  drops per 10 ms from 5.01 s:   ", " ".join(str(int(x)) for x in drops))
+
+
 def vegas_figures(res) -> dict:
     out = figures(res)
     g = res.flows["goodput_bps"].to_numpy(dtype=float)
@@ -1042,6 +1069,7 @@ def main() -> None:
             "cubic_ecn",
             "cubic_ecn_trace",
             "cubic_ca",
+            "cubic_repeats",
             "vegas",
             "pie_profile",
             "pie_start",
@@ -1071,6 +1099,8 @@ def main() -> None:
         exp_cubic_ecn_trace(args)
     elif args.experiment == "cubic_ca":
         exp_cubic_ca(args)
+    elif args.experiment == "cubic_repeats":
+        exp_cubic_repeats(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
     elif args.experiment == "pie_profile":
