@@ -163,6 +163,7 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize": ns3_experiments.FLIGHTSIZE,
             "abc2": ns3_experiments.ABC2,
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
+            "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
         }[args.ns3_variant]
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
@@ -236,9 +237,9 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2", "flightsize_rfc_pipe"),
+        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr"),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
-        "FlightSize with PRR on RFC 6675's pipe",
+        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize)",
     )
     args = p.parse_args()
     for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):

@@ -159,6 +159,7 @@ PRR_RFC_PIPE_CPP = r"""
 #include "ns3/tcp-tx-buffer.h"
 #include "ns3/tcp-tx-item.h"
 #include "ns3/config.h"
+#include "ns3/boolean.h"
 #include <list>
 #include <map>
 namespace quench_exp
@@ -166,22 +167,42 @@ namespace quench_exp
 struct SentListTag { typedef std::list<ns3::TcpTxItem*> ns3::TcpTxBuffer::*type; friend type Get(SentListTag); };
 struct SackedTag { typedef bool ns3::TcpTxItem::*type; friend type Get(SackedTag); };
 struct TcbTag { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type Get(TcbTag); };
+struct DeliveredTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(DeliveredTag); };
+struct RecoverFsTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(RecoverFsTag); };
 template <typename Tag, typename Tag::type M>
 struct Expose { friend typename Tag::type Get(Tag) { return M; } };
 template struct Expose<SentListTag, &ns3::TcpTxBuffer::m_sentList>;
 template struct Expose<SackedTag, &ns3::TcpTxItem::m_sacked>;
 template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
+template struct Expose<DeliveredTag, &ns3::TcpPrrRecovery::m_prrDelivered>;
+template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
   public:
     static ns3::TypeId GetTypeId()
     {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpPrrRfcPipe")
-                                     .SetParent<ns3::TcpPrrRecovery>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpPrrRfcPipe>();
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpPrrRfcPipe")
+                .SetParent<ns3::TcpPrrRecovery>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpPrrRfcPipe>()
+                .AddAttribute("RecoverFsFlightSize",
+                              "RecoverFS = FlightSize at entry (RFC 6937, quench) instead of ns-3's",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_recoverFsFlightSize),
+                              ns3::MakeBooleanChecker());
         return tid;
+    }
+
+    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
+                       uint32_t deliveredBytes) override
+    {
+        ns3::TcpPrrRecovery::EnterRecovery(tcb, dupAckCount, unAckDataCount, deliveredBytes);
+        if (m_recoverFsFlightSize)
+        {
+            this->*Get(RecoverFsTag()) = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        }
     }
     TcpPrrRfcPipe() = default;
     TcpPrrRfcPipe(const TcpPrrRfcPipe& o) = default;
@@ -190,18 +211,18 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 
     void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
     {
-        // PRR leaves the window alone for an ACK that delivers nothing (and is no duplicate).
-        if (deliveredBytes == 0 && !isDupAck)
-        {
-            ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
-            return;
-        }
         uint32_t extra = SackedRetransmitted(tcb);
         uint32_t inflight = tcb->m_bytesInFlight;
+        uint32_t delivered = this->*Get(DeliveredTag());
         tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
         ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
         tcb->m_bytesInFlight = inflight;
-        tcb->m_cWnd = tcb->m_cWnd + extra;
+        // PRR sets the window only for an ACK that counts as delivering data (its delivered
+        // total then grows); otherwise it leaves the window as it was.
+        if (this->*Get(DeliveredTag()) != delivered)
+        {
+            tcb->m_cWnd = tcb->m_cWnd + extra;
+        }
     }
 
     static uint64_t s_calls, s_extraBytes;
@@ -240,16 +261,26 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     }
     ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
     const ns3::TcpSocketState* m_tcb = nullptr;
+    bool m_recoverFsFlightSize = false;
 };
 uint64_t TcpPrrRfcPipe::s_calls = 0;
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
 }
 """
-# FlightSize halving (as quench) and ns-3's PRR on RFC 6675's pipe.
+# FlightSize halving (as quench) and ns-3's PRR on RFC 6675's pipe; and the same with PRR's
+# RecoverFS = FlightSize at entry as RFC 6937 and quench (ns-3's own TcpPrrRecovery takes its
+# bytes in flight).
 FLIGHTSIZE_RFC_PIPE = {
     "experiment_cpp": [*FLIGHTSIZE["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
     "tcp_types": FLIGHTSIZE["tcp_types"],
     "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrRfcPipe")},
+}
+FLIGHTSIZE_RFC_PRR = {
+    **FLIGHTSIZE_RFC_PIPE,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PIPE["defaults"],
+        "quench_exp::TcpPrrRfcPipe::RecoverFsFlightSize": ("bool", True),
+    },
 }
 
 
