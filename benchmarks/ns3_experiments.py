@@ -319,7 +319,7 @@ def ns3_runs(specs, extra=None, defaults=None):
         with_plan(p, extra)
         p["defaults"].update(defaults or {})
     raws = ns3.run_plans(plans)
-    return [figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, raws)]
+    return [figures(ns3.to_results(p, r)) for p, r in zip(plans, raws)]
 
 
 def report(title: str, rows: dict[str, list[dict]]) -> None:

@@ -136,6 +136,23 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
             assert first["time_s"] == pytest.approx(cq[cq["flow"] == k].iloc[0]["time_s"], abs=0.005)
 
 
+def test_lean_plan_simulates_the_same(ns3_env):
+    """A lean plan (the speed benchmark's: no trace callback per packet) runs the same
+    simulation: every link's counters and every flow's delivered bytes equal the traced plan's,
+    and the run loop is timed alone."""
+    spec = matched_dumbbell("newreno", False)
+    full, lean = ns3.translate(spec), ns3.translate(spec, lean=True)
+    assert lean["lean"] and not lean["record_queue"] and not lean["record_cwnd"]
+    runs = [ns3.to_results(p, r) for p, r in zip((full, lean), ns3.run_plans([full, lean], timeout_s=300))]
+    counters = ["arrived_packets", "arrived_bytes", "departed_packets", "departed_bytes", "dropped_packets"]
+    assert runs[1].links[counters].equals(runs[0].links[counters])
+    assert runs[1].links["utilization"].to_list() == pytest.approx(runs[0].links["utilization"].to_list(), rel=1e-9)
+    assert list(runs[1].flows["bytes_delivered"]) == list(runs[0].flows["bytes_delivered"])
+    assert runs[1].links["mean_backlog_packets"].isna().all() and runs[1].flows["timeouts"].isna().all()
+    for res in runs:
+        assert 0 < res.meta["wall_run_s"] < 300
+
+
 def test_refuses_what_ns3_cannot_run():
     spec = matched_dumbbell("newreno", False)
     spec["links"][0]["qdisc"] = {"kind": "fuzzball"}
