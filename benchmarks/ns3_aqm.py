@@ -169,7 +169,7 @@ def run_case(case: str, aqm: str, args) -> dict:
         for pl in plans:
             pl.update({k: v for k, v in extra.items() if k != "defaults"})
             pl["defaults"].update(extra.get("defaults", {}))
-        n = [figures(ns3.to_results(pl, r, 0.0)) for pl, r in zip(plans, ns3.run_plans(plans))]
+        n = [figures(ns3.to_results(pl, r)) for pl, r in zip(plans, ns3.run_plans(plans))]
     else:
         n = [figures(r) for r in ns3.run_ns3_many(specs)]
     tn = time.perf_counter() - t0

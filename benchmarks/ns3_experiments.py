@@ -685,7 +685,7 @@ def exp_cubic_ca(args) -> None:
             if title in ("beta 0.5", "SACK off") and extra is CUBIC_RFC:
                 continue  # TcpCubicRfc fixes beta at 0.7
             plans = [with_plan(ns3.translate(s), extra) for s in ss]
-            rows[name] = [reduction_figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, ns3.run_plans(plans))]
+            rows[name] = [reduction_figures(ns3.to_results(p, r)) for p, r in zip(plans, ns3.run_plans(plans))]
         report(
             f"CUBIC congestion avoidance, {args.flows} flows, drop-tail 1 BDP, {title}, {args.duration}, "
             f"seeds {args.seeds}",
@@ -858,7 +858,7 @@ def exp_cubic_repeats(args) -> None:
     spec["record"]["snapshots"] = [f"{5.0 + 0.01 * i:.2f}s" for i in range(1, 101)]
     runs = [("quench", run_scenario(spec, progress=False))]
     p = with_plan(ns3.translate(spec), CUBIC_SS1)
-    runs.append(("ns-3 TcpCubic, 1 segment per ACK", ns3.to_results(p, ns3.run_plans([p])[0], 0.0)))
+    runs.append(("ns-3 TcpCubic, 1 segment per ACK", ns3.to_results(p, ns3.run_plans([p])[0])))
     for name, r in runs:
         print(f"\n{name}")
         cw = r.tables["cwnd"]
@@ -951,7 +951,7 @@ def exp_vegas(args) -> None:
     plans = [p for _, ps in jobs for p in ps]
     results = iter(ns3.run_plans(plans))
     for (table, row), ps in jobs:
-        rows_at.setdefault(table, {})[row] = [vegas_figures(ns3.to_results(p, next(results), 0.0)) for p in ps]
+        rows_at.setdefault(table, {})[row] = [vegas_figures(ns3.to_results(p, next(results))) for p in ps]
     for name, rows in tables:
         report(name, {**rows, **rows_at[name]})
 
@@ -969,7 +969,7 @@ def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | N
         specs.append(s)
     q = [run_scenario(s, progress=False) for s in specs]
     plans = [with_plan(ns3.translate(s), variant or FLIGHTSIZE) for s in specs]
-    return q, [ns3.to_results(p, r, 0.0) for p, r in zip(plans, ns3.run_plans(plans))]
+    return q, [ns3.to_results(p, r) for p, r in zip(plans, ns3.run_plans(plans))]
 
 
 def bottleneck_steps(res, key: str):
