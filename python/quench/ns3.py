@@ -402,10 +402,15 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         )
         notes.append(
             f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) and, in "
-            "the 5/4 phase, 2 segments to its window target, and its send quantum is one segment; "
-            "quench's BBR v1 adds neither and takes the draft's quantum (1 ms of pacing above 24 "
-            "Mb/s) (docs/mechanisms.md#bbr)"
+            "the 5/4 phase, 2 segments to its window target; quench's BBR v1 adds neither "
+            "(docs/mechanisms.md#bbr)"
         )
+        if cc.get("send_quantum", "draft") != "segment":
+            # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
+            notes.append(
+                f"{key}.cc.send_quantum: ns-3's TcpBbr sends one segment per quantum (quench: the "
+                "draft's, 1 ms of pacing above 24 Mb/s; \"segment\" is ns-3's)"
+            )
     elif kind == "dctcp":
         # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
         # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
