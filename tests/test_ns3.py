@@ -252,13 +252,18 @@ def test_plan_maps_aqm_and_recovery_rules():
         ns3.translate(spec)
 
 
-def test_plan_maps_bbr_to_tcp_bbr_with_pacing():
-    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_rtt.toml")
+def test_plan_maps_bbr_to_tcp_bbr_pacing_its_own_socket_only():
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_cubic_deep.toml")
     plan = ns3.translate(spec)
     d = plan["defaults"]
-    assert d["ns3::TcpSocketState::EnablePacing"] == ("bool", True)
+    # TcpBbr turns on its own socket's pacing; as a default the attribute would pace the CUBIC
+    # flow beside it too, which quench does not.
+    assert "ns3::TcpSocketState::EnablePacing" not in d
     assert d["ns3::TcpBbr::HighGain"][1] == pytest.approx(2 / math.log(2))
     assert any("extra_acked" in n for n in plan["notes"])
+    assert any("send_quantum" in n for n in plan["notes"])
+    spec["flows"][0]["cc"] = {"kind": "bbr", "initial_window": 10, "send_quantum": "segment"}
+    assert not any("send_quantum" in n for n in ns3.translate(spec)["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)

@@ -388,21 +388,29 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         )
     elif kind == "bbr":
         # ns-3's TcpBbr fixes PROBE_BW's cwnd gain at 2 and the pacing margin at 1 %, as quench's
-        # defaults; it paces through the socket's own pacing (EnablePacing).
+        # defaults. It turns on its own socket's pacing (TcpBbr::InitPacingRate); the attribute
+        # TcpSocketState::EnablePacing is not set, since as a default it would pace every other
+        # socket too (a CUBIC flow beside BBR at 2 x cwnd/srtt in slow start), which quench's
+        # unpaced flows are not (docs/validation.md#bbr).
         for p, default in (("cwnd_gain", 2.0), ("pacing_margin", 0.01)):
             if float(cc[p]) != default:
                 raise _refuse(f"{key}.cc.{p}", f"a BBR {p} other than {default} (ns-3's is fixed)")
         d.update(
             {
                 "ns3::TcpBbr::HighGain": ("double", cc["high_gain"]),
-                "ns3::TcpSocketState::EnablePacing": ("bool", True),
             }
         )
         notes.append(
-            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) to its "
-            "window target and sizes its quanta by Linux's TSO rule; quench's BBR v1 has neither "
+            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) and, in "
+            "the 5/4 phase, 2 segments to its window target; quench's BBR v1 adds neither "
             "(docs/mechanisms.md#bbr)"
         )
+        if cc.get("send_quantum", "draft") != "segment":
+            # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
+            notes.append(
+                f"{key}.cc.send_quantum: ns-3's TcpBbr sends one segment per quantum (quench: the "
+                "draft's, 1 ms of pacing above 24 Mb/s; \"segment\" is ns-3's)"
+            )
     elif kind == "dctcp":
         # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
         # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
