@@ -16,6 +16,9 @@
 //!   probability in force at its dequeues, replayed from the p' monitor and the packet
 //!   records, the ratio of means meets the law where p' is steady, and Prague's p99 sojourn
 //!   stays under the bound in force (the 1 ms step, or Th_len's one packet where longer).
+//!   With unpaced Prague, the seconds without Classic departures are Classic RTO waits and the
+//!   large L4S sojourns the time-shifted FIFO serving a 40 ms-older Classic head, under any
+//!   Th_len rule.
 //!
 //! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
