@@ -668,20 +668,26 @@ fn dualpi2_couples_p_c_to_the_square_of_p_l_where_p_prime_is_steady() {
 /// the guard set by `th_len` and `th_len_at`. Returned: the run and the L4S p99.9 sojourn (s)
 /// from 10 s.
 fn unpaced_run(th_len: u32, th_len_at: &str, prague_start_ms: u32) -> (RunResult, f64) {
+    let (r, q) = prague_run(th_len, th_len_at, prague_start_ms, false);
+    (r, q[1])
+}
+
+/// [`unpaced_run`] with Prague paced or not; the L4S p99, p99.9 and maximum sojourn (s).
+fn prague_run(th_len: u32, th_len_at: &str, prague_start_ms: u32, paced: bool) -> (RunResult, [f64; 3]) {
     let qdisc = json!({"kind": "dualpi2", "th_len": th_len, "th_len_at": th_len_at});
     let mut sc = dumbbell(2, "1Gbps", "1ms", "40Mbps", "10ms", qdisc);
     sc["duration"] = json!("30s");
     sc["flows"] = json!([
         {"kind": "tcp", "src": "s0", "dst": "d", "cc": "newreno"},
         {"kind": "tcp", "src": "s1", "dst": "d", "cc": "prague", "start": format!("{prague_start_ms}ms"),
-         "tcp": {"ecn": true, "pacing": false}},
+         "tcp": {"ecn": true, "pacing": paced}},
     ]);
     sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
     let r = run(&sc);
     let (t, f, s) = (f64s(&r, "sojourn", "time_s"), u64s(&r, "sojourn", "flow"), f64s(&r, "sojourn", "sojourn_s"));
     let l: Vec<f64> = (0..t.len()).filter(|&i| f[i] == 1 && t[i] >= 10.0).map(|i| s[i]).collect();
-    let p999 = quantile(&l, 0.999);
-    (r, p999)
+    let q = [quantile(&l, 0.99), quantile(&l, 0.999), quantile(&l, 1.0)];
+    (r, q)
 }
 
 /// The Classic flow's RTO expiries (s).
@@ -736,4 +742,22 @@ fn dualpi2_unpaced_prague_delays_come_from_classic_timeouts_not_the_guard() {
     let (_, p999) = unpaced_run(1, "dequeue", 2);
     eprintln!("unpaced Prague, default guard, Prague 2 ms later: L4S p99.9 {p999} s");
     assert!(p999 < 0.001, "default guard, 2 ms later: L4S p99.9 {p999} s");
+    // The table of docs/validation.md: per rule and Prague start, L4S p99 / p99.9 / max (ms)
+    // and the Classic RTO expiries.
+    for (name, th_len, at, paced) in [
+        ("RFC guard", 1, "dequeue", false),
+        ("no guard", 0, "enqueue", false),
+        ("Linux th_len 1", 1, "enqueue", false),
+        ("th_len 0 dequeue", 0, "dequeue", false),
+        ("RFC guard, paced", 1, "dequeue", true),
+    ] {
+        let row: Vec<String> = (0..5)
+            .map(|start| {
+                let (r, q) = prague_run(th_len, at, start, paced);
+                let n = classic_timeouts(&r).len();
+                format!("{:.2} / {:.2} / {:.1} / {n}", q[0] * 1e3, q[1] * 1e3, q[2] * 1e3)
+            })
+            .collect();
+        eprintln!("| {name} | {} |", row.join(" | "));
+    }
 }
