@@ -16,6 +16,9 @@
 //!   probability in force at its dequeues, replayed from the p' monitor and the packet
 //!   records, the ratio of means meets the law where p' is steady, and Prague's p99 sojourn
 //!   stays under the bound in force (the 1 ms step, or Th_len's one packet where longer).
+//!   With unpaced Prague, the seconds without Classic departures are Classic RTO waits and the
+//!   large L4S sojourns the time-shifted FIFO serving a 40 ms-older Classic head, under any
+//!   Th_len rule.
 //!
 //! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
@@ -658,4 +661,103 @@ fn dualpi2_couples_p_c_to_the_square_of_p_l_where_p_prime_is_steady() {
     let (p_c, p_l) = (m.c_hits / m.c_packets, m.l_marks / m.l_packets);
     check_rel("DualPI2, steady p': p_C vs (p_L/k)^2", p_c, (p_l / 2.0).powi(2), 0.10);
     assert!(m.l_sojourn_p99 <= l4s_delay_bound(40e6, TH_LEN), "L4S p99 sojourn {}", m.l_sojourn_p99);
+}
+
+/// One NewReno flow beside one UNPACED Prague flow (tcp_prague requires pacing) through a
+/// DualPI2 at 40 Mb/s, base RTT 24 ms, 30 s, the Prague flow starting `prague_start_ms` later;
+/// the guard set by `th_len` and `th_len_at`. Returned: the run and the L4S p99.9 sojourn (s)
+/// from 10 s.
+fn unpaced_run(th_len: u32, th_len_at: &str, prague_start_ms: u32) -> (RunResult, f64) {
+    let (r, q) = prague_run(th_len, th_len_at, prague_start_ms, false);
+    (r, q[1])
+}
+
+/// [`unpaced_run`] with Prague paced or not; the L4S p99, p99.9 and maximum sojourn (s).
+fn prague_run(th_len: u32, th_len_at: &str, prague_start_ms: u32, paced: bool) -> (RunResult, [f64; 3]) {
+    let qdisc = json!({"kind": "dualpi2", "th_len": th_len, "th_len_at": th_len_at});
+    let mut sc = dumbbell(2, "1Gbps", "1ms", "40Mbps", "10ms", qdisc);
+    sc["duration"] = json!("30s");
+    sc["flows"] = json!([
+        {"kind": "tcp", "src": "s0", "dst": "d", "cc": "newreno"},
+        {"kind": "tcp", "src": "s1", "dst": "d", "cc": "prague", "start": format!("{prague_start_ms}ms"),
+         "tcp": {"ecn": true, "pacing": paced}},
+    ]);
+    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
+    let r = run(&sc);
+    let (t, f, s) = (f64s(&r, "sojourn", "time_s"), u64s(&r, "sojourn", "flow"), f64s(&r, "sojourn", "sojourn_s"));
+    let l: Vec<f64> = (0..t.len()).filter(|&i| f[i] == 1 && t[i] >= 10.0).map(|i| s[i]).collect();
+    let q = [quantile(&l, 0.99), quantile(&l, 0.999), quantile(&l, 1.0)];
+    (r, q)
+}
+
+/// The Classic flow's RTO expiries (s).
+fn classic_timeouts(r: &RunResult) -> Vec<f64> {
+    let (t, f, e) = (f64s(r, "tcp_events", "time_s"), u64s(r, "tcp_events", "flow"), u64s(r, "tcp_events", "event"));
+    (0..t.len()).filter(|&i| f[i] == 0 && e[i] == event::TIMEOUT).map(|i| t[i]).collect()
+}
+
+/// Unpaced Prague beside NewReno (docs/validation.md, "DualPI2, unpaced Prague"): the seconds
+/// without Classic departures and the L4S sojourns of tens of ms are neither the Th_len guard
+/// nor the scheduler starving the Classic queue.
+/// - With the default guard, every gap of over a second between Classic departures ends with
+///   a Classic RTO expiry (within 50 ms of its end) and the Classic queue is empty (head
+///   sojourn monitor 0) in at least 95 % of the updates from 0.1 s into it: the sender is
+///   waiting out a backed-off RTO, there is nothing queued to starve.
+/// - At least 90 % of the L4S departures above 5 ms waited while a Classic packet at least tshift − 0.5 ms older than them departed: the time-shifted
+///   FIFO (RFC 9332 A.1) serving the Classic queue's 40 ms-older head, as specified.
+/// - The same regime without the guard (th_len 0, Linux's rule), the Prague flow starting 2 ms
+///   later: L4S p99.9 above 2 ms and at least 3 Classic RTOs; and the default guard with that
+///   start has neither (L4S p99.9 under 1 ms).
+#[test]
+fn dualpi2_unpaced_prague_delays_come_from_classic_timeouts_not_the_guard() {
+    let (r, _) = unpaced_run(1, "dequeue", 0);
+    let (t, f, s) = (f64s(&r, "sojourn", "time_s"), u64s(&r, "sojourn", "flow"), f64s(&r, "sojourn", "sojourn_s"));
+    let (ct, cs): (Vec<f64>, Vec<f64>) = (0..t.len()).filter(|&i| f[i] == 0).map(|i| (t[i], s[i])).unzip();
+    let timeouts = classic_timeouts(&r);
+    let qc = monitor(&r, "qdelay_c");
+    let gaps: Vec<(f64, f64)> = ct.windows(2).filter(|w| w[1] - w[0] > 1.0).map(|w| (w[0], w[1])).collect();
+    assert!(!gaps.is_empty(), "no Classic gap over 1 s: the regime under study did not occur");
+    for &(a, b) in &gaps {
+        assert!(timeouts.iter().any(|&x| x > b - 0.05 && x <= b), "gap {a}-{b} s does not end at an RTO: {timeouts:?}");
+        let inside: Vec<f64> = qc.iter().filter(|&&(x, _)| x > a + 0.1 && x < b).map(|&(_, v)| v).collect();
+        let empty = inside.iter().filter(|&&v| v == 0.0).count() as f64 / inside.len() as f64;
+        assert!(empty >= 0.95, "gap {a}-{b} s: Classic queue empty in only {empty} of the updates");
+    }
+    let tshift = 0.040;
+    let (mut long, mut explained) = (0, 0);
+    for i in (0..t.len()).filter(|&i| f[i] == 1 && s[i] > 0.005) {
+        long += 1;
+        let (lo, hi) = (ct.partition_point(|&x| x < t[i] - s[i]), ct.partition_point(|&x| x < t[i]));
+        if cs[lo..hi].iter().any(|&c| c - s[i] >= tshift - 0.0005) {
+            explained += 1;
+        }
+    }
+    eprintln!("unpaced Prague, default guard: gaps {gaps:?}; Classic RTOs {timeouts:?}; L4S above 5 ms {long}, behind a tshift-older Classic packet {explained}");
+    assert!(long > 0 && explained as f64 >= 0.9 * long as f64, "{explained} of {long} long L4S waits explained");
+
+    let (r, p999) = unpaced_run(0, "enqueue", 2);
+    let n = classic_timeouts(&r).len();
+    eprintln!("unpaced Prague, no guard, Prague 2 ms later: L4S p99.9 {p999} s, Classic RTOs {n}");
+    assert!(p999 > 0.002 && n >= 3, "no guard: L4S p99.9 {p999} s, {n} Classic RTOs");
+    let (_, p999) = unpaced_run(1, "dequeue", 2);
+    eprintln!("unpaced Prague, default guard, Prague 2 ms later: L4S p99.9 {p999} s");
+    assert!(p999 < 0.001, "default guard, 2 ms later: L4S p99.9 {p999} s");
+    // The table of docs/validation.md: per rule and Prague start, L4S p99 / p99.9 / max (ms)
+    // and the Classic RTO expiries.
+    for (name, th_len, at, paced) in [
+        ("RFC guard", 1, "dequeue", false),
+        ("no guard", 0, "enqueue", false),
+        ("Linux th_len 1", 1, "enqueue", false),
+        ("th_len 0 dequeue", 0, "dequeue", false),
+        ("RFC guard, paced", 1, "dequeue", true),
+    ] {
+        let row: Vec<String> = (0..5)
+            .map(|start| {
+                let (r, q) = prague_run(th_len, at, start, paced);
+                let n = classic_timeouts(&r).len();
+                format!("{:.2} / {:.2} / {:.1} / {n}", q[0] * 1e3, q[1] * 1e3, q[2] * 1e3)
+            })
+            .collect();
+        eprintln!("| {name} | {} |", row.join(" | "));
+    }
 }
