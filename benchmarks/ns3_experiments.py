@@ -875,6 +875,167 @@ def exp_cubic_repeats(args) -> None:
         print("  drops per 10 ms from 5.01 s:   ", " ".join(str(int(x)) for x in drops))
 
 
+# ns-3's TcpCubic (one segment per ACK in slow start, TcpCubicSs1) that records every window
+# reduction and every exit from recovery, for the experiment only: the simulated time, the
+# socket's controller, the new state, cwnd, HighACK (m_lastAckedSeq: the first unacknowledged
+# byte, the one whose loss starts the recovery) and HighData (m_highTxMark); one line each,
+# appended to the file named by QUENCH_EXP_LOG. `SkipSentInRecovery` (off by default): a
+# recovery whose first lost byte was sent before the flow's previous recovery ended (HighACK
+# below HighData at that exit) leaves the window and CUBIC's state as they are, i.e. the
+# previous reduction is taken to cover losses of data sent during that recovery.
+CUBIC_REPEATS_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include "ns3/boolean.h"
+#include <cstdio>
+#include <cstdlib>
+namespace quench_exp
+{
+class TcpCubicRepeats : public TcpCubicSs1
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpCubicRepeats")
+                .SetParent<TcpCubicSs1>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpCubicRepeats>()
+                .AddAttribute("SkipSentInRecovery",
+                              "no reduction for a loss of data sent before the previous recovery ended",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpCubicRepeats::m_skip),
+                              ns3::MakeBooleanChecker());
+        return tid;
+    }
+    TcpCubicRepeats() = default;
+    TcpCubicRepeats(const TcpCubicRepeats& o) = default;
+    std::string GetName() const override { return "TcpCubicRepeats"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicRepeats>(this); }
+
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        if (s == ns3::TcpSocketState::CA_OPEN && m_inRecovery)
+        {
+            m_exitHighData = tcb->m_highTxMark.Get().GetValue();
+            Log('X', tcb);
+        }
+        m_inRecovery = s == ns3::TcpSocketState::CA_RECOVERY;
+        m_entering = m_inRecovery;
+        TcpCubicSs1::CongestionStateSet(tcb, s);
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        bool entering = m_entering;
+        m_entering = false;
+        uint32_t highAck = tcb->m_lastAckedSeq.GetValue();
+        if (entering && m_skip && m_exitHighData != 0 && highAck < m_exitHighData)
+        {
+            Log('S', tcb);
+            return tcb->m_cWnd.Get();
+        }
+        Log(entering ? 'R' : 'T', tcb);
+        return TcpCubicSs1::GetSsThresh(tcb, bytesInFlight);
+    }
+
+  private:
+    void Log(char what, ns3::Ptr<const ns3::TcpSocketState> tcb) const
+    {
+        const char* path = std::getenv("QUENCH_EXP_LOG");
+        if (!path)
+        {
+            return;
+        }
+        if (FILE* f = std::fopen(path, "a"))
+        {
+            std::fprintf(f, "%.6f %p %c %u %u %u\n", ns3::Simulator::Now().GetSeconds(), (const void*)this, what,
+                         tcb->m_cWnd.Get(), tcb->m_lastAckedSeq.GetValue(), tcb->m_highTxMark.Get().GetValue());
+            std::fclose(f);
+        }
+    }
+    bool m_skip = false, m_inRecovery = false, m_entering = false;
+    uint32_t m_exitHighData = 0;
+};
+}
+"""
+
+
+CUBIC_REPEATS = {
+    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (CUBIC_REPEATS_CPP, ["quench_exp.TcpCubicRepeats"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicRepeats"},
+}
+
+
+def repeat_origins(log_path: str) -> dict:
+    """From TcpCubicRepeats's log: each flow's fast-recovery reductions (R) classified by where
+    their first lost byte (HighACK at entry) was sent: before the flow's previous reduction
+    (HighACK below that entry's HighData, RFC 6582's `recover`: the same window), during the
+    previous recovery (below HighData at its exit), or after it; with the mean time from the
+    previous exit. Skipped reductions (S) and timeouts (T) are counted apart."""
+    rows: dict[str, list] = {}
+    for line in open(log_path):
+        t, who, what, cwnd, high_ack, high_data = line.split()
+        rows.setdefault(who, []).append((float(t), what, int(cwnd), int(high_ack), int(high_data)))
+    out = {"R": 0, "S": 0, "T": 0, "same window": 0, "sent in recovery": 0, "sent after": 0}
+    gaps = []
+    for events in rows.values():
+        recover = exit_data = None
+        exit_t = None
+        for t, what, _, high_ack, high_data in events:
+            if what in ("R", "S", "T"):
+                out[what] += 1
+            if what in ("R", "S") and recover is not None:
+                if high_ack < recover:
+                    out["same window"] += 1
+                elif exit_data is not None and high_ack < exit_data:
+                    out["sent in recovery"] += 1
+                    gaps.append(t - exit_t)
+                else:
+                    out["sent after"] += 1
+            if what == "R":
+                recover, exit_data = high_data, None
+            elif what == "X":
+                exit_data, exit_t = high_data, t
+            elif what == "T":
+                recover = exit_data = None
+    out["s from exit (sent in recovery)"] = statistics.fmean(gaps) if gaps else float("nan")
+    return out
+
+
+def exp_cubic_rules(args) -> None:
+    """Which rule of ns-3 makes its CUBIC flows reduce twice: cubic_ca's case (4 flows,
+    drop-tail, SACK, PRR, slow start one segment per ACK) with ns-3's TcpCubic logging each
+    reduction (TcpCubicRepeats), each repeat classified by where its lost byte was sent; then
+    one ns-3 rule changed at a time."""
+    import os
+    import tempfile
+
+    spec = matched("cubic", args.flows, args.duration)
+    spec["record"]["cwnd"] = True
+    rows = {"quench": [reduction_figures(run_scenario(spec, progress=False))]}
+    origins = {}
+    variants = [
+        ("ns-3 TcpCubic (logging subclass)", {}),
+        ("ns-3, no reduction for data sent before the previous recovery ended", {
+            "quench_exp::TcpCubicRepeats::SkipSentInRecovery": ("bool", True)}),
+    ]
+    for name, defaults in variants:
+        if args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
+            os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
+            p = with_plan(ns3.translate(spec), CUBIC_REPEATS)
+            p["defaults"].update(defaults)
+            rows[name] = [reduction_figures(ns3.to_results(p, ns3.run_plans([p])[0]))]
+            origins[name] = repeat_origins(f"{tmp}/log.txt")
+            del os.environ["QUENCH_EXP_LOG"]
+    report(f"CUBIC repeats, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seed 1", rows)
+    for name, o in origins.items():
+        print(f"{name}: " + ", ".join(f"{k} {v:.3g}" for k, v in o.items()))
+
+
 def vegas_figures(res) -> dict:
     out = figures(res)
     g = res.flows["goodput_bps"].to_numpy(dtype=float)
@@ -1101,6 +1262,7 @@ def main() -> None:
             "cubic_ecn_trace",
             "cubic_ca",
             "cubic_repeats",
+            "cubic_rules",
             "vegas",
             "pie_profile",
             "pie_start",
@@ -1132,6 +1294,8 @@ def main() -> None:
         exp_cubic_ca(args)
     elif args.experiment == "cubic_repeats":
         exp_cubic_repeats(args)
+    elif args.experiment == "cubic_rules":
+        exp_cubic_rules(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
     elif args.experiment == "pie_profile":
