@@ -962,6 +962,46 @@ class TcpCubicRepeats : public TcpCubicSs1
 """
 
 
+# ns-3's TcpPrrRecovery counts every duplicate ACK as one segment delivered
+# (TcpPrrRecovery::DoRecovery adds one SMSS while its delivered total is under RecoverFS), on
+# top of the bytes the ACK's SACK blocks newly cover; RFC 6937 section 3 takes DeliveredData
+# from the change in snd.una and in SACKed bytes, and estimates one MSS per duplicate ACK only
+# without SACK. With SACK each duplicate ACK is then counted twice and PRR sends about
+# 2·ssthresh/RecoverFS (1.4 with CUBIC's 0.7) segments per segment delivered while pipe >
+# ssthresh. Variant: ns-3's PRR with the duplicate ACK counted only by its SACK blocks (for
+# runs with SACK only; quench's PRR, sender/prr.rs, counts the same way).
+PRR_SACK_DELIVERED_CPP = r"""
+#include "ns3/tcp-prr-recovery.h"
+namespace quench_exp
+{
+class TcpPrrSackDelivered : public ns3::TcpPrrRecovery
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpPrrSackDelivered")
+                                     .SetParent<ns3::TcpPrrRecovery>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpPrrSackDelivered>();
+        return tid;
+    }
+    TcpPrrSackDelivered() = default;
+    TcpPrrSackDelivered(const TcpPrrSackDelivered& o) = default;
+    std::string GetName() const override { return "TcpPrrSackDelivered"; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpPrrSackDelivered>(this); }
+    // Entering recovery calls this too (virtually), so every ACK is counted by its SACK blocks.
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool) override
+    {
+        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, false);
+    }
+};
+}
+"""
+PRR_SACK_DELIVERED = {
+    "experiment_cpp": [(PRR_SACK_DELIVERED_CPP, ["quench_exp.TcpPrrSackDelivered"])],
+    "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrSackDelivered")},
+}
+
 CUBIC_REPEATS = {
     "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (CUBIC_REPEATS_CPP, ["quench_exp.TcpCubicRepeats"])],
     "tcp_types": {"cubic": "quench_exp::TcpCubicRepeats"},
@@ -1004,37 +1044,103 @@ def repeat_origins(log_path: str) -> dict:
     return out
 
 
+def quench_repeat_origins(res) -> dict:
+    """repeat_origins() for a quench run, from its segment and TCP event records: at each fast
+    retransmission HighACK is the highest cumulative ACK received so far and HighData the end of
+    the highest segment sent; the recovery ends at the first ACK at or above that HighData."""
+    seg, ev = res.tables["segments"], res.tables["tcp_events"]
+    out = {"R": 0, "S": 0, "T": 0, "same window": 0, "sent in recovery": 0, "sent after": 0}
+    gaps = []
+    for k, s in seg.groupby("flow"):
+        data, acks = s[s["is_ack"] == 0], s[s["is_ack"] == 1]
+        dt, dend = data["time_s"].to_numpy(), np.maximum.accumulate((data["seq"] + data["len"]).to_numpy())
+        at, aseq = acks["time_s"].to_numpy(), np.maximum.accumulate(acks["seq"].to_numpy())
+        e = ev[ev["flow"] == k]
+        recover = exit_data = exit_t = None
+        for t, what in zip(e["time_s"], e["event"]):
+            if what == "timeout":
+                out["T"] += 1
+                recover = exit_data = None
+                continue
+            if what != "fast_retransmit":
+                continue
+            out["R"] += 1
+            i = np.searchsorted(at, t, side="right") - 1
+            high_ack = int(aseq[i]) if i >= 0 else 0
+            if recover is not None:
+                if high_ack < recover:
+                    out["same window"] += 1
+                elif exit_data is not None and high_ack < exit_data:
+                    out["sent in recovery"] += 1
+                    gaps.append(t - exit_t)
+                else:
+                    out["sent after"] += 1
+            recover = int(dend[np.searchsorted(dt, t, side="right") - 1])
+            j = np.searchsorted(aseq, recover)
+            if j < len(at):
+                exit_t = float(at[j])
+                exit_data = int(dend[np.searchsorted(dt, exit_t, side="right") - 1])
+            else:
+                exit_data = exit_t = None
+    out["s from exit (sent in recovery)"] = statistics.fmean(gaps) if gaps else float("nan")
+    return out
+
+
 def exp_cubic_rules(args) -> None:
     """Which rule of ns-3 makes its CUBIC flows reduce twice: cubic_ca's case (4 flows,
-    drop-tail, SACK, PRR, slow start one segment per ACK) with ns-3's TcpCubic logging each
-    reduction (TcpCubicRepeats), each repeat classified by where its lost byte was sent; then
-    one ns-3 rule changed at a time."""
+    drop-tail, SACK, PRR, slow start one segment per ACK, seed 1) with ns-3's TcpCubic logging
+    each reduction (TcpCubicRepeats) and quench's from its segment records, each reduction
+    classified by where its lost byte was sent (repeat_origins); then one rule changed at a
+    time: in ns-3 alone, no reduction for data sent before the previous recovery ended; in
+    both, limited transmit off, RFC 6675 recovery (ns-3 TcpClassicRecovery), dupthresh 4."""
     import os
     import tempfile
 
-    spec = matched("cubic", args.flows, args.duration)
-    spec["record"]["cwnd"] = True
-    rows = {"quench": [reduction_figures(run_scenario(spec, progress=False))]}
-    origins = {}
-    variants = [
-        ("ns-3 TcpCubic (logging subclass)", {}),
-        ("ns-3, no reduction for data sent before the previous recovery ended", {
-            "quench_exp::TcpCubicRepeats::SkipSentInRecovery": ("bool", True)}),
+    cases = [
+        (
+            "",
+            lambda f: None,
+            [
+                ("", {}),
+                (
+                    ", no reduction for data sent before the previous recovery ended",
+                    {"quench_exp::TcpCubicRepeats::SkipSentInRecovery": ("bool", True)},
+                ),
+                (", PRR counting a duplicate ACK by its SACK blocks only", PRR_SACK_DELIVERED),
+            ],
+        ),
+        (", limited transmit off", lambda f: f["tcp"].update(limited_transmit=False), [("", {})]),
+        (", RFC 6675 recovery", lambda f: f["tcp"].update(recovery="standard"), [("", {})]),
+        (", dupthresh 4", lambda f: f["tcp"].update(dupack_threshold=4), [("", {})]),
     ]
-    for name, defaults in variants:
-        if args.only and name not in args.only:
+    rows, origins = {}, {}
+    for case, change, ns3_variants in cases:
+        if args.only and case.lstrip(", ") not in args.only and not (case == "" and "as matched" in args.only):
             continue
-        with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
-            os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
-            p = with_plan(ns3.translate(spec), CUBIC_REPEATS)
-            p["defaults"].update(defaults)
-            rows[name] = [reduction_figures(ns3.to_results(p, ns3.run_plans([p])[0]))]
-            origins[name] = repeat_origins(f"{tmp}/log.txt")
-            del os.environ["QUENCH_EXP_LOG"]
+        spec = matched("cubic", args.flows, args.duration)
+        spec["record"].update(cwnd=True, segments=True)
+        for f in spec["flows"]:
+            change(f)
+        q = run_scenario(spec, progress=False)
+        rows[f"quench{case}"] = [reduction_figures(q)]
+        origins[f"quench{case}"] = quench_repeat_origins(q)
+        for variant, defaults in ns3_variants:
+            name = f"ns-3{case}{variant}"
+            with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
+                os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
+                p = with_plan(ns3.translate(spec), CUBIC_REPEATS)
+                if "experiment_cpp" in defaults:  # a plan-key variant (another ns-3 class)
+                    p["experiment_cpp"] = p["experiment_cpp"] + defaults["experiment_cpp"]
+                    p["defaults"].update(defaults["defaults"])
+                else:
+                    p["defaults"].update(defaults)
+                rows[name] = [reduction_figures(ns3.to_results(p, ns3.run_plans([p])[0]))]
+                origins[name] = repeat_origins(f"{tmp}/log.txt")
+                del os.environ["QUENCH_EXP_LOG"]
     report(f"CUBIC repeats, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seed 1", rows)
+    print("\nwhere each fast-recovery reduction's lost byte was sent (after the flow's first)")
     for name, o in origins.items():
         print(f"{name}: " + ", ".join(f"{k} {v:.3g}" for k, v in o.items()))
-
 
 def vegas_figures(res) -> dict:
     out = figures(res)
