@@ -26,6 +26,11 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   with quench's window law (TcpCubicRfc); window reductions and repeats counted from the cwnd
   tables; delayed ACKs off, beta 0.5, SACK off (`--only` picks variants).
 - `cubic_repeats`: that case's window reductions in both, and the bottleneck every 10 ms.
+- `cubic_rules`: that case's reductions classified by where each lost byte was sent (before,
+  during or after the flow's previous recovery), with one recovery rule changed at a time:
+  ns-3's PRR counting a duplicate ACK by its SACK blocks only (TcpPrrSackDelivered), no
+  reduction for data sent during the previous recovery (ns-3), limited transmit off, RFC 6675
+  recovery, DupThresh 4 (both); `--only` picks cases ("as matched", "limited transmit off", ...).
 - `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
   rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
   (TcpVegasSwitches), the bottleneck delay varied.
@@ -40,8 +45,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
+import tempfile
 
 import numpy as np
 from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
@@ -1091,11 +1098,9 @@ def exp_cubic_rules(args) -> None:
     drop-tail, SACK, PRR, slow start one segment per ACK, seed 1) with ns-3's TcpCubic logging
     each reduction (TcpCubicRepeats) and quench's from its segment records, each reduction
     classified by where its lost byte was sent (repeat_origins); then one rule changed at a
-    time: in ns-3 alone, no reduction for data sent before the previous recovery ended; in
-    both, limited transmit off, RFC 6675 recovery (ns-3 TcpClassicRecovery), dupthresh 4."""
-    import os
-    import tempfile
-
+    time: in ns-3 alone, no reduction for data sent before the previous recovery ended, and
+    PRR counting a duplicate ACK by its SACK blocks only (TcpPrrSackDelivered); in both,
+    limited transmit off, RFC 6675 recovery (ns-3 TcpClassicRecovery), DupThresh 4."""
     cases = [
         (
             "",
@@ -1141,6 +1146,7 @@ def exp_cubic_rules(args) -> None:
     print("\nwhere each fast-recovery reduction's lost byte was sent (after the flow's first)")
     for name, o in origins.items():
         print(f"{name}: " + ", ".join(f"{k} {v:.3g}" for k, v in o.items()))
+
 
 def vegas_figures(res) -> dict:
     out = figures(res)
