@@ -26,6 +26,11 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   with quench's window law (TcpCubicRfc); window reductions and repeats counted from the cwnd
   tables; delayed ACKs off, beta 0.5, SACK off (`--only` picks variants).
 - `cubic_repeats`: that case's window reductions in both, and the bottleneck every 10 ms.
+- `cubic_rules`: that case's reductions classified by where each lost byte was sent (before,
+  during or after the flow's previous recovery), with one recovery rule changed at a time:
+  ns-3's PRR counting a duplicate ACK by its SACK blocks only (TcpPrrSackDelivered), no
+  reduction for data sent during the previous recovery (ns-3), limited transmit off, RFC 6675
+  recovery, DupThresh 4 (both); `--only` picks cases ("as matched", "limited transmit off", ...).
 - `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
   rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
   (TcpVegasSwitches), the bottleneck delay varied.
@@ -40,8 +45,10 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
+import tempfile
 
 import numpy as np
 from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
@@ -875,6 +882,272 @@ def exp_cubic_repeats(args) -> None:
         print("  drops per 10 ms from 5.01 s:   ", " ".join(str(int(x)) for x in drops))
 
 
+# ns-3's TcpCubic (one segment per ACK in slow start, TcpCubicSs1) that records every window
+# reduction and every exit from recovery, for the experiment only: the simulated time, the
+# socket's controller, the new state, cwnd, HighACK (m_lastAckedSeq: the first unacknowledged
+# byte, the one whose loss starts the recovery) and HighData (m_highTxMark); one line each,
+# appended to the file named by QUENCH_EXP_LOG. `SkipSentInRecovery` (off by default): a
+# recovery whose first lost byte was sent before the flow's previous recovery ended (HighACK
+# below HighData at that exit) leaves the window and CUBIC's state as they are, i.e. the
+# previous reduction is taken to cover losses of data sent during that recovery.
+CUBIC_REPEATS_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include "ns3/boolean.h"
+#include <cstdio>
+#include <cstdlib>
+namespace quench_exp
+{
+class TcpCubicRepeats : public TcpCubicSs1
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpCubicRepeats")
+                .SetParent<TcpCubicSs1>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpCubicRepeats>()
+                .AddAttribute("SkipSentInRecovery",
+                              "no reduction for a loss of data sent before the previous recovery ended",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpCubicRepeats::m_skip),
+                              ns3::MakeBooleanChecker());
+        return tid;
+    }
+    TcpCubicRepeats() = default;
+    TcpCubicRepeats(const TcpCubicRepeats& o) = default;
+    std::string GetName() const override { return "TcpCubicRepeats"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicRepeats>(this); }
+
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        if (s == ns3::TcpSocketState::CA_OPEN && m_inRecovery)
+        {
+            m_exitHighData = tcb->m_highTxMark.Get().GetValue();
+            Log('X', tcb);
+        }
+        m_inRecovery = s == ns3::TcpSocketState::CA_RECOVERY;
+        m_entering = m_inRecovery;
+        TcpCubicSs1::CongestionStateSet(tcb, s);
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        bool entering = m_entering;
+        m_entering = false;
+        uint32_t highAck = tcb->m_lastAckedSeq.GetValue();
+        if (entering && m_skip && m_exitHighData != 0 && highAck < m_exitHighData)
+        {
+            Log('S', tcb);
+            return tcb->m_cWnd.Get();
+        }
+        Log(entering ? 'R' : 'T', tcb);
+        return TcpCubicSs1::GetSsThresh(tcb, bytesInFlight);
+    }
+
+  private:
+    void Log(char what, ns3::Ptr<const ns3::TcpSocketState> tcb) const
+    {
+        const char* path = std::getenv("QUENCH_EXP_LOG");
+        if (!path)
+        {
+            return;
+        }
+        if (FILE* f = std::fopen(path, "a"))
+        {
+            std::fprintf(f, "%.6f %p %c %u %u %u\n", ns3::Simulator::Now().GetSeconds(), (const void*)this, what,
+                         tcb->m_cWnd.Get(), tcb->m_lastAckedSeq.GetValue(), tcb->m_highTxMark.Get().GetValue());
+            std::fclose(f);
+        }
+    }
+    bool m_skip = false, m_inRecovery = false, m_entering = false;
+    uint32_t m_exitHighData = 0;
+};
+}
+"""
+
+
+# ns-3's TcpPrrRecovery counts every duplicate ACK as one segment delivered
+# (TcpPrrRecovery::DoRecovery adds one SMSS while its delivered total is under RecoverFS), on
+# top of the bytes the ACK's SACK blocks newly cover; RFC 6937 section 3 takes DeliveredData
+# from the change in snd.una and in SACKed bytes, and estimates one MSS per duplicate ACK only
+# without SACK. With SACK each duplicate ACK is then counted twice and PRR sends about
+# 2·ssthresh/RecoverFS (1.4 with CUBIC's 0.7) segments per segment delivered while pipe >
+# ssthresh. Variant: ns-3's PRR with the duplicate ACK counted only by its SACK blocks (for
+# runs with SACK only; quench's PRR, sender/prr.rs, counts the same way).
+PRR_SACK_DELIVERED_CPP = r"""
+#include "ns3/tcp-prr-recovery.h"
+namespace quench_exp
+{
+class TcpPrrSackDelivered : public ns3::TcpPrrRecovery
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpPrrSackDelivered")
+                                     .SetParent<ns3::TcpPrrRecovery>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpPrrSackDelivered>();
+        return tid;
+    }
+    TcpPrrSackDelivered() = default;
+    TcpPrrSackDelivered(const TcpPrrSackDelivered& o) = default;
+    std::string GetName() const override { return "TcpPrrSackDelivered"; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpPrrSackDelivered>(this); }
+    // Entering recovery calls this too (virtually), so every ACK is counted by its SACK blocks.
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool) override
+    {
+        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, false);
+    }
+};
+}
+"""
+PRR_SACK_DELIVERED = {
+    "experiment_cpp": [(PRR_SACK_DELIVERED_CPP, ["quench_exp.TcpPrrSackDelivered"])],
+    "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrSackDelivered")},
+}
+
+CUBIC_REPEATS = {
+    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (CUBIC_REPEATS_CPP, ["quench_exp.TcpCubicRepeats"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicRepeats"},
+}
+
+
+def repeat_origins(log_path: str) -> dict:
+    """From TcpCubicRepeats's log: each flow's fast-recovery reductions (R) classified by where
+    their first lost byte (HighACK at entry) was sent: before the flow's previous reduction
+    (HighACK below that entry's HighData, RFC 6582's `recover`: the same window), during the
+    previous recovery (below HighData at its exit), or after it; with the mean time from the
+    previous exit. Skipped reductions (S) and timeouts (T) are counted apart."""
+    rows: dict[str, list] = {}
+    for line in open(log_path):
+        t, who, what, cwnd, high_ack, high_data = line.split()
+        rows.setdefault(who, []).append((float(t), what, int(cwnd), int(high_ack), int(high_data)))
+    out = {"R": 0, "S": 0, "T": 0, "same window": 0, "sent in recovery": 0, "sent after": 0}
+    gaps = []
+    for events in rows.values():
+        recover = exit_data = None
+        exit_t = None
+        for t, what, _, high_ack, high_data in events:
+            if what in ("R", "S", "T"):
+                out[what] += 1
+            if what in ("R", "S") and recover is not None:
+                if high_ack < recover:
+                    out["same window"] += 1
+                elif exit_data is not None and high_ack < exit_data:
+                    out["sent in recovery"] += 1
+                    gaps.append(t - exit_t)
+                else:
+                    out["sent after"] += 1
+            if what == "R":
+                recover, exit_data = high_data, None
+            elif what == "X":
+                exit_data, exit_t = high_data, t
+            elif what == "T":
+                recover = exit_data = None
+    out["s from exit (sent in recovery)"] = statistics.fmean(gaps) if gaps else float("nan")
+    return out
+
+
+def quench_repeat_origins(res) -> dict:
+    """repeat_origins() for a quench run, from its segment and TCP event records: at each fast
+    retransmission HighACK is the highest cumulative ACK received so far and HighData the end of
+    the highest segment sent; the recovery ends at the first ACK at or above that HighData."""
+    seg, ev = res.tables["segments"], res.tables["tcp_events"]
+    out = {"R": 0, "S": 0, "T": 0, "same window": 0, "sent in recovery": 0, "sent after": 0}
+    gaps = []
+    for k, s in seg.groupby("flow"):
+        data, acks = s[s["is_ack"] == 0], s[s["is_ack"] == 1]
+        dt, dend = data["time_s"].to_numpy(), np.maximum.accumulate((data["seq"] + data["len"]).to_numpy())
+        at, aseq = acks["time_s"].to_numpy(), np.maximum.accumulate(acks["seq"].to_numpy())
+        e = ev[ev["flow"] == k]
+        recover = exit_data = exit_t = None
+        for t, what in zip(e["time_s"], e["event"]):
+            if what == "timeout":
+                out["T"] += 1
+                recover = exit_data = None
+                continue
+            if what != "fast_retransmit":
+                continue
+            out["R"] += 1
+            i = np.searchsorted(at, t, side="right") - 1
+            high_ack = int(aseq[i]) if i >= 0 else 0
+            if recover is not None:
+                if high_ack < recover:
+                    out["same window"] += 1
+                elif exit_data is not None and high_ack < exit_data:
+                    out["sent in recovery"] += 1
+                    gaps.append(t - exit_t)
+                else:
+                    out["sent after"] += 1
+            recover = int(dend[np.searchsorted(dt, t, side="right") - 1])
+            j = np.searchsorted(aseq, recover)
+            if j < len(at):
+                exit_t = float(at[j])
+                exit_data = int(dend[np.searchsorted(dt, exit_t, side="right") - 1])
+            else:
+                exit_data = exit_t = None
+    out["s from exit (sent in recovery)"] = statistics.fmean(gaps) if gaps else float("nan")
+    return out
+
+
+def exp_cubic_rules(args) -> None:
+    """Which rule of ns-3 makes its CUBIC flows reduce twice: cubic_ca's case (4 flows,
+    drop-tail, SACK, PRR, slow start one segment per ACK, seed 1) with ns-3's TcpCubic logging
+    each reduction (TcpCubicRepeats) and quench's from its segment records, each reduction
+    classified by where its lost byte was sent (repeat_origins); then one rule changed at a
+    time: in ns-3 alone, no reduction for data sent before the previous recovery ended, and
+    PRR counting a duplicate ACK by its SACK blocks only (TcpPrrSackDelivered); in both,
+    limited transmit off, RFC 6675 recovery (ns-3 TcpClassicRecovery), DupThresh 4."""
+    cases = [
+        (
+            "",
+            lambda f: None,
+            [
+                ("", {}),
+                (
+                    ", no reduction for data sent before the previous recovery ended",
+                    {"quench_exp::TcpCubicRepeats::SkipSentInRecovery": ("bool", True)},
+                ),
+                (", PRR counting a duplicate ACK by its SACK blocks only", PRR_SACK_DELIVERED),
+            ],
+        ),
+        (", limited transmit off", lambda f: f["tcp"].update(limited_transmit=False), [("", {})]),
+        (", RFC 6675 recovery", lambda f: f["tcp"].update(recovery="standard"), [("", {})]),
+        (", dupthresh 4", lambda f: f["tcp"].update(dupack_threshold=4), [("", {})]),
+    ]
+    rows, origins = {}, {}
+    for case, change, ns3_variants in cases:
+        if args.only and case.lstrip(", ") not in args.only and not (case == "" and "as matched" in args.only):
+            continue
+        spec = matched("cubic", args.flows, args.duration)
+        spec["record"].update(cwnd=True, segments=True)
+        for f in spec["flows"]:
+            change(f)
+        q = run_scenario(spec, progress=False)
+        rows[f"quench{case}"] = [reduction_figures(q)]
+        origins[f"quench{case}"] = quench_repeat_origins(q)
+        for variant, defaults in ns3_variants:
+            name = f"ns-3{case}{variant}"
+            with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
+                os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
+                p = with_plan(ns3.translate(spec), CUBIC_REPEATS)
+                if "experiment_cpp" in defaults:  # a plan-key variant (another ns-3 class)
+                    p["experiment_cpp"] = p["experiment_cpp"] + defaults["experiment_cpp"]
+                    p["defaults"].update(defaults["defaults"])
+                else:
+                    p["defaults"].update(defaults)
+                rows[name] = [reduction_figures(ns3.to_results(p, ns3.run_plans([p])[0]))]
+                origins[name] = repeat_origins(f"{tmp}/log.txt")
+                del os.environ["QUENCH_EXP_LOG"]
+    report(f"CUBIC repeats, {args.flows} flows, drop-tail 1 BDP, {args.duration}, seed 1", rows)
+    print("\nwhere each fast-recovery reduction's lost byte was sent (after the flow's first)")
+    for name, o in origins.items():
+        print(f"{name}: " + ", ".join(f"{k} {v:.3g}" for k, v in o.items()))
+
+
 def vegas_figures(res) -> dict:
     out = figures(res)
     g = res.flows["goodput_bps"].to_numpy(dtype=float)
@@ -1101,6 +1374,7 @@ def main() -> None:
             "cubic_ecn_trace",
             "cubic_ca",
             "cubic_repeats",
+            "cubic_rules",
             "vegas",
             "pie_profile",
             "pie_start",
@@ -1132,6 +1406,8 @@ def main() -> None:
         exp_cubic_ca(args)
     elif args.experiment == "cubic_repeats":
         exp_cubic_repeats(args)
+    elif args.experiment == "cubic_rules":
+        exp_cubic_rules(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
     elif args.experiment == "pie_profile":
