@@ -19,8 +19,9 @@
 //! - NewReno (RFC 6582): as Reno, but a partial ACK resends the next hole, deflates by the
 //!   amount acked (+MSS if ≥ MSS) and restarts the timer on the first partial ACK only;
 //!   recovery ends when `recover` (the highest sequence number sent at loss time) is
-//!   acknowledged, and no new recovery starts until an ACK covers it (`recover_end`, one past
-//!   it: `snd_una >= recover_end`).
+//!   acknowledged, and no new recovery starts until an ACK covers more than it (RFC 6582's
+//!   "ack_number − 1 > recover": `snd_una > recover_end`, `recover_end` one past `recover`;
+//!   with SACK, RFC 6675 section 5.1's `snd_una >= recover_end`, `past_recovery_point`).
 //! - With `tcp.sack` (Reno/NewReno): RFC 6675 — enter recovery on the third duplicate ACK or
 //!   when the scoreboard says snd_una is lost, `cwnd = ssthresh`, and send while
 //!   `pipe + segment <= cwnd` what NextSeg returns: (1) lost holes above HighRxt, (2) new data,
@@ -129,8 +130,9 @@ pub struct TcpSender {
     /// Duplicate ACKs since the last new ACK (counted in every state).
     dupacks: u32,
     /// One past RFC 6582's `recover` (RFC 6675's RecoveryPoint), the highest sequence number
-    /// sent when the last recovery or timeout began: snd_max then. The RFCs' "the ACK covers
-    /// more than recover" is `ack >= recover_end` (`past_recovery_point`). 0 before any.
+    /// sent when the last recovery or timeout began: snd_max then. Recovery ends with the ACK
+    /// of `recover_end` (all the data up to and including `recover`); when a new one may
+    /// start is `past_recovery_point`. 0 before any.
     recover_end: u64,
     rtt: RttEstimator,
     /// The timed segment: (sequence number, send time).
@@ -505,7 +507,7 @@ impl TcpSender {
         self.snd_una = FIRST_DATA_SEQ;
         self.snd_nxt = FIRST_DATA_SEQ;
         self.snd_max = FIRST_DATA_SEQ;
-        self.recover_end = 0; // RFC 6582 starts `recover` at the ISS (0): every ACK is past it
+        self.recover_end = 0; // no recovery yet: every ACK is past it (`past_recovery_point`)
         self.w.peer_window = pkt.window as u64;
         self.w.cwnd = self.cc.initial_window(self.w.mss) * self.w.mss;
         self.record_window(cx);

@@ -242,16 +242,21 @@ impl TcpSender {
     /// acknowledged, snd_una − 1) is above RescueRxt (set at the start of recovery to the last
     /// octet of the first retransmission, so not before that retransmission is acknowledged),
     /// the segment holding the highest outstanding unSACKed sequence number. Segments are
-    /// counted from the start of the hole that holds it (segment boundaries, as everything
-    /// quench sends is cut from snd_una in MSS steps), and the FIN rides with the last data
-    /// byte. Where quench departs from the RFC's wording: no rescue of a hole that rule 1 or 3
-    /// already resent in this recovery (below HighRxt), which would be a third copy within one
-    /// RTT of the second (the case of rule 3's resend followed by a partial ACK).
+    /// counted from the start of the hole that holds it (everything quench sends is cut from
+    /// snd_una in MSS steps), and the FIN rides with the last data byte. Where quench departs
+    /// from the RFC's wording, two bounds against resending what is not lost:
+    /// - only data sent before recovery began (below RecoveryPoint): data sent during recovery
+    ///   has been out for less than the RTT that would tell, and when a finite transfer ends
+    ///   in recovery its last segment is in flight, not lost (the RFC's rule resent it in
+    ///   every such run: `tests/tcp_sack.rs`). FreeBSD (`tcp_sack_partialack`) goes further
+    ///   and rescues only when nothing at all was sent during recovery.
+    /// - not a hole that rule 1 or 3 already resent in this recovery (below HighRxt): a third
+    ///   copy within one RTT of the second (rule 3's resend followed by a partial ACK).
     fn rescue(&self) -> Option<(u64, NextSeg)> {
         if self.rescue_rxt.is_some_and(|r| self.snd_una.saturating_sub(1) <= r) {
             return None;
         }
-        let (lo, hi) = self.scoreboard.last_hole(self.snd_una, self.snd_max)?;
+        let (lo, hi) = self.scoreboard.last_hole(self.snd_una, self.recover_end.min(self.snd_max))?;
         if hi <= self.high_rxt {
             return None;
         }
@@ -293,18 +298,30 @@ impl TcpSender {
         self.sack_output(cx);
     }
 
-    /// A new recovery may start: the cumulative ACK covers more than RFC 6582's `recover`
-    /// (section 3.2 step 2), the highest sequence number sent when the last recovery or timeout
-    /// began. RFC 6582 compares the ACK field with it (it starts `recover` at the initial send
-    /// sequence number, so that the first loss of a connection qualifies with ACK = ISS + 1), and
-    /// `recover_end` is one past it: the test is `snd_una >= recover_end`. An ACK of exactly
-    /// `recover_end` acknowledges all the data of the last recovery, so a loss of the next
-    /// segment is a new one. The same bound for RFC 6675 (section 5: "beyond the last value of
-    /// RecoveryPoint"; section 5.1 after a timeout: "HighACK ≥ RecoveryPoint", HighACK and
-    /// RecoveryPoint both octets, snd_una − 1 and recover_end − 1), for NewReno without SACK,
-    /// and for RACK.
+    /// A new recovery may start: the cumulative ACK is past the last recovery's or timeout's
+    /// `recover` (RFC 6582, RFC 6675's RecoveryPoint), the highest sequence number sent when it
+    /// began; `recover_end` is one past it.
+    /// - Without SACK, RFC 6582 section 3.2 step 4 defines the test exactly: the ACK "covers
+    ///   more than recover when ack_number − 1 > recover", at least one octet beyond it, so
+    ///   `snd_una > recover_end`. An ACK of exactly `recover_end` does not qualify: after a
+    ///   timeout the go-back-N resends of data the receiver already holds bring duplicates of
+    ///   that ACK, which must not trigger a fast retransmit (RFC 6582 section 4). (The RFC
+    ///   starts `recover` at the ISS, which taken literally refuses a fast retransmit of the
+    ///   first data segment, acknowledged by ISS + 1; quench's 0 is one lower.)
+    /// - With SACK, RFC 6675 section 5.1 after a timeout: no new recovery until HighACK (the
+    ///   highest octet acknowledged, snd_una − 1) ≥ RecoveryPoint (recover_end − 1), so
+    ///   `snd_una >= recover_end`; section 5 says "beyond the last value of RecoveryPoint"
+    ///   without defining the point compared, and quench reads it the same way, as Linux
+    ///   does for a SACK connection (`tcp_try_undo_recovery` holds the state at
+    ///   snd_una = high_seq for Reno only) and ns-3 does (`m_highRxAckMark >= m_recover`):
+    ///   the SACK blocks above the hole say the loss is of data sent after the last recovery
+    ///   began. RACK's marks likewise.
     pub(super) fn past_recovery_point(&self) -> bool {
-        self.snd_una >= self.recover_end
+        if self.sack {
+            self.snd_una >= self.recover_end
+        } else {
+            self.snd_una > self.recover_end
+        }
     }
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582

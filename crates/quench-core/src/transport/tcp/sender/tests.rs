@@ -427,17 +427,21 @@ fn rfc_6675_rule_4_rescues_the_tail_once_after_the_first_partial_ack() {
     assert_eq!((s.tx.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
 }
 
-/// RFC 6582 section 3.2 step 2 at the boundary: a loss of the first segment sent after an ACK
-/// of exactly `recover` (RFC 6582's highest sequence number sent when recovery began, 10 000;
-/// quench's `recover_end` 10 001) is a new loss, and its third duplicate ACK starts a new fast
-/// recovery. Without SACK: segment 0 lost of 10 (IW 10); recovery at the third duplicate ACK
-/// (202 ms: cwnd 5 + 3 segments), inflation releases segments 10-13 on the sixth to ninth
-/// (205-208 ms); the ACK of 10 001 at 302 ms is the full ACK (cwnd 5 segments, segment 14
-/// sent). Segment 10 is lost; segments 11-13 bring three duplicates of 10 001 (305-307 ms):
-/// the third resends segment 10. With SACK the same ACKs carry blocks and the window is
-/// RFC 6675's (pipe against cwnd = 5 segments), with the same sends.
+/// The boundary of a new recovery, `recover` (the highest sequence number sent when the last
+/// one began: 10 000, `recover_end` 10 001). Segment 0 lost of 10 (IW 10); recovery at the
+/// third duplicate ACK (202 ms); without SACK, inflation (cwnd 5 + 3 segments, +1 per
+/// duplicate) releases segments 10-13 on the sixth to ninth duplicates (205-208 ms); with SACK,
+/// RFC 6675's pipe against cwnd = 5 segments releases the same. The ACK of 10 001 at 302 ms is
+/// the full ACK (cwnd 5 segments, segment 14 sent). Segment 10 is lost; segments 11-13 bring
+/// three duplicates of 10 001 (305-307 ms). With SACK their blocks show a loss of data sent
+/// after recovery began, and RFC 6675 section 5.1's HighACK ≥ RecoveryPoint (10 000 ≥ 10 000)
+/// lets the third start a new recovery: segment 10 resent at 307 ms. Without SACK, RFC 6582
+/// section 3.2 step 4 asks for ack_number − 1 > recover (10 000 > 10 000 fails): they could
+/// be duplicates from a go-back-N, and nothing is resent. An ACK one segment further
+/// (11 001 at 308 ms, segment 15 sent) and three duplicates of it (309-311 ms) do start one:
+/// segment 11 resent at 311 ms.
 #[test]
-fn a_loss_right_after_an_ack_of_recover_enters_fast_recovery_at_the_third_duplicate() {
+fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
     for sack in [false, true] {
         let cfg = TcpConfig { mss: MSS as u32, sack, ..Default::default() };
         let mut s = Script::with(r#"{"kind":"newreno","initial_window":10}"#, cfg);
@@ -446,10 +450,8 @@ fn a_loss_right_after_an_ack_of_recover_enters_fast_recovery_at_the_third_duplic
         for k in 1..=9 {
             s.sack(199 + k, 1, 0, sack.then_some((seg(1), seg(k + 1))));
         }
-        let want: Vec<(u64, u64)> = [(202, 0), (205, 10), (206, 11), (207, 12), (208, 13)]
-            .iter()
-            .map(|&(t, k)| (t, seg(k)))
-            .collect();
+        let want: Vec<(u64, u64)> =
+            [(202, 0), (205, 10), (206, 11), (207, 12), (208, 13)].iter().map(|&(t, k)| (t, seg(k))).collect();
         assert_eq!(sent_since(&mut s), want, "sack {sack}");
         assert_eq!(s.tx.recover_end, seg(10), "one past the highest sequence number sent");
         s.ack(302, seg(10), 0);
@@ -458,7 +460,19 @@ fn a_loss_right_after_an_ack_of_recover_enters_fast_recovery_at_the_third_duplic
         for k in 11..=13 {
             s.sack(294 + k, seg(10), 0, sack.then_some((seg(11), seg(k + 1))));
         }
-        assert_eq!(sent_since(&mut s), vec![(307, seg(10))], "sack {sack}");
-        assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (2, CaState::Recovery { partial_ack_seen: false }));
+        if sack {
+            assert_eq!(sent_since(&mut s), vec![(307, seg(10))]);
+            assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (2, CaState::Recovery { partial_ack_seen: false }));
+            continue;
+        }
+        assert_eq!(sent_since(&mut s), vec![]);
+        assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (1, CaState::Disorder));
+        s.ack(308, seg(11), 0);
+        assert_eq!(sent_since(&mut s), vec![(308, seg(15))]);
+        for t in 309..=311 {
+            s.ack(t, seg(11), 0);
+        }
+        assert_eq!(sent_since(&mut s), vec![(311, seg(11))]);
+        assert_eq!(s.tx.stats.fast_retransmits, 2);
     }
 }
