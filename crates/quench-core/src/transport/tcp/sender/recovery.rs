@@ -5,6 +5,9 @@
 //! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
 
 use super::{CaState, TcpSender};
+use crate::cc::{CongestionControl, Recovery, Signal};
+use crate::trace::TcpEvent;
+use crate::transport::{AgentCx, Host};
 
 /// Which rule of RFC 6675's NextSeg (section 4) chose a segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,9 +21,6 @@ enum NextSeg {
     /// Rule 4: the rescue retransmission of the highest unSACKed segment.
     Rescue,
 }
-use crate::cc::{CongestionControl, Recovery, Signal};
-use crate::trace::TcpEvent;
-use crate::transport::{AgentCx, Host};
 
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -247,9 +247,9 @@ impl TcpSender {
     /// from the RFC's wording, two bounds against resending what is not lost:
     /// - only data sent before recovery began (below RecoveryPoint): data sent during recovery
     ///   has been out for less than the RTT that would tell, and when a finite transfer ends
-    ///   in recovery its last segment is in flight, not lost (the RFC's rule resent it in
-    ///   every such run: `tests/tcp_sack.rs`). FreeBSD (`tcp_sack_partialack`) goes further
-    ///   and rescues only when nothing at all was sent during recovery.
+    ///   in recovery its last segment is in flight, not lost (without this bound the
+    ///   overshoot run of `tests/tcp_sack.rs` resends it). FreeBSD (`tcp_sack_partialack`)
+    ///   goes further and rescues only when nothing at all was sent during recovery.
     /// - not a hole that rule 1 or 3 already resent in this recovery (below HighRxt): a third
     ///   copy within one RTT of the second (rule 3's resend followed by a partial ACK).
     fn rescue(&self) -> Option<(u64, NextSeg)> {
@@ -307,7 +307,8 @@ impl TcpSender {
     ///   timeout the go-back-N resends of data the receiver already holds bring duplicates of
     ///   that ACK, which must not trigger a fast retransmit (RFC 6582 section 4). (The RFC
     ///   starts `recover` at the ISS, which taken literally refuses a fast retransmit of the
-    ///   first data segment, acknowledged by ISS + 1; quench's 0 is one lower.)
+    ///   first data segment, acknowledged by ISS + 1; `recover_end` starts at 0, the ISS, as
+    ///   if `recover` were ISS − 1.)
     /// - With SACK, RFC 6675 section 5.1 after a timeout: no new recovery until HighACK (the
     ///   highest octet acknowledged, snd_una − 1) ≥ RecoveryPoint (recover_end − 1), so
     ///   `snd_una >= recover_end`; section 5 says "beyond the last value of RecoveryPoint"
