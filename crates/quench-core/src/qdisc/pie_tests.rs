@@ -149,11 +149,12 @@ fn quiet_catch_up_equals_the_step_by_step_updates() {
     assert!(skipped > cases / 2, "{skipped} of {cases} cases had updates to skip");
 }
 
-/// The auto-tuning divisor by counting thresholds equals section 4.2's table read as a search
-/// for the first threshold above `drop_prob` (no division past the table): every threshold,
-/// its neighbours, 0, 1, values in every band, and NaN.
+/// The auto-tuning factor, by counting thresholds, equals section 4.2's table read as a search
+/// for the first threshold above `drop_prob` and a division by its entry (none past the
+/// table), bit for bit: every threshold, its neighbours, 0, 1, values in every band, NaN, and
+/// steps whose scaled value is subnormal.
 #[test]
-fn tuning_divisor_equals_the_table_search() {
+fn tuning_scale_equals_the_table_search_and_division() {
     let search = |prob: f64, delta: f64| match TUNING.iter().find(|(below, _)| prob < *below) {
         Some(&(_, divisor)) => delta / divisor,
         None => delta,
@@ -163,8 +164,8 @@ fn tuning_divisor_equals_the_table_search() {
         probs.extend([below, below.next_down(), below.next_up()]);
     }
     for prob in probs {
-        for delta in [0.015625, -0.0087, 0.0, 1e-300, f64::MAX] {
-            let (got, want) = (delta / tuning_divisor(prob), search(prob, delta));
+        for delta in [0.015625, -0.0087, 0.0, -0.0, 1e-300, 3e-308, -5e-310, f64::MIN_POSITIVE, f64::MAX] {
+            let (got, want) = (delta * tuning_scale(prob), search(prob, delta));
             assert_eq!(got.to_bits(), want.to_bits(), "drop_prob {prob}, delta {delta}");
         }
     }
