@@ -1,7 +1,8 @@
 """Per-discipline cost: run-loop time per packet through one bottleneck, against drop-tail's.
 
 The same traffic through each queue discipline (drop-tail, RED, CoDel, FQ-CoDel, PIE,
-FQ-PIE, CHOKe, DualPI2, each with its defaults): N NewReno flows (8 and 1024) from one
+FQ-PIE, CHOKe, DualPI2, each with its defaults, on the bottleneck's direction r1->r2; the
+ACKs' direction keeps drop-tail unless `--both-ways`): N NewReno flows (8 and 1024) from one
 sender host through a 100 Mb/s bottleneck (base RTT 40 ms) for `--seconds` simulated
 seconds, recording only the summary tables. The cost of a run is the CPU time of its run
 loop (the thread's, so that time the process spends waiting for a core on a busy machine
@@ -17,7 +18,7 @@ engine without Python, `benches/scenario.rs` on the same scenario; deterministic
 each), whose ratio does not depend on the machine's load at all.
 
     .venv/bin/python benchmarks/bench_aqm.py [--seconds 10] [--rounds 5] [--flows 8,1024]
-        [--instructions] [--goal 1.5]
+        [--instructions] [--both-ways] [--goal 1.5]
 
 Prints a Markdown table per flow count and a verdict line: each discipline's median ratio
 (and instruction ratio) against `--goal`.
@@ -55,10 +56,14 @@ DISCIPLINES = [
 RUN_LOOP_SYMBOL = "quench_core::Simulation::run_until"
 
 
-def network(qdisc, flows: int):
+def network(qdisc, flows: int, both_ways: bool = False):
     net = quench.Network(seed=1).hosts("s", "d").routers("r1", "r2")
     net.link("s", "r1", rate="1Gbps", delay="1ms")
-    net.link("r1", "r2", rate="100Mbps", delay="18ms", qdisc=qdisc)
+    # The discipline runs at the bottleneck, r1->r2; the ACKs' direction keeps drop-tail unless
+    # `both_ways` (it never queues there, so the results are the same either way: only the cost
+    # of passing each ACK through the idle discipline differs).
+    reverse = qdisc if both_ways else quench.droptail()
+    net.link("r1", "r2", rate="100Mbps", delay="18ms", qdisc=qdisc, reverse_qdisc=reverse)
     net.link("r2", "d", rate="1Gbps", delay="1ms")
     for i in range(flows):
         net.tcp("s", "d", start=f"{(i % 1000) * 0.1}ms")
@@ -68,9 +73,9 @@ def network(qdisc, flows: int):
     return net
 
 
-def run(qdisc, flows: int, seconds: float) -> tuple[int, float]:
+def run(qdisc, flows: int, seconds: float, both_ways: bool) -> tuple[int, float]:
     """Packets the bottleneck sent, and the CPU seconds of the run loop."""
-    sim = network(qdisc, flows).simulation(f"{seconds}s")
+    sim = network(qdisc, flows, both_ways).simulation(f"{seconds}s")
     started = time.thread_time()
     sim.advance(sim.end)
     cpu = time.thread_time() - started
@@ -78,7 +83,7 @@ def run(qdisc, flows: int, seconds: float) -> tuple[int, float]:
     return int(res.link("r1->r2")["departed_packets"]), cpu
 
 
-def paired_ratios(flows: int, seconds: float, rounds: int):
+def paired_ratios(flows: int, seconds: float, rounds: int, both_ways: bool):
     """Per discipline: packets, the run loop's CPU seconds per round, and each round's ratio
     of time per packet against the drop-tail run beside it."""
     base_qdisc = DISCIPLINES[0][1]
@@ -86,9 +91,9 @@ def paired_ratios(flows: int, seconds: float, rounds: int):
     for r in range(rounds):
         for name, qdisc in DISCIPLINES[1:]:
             if r % 2 == 0:
-                (bp, bt), (p, t) = run(base_qdisc, flows, seconds), run(qdisc, flows, seconds)
+                (bp, bt), (p, t) = run(base_qdisc, flows, seconds, both_ways), run(qdisc, flows, seconds, both_ways)
             else:
-                (p, t), (bp, bt) = run(qdisc, flows, seconds), run(base_qdisc, flows, seconds)
+                (p, t), (bp, bt) = run(qdisc, flows, seconds, both_ways), run(base_qdisc, flows, seconds, both_ways)
             out["drop-tail"]["cpu"].append(bt)
             out["drop-tail"]["packets"] = bp
             out[name]["cpu"].append(t)
@@ -116,10 +121,10 @@ def bench_binary(given: str | None) -> Path:
     sys.exit("bench_aqm.py: cargo built no scenario bench")
 
 
-def instructions(binary: Path, qdisc, flows: int, seconds: float, folder: Path) -> int:
+def instructions(binary: Path, qdisc, flows: int, seconds: float, both_ways: bool, folder: Path) -> int:
     """Instructions callgrind counts in the engine's run loop for one run of the scenario."""
     spec = folder / "scenario.json"
-    spec.write_text(json.dumps(network(qdisc, flows).to_dict(f"{seconds}s")))
+    spec.write_text(json.dumps(network(qdisc, flows, both_ways).to_dict(f"{seconds}s")))
     cmd = [
         "valgrind",
         "--tool=callgrind",
@@ -145,6 +150,7 @@ def main():
     ap.add_argument("--goal", type=float, default=1.5, help="the largest acceptable ratio to drop-tail")
     ap.add_argument("--instructions", action="store_true", help="also count instructions with callgrind")
     ap.add_argument("--bench-binary", help="the scenario bench (default: built with cargo)")
+    ap.add_argument("--both-ways", action="store_true", help="the discipline on the ACKs' direction too")
     a = ap.parse_args()
     if a.rounds < 1 or a.seconds <= 0:
         sys.exit("bench_aqm.py: --rounds must be at least 1 and --seconds positive")
@@ -155,7 +161,9 @@ def main():
         binary = bench_binary(a.bench_binary)
     worst = {}
     load = os.getloadavg()[0]
+    where = "both directions of the bottleneck" if a.both_ways else "the bottleneck direction, drop-tail for the ACKs"
     print(f"Run-loop CPU time per packet, {a.rounds} paired rounds, {a.seconds:g} simulated s, load {load:.1f}")
+    print(f"The discipline on {where}")
     print()
     header = "| flows | discipline | packets | CPU s (median) | ns/packet | ratio per round | median ratio |"
     rule = "|---|---|---|---|---|---|---|"
@@ -165,7 +173,7 @@ def main():
     print(header)
     print(rule, flush=True)
     for flows in [int(f) for f in a.flows.split(",")]:
-        res = paired_ratios(flows, a.seconds, a.rounds)
+        res = paired_ratios(flows, a.seconds, a.rounds, a.both_ways)
         base_instr = None
         with tempfile.TemporaryDirectory() as tmp:
             for name, qdisc in DISCIPLINES:
@@ -179,7 +187,7 @@ def main():
                 )
                 verdict = median
                 if binary:
-                    per_packet = instructions(binary, qdisc, flows, a.seconds, Path(tmp)) / r["packets"]
+                    per_packet = instructions(binary, qdisc, flows, a.seconds, a.both_ways, Path(tmp)) / r["packets"]
                     base_instr = base_instr or per_packet
                     row += f" {per_packet:,.0f} | {per_packet / base_instr:.2f}x |"
                     verdict = max(verdict, per_packet / base_instr)
