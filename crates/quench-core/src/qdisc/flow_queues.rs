@@ -369,9 +369,9 @@ mod tests {
             } else {
                 assert_eq!(fq.pop_front(i), rings[i].pop_front());
             }
-            let (packets, bytes) = rings.iter().fold((0, 0), |(n, b), r| {
-                (n + r.len() as u64, b + r.iter().map(|p| p.size as u64).sum::<u64>())
-            });
+            let (packets, bytes) = rings
+                .iter()
+                .fold((0, 0), |(n, b), r| (n + r.len() as u64, b + r.iter().map(|p| p.size as u64).sum::<u64>()));
             assert_eq!((fq.total().packets, fq.total().bytes), (packets, bytes));
             assert_eq!(fq.queue(i).len(), rings[i].len());
             assert_eq!(fq.queue(i).bytes(), rings[i].iter().map(|p| p.size as u64).sum::<u64>());
@@ -408,7 +408,10 @@ mod tests {
         // New list [0, 1]: queue 0 sends uids 0, 1 (deficit 1514 → 514 → −486), then is spent
         // and moves to the old list (1028); queue 1 sends 3, 4 (→ −486) and stays at the head
         // of the new list until the next turn.
-        assert_eq!((serve(&mut fq), serve(&mut fq), serve(&mut fq), serve(&mut fq)), (Some(0), Some(1), Some(3), Some(4)));
+        assert_eq!(
+            (serve(&mut fq), serve(&mut fq), serve(&mut fq), serve(&mut fq)),
+            (Some(0), Some(1), Some(3), Some(4))
+        );
         fq.push(2, packet(100, 2, 200));
         assert_eq!(fq.new_flow_count, 3);
         // Queue 2 joins the new list behind 1. Next turn: 1 is spent (→ 1028, to the old list,

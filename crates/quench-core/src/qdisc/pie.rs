@@ -81,11 +81,10 @@ const SKIP_BY_SUBTRACTION: u64 = 8;
 const SAFEGUARD_PROB: f64 = 0.2;
 /// Section 4.2's auto-tuning: (drop_prob below, divisor of p).
 const TUNING: [(f64, f64); 6] = [(1e-6, 2048.0), (1e-5, 512.0), (1e-4, 128.0), (1e-3, 32.0), (1e-2, 8.0), (0.1, 2.0)];
-/// TUNING's divisors as factors, by how many of its thresholds `drop_prob` has reached, 1 past
-/// the table. Every divisor is a power of two, so its reciprocal is exact and `x · (1/d)` is
-/// the same real number as `x / d`; both operations round it correctly, so the results are
-/// equal bit for bit (`pie_tests.rs` checks), and a multiplication takes a few cycles where a
-/// division takes up to twenty.
+/// TUNING's divisors as factors, in its order, then 1 past the table. Every divisor is a power
+/// of two, so its reciprocal is exact and `x · (1/d)` is the same real number as `x / d`; both
+/// operations round it correctly, so the results are equal bit for bit (`pie_tests.rs`
+/// checks), and a multiplication takes a few cycles where a division takes up to twenty.
 const SCALES: [f64; TUNING.len() + 1] = {
     let mut d = [1.0; TUNING.len() + 1];
     let mut i = 0;
@@ -99,14 +98,17 @@ const SCALES: [f64; TUNING.len() + 1] = {
 
 /// Section 4.2's auto-tuning: the factor scaling `p` for `drop_prob` (1 past the table, which
 /// changes nothing). The same as dividing by the first entry whose threshold is above
-/// `drop_prob`: the thresholds increase, so that entry's index is the number of thresholds
-/// `drop_prob` has reached. Counting them takes no branch per entry (the search's exit branch
-/// was mispredicted often in FQ-PIE's update loops; `pie_tests.rs` compares the two).
+/// `drop_prob`: the thresholds increase, so the entries above `drop_prob` are the table's
+/// last ones, and that entry's index is the table's length less their number (none for NaN,
+/// whose comparisons are all false: 1, as the search finds nothing). Counting them takes no
+/// branch per entry (the search's exit branch was mispredicted often in FQ-PIE's update
+/// loops; `pie_tests.rs` compares the two).
 #[inline]
 fn tuning_scale(drop_prob: f64) -> f64 {
-    let reached: usize = TUNING.iter().map(|&(below, _)| !(drop_prob < below) as usize).sum();
-    SCALES[reached]
+    let above: usize = TUNING.iter().map(|&(below, _)| (drop_prob < below) as usize).sum();
+    SCALES[TUNING.len() - above]
 }
+
 /// Section 5.5: once drop_prob ≥ 0.1, p is capped at 0.02 per update.
 const CAP_FROM: f64 = 0.1;
 const CAP: f64 = 0.02;
