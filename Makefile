@@ -52,7 +52,7 @@ chromium:
 	  echo "chromium unavailable: the HTML report test will be skipped"
 
 bench: build
-	bash benchmarks/setup_ns3.sh
+	$(PY) -m quench.cli ns3 --setup
 	$(PY) benchmarks/bench_dumbbell.py
 	$(PY) benchmarks/bench_start.py
 

@@ -3,7 +3,8 @@
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng] [--tcp matched|default]
         [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2]
-        [--ecn] [--recovery prr|standard]
+        [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
+        [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -19,6 +20,9 @@ mean queue delay (Little's law in both: time-mean queue over the departure rate;
 is the queue disc + its 1-packet device queue), mean queue in packets and the drop + mark rate
 per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 %, 5 %, 10 %,
 -, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
+`--tcp-set` changes the matched TCP in both simulators (a dotted key names a nested table:
+`delayed_ack.enabled=false`); `--quench-tcp` and `--quench-qdisc` change quench's run alone,
+for experiments.
 """
 
 from __future__ import annotations
@@ -89,10 +93,11 @@ def scenario(
     ecn: bool = False,
     recovery: str = "prr",
     udp_rate: str = UDP_RATE,
+    tcp_set: dict | None = None,
 ) -> dict:
     if case == "tcp":
         if tcp == "matched":
-            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery}
+            matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery, **(tcp_set or {})}
             net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched)
         else:
             net = dumbbell(4, rate="10Mbps", rtt="50ms")
@@ -135,24 +140,36 @@ def figures(res) -> dict:
 
 
 def run_case(case: str, aqm: str, args) -> dict:
-    specs = []
+    specs, qspecs = [], []
     for i in range(args.seeds):
-        s = scenario(case, aqm, args.duration, args.tcp, args.qdisc, args.ecn, args.recovery, args.udp_rate)
+        common = (case, aqm, args.duration, args.tcp)
+        rest = (args.ecn, args.recovery, args.udp_rate)
+        s = scenario(*common, args.qdisc, *rest, tcp_set=args.tcp_set)
         s["seed"] = 1 + i
         specs.append(s)
+        # An experiment: quench alone run with other settings (--quench-tcp, --quench-qdisc).
+        qs = scenario(*common, {**args.qdisc, **args.quench_qdisc}, *rest, {**args.tcp_set, **args.quench_tcp})
+        qs["seed"] = 1 + i
+        qspecs.append(qs)
     t0 = time.perf_counter()
-    q = [figures(run_scenario(s, progress=False)) for s in specs]
+    q = [figures(run_scenario(s, progress=False)) for s in qspecs]
     tq = time.perf_counter() - t0
     t0 = time.perf_counter()
     if args.ns3_variant:
         # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
         import ns3_experiments
 
-        extra = {"flightsize": ns3_experiments.FLIGHTSIZE, "abc2": ns3_experiments.ABC2}[args.ns3_variant]
+        extra = {
+            "flightsize": ns3_experiments.FLIGHTSIZE,
+            "abc2": ns3_experiments.ABC2,
+            "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
+            "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
+        }[args.ns3_variant]
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
-            pl.update(extra)
-        n = [figures(ns3.to_results(pl, r, 0.0)) for pl, r in zip(plans, ns3.run_plans(plans))]
+            pl.update({k: v for k, v in extra.items() if k != "defaults"})
+            pl["defaults"].update(extra.get("defaults", {}))
+        n = [figures(ns3.to_results(pl, r)) for pl, r in zip(plans, ns3.run_plans(plans))]
     else:
         n = [figures(r) for r in ns3.run_ns3_many(specs)]
     tn = time.perf_counter() - t0
@@ -180,6 +197,24 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def key_values(pairs: list[str]) -> dict:
+    """KEY=VALUE pairs, each VALUE as JSON where it parses (true, 0, {...}), else a string
+    (a quantity such as 10ms); a dotted KEY (delayed_ack.enabled) names a nested table."""
+    out: dict = {}
+    for kv in pairs:
+        k, v = kv.split("=", 1)
+        try:
+            val = json.loads(v)
+        except json.JSONDecodeError:
+            val = v
+        *outer, last = k.split(".")
+        d = out
+        for part in outer:
+            d = d.setdefault(part, {})
+        d[last] = val
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=5)
@@ -188,6 +223,9 @@ def main() -> None:
     p.add_argument("--aqms", default=",".join(AQMS))
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
+    p.add_argument("--tcp-set", action="append", default=[], help="KEY=VALUE set in the matched TCP (both)")
+    p.add_argument("--quench-tcp", action="append", default=[], help="experiment: KEY=VALUE in quench's TCP only")
+    p.add_argument("--quench-qdisc", action="append", default=[], help="experiment: KEY=VALUE on quench's qdisc only")
     p.add_argument("--json", help="write the per-seed figures here")
     p.add_argument("--udp-rate", default=UDP_RATE, help="the UDP case's sending rate (IP bytes)")
     p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
@@ -199,18 +237,13 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2"),
-        help="experiment: ns-3's NewReno halving FlightSize (as quench) or with ABC L = 2",
+        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr"),
+        help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
+        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize)",
     )
     args = p.parse_args()
-    qd = {}
-    for kv in args.qdisc:
-        k, v = kv.split("=", 1)
-        try:
-            qd[k] = json.loads(v)
-        except json.JSONDecodeError:
-            qd[k] = v  # a quantity such as 10ms
-    args.qdisc = qd
+    for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):
+        setattr(args, name, key_values(getattr(args, name)))
     results = []
     for case in args.cases.split(","):
         for aqm in args.aqms.split(","):
@@ -223,6 +256,9 @@ def main() -> None:
         + (", ECN" if args.ecn else "")
         + (f", recovery {args.recovery}" if args.recovery != "prr" else "")
         + (f", qdisc {args.qdisc}" if args.qdisc else "")
+        + (f", TCP {args.tcp_set}" if args.tcp_set else "")
+        + (f", quench only: TCP {args.quench_tcp}" if args.quench_tcp else "")
+        + (f", quench only: qdisc {args.quench_qdisc}" if args.quench_qdisc else "")
         + (f", UDP at {args.udp_rate}" if args.udp_rate != UDP_RATE else "")
         + "; diff = (quench - ns-3)/ns-3"
     )

@@ -22,6 +22,16 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   1000-packet RED limit, forced marks instead of drops, beta 0.5 (`--only` picks variants).
 - `cubic_ecn_trace`: that case's cwnd/ssthresh rows around each flow's timeout, from both
   simulators' cwnd tables.
+- `cubic_ca`: CUBIC's congestion avoidance: quench against ns-3's TcpCubic and against ns-3
+  with quench's window law (TcpCubicRfc); window reductions and repeats counted from the cwnd
+  tables; delayed ACKs off, beta 0.5, SACK off (`--only` picks variants).
+- `cubic_repeats`: that case's window reductions in both, and the bottleneck every 10 ms.
+- `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
+  rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
+  (TcpVegasSwitches), the bottleneck delay varied.
+- `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
+  second in both, and their sums over the start-up and the rest.
+- `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -33,6 +43,7 @@ import copy
 import statistics
 import sys
 
+import numpy as np
 from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
 
 from quench import ns3
@@ -133,6 +144,146 @@ FLIGHTSIZE = {
 }
 
 
+# ns-3's TcpTxBuffer::BytesInFlight (sent - SACKed - lost + retransmitted) keeps counting a
+# retransmitted segment after it is SACKed (Update clears its lost mark, not its retransmitted
+# one) until the cumulative ACK passes it; RFC 6675's SetPipe, and quench's pipe
+# (sender/recovery.rs), count only unSACKed octets. Experiment: ns-3's PRR fed RFC 6675's pipe.
+# Before each recovery step ns-3's bytes in flight are lowered by those SACKed retransmissions,
+# and the window PRR sets is raised by the same amount afterwards, so that the room the socket
+# computes (cwnd - its own BytesInFlight) is what RFC 6675's pipe would leave. The segments are
+# read from the socket's send buffer (private members, reached through explicit instantiation,
+# as the child reads RED's average), the socket found from its TcpSocketState on first use.
+PRR_RFC_PIPE_CPP = r"""
+#include "ns3/tcp-prr-recovery.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-tx-buffer.h"
+#include "ns3/tcp-tx-item.h"
+#include "ns3/config.h"
+#include "ns3/boolean.h"
+#include <list>
+#include <map>
+namespace quench_exp
+{
+struct SentListTag { typedef std::list<ns3::TcpTxItem*> ns3::TcpTxBuffer::*type; friend type Get(SentListTag); };
+struct SackedTag { typedef bool ns3::TcpTxItem::*type; friend type Get(SackedTag); };
+struct TcbTag { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type Get(TcbTag); };
+struct DeliveredTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(DeliveredTag); };
+struct RecoverFsTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(RecoverFsTag); };
+template <typename Tag, typename Tag::type M>
+struct Expose { friend typename Tag::type Get(Tag) { return M; } };
+template struct Expose<SentListTag, &ns3::TcpTxBuffer::m_sentList>;
+template struct Expose<SackedTag, &ns3::TcpTxItem::m_sacked>;
+template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
+template struct Expose<DeliveredTag, &ns3::TcpPrrRecovery::m_prrDelivered>;
+template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>;
+
+class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpPrrRfcPipe")
+                .SetParent<ns3::TcpPrrRecovery>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpPrrRfcPipe>()
+                .AddAttribute("RecoverFsFlightSize",
+                              "RecoverFS = FlightSize at entry (RFC 6937, quench) instead of ns-3's",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_recoverFsFlightSize),
+                              ns3::MakeBooleanChecker());
+        return tid;
+    }
+
+    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
+                       uint32_t deliveredBytes) override
+    {
+        ns3::TcpPrrRecovery::EnterRecovery(tcb, dupAckCount, unAckDataCount, deliveredBytes);
+        if (m_recoverFsFlightSize)
+        {
+            this->*Get(RecoverFsTag()) = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+        }
+    }
+    TcpPrrRfcPipe() = default;
+    TcpPrrRfcPipe(const TcpPrrRfcPipe& o) = default;
+    std::string GetName() const override { return "TcpPrrRfcPipe"; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpPrrRfcPipe>(this); }
+
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
+    {
+        uint32_t extra = SackedRetransmitted(tcb);
+        uint32_t inflight = tcb->m_bytesInFlight;
+        uint32_t delivered = this->*Get(DeliveredTag());
+        tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
+        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+        tcb->m_bytesInFlight = inflight;
+        // PRR sets the window only for an ACK that counts as delivering data (its delivered
+        // total then grows); otherwise it leaves the window as it was.
+        if (this->*Get(DeliveredTag()) != delivered)
+        {
+            tcb->m_cWnd = tcb->m_cWnd + extra;
+        }
+    }
+
+    static uint64_t s_calls, s_extraBytes;
+
+  private:
+    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
+        {
+            m_buffer = nullptr;
+            m_tcb = ns3::PeekPointer(tcb);
+            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+            for (uint32_t i = 0; i < all.GetN(); ++i)
+            {
+                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
+                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
+                {
+                    m_buffer = sock->GetTxBuffer();
+                }
+            }
+        }
+        uint32_t bytes = 0;
+        if (m_buffer)
+        {
+            for (ns3::TcpTxItem* item : (*m_buffer).*Get(SentListTag()))
+            {
+                if (item->m_retrans && (*item).*Get(SackedTag()))
+                {
+                    bytes += item->GetSeqSize();
+                }
+            }
+        }
+        ++s_calls;
+        s_extraBytes += bytes;
+        return bytes;
+    }
+    ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
+    const ns3::TcpSocketState* m_tcb = nullptr;
+    bool m_recoverFsFlightSize = false;
+};
+uint64_t TcpPrrRfcPipe::s_calls = 0;
+uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
+}
+"""
+# FlightSize halving (as quench) and ns-3's PRR on RFC 6675's pipe; and the same with PRR's
+# RecoverFS = FlightSize at entry as RFC 6937 and quench (ns-3's own TcpPrrRecovery takes its
+# bytes in flight).
+FLIGHTSIZE_RFC_PIPE = {
+    "experiment_cpp": [*FLIGHTSIZE["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "tcp_types": FLIGHTSIZE["tcp_types"],
+    "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrRfcPipe")},
+}
+FLIGHTSIZE_RFC_PRR = {
+    **FLIGHTSIZE_RFC_PIPE,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PIPE["defaults"],
+        "quench_exp::TcpPrrRfcPipe::RecoverFsFlightSize": ("bool", True),
+    },
+}
+
+
 def figures(res) -> dict:
     b = res.link("r1->r2")
     arrived = float(b["arrived_packets"])
@@ -148,6 +299,14 @@ def figures(res) -> dict:
     }
 
 
+def with_plan(plan: dict, extra: dict | None) -> dict:
+    """The plan with an experiment's keys (experiment_cpp, tcp_types) and attribute defaults."""
+    extra = extra or {}
+    plan.update({k: v for k, v in extra.items() if k != "defaults"})
+    plan["defaults"].update(extra.get("defaults", {}))
+    return plan
+
+
 def quench_runs(specs):
     return [figures(run_scenario(s, progress=False)) for s in specs]
 
@@ -157,10 +316,10 @@ def ns3_runs(specs, extra=None, defaults=None):
     ({path: (kind, value)}) on top of the translation."""
     plans = [ns3.translate(s) for s in specs]
     for p in plans:
-        p.update(extra or {})
+        with_plan(p, extra)
         p["defaults"].update(defaults or {})
     raws = ns3.run_plans(plans)
-    return [figures(ns3.to_results(p, r, 0.0)) for p, r in zip(plans, raws)]
+    return [figures(ns3.to_results(p, r)) for p, r in zip(plans, raws)]
 
 
 def report(title: str, rows: dict[str, list[dict]]) -> None:
@@ -281,6 +440,119 @@ CUBIC_SS1 = {
 }
 CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecovery")}
 
+# ns-3's CUBIC with quench's congestion avoidance (RFC 9438 in floating point, cc/cubic.rs)
+# instead of TcpCubic::Update's: per ACK the window grows by (target - cwnd)/cwnd per segment
+# acknowledged, in bytes (a fraction carried), toward W_cubic(t + srtt) clamped to
+# [cwnd, 1.5 cwnd], with the Reno-friendly estimate growing alpha = 3(1 - beta)/(1 + beta)
+# segments per window, then 1 once back at the window before the event. TcpCubic instead adds
+# one whole segment every `cnt` segments acknowledged, cnt = segCwnd/(target - segCwnd) with
+# integer segments and target, never more than one segment per ACK (cnt >= 2), and evaluates
+# the cubic at t + the minimum RTT. Slow start: one segment per ACK (as TcpCubicSs1 and quench's
+# abc_limit = 1). The event rules are quench's too (W_max in fractional segments, fast
+# convergence, ssthresh = max(beta cwnd, 2 segments), no plateau after a timeout). C = 0.4 and
+# beta = 0.7: both simulators' defaults, which the experiment keeps.
+CUBIC_RFC_CPP = r"""
+#include "ns3/tcp-cubic.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include <algorithm>
+#include <cmath>
+namespace quench_exp
+{
+class TcpCubicRfc : public ns3::TcpCubic
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicRfc")
+                                     .SetParent<ns3::TcpCubic>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpCubicRfc>();
+        return tid;
+    }
+    TcpCubicRfc() = default;
+    TcpCubicRfc(const TcpCubicRfc& o) = default;
+    std::string GetName() const override { return "TcpCubicRfc"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicRfc>(this); }
+
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (segmentsAcked == 0)
+        {
+            return;
+        }
+        if (tcb->m_cWnd < tcb->m_ssThresh)
+        {
+            tcb->m_cWnd += tcb->m_segmentSize;
+            return;
+        }
+        const double mss = tcb->m_segmentSize;
+        const double cwnd = tcb->m_cWnd / mss;
+        const double now = ns3::Simulator::Now().GetSeconds();
+        if (!m_inEpoch)
+        {
+            m_inEpoch = true;
+            m_start = now;
+            m_k = cwnd < m_wMax ? std::cbrt((m_wMax - cwnd) / kC) : 0.0;
+            m_origin = cwnd < m_wMax ? m_wMax : cwnd;
+            m_wEst = cwnd;
+        }
+        const double acked = segmentsAcked;
+        const double t = now - m_start;
+        const double alpha = m_wEst >= m_prior ? 1.0 : 3.0 * (1.0 - kBeta) / (1.0 + kBeta);
+        m_wEst += alpha * acked / cwnd;
+        double grown;
+        if (Cubic(t) < m_wEst)
+        {
+            grown = std::max(m_wEst, cwnd);
+        }
+        else
+        {
+            double srtt = tcb->m_srtt.Get().GetSeconds();
+            double target = std::clamp(Cubic(t + srtt), cwnd, 1.5 * cwnd);
+            grown = cwnd + (target - cwnd) / cwnd * acked;
+        }
+        double bytes = (grown - cwnd) * mss + m_carry;
+        double whole = std::trunc(bytes);
+        m_carry = bytes - whole;
+        tcb->m_cWnd += static_cast<uint32_t>(whole);
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    {
+        const double cwnd = tcb->m_cWnd / static_cast<double>(tcb->m_segmentSize);
+        m_prior = cwnd;
+        m_wMax = cwnd < m_wMax ? cwnd * (1.0 + kBeta) / 2.0 : cwnd;
+        m_inEpoch = false;
+        m_carry = 0.0;
+        return static_cast<uint32_t>(std::max(cwnd * kBeta, 2.0) * tcb->m_segmentSize);
+    }
+
+    // ns-3 asks for ssthresh at a timeout before it enters CA_LOSS: forget the plateau then.
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        if (s == ns3::TcpSocketState::CA_LOSS)
+        {
+            m_wMax = 0.0;
+            m_inEpoch = false;
+        }
+    }
+
+  private:
+    static constexpr double kC = 0.4;
+    static constexpr double kBeta = 0.7;
+    double Cubic(double t) const { return kC * std::pow(t - m_k, 3) + m_origin; }
+    bool m_inEpoch = false;
+    double m_start = 0.0, m_k = 0.0, m_origin = 0.0, m_wEst = 0.0;
+    double m_wMax = 0.0, m_prior = 0.0, m_carry = 0.0;
+};
+}
+"""
+CUBIC_RFC = {
+    "experiment_cpp": [(CUBIC_RFC_CPP, ["quench_exp.TcpCubicRfc"])],
+    "tcp_types": {"cubic": "quench_exp::TcpCubicRfc"},
+}
+
 
 def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
     net = dumbbell(
@@ -292,6 +564,13 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
     )
     net.record(queues=False, drops=False, cwnd=False, rtt=False)
     return net.to_dict(duration)
+
+
+CUBIC_SS1_RFC_PIPE = {
+    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "tcp_types": CUBIC_SS1["tcp_types"],
+    "defaults": FLIGHTSIZE_RFC_PIPE["defaults"],
+}
 
 
 def exp_cubic(args) -> None:
@@ -351,6 +630,404 @@ def exp_cubic_ss(args) -> None:
                 rows["ns-3 TcpCubic"] = ns3_runs(ss)
                 rows["ns-3 TcpCubic, 1 segment per ACK"] = ns3_runs(ss, CUBIC_SS1)
         report(f"{title}, {args.duration}, seeds {args.seeds}", rows)
+
+
+# A reduction within this long after the flow's previous one (about 4 round trips here) is
+# counted as a repeat: a second window reduction for the same congestion episode.
+REPEAT_WITHIN_S = 0.3
+
+
+def reduction_figures(res) -> dict:
+    """figures() with the window reductions counted from the cwnd table: every change of
+    ssthresh (entries into recovery, timeouts), and those within REPEAT_WITHIN_S of the
+    flow's previous one."""
+    out = figures(res)
+    cw = res.tables["cwnd"]
+    total = repeats = 0
+    for _, c in cw.groupby("flow"):
+        ss = c["ssthresh"].to_numpy()
+        t = c["time_s"].to_numpy()[1:][ss[1:] != ss[:-1]]
+        total += len(t)
+        repeats += int((t[1:] - t[:-1] < REPEAT_WITHIN_S).sum())
+    rtx = float(res.flows["retransmitted_segments"].sum())
+    out.update(reductions=float(total), repeats=float(repeats), retransmits=rtx)
+    for k in ("marks", "rate", "goodput"):
+        del out[k]
+    return out
+
+
+def exp_cubic_ca(args) -> None:
+    """CUBIC's congestion avoidance: quench (RFC 9438, floating point) against ns-3's TcpCubic
+    with one segment per ACK in slow start (TcpCubicSs1) and against ns-3 with quench's
+    congestion avoidance (TcpCubicRfc); every other rule as matched so far (IW 10, slow start
+    one segment per ACK, SACK, PRR); also with delayed ACKs off, and with beta = 0.5 in all.
+    Window reductions are counted from the cwnd tables, with the repeats (a second reduction
+    within REPEAT_WITHIN_S of the flow's last)."""
+    for title, change in (
+        ("as is", lambda f: None),
+        ("delayed ACKs off", lambda f: f["tcp"].update(delayed_ack={"enabled": False})),
+        ("beta 0.5", lambda f: f["cc"].update(beta=0.5)),
+        ("SACK off", lambda f: f["tcp"].update(sack=False)),
+    ):
+        if args.only and title not in args.only:
+            continue
+        spec = matched("cubic", args.flows, args.duration)
+        spec["record"]["cwnd"] = True
+        for f in spec["flows"]:
+            change(f)
+        ss = seeds(spec, args.seeds)
+        rows = {"quench (RFC 9438 floating point)": [reduction_figures(run_scenario(s, progress=False)) for s in ss]}
+        for name, extra in (
+            ("ns-3 TcpCubic, 1 segment per ACK in slow start", CUBIC_SS1),
+            ("ns-3 with quench's congestion avoidance (TcpCubicRfc)", CUBIC_RFC),
+            ("ns-3 TcpCubic, 1 segment per ACK, PRR on RFC 6675's pipe", CUBIC_SS1_RFC_PIPE),
+        ):
+            if title in ("beta 0.5", "SACK off") and extra is CUBIC_RFC:
+                continue  # TcpCubicRfc fixes beta at 0.7
+            plans = [with_plan(ns3.translate(s), extra) for s in ss]
+            rows[name] = [reduction_figures(ns3.to_results(p, r)) for p, r in zip(plans, ns3.run_plans(plans))]
+        report(
+            f"CUBIC congestion avoidance, {args.flows} flows, drop-tail 1 BDP, {title}, {args.duration}, "
+            f"seeds {args.seeds}",
+            rows,
+        )
+
+
+# ns-3's TcpVegas rewritten with two of its rules as switches, for the experiment only:
+# `SeqRounds` (ns-3 and Linux: a round ends when the ACK for the first byte sent after the
+# previous round's end arrives; off: quench's, a round ends one RTT sample after it began,
+# the sample of the ACK that closed the last round) and `IntDiff` (ns-3: diff = segCwnd -
+# floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
+# segCwnd * (minRtt - baseRtt) / minRtt). Everything else as TcpVegas (alpha 2, beta 4,
+# gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
+# both switches on it must give TcpVegas's figures exactly (checked by the experiment).
+VEGAS_SWITCHES_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include "ns3/simulator.h"
+#include "ns3/boolean.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpVegasSwitches : public ns3::TcpNewReno
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid =
+            ns3::TypeId("quench_exp::TcpVegasSwitches")
+                .SetParent<ns3::TcpNewReno>()
+                .SetGroupName("Internet")
+                .AddConstructor<TcpVegasSwitches>()
+                .AddAttribute("SeqRounds", "rounds by sequence (ns-3) or by one RTT sample (quench)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_seqRounds),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("IntDiff", "diff in whole segments (ns-3) or real (quench)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_intDiff),
+                              ns3::MakeBooleanChecker());
+        return tid;
+    }
+    TcpVegasSwitches() = default;
+    TcpVegasSwitches(const TcpVegasSwitches& o) = default;
+    std::string GetName() const override { return "TcpVegasSwitches"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpVegasSwitches>(this); }
+
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState>, uint32_t, const ns3::Time& rtt) override
+    {
+        if (rtt.IsZero())
+        {
+            return;
+        }
+        m_minRtt = std::min(m_minRtt, rtt);
+        m_baseRtt = std::min(m_baseRtt, rtt);
+        m_cntRtt++;
+        m_lastRtt = rtt;
+        if (!m_seqRounds && m_roundEnd.IsNegative())
+        {
+            m_roundEnd = ns3::Simulator::Now() + rtt;
+        }
+    }
+
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
+    {
+        m_doing = s == ns3::TcpSocketState::CA_OPEN;
+        if (m_doing)
+        {
+            m_begSndNxt = tcb->m_nextTxSequence;
+            m_cntRtt = 0;
+            m_minRtt = ns3::Time::Max();
+            m_roundEnd = ns3::Seconds(-1);
+        }
+    }
+
+    void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        if (!m_doing)
+        {
+            ns3::TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+            return;
+        }
+        bool over = m_seqRounds ? tcb->m_lastAckedSeq >= m_begSndNxt
+                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() >= m_roundEnd);
+        if (!over)
+        {
+            if (tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                SlowStart(tcb, segmentsAcked);
+            }
+            return;
+        }
+        m_begSndNxt = tcb->m_nextTxSequence;
+        if (m_cntRtt <= 2)
+        {
+            ns3::TcpNewReno::IncreaseWindow(tcb, segmentsAcked);
+        }
+        else
+        {
+            uint32_t segCwnd = tcb->GetCwndInSegments();
+            double ratio = m_baseRtt.GetSeconds() / m_minRtt.GetSeconds();
+            uint32_t target = static_cast<uint32_t>(segCwnd * ratio);
+            double diff = m_intDiff ? double(segCwnd - target) : segCwnd * (1.0 - ratio);
+            if (diff > kGamma && tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                segCwnd = std::min(segCwnd, target + 1);
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+            }
+            else if (tcb->m_cWnd < tcb->m_ssThresh)
+            {
+                SlowStart(tcb, segmentsAcked);
+            }
+            else if (diff > kBeta)
+            {
+                segCwnd--;
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+            }
+            else if (diff < kAlpha)
+            {
+                segCwnd++;
+                tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
+            }
+            tcb->m_ssThresh = std::max(tcb->m_ssThresh.Get(), 3 * tcb->m_cWnd.Get() / 4);
+        }
+        m_cntRtt = 0;
+        m_minRtt = ns3::Time::Max();
+        m_roundEnd = m_seqRounds ? ns3::Seconds(-1) : ns3::Simulator::Now() + m_lastRtt;
+    }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    {
+        return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get() - tcb->m_segmentSize),
+                        2 * tcb->m_segmentSize);
+    }
+
+  private:
+    static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
+    bool m_seqRounds = true, m_intDiff = true, m_doing = true;
+    ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
+    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
+    uint32_t m_cntRtt = 0;
+    ns3::SequenceNumber32 m_begSndNxt{0};
+};
+}
+"""
+
+
+def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
+    """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
+    extra = {
+        "experiment_cpp": [(VEGAS_SWITCHES_CPP, ["quench_exp.TcpVegasSwitches"])],
+        "tcp_types": {"vegas": "quench_exp::TcpVegasSwitches"},
+    }
+    defaults = {
+        "quench_exp::TcpVegasSwitches::SeqRounds": ("bool", seq_rounds),
+        "quench_exp::TcpVegasSwitches::IntDiff": ("bool", int_diff),
+    }
+    return extra, defaults
+
+
+def exp_cubic_repeats(args) -> None:
+    """cubic_ca's case (4 flows, drop-tail, seed 1) for 12 s: each window reduction between 4
+    and 12 s (time, flow, new ssthresh in segments) in quench and in ns-3's TcpCubic with one
+    segment per ACK, and the bottleneck's backlog and drops every 10 ms over [5, 6) s."""
+    spec = matched("cubic", args.flows, "12s")
+    spec["record"]["cwnd"] = True
+    spec["record"]["snapshots"] = [f"{5.0 + 0.01 * i:.2f}s" for i in range(1, 101)]
+    runs = [("quench", run_scenario(spec, progress=False))]
+    p = with_plan(ns3.translate(spec), CUBIC_SS1)
+    runs.append(("ns-3 TcpCubic, 1 segment per ACK", ns3.to_results(p, ns3.run_plans([p])[0])))
+    for name, r in runs:
+        print(f"\n{name}")
+        cw = r.tables["cwnd"]
+        rows = []
+        for k, c in cw.groupby("flow"):
+            ss, t = c["ssthresh"].to_numpy(), c["time_s"].to_numpy()
+            changed = np.nonzero(ss[1:] != ss[:-1])[0] + 1
+            rows += [(round(float(t[i]), 3), int(k), round(float(ss[i]) / 1460, 1)) for i in changed if 4 <= t[i] < 12]
+        print("  reductions (s, flow, ssthresh segments):", sorted(rows))
+        ls = r.tables["link_snapshots"]
+        ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+        print("  backlog every 10 ms from 5.01 s:", " ".join(str(int(x)) for x in ls["backlog_packets"]))
+        drops = np.diff(ls["dropped_packets"].to_numpy(dtype=float))
+        print("  drops per 10 ms from 5.01 s:   ", " ".join(str(int(x)) for x in drops))
+
+
+def vegas_figures(res) -> dict:
+    out = figures(res)
+    g = res.flows["goodput_bps"].to_numpy(dtype=float)
+    out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
+    for k in ("marks", "rate", "fast_rtx"):
+        del out[k]
+    return out
+
+
+def exp_vegas(args) -> None:
+    """The two Vegas flows of scenarios/ns3_mixed.toml alone (delayed ACKs off, an RTT sample
+    on every ACK, both starting at 0). ns-3's TcpVegas compares diff = segCwnd -
+    floor(segCwnd * baseRtt / minRtt), the real diff rounded up to whole segments, with its
+    integer alpha and beta: it grows while that is < alpha, i.e. while the real diff <= alpha - 1,
+    and shrinks while it is > beta, i.e. while the real diff > beta. quench compares the real
+    diff (alpha = 2, beta = 4: grow below 2). Variants: quench with alpha = 1 (ns-3's rule in
+    real numbers); ns-3's Vegas rewritten with its round rule and its rounding as switches
+    (TcpVegasSwitches); delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
+    spec = load_scenario("scenarios/ns3_mixed.toml")
+    spec["duration"] = args.duration
+    spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+
+    def quench_rows(specs):
+        return [vegas_figures(run_scenario(x, progress=False)) for x in specs]
+
+    # Every ns-3 run of the experiment in one child: (row, specs, plan keys, defaults).
+    jobs, rows_at = [], {}
+
+    def ns3_job(row, specs, extra=None, defaults=None):
+        plans = []
+        for x in specs:
+            p = ns3.translate(x)
+            p.update(extra or {})
+            p["defaults"].update(defaults or {})
+            plans.append(p)
+        jobs.append((row, plans))
+
+    tables = []
+    for title, delack in (("delayed ACKs off", False), ("delayed ACKs on", True)):
+        base = copy.deepcopy(spec)
+        for f in base["flows"]:
+            f["tcp"]["delayed_ack"] = {"enabled": delack}
+        alpha1 = copy.deepcopy(base)
+        for f in alpha1["flows"]:
+            f["cc"]["alpha"] = 1.0
+        ss = seeds(base, args.seeds)
+        rows = {
+            "quench, alpha 2 beta 4": quench_rows(ss),
+            "quench, alpha 1 beta 4 (ns-3's rounding)": quench_rows(seeds(alpha1, args.seeds)),
+        }
+        name = f"Vegas, 2 flows, {title}, {args.duration}, seeds {args.seeds}"
+        ns3_job((name, "ns-3 TcpVegas"), ss)
+        if not delack:
+            for seq, whole in ((True, True), (False, True), (True, False), (False, False)):
+                label = (
+                    f"ns-3 TcpVegasSwitches: rounds by {'sequence (ns-3)' if seq else 'RTT sample (quench)'}, "
+                    f"diff {'whole segments (ns-3)' if whole else 'real (quench)'}"
+                )
+                ns3_job((name, label), ss, *vegas_switches(seq, whole))
+        tables.append((name, rows))
+    # Where the flows settle inside the band depends on the path there: with delayed ACKs off
+    # both simulators leave slow start above the band and take one segment off per round
+    # until diff <= beta. The bottleneck delay moved by 1 ms steps (base RTT 38-46 ms).
+    name = f"Vegas, 2 flows, delayed ACKs off, bottleneck delay varied, {args.duration}, seeds {args.seeds}"
+    rows = {}
+    for delay_ms in (17, 18, 19, 20, 21, 22):
+        s = copy.deepcopy(spec)
+        s["links"][0]["delay"] = f"{delay_ms}ms"
+        ss = seeds(s, args.seeds)
+        rows[f"quench, bottleneck delay {delay_ms} ms"] = quench_rows(ss)
+        ns3_job((name, f"ns-3, bottleneck delay {delay_ms} ms"), ss)
+        ns3_job((name, f"ns-3 rounds by RTT sample, bottleneck delay {delay_ms} ms"), ss, *vegas_switches(False, True))
+    tables.append((name, rows))
+    plans = [p for _, ps in jobs for p in ps]
+    results = iter(ns3.run_plans(plans))
+    for (table, row), ps in jobs:
+        rows_at.setdefault(table, {})[row] = [vegas_figures(ns3.to_results(p, next(results))) for p in ps]
+    for name, rows in tables:
+        report(name, {**rows, **rows_at[name]})
+
+
+def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | None = None):
+    """quench and ns-3 (NewReno halving FlightSize, as quench, or `variant`) runs of ns3_aqm.py's
+    TCP case."""
+    import ns3_aqm
+
+    specs = []
+    for seed in seed_list:
+        s = ns3_aqm.scenario("tcp", aqm, duration, "matched", {})
+        s["seed"] = seed
+        s["record"].update(record)
+        specs.append(s)
+    q = [run_scenario(s, progress=False) for s in specs]
+    plans = [with_plan(ns3.translate(s), variant or FLIGHTSIZE) for s in specs]
+    return q, [ns3.to_results(p, r) for p, r in zip(plans, ns3.run_plans(plans))]
+
+
+def bottleneck_steps(res, key: str):
+    """Per-interval increments of a bottleneck counter from the link snapshots."""
+    ls = res.tables["link_snapshots"]
+    ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+    return np.diff(np.concatenate([[0.0], ls[key].to_numpy(dtype=float)]))
+
+
+def exp_pie_profile(args) -> None:
+    """Where PIE's (or FQ-PIE's) extra drops fall: ns3_aqm.py's TCP case (4 NewReno, ns-3 halving
+    FlightSize as quench), the bottleneck's drops in each second, mean over seeds 1..N, and
+    their sums over the start-up [0, 3) s and the rest."""
+    dur = int(float(args.duration.rstrip("s")))
+    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
+    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant)
+    qa = np.mean([bottleneck_steps(r, "dropped_packets") for r in q], axis=0)
+    na = np.mean([bottleneck_steps(r, "dropped_packets") for r in n], axis=0)
+    print(f"\n{args.aqm}, 4 NewReno, {args.duration}, seeds 1..{args.seeds}: drops in each second (mean)")
+    print("quench", " ".join(f"{x:.1f}" for x in qa))
+    print("ns-3  ", " ".join(f"{x:.1f}" for x in na))
+    print("| seconds | quench | ns-3 | diff |\n|---|---|---|---|")
+    for a, b in ((0, 3), (3, dur), (0, dur)):
+        qs, ns_ = qa[a:b].sum(), na[a:b].sum()
+        print(f"| [{a}, {b}) | {qs:.1f} | {ns_:.1f} | {qs / ns_ - 1:+.1%} |")
+
+
+def exp_pie_start(args) -> None:
+    """PIE's start-up in both, seed 1, 3 s: per 100 ms the bottleneck's arrivals, drops and
+    backlog (packets); each flow's cwnd and ssthresh (segments) every 100 ms from 0.6 s; and
+    quench's drop_prob."""
+    times = [f"{0.1 * i:.1f}s" for i in range(1, 31)]
+    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
+    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant)
+    for name, r in (("quench", q[0]), ("ns-3", n[0])):
+        print(f"\n{name}, {args.aqm}, seed 1: per 100 ms from 0.1 s")
+        for key, label in (("arrived_packets", "arrivals"), ("dropped_packets", "drops")):
+            print(f"  {label:9s}", " ".join(f"{int(x):4d}" for x in bottleneck_steps(r, key)))
+        ls = r.tables["link_snapshots"]
+        ls = ls[ls["link_name"] == "r1->r2"].sort_values("time_s")
+        print("  backlog  ", " ".join(f"{int(x):4d}" for x in ls["backlog_packets"]))
+        cw = r.tables["cwnd"]
+        ts = np.arange(0.6, 2.3, 0.1)
+        for k in range(4):
+            c = cw[cw["flow"] == k]
+            at = np.clip(np.searchsorted(c["time_s"].to_numpy(), ts) - 1, 0, len(c) - 1)
+            w = c["cwnd"].to_numpy()[at] / 1460
+            sst = np.minimum(c["ssthresh"].to_numpy()[at] / 1460, 999)
+            print(
+                f"  flow {k} cwnd", " ".join(f"{x:3.0f}" for x in w), "| ssthresh", " ".join(f"{x:3.0f}" for x in sst)
+            )
+        print("  flows' packets sent", r.flows["packets_sent"].tolist(), "timeouts", r.flows["timeouts"].tolist())
+    m = q[0].tables["monitors"]
+    m = m[m["name"] == "drop_prob"]
+    print(
+        "quench drop_prob every ~100 ms:",
+        [(round(float(t), 1), round(float(v), 3)) for t, v in m[["time_s", "value"]].to_numpy()[::7]],
+    )
 
 
 def exp_cubic_ecn_trace(args) -> None:
@@ -422,11 +1099,18 @@ def main() -> None:
             "cubic_ss",
             "cubic_ecn",
             "cubic_ecn_trace",
+            "cubic_ca",
+            "cubic_repeats",
+            "vegas",
+            "pie_profile",
+            "pie_start",
         ),
     )
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
-    p.add_argument("--only", action="append", help="cubic_ecn: run only these variants (', beta 0.5', ...)")
+    p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
+    p.add_argument("--only", action="append", help="cubic_ecn, cubic_ca: run only these variants")
+    p.add_argument("--rfc-pipe", action="store_true", help="pie_profile, pie_start: ns-3's PRR on RFC 6675's pipe")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
@@ -444,6 +1128,16 @@ def main() -> None:
         exp_cubic_ss(args)
     elif args.experiment == "cubic_ecn_trace":
         exp_cubic_ecn_trace(args)
+    elif args.experiment == "cubic_ca":
+        exp_cubic_ca(args)
+    elif args.experiment == "cubic_repeats":
+        exp_cubic_repeats(args)
+    elif args.experiment == "vegas":
+        exp_vegas(args)
+    elif args.experiment == "pie_profile":
+        exp_pie_profile(args)
+    elif args.experiment == "pie_start":
+        exp_pie_start(args)
     else:
         exp_cubic_ecn(args)
 

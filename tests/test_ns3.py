@@ -136,6 +136,23 @@ def test_dumbbell_agrees_with_ns3(ns3_env, cc, red_ecn):
             assert first["time_s"] == pytest.approx(cq[cq["flow"] == k].iloc[0]["time_s"], abs=0.005)
 
 
+def test_lean_plan_simulates_the_same(ns3_env):
+    """A lean plan (the speed benchmark's: no trace callback per packet) runs the same
+    simulation: every link's counters and every flow's delivered bytes equal the traced plan's,
+    and the run loop is timed alone."""
+    spec = matched_dumbbell("newreno", False)
+    full, lean = ns3.translate(spec), ns3.translate(spec, lean=True)
+    assert lean["lean"] and not lean["record_queue"] and not lean["record_cwnd"]
+    runs = [ns3.to_results(p, r) for p, r in zip((full, lean), ns3.run_plans([full, lean], timeout_s=300))]
+    counters = ["arrived_packets", "arrived_bytes", "departed_packets", "departed_bytes", "dropped_packets"]
+    assert runs[1].links[counters].equals(runs[0].links[counters])
+    assert runs[1].links["utilization"].to_list() == pytest.approx(runs[0].links["utilization"].to_list(), rel=1e-9)
+    assert list(runs[1].flows["bytes_delivered"]) == list(runs[0].flows["bytes_delivered"])
+    assert runs[1].links["mean_backlog_packets"].isna().all() and runs[1].flows["timeouts"].isna().all()
+    for res in runs:
+        assert 0 < res.meta["wall_run_s"] < 300
+
+
 def test_refuses_what_ns3_cannot_run():
     spec = matched_dumbbell("newreno", False)
     spec["links"][0]["qdisc"] = {"kind": "fuzzball"}
@@ -235,13 +252,18 @@ def test_plan_maps_aqm_and_recovery_rules():
         ns3.translate(spec)
 
 
-def test_plan_maps_bbr_to_tcp_bbr_with_pacing():
-    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_rtt.toml")
+def test_plan_maps_bbr_to_tcp_bbr_pacing_its_own_socket_only():
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_cubic_deep.toml")
     plan = ns3.translate(spec)
     d = plan["defaults"]
-    assert d["ns3::TcpSocketState::EnablePacing"] == ("bool", True)
+    # TcpBbr turns on its own socket's pacing; as a default the attribute would pace the CUBIC
+    # flow beside it too, which quench does not.
+    assert "ns3::TcpSocketState::EnablePacing" not in d
     assert d["ns3::TcpBbr::HighGain"][1] == pytest.approx(2 / math.log(2))
     assert any("extra_acked" in n for n in plan["notes"])
+    assert any("send_quantum" in n for n in plan["notes"])
+    spec["flows"][0]["cc"] = {"kind": "bbr", "initial_window": 10, "send_quantum": "segment"}
+    assert not any("send_quantum" in n for n in ns3.translate(spec)["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)

@@ -109,14 +109,21 @@ def bbr(
     cwnd_gain: float | None = None,
     pacing_margin: float | None = None,
     initial_window: int | None = None,
+    send_quantum: str | None = None,
 ) -> dict[str, Any]:
     """BBR v1 (Cardwell et al. 2016; Linux tcp_bbr.c), paced at its own rate: `high_gain`,
     STARTUP's pacing and window gain (default 2/ln 2 = 2.885); `cwnd_gain`, PROBE_BW's window
     gain over the estimated BDP (default 2); `pacing_margin`, the fraction the pacing rate stays
     under the bandwidth estimate (default 0.01). `initial_window`: segments (RFC 5681's 2-4 by
-    MSS when None)."""
+    MSS when None). `send_quantum`: "draft" (default; 1 ms of pacing above 24 Mb/s) or
+    "segment" (ns-3's TcpBbr), three of which the window target holds."""
     return _table(
-        "bbr", high_gain=high_gain, cwnd_gain=cwnd_gain, pacing_margin=pacing_margin, initial_window=initial_window
+        "bbr",
+        high_gain=high_gain,
+        cwnd_gain=cwnd_gain,
+        pacing_margin=pacing_margin,
+        initial_window=initial_window,
+        send_quantum=send_quantum,
     )
 
 

@@ -141,7 +141,10 @@ def dualpi2(
     sojourn against `target` ("15ms") with gains alpha (0.16 Hz) and beta (3.2 Hz); Classic
     packets are dropped (Not-ECT) or marked with p' squared, L4S packets marked with
     `coupling`·p' (k, default 2) or with certainty once their sojourn exceeds `step_thresh`
-    ("1ms"). Other parameters: tshift ("40ms", the time-shifted FIFO), drop_overload (True:
+    ("1ms") while more than th_len packets (default 1, RFC 9332's Th_len) are left in the L4S
+    queue; th_len_at ("dequeue", the RFC's count after the dequeue; "enqueue", Linux's
+    min_qlen_step: at least th_len found on arrival, Linux's default th_len being 0). Other
+    parameters: tshift ("40ms", the time-shifted FIFO), drop_overload (True:
     past p_Cmax = 1/k² L4S packets are dropped like Classic ones), scheduler ("time_shifted",
     the RFC's; "wrr", Linux's, with c_protection 10 percent for the Classic queue and mtu
     "1500B"), pi_delay ("classic"; "max", Linux's larger head sojourn of both queues),

@@ -25,7 +25,7 @@ import pandas as pd
 from quench.results import Results, jain_index
 from quench.scenario import scenario_error, validate_scenario
 
-# The ns3 wheel on PyPI (ns-3.44); benchmarks/setup_ns3.sh pins the same version.
+# The ns3 wheel on PyPI (ns-3.44) that `quench ns3 --setup` installs.
 NS3_VERSION = "3.44.post0"
 # Where the ns-3 environment lives: $QUENCH_NS3_VENV, else beside the source checkout
 # (benchmarks/.venv-ns3, shared with the benchmark scripts), else in the user's data folder.
@@ -388,21 +388,29 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         )
     elif kind == "bbr":
         # ns-3's TcpBbr fixes PROBE_BW's cwnd gain at 2 and the pacing margin at 1 %, as quench's
-        # defaults; it paces through the socket's own pacing (EnablePacing).
+        # defaults. It turns on its own socket's pacing (TcpBbr::InitPacingRate); the attribute
+        # TcpSocketState::EnablePacing is not set, since as a default it would pace every other
+        # socket too (a CUBIC flow beside BBR at 2 x cwnd/srtt in slow start), which quench's
+        # unpaced flows are not (docs/validation.md#bbr).
         for p, default in (("cwnd_gain", 2.0), ("pacing_margin", 0.01)):
             if float(cc[p]) != default:
                 raise _refuse(f"{key}.cc.{p}", f"a BBR {p} other than {default} (ns-3's is fixed)")
         d.update(
             {
                 "ns3::TcpBbr::HighGain": ("double", cc["high_gain"]),
-                "ns3::TcpSocketState::EnablePacing": ("bool", True),
             }
         )
         notes.append(
-            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) to its "
-            "window target and sizes its quanta by Linux's TSO rule; quench's BBR v1 has neither "
+            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) and, in "
+            "the 5/4 phase, 2 segments to its window target; quench's BBR v1 adds neither "
             "(docs/mechanisms.md#bbr)"
         )
+        if cc.get("send_quantum", "draft") != "segment":
+            # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
+            notes.append(
+                f"{key}.cc.send_quantum: ns-3's TcpBbr sends one segment per quantum (quench: the "
+                "draft's, 1 ms of pacing above 24 Mb/s; \"segment\" is ns-3's)"
+            )
     elif kind == "dctcp":
         # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
         # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
@@ -429,9 +437,14 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
     return d, notes
 
 
-def translate(spec: dict[str, Any]) -> dict[str, Any]:
+def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
     """The plan ns3_child.py runs: validates `spec` with quench first, then maps each element
-    or refuses it (ScenarioError naming the key)."""
+    or refuses it (ScenarioError naming the key).
+
+    `lean` asks for the same simulation with no trace callback per packet, for timing ns-3's
+    run loop: links report only what ns-3's queue objects count themselves (arrivals, drops,
+    departures, utilization; no backlog integrals or maxima), TCP flows only the bytes their
+    sinks received (and a finite flow's completion), and nothing is recorded over time."""
     r = validate_scenario(spec)
     for key in ("workloads",):
         if r.get(key):
@@ -559,7 +572,9 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
             )
         else:
             raise _refuse(f"{key}.kind", f"the {fl['kind']!r} transport")
-    rec = r["record"]
+    if lean:
+        notes.append("lean: counters only (no backlog integrals, TCP counters or records over time)")
+    rec = {} if lean else r["record"]
     names = [f"{ln['from']}->{ln['to']}" for ln in links] + [f"{ln['to']}->{ln['from']}" for ln in links]
     record_queue = (rec.get("links") or names) if rec.get("queues") else []
     # RED's average on every arrival, as quench's `avg_queue` monitor (other queue discs'
@@ -587,6 +602,7 @@ def translate(spec: dict[str, Any]) -> dict[str, Any]:
         # cwnd_interval thinning is not applied).
         "record_cwnd": bool(rec.get("cwnd")),
         "notes": notes,
+        "lean": lean,
         "resolved": r,
     }
 
@@ -646,8 +662,14 @@ def run_plans(plans: list[dict[str, Any]], timeout_s: float | None = None) -> li
         return json.loads(out_path.read_text())
 
 
-def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> Results:
-    """The ns-3 run as quench Results (same table and column names where ns-3 has them)."""
+def _known(v: Any) -> Any:
+    """A counter of the ns-3 run, NaN where the run did not count it (a lean plan)."""
+    return np.nan if v is None else v
+
+
+def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
+    """The ns-3 run as quench Results (same table and column names where ns-3 has them);
+    `wall_run_s` is ns-3's run loop alone, as quench's is."""
     dur = plan["duration_s"]
     by_name = {ln["name"]: ln for ln in raw["links"]}
     rows = []
@@ -680,18 +702,21 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
                 "backlog_bytes": ln["backlog_bytes"],
                 "utilization": ln["busy_s"] / dur,
                 # Little's law over the run: time-integral of the backlog / packets that left.
-                "mean_sojourn_s": ln["packet_seconds"] / ln["departed_packets"] if ln["departed_packets"] else np.nan,
+                "mean_sojourn_s": _known(ln["packet_seconds"]) / ln["departed_packets"]
+                if ln["departed_packets"]
+                else np.nan,
                 "max_sojourn_s": np.nan,
-                "mean_backlog_packets": ln["packet_seconds"] / dur,
-                "mean_backlog_bytes": ln["byte_seconds"] / dur,
-                "max_backlog_packets": ln["max_backlog_packets"],
-                "max_backlog_bytes": ln["max_backlog_bytes"],
+                "mean_backlog_packets": _known(ln["packet_seconds"]) / dur,
+                "mean_backlog_bytes": _known(ln["byte_seconds"]) / dur,
+                "max_backlog_packets": _known(ln["max_backlog_packets"]),
+                "max_backlog_bytes": _known(ln["max_backlog_bytes"]),
             }
         )
     links = pd.DataFrame(rows)
     frows = []
     for k, (fl, got) in enumerate(zip(plan["flows"], raw["flows"])):
         done = got.get("completion_s")
+        none_for_udp = 0 if fl["kind"] == "udp" else None  # UDP retransmits nothing
         active = (done if done is not None else dur) - fl["start_s"]
         frows.append(
             {
@@ -703,15 +728,15 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
                 "dst": fl["dst"],
                 "start_s": fl["start_s"],
                 "bytes_requested": float(fl["bytes"]) if fl.get("bytes") else np.nan,
-                "bytes_sent": got["bytes_sent"],
+                "bytes_sent": _known(got.get("bytes_sent")),
                 "bytes_delivered": got["bytes_delivered"],
                 "goodput_bps": got["bytes_delivered"] * 8 / active if active > 0 else 0.0,
                 "completion_s": np.nan if done is None else done,
                 "response_time_s": np.nan if done is None else done - fl["start_s"],
-                "packets_sent": got["packets_sent"],
-                "retransmitted_segments": got.get("retransmitted_segments", 0),
-                "timeouts": got.get("timeouts", 0),
-                "fast_retransmits": got.get("fast_retransmits", 0),
+                "packets_sent": _known(got.get("packets_sent")),
+                "retransmitted_segments": _known(got.get("retransmitted_segments", none_for_udp)),
+                "timeouts": _known(got.get("timeouts", none_for_udp)),
+                "fast_retransmits": _known(got.get("fast_retransmits", none_for_udp)),
                 "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
                 "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
             }
@@ -749,7 +774,7 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any], wall_run_s: float) -> 
         "ns3_rng": {"seed": plan["rng_seed"], "run": plan["rng_run"]},
         "simulated_s": dur,
         "events_executed": raw["events"],
-        "wall_run_s": wall_run_s,
+        "wall_run_s": raw["run_wall_s"],
         "ns3_approximations": plan["notes"],
     }
     return Results(tables, {}, plan["resolved"], meta)
@@ -829,24 +854,16 @@ def _version() -> str:
 
 def run_ns3(spec: dict[str, Any], timeout_s: float | None = None) -> Results:
     """Translate and run `spec` in ns-3 (child process); Results like quench's."""
-    import time
-
     plan = translate(spec)
-    t0 = time.perf_counter()
-    raw = run_plan(plan, timeout_s)
-    return to_results(plan, raw, time.perf_counter() - t0)
+    return to_results(plan, run_plan(plan, timeout_s))
 
 
 def run_ns3_many(specs: list[dict[str, Any]], timeout_s: float | None = None) -> list[Results]:
     """Translate `specs` and run them in one ns-3 child (seeds of one comparison); each result
-    equals run_ns3's for that spec. wall_run_s is the child's whole time shared evenly."""
-    import time
-
+    equals run_ns3's for that spec."""
     plans = [translate(s) for s in specs]
-    t0 = time.perf_counter()
     raws = run_plans(plans, timeout_s)
-    wall = (time.perf_counter() - t0) / len(plans)
-    return [to_results(p, r, wall) for p, r in zip(plans, raws)]
+    return [to_results(p, r) for p, r in zip(plans, raws)]
 
 
 # --- comparison ----------------------------------------------------------------------------

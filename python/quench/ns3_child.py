@@ -16,6 +16,7 @@ only: this file must run in an environment that has neither quench nor its depen
 import json
 import os
 import sys
+import time
 
 # Run by path, this file's folder comes first on sys.path, and quench's own ns3.py there would
 # shadow the ns3 package of the wheel: take the folder off.
@@ -129,7 +130,10 @@ struct LinkSink
 };
 std::vector<LinkSink*> linkSinks;
 
-size_t AddLink(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, double rateBps, bool record)
+// `traced`: keep the statistics above through trace callbacks on every packet; otherwise only
+// the counters ns-3's queue disc and device queue keep themselves are read, at the end (a
+// plan's `lean` mode).
+size_t AddLink(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, double rateBps, bool record, bool traced)
 {
     LinkStats l;
     l.dev = ns3::DynamicCast<ns3::PointToPointNetDevice>(dev);
@@ -139,6 +143,7 @@ size_t AddLink(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<ns3::QueueDisc> qd, double
     links.push_back(l);
     auto* s = new LinkSink{links.size() - 1};
     linkSinks.push_back(s);
+    if (!traced) return links.size() - 1;
     l.dev->TraceConnectWithoutContext("PhyTxBegin", ns3::MakeCallback(&LinkSink::OnTx, s));
     qd->TraceConnectWithoutContext("Enqueue", ns3::MakeCallback(&LinkSink::OnQdisc, s));
     qd->TraceConnectWithoutContext("Dequeue", ns3::MakeCallback(&LinkSink::OnQdisc, s));
@@ -263,8 +268,10 @@ void Hook(size_t i)
     f.hooked = true;
 }
 
+// `traced`: hook the socket's traces (retransmissions, recoveries, window); otherwise only the
+// sink's own byte count is read, and its arrivals are watched only to time a finite flow's end.
 size_t AddTcpFlow(ns3::Ptr<ns3::Application> app, ns3::Ptr<ns3::Application> sink, double start, uint64_t want,
-                  bool record)
+                  bool record, bool traced)
 {
     FlowStats f;
     f.record = record;
@@ -276,7 +283,8 @@ size_t AddTcpFlow(ns3::Ptr<ns3::Application> app, ns3::Ptr<ns3::Application> sin
     size_t i = flows.size() - 1;
     auto* s = new FlowSink{i};
     flowSinks.push_back(s);
-    sink->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&FlowSink::OnRx, s));
+    if (traced || want) sink->TraceConnectWithoutContext("Rx", ns3::MakeCallback(&FlowSink::OnRx, s));
+    if (!traced) return i;
     // The application creates its socket when it starts (an event at `start`, queued when the
     // node is initialized at time 0, after this one): hook it one nanosecond later.
     ns3::Simulator::Schedule(ns3::Seconds(start) + ns3::NanoSeconds(1), &Hook, i);
@@ -421,6 +429,7 @@ def run_one(ns, q, plan):
                 obj = getattr(obj, part)
             obj.GetTypeId()
     tcp_types = {**TCP_TYPES, **plan.get("tcp_types", {})}
+    lean = bool(plan.get("lean"))
     ns.RngSeedManager.SetSeed(plan["rng_seed"])
     ns.RngSeedManager.SetRun(plan["rng_run"])
     for path, (kind, value) in plan["defaults"].items():
@@ -461,13 +470,12 @@ def run_one(ns, q, plan):
         for j, qd in ((0, link["qdisc"]), (1, link["reverse_qdisc"])):
             tc = ns.TrafficControlHelper()
             tc.SetRootQueueDisc(QDISC_TYPES[qd["kind"]])
-            qds = tc.Install(ns.NetDeviceContainer(d.Get(j)))
-            qdisc = qds.Get(0)
+            qdisc = tc.Install(ns.NetDeviceContainer(d.Get(j))).Get(0)
             # Attributes are read when the queue disc is initialized, as the run starts.
             for key, (kind, value) in qd["attributes"].items():
                 qdisc.SetAttribute(key, attr_value(ns, kind, value))
             name = f"{link['from']}->{link['to']}" if j == 0 else f"{link['to']}->{link['from']}"
-            i = q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"])
+            i = q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"], not lean)
             link_ids.append((name, i))
             if name in plan.get("monitor_links", ()):
                 q.MonitorRed(i)
@@ -501,7 +509,7 @@ def run_one(ns, q, plan):
             app = bulk.Install(node[fl["src"]])
             app.Start(ns.Seconds(fl["start_s"]))
             i = q.AddTcpFlow(
-                app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False)
+                app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False), not lean
             )
             tcp_rows.append((k, i))
         else:
@@ -515,13 +523,23 @@ def run_one(ns, q, plan):
             udp_rows.append((k, i, sink.Get(0)))
 
     snapshots = {"link_snapshots": [], "flow_snapshots": []}
+    # The run loop's own time (Simulator::Run, without building, snapshots or results), as
+    # quench's meta.json `wall_run_s`: what a speed comparison of the two loops times.
+    run_wall_s = run_cpu_s = 0.0
+
+    def run_to(at):
+        nonlocal run_wall_s, run_cpu_s
+        ns.Simulator.Stop(at - ns.Simulator.Now())
+        wall, cpu = time.perf_counter(), time.process_time()
+        ns.Simulator.Run()
+        run_wall_s += time.perf_counter() - wall
+        run_cpu_s += time.process_time() - cpu
+
     for t in plan.get("snapshots", []):
         # Run to the instant and read every counter there; the run goes on from it.
-        ns.Simulator.Stop(ns.Seconds(t) - ns.Simulator.Now())
-        ns.Simulator.Run()
+        run_to(ns.Seconds(t))
         take_snapshot(q, t, link_ids, tcp_rows, udp_rows, snapshots)
-    ns.Simulator.Stop(stop - ns.Simulator.Now())
-    ns.Simulator.Run()
+    run_to(stop)
     q.Close()
 
     out = {
@@ -531,37 +549,13 @@ def run_one(ns, q, plan):
         "cwnd": [],
         "monitors": [],
         "events": int(ns.Simulator.GetEventCount()),
+        "run_wall_s": run_wall_s,
+        "run_cpu_s": run_cpu_s,
         **snapshots,
     }
     for name, i in link_ids:
         ls = q.links[i]
-        st = ls.qdisc.GetStats()
-        reasons = {}
-        for kv in st.nDroppedPacketsBeforeEnqueue:
-            reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
-        for kv in st.nDroppedPacketsAfterDequeue:
-            reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
-        out["links"].append(
-            {
-                "name": name,
-                "arrived_packets": int(st.nTotalReceivedPackets),
-                "arrived_bytes": int(st.nTotalReceivedBytes),
-                "departed_packets": int(ls.txPackets),
-                "departed_bytes": int(ls.txIpBytes),
-                "dropped_packets": int(st.nTotalDroppedPackets),
-                "dropped_bytes": int(st.nTotalDroppedBytes),
-                "drop_reasons": reasons,
-                "marked_packets": int(st.nTotalMarkedPackets),
-                "device_queue_drops": int(ls.dev.GetQueue().GetTotalDroppedPackets()),
-                "busy_s": float(ls.busyS),
-                "packet_seconds": float(ls.pktS),
-                "byte_seconds": float(ls.byteS),
-                "max_backlog_packets": int(ls.maxPkts),
-                "max_backlog_bytes": int(ls.maxBytes),
-                "backlog_packets": int(ls.pkts),
-                "backlog_bytes": int(ls.bytes),
-            }
-        )
+        out["links"].append(link_record(ls, name, lean))
         if ls.record:
             for t, p, b in zip(ls.qT, ls.qP, ls.qB):
                 out["queue"].append((float(t), name, int(p), int(b)))
@@ -571,15 +565,18 @@ def run_one(ns, q, plan):
         f = q.flows[i]
         out["flows"][k] = {
             "bytes_delivered": int(q.SinkRx(f.sink)),
-            "bytes_sent": int(f.bytesSent),
-            "packets_sent": int(f.packetsSent),
             "completion_s": float(f.completion) if f.completion >= 0 else None,
-            "retransmitted_segments": int(f.rexmit),
-            "timeouts": int(f.timeouts),
-            "fast_retransmits": int(f.recoveries),
-            "final_cwnd_bytes": float(f.cwnd),
-            "srtt_s": float(f.srtt) if f.srtt >= 0 else None,
         }
+        if not lean:  # what only the socket's traces count
+            out["flows"][k].update(
+                bytes_sent=int(f.bytesSent),
+                packets_sent=int(f.packetsSent),
+                retransmitted_segments=int(f.rexmit),
+                timeouts=int(f.timeouts),
+                fast_retransmits=int(f.recoveries),
+                final_cwnd_bytes=float(f.cwnd),
+                srtt_s=float(f.srtt) if f.srtt >= 0 else None,
+            )
         for t, c, ss in zip(f.cwT, f.cwC, f.cwS):
             out["cwnd"].append((float(t), k, int(c), int(ss)))
     for k, i, sink in udp_rows:
@@ -592,6 +589,60 @@ def run_one(ns, q, plan):
         }
     ns.Simulator.Destroy()
     return out
+
+
+# The point-to-point header every packet carries in ns-3's device queue and on its wire.
+PPP_HEADER_BYTES = 2
+
+
+def link_record(ls, name, lean):
+    """One link direction's counters at the end of the run. A traced link carries the trace
+    callbacks' statistics; a lean one only what its queue disc and device queue count
+    themselves: departures are what left the device queue (its bytes carry the PPP header),
+    and backlog integrals and maxima are unknown."""
+    st, dq = ls.qdisc.GetStats(), ls.dev.GetQueue()
+    if lean:
+        gone = int(dq.GetTotalReceivedPackets()) - int(dq.GetTotalDroppedPackets()) - int(dq.GetNPackets())
+        wire_bytes = int(dq.GetTotalReceivedBytes()) - int(dq.GetTotalDroppedBytes()) - int(dq.GetNBytes())
+        departed = {
+            "departed_packets": gone,
+            "departed_bytes": wire_bytes - PPP_HEADER_BYTES * gone,
+            "busy_s": wire_bytes * 8 / float(ls.rateBps),
+            "packet_seconds": None,
+            "byte_seconds": None,
+            "max_backlog_packets": None,
+            "max_backlog_bytes": None,
+            "backlog_packets": int(ls.qdisc.GetNPackets()) + int(dq.GetNPackets()),
+            "backlog_bytes": int(ls.qdisc.GetNBytes()) + int(dq.GetNBytes()),
+        }
+    else:
+        departed = {
+            "departed_packets": int(ls.txPackets),
+            "departed_bytes": int(ls.txIpBytes),
+            "busy_s": float(ls.busyS),
+            "packet_seconds": float(ls.pktS),
+            "byte_seconds": float(ls.byteS),
+            "max_backlog_packets": int(ls.maxPkts),
+            "max_backlog_bytes": int(ls.maxBytes),
+            "backlog_packets": int(ls.pkts),
+            "backlog_bytes": int(ls.bytes),
+        }
+    reasons = {}
+    for kv in st.nDroppedPacketsBeforeEnqueue:
+        reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
+    for kv in st.nDroppedPacketsAfterDequeue:
+        reasons[str(kv.first)] = reasons.get(str(kv.first), 0) + int(kv.second)
+    return {
+        "name": name,
+        "arrived_packets": int(st.nTotalReceivedPackets),
+        "arrived_bytes": int(st.nTotalReceivedBytes),
+        "dropped_packets": int(st.nTotalDroppedPackets),
+        "dropped_bytes": int(st.nTotalDroppedBytes),
+        "drop_reasons": reasons,
+        "marked_packets": int(st.nTotalMarkedPackets),
+        "device_queue_drops": int(dq.GetTotalDroppedPackets()),
+        **departed,
+    }
 
 
 def take_snapshot(q, t, link_ids, tcp_rows, udp_rows, out):

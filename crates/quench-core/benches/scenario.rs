@@ -18,19 +18,26 @@ fn main() {
     let repeats: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
     let json = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
     for _ in 0..repeats {
-        let sim = Simulation::from_json(&json).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut sim = Simulation::from_json(&json).unwrap_or_else(|e| panic!("{path}: {e}"));
         let start = Instant::now();
-        let result = sim.run();
+        sim.run_until(sim.end());
         let secs = start.elapsed().as_secs_f64();
-        let departed: u64 = match result.table("links").column("departed_packets") {
-            Some(quench_core::trace::table::Column::U64(v)) => v.iter().sum(),
-            _ => 0,
+        let heap_events = sim.heap_events();
+        let result = sim.finish();
+        let column = |name| match result.table("links").column(name) {
+            Some(quench_core::trace::table::Column::U64(v)) => v.clone(),
+            _ => vec![],
         };
+        let departed: u64 = column("departed_packets").iter().sum();
+        // The busiest link's deliveries: on a dumbbell, the bottleneck's data packets.
+        let delivered = column("delivered_packets").into_iter().max().unwrap_or(0);
         println!(
-            "{path}: {secs:.3} s, {} events ({:.2e}/s), {departed} link transmissions ({:.2e}/s), digest {:016x}",
+            "{path}: {secs:.3} s, {} events ({:.2e}/s), {departed} link transmissions ({:.2e}/s), \
+             {heap_events} heap events ({:.2} per packet the busiest link delivered), digest {:016x}",
             result.events_executed,
             result.events_executed as f64 / secs,
             departed as f64 / secs,
+            heap_events as f64 / delivered.max(1) as f64,
             common::digest(&result)
         );
     }

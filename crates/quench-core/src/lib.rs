@@ -77,6 +77,12 @@ impl Simulation {
         self.world.events_executed()
     }
 
+    /// Events that went through the event queue (those executed less the ends of transmission
+    /// carried out without one): the engine's own cost measure, not a result.
+    pub fn heap_events(&self) -> u64 {
+        self.world.sched.executed()
+    }
+
     /// Workload arrivals whose endpoints are held now: the flows in progress, and finished
     /// ones that still have a packet in the network or a timer armed (`flows.rs`).
     pub fn arrivals_held(&self) -> usize {

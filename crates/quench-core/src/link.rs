@@ -114,6 +114,10 @@ pub struct Link {
     device: VecDeque<Packet>,
     /// Bytes in `device`.
     device_bytes: u64,
+    /// Nothing but the link's own statistics follows a packet through this link: no record
+    /// or capture of its hops, no device queue (set by the world once its recorder is known).
+    /// The world's per-hop path then skips every optional step at once.
+    pub(crate) quiet: bool,
 }
 
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
@@ -122,6 +126,13 @@ pub struct LinkOutbox {
     pub drops: Vec<(Packet, DropReason)>,
     pub emitted: Vec<Packet>,
     pub monitors: Vec<(&'static str, f64)>,
+}
+
+impl LinkOutbox {
+    /// Nothing dropped, emitted or monitored since the world last emptied the buffers.
+    pub fn is_empty(&self) -> bool {
+        self.drops.is_empty() && self.emitted.is_empty() && self.monitors.is_empty()
+    }
 }
 
 pub struct LinkParams {
@@ -166,6 +177,7 @@ impl Link {
             device_limit: p.device_queue as usize,
             device: VecDeque::with_capacity(p.device_queue as usize),
             device_bytes: 0,
+            quiet: false,
         }
     }
 
@@ -350,20 +362,29 @@ impl Link {
         self.stats.arrived_bytes += pkt.size as u64;
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
-        self.begin_tx(now, Packet { enqueued_at: now, ..*pkt })
+        // Copied once, straight into the transmitter (a changed copy passed on costs two).
+        self.transmitting.insert(*pkt).enqueued_at = now;
+        self.account_tx(now, Dur(0), pkt.size)
     }
 
     /// Start sending a packet just taken from the queue; returns when the transmission ends.
     fn begin_tx(&mut self, now: Time, p: Packet) -> Time {
-        let sojourn = now - p.enqueued_at;
+        let (sojourn, size) = (now - p.enqueued_at, p.size);
+        self.transmitting = Some(p);
+        self.account_tx(now, sojourn, size)
+    }
+
+    /// The statistics of a transmission that starts now, after `sojourn` in the queue, of a
+    /// packet of `size` bytes; returns when it ends.
+    #[inline]
+    fn account_tx(&mut self, now: Time, sojourn: Dur, size: u16) -> Time {
         self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
         self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
         self.stats.departed_packets += 1;
-        self.stats.departed_bytes += p.size as u64;
-        let wire = Bytes(p.size as u64 + self.framing_overhead.0);
+        self.stats.departed_bytes += size as u64;
+        let wire = Bytes(size as u64 + self.framing_overhead.0);
         let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
         self.stats.busy = self.stats.busy + tx;
-        self.transmitting = Some(p);
         self.tx_done_at = now + tx;
         self.tx_done_at
     }

@@ -144,20 +144,27 @@ impl Serializer {
     }
     /// `rate.tx_time_with_remainder(size, carried)`, exactly: with size·8·10⁹ = q·rate + r,
     /// adding the carried c (< rate) to r (< rate) can add at most one nanosecond.
+    /// Inlined into the link's start of transmission, with the division out of line: the
+    /// common case (the size of the last packet) is a few instructions.
+    #[inline]
     pub fn next_tx_time(&mut self, size: Bytes) -> Dur {
         let (whole, part) = match self.last {
             Some((s, d, r)) if s == size => (d, r),
-            _ => {
-                let (d, r) = self.rate.tx_time_with_remainder(size, 0);
-                self.last = Some((size, d, r));
-                (d, r)
-            }
+            _ => self.divide(size),
         };
         // The true sum r + c is below 2·rate; an overflow of u64 means it is at least 2^64 > rate.
         let (sum, overflowed) = part.overflowing_add(self.remainder);
         let carry = overflowed || sum >= self.rate.0;
         self.remainder = if carry { sum.wrapping_sub(self.rate.0) } else { sum };
         Dur(whole.0 + carry as u64)
+    }
+
+    /// A size other than the last: divide, and keep the quotient for the next packet.
+    #[cold]
+    fn divide(&mut self, size: Bytes) -> (Dur, u64) {
+        let (d, r) = self.rate.tx_time_with_remainder(size, 0);
+        self.last = Some((size, d, r));
+        (d, r)
     }
 }
 

@@ -45,8 +45,18 @@ pub(crate) enum Event {
     Start(AgentId),
     /// The next arrival of a workload (its index) is due: its flow is built and starts.
     Arrival(u32),
-    /// A host's reassembly timer for the datagram (source, identification) started at a time.
-    Reassembly(NodeId, NodeId, u32, Time),
+    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
+    /// fields live there so that an event takes 16 bytes and a heap entry 32.
+    Reassembly(u32),
+}
+
+/// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
+#[derive(Clone, Copy, Debug)]
+struct ReassemblyTimer {
+    node: NodeId,
+    src: NodeId,
+    uid: u32,
+    started: Time,
 }
 
 pub struct Node {
@@ -96,6 +106,9 @@ pub struct World {
     pub(crate) reassembly: Vec<Reassembler>,
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
+    /// The pending reassembly timers' fields (`Event::Reassembly`), and the free places.
+    reassembly_timers: Vec<ReassemblyTimer>,
+    free_reassembly_timers: Vec<u32>,
     link_out: LinkOutbox,
     /// The endpoint acting now, if one is (the agents are then out of `agents`).
     acting: Option<AgentId>,
@@ -161,6 +174,8 @@ impl World {
             reassembly: (0..p.nodes.len()).map(|_| Reassembler::default()).collect(),
             fragmentation: vec![FragmentStats::default(); p.nodes.len()],
             fragments: Vec::new(),
+            reassembly_timers: Vec::new(),
+            free_reassembly_timers: Vec::new(),
             ip: p.ip,
             nodes: p.nodes,
             links: p.links,
@@ -185,6 +200,10 @@ impl World {
         };
         for w in 0..world.factory.workloads.len() {
             world.schedule_arrival(w);
+        }
+        for (l, link) in world.links.iter_mut().enumerate() {
+            let id = LinkId(l as u32);
+            link.quiet = !world.rec.records_hops(id) && world.pcap[l].is_none() && !link.has_device_queue();
         }
         world
     }
@@ -228,7 +247,11 @@ impl World {
             Event::Timer(a, t) => self.run_agent(a, |ag, cx| ag.on_timer(t, cx)),
             Event::Start(a) => self.run_agent(a, |ag, cx| ag.on_start(cx)),
             Event::Arrival(w) => self.on_arrival(w as usize),
-            Event::Reassembly(node, src, uid, started) => self.reassembly[node.index()].on_timeout(src, uid, started),
+            Event::Reassembly(i) => {
+                let r = self.reassembly_timers[i as usize];
+                self.free_reassembly_timers.push(i);
+                self.reassembly[r.node.index()].on_timeout(r.src, r.uid, r.started);
+            }
         }
         if !self.maybe_reclaimable.is_empty() {
             self.reclaim_finished();
@@ -395,7 +418,18 @@ impl World {
                 self.forward(at, &whole);
             }
             Reassembled::Held { timer: Some(t) } => {
-                self.sched.schedule(t, Event::Reassembly(at, frag.src, frag.uid, self.now));
+                let timer = ReassemblyTimer { node: at, src: frag.src, uid: frag.uid, started: self.now };
+                let i = match self.free_reassembly_timers.pop() {
+                    Some(i) => {
+                        self.reassembly_timers[i as usize] = timer;
+                        i
+                    }
+                    None => {
+                        self.reassembly_timers.push(timer);
+                        self.reassembly_timers.len() as u32 - 1
+                    }
+                };
+                self.sched.schedule(t, Event::Reassembly(i));
             }
             Reassembled::Held { timer: None } | Reassembled::Discarded => {}
         }
@@ -426,7 +460,19 @@ impl World {
         self.enqueue_one(l, pkt)
     }
 
+    #[inline]
     fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        if self.links[l.index()].quiet {
+            self.enqueue_quiet(l, pkt)
+        } else {
+            self.enqueue_recorded(l, pkt)
+        }
+    }
+
+    /// `enqueue_one` on a link whose hops are recorded or captured, or that has a device
+    /// queue. Out of line, so that the quiet path saves only the registers it uses.
+    #[inline(never)]
+    fn enqueue_recorded(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         self.settle(l);
         let link = &mut self.links[l.index()];
@@ -442,7 +488,7 @@ impl World {
             return Admission::Accepted;
         }
         let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
-        self.after_queue_change(l, before);
+        self.after_queue_change(l, Some(before));
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
         if link.ready_to_send() || link.has_device_queue() {
@@ -451,9 +497,32 @@ impl World {
         admission
     }
 
+    /// `enqueue_one` on a quiet link (`Link::quiet`): the same steps less those that record
+    /// or capture the hop, and with no device queue to fill.
+    #[inline]
+    fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        self.settle(l);
+        let link = &mut self.links[l.index()];
+        if let Some((at, seq)) = link.undefer_done() {
+            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
+        }
+        if link.can_cut_through(pkt) {
+            let done = link.cut_through(self.now, pkt);
+            self.tx_started(l, done);
+            return Admission::Accepted;
+        }
+        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        self.after_queue_change(l, None);
+        if self.links[l.index()].ready_to_send() {
+            self.start_tx(l);
+        }
+        admission
+    }
+
     fn start_tx(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
-        let before = link.backlog();
+        // The backlog before is wanted only for a queue record, never on a quiet link.
+        let before = (!link.quiet).then(|| link.backlog());
         match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
@@ -470,6 +539,15 @@ impl World {
         if !link.defer_done(seq) {
             self.sched.schedule_reserved(done, seq, Event::TxDone(l));
         }
+        if !link.quiet {
+            self.record_tx_start(l);
+        }
+    }
+
+    /// The packet link `l` started sending: its departure count, sojourn and capture.
+    #[inline(never)]
+    fn record_tx_start(&mut self, l: LinkId) {
+        let link = &self.links[l.index()];
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
@@ -479,8 +557,17 @@ impl World {
         }
     }
 
-    /// Record drops and the new queue length; route control packets the qdisc originated.
-    fn after_queue_change(&mut self, l: LinkId, before: crate::qdisc::Backlog) {
+    /// Record drops and the new queue length (when `before`, the backlog before the change,
+    /// was taken for it); route control packets the qdisc originated.
+    #[inline]
+    fn after_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
+        // Nearly always nothing to do: one test instead of four.
+        if before.is_some() || !self.link_out.is_empty() {
+            self.record_queue_change(l, before);
+        }
+    }
+
+    fn record_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
         if !self.link_out.drops.is_empty() {
             let mut drops = std::mem::take(&mut self.link_out.drops);
             for (p, reason) in drops.drain(..) {
@@ -496,7 +583,7 @@ impl World {
             }
         }
         let link = &self.links[l.index()];
-        if self.rec.wants_queue(l) {
+        if let Some(before) = before.filter(|_| self.rec.wants_queue(l)) {
             let after = link.backlog();
             if after != before {
                 self.rec.queue_len(self.now, l, after.packets, after.bytes);
@@ -560,5 +647,14 @@ impl Host for World {
 
     fn recorder(&mut self) -> &mut Recorder {
         &mut self.rec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// An event fits 16 bytes, so an event-queue entry (16-byte key beside it) takes 32.
+    #[test]
+    fn events_stay_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 16, "{}", std::mem::size_of::<super::Event>());
     }
 }

@@ -11,8 +11,11 @@
 //! - CHOKe (Pan, Prabhakar & Psounis 2000): one UDP flow at 2-10x the link rate beside 32 TCP
 //!   flows takes the link under RED and a small, falling share under CHOKe.
 //! - DualPI2 (RFC 9332): open-loop Classic and L4S (ECT(1)) UDP settle at the Classic drop
-//!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; Prague beside a
-//!   Classic TCP keeps its p99 sojourn under the 1 ms step.
+//!   fraction flow conservation requires and the coupling p_C = (p_L/k)²; in closed loop
+//!   (Prague beside Classic TCP) each class's drop or mark fraction is the mean of the
+//!   probability in force at its dequeues, replayed from the p' monitor and the packet
+//!   records, the ratio of means meets the law where p' is steady, and Prague's p99 sojourn
+//!   stays under the bound in force (the 1 ms step, or Th_len's one packet where longer).
 //!
 //! docs/validation.md ("AQM: CoDel, FQ-CoDel, PIE, FQ-PIE, CHOKe, DualPI2") gives the figures.
 
@@ -320,17 +323,6 @@ struct Coupled {
     goodputs: (f64, f64),
 }
 
-/// Flow 0 Classic (`classic` cc, ECN off), flow 1 L4S (`l4s`, a TCP cc with ECN on, not
-/// paced) through DualPI2 at `rate`.
-fn l4s_beside_classic(classic: &str, l4s: &str, rate: &str, seconds: u32) -> Coupled {
-    let mut sc = dumbbell(2, "1Gbps", "1ms", rate, "10ms", json!({"kind": "dualpi2"}));
-    sc["duration"] = json!(format!("{seconds}s"));
-    let l4s_flow = json!({"kind": "tcp", "src": "s1", "dst": "d", "cc": l4s, "tcp": {"ecn": true}});
-    sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": classic}, l4s_flow]);
-    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
-    measure_coupling(&run(&sc))
-}
-
 fn measure_coupling(r: &RunResult) -> Coupled {
     let (t, f, s, e) = (
         f64s(r, "sojourn", "time_s"),
@@ -384,6 +376,191 @@ fn report(name: &str, m: &Coupled) {
     );
 }
 
+/// ECN codepoints as the sojourn table records them (RFC 3168 section 5): ECT(1), L4S, and
+/// ECT(0).
+const ECT1: u64 = 1;
+const ECT0: u64 = 2;
+
+/// DualPI2's decisions replayed from the bottleneck's records alone (the `p_prime` monitor,
+/// the `sojourn` and `drops` tables), to test the coupling where RFC 9332 section 2.4 states
+/// it: between the probabilities in force at each packet's dequeue. Counted from `from` s on;
+/// a packet's queue is told by its codepoint (ECT(1)/CE: L4S), not its flow.
+/// - Classic: every dequeue (a departure or an early drop) meets p_C = p'(t)², p'(t) the last
+///   `p_prime` row at or before t (updates run at the first event at or after their due time,
+///   so a dequeue at t sees every update recorded at or before t). `c_expected` = Σ p'(t)².
+/// - L4S: every departure meets p_L = max(min(k·p'(t), 1), step), the step (1 ms) applying when
+///   the packet's sojourn exceeds `step_thresh` and, RFC 9332's Th_len guard (`th_len_at =
+///   "dequeue"`), more than `th_len` L4S packets are left behind it. That count comes from the records too: the L4S queue is
+///   one FIFO, so the packets left behind packet i are the later ones that arrived (departure
+///   minus sojourn) by i's departure. `l_expected` = Σ p_L.
+///
+/// Also: the sums of p' over each class's packets and the time means of p' and p'² over the
+/// window, for the decomposition of the ratio of means (docs/validation.md).
+#[derive(Debug, Default)]
+struct Replay {
+    c_packets: f64,
+    c_hits: f64,
+    c_expected: f64,
+    c_sum_p: f64,
+    l_packets: f64,
+    l_marks: f64,
+    l_expected: f64,
+    l_sum_p: f64,
+    /// L4S departures the step should have marked, and those with the sojourn above the step
+    /// that the guard held back.
+    l_step: f64,
+    l_guarded: f64,
+    time_mean_p: f64,
+    time_mean_p2: f64,
+    max_p: f64,
+    l_sojourn_p99: f64,
+}
+
+fn ns(seconds: f64) -> i64 {
+    (seconds * 1e9).round() as i64
+}
+
+fn replay(r: &RunResult, from: f64, k: f64, step_thresh: f64, th_len: usize) -> Replay {
+    let pm = monitor(r, "p_prime");
+    let (pt, pv): (Vec<i64>, Vec<f64>) = pm.iter().map(|&(t, v)| (ns(t), v)).unzip();
+    let p_at = |t: i64| match pt.partition_point(|&x| x <= t) {
+        0 => 0.0,
+        i => pv[i - 1],
+    };
+    let (t, s, e) = (f64s(r, "sojourn", "time_s"), f64s(r, "sojourn", "sojourn_s"), u64s(r, "sojourn", "ecn"));
+    let (dt, dr) = (f64s(r, "drops", "time_s"), u64s(r, "drops", "reason"));
+    let from_ns = ns(from);
+    // Early drops only in the window: with no overload (checked below) they are all Classic
+    // decisions, and no L4S packet leaves the queue without a departure row.
+    let late = |i: usize| ns(dt[i]) >= from_ns;
+    assert!((0..dt.len()).all(|i| !late(i) || dr[i] == EARLY), "only early drops (no overflow)");
+    let mut m = Replay::default();
+    let (mut l_dep, mut l_arr, mut l_ce, mut l_soj) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The queue a packet left is told by its codepoint, not its flow: Prague retransmits
+    // Not-ECT (RFC 9331 section 4.3 leaves it to the sender; tcp_prague does), and those
+    // packets go through the Classic queue. No ECT(0) packet here, so CE means L4S.
+    assert!(!e.contains(&ECT0), "no Classic ECN");
+    for i in 0..t.len() {
+        if e[i] == ECT1 || e[i] == CE {
+            l_dep.push(ns(t[i]));
+            l_arr.push(ns(t[i]) - ns(s[i]));
+            l_ce.push(e[i] == CE);
+            l_soj.push(s[i]);
+            continue;
+        }
+        if ns(t[i]) < from_ns {
+            continue;
+        }
+        let p = p_at(ns(t[i]));
+        m.c_packets += 1.0;
+        m.c_hits += (e[i] == CE) as u8 as f64;
+        m.c_expected += p * p;
+        m.c_sum_p += p;
+    }
+    for &d in &dt {
+        if ns(d) >= from_ns {
+            let p = p_at(ns(d));
+            m.c_packets += 1.0;
+            m.c_hits += 1.0;
+            m.c_expected += p * p;
+            m.c_sum_p += p;
+        }
+    }
+    assert!(l_arr.windows(2).all(|w| w[0] <= w[1]), "the L4S queue is one FIFO");
+    let step_ns = ns(step_thresh);
+    let mut l_sojourn = Vec::new();
+    for i in 0..l_dep.len() {
+        if l_dep[i] < from_ns {
+            continue;
+        }
+        let left_behind = l_arr.partition_point(|&a| a <= l_dep[i]) - (i + 1);
+        let above = l_dep[i] - l_arr[i] > step_ns;
+        let step = above && left_behind > th_len;
+        let p = p_at(l_dep[i]);
+        m.l_packets += 1.0;
+        m.l_marks += l_ce[i] as u8 as f64;
+        m.l_expected += if step { 1.0 } else { (k * p).min(1.0) };
+        m.l_sum_p += p;
+        m.l_step += step as u8 as f64;
+        m.l_guarded += (above && !step) as u8 as f64;
+        l_sojourn.push(l_soj[i]);
+    }
+    m.l_sojourn_p99 = quantile(&l_sojourn, 0.99);
+    // Time means of the step function p'(t) over [from, end of the last record].
+    let end = *l_dep.last().unwrap();
+    let (mut area, mut area2, mut last_t, mut last_p) = (0.0, 0.0, from_ns, p_at(from_ns));
+    for (&t, &v) in pt.iter().zip(&pv) {
+        if t <= from_ns || t > end {
+            continue;
+        }
+        let w = (t - last_t) as f64;
+        (area, area2) = (area + w * last_p, area2 + w * last_p * last_p);
+        (last_t, last_p) = (t, v);
+        m.max_p = m.max_p.max(v);
+    }
+    let w = (end - last_t) as f64;
+    (area, area2) = (area + w * last_p, area2 + w * last_p * last_p);
+    let span = (end - from_ns) as f64;
+    (m.time_mean_p, m.time_mean_p2) = (area / span, area2 / span);
+    // Early drops are Classic-queue decisions only while the L4S queue is not in overload
+    // (k·p' < 1, RFC 9332 section 4.2.3).
+    if k * m.max_p >= 1.0 {
+        eprintln!("overload in the window: max p' {}", m.max_p);
+    }
+    m
+}
+
+fn report_replay(name: &str, m: &Replay) {
+    let (p_c, p_l) = (m.c_hits / m.c_packets, m.l_marks / m.l_packets);
+    let (ec, el) = (m.c_sum_p / m.c_packets, m.l_sum_p / m.l_packets);
+    eprintln!(
+        "DualPI2 replay, {name}: Classic {} packets, p_C {:.5} vs mean over them of p'^2 {:.5} ({:+.2} %); \
+         L4S {} packets, p_L {:.5} vs mean of max(min(k p', 1), step) {:.5} ({:+.2} %), step {:.4}, guarded {:.4}; \
+         ratio of means p_C/(p_L/2)^2 {:.3} = Jensen over Classic packets E_C[p'^2]/E_C[p']^2 {:.3} x (E_C[p']/E_L[p'])^2 {:.3} \
+         x (k E_L[p']/p_L)^2 {:.3}; time means: p' {:.5}, p'^2 {:.6}, E[p'^2]/E[p']^2 {:.3}; max p' {:.4}; L4S p99 sojourn {:.3} ms",
+        m.c_packets,
+        p_c,
+        m.c_expected / m.c_packets,
+        100.0 * (p_c / (m.c_expected / m.c_packets) - 1.0),
+        m.l_packets,
+        p_l,
+        m.l_expected / m.l_packets,
+        100.0 * (p_l / (m.l_expected / m.l_packets) - 1.0),
+        m.l_step / m.l_packets,
+        m.l_guarded / m.l_packets,
+        p_c / (p_l / 2.0).powi(2),
+        (m.c_expected / m.c_packets) / ec.powi(2),
+        (ec / el).powi(2),
+        (2.0 * el / p_l).powi(2),
+        m.time_mean_p,
+        m.time_mean_p2,
+        m.time_mean_p2 / m.time_mean_p.powi(2),
+        m.max_p,
+        m.l_sojourn_p99 * 1e3,
+    );
+}
+
+/// `classic` Classic TCP flows (`cc`, ECN off) and `l4s` Prague flows (ECT(1)) through a DualPI2
+/// (`qdisc`) at `rate`, base RTT 24 ms, `seconds` long; the bottleneck's sojourn, drop and
+/// monitor records.
+fn mixed_run(cc: &str, classic: usize, l4s: usize, paced: bool, rate: &str, seconds: u32, qdisc: Value) -> RunResult {
+    let mut sc = dumbbell(classic + l4s, "1Gbps", "1ms", rate, "10ms", qdisc);
+    sc["duration"] = json!(format!("{seconds}s"));
+    let flows: Vec<Value> = (0..classic + l4s)
+        .map(|i| {
+            let src = format!("s{i}");
+            if i < classic {
+                json!({"kind": "tcp", "src": src, "dst": "d", "cc": cc})
+            } else {
+                json!({"kind": "tcp", "src": src, "dst": "d", "cc": "prague", "tcp": {"ecn": true, "pacing": paced}})
+            }
+        })
+        .collect();
+    sc["flows"] = json!(flows);
+    sc["record"] = json!({"queues": false, "cwnd": false, "rtt": false, "sojourn": true, "links": ["r1->r2"]});
+    run(&sc)
+}
+
 /// Open loop, where p' settles (RFC 9332 section 2.4's coupling at a steady state): a Classic
 /// UDP source (Not-ECT) at R_C = 36 Mb/s and an L4S one (ECT(1)) at R_L = 8 Mb/s through a
 /// 40 Mb/s DualPI2. The L4S queue is never dropped from, so with the Classic queue held at
@@ -410,19 +587,75 @@ fn dualpi2_couples_the_classic_drop_to_the_square_of_the_l4s_mark() {
     check_rel("DualPI2 Classic median sojourn vs target", m.c_median, 0.015, 0.10);
 }
 
-/// Closed loop (RFC 9332 section 1's aim: an L4S flow beside a Classic one keeps its queue
-/// delay around the 1 ms step while the Classic queue sits near target): NewReno (ECN off) and
-/// Prague (ECT(1)) through a 40 Mb/s DualPI2, 30 s. Asserted: the L4S flow's p99 sojourn under
-/// 1 ms, no L4S drop, both flows with at least a tenth of the link. Printed (a finding, see
-/// docs/validation.md): the realized p_C against (p_L/k)², which p' 's variation moves away
-/// from 1 (E[p'²] > E[p']²).
+/// The L4S delay bound in force (RFC 9332 A.1): the step threshold, or where one full packet
+/// takes longer to send, the serialization of the `th_len` packets the guard leaves unmarked
+/// (1500 B at 10 Mb/s: 1.2 ms).
+fn l4s_delay_bound(rate_bps: f64, th_len: usize) -> f64 {
+    STEP_S.max(th_len as f64 * 1500.0 * 8.0 / rate_bps)
+}
+
+/// The default step threshold (s) and Th_len (packets) of DualPI2 (RFC 9332 A.1).
+const STEP_S: f64 = 0.001;
+const TH_LEN: usize = 1;
+
+/// Closed loop, the coupling where it holds (RFC 9332 section 2.4: the Classic probability is
+/// the square of the coupled L4S one at each instant): one or four Classic TCP flows (ECN off)
+/// beside one Prague flow (ECT(1), paced as tcp_prague requires) through the default DualPI2,
+/// 60 s, base RTT 24 ms, from 10 s. Replayed from the records (see [`Replay`]): the Classic
+/// drop fraction against the mean over the Classic dequeues of p'(t)², the L4S mark fraction
+/// against the mean over the L4S departures of max(min(k·p'(t), 1), step), within 10 %; the
+/// L4S flow's p99 sojourn under the bound in force ([`l4s_delay_bound`]: 1 ms, 1.2 ms at
+/// 10 Mb/s where Th_len lets one packet's serialization stand); no L4S drop, no overload; each
+/// class with at least a tenth of the link. Printed: the ratio of means p_C/(p_L/k)², which is
+/// not the law (1.26-1.33 here) and its factors (docs/validation.md).
 #[test]
-fn dualpi2_holds_prague_under_a_millisecond_beside_newreno() {
-    for classic in ["newreno", "cubic"] {
-        let m = l4s_beside_classic(classic, "prague", "40Mbps", 30);
-        report(&format!("{classic} + prague at 40 Mb/s"), &m);
-        assert!(m.l_sojourn.1 < 0.001, "L4S p99 sojourn {}", m.l_sojourn.1);
-        assert!(m.goodputs.0 > 4e6 && m.goodputs.1 > 4e6, "goodputs {:?}", m.goodputs);
-        assert!(m.c_median > 0.005 && m.c_median < 0.020, "Classic median sojourn {}", m.c_median);
+fn dualpi2_drops_and_marks_with_the_probabilities_in_force_at_each_dequeue() {
+    for (cc, classic, rate, rate_bps) in [
+        ("newreno", 1, "10Mbps", 10e6),
+        ("newreno", 1, "40Mbps", 40e6),
+        ("cubic", 1, "40Mbps", 40e6),
+        ("newreno", 4, "40Mbps", 40e6),
+    ] {
+        let r = mixed_run(cc, classic, 1, true, rate, 60, json!({"kind": "dualpi2"}));
+        let m = replay(&r, 10.0, 2.0, STEP_S, TH_LEN);
+        let name = format!("{classic} {cc} + 1 prague at {rate}");
+        report_replay(&name, &m);
+        // recur() is within one decision of the summed probability: enough decisions that
+        // one is at most 5 %.
+        assert!(m.c_hits >= 20.0 && m.l_marks >= 20.0, "{name}: too few decisions to test {m:?}");
+        check_rel(
+            &format!("{name}: Classic drop fraction vs mean p'(t)^2"),
+            m.c_hits / m.c_packets,
+            m.c_expected / m.c_packets,
+            0.10,
+        );
+        check_rel(
+            &format!("{name}: L4S mark fraction vs mean p_L(t)"),
+            m.l_marks / m.l_packets,
+            m.l_expected / m.l_packets,
+            0.10,
+        );
+        assert!(2.0 * m.max_p < 1.0, "{name}: overload (max p' {})", m.max_p);
+        let bound = l4s_delay_bound(rate_bps, TH_LEN);
+        assert!(m.l_sojourn_p99 <= bound, "{name}: L4S p99 sojourn {} above {bound}", m.l_sojourn_p99);
+        let g = f64s(&r, "flows", "goodput_bps");
+        let (c_goodput, l_goodput) = (g[..classic].iter().sum::<f64>(), g[classic]);
+        assert!(c_goodput > rate_bps / 10.0 && l_goodput > rate_bps / 10.0, "{name}: goodputs {c_goodput} {l_goodput}");
     }
+}
+
+/// Where p' is nearly steady the ratio of means meets the law too: 16 NewReno flows beside 2
+/// paced Prague flows at 40 Mb/s, 60 s, from 10 s, where the time means of p' give
+/// E[p'²]/E[p']² under 1.05: the realized p_C within 10 % of (p_L/k)², k = 2, and the L4S p99
+/// sojourn under the 1 ms step.
+#[test]
+fn dualpi2_couples_p_c_to_the_square_of_p_l_where_p_prime_is_steady() {
+    let r = mixed_run("newreno", 16, 2, true, "40Mbps", 60, json!({"kind": "dualpi2"}));
+    let m = replay(&r, 10.0, 2.0, STEP_S, TH_LEN);
+    report_replay("16 newreno + 2 prague at 40 Mb/s", &m);
+    let jensen = m.time_mean_p2 / m.time_mean_p.powi(2);
+    assert!(jensen < 1.05, "p' is not steady: E[p'^2]/E[p']^2 {jensen}");
+    let (p_c, p_l) = (m.c_hits / m.c_packets, m.l_marks / m.l_packets);
+    check_rel("DualPI2, steady p': p_C vs (p_L/k)^2", p_c, (p_l / 2.0).powi(2), 0.10);
+    assert!(m.l_sojourn_p99 <= l4s_delay_bound(40e6, TH_LEN), "L4S p99 sojourn {}", m.l_sojourn_p99);
 }

@@ -25,6 +25,9 @@
 //! Linux's TSO-sized one (`bbr_quantization_budget`), and Linux's 1 % pacing margin (Linux
 //! since 4.20, `bbr_pacing_margin_percent`), which keeps a flow paced at its own estimate from
 //! building a queue; the long-term (policer) bandwidth mode is not implemented.
+//! `send_quantum = "segment"` takes ns-3's `TcpBbr` quantum instead (one segment at any rate,
+//! `TcpBbr::SetSendQuantum`), for like-for-like comparisons with ns-3 (docs/validation.md#bbr:
+//! it is what separates the two simulators' drop counts).
 
 use super::{
     rfc5681_initial_window, AckSample, CaPhase, CongestionControl, ModelOutput, ModelState, RateSample, Recovery,
@@ -85,6 +88,18 @@ enum Mode {
     ProbeRtt = 3,
 }
 
+/// The send quantum, of which the window target holds three (`cc.send_quantum`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SendQuantum {
+    /// Draft section 4.2.2: one segment below 1.2 Mb/s of pacing, two below 24 Mb/s, else 1 ms
+    /// of pacing up to 64 KB (Linux's TSO budget comes to about the same).
+    #[default]
+    Draft,
+    /// One segment at any rate: ns-3's `TcpBbr::SetSendQuantum` (ns-3 has no TSO).
+    Segment,
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BbrConfig {
@@ -100,6 +115,9 @@ pub struct BbrConfig {
     /// The fraction below the estimate that BBR paces at (default 0.01, Linux).
     #[serde(default = "default_pacing_margin")]
     pub pacing_margin: f64,
+    /// The send quantum: "draft" (default) or "segment" (ns-3's).
+    #[serde(default)]
+    pub send_quantum: SendQuantum,
 }
 
 fn default_high_gain() -> f64 {
@@ -114,7 +132,13 @@ fn default_pacing_margin() -> f64 {
 
 impl Default for BbrConfig {
     fn default() -> Self {
-        BbrConfig { initial_window: None, high_gain: HIGH_GAIN, cwnd_gain: CWND_GAIN, pacing_margin: PACING_MARGIN }
+        BbrConfig {
+            initial_window: None,
+            high_gain: HIGH_GAIN,
+            cwnd_gain: CWND_GAIN,
+            pacing_margin: PACING_MARGIN,
+            send_quantum: SendQuantum::Draft,
+        }
     }
 }
 
@@ -166,6 +190,7 @@ pub struct Bbr {
     high_gain: f64,
     probe_bw_cwnd_gain: f64,
     pacing_margin: f64,
+    send_quantum: SendQuantum,
     rng: Option<Rng>,
     mode: Mode,
     /// BtlBw in payload bytes per second, over rounds.
@@ -213,6 +238,7 @@ impl Bbr {
             high_gain: cfg.high_gain,
             probe_bw_cwnd_gain: cfg.cwnd_gain,
             pacing_margin: cfg.pacing_margin,
+            send_quantum: cfg.send_quantum,
             rng: None,
             mode: Mode::Startup,
             max_bw: WindowedMax::default(),
@@ -259,7 +285,7 @@ impl Bbr {
     /// Draft section 4.2.2: the data sent at once at the current pacing rate.
     fn send_quantum(&self, mss: u64) -> u64 {
         let rate = self.pacing_rate.map_or(0.0, |r| r.0 as f64);
-        if rate < ONE_SEGMENT_QUANTUM_BELOW_BPS {
+        if self.send_quantum == SendQuantum::Segment || rate < ONE_SEGMENT_QUANTUM_BELOW_BPS {
             mss
         } else if rate < TWO_SEGMENT_QUANTUM_BELOW_BPS {
             2 * mss
@@ -653,6 +679,20 @@ mod tests {
         rs.now = Time(300_000_000);
         b.control(&mut w, &rs);
         assert!(w.cwnd >= 30 * MSS, "restored: {}", w.cwnd);
+    }
+
+    #[test]
+    fn the_window_target_holds_three_send_quanta_of_the_chosen_kind() {
+        // BtlBw 1 MB/s, RTprop 100 ms, cwnd gain 2: 200 segments of 1000 B. At 40 Mb/s of
+        // pacing the draft's quantum is 1 ms of it, 5000 B; ns-3's is one segment.
+        let target = |q: SendQuantum| {
+            let mut b = Bbr::new(&BbrConfig { send_quantum: q, ..Default::default() }).unwrap();
+            b.min_rtt = Some(Dur::from_millis(100));
+            b.pacing_rate = Some(BitRate(40_000_000));
+            b.inflight(1_000_000.0, 2.0, MSS)
+        };
+        assert_eq!(target(SendQuantum::Draft), 200_000 + 3 * 5000);
+        assert_eq!(target(SendQuantum::Segment), 200_000 + 3 * MSS);
     }
 
     #[test]

@@ -19,8 +19,17 @@
 //! - **Native L4S AQM** (A.1's `laqm`, as Linux's step): an L4S packet whose own sojourn
 //!   exceeds `step_thresh` (1 ms) is marked with certainty; otherwise it is marked with
 //!   probability `p_CL`: together `p_L = max(p'_L, p_CL)` (A.1, the combining function). The
-//!   RFC's ramp between `minTh` and `minTh + range`, and its `Th_len` (no native marking of a
-//!   one-packet queue), are not implemented: a step is the ramp with range 0.
+//!   RFC's ramp between `minTh` and `minTh + range` is not implemented: a step is the ramp
+//!   with range 0.
+//! - **Th_len guard** (A.1 Figure 2's `Th_len = 1 pkt`, A.2 Figure 6 lines 5a-5d): the native
+//!   AQM acts only while the L4S queue holds more than `th_len` packets, so that a queue of
+//!   one packet is never marked for its own serialization time on a slow link (at 10 Mb/s a
+//!   1500 B packet waits 1.2 ms behind one other, above the 1 ms step). Policy `th_len_at`:
+//!   `"dequeue"` (the RFC's: `lq.len() > Th_len` right after `lq.dequeue(pkt)`, i.e. the
+//!   packets left behind the departing one) or `"enqueue"` (Linux's `min_qlen_step`: the step
+//!   applies to an L4S packet that found at least `th_len` packets in the L4S queue on
+//!   arrival; Linux's default `min_qlen_step` is 0, always). `th_len = 0` with `"enqueue"` is
+//!   the step without a guard.
 //! - **Decisions at dequeue** (A.1 Figure 4, A.2 Figure 6): a Classic packet selected with
 //!   probability `p_C` is dropped if Not-ECT, else marked CE. Policy `decisions`: `"recur"`
 //!   (the RFC pseudocode's `recur()`: a per-queue accumulator, `count += p`, true and
@@ -54,9 +63,9 @@
 //!
 //! Parameters and units (RFC 9332 A.1 / Linux sch_dualpi2 defaults): `limit` 10000 packets
 //! (Linux), `target` 15 ms, `tupdate` 16 ms, `alpha` 0.16 Hz, `beta` 3.2 Hz, `coupling` 2,
-//! `step_thresh` 1 ms, `tshift` 40 ms, `drop_overload` true, `scheduler` "time_shifted",
-//! `c_protection` 10 (%), `mtu` 1500 B (the WRR's initial credit), `pi_delay` "classic",
-//! `decisions` "recur".
+//! `step_thresh` 1 ms, `th_len` 1 packet (RFC 9332 A.1), `th_len_at` "dequeue", `tshift`
+//! 40 ms, `drop_overload` true, `scheduler` "time_shifted", `c_protection` 10 (%), `mtu`
+//! 1500 B (the WRR's initial credit), `pi_delay` "classic", `decisions` "recur".
 //!
 //! Structure: [`DualPi2Params`], [`DualPi2Vars`], [`DualPi2Stats`]; the packets in two
 //! [`Fifo`]s.
@@ -68,6 +77,7 @@ use crate::packet::{ecn, Packet};
 use crate::rng::Rng;
 use crate::units::{Bytes, Dur, Limit, Time};
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// Linux sch_dualpi2 `dualpi2_init`: a limit of 10000 packets.
 pub const DEFAULT_LIMIT_PACKETS: u64 = 10_000;
@@ -83,6 +93,9 @@ pub const DEFAULT_BETA: f64 = 3.2;
 pub const DEFAULT_COUPLING: f64 = 2.0;
 /// Linux sch_dualpi2 `step_thresh`: 1 ms (RFC 9332 A.1's ramp: minTh 800 µs + range 400 µs).
 pub const DEFAULT_STEP_THRESH: Dur = Dur::from_millis(1);
+/// RFC 9332 A.1 Figure 2 (`Th_len = 1 pkt`): the native L4S AQM needs more than one packet
+/// queued. (Linux's `min_qlen_step` defaults to 0, no guard.)
+pub const DEFAULT_TH_LEN: u32 = 1;
 /// RFC 9332 A.1 (time-shifted FIFO) and Linux: tshift = 40 ms.
 pub const DEFAULT_TSHIFT: Dur = Dur::from_millis(40);
 /// Linux sch_dualpi2: `c_protection` 10 % of the link for the Classic queue under WRR.
@@ -116,6 +129,17 @@ pub enum Scheduler {
     Wrr,
 }
 
+/// Where the `th_len` guard counts the L4S queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThLenAt {
+    /// RFC 9332 A.2 Figure 6 line 5a: at dequeue, the packets left behind must exceed `th_len`.
+    #[default]
+    Dequeue,
+    /// Linux `min_qlen_step`: at enqueue, the packets found ahead must be at least `th_len`.
+    Enqueue,
+}
+
 /// How a probability becomes a decision.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -147,6 +171,9 @@ fn default_coupling() -> f64 {
 }
 fn default_step_thresh() -> Dur {
     DEFAULT_STEP_THRESH
+}
+fn default_th_len() -> u32 {
+    DEFAULT_TH_LEN
 }
 fn default_tshift() -> Dur {
     DEFAULT_TSHIFT
@@ -182,6 +209,11 @@ pub struct DualPi2Config {
     pub coupling: f64,
     #[serde(default = "default_step_thresh")]
     pub step_thresh: Dur,
+    /// The native L4S AQM's minimum queue, packets (RFC 9332's Th_len).
+    #[serde(default = "default_th_len")]
+    pub th_len: u32,
+    #[serde(default)]
+    pub th_len_at: ThLenAt,
     #[serde(default = "default_tshift")]
     pub tshift: Dur,
     #[serde(default = "yes")]
@@ -215,6 +247,8 @@ pub struct DualPi2Params {
     pub beta: f64,
     pub coupling: f64,
     pub step_thresh: Dur,
+    pub th_len: u32,
+    pub th_len_at: ThLenAt,
     pub tshift: Dur,
     pub drop_overload: bool,
     pub scheduler: Scheduler,
@@ -248,6 +282,15 @@ impl DualPi2Params {
         if cfg.mtu.0 == 0 || cfg.mtu.0 > u16::MAX as u64 {
             return Err(ConfigError::new("mtu", "must be between 1 B and 65535 B"));
         }
+        // A guard at or above the packet limit would switch the native L4S AQM off for good.
+        if let Some(limit) = cfg.limit.packets {
+            if cfg.th_len as u64 >= limit {
+                return Err(ConfigError::new(
+                    "th_len",
+                    format!("{} packets is not below the limit of {limit} packets", cfg.th_len),
+                ));
+            }
+        }
         Ok(DualPi2Params {
             limit: cfg.limit,
             target: cfg.target,
@@ -256,6 +299,8 @@ impl DualPi2Params {
             beta: cfg.beta,
             coupling: cfg.coupling,
             step_thresh: cfg.step_thresh,
+            th_len: cfg.th_len,
+            th_len_at: cfg.th_len_at,
             tshift: cfg.tshift,
             drop_overload: cfg.drop_overload,
             scheduler: cfg.scheduler,
@@ -367,6 +412,9 @@ pub struct DualPi2 {
     stats: DualPi2Stats,
     l: Fifo,
     c: Fifo,
+    /// Under `th_len_at = "enqueue"`: for each packet of `l`, in order, whether it found at
+    /// least `th_len` packets ahead on arrival (Linux's per-packet `apply_step`).
+    l_guard: VecDeque<bool>,
 }
 
 /// The head packet's sojourn at `at` (zero for an empty queue).
@@ -383,6 +431,7 @@ impl DualPi2 {
             stats: DualPi2Stats::default(),
             l: Fifo::unlimited(),
             c: Fifo::unlimited(),
+            l_guard: VecDeque::new(),
         })
     }
     pub fn params(&self) -> &DualPi2Params {
@@ -455,6 +504,9 @@ impl Qdisc for DualPi2 {
         }
         pkt.enqueued_at = cx.now;
         if ecn::is_l4s(pkt.ecn) {
+            if self.params.th_len_at == ThLenAt::Enqueue {
+                self.l_guard.push_back(self.l.len() as u64 >= self.params.th_len as u64);
+            }
             self.l.push(pkt);
         } else {
             self.c.push(pkt);
@@ -476,6 +528,10 @@ impl Qdisc for DualPi2 {
             if from_l {
                 let mut pkt = self.l.pop().expect("the L4S queue has a head");
                 let sojourn = cx.now - pkt.enqueued_at;
+                let guard_open = match p.th_len_at {
+                    ThLenAt::Dequeue => self.l.len() as u64 > p.th_len as u64,
+                    ThLenAt::Enqueue => self.l_guard.pop_front().expect("one guard per L4S packet"),
+                };
                 if overload {
                     // Section 4.2.3: L4S packets meet the Classic drop; the rest are marked
                     // (p_CL ≥ 1).
@@ -486,7 +542,7 @@ impl Qdisc for DualPi2 {
                     }
                     s.l_coupled_marks += 1;
                     Self::mark(&mut pkt, cx);
-                } else if sojourn > p.step_thresh {
+                } else if sojourn > p.step_thresh && guard_open {
                     s.l_step_marks += 1;
                     Self::mark(&mut pkt, cx);
                 } else if DualPi2Vars::decide(p.decisions, &mut v.count_l, p_cl, cx.rng) {

@@ -161,10 +161,12 @@ fn coupled_probabilities_with_recur() {
     assert_eq!((s.c_drops, s.c_marks, s.l_coupled_marks, s.l_step_marks, s.l_overload_drops), (6, 2, 49, 0, 0));
 }
 
-/// The native step: an L4S packet that waited more than 1 ms is marked whatever p'.
+/// The native step: an L4S packet that waited more than 1 ms is marked whatever p', once the
+/// Th_len guard lets it (here `th_len = 0` under Linux's rule: no guard). Sojourns 1 ms (not
+/// above the threshold), 1 ms + 1 ns and 5 ms.
 #[test]
 fn step_marks_l4s_packets_above_the_threshold() {
-    let mut q = frozen(DualPi2Config::default());
+    let mut q = frozen(DualPi2Config { th_len: 0, th_len_at: ThLenAt::Enqueue, ..Default::default() });
     let mut b = Bench::new(1);
     for uid in 0..3 {
         b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
@@ -172,6 +174,58 @@ fn step_marks_l4s_packets_above_the_threshold() {
     let cps: Vec<u8> = [MS, MS + 1, 5 * MS].iter().map(|&t| b.take(&mut q, Time(t)).unwrap().ecn).collect();
     assert_eq!(cps, vec![ecn::ECT1, ecn::CE, ecn::CE]);
     assert_eq!(q.stats().l_step_marks, 2);
+}
+
+/// Five L4S packets queued at t = 0 and all sent at 2 ms (every sojourn above the 1 ms step),
+/// with p' = 0 so that only the step marks. The RFC's guard (A.2 Figure 6 line 5a, after the
+/// dequeue): the packets left behind are 4, 3, 2, 1, 0, so `th_len` 1 (the default) marks the
+/// first three, 0 the first four, 3 the first only.
+#[test]
+fn th_len_counts_the_packets_left_behind() {
+    for (th_len, marked) in [(1, vec![0, 1, 2]), (0, vec![0, 1, 2, 3]), (3, vec![0])] {
+        let mut q = frozen(DualPi2Config { th_len, ..Default::default() });
+        let mut b = Bench::new(1);
+        for uid in 0..5 {
+            b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
+        }
+        let ce: Vec<u32> =
+            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        assert_eq!(ce, marked, "th_len {th_len}");
+        assert_eq!(q.stats().l_step_marks, marked.len() as u64);
+    }
+}
+
+/// Linux's rule (`min_qlen_step`, counted on arrival): the five packets of the test above find
+/// 0, 1, 2, 3, 4 packets ahead, so `th_len` 2 marks the last three and 0 (Linux's default) all.
+/// Then a sequence where the two rules part: A (uid 0) and B (uid 1) arrive at 0, A leaves at
+/// 2 ms, C (uid 2) arrives at 2 ms, B leaves at 3 ms, C at 4 ms; sojourns 2, 3, 2 ms. With
+/// `th_len` 1, Linux's: A found 0 ahead (no), B 1 (yes), C 1 (B; yes): B and C marked. The
+/// RFC's: left behind A 1, B 1 (C), C 0, none above 1: nothing marked.
+#[test]
+fn th_len_at_enqueue_counts_the_packets_found_on_arrival() {
+    for (th_len, marked) in [(2, vec![2, 3, 4]), (0, vec![0, 1, 2, 3, 4])] {
+        let mut q = frozen(DualPi2Config { th_len, th_len_at: ThLenAt::Enqueue, ..Default::default() });
+        let mut b = Bench::new(1);
+        for uid in 0..5 {
+            b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
+        }
+        let ce: Vec<u32> =
+            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        assert_eq!(ce, marked, "th_len {th_len}");
+    }
+    for (at, marked) in [(ThLenAt::Enqueue, vec![1, 2]), (ThLenAt::Dequeue, vec![])] {
+        let mut q = frozen(DualPi2Config { th_len: 1, th_len_at: at, ..Default::default() });
+        let mut b = Bench::new(1);
+        b.offer(&mut q, with(0, ecn::ECT1), Time::ZERO, RATE);
+        b.offer(&mut q, with(1, ecn::ECT1), Time::ZERO, RATE);
+        let mut sent = vec![b.take(&mut q, Time(2 * MS)).unwrap()];
+        b.offer(&mut q, with(2, ecn::ECT1), Time(2 * MS), RATE);
+        sent.push(b.take(&mut q, Time(3 * MS)).unwrap());
+        sent.push(b.take(&mut q, Time(4 * MS)).unwrap());
+        assert_eq!(sent.iter().map(|p| p.uid).collect::<Vec<u32>>(), vec![0, 1, 2]);
+        let ce: Vec<u32> = sent.iter().filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        assert_eq!(ce, marked, "{at:?}");
+    }
 }
 
 /// Overload (section 4.2.3, A.2): at p' = 0.5, p_CL = 1 ≥ p_Lmax and p_C = 0.25 = p_Cmax for
@@ -302,6 +356,11 @@ fn parameters_are_checked_by_key() {
     assert_eq!(bad(r#"{"tupdate": "0ms"}"#).unwrap(), "tupdate");
     assert_eq!(bad(r#"{"c_protection": 101}"#).unwrap(), "c_protection");
     assert_eq!(bad(r#"{"limit": "0p"}"#).unwrap(), "limit");
+    assert_eq!(bad(r#"{"th_len": 10000}"#).unwrap(), "th_len");
+    assert_eq!(bad(r#"{"limit": "5p", "th_len": 5}"#).unwrap(), "th_len");
+    assert!(DualPi2::new(&serde_json::from_str(r#"{"limit": "5p", "th_len": 4}"#).unwrap()).is_ok());
+    assert!(serde_json::from_str::<DualPi2Config>(r#"{"th_len": -1}"#).is_err());
+    assert!(serde_json::from_str::<DualPi2Config>(r#"{"th_len_at": "never"}"#).is_err());
     assert!(serde_json::from_str::<DualPi2Config>(r#"{"scheduler": "fifo"}"#).is_err());
     assert_eq!(DualPi2Params::new(&DualPi2Config::default()).unwrap().p_cmax(), 0.25);
 }

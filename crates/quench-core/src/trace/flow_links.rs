@@ -65,6 +65,11 @@ impl FlowLinks {
         FlowLinks { flows: if on { vec![Vec::new(); listed] } else { Vec::new() } }
     }
 
+    /// Whether any flow is counted (`record.flow_links` is on).
+    pub fn is_on(&self) -> bool {
+        !self.flows.is_empty()
+    }
+
     /// Count a packet of `flow` (of `size` bytes) at `link`.
     #[inline]
     pub fn count(&mut self, flow: FlowId, link: LinkId, size: u16, fate: Fate) {

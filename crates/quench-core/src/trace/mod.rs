@@ -333,6 +333,15 @@ impl Recorder {
         self.link_on.get(link.index()).copied().unwrap_or(false)
     }
 
+    /// Whether anything is recorded as packets arrive at and leave `link` (queue lengths,
+    /// sojourn times, the flow monitor's arrivals, per-flow per-link counters). Drops are
+    /// not per hop: they are recorded whenever they happen.
+    pub fn records_hops(&self, link: LinkId) -> bool {
+        ((self.cfg.queues || self.cfg.sojourn) && self.link_wanted(link))
+            || self.watch.is_some()
+            || self.flow_links.is_on()
+    }
+
     #[inline]
     pub fn wants_queue(&self, link: LinkId) -> bool {
         self.cfg.queues && self.link_wanted(link)
