@@ -52,8 +52,18 @@ DISCIPLINES = [
 ]
 
 # The engine's run loop, whose instructions callgrind counts (everything else in the bench
-# binary, parsing the scenario and building the digest, is left out).
-RUN_LOOP_SYMBOL = "quench_core::Simulation::run_until"
+# binary, parsing the scenario and building the digest, is left out): the world's loop where
+# the compiler kept it out of line, else the simulation's, which calls it.
+RUN_LOOP_SYMBOLS = ["quench_core::world::World::run_until", "quench_core::Simulation::run_until"]
+
+
+def run_loop_symbol(binary: Path) -> str:
+    """The first of RUN_LOOP_SYMBOLS that `binary` defines (`nm -C`)."""
+    names = subprocess.run(["nm", "-C", str(binary)], capture_output=True, text=True, check=True).stdout
+    for symbol in RUN_LOOP_SYMBOLS:
+        if re.search(rf" {re.escape(symbol)}$", names, re.MULTILINE):
+            return symbol
+    sys.exit(f"bench_aqm.py: {binary} defines none of {RUN_LOOP_SYMBOLS}")
 
 
 def network(qdisc, flows: int, both_ways: bool = False):
@@ -130,14 +140,14 @@ def instructions(binary: Path, qdisc, flows: int, seconds: float, both_ways: boo
         "--tool=callgrind",
         f"--callgrind-out-file={folder / 'callgrind.out'}",
         "--collect-atstart=no",
-        f"--toggle-collect={RUN_LOOP_SYMBOL}",
+        f"--toggle-collect={run_loop_symbol(binary)}",
         str(binary),
         str(spec),
         "1",
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     m = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
-    if not m:
+    if not m or int(m.group(1)) == 0:
         sys.exit(f"bench_aqm.py: no instruction count from callgrind:\n{done.stderr[-2000:]}")
     return int(m.group(1))
 
