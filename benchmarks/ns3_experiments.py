@@ -700,14 +700,17 @@ def exp_cubic_ca(args) -> None:
         )
 
 
-# ns-3's TcpVegas rewritten with two of its rules as switches, for the experiment only:
+# ns-3's TcpVegas rewritten with its rules as switches, for the experiment only:
 # `SeqRounds` (ns-3 and Linux: a round ends when the ACK for the first byte sent after the
 # previous round's end arrives; off: quench's, a round ends one RTT sample after it began,
 # the sample of the ACK that closed the last round) and `IntDiff` (ns-3: diff = segCwnd -
 # floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
-# segCwnd * (minRtt - baseRtt) / minRtt). Everything else as TcpVegas (alpha 2, beta 4,
+# segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
+# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample) and
+# `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
+# sample, enters baseRTT as in TcpVegas). Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
-# both switches on it must give TcpVegas's figures exactly (checked by the experiment).
+# ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
 VEGAS_SWITCHES_CPP = r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
@@ -733,6 +736,14 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                 .AddAttribute("IntDiff", "diff in whole segments (ns-3) or real (quench)",
                               ns3::BooleanValue(true),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_intDiff),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RawSamples", "each ACK's own RTT sample (quench, Linux) instead of the smoothed RTT",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_rawSamples),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) counts",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_handshakeBase),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -741,8 +752,32 @@ class TcpVegasSwitches : public ns3::TcpNewReno
     std::string GetName() const override { return "TcpVegasSwitches"; }
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpVegasSwitches>(this); }
 
-    void PktsAcked(ns3::Ptr<ns3::TcpSocketState>, uint32_t, const ns3::Time& rtt) override
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, const ns3::Time& sample) override
     {
+        ns3::Time rtt = sample;
+        if (m_rawSamples)
+        {
+            // TcpSocketBase passes the smoothed RTT; RttMeanDeviation's integer update
+            // srtt' = srtt + (m - srtt) / 8 gives the ACK's own sample m back to within 8 time
+            // units. An unchanged srtt means this ACK measured nothing (Karn's rule). The first
+            // call's srtt is mostly the handshake's sample (small SYN packets, one bottleneck
+            // transmission time below a data segment's): it counts only with HandshakeBase,
+            // where it sets baseRTT as it does in TcpVegas (the minimum over smoothed RTTs).
+            const ns3::Time srtt = tcb->m_srtt.Get();
+            if (m_prevSrtt.IsZero())
+            {
+                rtt = m_handshakeBase ? srtt : ns3::Time(0);
+            }
+            else if (srtt == m_prevSrtt)
+            {
+                rtt = ns3::Time(0);
+            }
+            else
+            {
+                rtt = m_prevSrtt + (srtt - m_prevSrtt) * 8;
+            }
+            m_prevSrtt = srtt;
+        }
         if (rtt.IsZero())
         {
             return;
@@ -833,7 +868,9 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
   private:
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
-    bool m_seqRounds = true, m_intDiff = true, m_doing = true;
+    bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false,
+         m_doing = true;
+    ns3::Time m_prevSrtt{0};
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
     ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
     uint32_t m_cntRtt = 0;
@@ -843,7 +880,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 """
 
 
-def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
+def vegas_switches(seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
         "experiment_cpp": [(VEGAS_SWITCHES_CPP, ["quench_exp.TcpVegasSwitches"])],
@@ -852,6 +889,8 @@ def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
     defaults = {
         "quench_exp::TcpVegasSwitches::SeqRounds": ("bool", seq_rounds),
         "quench_exp::TcpVegasSwitches::IntDiff": ("bool", int_diff),
+        "quench_exp::TcpVegasSwitches::RawSamples": ("bool", raw),
+        "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
     }
     return extra, defaults
 
@@ -1165,7 +1204,8 @@ def exp_vegas(args) -> None:
     and shrinks while it is > beta, i.e. while the real diff > beta. quench compares the real
     diff (alpha = 2, beta = 4: grow below 2). Variants: quench with alpha = 1 (ns-3's rule in
     real numbers); ns-3's Vegas rewritten with its round rule and its rounding as switches
-    (TcpVegasSwitches); delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
+    (TcpVegasSwitches), also with each ACK's own RTT sample instead of TcpSocketBase's smoothed
+    RTT; delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
     spec = load_scenario("scenarios/ns3_mixed.toml")
     spec["duration"] = args.duration
     spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
@@ -1207,6 +1247,15 @@ def exp_vegas(args) -> None:
                     f"diff {'whole segments (ns-3)' if whole else 'real (quench)'}"
                 )
                 ns3_job((name, label), ss, *vegas_switches(seq, whole))
+            # TcpVegas's samples are TcpSocketBase's smoothed RTT, and its baseRTT the first
+            # of them, which holds the SYN's sample: each ACK's own sample, with and without
+            # that first one (quench: without; it has no handshake).
+            for seq, syn in ((True, True), (True, False), (False, True), (False, False)):
+                label = (
+                    f"ns-3 TcpVegasSwitches: rounds by {'sequence (ns-3)' if seq else 'RTT sample (quench)'}, "
+                    f"each ACK's own sample, baseRTT {'with' if syn else 'without'} the handshake's"
+                )
+                ns3_job((name, label), ss, *vegas_switches(seq, True, True, syn))
         tables.append((name, rows))
     # Where the flows settle inside the band depends on the path there: with delayed ACKs off
     # both simulators leave slow start above the band and take one segment off per round
