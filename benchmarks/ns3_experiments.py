@@ -703,7 +703,7 @@ def exp_cubic_ca(args) -> None:
 # ns-3's TcpVegas rewritten with its rules as switches, for the experiment only:
 # `SeqRounds` (ns-3 and Linux: a round ends when the ACK for the first byte sent after the
 # previous round's end arrives; off: quench's, a round ends one RTT sample after it began,
-# the sample of the ACK that closed the last round) and `IntDiff` (ns-3: diff = segCwnd -
+# the sample of the ACK that closed the last round), `IntDiff` (ns-3: diff = segCwnd -
 # floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
 # segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
 # TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample) and
