@@ -758,19 +758,17 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         if (m_rawSamples)
         {
             // TcpSocketBase passes the smoothed RTT; RttMeanDeviation's integer update
-            // srtt' = srtt + (m - srtt) / 8 gives the ACK's own sample m back to within 8 time
-            // units. An unchanged srtt means this ACK measured nothing (Karn's rule). The first
-            // call's srtt is mostly the handshake's sample (small SYN packets, one bottleneck
-            // transmission time below a data segment's): it counts only with HandshakeBase,
-            // where it sets baseRTT as it does in TcpVegas (the minimum over smoothed RTTs).
+            // srtt' = srtt + floor((m - srtt) / 8) gives the ACK's own sample m back to within 8
+            // time units. An unchanged srtt is a sample within 8 units above it, or (after a
+            // retransmission, Karn's rule) no sample: taken as srtt, which the lossless runs
+            // compared here never mistake. The first call's srtt is mostly the handshake's
+            // sample (small SYN packets, one bottleneck transmission time below a data
+            // segment's): it counts only with HandshakeBase, where it enters baseRTT as it does
+            // in TcpVegas (the minimum over smoothed RTTs).
             const ns3::Time srtt = tcb->m_srtt.Get();
             if (m_prevSrtt.IsZero())
             {
                 rtt = m_handshakeBase ? srtt : ns3::Time(0);
-            }
-            else if (srtt == m_prevSrtt)
-            {
-                rtt = ns3::Time(0);
             }
             else
             {
