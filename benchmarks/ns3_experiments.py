@@ -706,7 +706,7 @@ def exp_cubic_ca(args) -> None:
 # the sample of the ACK that closed the last round), `IntDiff` (ns-3: diff = segCwnd -
 # floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
 # segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
-# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample) and
+# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt) and
 # `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
 # sample, enters baseRTT as in TcpVegas). Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
@@ -741,7 +741,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_rawSamples),
                               ns3::MakeBooleanChecker())
-                .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) counts",
+                .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) enters baseRTT",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_handshakeBase),
                               ns3::MakeBooleanChecker());
@@ -757,24 +757,18 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         ns3::Time rtt = sample;
         if (m_rawSamples)
         {
-            // TcpSocketBase passes the smoothed RTT; RttMeanDeviation's integer update
-            // srtt' = srtt + floor((m - srtt) / 8) gives the ACK's own sample m back to within 8
-            // time units. An unchanged srtt is a sample within 8 units above it, or (after a
-            // retransmission, Karn's rule) no sample: taken as srtt, which the lossless runs
-            // compared here never mistake. The first call's srtt is mostly the handshake's
-            // sample (small SYN packets, one bottleneck transmission time below a data
-            // segment's): it counts only with HandshakeBase, where it enters baseRTT as it does
-            // in TcpVegas (the minimum over smoothed RTTs).
-            const ns3::Time srtt = tcb->m_srtt.Get();
-            if (m_prevSrtt.IsZero())
+            // TcpSocketBase passes PktsAcked its smoothed RTT (tcb->m_srtt) and keeps the
+            // ACK's own sample in tcb->m_lastRtt (unchanged on an ACK without one, Karn's rule:
+            // none in the lossless runs compared here). TcpVegas's baseRTT, the minimum over
+            // smoothed RTTs, is the first of them, mostly the handshake's sample (small SYN
+            // packets, about one bottleneck transmission time below a data segment's):
+            // HandshakeBase lets that first smoothed value into baseRTT.
+            rtt = tcb->m_lastRtt.Get();
+            if (m_handshakeBase && m_firstAck)
             {
-                rtt = m_handshakeBase ? srtt : ns3::Time(0);
+                m_baseRtt = std::min(m_baseRtt, tcb->m_srtt.Get());
             }
-            else
-            {
-                rtt = m_prevSrtt + (srtt - m_prevSrtt) * 8;
-            }
-            m_prevSrtt = srtt;
+            m_firstAck = false;
         }
         if (rtt.IsZero())
         {
@@ -868,7 +862,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
     bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false,
          m_doing = true;
-    ns3::Time m_prevSrtt{0};
+    bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
     ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
     uint32_t m_cntRtt = 0;
@@ -1247,7 +1241,7 @@ def exp_vegas(args) -> None:
                 ns3_job((name, label), ss, *vegas_switches(seq, whole))
             # TcpVegas's samples are TcpSocketBase's smoothed RTT, and its baseRTT the first
             # of them, which holds the SYN's sample: each ACK's own sample, with and without
-            # that first one (quench: without; it has no handshake).
+            # that first one (quench: without; its baseRTT is the minimum of data samples).
             for seq, syn in ((True, True), (True, False), (False, True), (False, False)):
                 label = (
                     f"ns-3 TcpVegasSwitches: rounds by {'sequence (ns-3)' if seq else 'RTT sample (quench)'}, "
@@ -1267,6 +1261,11 @@ def exp_vegas(args) -> None:
         rows[f"quench, bottleneck delay {delay_ms} ms"] = quench_rows(ss)
         ns3_job((name, f"ns-3, bottleneck delay {delay_ms} ms"), ss)
         ns3_job((name, f"ns-3 rounds by RTT sample, bottleneck delay {delay_ms} ms"), ss, *vegas_switches(False, True))
+        ns3_job(
+            (name, f"ns-3 each ACK's own sample, baseRTT without the handshake's, bottleneck delay {delay_ms} ms"),
+            ss,
+            *vegas_switches(True, True, True, False),
+        )
     tables.append((name, rows))
     plans = [p for _, ps in jobs for p in ps]
     results = iter(ns3.run_plans(plans))
