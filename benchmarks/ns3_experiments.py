@@ -706,9 +706,11 @@ def exp_cubic_ca(args) -> None:
 # the sample of the ACK that closed the last round), `IntDiff` (ns-3: diff = segCwnd -
 # floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
 # segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
-# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt) and
+# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt),
 # `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
-# sample, enters baseRTT as in TcpVegas). Everything else as TcpVegas (alpha 2, beta 4,
+# sample, enters baseRTT as in TcpVegas) and `RoundEndGrowth` (ns-3 and Linux: slow start
+# grows on the ACK that ends a round when it stays in slow start; off: quench's, it does not).
+# Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
 # ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
 VEGAS_SWITCHES_CPP = r"""
@@ -740,6 +742,10 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                 .AddAttribute("RawSamples", "each ACK's own RTT sample (quench, Linux) instead of the smoothed RTT",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_rawSamples),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RoundEndGrowth", "slow start grows on the ACK that ends a round (ns-3, Linux)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_roundEndGrowth),
                               ns3::MakeBooleanChecker())
                 .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) enters baseRTT",
                               ns3::BooleanValue(false),
@@ -832,7 +838,10 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             }
             else if (tcb->m_cWnd < tcb->m_ssThresh)
             {
-                SlowStart(tcb, segmentsAcked);
+                if (m_roundEndGrowth)
+                {
+                    SlowStart(tcb, segmentsAcked);
+                }
             }
             else if (diff > kBeta)
             {
@@ -860,7 +869,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
   private:
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
-    bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false,
+    bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false, m_roundEndGrowth = true,
          m_doing = true;
     bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
@@ -872,7 +881,9 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 """
 
 
-def vegas_switches(seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False) -> tuple[dict, dict]:
+def vegas_switches(
+    seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False, end_growth: bool = True
+) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
         "experiment_cpp": [(VEGAS_SWITCHES_CPP, ["quench_exp.TcpVegasSwitches"])],
@@ -883,6 +894,7 @@ def vegas_switches(seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base
         "quench_exp::TcpVegasSwitches::IntDiff": ("bool", int_diff),
         "quench_exp::TcpVegasSwitches::RawSamples": ("bool", raw),
         "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
+        "quench_exp::TcpVegasSwitches::RoundEndGrowth": ("bool", end_growth),
     }
     return extra, defaults
 
@@ -1248,6 +1260,8 @@ def exp_vegas(args) -> None:
                     f"each ACK's own sample, baseRTT {'with' if syn else 'without'} the handshake's"
                 )
                 ns3_job((name, label), ss, *vegas_switches(seq, True, True, syn))
+            label = "ns-3 TcpVegasSwitches: quench's rules (its rounds, own samples, no handshake, no end growth)"
+            ns3_job((name, label), ss, *vegas_switches(False, True, True, False, False))
         tables.append((name, rows))
     # Where the flows settle inside the band depends on the path there: with delayed ACKs off
     # both simulators leave slow start above the band and take one segment off per round
@@ -1265,6 +1279,11 @@ def exp_vegas(args) -> None:
             (name, f"ns-3 each ACK's own sample, baseRTT without the handshake's, bottleneck delay {delay_ms} ms"),
             ss,
             *vegas_switches(True, True, True, False),
+        )
+        ns3_job(
+            (name, f"ns-3 with quench's four rules, bottleneck delay {delay_ms} ms"),
+            ss,
+            *vegas_switches(False, True, True, False, False),
         )
     tables.append((name, rows))
     plans = [p for _, ps in jobs for p in ps]
