@@ -32,8 +32,9 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   reduction for data sent during the previous recovery (ns-3), limited transmit off, RFC 6675
   recovery, DupThresh 4 (both); `--only` picks cases ("as matched", "limited transmit off", ...).
 - `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
-  rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
-  (TcpVegasSwitches), the bottleneck delay varied.
+  rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
+  ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
+  as switches (TcpVegasSwitches), the bottleneck delay varied.
 - `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
   second in both, and their sums over the start-up and the rest.
 - `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
