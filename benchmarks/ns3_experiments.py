@@ -32,8 +32,9 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   reduction for data sent during the previous recovery (ns-3), limited transmit off, RFC 6675
   recovery, DupThresh 4 (both); `--only` picks cases ("as matched", "limited transmit off", ...).
 - `vegas`: the two Vegas flows of scenarios/ns3_mixed.toml alone; quench with alpha 1 (ns-3's
-  rounding), ns-3's Vegas rewritten with its round rule and rounding as switches
-  (TcpVegasSwitches), the bottleneck delay varied.
+  rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
+  ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
+  as switches (TcpVegasSwitches), the bottleneck delay varied.
 - `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
   second in both, and their sums over the start-up and the rest.
 - `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
@@ -700,14 +701,19 @@ def exp_cubic_ca(args) -> None:
         )
 
 
-# ns-3's TcpVegas rewritten with two of its rules as switches, for the experiment only:
+# ns-3's TcpVegas rewritten with its rules as switches, for the experiment only:
 # `SeqRounds` (ns-3 and Linux: a round ends when the ACK for the first byte sent after the
 # previous round's end arrives; off: quench's, a round ends one RTT sample after it began,
-# the sample of the ACK that closed the last round) and `IntDiff` (ns-3: diff = segCwnd -
+# the sample of the ACK that closed the last round), `IntDiff` (ns-3: diff = segCwnd -
 # floor(segCwnd * baseRtt / minRtt), whole segments; off: quench's real-valued
-# segCwnd * (minRtt - baseRtt) / minRtt). Everything else as TcpVegas (alpha 2, beta 4,
+# segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
+# TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt),
+# `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
+# sample, enters baseRTT as in TcpVegas) and `RoundEndGrowth` (ns-3 and Linux: slow start
+# grows on the ACK that ends a round when it stays in slow start; off: quench's, it does not).
+# Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
-# both switches on it must give TcpVegas's figures exactly (checked by the experiment).
+# ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
 VEGAS_SWITCHES_CPP = r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
@@ -733,6 +739,18 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                 .AddAttribute("IntDiff", "diff in whole segments (ns-3) or real (quench)",
                               ns3::BooleanValue(true),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_intDiff),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RawSamples", "each ACK's own RTT sample (quench, Linux) instead of the smoothed RTT",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_rawSamples),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RoundEndGrowth", "slow start grows on the ACK that ends a round (ns-3, Linux)",
+                              ns3::BooleanValue(true),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_roundEndGrowth),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) enters baseRTT",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_handshakeBase),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -741,8 +759,24 @@ class TcpVegasSwitches : public ns3::TcpNewReno
     std::string GetName() const override { return "TcpVegasSwitches"; }
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpVegasSwitches>(this); }
 
-    void PktsAcked(ns3::Ptr<ns3::TcpSocketState>, uint32_t, const ns3::Time& rtt) override
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t, const ns3::Time& sample) override
     {
+        ns3::Time rtt = sample;
+        if (m_rawSamples)
+        {
+            // TcpSocketBase passes PktsAcked its smoothed RTT (tcb->m_srtt) and keeps the
+            // ACK's own sample in tcb->m_lastRtt (unchanged on an ACK without one, Karn's rule:
+            // none in the lossless runs compared here). TcpVegas's baseRTT, the minimum over
+            // smoothed RTTs, is the first of them, mostly the handshake's sample (small SYN
+            // packets, about one bottleneck transmission time below a data segment's):
+            // HandshakeBase lets that first smoothed value into baseRTT.
+            rtt = tcb->m_lastRtt.Get();
+            if (m_handshakeBase && m_firstAck)
+            {
+                m_baseRtt = std::min(m_baseRtt, tcb->m_srtt.Get());
+            }
+            m_firstAck = false;
+        }
         if (rtt.IsZero())
         {
             return;
@@ -805,7 +839,10 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             }
             else if (tcb->m_cWnd < tcb->m_ssThresh)
             {
-                SlowStart(tcb, segmentsAcked);
+                if (m_roundEndGrowth)
+                {
+                    SlowStart(tcb, segmentsAcked);
+                }
             }
             else if (diff > kBeta)
             {
@@ -833,7 +870,9 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
   private:
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
-    bool m_seqRounds = true, m_intDiff = true, m_doing = true;
+    bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false, m_roundEndGrowth = true,
+         m_doing = true;
+    bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
     ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
     uint32_t m_cntRtt = 0;
@@ -843,7 +882,9 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 """
 
 
-def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
+def vegas_switches(
+    seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False, end_growth: bool = True
+) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
         "experiment_cpp": [(VEGAS_SWITCHES_CPP, ["quench_exp.TcpVegasSwitches"])],
@@ -852,6 +893,9 @@ def vegas_switches(seq_rounds: bool, int_diff: bool) -> tuple[dict, dict]:
     defaults = {
         "quench_exp::TcpVegasSwitches::SeqRounds": ("bool", seq_rounds),
         "quench_exp::TcpVegasSwitches::IntDiff": ("bool", int_diff),
+        "quench_exp::TcpVegasSwitches::RawSamples": ("bool", raw),
+        "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
+        "quench_exp::TcpVegasSwitches::RoundEndGrowth": ("bool", end_growth),
     }
     return extra, defaults
 
@@ -1165,7 +1209,8 @@ def exp_vegas(args) -> None:
     and shrinks while it is > beta, i.e. while the real diff > beta. quench compares the real
     diff (alpha = 2, beta = 4: grow below 2). Variants: quench with alpha = 1 (ns-3's rule in
     real numbers); ns-3's Vegas rewritten with its round rule and its rounding as switches
-    (TcpVegasSwitches); delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
+    (TcpVegasSwitches), also with each ACK's own RTT sample instead of TcpSocketBase's smoothed
+    RTT; delayed ACKs on; the bottleneck delay moved by 1 ms steps."""
     spec = load_scenario("scenarios/ns3_mixed.toml")
     spec["duration"] = args.duration
     spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
@@ -1207,6 +1252,17 @@ def exp_vegas(args) -> None:
                     f"diff {'whole segments (ns-3)' if whole else 'real (quench)'}"
                 )
                 ns3_job((name, label), ss, *vegas_switches(seq, whole))
+            # TcpVegas's samples are TcpSocketBase's smoothed RTT, and its baseRTT the first
+            # of them, which holds the SYN's sample: each ACK's own sample, with and without
+            # that first one (quench: without; its baseRTT is the minimum of data samples).
+            for seq, syn in ((True, True), (True, False), (False, True), (False, False)):
+                label = (
+                    f"ns-3 TcpVegasSwitches: rounds by {'sequence (ns-3)' if seq else 'RTT sample (quench)'}, "
+                    f"each ACK's own sample, baseRTT {'with' if syn else 'without'} the handshake's"
+                )
+                ns3_job((name, label), ss, *vegas_switches(seq, True, True, syn))
+            label = "ns-3 TcpVegasSwitches: quench's rules (its rounds, own samples, no handshake, no end growth)"
+            ns3_job((name, label), ss, *vegas_switches(False, True, True, False, False))
         tables.append((name, rows))
     # Where the flows settle inside the band depends on the path there: with delayed ACKs off
     # both simulators leave slow start above the band and take one segment off per round
@@ -1220,6 +1276,16 @@ def exp_vegas(args) -> None:
         rows[f"quench, bottleneck delay {delay_ms} ms"] = quench_rows(ss)
         ns3_job((name, f"ns-3, bottleneck delay {delay_ms} ms"), ss)
         ns3_job((name, f"ns-3 rounds by RTT sample, bottleneck delay {delay_ms} ms"), ss, *vegas_switches(False, True))
+        ns3_job(
+            (name, f"ns-3 each ACK's own sample, baseRTT without the handshake's, bottleneck delay {delay_ms} ms"),
+            ss,
+            *vegas_switches(True, True, True, False),
+        )
+        ns3_job(
+            (name, f"ns-3 with quench's four rules, bottleneck delay {delay_ms} ms"),
+            ss,
+            *vegas_switches(False, True, True, False, False),
+        )
     tables.append((name, rows))
     plans = [p for _, ps in jobs for p in ps]
     results = iter(ns3.run_plans(plans))
