@@ -2,7 +2,7 @@
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
         [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2]
+        [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2|...]
         [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
         [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
 
@@ -164,6 +164,7 @@ def run_case(case: str, aqm: str, args) -> dict:
             "abc2": ns3_experiments.ABC2,
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
+            "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
         }[args.ns3_variant]
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
@@ -237,9 +238,10 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr"),
+        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr", "flightsize_rfc_prr_sack"),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
-        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize)",
+        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
+        "counting SACKed bytes only)",
     )
     args = p.parse_args()
     for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):
