@@ -34,17 +34,16 @@
 //! Monitors: none (CoDel's state is per queue; the link's drop, mark and sojourn records
 //! cover what it does).
 //! Nothing is allocated per packet: the queues and lists are allocated when the qdisc is
-//! built (each queue's ring grows amortised).
+//! built, and the shared packet store grows amortised (`flow_queues.rs`).
 
 use super::codel::{default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars};
 use super::fifo::validate_limit;
-use super::flow_queues::FlowQueues;
+use super::flow_queues::{FlowQueues, QueueView};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::units::{Bytes, Dur, Limit};
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 /// RFC 8290 section 5.2.1 and Linux: 1024 flow queues; at most 65536 (Linux's cap).
 pub const DEFAULT_FLOWS: u32 = 1024;
@@ -108,22 +107,14 @@ impl Default for FqCodelConfig {
 }
 
 /// A flow queue as CoDel sees it: popping keeps the discipline's totals too.
-struct FlowView<'a> {
-    packets: &'a mut VecDeque<Packet>,
-    bytes: &'a mut u64,
-    total: &'a mut Backlog,
-}
-
-impl CodelQueue for FlowView<'_> {
+impl CodelQueue for QueueView<'_> {
+    #[inline]
     fn pop(&mut self) -> Option<Packet> {
-        let p = self.packets.pop_front()?;
-        *self.bytes -= p.size as u64;
-        self.total.packets -= 1;
-        self.total.bytes -= p.size as u64;
-        Some(p)
+        QueueView::pop(self)
     }
+    #[inline]
     fn bytes(&self) -> u64 {
-        *self.bytes
+        QueueView::bytes(self)
     }
 }
 
@@ -181,7 +172,7 @@ impl FqCodel {
 
     /// Packets queued in queue `i`.
     pub fn queue_len(&self, i: usize) -> usize {
-        self.fq.queue(i).packets.len()
+        self.fq.queue(i).len()
     }
 
     fn over_limits(&self) -> (bool, bool) {
@@ -195,7 +186,7 @@ impl FqCodel {
     /// ties), at least one packet, until half its bytes are gone or a batch is dropped.
     fn drop_from_fattest(&mut self, memory: bool, cx: &mut QdiscCx) {
         let fattest = self.fq.fattest();
-        let threshold = self.fq.queue(fattest).bytes / 2;
+        let threshold = self.fq.queue(fattest).bytes() / 2;
         let mut dropped_bytes = 0;
         for _ in 0..self.drop_batch {
             let Some(p) = self.fq.pop_front(fattest) else { break };
@@ -225,9 +216,8 @@ impl Qdisc for FqCodel {
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         while let Some((from_new, i)) = self.fq.head() {
-            let (q, total) = self.fq.split(i);
-            let mut view = FlowView { packets: &mut q.packets, bytes: &mut q.bytes, total };
-            match q.vars.dequeue(&self.codel, &mut view, &mut self.stats.codel, cx, false) {
+            let (vars, mut packets) = self.fq.split(i);
+            match vars.dequeue(&self.codel, &mut packets, &mut self.stats.codel, cx, false) {
                 Some(p) => {
                     self.fq.charge(i, p.size);
                     return Dequeued::Packet(p);

@@ -175,14 +175,15 @@ impl Qdisc for FqPie {
         let p = &self.pie;
         let over = self.over_limits(&pkt);
         let q = self.fq.queue_mut(i);
-        q.vars.catch_up_quietly(p, q.bytes, cx.now);
+        let bytes = q.bytes();
+        q.vars.catch_up_quietly(p, bytes, cx.now);
         if let Some(memory) = over {
             q.vars.accu_prob = 0.0;
             self.stats.pie.overlimit += 1;
             self.stats.memory_drop += memory as u64;
             return cx.drop(pkt, DropReason::Overflow);
         }
-        if q.vars.burst_allowance.is_zero() && q.vars.drop_early(p, q.bytes, cx.rng) {
+        if q.vars.burst_allowance.is_zero() && q.vars.drop_early(p, bytes, cx.rng) {
             if p.ecn && pkt.ecn != ecn::NOT_ECT && q.vars.drop_prob <= p.mark_ecnth {
                 pkt.ecn = ecn::CE;
                 self.stats.pie.ecn_mark += 1;
@@ -198,16 +199,17 @@ impl Qdisc for FqPie {
 
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         while let Some((from_new, i)) = self.fq.head() {
-            let bytes = self.fq.queue(i).bytes;
+            let p = &self.pie;
+            let (vars, mut packets) = self.fq.split(i);
+            let bytes = packets.bytes();
             if bytes == 0 {
                 self.fq.retire(from_new, i);
                 continue;
             }
-            let p = &self.pie;
-            self.fq.queue_mut(i).vars.catch_up_quietly(p, bytes, cx.now);
-            let pkt = self.fq.pop_front(i).expect("a queue with bytes has a packet");
+            vars.catch_up_quietly(p, bytes, cx.now);
+            let pkt = packets.pop().expect("a queue with bytes has a packet");
             let sojourn = cx.now - pkt.enqueued_at;
-            self.fq.queue_mut(i).vars.on_departure(p, bytes, pkt.size as u64, sojourn, cx.now);
+            vars.on_departure(p, bytes, pkt.size as u64, sojourn, cx.now);
             self.fq.charge(i, pkt.size);
             return Dequeued::Packet(pkt);
         }

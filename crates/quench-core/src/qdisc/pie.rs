@@ -74,10 +74,41 @@ pub const DEFAULT_MARK_ECNTH: f64 = 0.1;
 pub const DEFAULT_DQ_THRESHOLD: Bytes = Bytes(1 << 14);
 /// RFC 8033 section 4.1 (MEAN_PKTSIZE in the safeguard): 1500 B, an Ethernet MTU.
 pub const DEFAULT_MEAN_PACKET_SIZE: Bytes = Bytes(1500);
+/// At most this many due updates are counted by subtraction in `skip_due` (then a division):
+/// enough for a flow queue of FQ-PIE touched every 60 ms or so with `tupdate` 15 ms.
+const SKIP_BY_SUBTRACTION: u64 = 8;
 /// Section 4.1's safeguard: no early drop below target/2 while drop_prob < 0.2.
 const SAFEGUARD_PROB: f64 = 0.2;
 /// Section 4.2's auto-tuning: (drop_prob below, divisor of p).
 const TUNING: [(f64, f64); 6] = [(1e-6, 2048.0), (1e-5, 512.0), (1e-4, 128.0), (1e-3, 32.0), (1e-2, 8.0), (0.1, 2.0)];
+/// TUNING's divisors as factors, in its order, then 1 past the table. Every divisor is a power
+/// of two, so its reciprocal is exact and `x · (1/d)` is the same real number as `x / d`; both
+/// operations round it correctly, so the results are equal bit for bit (`pie_tests.rs`
+/// checks), and a multiplication takes a few cycles where a division takes up to twenty.
+const SCALES: [f64; TUNING.len() + 1] = {
+    let mut d = [1.0; TUNING.len() + 1];
+    let mut i = 0;
+    while i < TUNING.len() {
+        assert!(TUNING[i].1.to_bits() & ((1 << 52) - 1) == 0, "a power of two");
+        d[i] = 1.0 / TUNING[i].1;
+        i += 1;
+    }
+    d
+};
+
+/// Section 4.2's auto-tuning: the factor scaling `p` for `drop_prob` (1 past the table, which
+/// changes nothing). The same as dividing by the first entry whose threshold is above
+/// `drop_prob`: the thresholds increase, so the entries above `drop_prob` are the table's
+/// last ones, and that entry's index is the table's length less their number (none for NaN,
+/// whose comparisons are all false: 1, as the search finds nothing). Counting them takes no
+/// branch per entry (the search's exit branch was mispredicted often in FQ-PIE's update
+/// loops; `pie_tests.rs` compares the two).
+#[inline]
+fn tuning_scale(drop_prob: f64) -> f64 {
+    let above: usize = TUNING.iter().map(|&(below, _)| (drop_prob < below) as usize).sum();
+    SCALES[TUNING.len() - above]
+}
+
 /// Section 5.5: once drop_prob ≥ 0.1, p is capped at 0.02 per update.
 const CAP_FROM: f64 = 0.1;
 const CAP: f64 = 0.02;
@@ -175,6 +206,8 @@ pub struct PieParams {
     pub mean_packet_size: u64,
     pub delay_estimate: DelayEstimate,
     pub derandomize: bool,
+    /// `target` in seconds, as the controller computes with it (converted once).
+    target_s: f64,
 }
 
 impl PieParams {
@@ -215,6 +248,7 @@ impl PieParams {
             mean_packet_size: cfg.mean_packet_size.0,
             delay_estimate: cfg.delay_estimate,
             derandomize: cfg.derandomize,
+            target_s: cfg.target.as_secs_f64(),
         })
     }
 }
@@ -272,11 +306,15 @@ impl PieVars {
     /// One run of the controller (RFC 8033 section 4.2, 4.4, 5.5) with the delay estimate
     /// `qdelay`.
     pub fn update(&mut self, p: &PieParams, qdelay: Dur) {
-        let (cur, old, target) = (qdelay.as_secs_f64(), self.qdelay_old.as_secs_f64(), p.target.as_secs_f64());
+        self.update_at(p, qdelay, qdelay.as_secs_f64());
+    }
+
+    /// [`update`](Self::update) with `qdelay` already in seconds (`cur`).
+    #[inline]
+    fn update_at(&mut self, p: &PieParams, qdelay: Dur, cur: f64) {
+        let (old, target) = (self.qdelay_old.as_secs_f64(), p.target_s);
         let mut delta = p.alpha * (cur - target) + p.beta * (cur - old);
-        if let Some(&(_, divisor)) = TUNING.iter().find(|(below, _)| self.drop_prob < *below) {
-            delta /= divisor;
-        }
+        delta *= tuning_scale(self.drop_prob);
         if self.drop_prob >= CAP_FROM && delta > CAP {
             delta = CAP;
         }
@@ -340,9 +378,10 @@ impl PieVars {
             return;
         }
         let qdelay = self.qdelay(p, bytes);
+        let cur = qdelay.as_secs_f64();
         let due = self.skip_due(p, now);
-        self.update(p, qdelay);
-        self.repeat_update(p, qdelay, due - 1);
+        self.update_at(p, qdelay, cur);
+        self.repeat_update(p, qdelay, cur, due - 1);
     }
 
     /// `n` runs of [`update`](Self::update) with the delay estimate `qdelay` when the old
@@ -353,9 +392,9 @@ impl PieVars {
     /// at 0 or 1, or a step too small to change it), every later one does too, and only the
     /// burst allowance still moves: restored to `max_burst` at each update when the restore
     /// condition holds (fixed now), else shrinking by `tupdate` each time, to zero at least.
-    fn repeat_update(&mut self, p: &PieParams, qdelay: Dur, n: u64) {
+    fn repeat_update(&mut self, p: &PieParams, qdelay: Dur, cur: f64, n: u64) {
         debug_assert!(n == 0 || self.qdelay_old == qdelay);
-        let (cur, target) = (qdelay.as_secs_f64(), p.target.as_secs_f64());
+        let target = p.target_s;
         // update()'s `beta·(cur − old)` with old = cur: cur − cur is +0.0 for any finite cur.
         let gradient = p.alpha * (cur - target) + p.beta * 0.0;
         let half = Dur(p.target.0 / 2);
@@ -364,9 +403,7 @@ impl PieVars {
         for done in 0..n {
             let before = self.drop_prob;
             let mut delta = gradient;
-            if let Some(&(_, divisor)) = TUNING.iter().find(|(below, _)| before < *below) {
-                delta /= divisor;
-            }
+            delta *= tuning_scale(before);
             if before >= CAP_FROM && delta > CAP {
                 delta = CAP;
             }
@@ -391,7 +428,17 @@ impl PieVars {
     /// Move the next due time past `now` without running the updates due by then; returns
     /// how many were due.
     fn skip_due(&mut self, p: &PieParams, now: Time) -> u64 {
-        let missed = (now - self.next_update).0 / p.tupdate.0 + 1;
+        // A queue is usually touched a few update periods late: count them by subtraction
+        // then (a 64-bit division takes tens of cycles), and divide only after a long gap.
+        let (mut late, step) = ((now - self.next_update).0, p.tupdate.0);
+        let mut missed = 1;
+        while late >= step && missed < SKIP_BY_SUBTRACTION {
+            late -= step;
+            missed += 1;
+        }
+        if late >= step {
+            missed += late / step;
+        }
         self.next_update += Dur(missed * p.tupdate.0);
         missed
     }

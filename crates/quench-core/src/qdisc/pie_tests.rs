@@ -149,6 +149,28 @@ fn quiet_catch_up_equals_the_step_by_step_updates() {
     assert!(skipped > cases / 2, "{skipped} of {cases} cases had updates to skip");
 }
 
+/// The auto-tuning factor, by counting thresholds, equals section 4.2's table read as a search
+/// for the first threshold above `drop_prob` and a division by its entry (none past the
+/// table), bit for bit: every threshold, its neighbours, 0, 1, values in every band, NaN, and
+/// steps whose scaled value is subnormal.
+#[test]
+fn tuning_scale_equals_the_table_search_and_division() {
+    let search = |prob: f64, delta: f64| match TUNING.iter().find(|(below, _)| prob < *below) {
+        Some(&(_, divisor)) => delta / divisor,
+        None => delta,
+    };
+    let mut probs = vec![0.0, -0.0, 1.0, 0.5, 0.2, 1e-9, 3e-6, 3e-5, 3e-4, 3e-3, 3e-2, f64::NAN];
+    for &(below, _) in &TUNING {
+        probs.extend([below, below.next_down(), below.next_up()]);
+    }
+    for prob in probs {
+        for delta in [0.015625, -0.0087, 0.0, -0.0, 1e-300, 3e-308, -5e-310, f64::MIN_POSITIVE, f64::MAX] {
+            let (got, want) = (delta * tuning_scale(prob), search(prob, delta));
+            assert_eq!(got.to_bits(), want.to_bits(), "drop_prob {prob}, delta {delta}");
+        }
+    }
+}
+
 /// With ECN on and drop_prob at most mark_ecnth, ECT packets chosen to drop are marked;
 /// above it they are dropped.
 #[test]

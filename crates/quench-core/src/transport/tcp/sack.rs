@@ -1,7 +1,8 @@
 //! The SACK scoreboard of a sender (RFC 2018 blocks, RFC 6675 loss recovery): the byte ranges
 //! above snd_una that the receiver reported holding, and the queries RFC 6675 needs —
 //! IsLost (by the bytes rule: more than (DupThresh − 1)·SMSS bytes SACKed above a sequence
-//! number), the next hole to repair, and unSACKed byte counts for SetPipe. All queries walk
+//! number), the next hole to repair, the highest SACKed octet (NextSeg rule 3's bound), the
+//! highest hole (rule 4's rescue), and unSACKed byte counts for SetPipe. All queries walk
 //! the few blocks there are, never the window, so they stay cheap at any bandwidth.
 
 #[derive(Clone, Debug)]
@@ -124,6 +125,29 @@ impl Scoreboard {
         })
     }
 
+    /// One past the highest SACKed octet (RFC 6675 NextSeg rule 1.b's bound), if any.
+    pub fn sacked_end(&self) -> Option<u64> {
+        self.blocks.last().map(|&(_, e)| e)
+    }
+
+    /// The highest unSACKed range within [a, b): where the highest outstanding unSACKed
+    /// sequence number lies (RFC 6675 NextSeg rule 4). Blocks are disjoint and apart, so the
+    /// walk down from `b` ends within two steps.
+    pub fn last_hole(&self, a: u64, b: u64) -> Option<(u64, u64)> {
+        let below = self.blocks.partition_point(|&(s, _)| s < b);
+        let mut hi = b;
+        for &(s, e) in self.blocks[..below].iter().rev() {
+            if hi <= a {
+                return None;
+            }
+            if e < hi {
+                return Some((e.max(a), hi));
+            }
+            hi = s; // the block reaches up to `hi`: the hole, if any, ends where it starts
+        }
+        (a < hi).then_some((a, hi))
+    }
+
     /// The first unSACKed sequence number in [from, limit). Blocks ending at or below `from`
     /// cannot hold it, so the walk starts at the first block past `from` (and, blocks being
     /// disjoint and apart, ends within two steps).
@@ -214,6 +238,27 @@ mod tests {
         (from..limit).find(|q| !blocks.iter().any(|&(s, e)| s <= *q && *q < e))
     }
 
+    fn naive_last_hole(blocks: &[(u64, u64)], a: u64, b: u64) -> Option<(u64, u64)> {
+        let held = |q: u64| blocks.iter().any(|&(s, e)| s <= q && q < e);
+        let hi = (a..b).rev().find(|&q| !held(q))? + 1;
+        let lo = (a..hi).rev().find(|&q| held(q)).map_or(a, |q| q + 1);
+        Some((lo, hi))
+    }
+
+    #[test]
+    fn the_highest_hole_and_sacked_octet() {
+        // Segments 1 and 2, 5, 9 and 10 unSACKed (snd_max 10 001).
+        let b = board();
+        assert_eq!(b.sacked_end(), Some(8001));
+        assert_eq!(b.last_hole(1, 10_001), Some((8001, 10_001)));
+        assert_eq!(b.last_hole(1, 8001), Some((4001, 5001)));
+        assert_eq!(b.last_hole(1, 4001), Some((1, 2001)));
+        assert_eq!(b.last_hole(2001, 4001), None);
+        assert_eq!(b.last_hole(4500, 6000), Some((4500, 5001)));
+        assert_eq!(Scoreboard::default().last_hole(5, 9), Some((5, 9)));
+        assert_eq!(Scoreboard::default().sacked_end(), None);
+    }
+
     /// Random SACK blocks, cumulative ACKs and queries: the indexed scoreboard answers every
     /// query exactly as the definitions do, and its blocks match `ranges::insert`'s.
     #[test]
@@ -242,6 +287,8 @@ mod tests {
             assert_eq!(b.sacked_in(a, z), naive_sacked_in(&reference, a, z), "sacked_in({a}, {z})");
             assert_eq!(b.sacked_in(z, a), 0);
             assert_eq!(b.next_hole(a, z), naive_next_hole(&reference, a, z), "next_hole({a}, {z})");
+            assert_eq!(b.last_hole(a, z), naive_last_hole(&reference, a, z), "last_hole({a}, {z})");
+            assert_eq!(b.sacked_end(), reference.last().map(|r| r.1));
             let inside = reference.iter().find(|&&(s, e)| s <= a && a < e).map(|&(_, e)| e);
             assert_eq!(b.block_end_containing(a), inside);
         }

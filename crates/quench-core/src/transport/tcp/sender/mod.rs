@@ -18,11 +18,15 @@
 //!   ssthresh on the next new ACK.
 //! - NewReno (RFC 6582): as Reno, but a partial ACK resends the next hole, deflates by the
 //!   amount acked (+MSS if ≥ MSS) and restarts the timer on the first partial ACK only;
-//!   recovery ends when `recover` (snd_max at loss time) is acknowledged, and no new recovery
-//!   starts for duplicates of data sent before it.
+//!   recovery ends when `recover` (the highest sequence number sent at loss time) is
+//!   acknowledged, and no new recovery starts until an ACK covers more than it (RFC 6582's
+//!   "ack_number − 1 > recover": `snd_una > recover_end`, `recover_end` one past `recover`;
+//!   with SACK, RFC 6675 section 5.1's `snd_una >= recover_end`, `past_recovery_point`).
 //! - With `tcp.sack` (Reno/NewReno): RFC 6675 — enter recovery on the third duplicate ACK or
 //!   when the scoreboard says snd_una is lost, `cwnd = ssthresh`, and send while
-//!   `pipe + segment <= cwnd`: first lost holes above HighRxt, then new data.
+//!   `pipe + segment <= cwnd` what NextSeg returns: (1) lost holes above HighRxt, (2) new data,
+//!   (3) unSACKed holes above HighRxt below the highest SACK, (4) once per recovery, a rescue
+//!   of the highest unSACKed segment (`recovery.rs`).
 //!
 //! With `tcp.limited_transmit`, each of the first two duplicate ACKs releases one new segment
 //! (RFC 3042). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
@@ -125,8 +129,11 @@ pub struct TcpSender {
     ca: CaState,
     /// Duplicate ACKs since the last new ACK (counted in every state).
     dupacks: u32,
-    /// RFC 6582 `recover`: snd_max when the last recovery or timeout began.
-    recover: u64,
+    /// One past RFC 6582's `recover` (RFC 6675's RecoveryPoint), the highest sequence number
+    /// sent when the last recovery or timeout began: snd_max then. Recovery ends with the ACK
+    /// of `recover_end` (all the data up to and including `recover`); when a new one may
+    /// start is `past_recovery_point`. 0 before any.
+    recover_end: u64,
     rtt: RttEstimator,
     /// The timed segment: (sequence number, send time).
     timed: Option<(u64, Time)>,
@@ -140,6 +147,9 @@ pub struct TcpSender {
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: the end of the highest retransmission in this recovery.
     high_rxt: u64,
+    /// RFC 6675 RescueRxt, as the RFC keeps it (an octet, not one past): no rescue
+    /// retransmission (NextSeg rule 4) until snd_una − 1 is above it.
+    rescue_rxt: Option<u64>,
     /// `tcp.recovery = "prr"`: RFC 6937's state of the current recovery (`prr.rs`).
     prr: Option<prr::Prr>,
     /// RFC 1016 inter-datagram delay (source_quench = "squid").
@@ -200,7 +210,7 @@ impl TcpSender {
             w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
             ca: CaState::Open,
             dupacks: 0,
-            recover: 0,
+            recover_end: 0,
             rtt,
             timed: None,
             send_times: VecDeque::new(),
@@ -209,6 +219,7 @@ impl TcpSender {
             sack,
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
+            rescue_rxt: None,
             prr: prr::Prr::new(cfg.recovery),
             squid: Squid::default(),
             last_data_send: None,
@@ -496,7 +507,7 @@ impl TcpSender {
         self.snd_una = FIRST_DATA_SEQ;
         self.snd_nxt = FIRST_DATA_SEQ;
         self.snd_max = FIRST_DATA_SEQ;
-        self.recover = 0; // RFC 6582: the initial send sequence number
+        self.recover_end = 0; // no recovery yet: every ACK is past it (`past_recovery_point`)
         self.w.peer_window = pkt.window as u64;
         self.w.cwnd = self.cc.initial_window(self.w.mss) * self.w.mss;
         self.record_window(cx);
@@ -578,9 +589,10 @@ impl TcpSender {
             self.scoreboard.advance(ack);
         }
         if self.in_recovery() {
-            // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged; Reno
+            // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged (RFC 6582
+            // 3.2 step 3: "all of the data up to and including recover"); Reno
             // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
-            let exits = ack >= self.recover || (!self.sack && self.cc.recovery() == Recovery::Reno);
+            let exits = ack >= self.recover_end || (!self.sack && self.cc.recovery() == Recovery::Reno);
             if exits {
                 self.exit_recovery(cx);
             } else if !self.sack {
@@ -590,7 +602,8 @@ impl TcpSender {
             }
         } else {
             self.dupacks = 0;
-            if self.ca == CaState::Disorder || (self.ca == CaState::Loss && ack >= self.recover) {
+            // A timeout's window ends with the ACK of its last octet (RFC 6675 section 5.1).
+            if self.ca == CaState::Disorder || (self.ca == CaState::Loss && ack >= self.recover_end) {
                 self.ca = CaState::Open;
             }
             // Linux 2.4-2.6 `tcp_ack` grows the window only if it was full when the ACK came
@@ -760,7 +773,11 @@ impl TcpSender {
     /// nothing; with a one-segment window, reset the timer and wait for it instead. The
     /// window reduced is the one in force when the ACK arrived (the ACK itself grows nothing).
     fn on_ecn_echo(&mut self, pkt: &Packet, cwnd_at_signal: u64, cx: &mut AgentCx<impl Host>) {
-        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover) {
+        // RFC 3168's once per window asks whether the ACK covers an octet sent after the last
+        // reduction (`ack > recover_end`: the octet at recover_end itself), a different
+        // question from RFC 6582's; Linux likewise holds CWR until something above high_seq
+        // is acknowledged (`tcp_fastretrans_alert`).
+        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover_end) {
             return;
         }
         self.w.flight = self.flight();
@@ -821,7 +838,7 @@ impl TcpSender {
         self.w.cwnd = self.cc.window_after_timeout(&self.w);
         self.ca = CaState::Loss;
         self.dupacks = 0;
-        self.recover = self.snd_max;
+        self.recover_end = self.snd_max;
         self.high_rxt = self.snd_una;
         self.snd_nxt = self.snd_una; // go back N
         self.record_window(cx);

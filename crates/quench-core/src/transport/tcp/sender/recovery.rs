@@ -1,12 +1,26 @@
 //! Loss recovery of the TCP sender, apart from its output and ACK paths: the classic
 //! duplicate-ACK procedures (Tahoe fast retransmit, Reno and NewReno fast recovery) and the
-//! SACK-based one of RFC 6675 with Limited Transmit (RFC 3042). See the module header of
-//! `sender` for the rules.
+//! SACK-based one of RFC 6675 (sections 4 and 5: NextSeg's four rules, SetPipe, IsLost by the
+//! bytes rule) with Limited Transmit (RFC 3042). See the module header of `sender` for the
+//! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
 
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
 use crate::transport::{AgentCx, Host};
+
+/// Which rule of RFC 6675's NextSeg (section 4) chose a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextSeg {
+    /// Rule 1: a hole above HighRxt that IsLost (with RACK: marked lost).
+    Lost,
+    /// Rule 2: new data.
+    NewData,
+    /// Rule 3: a hole above HighRxt below the highest SACKed octet, not (yet) IsLost.
+    BelowSacked,
+    /// Rule 4: the rescue retransmission of the highest unSACKed segment.
+    Rescue,
+}
 
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -55,7 +69,7 @@ impl TcpSender {
             }
             Recovery::Reno if self.dupacks == threshold => self.enter_fast_recovery(cx),
             // RFC 6582 section 3.2 step 2: no new recovery for data sent before the last one.
-            Recovery::NewReno if self.dupacks == threshold && self.snd_una > self.recover => {
+            Recovery::NewReno if self.dupacks == threshold && self.past_recovery_point() => {
                 self.enter_fast_recovery(cx)
             }
             _ => {}
@@ -81,7 +95,7 @@ impl TcpSender {
     pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
-        self.recover = self.snd_max;
+        self.recover_end = self.snd_max;
         self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
         let now = cx.now;
@@ -156,13 +170,15 @@ impl TcpSender {
             + sb.unsacked_in(una, self.high_rxt.clamp(una, max))
     }
 
-    /// RFC 6675 section 5 step (C): send while the pipe has room, lost holes first.
+    /// RFC 6675 section 5 step (C): while the pipe leaves room for the segment NextSeg
+    /// (section 4) returns, send it. C.2: a retransmission by rule 1 or 3 moves HighRxt to its
+    /// end (and counts in the pipe from then on); C.3: new data moves HighData (snd_max).
     pub(super) fn sack_output(&mut self, cx: &mut AgentCx<impl Host>) {
         let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
         loop {
-            // What to resend next and the pipe: by RFC 6675's IsLost above HighRxt, or the
-            // lowest segment RACK marked lost.
-            let (hole, pipe) = match self.rack.as_mut() {
+            // The lowest lost segment not yet resent and the pipe: by RFC 6675's IsLost above
+            // HighRxt, or the lowest segment RACK marked lost.
+            let (lost, pipe) = match self.rack.as_mut() {
                 Some(r) => {
                     let hole = r.next_lost();
                     (hole, self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes())
@@ -172,25 +188,20 @@ impl TcpSender {
                     (self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end), self.pipe(lost_end))
                 }
             };
-            let next = match hole {
-                Some(seq) => seq,
-                None if self.snd_nxt < self.data_end + self.finite as u64 => self.snd_nxt,
-                None => break,
-            };
+            let Some((next, rule)) = self.next_seg(lost, send_limit) else { break };
             let len = (self.segment_at(next).0 as u64).max(1);
-            let new_data = hole.is_none();
-            if pipe + len > self.w.cwnd || (new_data && self.flight() + len > send_limit) {
-                break;
-            }
-            if self.send_held(cx) {
+            if pipe + len > self.w.cwnd || self.send_held(cx) {
                 break;
             }
             let Some(end) = self.transmit(next, cx) else { break };
-            if new_data {
-                self.snd_nxt = end;
-                self.snd_max = end;
-            } else {
-                self.high_rxt = end;
+            match rule {
+                NextSeg::NewData => {
+                    self.snd_nxt = end;
+                    self.snd_max = end;
+                }
+                NextSeg::Lost | NextSeg::BelowSacked => self.high_rxt = end,
+                // RescueRxt = RecoveryPoint (HighData when recovery began); HighRxt unchanged.
+                NextSeg::Rescue => self.rescue_rxt = Some(self.recover_end - 1),
             }
         }
         if !self.rexmt.is_armed() {
@@ -198,11 +209,66 @@ impl TcpSender {
         }
     }
 
+    /// RFC 6675 section 4 NextSeg, given rule 1's answer (`lost`: the lowest IsLost hole above
+    /// HighRxt, or RACK's lowest mark). Rule 2: new data, if the receiver's window and the send
+    /// buffer take it. Without RACK, rules 3 and 4, the "last resort" that keeps the ACK clock
+    /// going when nothing is deemed lost and no new data can go: a tail loss with fewer than
+    /// DupThresh segments SACKed above it would otherwise wait for the RTO. With RACK, quench
+    /// follows Linux (`tcp_xmit_retransmit_queue` resends only what is marked lost) and leaves
+    /// the tail to RACK's timer and the loss probe.
+    fn next_seg(&self, lost: Option<u64>, send_limit: u64) -> Option<(u64, NextSeg)> {
+        if let Some(seq) = lost {
+            return Some((seq, NextSeg::Lost));
+        }
+        if self.snd_nxt < self.data_end + self.finite as u64 {
+            let len = (self.segment_at(self.snd_nxt).0 as u64).max(1);
+            if self.flight() + len <= send_limit {
+                return Some((self.snd_nxt, NextSeg::NewData));
+            }
+        }
+        if self.rack.is_some() {
+            return None;
+        }
+        // Rule 3: the first unSACKed sequence number above HighRxt (1.a) and below the highest
+        // SACKed octet (1.b), whether IsLost or not.
+        let from = self.high_rxt.max(self.snd_una);
+        if let Some(seq) = self.scoreboard.sacked_end().and_then(|end| self.scoreboard.next_hole(from, end)) {
+            return Some((seq, NextSeg::BelowSacked));
+        }
+        self.rescue()
+    }
+
+    /// NextSeg rule 4: once per recovery, when HighACK (the highest octet cumulatively
+    /// acknowledged, snd_una − 1) is above RescueRxt (set at the start of recovery to the last
+    /// octet of the first retransmission, so not before that retransmission is acknowledged),
+    /// the segment holding the highest outstanding unSACKed sequence number. Segments are
+    /// counted from the start of the hole that holds it (everything quench sends is cut from
+    /// snd_una in MSS steps), and the FIN rides with the last data byte. Where quench departs
+    /// from the RFC's wording, two bounds against resending what is not lost:
+    /// - only data sent before recovery began (below RecoveryPoint): data sent during recovery
+    ///   has been out for less than the RTT that would tell, and when a finite transfer ends
+    ///   in recovery its last segment is in flight, not lost (without this bound the
+    ///   overshoot run of `tests/tcp_sack.rs` resends it). FreeBSD (`tcp_sack_partialack`)
+    ///   goes further and rescues only when nothing at all was sent during recovery.
+    /// - not a hole that rule 1 or 3 already resent in this recovery (below HighRxt): a third
+    ///   copy within one RTT of the second (rule 3's resend followed by a partial ACK).
+    fn rescue(&self) -> Option<(u64, NextSeg)> {
+        if self.rescue_rxt.is_some_and(|r| self.snd_una.saturating_sub(1) <= r) {
+            return None;
+        }
+        let (lo, hi) = self.scoreboard.last_hole(self.snd_una, self.recover_end.min(self.snd_max))?;
+        if hi <= self.high_rxt {
+            return None;
+        }
+        let last = if hi > self.data_end && self.data_end > lo { self.data_end } else { hi };
+        Some((lo + (last - 1 - lo) / self.w.mss * self.w.mss, NextSeg::Rescue))
+    }
+
     pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.ssthresh;
-        self.recover = self.snd_max;
+        self.recover_end = self.snd_max;
         self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
         let now = cx.now;
@@ -219,7 +285,12 @@ impl TcpSender {
         // RFC 6675 section 5 step (4.3): retransmit the first segment presumed lost (with RACK,
         // the lowest one marked; Linux's `tcp_xmit_retransmit_queue` sends it whatever the pipe).
         self.tlp_end_episode();
+        // RescueRxt: the last octet of that segment (no rescue before it is acknowledged).
         let first = self.rack.as_mut().map_or(Some(self.snd_una), |r| r.next_lost());
+        if let Some(seq) = first {
+            let (len, fin) = self.segment_at(seq);
+            self.rescue_rxt = Some(seq + len as u64 + fin as u64 - 1);
+        }
         if let Some(end) = first.and_then(|seq| self.transmit(seq, cx)) {
             self.high_rxt = end;
         }
@@ -227,15 +298,30 @@ impl TcpSender {
         self.sack_output(cx);
     }
 
-    /// A new recovery may start: no data sent before the last one began is unacknowledged
-    /// (RFC 6582 section 3.2 step 1: the ACK covers more than `recover`, the highest sequence
-    /// number sent then). quench keeps `recover` one past that byte, so the RFC's test is
-    /// `snd_una >= recover`; RFC 6675 recovery keeps the stricter `>` it has always had (an
-    /// ACK of exactly `recover` followed by losses waits for the RTO), RACK takes the RFC's.
+    /// A new recovery may start: the cumulative ACK is past the last recovery's or timeout's
+    /// `recover` (RFC 6582, RFC 6675's RecoveryPoint), the highest sequence number sent when it
+    /// began; `recover_end` is one past it.
+    /// - Without SACK, RFC 6582 section 3.2 step 4 defines the test exactly: the ACK "covers
+    ///   more than recover when ack_number − 1 > recover", at least one octet beyond it, so
+    ///   `snd_una > recover_end`. An ACK of exactly `recover_end` does not qualify: after a
+    ///   timeout the go-back-N resends of data the receiver already holds bring duplicates of
+    ///   that ACK, which must not trigger a fast retransmit (RFC 6582 section 4). (The RFC
+    ///   starts `recover` at the ISS, which taken literally refuses a fast retransmit of the
+    ///   first data segment, acknowledged by ISS + 1; `recover_end` starts at 0, the ISS, as
+    ///   if `recover` were ISS − 1.)
+    /// - With SACK, RFC 6675 section 5.1 after a timeout: no new recovery until HighACK (the
+    ///   highest octet acknowledged, snd_una − 1) ≥ RecoveryPoint (recover_end − 1), so
+    ///   `snd_una >= recover_end`; section 5 says "beyond the last value of RecoveryPoint"
+    ///   without defining the point compared, and quench reads it the same way, as Linux
+    ///   does for a SACK connection (`tcp_try_undo_recovery` holds the state at
+    ///   snd_una = high_seq for Reno only) and ns-3 does (`m_highRxAckMark >= m_recover`):
+    ///   the SACK blocks above the hole say the loss is of data sent after the last recovery
+    ///   began. RACK's marks likewise.
     pub(super) fn past_recovery_point(&self) -> bool {
-        match self.rack {
-            Some(_) => self.snd_una >= self.recover,
-            None => self.snd_una > self.recover,
+        if self.sack {
+            self.snd_una >= self.recover_end
+        } else {
+            self.snd_una > self.recover_end
         }
     }
 

@@ -75,7 +75,7 @@ fn duplicate_acks_lead_through_disorder_and_recovery_back_to_open() {
     s.ack(201, 1, 0);
     s.ack(202, 1, 0);
     assert_eq!(s.tx.ca, CaState::Recovery { partial_ack_seen: false });
-    let recover = s.tx.recover;
+    let recover = s.tx.recover_end;
     s.ack(300, 1 + MSS, 0);
     assert_eq!(s.tx.ca, CaState::Recovery { partial_ack_seen: true }, "a partial ACK");
     s.ack(400, recover, 0);
@@ -96,7 +96,7 @@ fn a_timeout_holds_loss_until_its_window_is_acknowledged() {
         s.act(due, |tx, cx| tx.on_timer(timer, cx));
     }
     assert_eq!(s.tx.ca, CaState::Loss);
-    let recover = s.tx.recover;
+    let recover = s.tx.recover_end;
     s.ack(at.0 / 1_000_000 + 100, 1 + MSS, 0);
     assert_eq!(s.tx.ca, CaState::Loss, "part of the window is still unacknowledged");
     s.ack(at.0 / 1_000_000 + 200, recover, 0);
@@ -185,7 +185,7 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
         assert_eq!(s.tx.pipe(lost_end), ssthresh, "pipe ends at ssthresh");
         // The retransmission is acknowledged with everything sent before the loss: recovery
         // ends with cwnd = ssthresh.
-        s.ack(300, s.tx.recover, 0);
+        s.ack(300, s.tx.recover_end, 0);
         assert_eq!(s.tx.ca, CaState::Open);
         assert_eq!(s.tx.w.cwnd, ssthresh);
     }
@@ -364,4 +364,115 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     run_timers(&mut s, ms(1203));
     assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
     assert_eq!(s.tx.stats.timeouts, 1);
+}
+
+// RFC 6675 section 4 NextSeg rules 3 and 4 by hand, on the RACK scripts' set-up with RFC 6675's
+// own loss detection: NewReno, IW 10, SACK, a 10-segment transfer (segment 9 carries the FIN:
+// it ends at 10 002), all sent at 100 ms; RTO 1 s. Recovery starts at the third duplicate ACK
+// with ssthresh = cwnd = half of the 10 001-byte flight = 5000 bytes and resends segment 0
+// (HighRxt 1001, RescueRxt 1000: the highest sequence number of that segment).
+
+/// Rule 3: segments 0 and 8 lost. SACKs of 1-3 (200-202 ms) start recovery, those of 4-7
+/// (203-206 ms) bring pipe down to 3000 bytes, but nothing can be sent: nothing is IsLost
+/// above HighRxt, no new data is left, nothing unSACKed lies between HighRxt and the highest
+/// SACKed octet, and HighACK (0) is not above RescueRxt. The SACK of segment 9 at 207 ms puts
+/// one SACKed segment (1001 bytes) above segment 8: not IsLost (that needs more than 2000),
+/// but rule 3 applies (above HighRxt, below the highest SACKed octet) and pipe is 2000 bytes
+/// (segment 8, and segment 0's retransmission), so segment 8 is resent at once. Its
+/// retransmission counts twice in pipe (the original is not deemed lost): 3000 bytes. The
+/// partial ACK of segments 0-7 (302 ms) finds segment 8 below HighRxt, already resent, and
+/// sends nothing; the ACK of everything at 307 ms ends the transfer with no timeout. Without
+/// rule 3 segment 8 waits for the RTO: 302 + 1000 ms.
+#[test]
+fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_left() {
+    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    for k in 1..=7 {
+        s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
+    }
+    assert_eq!(sent_since(&mut s), vec![(202, seg(0))]);
+    assert_eq!(s.tx.w.cwnd, 5 * MSS);
+    s.sack(207, 1, 0, Some((seg(9), seg(10) + 1)));
+    assert_eq!(sent_since(&mut s), vec![(207, seg(8))], "rule 3 at the ACK that carries the SACK");
+    let lost_end = s.tx.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.snd_max);
+    assert_eq!(s.tx.pipe(lost_end), 3 * MSS);
+    s.sack(302, seg(8), 0, Some((seg(9), seg(10) + 1)));
+    assert_eq!(sent_since(&mut s), vec![], "segment 8 is below HighRxt: neither rule 3 nor a rescue");
+    s.ack(307, seg(10) + 1, 0);
+    run_timers(&mut s, ms(2000));
+    assert_eq!((s.tx.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+}
+
+/// Rule 4: segments 0 and 9 (the tail, with the FIN) lost. SACKs of 1-8 (200-207 ms): recovery
+/// at 202 ms, then nothing (pipe falls to 2001 bytes, but no rule applies: segment 9 has
+/// nothing SACKed above it, so neither rule 1 nor rule 3 reaches it, and HighACK is 0). The
+/// partial ACK of segments 0-8 at 302 ms makes HighACK 9000, above RescueRxt (1000): segment 9,
+/// holding the highest unSACKed sequence number, is resent as the rescue (pipe 1001 bytes,
+/// cwnd 5000), RescueRxt becomes RecoveryPoint (10 001) and no second rescue follows. Its ACK
+/// at 402 ms ends the transfer with no timeout; without rule 4 the tail waits for the RTO at
+/// 302 + 1000 ms.
+#[test]
+fn rfc_6675_rule_4_rescues_the_tail_once_after_the_first_partial_ack() {
+    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    for k in 1..=8 {
+        s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
+    }
+    assert_eq!(sent_since(&mut s), vec![(202, seg(0))]);
+    s.ack(302, seg(9), 0);
+    assert_eq!(sent_since(&mut s), vec![(302, seg(9))], "the rescue retransmission");
+    assert_eq!(s.tx.high_rxt, seg(1), "HighRxt is not updated by a rescue");
+    s.ack(303, seg(9), 0);
+    assert_eq!(sent_since(&mut s), vec![], "one rescue per recovery");
+    s.ack(402, seg(10) + 1, 0);
+    run_timers(&mut s, ms(2000));
+    assert_eq!((s.tx.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+}
+
+/// The boundary of a new recovery, `recover` (the highest sequence number sent when the last
+/// one began: 10 000, `recover_end` 10 001). Segment 0 lost of 10 (IW 10); recovery at the
+/// third duplicate ACK (202 ms); without SACK, inflation (cwnd 5 + 3 segments, +1 per
+/// duplicate) releases segments 10-13 on the sixth to ninth duplicates (205-208 ms); with SACK,
+/// RFC 6675's pipe against cwnd = 5 segments releases the same. The ACK of 10 001 at 302 ms is
+/// the full ACK (cwnd 5 segments, segment 14 sent). Segment 10 is lost; segments 11-13 bring
+/// three duplicates of 10 001 (305-307 ms). With SACK their blocks show a loss of data sent
+/// after recovery began, and RFC 6675 section 5.1's HighACK ≥ RecoveryPoint (10 000 ≥ 10 000)
+/// lets the third start a new recovery: segment 10 resent at 307 ms. Without SACK, RFC 6582
+/// section 3.2 step 4 asks for ack_number − 1 > recover (10 000 > 10 000 fails): they could
+/// be duplicates from a go-back-N, and nothing is resent. An ACK one segment further
+/// (11 001 at 308 ms, segment 15 sent) and three duplicates of it (309-311 ms) do start one:
+/// segment 11 resent at 311 ms.
+#[test]
+fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
+    for sack in [false, true] {
+        let cfg = TcpConfig { mss: MSS as u32, sack, ..Default::default() };
+        let mut s = Script::with(r#"{"kind":"newreno","initial_window":10}"#, cfg);
+        s.establish();
+        s.host.sent.clear();
+        for k in 1..=9 {
+            s.sack(199 + k, 1, 0, sack.then_some((seg(1), seg(k + 1))));
+        }
+        let want: Vec<(u64, u64)> =
+            [(202, 0), (205, 10), (206, 11), (207, 12), (208, 13)].iter().map(|&(t, k)| (t, seg(k))).collect();
+        assert_eq!(sent_since(&mut s), want, "sack {sack}");
+        assert_eq!(s.tx.recover_end, seg(10), "one past the highest sequence number sent");
+        s.ack(302, seg(10), 0);
+        assert_eq!((s.tx.ca, s.tx.w.cwnd), (CaState::Open, 5 * MSS));
+        assert_eq!(sent_since(&mut s), vec![(302, seg(14))]);
+        for k in 11..=13 {
+            s.sack(294 + k, seg(10), 0, sack.then_some((seg(11), seg(k + 1))));
+        }
+        if sack {
+            assert_eq!(sent_since(&mut s), vec![(307, seg(10))]);
+            assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (2, CaState::Recovery { partial_ack_seen: false }));
+            continue;
+        }
+        assert_eq!(sent_since(&mut s), vec![]);
+        assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (1, CaState::Disorder));
+        s.ack(308, seg(11), 0);
+        assert_eq!(sent_since(&mut s), vec![(308, seg(15))]);
+        for t in 309..=311 {
+            s.ack(t, seg(11), 0);
+        }
+        assert_eq!(sent_since(&mut s), vec![(311, seg(11))]);
+        assert_eq!(s.tx.stats.fast_retransmits, 2);
+    }
 }
