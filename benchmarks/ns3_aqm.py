@@ -1,8 +1,9 @@
 """Cross-check quench's AQMs against ns-3's queue discs through the translator (quench.ns3).
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_aqm.py [--seeds 5] [--duration 30s]
-        [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng] [--tcp matched|default]
-        [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2]
+        [--cases tcp,udp] [--aqms codel,fq_codel,pie,fq_pie,red,ared,feng,droptail]
+        [--tcp matched|default]
+        [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2|...]
         [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
         [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
 
@@ -13,7 +14,8 @@ access links):
 - `udp`: one CBR flow of 1500-byte IP datagrams at 12.5 Mb/s (rho = 1.25), which isolates
   the AQM from any transport.
 Each AQM at its defaults (RED: packet mode, min_th 10, max_th 30, limit 60, w_q 0.002, max_p
-0.1, gentle, wait; `ared` and `feng` the same RED with Floyd's or Feng's adaptation of max_p).
+0.1, gentle, wait; `ared` and `feng` the same RED with Floyd's or Feng's adaptation of max_p;
+`droptail`, only when named, the dumbbell's own drop-tail queue of one BDP).
 Every seed runs in both simulators; ns-3 runs all seeds of one case in one
 child process. Prints, per case and AQM, the means over seeds of utilization, total goodput,
 mean queue delay (Little's law in both: time-mean queue over the departure rate; ns-3's queue
@@ -70,6 +72,9 @@ AQMS = {
     "ared": {**RED, "adapt": "floyd2001"},
     "feng": {**RED, "adapt": "feng1999"},
 }
+# Not an AQM, so not in the default list: the dumbbell's own drop-tail queue of one
+# bandwidth-delay product (quench.scenarios.dumbbell: 42 packets here).
+DROPTAIL = "droptail"
 # UDP overload: 12.5 Mb/s of 1500-byte IP datagrams (1472 B payload + 28 B of UDP/IP headers).
 UDP_RATE = "12.5Mbps"
 UDP_PAYLOAD = "1472B"
@@ -109,8 +114,11 @@ def scenario(
         spec["flows"] = [
             {"kind": "udp", "src": "s0", "dst": "d0", "rate": udp_rate, "size": UDP_PAYLOAD, "name": "udp0"}
         ]
-    spec["links"][0]["qdisc"] = {**AQMS[aqm], **qdisc_set}
-    if ecn:  # the AQM marks ECT packets instead of dropping them
+    if aqm == DROPTAIL:
+        spec["links"][0]["qdisc"].update(qdisc_set)
+    else:
+        spec["links"][0]["qdisc"] = {**AQMS[aqm], **qdisc_set}
+    if ecn and aqm != DROPTAIL:  # the AQM marks ECT packets instead of dropping them
         spec["links"][0]["qdisc"].update({"signal": "mark"} if aqm == "red" else {"ecn": True})
     spec["name"] = f"ns3-aqm-{case}-{aqm}"
     return spec
@@ -164,6 +172,7 @@ def run_case(case: str, aqm: str, args) -> dict:
             "abc2": ns3_experiments.ABC2,
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
+            "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
         }[args.ns3_variant]
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
@@ -220,7 +229,7 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--duration", default="30s")
     p.add_argument("--cases", default="tcp,udp")
-    p.add_argument("--aqms", default=",".join(AQMS))
+    p.add_argument("--aqms", default=",".join(AQMS), help=f"of {', '.join([*AQMS, DROPTAIL])}")
     p.add_argument("--tcp", choices=("matched", "default"), default="matched")
     p.add_argument("--qdisc", action="append", default=[], help="KEY=VALUE set on the bottleneck qdisc (both)")
     p.add_argument("--tcp-set", action="append", default=[], help="KEY=VALUE set in the matched TCP (both)")
@@ -237,9 +246,10 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr"),
+        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr", "flightsize_rfc_prr_sack"),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
-        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize)",
+        "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
+        "counting SACKed bytes only)",
     )
     args = p.parse_args()
     for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):

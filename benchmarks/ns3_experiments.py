@@ -199,6 +199,12 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                               "RecoverFS = FlightSize at entry (RFC 6937, quench) instead of ns-3's",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_recoverFsFlightSize),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("SackDelivered",
+                              "DeliveredData = the ACK's SACKed and cumulatively ACKed bytes only "
+                              "(RFC 6937, quench), no extra segment per duplicate ACK",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_sackDelivered),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -223,7 +229,9 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         uint32_t inflight = tcb->m_bytesInFlight;
         uint32_t delivered = this->*Get(DeliveredTag());
         tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
-        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+        // As TcpPrrSackDelivered (below): with SACK a duplicate ACK is counted by its SACK
+        // blocks only.
+        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck && !m_sackDelivered);
         tcb->m_bytesInFlight = inflight;
         // PRR sets the window only for an ACK that counts as delivering data (its delivered
         // total then grows); otherwise it leaves the window as it was.
@@ -270,6 +278,7 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
     const ns3::TcpSocketState* m_tcb = nullptr;
     bool m_recoverFsFlightSize = false;
+    bool m_sackDelivered = false;
 };
 uint64_t TcpPrrRfcPipe::s_calls = 0;
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
@@ -288,6 +297,15 @@ FLIGHTSIZE_RFC_PRR = {
     "defaults": {
         **FLIGHTSIZE_RFC_PIPE["defaults"],
         "quench_exp::TcpPrrRfcPipe::RecoverFsFlightSize": ("bool", True),
+    },
+}
+# That, and PRR's DeliveredData counting SACKed bytes only (RFC 6937; ns-3 adds one segment per
+# duplicate ACK, see TcpPrrSackDelivered below): ns-3's two recovery defects both corrected.
+FLIGHTSIZE_RFC_PRR_SACK = {
+    **FLIGHTSIZE_RFC_PRR,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR["defaults"],
+        "quench_exp::TcpPrrRfcPipe::SackDelivered": ("bool", True),
     },
 }
 
