@@ -6,6 +6,7 @@
         [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2|...]
         [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
         [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
+        [--split T] [--ns3-default PATH=TYPE:VALUE ...]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
 access links):
@@ -24,7 +25,10 @@ per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 
 -, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
 `--tcp-set` changes the matched TCP in both simulators (a dotted key names a nested table:
 `delayed_ack.enabled=false`); `--quench-tcp` and `--quench-qdisc` change quench's run alone,
-for experiments.
+for experiments. `--split T` also prints the bottleneck's drops and marks apart, before T and
+from T on (a link snapshot at T in both); `--ns3-default` sets an ns-3 Config default in ns-3's
+run alone (`ns3::PieQueueDisc::MarkEcnThreshold=double:1`, a child queue disc's attribute that
+the parent does not hand on).
 """
 
 from __future__ import annotations
@@ -99,6 +103,7 @@ def scenario(
     recovery: str = "prr",
     udp_rate: str = UDP_RATE,
     tcp_set: dict | None = None,
+    split: str | None = None,
 ) -> dict:
     if case == "tcp":
         if tcp == "matched":
@@ -110,6 +115,8 @@ def scenario(
         net = dumbbell(1, rate="10Mbps", rtt="50ms")
     net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
     spec = net.to_dict(duration)
+    if split:
+        spec["record"]["snapshots"] = [split]
     if case == "udp":
         spec["flows"] = [
             {"kind": "udp", "src": "s0", "dst": "d0", "rate": udp_rate, "size": UDP_PAYLOAD, "name": "udp0"}
@@ -144,6 +151,23 @@ def figures(res) -> dict:
         "drops": float(b["dropped_packets"]),
         "marks": float(b["marked_packets"]),
         "timeouts": float(res.flows["timeouts"].sum()),
+        **split_figures(res),
+    }
+
+
+def split_figures(res) -> dict:
+    """The bottleneck's drops and marks before the one link snapshot (`--split`) and after it."""
+    ls = res.tables.get("link_snapshots")
+    if ls is None or len(ls) == 0:
+        return {}
+    row = ls[ls["link_name"] == "r1->r2"].iloc[0]
+    b = res.link("r1->r2")
+    d0, m0 = float(row["dropped_packets"]), float(row["marked_packets"])
+    return {
+        "drops_before": d0,
+        "marks_before": m0,
+        "drops_after": float(b["dropped_packets"]) - d0,
+        "marks_after": float(b["marked_packets"]) - m0,
     }
 
 
@@ -152,18 +176,20 @@ def run_case(case: str, aqm: str, args) -> dict:
     for i in range(args.seeds):
         common = (case, aqm, args.duration, args.tcp)
         rest = (args.ecn, args.recovery, args.udp_rate)
-        s = scenario(*common, args.qdisc, *rest, tcp_set=args.tcp_set)
+        s = scenario(*common, args.qdisc, *rest, tcp_set=args.tcp_set, split=args.split)
         s["seed"] = 1 + i
         specs.append(s)
         # An experiment: quench alone run with other settings (--quench-tcp, --quench-qdisc).
-        qs = scenario(*common, {**args.qdisc, **args.quench_qdisc}, *rest, {**args.tcp_set, **args.quench_tcp})
+        qs = scenario(
+            *common, {**args.qdisc, **args.quench_qdisc}, *rest, {**args.tcp_set, **args.quench_tcp}, args.split
+        )
         qs["seed"] = 1 + i
         qspecs.append(qs)
     t0 = time.perf_counter()
     q = [figures(run_scenario(s, progress=False)) for s in qspecs]
     tq = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if args.ns3_variant:
+    if args.ns3_variant or args.ns3_default:
         # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
         import ns3_experiments
 
@@ -173,7 +199,8 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
             "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
-        }[args.ns3_variant]
+        }.get(args.ns3_variant, {})
+        extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
             pl.update({k: v for k, v in extra.items() if k != "defaults"})
@@ -204,6 +231,33 @@ def table(results: list[dict]) -> str:
                 f"| {r['case']} | {r['aqm']} | {label} | {qm:.4g} | {nm:.4g} | {rel:+.1%} | {tol_s} {verdict} |"
             )
     return "\n".join(lines)
+
+
+def signals_table(results: list[dict], split: str | None) -> str:
+    """The bottleneck's drops and marks apart, quench / ns-3, means over seeds."""
+    keys = [("drops", "drops"), ("marks", "marks")]
+    if split:
+        for w, at in (("before", "before"), ("after", "from")):
+            keys += [(f"{k}_{w}", f"{k} {at} {split}") for k in ("drops", "marks")]
+    lines = ["| case | AQM | " + " | ".join(label for _, label in keys) + " |", "|---|---|" + "---|" * len(keys)]
+    for r in results:
+        cells = []
+        for k, _ in keys:
+            qm, nm = mean(r["quench"], k), mean(r["ns3"], k)
+            cells.append(f"{qm:.1f} / {nm:.1f}" + (f" ({(qm - nm) / nm:+.1%})" if nm else ""))
+        lines.append(f"| {r['case']} | {r['aqm']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def ns3_defaults(pairs: list[str]) -> dict:
+    """PATH=TYPE:VALUE pairs as the ns-3 plan's Config defaults (TYPE as in quench.ns3: double,
+    uint, bool, string, time_s)."""
+    out = {}
+    for kv in pairs:
+        path, tv = kv.split("=", 1)
+        typ, v = tv.split(":", 1)
+        out[path] = (typ, json.loads(v) if typ in ("double", "uint", "bool", "time_s") else v)
+    return out
 
 
 def key_values(pairs: list[str]) -> dict:
@@ -251,7 +305,15 @@ def main() -> None:
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
         "counting SACKed bytes only)",
     )
+    p.add_argument("--split", help="also count drops and marks apart before and after this instant (e.g. 3s)")
+    p.add_argument(
+        "--ns3-default",
+        action="append",
+        default=[],
+        help="experiment: PATH=TYPE:VALUE as an ns-3 Config default, ns-3's run only",
+    )
     args = p.parse_args()
+    args.ns3_default = ns3_defaults(args.ns3_default)
     for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):
         setattr(args, name, key_values(getattr(args, name)))
     results = []
@@ -270,9 +332,11 @@ def main() -> None:
         + (f", quench only: TCP {args.quench_tcp}" if args.quench_tcp else "")
         + (f", quench only: qdisc {args.quench_qdisc}" if args.quench_qdisc else "")
         + (f", UDP at {args.udp_rate}" if args.udp_rate != UDP_RATE else "")
+        + (f", ns-3 only: defaults {args.ns3_default}" if args.ns3_default else "")
         + "; diff = (quench - ns-3)/ns-3"
     )
     print(table(results))
+    print(signals_table(results, args.split))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "results": results}, f, indent=1)
