@@ -238,6 +238,10 @@ def test_plan_maps_aqm_and_recovery_rules():
     spec["links"][1]["qdisc"] = {"kind": "fq_codel", "mtu": "576B"}
     with pytest.raises(Exception, match=r"^links\[1\]\.qdisc: needs ns3::CoDelQueueDisc::MinBytes"):
         ns3.translate(spec)
+    # FQ-PIE's per-flow PIEs read their ECN marking threshold from PieQueueDisc's default.
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][0]["qdisc"] = {"kind": "fq_pie", "ecn": True, "mark_ecnth": 0.25}
+    assert ns3.translate(spec)["defaults"]["ns3::PieQueueDisc::MarkEcnThreshold"] == ("double", 0.25)
     # quench's recovery picks ns-3's recovery; PRR's conservative bound has no counterpart.
     spec = matched_dumbbell("newreno", False)
     for f in spec["flows"]:

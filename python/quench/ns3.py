@@ -237,6 +237,9 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str]) ->
             a["DequeueThreshold"] = ("uint", _bytes(spec["dq_threshold"]))
         else:
             a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
+            # FqPieQueueDisc does not pass its MarkEcnThreshold to the per-flow PIEs it builds,
+            # which read PieQueueDisc's default (0.1): set that default too.
+            child_defaults["ns3::PieQueueDisc::MarkEcnThreshold"] = ("double", spec["mark_ecnth"])
     else:
         raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
     return {"kind": kind, "attributes": a, "defaults": child_defaults}
