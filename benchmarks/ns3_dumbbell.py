@@ -50,7 +50,10 @@ def run_child(plan: dict) -> tuple[dict, float, int]:
 def main() -> None:
     a = parse_args(__doc__.split("\n\n")[0])
     plan = ns3.translate(scenario(a), lean=True)
-    raw, wall, peak_kib = run_child(plan)
+    try:
+        raw, wall, peak_kib = run_child(plan)
+    except ns3.Ns3Unavailable as e:  # one line, as `quench ns3` says it
+        raise SystemExit(f"ns3_dumbbell.py: {e}") from None
     res = ns3.to_results(plan, raw)
     b = res.link(BOTTLENECK)
     goodput = [float(v) * 8 / a.duration for v in res.flows["bytes_delivered"]]
