@@ -180,16 +180,20 @@ fn step_marks_l4s_packets_above_the_threshold() {
 /// with p' = 0 so that only the step marks. The RFC's guard (A.2 Figure 6 line 5a, after the
 /// dequeue): the packets left behind are 4, 3, 2, 1, 0, so `th_len` 1 (the default) marks the
 /// first three, 0 the first four, 3 the first only.
+/// Five ECT(1) packets offered at 0 and taken at 2 ms: the uids that leave CE-marked.
+fn ce_of_five_l4s_packets(q: &mut DualPi2) -> Vec<u32> {
+    let mut b = Bench::new(1);
+    for uid in 0..5 {
+        b.offer(q, with(uid, ecn::ECT1), Time::ZERO, RATE);
+    }
+    (0..5).map(|_| b.take(q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect()
+}
+
 #[test]
 fn th_len_counts_the_packets_left_behind() {
     for (th_len, marked) in [(1, vec![0, 1, 2]), (0, vec![0, 1, 2, 3]), (3, vec![0])] {
         let mut q = frozen(DualPi2Config { th_len, ..Default::default() });
-        let mut b = Bench::new(1);
-        for uid in 0..5 {
-            b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
-        }
-        let ce: Vec<u32> =
-            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        let ce = ce_of_five_l4s_packets(&mut q);
         assert_eq!(ce, marked, "th_len {th_len}");
         assert_eq!(q.stats().l_step_marks, marked.len() as u64);
     }
@@ -205,12 +209,7 @@ fn th_len_counts_the_packets_left_behind() {
 fn th_len_at_enqueue_counts_the_packets_found_on_arrival() {
     for (th_len, marked) in [(2, vec![2, 3, 4]), (0, vec![0, 1, 2, 3, 4])] {
         let mut q = frozen(DualPi2Config { th_len, th_len_at: ThLenAt::Enqueue, ..Default::default() });
-        let mut b = Bench::new(1);
-        for uid in 0..5 {
-            b.offer(&mut q, with(uid, ecn::ECT1), Time::ZERO, RATE);
-        }
-        let ce: Vec<u32> =
-            (0..5).map(|_| b.take(&mut q, Time(2 * MS)).unwrap()).filter(|p| p.ecn == ecn::CE).map(|p| p.uid).collect();
+        let ce = ce_of_five_l4s_packets(&mut q);
         assert_eq!(ce, marked, "th_len {th_len}");
     }
     for (at, marked) in [(ThLenAt::Enqueue, vec![1, 2]), (ThLenAt::Dequeue, vec![])] {
