@@ -225,6 +225,11 @@ class _ProgressBar:
         self.started = time.perf_counter()
         self.shown = False
 
+    @property
+    def possible(self) -> bool:
+        """Whether the bar can appear at all: when it cannot, the run needs no steps."""
+        return self.enabled is True or (self.enabled is None and sys.stderr.isatty())
+
     def update(self, now_s: float) -> None:
         elapsed = time.perf_counter() - self.started
         if self.enabled is False or (self.enabled is None and (elapsed < PROGRESS_AFTER_S or not sys.stderr.isatty())):
@@ -341,9 +346,11 @@ def _run_streaming(
     sim.stream_to(str(stream.spill), [(link, str(path)) for link, path in pcaps.items()])
     bar = _ProgressBar(sim.end, progress)
     wall_start = time.perf_counter()
-    step = sim.end / PROGRESS_STEPS
-    for i in range(1, PROGRESS_STEPS + 1):
-        sim.run_until(sim.end if i == PROGRESS_STEPS else i * step)
+    # Each step takes the GIL back, and a thread importing pyarrow meanwhile (quench run) can
+    # hold it for milliseconds: a run whose bar cannot appear runs in one call.
+    steps = PROGRESS_STEPS if bar.possible else 1
+    for i in range(1, steps + 1):
+        sim.run_until(sim.end if i == steps else i * sim.end / steps)
         bar.update(sim.now)
     bar.close()
     wall_run = time.perf_counter() - wall_start
