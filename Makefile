@@ -33,6 +33,7 @@ test: test-rust test-python
 
 test-rust:
 	cargo test -p quench-core --release
+	cargo test -p quench-py --release --lib
 
 test-python: build tshark chromium
 	$(PY) -m pytest -q tests

@@ -1,12 +1,12 @@
 """Stable schemas: every results table has the same columns and dtypes whether it has rows or
 not, for every record option, in memory, in Parquet and in CSV; and the Parquet file a table
-still in the engine's form is saved to without pandas (quench.schema.write_parquet) is byte for
-byte the one its DataFrame gives."""
+still in the engine's form is saved to without pandas (quench.schema.write_parquet) reads back
+as the one its DataFrame gives."""
 
 from __future__ import annotations
 
-import io
 import json
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -16,7 +16,7 @@ import pytest
 import quench
 from quench import _core
 from quench.results import SAVE_CHUNK_ROWS, Results
-from quench.schema import raw_schema, table_schema
+from quench.schema import raw_schema, table_schema, write_parquet
 
 # Every record option on; each option alone is a case below.
 EVERYTHING = {
@@ -120,12 +120,81 @@ def test_text_columns_are_strings_when_empty() -> None:
 
 
 @pytest.mark.parametrize("busy", [True, False], ids=["rows", "empty"])
-def test_parquet_without_pandas_is_the_dataframes_file(busy: bool) -> None:
+def test_parquet_without_pandas_is_the_dataframes_file(busy: bool, tmp_path: Path) -> None:
+    """Read back, the engine's file is pandas' own: the same Arrow schema and pandas metadata
+    (but its creator), the same row groups and codec, the same DataFrame to the last bit."""
     fast = Results.from_raw(_raw_run(EVERYTHING, busy), {}, wall_run_s=0.0)
     frames = Results.from_raw(_raw_run(EVERYTHING, busy), {}, wall_run_s=0.0)
     for name in fast.tables:
-        expected = io.BytesIO()
+        expected, got = tmp_path / f"{name}.pandas.parquet", tmp_path / f"{name}.quench.parquet"
         frames.tables[name].to_parquet(expected, index=False, row_group_size=SAVE_CHUNK_ROWS)
-        got = io.BytesIO()
-        assert fast.tables.write_parquet(name, got), name  # type: ignore[arg-type]
-        assert got.getvalue() == expected.getvalue(), name
+        assert fast.tables.write_parquet(name, got), name  # type: ignore[attr-defined]
+        _assert_same_parquet(got, expected, name)
+
+
+def test_parquet_without_pandas_splits_row_groups_as_pandas() -> None:
+    """Row groups of 7 rows: every table longer than that is split where pandas splits it."""
+    fast = Results.from_raw(_raw_run(EVERYTHING, True), {}, wall_run_s=0.0)
+    frames = Results.from_raw(_raw_run(EVERYTHING, True), {}, wall_run_s=0.0)
+    tables, split = fast.tables, 0
+    for name in tables:
+        raw = tables.raw(name)  # type: ignore[attr-defined]
+        with tempfile.TemporaryDirectory() as tmp:
+            expected, got = Path(tmp) / "pandas.parquet", Path(tmp) / "quench.parquet"
+            frames.tables[name].to_parquet(expected, index=False, row_group_size=7)
+            write_parquet(got, name, raw, tables.names.links, tables.names.flows, 7)  # type: ignore[attr-defined]
+            _assert_same_parquet(got, expected, name)
+            split += pq.ParquetFile(got).metadata.num_row_groups > 1
+    assert split >= 5, "most tables of the busy run span several groups"
+
+
+def test_a_saved_dataframe_is_the_engine_forms_file(tmp_path: Path) -> None:
+    """Tables made DataFrames before saving give the same bytes as tables saved from the engine's
+    form (one writer for both), labels with missing names included; a DataFrame with a column
+    of another dtype is written by pandas."""
+    untouched = Results.from_raw(_raw_run(EVERYTHING, True), {}, wall_run_s=0.0)
+    touched = Results.from_raw(_raw_run(EVERYTHING, True), {}, wall_run_s=0.0)
+    for name in touched.tables:
+        touched.tables[name]  # noqa: B018  (made a DataFrame)
+    untouched.save(tmp_path / "a", formats=["parquet"], plots=False)
+    touched.save(tmp_path / "b", formats=["parquet"], plots=False)
+    for name in untouched.tables:
+        a, b = (tmp_path / d / f"{name}.parquet" for d in "ab")
+        assert a.read_bytes() == b.read_bytes(), name
+    cwnd = touched.tables["cwnd"]
+    cwnd.loc[0, "flow_name"] = pd.NA
+    cwnd["extra"] = range(len(cwnd))  # int64, a dtype the engine does not write
+    touched.save(tmp_path / "c", formats=["parquet"], plots=False)
+    back = pd.read_parquet(tmp_path / "c" / "cwnd.parquet")
+    pd.testing.assert_frame_equal(back, cwnd, check_exact=True)
+    del cwnd["extra"]
+    touched.save(tmp_path / "d", formats=["parquet"], plots=False)
+    back = pd.read_parquet(tmp_path / "d" / "cwnd.parquet")
+    pd.testing.assert_frame_equal(back, cwnd, check_exact=True)
+    assert back["flow_name"].isna().tolist()[:2] == [True, False]
+    assert [_creator(tmp_path / d / "cwnd.parquet") for d in "abcd"] == ["quench", "quench", "pyarrow", "quench"]
+
+
+def _creator(path: Path) -> str:
+    return json.loads(pq.read_schema(path).metadata[b"pandas"])["creator"]["library"]
+
+
+def _assert_same_parquet(got: Path, expected: Path, name: str) -> None:
+    a, b = pq.read_schema(got), pq.read_schema(expected)
+    assert a.equals(b, check_metadata=False), name
+    assert _pandas_meta(a) == _pandas_meta(b), name
+    assert _layout(got) == _layout(expected), name
+    pd.testing.assert_frame_equal(pd.read_parquet(got), pd.read_parquet(expected), check_exact=True, obj=name)
+
+
+def _pandas_meta(schema: object) -> dict:
+    meta = json.loads(schema.metadata[b"pandas"])  # type: ignore[attr-defined]
+    meta.pop("creator")
+    return meta
+
+
+def _layout(path: Path) -> list[tuple[int, list[str]]]:
+    """Rows and codecs of each row group."""
+    meta = pq.ParquetFile(path).metadata
+    groups = (meta.row_group(i) for i in range(meta.num_row_groups))
+    return [(g.num_rows, [g.column(c).compression for c in range(g.num_columns)]) for g in groups]

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import importlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -104,21 +101,6 @@ def _check_pcaps(resolved: dict[str, Any]) -> None:
     pcap_file_names(resolved.get("record", {}).get("pcap", []))
 
 
-def _import_in_background(module: str) -> threading.Thread:
-    """Import `module` in a thread. The engine releases the GIL while it runs, so the import
-    (pyarrow and numpy for the Parquet files: about as long as a small run) overlaps the run
-    instead of following it. A failed import is left to the import that needs it. The caller
-    joins the thread before it returns, so no import is cut off at exit."""
-
-    def load() -> None:
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
-
-    thread = threading.Thread(target=load, name=f"import {module}", daemon=True)
-    thread.start()
-    return thread
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     spec = load_scenario(args.scenario)
     if args.seed is not None:
@@ -128,21 +110,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every output check happens before the run, so a bad --out costs nothing. The run streams
     # its records into the output's staging folder, which takes --out's place once whole.
     out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
-    imports: list[threading.Thread] = []
-
-    def before_run(resolved: dict[str, Any]) -> None:
-        _check_pcaps(resolved)
-        if "parquet" in args.format:
-            imports.append(_import_in_background("pyarrow.parquet"))
-
-    try:
-        with staged_dir(out, force=args.force) as tmp:
-            stream = RecordStream(tmp, str(args.out))
-            res = run_scenario(spec, progress=None if not args.quiet else False, before_run=before_run, stream=stream)
-            res.write_into(tmp, formats=args.format, plots=not args.no_plots)
-    finally:
-        for thread in imports:
-            thread.join()
+    with staged_dir(out, force=args.force) as tmp:
+        stream = RecordStream(tmp, str(args.out))
+        res = run_scenario(spec, progress=None if not args.quiet else False, before_run=_check_pcaps, stream=stream)
+        res.write_into(tmp, formats=args.format, plots=not args.no_plots)
     if not args.quiet:
         print(summary_table(res))
         print(f"results written to {args.out}")

@@ -35,8 +35,11 @@ from quench.schema import (
     RawTable,
     can_write_parquet,
     column_values,
+    engine_form,
     frame,
+    write_frame_parquet,
     write_parquet,
+    write_parquet_chunks,
 )
 from quench.stream import RecordStream, SpilledTable, read_manifest
 
@@ -99,13 +102,18 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
         return df if isinstance(df, dict) else None
 
     def write_parquet(self, name: str, path: Path) -> bool:
-        """Write a table still in the engine's form to `path` without pandas (quench.schema,
-        the same file as its DataFrame's); False, writing nothing, for any other table."""
-        raw = self.raw(name)
-        if raw is None or self.names is None or not can_write_parquet():
+        """Write a table still in the engine's form, in memory or streamed to disk, to `path`
+        without pandas (quench.schema: pandas' file, read back); False, writing nothing, for
+        a table already made a DataFrame."""
+        if self.names is None or not can_write_parquet():
             return False
-        write_parquet(path, name, raw, self.names.links, self.names.flows, SAVE_CHUNK_ROWS)
-        return True
+        raw, spilled = self.raw(name), self.on_disk(name)
+        if raw is not None:
+            write_parquet(path, name, raw, self.names.links, self.names.flows, SAVE_CHUNK_ROWS)
+        elif spilled is not None:
+            chunks = (engine_form(cols) for cols in spilled.chunks(SAVE_CHUNK_ROWS))
+            write_parquet_chunks(path, name, chunks, self.names.links, self.names.flows)
+        return raw is not None or spilled is not None
 
     def column(self, name: str, column: str) -> list:
         """One column of a table as a list of Python values; a table still in the engine's
@@ -348,13 +356,15 @@ class Results:
     def _write_table(self, name: str, parquet: Path | None, csv: Path | None) -> None:
         """One table's files; a table on disk is written chunk by chunk (one Parquet row group
         and one CSV append per chunk), giving the same files as its whole DataFrame. Parquet
-        alone of a table still in the engine's form needs no DataFrame (Tables.write_parquet)."""
-        if csv is None and parquet is not None and isinstance(self.tables, Tables):
-            if self.tables.write_parquet(name, parquet):
+        files come from the engine's writer (quench.schema), from the table in the engine's form
+        (no DataFrame needed) or from its DataFrame; pandas writes a DataFrame of other dtypes."""
+        if parquet is not None and isinstance(self.tables, Tables) and self.tables.write_parquet(name, parquet):
+            parquet = None
+            if csv is None:
                 return
         if not isinstance(self.tables, Tables) or self.tables.on_disk(name) is None:
             df = self.tables[name]
-            if parquet is not None:
+            if parquet is not None and not (can_write_parquet() and write_frame_parquet(parquet, df, SAVE_CHUNK_ROWS)):
                 df.to_parquet(parquet, index=False, row_group_size=SAVE_CHUNK_ROWS)
             if csv is not None:
                 df.to_csv(csv, index=False)

@@ -9,9 +9,10 @@ second list kept by hand. Text columns are always pandas' default string dtype: 
 empty list without one, pandas would make them float64 and the Parquet schema of a run without
 rows would differ from that of a run with some.
 
-`write_parquet` writes a table still in the engine's form with pyarrow alone, byte for byte the
-file pandas' `DataFrame.to_parquet` writes for the same table (tests/test_schemas.py checks
-both on every table), so saving a run's Parquet files does not import pandas.
+`write_parquet` writes a table still in the engine's form through the engine's Parquet writer,
+the file pandas' `DataFrame.to_parquet` writes for the same table up to its bytes: read back,
+the same schema, row groups and values (tests/test_schemas.py checks every table). Saving a
+run's Parquet files so imports neither pandas nor pyarrow nor numpy.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import array
 import functools
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,6 @@ from quench import _core
 
 if TYPE_CHECKING:
     import pandas as pd
-    import pyarrow as pa
 
 # A table as the engine hands it over: column name -> (dtype, data), data being little-endian
 # bytes of the numpy dtype, or a list of strings for dtype "str" (crates/quench-py, column_to_py).
@@ -105,19 +105,33 @@ def frame(columns: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(v, dtype="str") if isinstance(v, list) else v for c, v in columns.items()})
 
 
-# Parquet: the Arrow type of each engine dtype, and the entry pandas' metadata gives a column of
-# each pandas dtype (pyarrow.pandas_compat writes "pandas_type" and "numpy_type"; a category
-# column's are its codes' dtype, int8 for fewer than 128 categories, and its category count).
-_NUMERIC = {"<u1": "uint8", "<u4": "uint32", "<u8": "uint64", "<f8": "float64"}
+def engine_form(columns: dict[str, Any]) -> RawTable:
+    """Columns read back from a spill (numpy arrays of the engine's dtypes, or lists of
+    strings) in the form the engine hands tables over (`RawTable`)."""
+    raw: RawTable = {}
+    for c, v in columns.items():
+        if isinstance(v, list):
+            raw[c] = ("str", v)
+        else:
+            dtype = f"<{v.dtype.kind}{v.dtype.itemsize}"
+            raw[c] = (dtype, v.astype(dtype, copy=False).tobytes())
+    return raw
+
+
+# Parquet: the entry pandas' metadata gives a column of each pandas dtype
+# (pyarrow.pandas_compat writes "pandas_type" and "numpy_type"; a category column's are its
+# codes' dtype, int8 for fewer than 128 categories, and its category count).
 _PANDAS_TYPES = {"str": ("object", "str"), LABEL_DTYPE: ("object", "string")}
 _MAX_INT8_CATEGORIES = 127
+# The engine's column kind of each numeric pandas dtype (the inverse of ENGINE_DTYPES).
+_ENGINE_KINDS = {v: k for k, v in ENGINE_DTYPES.items() if k != "str"}
 # The pandas whose conversion write_parquet follows: text as the "str" dtype (large_string in
 # Arrow) is pandas 3's default; with an older pandas a table is saved through its DataFrame.
 _PANDAS_MAJOR = 3
 
 
 def can_write_parquet() -> bool:
-    """Whether write_parquet gives pandas' own file with the installed pandas."""
+    """Whether write_parquet gives pandas' own file (up to its bytes) with the installed pandas."""
     try:
         return int(_pandas_version().split(".")[0]) >= _PANDAS_MAJOR
     except (ValueError, ImportError):
@@ -134,25 +148,86 @@ def write_parquet(
 ) -> None:
     """Write table `name`, in the engine's form, to `path` as pandas would write its labelled
     DataFrame (`to_parquet(index=False, row_group_size=...)`, snappy): the same Arrow types,
-    pandas metadata and row groups. `links` / `flows` give the names by id (read only when the
-    table has rows)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pandas metadata and row groups, by the engine's writer (quench-py's parquet.rs) without
+    pyarrow or numpy. `links` / `flows` give the names by id (read only when the table has
+    rows)."""
+    columns, meta = _parquet_columns(name, raw, links, flows)
+    _core.write_parquet(str(path), columns, meta, row_group_size)
 
+
+def write_parquet_chunks(
+    path: Path,
+    name: str,
+    chunks: Iterable[RawTable],
+    links: Callable[[], dict[Any, str]],
+    flows: Callable[[], dict[Any, str]],
+) -> None:
+    """`write_parquet` of a table given chunk by chunk (at least one), one row group each."""
+    writer = None
+    try:
+        for raw in chunks:
+            columns, meta = _parquet_columns(name, raw, links, flows)
+            writer = writer or _core.ParquetWriter(str(path), meta)
+            writer.write_group(columns)
+    finally:
+        if writer is not None:
+            writer.close()
+
+
+def write_frame_parquet(path: Path, df: pd.DataFrame, row_group_size: int) -> bool:
+    """Write a DataFrame of results (a table made a DataFrame before it was saved) by the
+    engine's writer, the same file as `write_parquet` of its engine form, when every column has
+    a dtype that writer takes (those of `table_schema`, unordered categories of text without
+    missing values); False, writing nothing, for any other DataFrame."""
+    columns: list[tuple[str, str, Any]] = []
+    meta: list[dict[str, Any]] = []
+    for col in df.columns:
+        column = _frame_column(df[col]) if isinstance(col, str) else None
+        if column is None:
+            return False
+        columns.append((col, *column))
+        categories = len(column[1][1]) if column[0] == "category" else 0
+        meta.append(_column_meta(col, str(df[col].dtype), categories))
+    _core.write_parquet(str(path), columns, _pandas_metadata(meta), row_group_size)
+    return True
+
+
+def _frame_column(s: pd.Series) -> tuple[str, Any] | None:
+    """A DataFrame column as the engine's writer takes it (kind, data), or None if it cannot."""
+    dtype = str(s.dtype)
+    if dtype in _ENGINE_KINDS:
+        kind = _ENGINE_KINDS[dtype]
+        return kind, s.to_numpy().astype(kind, copy=False).tobytes()
+    if dtype in ("str", LABEL_DTYPE):
+        return "str", [None if missing else v for v, missing in zip(s.tolist(), s.isna().tolist())]
+    if dtype == CATEGORY_DTYPE and not s.cat.ordered and len(s.cat.categories) <= _MAX_INT8_CATEGORIES:
+        codes = s.cat.codes.to_numpy()
+        names = s.cat.categories.tolist()
+        if (codes < 0).any() or not all(isinstance(n, str) for n in names):
+            return None
+        return "category", (codes.astype("<i1").tobytes(), names)
+    return None
+
+
+def _parquet_columns(
+    name: str, raw: RawTable, links: Callable[[], dict[Any, str]], flows: Callable[[], dict[Any, str]]
+) -> tuple[list[tuple[str, str, Any]], str]:
+    """The columns of table `name` as the engine's writer takes them, with its pandas metadata."""
     rows = _rows(raw)
-    arrays: list[pa.Array] = []
+    columns: list[tuple[str, str, Any]] = []
     meta: list[dict[str, Any]] = []
     for col, dtype in raw_schema(name, raw):
         if col in raw:
-            arr = _arrow_column(pa, name, col, *raw[col], rows)
+            kind, data = raw[col]
+            if dtype == CATEGORY_DTYPE:
+                _check_int8_codes(name, col, kind)
+                kind, data = "category", (data, CATEGORIES[(name, col)])
         else:  # a label: names by id
             ids, by_id = ("link", links) if col == "link_name" else ("flow", flows)
-            arr = _names(pa, raw[ids], by_id, rows)
-        arrays.append(arr)
-        meta.append(_column_meta(col, dtype, (name, col)))
-    table = pa.Table.from_arrays(arrays, names=[m["name"] for m in meta])
-    table = table.replace_schema_metadata({b"pandas": _pandas_metadata(pa, meta).encode()})
-    pq.write_table(table, path, compression="snappy", row_group_size=row_group_size)
+            kind, data = "str", _names(raw[ids], by_id, rows)
+        columns.append((col, kind, data))
+        meta.append(_column_meta(col, dtype, len(CATEGORIES.get((name, col), ()))))
+    return columns, _pandas_metadata(meta)
 
 
 def _rows(raw: RawTable) -> int:
@@ -161,88 +236,47 @@ def _rows(raw: RawTable) -> int:
     return 0
 
 
-def _arrow_column(pa: Any, table: str, col: str, dtype: str, data: Any, rows: int) -> pa.Array:
-    if dtype == "str":
-        return _strings(pa, data)
-    if dtype == "<f8":
-        return _floats(pa, data, rows)
-    cats = CATEGORIES.get((table, col))
-    if cats is None:
-        return pa.Array.from_buffers(getattr(pa, _NUMERIC[dtype])(), rows, [None, pa.py_buffer(data)])
+def _check_int8_codes(table: str, col: str, dtype: str) -> None:
+    """Check that a category column's codes are pandas' int8 codes: the engine's u8 codes, all
+    below 128, are the same bytes."""
+    cats = CATEGORIES[(table, col)]
     if dtype != "<u1" or len(cats) > _MAX_INT8_CATEGORIES:
         raise ValueError(f"{table}.{col}: {dtype} codes of {len(cats)} categories are not pandas' int8 codes")
-    # The engine's u8 codes, all below 128, are the same bytes as int8 ones.
-    codes = pa.Array.from_buffers(pa.int8(), rows, [None, pa.py_buffer(data)])
-    return pa.DictionaryArray.from_arrays(codes, _strings(pa, cats))
 
 
-# Arrays are built from buffers: pa.array() on a Python list or a numpy array imports pandas
-# (to tell whether it was handed a pandas object).
-def _strings(pa: Any, values: Sequence[str | None]) -> pa.Array:
-    """A large_string array of `values` (None: null)."""
-    encoded = [b"" if v is None else v.encode() for v in values]
-    ends = array.array("q", [0])
-    total = 0
-    for e in encoded:
-        total += len(e)
-        ends.append(total)
-    nulls = [v is None for v in values]
-    validity = _bitmap(pa, nulls) if any(nulls) else None
-    buffers = [validity, pa.py_buffer(ends.tobytes()), pa.py_buffer(b"".join(encoded))]
-    return pa.Array.from_buffers(pa.large_string(), len(values), buffers, null_count=sum(nulls))
-
-
-def _floats(pa: Any, data: bytes, rows: int) -> pa.Array:
-    """A float64 array of little-endian doubles, NaN as null (pandas' conversion to Arrow);
-    numpy is loaded with pyarrow anyway."""
-    import numpy as np
-
-    nan = np.isnan(np.frombuffer(data, dtype="<f8"))
-    validity = pa.py_buffer(np.packbits(~nan, bitorder="little").tobytes()) if nan.any() else None
-    return pa.Array.from_buffers(pa.float64(), rows, [validity, pa.py_buffer(data)], null_count=int(nan.sum()))
-
-
-def _bitmap(pa: Any, nulls: list[bool]) -> pa.Buffer:
-    """Arrow's validity bitmap (bit i set: value i present, least significant bit first)."""
-    bits = bytearray((len(nulls) + 7) // 8)
-    for i, null in enumerate(nulls):
-        if not null:
-            bits[i // 8] |= 1 << (i % 8)
-    return pa.py_buffer(bytes(bits))
-
-
-def _names(pa: Any, ids: tuple[str, Any], by_id: Callable[[], dict[Any, str]], rows: int) -> pa.Array:
-    """The names of ids (null where an id has none), as pandas' Series.map(...).astype("string")."""
+def _names(ids: tuple[str, Any], by_id: Callable[[], dict[Any, str]], rows: int) -> list[str | None]:
+    """The names of ids (None where an id has none), as pandas' Series.map(...).astype("string")."""
     if rows == 0:
-        return _strings(pa, [])
+        return []
     names = by_id()
-    return _strings(pa, [names.get(i) for i in column_values(*ids)])
+    return [names.get(i) for i in column_values(*ids)]
 
 
-def _column_meta(col: str, dtype: str, key: tuple[str, str]) -> dict[str, Any]:
+def _column_meta(col: str, dtype: str, categories: int) -> dict[str, Any]:
+    """pandas' metadata entry of a column of `dtype` (with `categories` if a category)."""
     if dtype == CATEGORY_DTYPE:
-        cats = CATEGORIES[key]
         return {
             "name": col,
             "field_name": col,
             "pandas_type": "categorical",
             "numpy_type": "int8",
-            "metadata": {"num_categories": len(cats), "ordered": False},
+            "metadata": {"num_categories": categories, "ordered": False},
         }
     pandas_type, numpy_type = _PANDAS_TYPES.get(dtype, (dtype, dtype))
     return {"name": col, "field_name": col, "pandas_type": pandas_type, "numpy_type": numpy_type, "metadata": None}
 
 
-def _pandas_metadata(pa: Any, columns: list[dict[str, Any]]) -> str:
+def _pandas_metadata(columns: list[dict[str, Any]]) -> str:
     """The `pandas` schema metadata pyarrow's Table.from_pandas writes for a DataFrame without
-    an index (pyarrow/pandas_compat.py, construct_metadata), as its JSON text."""
+    an index (pyarrow/pandas_compat.py, construct_metadata), as its JSON text; the creator is
+    quench's writer."""
     return json.dumps(
         {
             "index_columns": [],
             "column_indexes": [],
             "columns": columns,
             "attributes": {},
-            "creator": {"library": "pyarrow", "version": pa.__version__},
+            "creator": {"library": "quench", "version": _core.__version__},
             "pandas_version": _pandas_version(),
         }
     )
