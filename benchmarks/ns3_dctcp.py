@@ -4,7 +4,7 @@ sawtooth cycle the same way.
 
 Run with the interpreter of an environment that has the ns-3 Python bindings:
 
-    $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--json out.json]
+    $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--recovery prr|classic] [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
@@ -17,8 +17,10 @@ off (DelAckCount 1), 1460-byte segments, 16 MB socket buffers; flow i starts at 
 Measured from the queue disc's PacketsInQueue trace after a 0.05 s warm-up: a cycle runs from
 one marking episode's start (the queue rises above K) to the next one's (after it has fallen
 below K - 2); the medians of the cycles' peak, trough, amplitude and length, the marked
-fraction (marked packets over the segments the sink received, whole run) and alpha, the mean of TcpDctcp's estimates
-(its CongestionEstimate trace) after the warm-up.
+fraction (marked packets over the segments the sink received, whole run) and alpha, the mean of
+TcpDctcp's estimates (its CongestionEstimate trace) after the warm-up; the entries into CWR per
+flow per cycle, and the first flow's window growth between reductions (segments per ms).
+`--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does.
 """
 
 import argparse
@@ -36,12 +38,15 @@ WARMUP_S = 0.05
 SEGMENT_SIZE = 1460
 SOCKET_BUF_BYTES = 16 << 20
 PORT = 5000
+# ns-3's recovery algorithms (TcpL4Protocol::RecoveryType), which also run its CWR reduction.
+RECOVERY = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
 
 TRACE_CPP = r"""
 #include "ns3/queue-disc.h"
 #include "ns3/simulator.h"
 #include "ns3/config.h"
 #include "ns3/packet-sink.h"
+#include "ns3/tcp-socket-state.h"
 #include <vector>
 
 namespace dctcp_xcheck
@@ -51,6 +56,18 @@ std::vector<uint32_t> qLen;
 double alphaSum = 0;
 uint64_t alphaCount = 0;
 double warmup = 0;
+uint64_t cwrEntries = 0;
+std::vector<double> cwndTime;
+std::vector<uint32_t> cwndBytes;
+
+void OnCwnd(uint32_t, uint32_t now)
+{
+    if (ns3::Simulator::Now().GetSeconds() >= warmup)
+    {
+        cwndTime.push_back(ns3::Simulator::Now().GetSeconds());
+        cwndBytes.push_back(now);
+    }
+}
 
 void OnQueue(uint32_t, uint32_t now)
 {
@@ -77,11 +94,24 @@ void AttachQueue(ns3::Ptr<ns3::QueueDisc> q)
     q->TraceConnectWithoutContext("PacketsInQueue", ns3::MakeCallback(&OnQueue));
 }
 
+void OnCongState(ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
+{
+    if (now == ns3::TcpSocketState::CA_CWR && ns3::Simulator::Now().GetSeconds() >= warmup)
+    {
+        cwrEntries++;
+    }
+}
+
 void AttachEstimates()
 {
     ns3::Config::ConnectWithoutContextFailSafe(
         "/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongestionOps/$ns3::TcpDctcp/CongestionEstimate",
         ns3::MakeCallback(&OnEstimate));
+    ns3::Config::ConnectWithoutContextFailSafe("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*/CongState",
+                                               ns3::MakeCallback(&OnCongState));
+    // The first sender's window (node 0 is the first sender).
+    ns3::Config::ConnectWithoutContextFailSafe("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow",
+                                               ns3::MakeCallback(&OnCwnd));
 }
 
 void ScheduleAttachEstimates(double at)
@@ -97,6 +127,13 @@ def parse_args():
     ap.add_argument("--flows", default="2,10,40", help="comma-separated flow counts")
     ap.add_argument("--duration", type=float, default=0.2, help="simulated seconds")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument(
+        "--recovery",
+        choices=sorted(RECOVERY),
+        default="prr",
+        help="how ns-3 brings cwnd down to ssthresh in CWR: over a round trip (PRR, its default, as "
+        "Linux's tcp_cwnd_reduction) or at once (classic, as RFC 3168 section 6.1.2 and quench)",
+    )
     return ap.parse_args()
 
 
@@ -108,9 +145,10 @@ def p2p(ns, delay_s, queue_pkts):
     return h
 
 
-def run(ns, n, duration):
+def run(ns, n, duration, recovery="prr"):
     sd = ns.Config.SetDefault
     sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpDctcp"))
+    sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(RECOVERY[recovery])))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
     sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
     sd("ns3::TcpSocket::SndBufSize", ns.UintegerValue(SOCKET_BUF_BYTES))
@@ -158,7 +196,9 @@ def run(ns, n, duration):
     x = ns.cppyy.gbl.dctcp_xcheck
     x.qTime.clear()
     x.qLen.clear()
-    x.alphaSum, x.alphaCount, x.warmup = 0.0, 0, WARMUP_S
+    x.alphaSum, x.alphaCount, x.warmup, x.cwrEntries = 0.0, 0, WARMUP_S, 0
+    x.cwndTime.clear()
+    x.cwndBytes.clear()
     x.AttachQueue(queue)
 
     sink = ns.PacketSinkHelper(
@@ -181,14 +221,33 @@ def run(ns, n, duration):
     delivered = ns.cppyy.gbl.dctcp_xcheck.SinkRx(sink.Get(0)) / SEGMENT_SIZE
     times, lens = list(x.qTime), [int(v) for v in x.qLen]
     alpha = x.alphaSum / x.alphaCount if x.alphaCount else float("nan")
+    cwr_entries = int(x.cwrEntries)
+    growth = window_growth(list(x.cwndTime), [int(v) for v in x.cwndBytes])
     ns.Simulator.Destroy()
-    return cycles(times, lens) | {
+    per_cycle = cycles(times, lens)
+    return per_cycle | {
+        # ECN reductions (entries into CWR) per flow per cycle, after the warm-up.
+        "reductions_per_flow": cwr_entries / n / per_cycle["cycles"],
+        "cwnd_growth_segments_per_ms": growth,
         "flows": n,
         "marked_fraction": marked / delivered,
         "dropped": dropped,
         "alpha_mean": alpha,
         "utilization": delivered * (SEGMENT_SIZE + 40) * 8 / (RATE_BPS * duration),
     }
+
+
+def window_growth(times, cwnd_bytes):
+    """The first flow's window growth between reductions, segments per millisecond: the median
+    over its climbs (runs of increases from one decrease to the next) of rise over duration."""
+    slopes, start = [], 0
+    for i in range(1, len(cwnd_bytes) + 1):
+        if i == len(cwnd_bytes) or cwnd_bytes[i] < cwnd_bytes[i - 1]:
+            if i - 1 > start and times[i - 1] > times[start]:
+                rise = (cwnd_bytes[i - 1] - cwnd_bytes[start]) / SEGMENT_SIZE
+                slopes.append(rise / ((times[i - 1] - times[start]) * 1e3))
+            start = i
+    return statistics.median(slopes) if slopes else float("nan")
 
 
 def cycles(times, lens):
@@ -226,7 +285,7 @@ def main():
     from ns import ns
 
     ns.cppyy.cppdef(TRACE_CPP)
-    results = [run(ns, int(n), args.duration) for n in args.flows.split(",")]
+    results = [run(ns, int(n), args.duration, args.recovery) for n in args.flows.split(",")]
     out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
     if args.json:
         with open(args.json, "w") as f:
