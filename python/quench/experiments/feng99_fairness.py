@@ -49,11 +49,13 @@ from quench.experiments import feng99
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid
 from quench.experiments.study import (
     INCONCLUSIVE,
+    by_key,
     compare,
     fmt_ci,
     mean_ci,
     printed,
     result_table,
+    seed_records,
     seeds_from,
 )
 from quench.network import Network
@@ -562,11 +564,6 @@ def plot(out: Path, stats: dict, tuning: dict, p: Params) -> list[str]:
     return figures.names
 
 
-def group(keys: Sequence[tuple], seeds: list[int], kept: list[Any]) -> dict:
-    it = iter(kept)
-    return {key: [next(it) for _ in seeds] for key in keys}
-
-
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
     out = Path(out)
@@ -578,8 +575,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         [fairness_run(p, policy, mix, s) for policy, mix in fair_keys for s in seeds],
         [tuning_run(p, setting, n, s) for setting, n in tune_keys for s in tuning_seeds],
     )
-    rows = group(fair_keys, seeds, fair_kept)
-    tuning_rows = group(tune_keys, tuning_seeds, tune_kept)
+    rows = by_key(fair_keys, seeds, fair_kept)
+    tuning_rows = by_key(tune_keys, tuning_seeds, tune_kept)
     stats = fairness_stats(rows, p)
     comparisons = fairness_comparisons(rows)
     ecn = ecn_verdicts(rows)
@@ -609,14 +606,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "four RTT classes, the classic RED curve."
         ),
         runs={
-            "fairness": [
-                {"policy": k[0], "ecn": k[1], "seed": s, **r} for k, runs in rows.items() for s, r in zip(seeds, runs)
-            ],
-            "tuning": [
-                {"setting": k[0], "sources": k[1], "seed": s, **r}
-                for k, runs in tuning_rows.items()
-                for s, r in zip(tuning_seeds, runs)
-            ],
+            "fairness": seed_records(rows, seeds, ("policy", "ecn")),
+            "tuning": seed_records(tuning_rows, tuning_seeds, ("setting", "sources")),
         },
         statistics={"fairness": stats, "jain_comparisons": comparisons, "ecn_share": ecn, "tuning": tuning},
         result_tables=result_tables,

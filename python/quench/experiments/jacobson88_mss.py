@@ -43,7 +43,16 @@ import numpy as np
 
 from quench.experiments import jacobson88
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid
-from quench.experiments.study import compare, fmt_ci, mean_ci, printed, result_table, seeds_from
+from quench.experiments.study import (
+    by_key,
+    compare,
+    fmt_ci,
+    mean_ci,
+    printed,
+    result_table,
+    seed_records,
+    seeds_from,
+)
 from quench.network import Network, droptail
 from quench.results import Results
 
@@ -445,8 +454,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     seeds = seeds_from(seed, p.seeds)
     keys = sweep_keys(p)
     (kept,) = run_grid([sweep_run(p, echo, loss, k, s) for echo, loss, k in keys for s in seeds])
-    it = iter(kept)
-    rows = {key: [next(it) for _ in seeds] for key in keys}
+    rows = by_key(keys, seeds, kept)
     a = analyse(p, rows)
     analytic = analytic_table()
     result_tables = tables(a, analytic, p)
@@ -467,11 +475,11 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "(the loss draws). Fixed: MTU 250 with unaligned fragments, 9.1 packets/s, NewReno with SACK, one "
             "ACK per segment, a 64 KB window."
         ),
-        runs=[
-            {"path": "echo" if e else "direct", "loss": loss, "k": k, "seed": s, **r}
-            for (e, loss, k), runs in rows.items()
-            for s, r in zip(seeds, runs)
-        ],
+        runs=seed_records(
+            {("echo" if e else "direct", loss, k): runs for (e, loss, k), runs in rows.items()},
+            seeds,
+            ("path", "loss", "k"),
+        ),
         statistics=a,
         analytic=analytic,
         result_tables=result_tables,

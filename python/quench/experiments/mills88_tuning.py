@@ -44,11 +44,13 @@ from quench.experiments.common import Criterion, Figures, Run, report, run_grid
 from quench.experiments.study import (
     IDENTICAL,
     INCONCLUSIVE,
+    by_key,
     compare,
     fmt_ci,
     mean_ci,
     printed,
     result_table,
+    seed_records,
     seeds_from,
 )
 from quench.results import Results
@@ -352,8 +354,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     seeds = seeds_from(seed, p.seeds)
     keys = [(n, r, s) for n in p.flows for r in REACTIONS for s in settings(p)]
     (kept,) = run_grid([tuning_run(p, n, r, s, sd) for n, r, s in keys for sd in seeds])
-    it = iter(kept)
-    rows = {(n, r, label(s)): [next(it) for _ in seeds] for n, r, s in keys}
+    rows = by_key([(n, r, label(s)) for n, r, s in keys], seeds, kept)
     a = analyse(p, rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
@@ -372,11 +373,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "Varied: the Fuzzball's threshold, gain, rate law and cap, the host reaction, the number of "
             "connections (one host), the seed (start jitter). Fixed: mills88's network, windows, MSS, pool."
         ),
-        runs=[
-            {"flows": k[0], "reaction": k[1], "setting": k[2], "seed": s, **r}
-            for k, runs in rows.items()
-            for s, r in zip(seeds, runs)
-        ],
+        runs=seed_records(rows, seeds, ("flows", "reaction", "setting")),
         statistics=a,
         result_tables=result_tables,
         plots=plots,

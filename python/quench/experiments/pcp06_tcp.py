@@ -35,7 +35,16 @@ import numpy as np
 
 from quench.experiments import pcp06
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid
-from quench.experiments.study import compare, fmt_ci, mean_ci, printed, result_table, seeds_from
+from quench.experiments.study import (
+    by_key,
+    compare,
+    fmt_ci,
+    mean_ci,
+    printed,
+    result_table,
+    seed_records,
+    seeds_from,
+)
 from quench.network import Network, droptail, fq
 from quench.results import Results
 
@@ -302,8 +311,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     seeds = seeds_from(seed, p.seeds)
     ks = keys(p)
     (kept,) = run_grid([Run.of(network(p, q, t, load, s), p.duration_s, measure) for q, t, load in ks for s in seeds])
-    it = iter(kept)
-    rows = {k: [next(it) for _ in seeds] for k in ks}
+    rows = by_key(ks, seeds, kept)
     a = analyse(p, rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
@@ -323,11 +331,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "TCP flow's start). Fixed: one long PCP and one long TCP flow of 25 ms RTT, pcp06's bottleneck and "
             "buffer, NewReno with SACK, 250 KB background flows."
         ),
-        runs=[
-            {"qdisc": k[0], "tft": k[1], "load": k[2], "seed": s, **r}
-            for k, runs in rows.items()
-            for s, r in zip(seeds, runs)
-        ],
+        runs=seed_records(rows, seeds, ("qdisc", "tft", "load")),
         statistics=a,
         result_tables=result_tables,
         plots=plots,

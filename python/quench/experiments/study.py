@@ -28,6 +28,25 @@ def seeds_from(first: int, count: int) -> list[int]:
     return list(range(first, first + count))
 
 
+def by_key(keys: Sequence[Any], seeds: Sequence[int], kept: Sequence[Any]) -> dict[Any, list[Any]]:
+    """What a grid's runs kept, {key: [one per seed]}, for a grid made key by key with every seed
+    in turn (the order `run_grid` was given its runs in)."""
+    if len(kept) != len(keys) * len(seeds):
+        raise ValueError(f"{len(kept)} runs kept for {len(keys)} keys x {len(seeds)} seeds")
+    it = iter(kept)
+    return {key: [next(it) for _ in seeds] for key in keys}
+
+
+def seed_records(rows: dict[Any, list[dict]], seeds: Sequence[int], fields: Sequence[str]) -> list[dict]:
+    """One record per run for the summary: the key's parts under `fields`, the seed, and what
+    the run measured."""
+    return [
+        {**dict(zip(fields, key, strict=True)), "seed": s, **r}
+        for key, runs in rows.items()
+        for s, r in zip(seeds, runs, strict=True)
+    ]
+
+
 def mean_ci(values: Iterable[float]) -> dict[str, float]:
     """{"mean", "half", "low", "high", "n"}: the mean and its two-sided 95 % t interval."""
     x = np.asarray(list(values), dtype=float)

@@ -39,7 +39,17 @@ import numpy as np
 
 from quench.experiments import wei05
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid
-from quench.experiments.study import INCONCLUSIVE, compare, fmt_ci, mean_ci, printed, result_table, seeds_from
+from quench.experiments.study import (
+    INCONCLUSIVE,
+    by_key,
+    compare,
+    fmt_ci,
+    mean_ci,
+    printed,
+    result_table,
+    seed_records,
+    seeds_from,
+)
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.units import parse_rate
@@ -423,9 +433,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         [share_run(p, *key, s) for key in keys for s in seeds],
         [txq_run(p, c, n, s) for c, n in txq_keys for s in txq_seeds],
     )
-    it, it2 = iter(kept), iter(txq_kept)
-    rows = {key: [next(it) for _ in seeds] for key in keys}
-    txq_rows = {key: [next(it2) for _ in txq_seeds] for key in txq_keys}
+    rows = by_key(keys, seeds, kept)
+    txq_rows = by_key(txq_keys, txq_seeds, txq_kept)
     a = analyse(p, rows, txq_rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
@@ -454,16 +463,8 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "Fixed: one RTT for both flows, 1 Gb/s NICs, two flows, no ECN."
         ),
         runs={
-            "shares": [
-                {"cc": k[0], "control": k[1], "other": k[2], "gateway": k[3], "seed": s, **r}
-                for k, runs in rows.items()
-                for s, r in zip(seeds, runs)
-            ],
-            "txqueuelen": [
-                {"control": k[0], "txqueuelen": k[1], "seed": s, **r}
-                for k, runs in txq_rows.items()
-                for s, r in zip(txq_seeds, runs)
-            ],
+            "shares": seed_records(rows, seeds, ("cc", "control", "other", "gateway")),
+            "txqueuelen": seed_records(txq_rows, txq_seeds, ("control", "txqueuelen")),
         },
         statistics=a,
         result_tables=result_tables,
