@@ -1279,8 +1279,8 @@ def exp_vegas(args) -> None:
                     f"each ACK's own sample, baseRTT {'with' if syn else 'without'} the handshake's"
                 )
                 ns3_job((name, label), ss, *vegas_switches(seq, True, True, syn))
-            label = "ns-3 TcpVegasSwitches: quench's rules (its rounds, own samples, no handshake, no end growth)"
-            ns3_job((name, label), ss, *vegas_switches(False, True, True, False, False))
+            label = "ns-3 TcpVegasSwitches: quench's rules (its rounds, own samples, no handshake)"
+            ns3_job((name, label), ss, *vegas_switches(False, True, True, False))
         tables.append((name, rows))
     # Where the flows settle inside the band depends on the path there: with delayed ACKs off
     # both simulators leave slow start above the band and take one segment off per round
@@ -1300,9 +1300,9 @@ def exp_vegas(args) -> None:
             *vegas_switches(True, True, True, False),
         )
         ns3_job(
-            (name, f"ns-3 with quench's four rules, bottleneck delay {delay_ms} ms"),
+            (name, f"ns-3 with quench's rules, bottleneck delay {delay_ms} ms"),
             ss,
-            *vegas_switches(False, True, True, False, False),
+            *vegas_switches(False, True, True, False),
         )
     tables.append((name, rows))
     plans = [p for _, ps in jobs for p in ps]

@@ -111,8 +111,8 @@ impl Vegas {
         cwnd_segments * (rtt - self.base_rtt) / rtt
     }
 
-    /// The once-per-RTT decision, on a window in segments.
-    fn end_of_round(&mut self, w: &mut Window) {
+    /// The once-per-RTT decision, on a window in segments, at an ACK of `acked` bytes.
+    fn end_of_round(&mut self, w: &mut Window, acked: u64) {
         let mss = w.mss;
         let cwnd = (w.cwnd / mss) as f64;
         let diff = self.diff(cwnd, self.round_min);
@@ -121,10 +121,14 @@ impl Vegas {
             let target = (cwnd * self.base_rtt / self.round_min) as u64 + 1;
             w.cwnd = w.cwnd.min(target * mss);
             w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
-        } else if !slow_start && diff > self.beta {
+        } else if slow_start {
+            // Still in slow start: the round's last ACK grows the window as every other ACK
+            // of the round does (Linux tcp_vegas_cong_avoid calls tcp_slow_start here too).
+            aimd_growth(w, acked, SLOW_START_ABC_LIMIT);
+        } else if diff > self.beta {
             w.cwnd -= mss;
             w.ssthresh = w.ssthresh.min(w.cwnd.saturating_sub(mss));
-        } else if !slow_start && diff < self.alpha {
+        } else if diff < self.alpha {
             w.cwnd += mss;
         }
         w.cwnd = w.cwnd.max(MIN_WINDOW_SEGMENTS * mss);
@@ -156,7 +160,7 @@ impl CongestionControl for Vegas {
         if self.round_samples < MIN_SAMPLES_PER_ROUND {
             aimd_growth(w, s.acked, SLOW_START_ABC_LIMIT);
         } else {
-            self.end_of_round(w);
+            self.end_of_round(w, s.acked);
         }
         self.round_ends = s.rtt.map(|d| now + d.as_secs_f64());
         (self.round_min, self.round_samples) = (f64::INFINITY, 0);
@@ -230,6 +234,27 @@ mod tests {
         round(&mut v, &mut w, 0, 120);
         assert_eq!(w.cwnd, 34 * MSS);
         assert_eq!(w.ssthresh, 33 * MSS);
+    }
+
+    /// Every ACK of a slow-start round grows the window by a segment, the round's last one too
+    /// while no more than γ packets queue (Linux: tcp_slow_start in the per-RTT branch).
+    #[test]
+    fn the_ack_that_ends_a_slow_start_round_grows_the_window() {
+        let (mut v, mut w) = (vegas(2.0, 4.0), win(10, 1000));
+        let ack = |v: &mut Vegas, w: &mut Window, at_ms: u64, rtt_ms: u64| {
+            let rtt = Some(Dur::from_millis(rtt_ms));
+            let sample = AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: None, ece_bytes: 0 };
+            v.on_ack(w, &sample);
+        };
+        (0..3).for_each(|i| ack(&mut v, &mut w, i, 100)); // a round of 100 ms begins at 0
+        assert_eq!(w.cwnd, 13 * MSS);
+        ack(&mut v, &mut w, 110, 100); // ends it: diff = 0 ≤ γ, still slow start
+        assert_eq!(w.cwnd, 14 * MSS);
+        // In congestion avoidance the round's last ACK makes only the round's decision.
+        let (mut v, mut w) = (vegas(2.0, 4.0), win(10, 5));
+        (0..3).for_each(|i| ack(&mut v, &mut w, i, 100));
+        ack(&mut v, &mut w, 110, 100); // diff = 0 < α: +1
+        assert_eq!(w.cwnd, 11 * MSS);
     }
 
     #[test]
