@@ -199,6 +199,7 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
             "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
+            "flightsize_rfc_prr_sack_ssrb": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB,
         }.get(args.ns3_variant, {})
         extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
@@ -300,10 +301,18 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr", "flightsize_rfc_prr_sack"),
+        choices=(
+            "flightsize",
+            "abc2",
+            "flightsize_rfc_pipe",
+            "flightsize_rfc_prr",
+            "flightsize_rfc_prr_sack",
+            "flightsize_rfc_prr_sack_ssrb",
+        ),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
-        "counting SACKed bytes only)",
+        "counting SACKed bytes only, and PRR-SSRB's extra segment on every ACK as RFC 6937, not "
+        "only on ACKs of retransmitted data)",
     )
     p.add_argument("--split", help="also count drops and marks apart before and after this instant (e.g. 3s)")
     p.add_argument(

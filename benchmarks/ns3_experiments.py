@@ -177,6 +177,7 @@ struct SackedTag { typedef bool ns3::TcpTxItem::*type; friend type Get(SackedTag
 struct TcbTag { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type Get(TcbTag); };
 struct DeliveredTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(DeliveredTag); };
 struct RecoverFsTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(RecoverFsTag); };
+struct PrrOutTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(PrrOutTag); };
 template <typename Tag, typename Tag::type M>
 struct Expose { friend typename Tag::type Get(Tag) { return M; } };
 template struct Expose<SentListTag, &ns3::TcpTxBuffer::m_sentList>;
@@ -184,6 +185,7 @@ template struct Expose<SackedTag, &ns3::TcpTxItem::m_sacked>;
 template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
 template struct Expose<DeliveredTag, &ns3::TcpPrrRecovery::m_prrDelivered>;
 template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>;
+template struct Expose<PrrOutTag, &ns3::TcpPrrRecovery::m_prrOut>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
@@ -205,6 +207,20 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                               "(RFC 6937, quench), no extra segment per duplicate ACK",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_sackDelivered),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("SsrbEveryAck",
+                              "the slow-start reduction bound (one MSS over DeliveredData) on every "
+                              "ACK, as RFC 6937 and quench, not only on ACKs that cumulatively "
+                              "acknowledge retransmitted data",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_ssrbEveryAck),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("Wide",
+                              "PRR's sndcnt in 64-bit signed arithmetic: ns-3 3.44 multiplies "
+                              "prr_delivered by ssthresh in 32 bits (wraps past 4 GiB) and "
+                              "subtracts prr_out from prr_delivered unsigned (ns-3 issue 1282)",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_wide),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -231,7 +247,19 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
         // As TcpPrrSackDelivered (below): with SACK a duplicate ACK is counted by its SACK
         // blocks only.
-        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck && !m_sackDelivered);
+        // ns-3 adds PRR-SSRB's MSS only on a "safe" ACK (m_isRetransDataAcked); SsrbEveryAck
+        // presents every ACK as one.
+        bool safe = tcb->m_isRetransDataAcked;
+        if (m_wide)
+        {
+            SndCnt(tcb, deliveredBytes, isDupAck && !m_sackDelivered, safe || m_ssrbEveryAck);
+        }
+        else
+        {
+            tcb->m_isRetransDataAcked = safe || m_ssrbEveryAck;
+            ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck && !m_sackDelivered);
+            tcb->m_isRetransDataAcked = safe;
+        }
         tcb->m_bytesInFlight = inflight;
         // PRR sets the window only for an ACK that counts as delivering data (its delivered
         // total then grows); otherwise it leaves the window as it was.
@@ -244,6 +272,43 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     static uint64_t s_calls, s_extraBytes;
 
   private:
+    // RFC 6937 section 3's sndcnt, as ns-3 3.44's TcpPrrRecovery computes it (one segment
+    // more per duplicate ACK unless `dupAck` is false, the reduction bound's extra segment
+    // where `ssrb`), but with every difference and product in signed 64 bits.
+    void SndCnt(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool dupAck, bool ssrb)
+    {
+        uint32_t& prrDelivered = this->*Get(DeliveredTag());
+        int64_t prrOut = this->*Get(PrrOutTag());
+        int64_t recoverFs = std::max<uint32_t>(this->*Get(RecoverFsTag()), 1);
+        int64_t mss = tcb->m_segmentSize;
+        int64_t delivered = deliveredBytes;
+        if (dupAck && prrDelivered < recoverFs)
+        {
+            delivered += mss;
+        }
+        if (delivered == 0)
+        {
+            return;
+        }
+        prrDelivered += delivered;
+        int64_t pipe = tcb->m_bytesInFlight;
+        int64_t ssthresh = tcb->m_ssThresh;
+        int64_t sndcnt;
+        if (pipe > ssthresh)
+        {
+            sndcnt = (int64_t(prrDelivered) * ssthresh + recoverFs - 1) / recoverFs - prrOut;
+        }
+        else
+        {
+            int64_t limit = std::max<int64_t>(int64_t(prrDelivered) - prrOut, delivered) + (ssrb ? mss : 0);
+            sndcnt = std::min(limit, ssthresh - pipe);
+        }
+        // The fast retransmission goes whatever the count (as ns-3).
+        sndcnt = std::max<int64_t>(sndcnt, prrOut > 0 ? 0 : mss);
+        tcb->m_cWnd = uint32_t(pipe + sndcnt);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
     uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
     {
         if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
@@ -279,6 +344,8 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     const ns3::TcpSocketState* m_tcb = nullptr;
     bool m_recoverFsFlightSize = false;
     bool m_sackDelivered = false;
+    bool m_ssrbEveryAck = false;
+    bool m_wide = false;
 };
 uint64_t TcpPrrRfcPipe::s_calls = 0;
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
@@ -306,6 +373,34 @@ FLIGHTSIZE_RFC_PRR_SACK = {
     "defaults": {
         **FLIGHTSIZE_RFC_PRR["defaults"],
         "quench_exp::TcpPrrRfcPipe::SackDelivered": ("bool", True),
+    },
+}
+# That, and PRR's sndcnt in 64-bit signed arithmetic (ns-3 3.44's wraps, ns-3 issue 1282).
+FLIGHTSIZE_RFC_PRR_SACK_WIDE = {
+    **FLIGHTSIZE_RFC_PRR_SACK,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
+        "quench_exp::TcpPrrRfcPipe::Wide": ("bool", True),
+    },
+}
+# That, and PRR-SSRB's extra segment on every ACK in PRR's reduction bound (RFC 6937 section 3,
+# quench's `recovery = "prr"`); ns-3 3.44 adds it only on an ACK that cumulatively acknowledges
+# retransmitted data (its "safeACK", the rule of RFC 9937 section 7 and Linux's
+# tcp_cwnd_reduction), PRR-CRB's bound otherwise.
+FLIGHTSIZE_RFC_PRR_SACK_SSRB = {
+    **FLIGHTSIZE_RFC_PRR_SACK_WIDE,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK_WIDE["defaults"],
+        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
+    },
+}
+# The same in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
+# segments have gone out, and the unsigned difference then wraps to a negative limit.
+FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = {
+    **FLIGHTSIZE_RFC_PRR_SACK,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
+        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
     },
 }
 
@@ -1336,13 +1431,28 @@ def bottleneck_steps(res, key: str):
     return np.diff(np.concatenate([[0.0], ls[key].to_numpy(dtype=float)]))
 
 
+VARIANTS = {
+    "flightsize": FLIGHTSIZE,
+    "flightsize_rfc_pipe": FLIGHTSIZE_RFC_PIPE,
+    "flightsize_rfc_prr": FLIGHTSIZE_RFC_PRR,
+    "flightsize_rfc_prr_sack": FLIGHTSIZE_RFC_PRR_SACK,
+    "flightsize_rfc_prr_sack_ssrb": FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+    "flightsize_rfc_prr_sack_wide": FLIGHTSIZE_RFC_PRR_SACK_WIDE,
+    "flightsize_rfc_prr_sack_ssrb32": FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
+}
+
+
+def variant_of(args) -> dict:
+    """The ns-3 sender of pie_profile / pie_start: `--variant`, `--rfc-pipe` its older spelling."""
+    return VARIANTS["flightsize_rfc_pipe" if args.rfc_pipe else args.variant]
+
+
 def exp_pie_profile(args) -> None:
     """Where PIE's (or FQ-PIE's) extra drops fall: ns3_aqm.py's TCP case (4 NewReno, ns-3 halving
     FlightSize as quench), the bottleneck's drops in each second, mean over seeds 1..N, and
     their sums over the start-up [0, 3) s and the rest."""
     dur = int(float(args.duration.rstrip("s")))
-    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
-    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant)
+    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant_of(args))
     qa = np.mean([bottleneck_steps(r, "dropped_packets") for r in q], axis=0)
     na = np.mean([bottleneck_steps(r, "dropped_packets") for r in n], axis=0)
     print(f"\n{args.aqm}, 4 NewReno, {args.duration}, seeds 1..{args.seeds}: drops in each second (mean)")
@@ -1359,8 +1469,7 @@ def exp_pie_start(args) -> None:
     backlog (packets); each flow's cwnd and ssthresh (segments) every 100 ms from 0.6 s; and
     quench's drop_prob."""
     times = [f"{0.1 * i:.1f}s" for i in range(1, 31)]
-    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
-    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant)
+    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant_of(args))
     for name, r in (("quench", q[0]), ("ns-3", n[0])):
         print(f"\n{name}, {args.aqm}, seed 1: per 100 ms from 0.1 s")
         for key, label in (("arrived_packets", "arrivals"), ("dropped_packets", "drops")):
@@ -1466,9 +1575,17 @@ def main() -> None:
     )
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
-    p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
+    p.add_argument(
+        "--aqm", default="pie", choices=("pie", "fq_pie", "codel", "fq_codel"), help="pie_profile, pie_start"
+    )
     p.add_argument("--only", action="append", help="cubic_ecn, cubic_ca: run only these variants")
     p.add_argument("--rfc-pipe", action="store_true", help="pie_profile, pie_start: ns-3's PRR on RFC 6675's pipe")
+    p.add_argument(
+        "--variant",
+        choices=tuple(VARIANTS),
+        default="flightsize",
+        help="pie_profile, pie_start: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
+    )
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
