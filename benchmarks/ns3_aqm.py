@@ -199,7 +199,10 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
             "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
+            "flightsize_rfc_prr_sack_wide": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_WIDE,
             "flightsize_rfc_prr_sack_ssrb": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+            "flightsize_rfc_prr_sack_ssrb32": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
+            "flightsize_rfc_prr_sack_ssrb_ece": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
         }.get(args.ns3_variant, {})
         extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
@@ -307,12 +310,17 @@ def main() -> None:
             "flightsize_rfc_pipe",
             "flightsize_rfc_prr",
             "flightsize_rfc_prr_sack",
+            "flightsize_rfc_prr_sack_wide",
             "flightsize_rfc_prr_sack_ssrb",
+            "flightsize_rfc_prr_sack_ssrb32",
+            "flightsize_rfc_prr_sack_ssrb_ece",
         ),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
-        "counting SACKed bytes only, and PRR-SSRB's extra segment on every ACK as RFC 6937, not "
-        "only on ACKs of retransmitted data)",
+        "counting SACKed bytes only; _wide: PRR's sndcnt in 64 bits, not ns-3 3.44's wrapping 32; "
+        "_ssrb: that and PRR-SSRB's extra segment on every ACK as RFC 6937 and quench, not only on "
+        "ACKs of retransmitted data as ns-3, RFC 9937 and Linux; _ssrb32: SSRB in 32 bits; _ssrb_ece: "
+        "_ssrb and an ACK with ECE in fast recovery or after a timeout changes nothing, RFC 3168 6.1.2)",
     )
     p.add_argument("--split", help="also count drops and marks apart before and after this instant (e.g. 3s)")
     p.add_argument(

@@ -58,6 +58,20 @@ from quench import ns3
 from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 
+# Shared by the controller and TcpPrrRfcPipe (each plan compiles a snippet once): per socket,
+# the congestion state and ssthresh found by the controller's last request for ssthresh.
+ASKED_IN_CPP = r"""
+#include "ns3/tcp-socket-state.h"
+#include <map>
+namespace quench_exp
+{
+inline std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>>& AskedIn()
+{
+    static std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>> m;
+    return m;
+}
+}
+"""
 # ns-3's TcpNewReno with RFC 5681 eq. 4 on entering fast recovery or CWR: ssthresh =
 # max(FlightSize/2, 2 SMSS), FlightSize = highest sequence sent - highest cumulatively
 # acknowledged (what quench's sender halves); at a retransmission timeout the pipe, as quench.
@@ -65,6 +79,7 @@ NEWRENO_FLIGHTSIZE_CPP = r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
 #include <algorithm>
+#include <map>
 namespace quench_exp
 {
 class TcpNewRenoFlightSize : public ns3::TcpNewReno
@@ -89,6 +104,8 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
+        // For TcpPrrRfcPipe's EceHoldsRecovery: the state and ssthresh this request found.
+        AskedIn()[ns3::PeekPointer(tcb)] = {int(tcb->m_congState.Get()), tcb->m_ssThresh.Get()};
         // Entering fast recovery: FlightSize. Otherwise (a timeout, or ECN's CWR, where nothing
         // is SACKed and the two agree): ns-3's bytesInFlight, which quench also halves at a
         // timeout (sender/mod.rs, flight_at_timeout).
@@ -147,7 +164,7 @@ ABC2 = {
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoAbc2"},
 }
 FLIGHTSIZE = {
-    "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
+    "experiment_cpp": [(ASKED_IN_CPP, []), (NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
 }
 
@@ -186,6 +203,8 @@ template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
 template struct Expose<DeliveredTag, &ns3::TcpPrrRecovery::m_prrDelivered>;
 template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>;
 template struct Expose<PrrOutTag, &ns3::TcpPrrRecovery::m_prrOut>;
+struct RecoverTag { typedef ns3::SequenceNumber32 ns3::TcpSocketBase::*type; friend type Get(RecoverTag); };
+template struct Expose<RecoverTag, &ns3::TcpSocketBase::m_recover>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
@@ -221,6 +240,13 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                               "subtracts prr_out from prr_delivered unsigned (ns-3 issue 1282)",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_wide),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("EceHoldsRecovery",
+                              "an ACK with ECE during fast recovery or after a timeout leaves the "
+                              "state, ssthresh and recovery point as they were (RFC 3168 section "
+                              "6.1.2, quench, Linux); ns-3 3.44 enters CWR from either state",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_eceHolds),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -228,6 +254,28 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
                        uint32_t deliveredBytes) override
     {
+        if (tcb->m_congState == ns3::TcpSocketState::CA_CWR && m_eceHolds)
+        {
+            // Called from TcpSocketBase::EnterCwr, which has already set ssthresh (asking the
+            // controller, which noted the state it found), CA_CWR and the recovery point.
+            auto [before, ssthresh] = AskedIn()[ns3::PeekPointer(tcb)];
+            if (before == ns3::TcpSocketState::CA_RECOVERY || before == ns3::TcpSocketState::CA_LOSS)
+            {
+                tcb->m_ssThresh = ssthresh;
+                tcb->m_congState = ns3::TcpSocketState::TcpCongState_t(before);
+                FindSocket(tcb);
+                if (before == ns3::TcpSocketState::CA_RECOVERY && m_socket)
+                {
+                    (*m_socket).*Get(RecoverTag()) = m_lossRecover;
+                }
+                ++s_eceHeld[before == ns3::TcpSocketState::CA_LOSS];
+                return;
+            }
+        }
+        if (tcb->m_congState == ns3::TcpSocketState::CA_RECOVERY)
+        {
+            m_lossRecover = tcb->m_highTxMark; // TcpSocketBase::EnterRecovery's m_recover
+        }
         ns3::TcpPrrRecovery::EnterRecovery(tcb, dupAckCount, unAckDataCount, deliveredBytes);
         if (m_recoverFsFlightSize)
         {
@@ -270,6 +318,8 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     }
 
     static uint64_t s_calls, s_extraBytes;
+    // ECE ACKs whose CWR EceHoldsRecovery undid: in fast recovery, after a timeout.
+    static uint64_t s_eceHeld[2];
 
   private:
     // RFC 6937 section 3's sndcnt, as ns-3 3.44's TcpPrrRecovery computes it (one segment
@@ -309,11 +359,13 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         tcb->m_cWndInfl = tcb->m_cWnd;
     }
 
-    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    // The socket whose state `tcb` is (and its send buffer), looked up once.
+    void FindSocket(ns3::Ptr<ns3::TcpSocketState> tcb)
     {
         if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
         {
             m_buffer = nullptr;
+            m_socket = nullptr;
             m_tcb = ns3::PeekPointer(tcb);
             auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
             for (uint32_t i = 0; i < all.GetN(); ++i)
@@ -322,9 +374,15 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                 if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
                 {
                     m_buffer = sock->GetTxBuffer();
+                    m_socket = ns3::PeekPointer(sock);
                 }
             }
         }
+    }
+
+    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        FindSocket(tcb);
         uint32_t bytes = 0;
         if (m_buffer)
         {
@@ -341,13 +399,17 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         return bytes;
     }
     ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
+    ns3::TcpSocketBase* m_socket = nullptr;
     const ns3::TcpSocketState* m_tcb = nullptr;
+    ns3::SequenceNumber32 m_lossRecover{0};
+    bool m_eceHolds = false;
     bool m_recoverFsFlightSize = false;
     bool m_sackDelivered = false;
     bool m_ssrbEveryAck = false;
     bool m_wide = false;
 };
 uint64_t TcpPrrRfcPipe::s_calls = 0;
+uint64_t TcpPrrRfcPipe::s_eceHeld[2] = {0, 0};
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
 }
 """
@@ -394,7 +456,19 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB = {
         "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
     },
 }
-# The same in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
+# RFC 6937's PRR (above), and an ACK with ECE in fast recovery or after a timeout leaving the
+# sender's state as it was (RFC 3168 section 6.1.2: one reduction per window of data; quench's
+# and Linux's rule).
+# ns-3 3.44's TcpSocketBase::ReceivedAck enters CWR from any state but CWR: a second ssthresh
+# cut and the end of the loss recovery (its recovery point moves to the highest sequence sent).
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = {
+    **FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
+        "quench_exp::TcpPrrRfcPipe::EceHoldsRecovery": ("bool", True),
+    },
+}
+# SSRB on every ACK in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
 # segments have gone out, and the unsigned difference then wraps to a negative limit.
 FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = {
     **FLIGHTSIZE_RFC_PRR_SACK,
@@ -688,7 +762,11 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
 
 
 CUBIC_SS1_RFC_PIPE = {
-    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "experiment_cpp": [
+        *CUBIC_SS1["experiment_cpp"],
+        (ASKED_IN_CPP, []),
+        (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"]),
+    ],
     "tcp_types": CUBIC_SS1["tcp_types"],
     "defaults": FLIGHTSIZE_RFC_PIPE["defaults"],
 }
@@ -1439,6 +1517,7 @@ VARIANTS = {
     "flightsize_rfc_prr_sack_ssrb": FLIGHTSIZE_RFC_PRR_SACK_SSRB,
     "flightsize_rfc_prr_sack_wide": FLIGHTSIZE_RFC_PRR_SACK_WIDE,
     "flightsize_rfc_prr_sack_ssrb32": FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
+    "flightsize_rfc_prr_sack_ssrb_ece": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
 }
 
 
