@@ -35,9 +35,16 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
   ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
   as switches (TcpVegasSwitches), the bottleneck delay varied.
-- `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
-  second in both, and their sums over the start-up and the rest.
+- `pie_profile`: PIE, FQ-PIE, CoDel or FQ-CoDel (`--aqm`) with 4 NewReno flows: the
+  bottleneck's drops in each second in both, and their sums over the start-up and the rest;
+  ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
 - `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
+
+ns3_aqm.py's `--ns3-variant` takes the ns-3 senders defined here: NewReno halving FlightSize
+(`flightsize`), PRR on RFC 6675's pipe (`_rfc_pipe`), RecoverFS = FlightSize (`_rfc_prr`),
+DeliveredData by SACK blocks only (`_rfc_prr_sack`), PRR's sndcnt in 64 bits (`_wide`),
+RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), and an ECE in
+fast recovery or after a timeout leaving the state alone (`_ssrb_ece`).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
