@@ -486,6 +486,29 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = {
 }
 
 
+# The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
+# otherwise takes the device MTU, 1,500 B here; quench's default is Linux's 1,514 B). Used by
+# ns3_aqm.py's --ns3-fq-quantum through the link's `experiment_quantum` plan key.
+FQ_QUANTUM_CPP = r"""
+#include "ns3/fq-codel-queue-disc.h"
+#include "ns3/fq-pie-queue-disc.h"
+namespace quench_exp
+{
+void SetFqQuantum(ns3::Ptr<ns3::QueueDisc> qd, uint32_t quantum)
+{
+    if (auto c = ns3::DynamicCast<ns3::FqCoDelQueueDisc>(qd))
+    {
+        c->SetQuantum(quantum);
+    }
+    else if (auto p = ns3::DynamicCast<ns3::FqPieQueueDisc>(qd))
+    {
+        p->SetQuantum(quantum);
+    }
+}
+}
+"""
+
+
 def figures(res) -> dict:
     b = res.link("r1->r2")
     arrived = float(b["arrived_packets"])
