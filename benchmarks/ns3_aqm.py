@@ -43,6 +43,7 @@ import time
 from quench import ns3
 from quench.scenario import run_scenario
 from quench.scenarios import dumbbell
+from quench.units import parse_bytes
 
 MATCHED_TCP = {
     "mss": 1460,
@@ -189,7 +190,7 @@ def run_case(case: str, aqm: str, args) -> dict:
     q = [figures(run_scenario(s, progress=False)) for s in qspecs]
     tq = time.perf_counter() - t0
     t0 = time.perf_counter()
-    if args.ns3_variant or args.ns3_default:
+    if args.ns3_variant or args.ns3_default or args.ns3_fq_quantum:
         # An experiment: ns-3's NewReno replaced by a variant (benchmarks/ns3_experiments.py).
         import ns3_experiments
 
@@ -199,12 +200,19 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_pipe": ns3_experiments.FLIGHTSIZE_RFC_PIPE,
             "flightsize_rfc_prr": ns3_experiments.FLIGHTSIZE_RFC_PRR,
             "flightsize_rfc_prr_sack": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK,
+            "flightsize_rfc_prr_sack_wide": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_WIDE,
+            "flightsize_rfc_prr_sack_ssrb": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+            "flightsize_rfc_prr_sack_ssrb32": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
+            "flightsize_rfc_prr_sack_ssrb_ece": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
         }.get(args.ns3_variant, {})
         extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
         for pl in plans:
             pl.update({k: v for k, v in extra.items() if k != "defaults"})
             pl["defaults"].update(extra.get("defaults", {}))
+            if args.ns3_fq_quantum:
+                pl["experiment_cpp"] = [*pl.get("experiment_cpp", []), (ns3_experiments.FQ_QUANTUM_CPP, [])]
+                pl["links"][0]["qdisc"]["experiment_quantum"] = parse_bytes(args.ns3_fq_quantum)
         n = [figures(ns3.to_results(pl, r)) for pl, r in zip(plans, ns3.run_plans(plans))]
     else:
         n = [figures(r) for r in ns3.run_ns3_many(specs)]
@@ -300,10 +308,28 @@ def main() -> None:
     )
     p.add_argument(
         "--ns3-variant",
-        choices=("flightsize", "abc2", "flightsize_rfc_pipe", "flightsize_rfc_prr", "flightsize_rfc_prr_sack"),
+        choices=(
+            "flightsize",
+            "abc2",
+            "flightsize_rfc_pipe",
+            "flightsize_rfc_prr",
+            "flightsize_rfc_prr_sack",
+            "flightsize_rfc_prr_sack_wide",
+            "flightsize_rfc_prr_sack_ssrb",
+            "flightsize_rfc_prr_sack_ssrb32",
+            "flightsize_rfc_prr_sack_ssrb_ece",
+        ),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
-        "counting SACKed bytes only)",
+        "counting SACKed bytes only; _wide: PRR's sndcnt in 64 bits, not ns-3 3.44's wrapping 32; "
+        "_ssrb: that and PRR-SSRB's extra segment on every ACK as RFC 6937 and quench, not only on "
+        "ACKs of retransmitted data as ns-3, RFC 9937 and Linux; _ssrb32: SSRB in 32 bits; _ssrb_ece: "
+        "_ssrb and an ACK with ECE in fast recovery or after a timeout changes nothing, RFC 3168 6.1.2)",
+    )
+    p.add_argument(
+        "--ns3-fq-quantum",
+        help="experiment: the DRR quantum of ns-3's FQ-CoDel / FQ-PIE on the bottleneck (e.g. 1514B; "
+        "ns-3 otherwise takes the device MTU, 1500 B)",
     )
     p.add_argument("--split", help="also count drops and marks apart before and after this instant (e.g. 3s)")
     p.add_argument(

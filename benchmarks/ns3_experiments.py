@@ -35,9 +35,16 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
   ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
   as switches (TcpVegasSwitches), the bottleneck delay varied.
-- `pie_profile`: PIE or FQ-PIE (`--aqm`) with 4 NewReno flows: the bottleneck's drops in each
-  second in both, and their sums over the start-up and the rest.
+- `pie_profile`: PIE, FQ-PIE, CoDel or FQ-CoDel (`--aqm`) with 4 NewReno flows: the
+  bottleneck's drops in each second in both, and their sums over the start-up and the rest;
+  ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
 - `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
+
+ns3_aqm.py's `--ns3-variant` takes the ns-3 senders defined here: NewReno halving FlightSize
+(`flightsize`), PRR on RFC 6675's pipe (`_rfc_pipe`), RecoverFS = FlightSize (`_rfc_prr`),
+DeliveredData by SACK blocks only (`_rfc_prr_sack`), PRR's sndcnt in 64 bits (`_wide`),
+RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), and an ECE in
+fast recovery or after a timeout leaving the state alone (`_ssrb_ece`).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -58,6 +65,20 @@ from quench import ns3
 from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 
+# Shared by the controller and TcpPrrRfcPipe (each plan compiles a snippet once): per socket,
+# the congestion state and ssthresh found by the controller's last request for ssthresh.
+ASKED_IN_CPP = r"""
+#include "ns3/tcp-socket-state.h"
+#include <map>
+namespace quench_exp
+{
+inline std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>>& AskedIn()
+{
+    static std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>> m;
+    return m;
+}
+}
+"""
 # ns-3's TcpNewReno with RFC 5681 eq. 4 on entering fast recovery or CWR: ssthresh =
 # max(FlightSize/2, 2 SMSS), FlightSize = highest sequence sent - highest cumulatively
 # acknowledged (what quench's sender halves); at a retransmission timeout the pipe, as quench.
@@ -65,6 +86,7 @@ NEWRENO_FLIGHTSIZE_CPP = r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
 #include <algorithm>
+#include <map>
 namespace quench_exp
 {
 class TcpNewRenoFlightSize : public ns3::TcpNewReno
@@ -89,6 +111,8 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
+        // For TcpPrrRfcPipe's EceHoldsRecovery: the state and ssthresh this request found.
+        AskedIn()[ns3::PeekPointer(tcb)] = {int(tcb->m_congState.Get()), tcb->m_ssThresh.Get()};
         // Entering fast recovery: FlightSize. Otherwise (a timeout, or ECN's CWR, where nothing
         // is SACKed and the two agree): ns-3's bytesInFlight, which quench also halves at a
         // timeout (sender/mod.rs, flight_at_timeout).
@@ -147,7 +171,7 @@ ABC2 = {
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoAbc2"},
 }
 FLIGHTSIZE = {
-    "experiment_cpp": [(NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
+    "experiment_cpp": [(ASKED_IN_CPP, []), (NEWRENO_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSize"])],
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSize"},
 }
 
@@ -177,6 +201,7 @@ struct SackedTag { typedef bool ns3::TcpTxItem::*type; friend type Get(SackedTag
 struct TcbTag { typedef ns3::Ptr<ns3::TcpSocketState> ns3::TcpSocketBase::*type; friend type Get(TcbTag); };
 struct DeliveredTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(DeliveredTag); };
 struct RecoverFsTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(RecoverFsTag); };
+struct PrrOutTag { typedef uint32_t ns3::TcpPrrRecovery::*type; friend type Get(PrrOutTag); };
 template <typename Tag, typename Tag::type M>
 struct Expose { friend typename Tag::type Get(Tag) { return M; } };
 template struct Expose<SentListTag, &ns3::TcpTxBuffer::m_sentList>;
@@ -184,6 +209,9 @@ template struct Expose<SackedTag, &ns3::TcpTxItem::m_sacked>;
 template struct Expose<TcbTag, &ns3::TcpSocketBase::m_tcb>;
 template struct Expose<DeliveredTag, &ns3::TcpPrrRecovery::m_prrDelivered>;
 template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>;
+template struct Expose<PrrOutTag, &ns3::TcpPrrRecovery::m_prrOut>;
+struct RecoverTag { typedef ns3::SequenceNumber32 ns3::TcpSocketBase::*type; friend type Get(RecoverTag); };
+template struct Expose<RecoverTag, &ns3::TcpSocketBase::m_recover>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
@@ -205,6 +233,27 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                               "(RFC 6937, quench), no extra segment per duplicate ACK",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_sackDelivered),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("SsrbEveryAck",
+                              "the slow-start reduction bound (one MSS over DeliveredData) on every "
+                              "ACK, as RFC 6937 and quench, not only on ACKs that cumulatively "
+                              "acknowledge retransmitted data",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_ssrbEveryAck),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("Wide",
+                              "PRR's sndcnt in 64-bit signed arithmetic: ns-3 3.44 multiplies "
+                              "prr_delivered by ssthresh in 32 bits (wraps past 4 GiB) and "
+                              "subtracts prr_out from prr_delivered unsigned (ns-3 issue 1282)",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_wide),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("EceHoldsRecovery",
+                              "an ACK with ECE during fast recovery or after a timeout leaves the "
+                              "state, ssthresh and recovery point as they were (RFC 3168 section "
+                              "6.1.2, quench, Linux); ns-3 3.44 enters CWR from either state",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_eceHolds),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -212,6 +261,28 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
                        uint32_t deliveredBytes) override
     {
+        if (tcb->m_congState == ns3::TcpSocketState::CA_CWR && m_eceHolds)
+        {
+            // Called from TcpSocketBase::EnterCwr, which has already set ssthresh (asking the
+            // controller, which noted the state it found), CA_CWR and the recovery point.
+            auto [before, ssthresh] = AskedIn()[ns3::PeekPointer(tcb)];
+            if (before == ns3::TcpSocketState::CA_RECOVERY || before == ns3::TcpSocketState::CA_LOSS)
+            {
+                tcb->m_ssThresh = ssthresh;
+                tcb->m_congState = ns3::TcpSocketState::TcpCongState_t(before);
+                FindSocket(tcb);
+                if (before == ns3::TcpSocketState::CA_RECOVERY && m_socket)
+                {
+                    (*m_socket).*Get(RecoverTag()) = m_lossRecover;
+                }
+                ++s_eceHeld[before == ns3::TcpSocketState::CA_LOSS];
+                return;
+            }
+        }
+        if (tcb->m_congState == ns3::TcpSocketState::CA_RECOVERY)
+        {
+            m_lossRecover = tcb->m_highTxMark; // TcpSocketBase::EnterRecovery's m_recover
+        }
         ns3::TcpPrrRecovery::EnterRecovery(tcb, dupAckCount, unAckDataCount, deliveredBytes);
         if (m_recoverFsFlightSize)
         {
@@ -231,7 +302,19 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         tcb->m_bytesInFlight = inflight - std::min(extra, inflight);
         // As TcpPrrSackDelivered (below): with SACK a duplicate ACK is counted by its SACK
         // blocks only.
-        ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck && !m_sackDelivered);
+        // ns-3 adds PRR-SSRB's MSS only on a "safe" ACK (m_isRetransDataAcked); SsrbEveryAck
+        // presents every ACK as one.
+        bool safe = tcb->m_isRetransDataAcked;
+        if (m_wide)
+        {
+            SndCnt(tcb, deliveredBytes, isDupAck && !m_sackDelivered, safe || m_ssrbEveryAck);
+        }
+        else
+        {
+            tcb->m_isRetransDataAcked = safe || m_ssrbEveryAck;
+            ns3::TcpPrrRecovery::DoRecovery(tcb, deliveredBytes, isDupAck && !m_sackDelivered);
+            tcb->m_isRetransDataAcked = safe;
+        }
         tcb->m_bytesInFlight = inflight;
         // PRR sets the window only for an ACK that counts as delivering data (its delivered
         // total then grows); otherwise it leaves the window as it was.
@@ -242,13 +325,54 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     }
 
     static uint64_t s_calls, s_extraBytes;
+    // ECE ACKs whose CWR EceHoldsRecovery undid: in fast recovery, after a timeout.
+    static uint64_t s_eceHeld[2];
 
   private:
-    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    // RFC 6937 section 3's sndcnt, as ns-3 3.44's TcpPrrRecovery computes it (one segment
+    // more per duplicate ACK unless `dupAck` is false, the reduction bound's extra segment
+    // where `ssrb`), but with every difference and product in signed 64 bits.
+    void SndCnt(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool dupAck, bool ssrb)
+    {
+        uint32_t& prrDelivered = this->*Get(DeliveredTag());
+        int64_t prrOut = this->*Get(PrrOutTag());
+        int64_t recoverFs = std::max<uint32_t>(this->*Get(RecoverFsTag()), 1);
+        int64_t mss = tcb->m_segmentSize;
+        int64_t delivered = deliveredBytes;
+        if (dupAck && prrDelivered < recoverFs)
+        {
+            delivered += mss;
+        }
+        if (delivered == 0)
+        {
+            return;
+        }
+        prrDelivered += delivered;
+        int64_t pipe = tcb->m_bytesInFlight;
+        int64_t ssthresh = tcb->m_ssThresh;
+        int64_t sndcnt;
+        if (pipe > ssthresh)
+        {
+            sndcnt = (int64_t(prrDelivered) * ssthresh + recoverFs - 1) / recoverFs - prrOut;
+        }
+        else
+        {
+            int64_t limit = std::max<int64_t>(int64_t(prrDelivered) - prrOut, delivered) + (ssrb ? mss : 0);
+            sndcnt = std::min(limit, ssthresh - pipe);
+        }
+        // The fast retransmission goes whatever the count (as ns-3).
+        sndcnt = std::max<int64_t>(sndcnt, prrOut > 0 ? 0 : mss);
+        tcb->m_cWnd = uint32_t(pipe + sndcnt);
+        tcb->m_cWndInfl = tcb->m_cWnd;
+    }
+
+    // The socket whose state `tcb` is (and its send buffer), looked up once.
+    void FindSocket(ns3::Ptr<ns3::TcpSocketState> tcb)
     {
         if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
         {
             m_buffer = nullptr;
+            m_socket = nullptr;
             m_tcb = ns3::PeekPointer(tcb);
             auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
             for (uint32_t i = 0; i < all.GetN(); ++i)
@@ -257,9 +381,15 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                 if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
                 {
                     m_buffer = sock->GetTxBuffer();
+                    m_socket = ns3::PeekPointer(sock);
                 }
             }
         }
+    }
+
+    uint32_t SackedRetransmitted(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        FindSocket(tcb);
         uint32_t bytes = 0;
         if (m_buffer)
         {
@@ -276,11 +406,17 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
         return bytes;
     }
     ns3::Ptr<ns3::TcpTxBuffer> m_buffer;
+    ns3::TcpSocketBase* m_socket = nullptr;
     const ns3::TcpSocketState* m_tcb = nullptr;
+    ns3::SequenceNumber32 m_lossRecover{0};
+    bool m_eceHolds = false;
     bool m_recoverFsFlightSize = false;
     bool m_sackDelivered = false;
+    bool m_ssrbEveryAck = false;
+    bool m_wide = false;
 };
 uint64_t TcpPrrRfcPipe::s_calls = 0;
+uint64_t TcpPrrRfcPipe::s_eceHeld[2] = {0, 0};
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
 }
 """
@@ -308,6 +444,69 @@ FLIGHTSIZE_RFC_PRR_SACK = {
         "quench_exp::TcpPrrRfcPipe::SackDelivered": ("bool", True),
     },
 }
+# That, and PRR's sndcnt in 64-bit signed arithmetic (ns-3 3.44's wraps, ns-3 issue 1282).
+FLIGHTSIZE_RFC_PRR_SACK_WIDE = {
+    **FLIGHTSIZE_RFC_PRR_SACK,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
+        "quench_exp::TcpPrrRfcPipe::Wide": ("bool", True),
+    },
+}
+# That, and PRR-SSRB's extra segment on every ACK in PRR's reduction bound (RFC 6937 section 3,
+# quench's `recovery = "prr"`); ns-3 3.44 adds it only on an ACK that cumulatively acknowledges
+# retransmitted data (its "safeACK", the rule of RFC 9937 section 7 and Linux's
+# tcp_cwnd_reduction), PRR-CRB's bound otherwise.
+FLIGHTSIZE_RFC_PRR_SACK_SSRB = {
+    **FLIGHTSIZE_RFC_PRR_SACK_WIDE,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK_WIDE["defaults"],
+        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
+    },
+}
+# RFC 6937's PRR (above), and an ACK with ECE in fast recovery or after a timeout leaving the
+# sender's state as it was (RFC 3168 section 6.1.2: one reduction per window of data; quench's
+# and Linux's rule).
+# ns-3 3.44's TcpSocketBase::ReceivedAck enters CWR from any state but CWR: a second ssthresh
+# cut and the end of the loss recovery (its recovery point moves to the highest sequence sent).
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = {
+    **FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
+        "quench_exp::TcpPrrRfcPipe::EceHoldsRecovery": ("bool", True),
+    },
+}
+# SSRB on every ACK in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
+# segments have gone out, and the unsigned difference then wraps to a negative limit.
+FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = {
+    **FLIGHTSIZE_RFC_PRR_SACK,
+    "defaults": {
+        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
+        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
+    },
+}
+
+
+# The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
+# otherwise takes the device MTU, 1,500 B here; quench's default is Linux's 1,514 B). Used by
+# ns3_aqm.py's --ns3-fq-quantum through the link's `experiment_quantum` plan key.
+FQ_QUANTUM_CPP = r"""
+#include "ns3/fq-codel-queue-disc.h"
+#include "ns3/fq-pie-queue-disc.h"
+namespace quench_exp
+{
+void SetFqQuantum(ns3::Ptr<ns3::QueueDisc> qd, uint32_t quantum)
+{
+    if (auto c = ns3::DynamicCast<ns3::FqCoDelQueueDisc>(qd))
+    {
+        c->SetQuantum(quantum);
+    }
+    else if (auto p = ns3::DynamicCast<ns3::FqPieQueueDisc>(qd))
+    {
+        p->SetQuantum(quantum);
+    }
+}
+}
+"""
 
 
 def figures(res) -> dict:
@@ -593,7 +792,11 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
 
 
 CUBIC_SS1_RFC_PIPE = {
-    "experiment_cpp": [*CUBIC_SS1["experiment_cpp"], (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+    "experiment_cpp": [
+        *CUBIC_SS1["experiment_cpp"],
+        (ASKED_IN_CPP, []),
+        (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"]),
+    ],
     "tcp_types": CUBIC_SS1["tcp_types"],
     "defaults": FLIGHTSIZE_RFC_PIPE["defaults"],
 }
@@ -1336,13 +1539,29 @@ def bottleneck_steps(res, key: str):
     return np.diff(np.concatenate([[0.0], ls[key].to_numpy(dtype=float)]))
 
 
+VARIANTS = {
+    "flightsize": FLIGHTSIZE,
+    "flightsize_rfc_pipe": FLIGHTSIZE_RFC_PIPE,
+    "flightsize_rfc_prr": FLIGHTSIZE_RFC_PRR,
+    "flightsize_rfc_prr_sack": FLIGHTSIZE_RFC_PRR_SACK,
+    "flightsize_rfc_prr_sack_ssrb": FLIGHTSIZE_RFC_PRR_SACK_SSRB,
+    "flightsize_rfc_prr_sack_wide": FLIGHTSIZE_RFC_PRR_SACK_WIDE,
+    "flightsize_rfc_prr_sack_ssrb32": FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
+    "flightsize_rfc_prr_sack_ssrb_ece": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
+}
+
+
+def variant_of(args) -> dict:
+    """The ns-3 sender of pie_profile / pie_start: `--variant`, `--rfc-pipe` its older spelling."""
+    return VARIANTS["flightsize_rfc_pipe" if args.rfc_pipe else args.variant]
+
+
 def exp_pie_profile(args) -> None:
     """Where PIE's (or FQ-PIE's) extra drops fall: ns3_aqm.py's TCP case (4 NewReno, ns-3 halving
     FlightSize as quench), the bottleneck's drops in each second, mean over seeds 1..N, and
     their sums over the start-up [0, 3) s and the rest."""
     dur = int(float(args.duration.rstrip("s")))
-    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
-    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant)
+    q, n = aqm_runs(args.aqm, args.duration, range(1, args.seeds + 1), {"snapshots": "1s"}, variant_of(args))
     qa = np.mean([bottleneck_steps(r, "dropped_packets") for r in q], axis=0)
     na = np.mean([bottleneck_steps(r, "dropped_packets") for r in n], axis=0)
     print(f"\n{args.aqm}, 4 NewReno, {args.duration}, seeds 1..{args.seeds}: drops in each second (mean)")
@@ -1359,8 +1578,7 @@ def exp_pie_start(args) -> None:
     backlog (packets); each flow's cwnd and ssthresh (segments) every 100 ms from 0.6 s; and
     quench's drop_prob."""
     times = [f"{0.1 * i:.1f}s" for i in range(1, 31)]
-    variant = FLIGHTSIZE_RFC_PIPE if args.rfc_pipe else None
-    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant)
+    q, n = aqm_runs(args.aqm, "3s", [1], {"snapshots": times, "cwnd": True, "monitors": True}, variant_of(args))
     for name, r in (("quench", q[0]), ("ns-3", n[0])):
         print(f"\n{name}, {args.aqm}, seed 1: per 100 ms from 0.1 s")
         for key, label in (("arrived_packets", "arrivals"), ("dropped_packets", "drops")):
@@ -1466,9 +1684,17 @@ def main() -> None:
     )
     p.add_argument("--flows", type=int, default=4)
     p.add_argument("--cc", default="cubic")
-    p.add_argument("--aqm", default="pie", choices=("pie", "fq_pie"), help="pie_profile, pie_start")
+    p.add_argument(
+        "--aqm", default="pie", choices=("pie", "fq_pie", "codel", "fq_codel"), help="pie_profile, pie_start"
+    )
     p.add_argument("--only", action="append", help="cubic_ecn, cubic_ca: run only these variants")
     p.add_argument("--rfc-pipe", action="store_true", help="pie_profile, pie_start: ns-3's PRR on RFC 6675's pipe")
+    p.add_argument(
+        "--variant",
+        choices=tuple(VARIANTS),
+        default="flightsize",
+        help="pie_profile, pie_start: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
+    )
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()

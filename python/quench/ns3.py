@@ -339,7 +339,9 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
         # quench's `recovery`: "prr" is RFC 6937 PRR with the slow-start reduction bound, ns-3's
-        # TcpPrrRecovery (its default, SSRB only); "standard" is the recovery procedure's own
+        # TcpPrrRecovery (which adds SSRB's extra segment only on an ACK of retransmitted data,
+        # the conservative bound otherwise: RFC 9937's rule, not RFC 6937's; docs/validation.md,
+        # "AQMs against ns-3"); "standard" is the recovery procedure's own
         # window (RFC 6675 with SACK, RFC 6582 without), ns-3's TcpClassicRecovery: cwnd =
         # ssthresh, sending while BytesInFlight (the pipe; without SACK, duplicate ACKs count
         # as SACKed segments) is below it.
@@ -349,7 +351,9 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ),
     }
     if tcp["recovery"] == "prr_crb":
-        raise _refuse(f"{key}.tcp.recovery", "PRR's conservative reduction bound (ns-3's PRR has only SSRB)")
+        raise _refuse(
+            f"{key}.tcp.recovery", "PRR's conservative reduction bound alone (ns-3's PRR switches to SSRB on some ACKs)"
+        )
     if tcp["rtt_sampling"] != "every_ack" and not tcp.get("timestamps"):
         # ns-3's TcpSocketBase::EstimateRtt measures on every ACK that covers the oldest
         # unacknowledged send (never a retransmitted one): quench's "every_ack" is the closer.

@@ -474,6 +474,11 @@ def run_one(ns, q, plan):
             # Attributes are read when the queue disc is initialized, as the run starts.
             for key, (kind, value) in qd["attributes"].items():
                 qdisc.SetAttribute(key, attr_value(ns, kind, value))
+            if "experiment_quantum" in qd:
+                # Experiments only: an FQ queue disc's DRR quantum, which ns-3 takes from the
+                # device MTU and sets by method, not attribute (the experiment's C++ defines
+                # quench_exp::SetFqQuantum).
+                ns.cppyy.gbl.quench_exp.SetFqQuantum(qdisc, int(qd["experiment_quantum"]))
             name = f"{link['from']}->{link['to']}" if j == 0 else f"{link['to']}->{link['from']}"
             i = q.AddLink(d.Get(j), qdisc, float(link["rate_bps"]), name in plan["record_queue"], not lean)
             link_ids.append((name, i))
