@@ -341,6 +341,20 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// RLE runs by hand (Parquet's hybrid encoding): a run's header is its length shifted
+    /// left once, as ULEB128, then the value in whole bytes of the bit width.
+    #[test]
+    fn rle_runs_by_hand() {
+        let mut out = Vec::new();
+        rle_runs(&mut out, [0, 0, 0, 1].into_iter(), 1);
+        assert_eq!(out, [6, 0, 2, 1]);
+        let mut long = Vec::new();
+        rle_runs(&mut long, std::iter::repeat_n(300u32, 200), 9);
+        // 200 << 1 = 400 = 0x190: ULEB128 0x90 0x03; 300 in two bytes, little-endian.
+        assert_eq!(long, [0x90, 0x03, 0x2c, 0x01]);
+        assert_eq!((bits_for(0), bits_for(1), bits_for(4), bits_for(255)), (1, 1, 3, 8));
+    }
+
     #[test]
     fn a_code_outside_the_categories_is_refused() {
         let cols = vec![("c".to_string(), ColumnData::Category { codes: vec![2], names: vec!["a".into()] })];
