@@ -62,6 +62,8 @@ pub(crate) struct Prr {
     dupack_credit: u64,
     /// DeliveredData of the ACK being processed.
     delivered: u64,
+    /// That DeliveredData is estimated from duplicate ACKs (no SACK).
+    estimated: bool,
     /// RFC 9937's SafeACK for the ACK being processed: it advances snd.una and, so far,
     /// indicates no further loss.
     safe: bool,
@@ -85,9 +87,13 @@ impl Prr {
     /// section 3: RecoverFS = FlightSize. RFC 9937 section 6.1: less the bytes SACKed before
     /// this ACK (they never count in DeliveredData, so prr_delivered could not reach
     /// RecoverFS), which is `flight − sacked + DeliveredData` (this ACK's newly SACKed and
-    /// newly acknowledged bytes counted back), at least one MSS.
+    /// newly acknowledged bytes counted back), at least one MSS; without SACK, FlightSize.
     pub fn start(&mut self, flight: u64, sacked: u64, mss: u64) {
-        let recover_fs = if self.rfc9937 { (flight + self.delivered).saturating_sub(sacked).max(mss) } else { flight };
+        let recover_fs = if self.rfc9937 && !self.estimated {
+            (flight + self.delivered).saturating_sub(sacked).max(mss)
+        } else {
+            flight // without SACK nothing is SACKed, and a duplicate ACK acknowledges nothing
+        };
         (self.recover_fs, self.prr_delivered, self.prr_out) = (recover_fs, 0, 0);
     }
 
@@ -95,13 +101,14 @@ impl Prr {
     /// plus the change in SACKed bytes).
     pub fn deliver(&mut self, bytes: u64) {
         self.delivered = bytes;
-        (self.safe, self.slow_start_extra) = (false, 0);
+        (self.estimated, self.safe, self.slow_start_extra) = (false, false, 0);
     }
 
     /// Without SACK, a duplicate ACK reports one segment delivered (RFC 6937 section 2).
     pub fn deliver_dupack(&mut self, mss: u64) {
         self.dupack_credit += mss;
         self.deliver(mss);
+        self.estimated = true;
     }
 
     /// Without SACK, an ACK that advances snd.una by `acked` reports that less what the
@@ -110,6 +117,7 @@ impl Prr {
         let counted = self.dupack_credit.min(acked);
         self.dupack_credit -= counted;
         self.deliver(acked - counted);
+        self.estimated = true;
     }
 
     /// RFC 9937's SafeACK: the ACK being processed advances snd.una (`advances`) and has
@@ -127,14 +135,24 @@ impl Prr {
 
     /// Bytes counted as delivered by duplicate ACKs and not yet covered by snd.una: an estimate
     /// of the data above the hole that has left the network, for the pipe without SACK.
+    /// RFC 9937 section 6.2 caps it at RecoverFS against misbehaving receivers.
     pub fn dupack_credit(&self) -> u64 {
-        self.dupack_credit
+        if self.rfc9937 {
+            self.dupack_credit.min(self.recover_fs)
+        } else {
+            self.dupack_credit
+        }
     }
 
     /// The ACK being processed leaves `pipe` bytes in the network: how many bytes may be sent
     /// in response (`sndcnt`, never negative).
     pub fn sndcnt(&mut self, pipe: u64, ssthresh: u64, mss: u64) -> u64 {
-        let delivered = std::mem::take(&mut self.delivered);
+        let mut delivered = std::mem::take(&mut self.delivered);
+        if self.rfc9937 && self.estimated {
+            // RFC 9937 section 6.2: without SACK, DeliveredData never takes prr_delivered past
+            // RecoverFS (duplicate ACKs a receiver could send at will, [Savage99]).
+            delivered = delivered.min(self.recover_fs.saturating_sub(self.prr_delivered));
+        }
         if self.rfc9937 && delivered == 0 {
             // RFC 9937 section 6.2: `if (DeliveredData is 0) Return`, before the forced
             // retransmission: an ACK that reports nothing new sends nothing.
@@ -406,6 +424,33 @@ mod tests {
             p.on_sent(MSS);
             p.deliver(MSS);
             assert_eq!(p.sndcnt(10 * MSS, 10 * MSS, MSS), 0, "{reduction:?}");
+        }
+    }
+
+    /// RFC 9937 section 6.2, without SACK: duplicate ACKs past RecoverFS deliver nothing. RecoverFS
+    /// 5 segments, ssthresh 2, pipe held above it, one duplicate ACK after another: the
+    /// proportional part CEIL(k·2/5) − prr_out sends 1 0 1 0 0 in both; from the sixth ACK RFC
+    /// 6937 goes on (1 0 1: CEIL(12/5) = 3, CEIL(16/5) = 4), RFC 9937 sends nothing.
+    #[test]
+    fn rfc9937_duplicate_acks_deliver_no_more_than_recover_fs() {
+        for (reduction, expected) in [
+            (RecoveryReduction::Prr, [1, 0, 1, 0, 0, 1, 0, 1]),
+            (RecoveryReduction::PrrRfc9937, [1, 0, 1, 0, 0, 0, 0, 0]),
+        ] {
+            let mut p = Prr::new(reduction).unwrap();
+            let mut sent = vec![];
+            for k in 0..8 {
+                p.deliver_dupack(MSS);
+                if k == 0 {
+                    p.start(5 * MSS, 0, MSS);
+                }
+                let n = p.sndcnt(3 * MSS, 2 * MSS, MSS);
+                p.on_sent(n);
+                sent.push(n / MSS);
+            }
+            assert_eq!(sent, expected, "{reduction:?}");
+            let credit = if reduction == RecoveryReduction::Prr { 8 } else { 5 };
+            assert_eq!(p.dupack_credit(), credit * MSS, "the pipe's estimate, {reduction:?}");
         }
     }
 
