@@ -1,5 +1,6 @@
-//! Proportional Rate Reduction (RFC 6937; docs/mechanisms.md#prr), `tcp.recovery = "prr"` or
-//! `"prr_crb"`: how much a sender in fast recovery may send on each ACK, so that the window
+//! Proportional Rate Reduction (RFC 6937, and RFC 9937 which obsoletes it; docs/mechanisms.md#prr),
+//! `tcp.recovery = "prr"`, `"prr_crb"` or `"prr_rfc9937"`: how much a sender in fast recovery may
+//! send on each ACK, so that the window
 //! comes down to ssthresh smoothly across the recovery RTT instead of RFC 6675's half window of
 //! silence followed by a burst, or NewReno's inflation and deflation.
 //!
@@ -20,6 +21,15 @@
 //! (retransmission or new data) counts in `prr_out`. The CEIL is taken in whole segments, as in
 //! the RFC's examples and Linux (which counts packets): a byte-exact CEIL would allow half a
 //! segment on the first duplicate ACK of a 2:1 reduction and hold the fast retransmission.
+//!
+//! `"prr_rfc9937"` follows RFC 9937 sections 6.1-6.3 (`"prr"` and `"prr_crb"` stay RFC 6937's):
+//! RecoverFS leaves out the bytes SACKed before the ACK that starts recovery; an ACK whose
+//! DeliveredData is 0 sends nothing; the bound is `MAX(prr_delivered − prr_out, DeliveredData)`
+//! (PRR-CRB) plus one MSS on a SafeACK (PRR-SSRB: the ACK advances snd.una and indicates no
+//! further loss, as Linux's `tcp_cwnd_reduction` tests `FLAG_SND_UNA_ADVANCED` and no newly
+//! lost packet); `prr_out = 0` with a zero sndcnt sends one MSS (the fast retransmission);
+//! without SACK, DeliveredData stops at RecoverFS and the duplicate ACKs' estimate in the pipe
+//! is at most RecoverFS. The CEIL stays in whole segments, as Linux (the RFC counts bytes).
 
 use super::TcpSender;
 use crate::transport::{AgentCx, Host};
