@@ -276,14 +276,12 @@ impl TcpSender {
         p.ack_advances(safe);
     }
 
-    /// RACK marked losses on the ACK being processed after its sndcnt was set: with RFC 9937
-    /// the ACK was no SafeACK, and the slow-start segment it was given comes off the window.
+    /// RACK marked losses on the ACK being processed, after its sndcnt was set or before the
+    /// recovery they start: with RFC 9937 the ACK is no SafeACK, and a slow-start segment it
+    /// was given comes off the window.
     pub(super) fn prr_loss_found(&mut self, cx: &mut AgentCx<impl Host>) {
-        if !self.in_recovery() {
-            return;
-        }
         let Some(extra) = self.prr.as_mut().map(|p| p.withdraw_slow_start_segment()) else { return };
-        if extra > 0 {
+        if extra > 0 && self.in_recovery() {
             self.w.cwnd = self.w.cwnd.saturating_sub(extra);
             self.record_window(cx);
         }
