@@ -251,6 +251,9 @@ def test_plan_maps_aqm_and_recovery_rules():
         "ns3::TcpClassicRecovery",
     )
     for f in spec["flows"]:
+        f["tcp"]["recovery"] = "prr_rfc9937"
+    assert ns3.translate(spec)["defaults"]["ns3::TcpL4Protocol::RecoveryType"] == ("string", "ns3::TcpPrrRecovery")
+    for f in spec["flows"]:
         f["tcp"]["recovery"] = "prr_crb"
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.recovery: .*no ns-3 counterpart"):
         ns3.translate(spec)

@@ -323,7 +323,8 @@ class Network:
           [as ns-2/ns-3] or "linux_cwr" (Linux 2.4-2.6's CWR);
         - cwnd_limited_growth: grow the window only when it was full [False, as ns-2];
         - recovery: what fast recovery sends per ACK: "standard" [RFC 6675 / 6582], "prr" (RFC
-          6937 with the slow-start reduction bound) or "prr_crb" (the conservative bound);
+          6937 with the slow-start reduction bound), "prr_crb" (the conservative bound) or
+          "prr_rfc9937" (RFC 9937: the slow-start bound only on a SafeACK);
         - loss_detection: with sack=True: "dupack" [RFC 6675], "rack" (RFC 8985 RACK with the
           tail loss probe) or "rack_no_tlp";
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT

@@ -341,13 +341,17 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         # quench's `recovery`: "prr" is RFC 6937 PRR with the slow-start reduction bound, ns-3's
         # TcpPrrRecovery (which adds SSRB's extra segment only on an ACK of retransmitted data,
         # the conservative bound otherwise: RFC 9937's rule, not RFC 6937's; docs/validation.md,
-        # "AQMs against ns-3"); "standard" is the recovery procedure's own
+        # "AQMs against ns-3"). "prr_rfc9937" is RFC 9937's PRR, the same class: ns-3 3.44's
+        # SafeACK is "an ACK that cumulatively acknowledges retransmitted data" (no loss check;
+        # RFC 9937: snd.una advances and no further loss is indicated), its RecoverFS is its
+        # bytes in flight at entry (RFC 9937: snd.nxt - snd.una less what was SACKed before),
+        # and it has no "DeliveredData = 0: send nothing" rule. "standard" is the recovery procedure's own
         # window (RFC 6675 with SACK, RFC 6582 without), ns-3's TcpClassicRecovery: cwnd =
         # ssthresh, sending while BytesInFlight (the pipe; without SACK, duplicate ACKs count
         # as SACKed segments) is below it.
         "ns3::TcpL4Protocol::RecoveryType": (
             "string",
-            "ns3::TcpPrrRecovery" if tcp["recovery"] == "prr" else "ns3::TcpClassicRecovery",
+            "ns3::TcpPrrRecovery" if tcp["recovery"] in ("prr", "prr_rfc9937") else "ns3::TcpClassicRecovery",
         ),
     }
     if tcp["recovery"] == "prr_crb":

@@ -161,7 +161,9 @@ pub struct TcpConfig {
     pub cwnd_limited_growth: bool,
     /// How much is sent per ACK during fast recovery: `"standard"` (the recovery procedure's
     /// own rules, the default), `"prr"` (RFC 6937 Proportional Rate Reduction with the
-    /// slow-start reduction bound) or `"prr_crb"` (with the conservative bound).
+    /// slow-start reduction bound), `"prr_crb"` (with the conservative bound) or
+    /// `"prr_rfc9937"` (RFC 9937's PRR: the conservative bound, the slow-start one on an ACK
+    /// that advances snd.una and indicates no further loss).
     #[serde(default)]
     pub recovery: RecoveryReduction,
     /// How a SACK sender finds losses: `"dupack"` (RFC 6675, the default, ns-3's only choice),

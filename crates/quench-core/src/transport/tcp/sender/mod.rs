@@ -645,10 +645,7 @@ impl TcpSender {
         if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
         }
-        let prr_sacked_before = match self.prr {
-            Some(_) if self.sack => self.scoreboard.sacked_in(self.snd_una, self.snd_max),
-            _ => 0,
-        };
+        let prr_before = self.prr_before_ack();
         let prior_inflight = self.rate.is_some().then(|| self.rate_deliver(pkt));
         self.rack_deliver(pkt, cx.now);
         if self.sack {
@@ -657,7 +654,7 @@ impl TcpSender {
             }
         }
         let duplicate = pkt.ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload == 0;
-        self.prr_note_delivered(pkt.ack, prr_sacked_before, duplicate);
+        self.prr_note_delivered(pkt.ack, prr_before, duplicate);
         if pkt.ack == self.snd_una {
             self.rack_detect(cx);
             if self.snd_max > self.snd_una && pkt.payload == 0 {
@@ -675,6 +672,7 @@ impl TcpSender {
         if self.rack.is_some() && self.state == State::Established {
             self.tlp_on_ack(pkt.ack, cx);
             if self.rack_detect(cx) {
+                self.prr_loss_found(cx);
                 self.rack_start_recovery(cx);
             }
         }

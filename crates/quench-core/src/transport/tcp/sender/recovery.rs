@@ -100,8 +100,8 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
-        let flight = self.flight();
-        let prr = self.prr.as_mut().map(|p| p.start(flight)).and_then(|()| self.prr_sndcnt());
+        self.prr_start();
+        let prr = self.prr_sndcnt();
         let retransmitted = self.transmit(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         self.arm_retransmit(cx);
         match prr {
@@ -273,10 +273,7 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
-        let flight = self.flight();
-        if let Some(p) = self.prr.as_mut() {
-            p.start(flight);
-        }
+        self.prr_start();
         match self.prr_sndcnt() {
             // PRR: the fast retransmission below is part of this ACK's sndcnt.
             Some(sndcnt) => self.prr_allow(sndcnt, cx),

@@ -191,6 +191,47 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
     }
 }
 
+/// RFC 9937 against RFC 6937 through the sender: 20 segments in flight (CUBIC, β = 0.5:
+/// ssthresh 10), segments 0-9 and 16 lost, SACK, no Limited Transmit. Duplicate ACKs SACK
+/// segments 10-12 (recovery at the third: IsLost marks 0-9, pipe = 17 unSACKed − 10 lost = 7),
+/// then 13, 14, 15; a partial ACK for the retransmitted segment 0 (snd.una + 1 segment, no new
+/// mark: a SafeACK); a partial ACK for segment 1 that SACKs 17-19, which makes segment 16 lost
+/// (3 segments SACKed above it): not safe.
+///
+/// By hand, RFC 9937 (RecoverFS = 20 − 3 SACKed + 1 delivered = 18; every ACK has pipe ≤
+/// ssthresh, so sndcnt = MIN(ssthresh − pipe, MAX(prr_delivered − prr_out, DeliveredData) [+ 1
+/// on a SafeACK]), in segments): duplicate ACKs 3-6, pipe 7, prr_delivered − prr_out = 1:
+/// one retransmission each (segments 0-3); the SafeACK, pipe 7 (13 unSACKed − 9 lost + 3
+/// resent), MAX(5 − 4, 1) + 1 = 2 (segments 4, 5); the last, DeliveredData 4 (one acknowledged,
+/// three SACKed), pipe 9 unSACKed − 9 lost (2-9, 16) + 4 resent = 4, MAX(9 − 6, 4) = 4:
+/// segments 6-9. RFC 6937's SSRB adds the segment on every ACK: duplicate ACK 3, MAX(1, 1) + 1
+/// = 2; ACK 4, pipe 8, 2; ACKs 5-6, pipe 9, ssthresh − pipe = 1; the SafeACK, pipe 9, 1; the
+/// last, pipe 5, MIN(5, MAX(2, 4) + 1) = 5: segments 7, 8, 9, 16 and a new one.
+#[test]
+fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
+    let seg = |k: u64| 1 + k * MSS;
+    for (recovery, expected) in [
+        (super::RecoveryReduction::PrrRfc9937, "- - R R R R RR RRRR"),
+        (super::RecoveryReduction::Prr, "- - RR RR R R R RRRRN"),
+    ] {
+        let cfg = TcpConfig { mss: MSS as u32, sack: true, recovery, ..Default::default() };
+        let mut s = Script::with(r#"{"kind":"cubic","initial_window":20,"beta":0.5}"#, cfg);
+        s.establish();
+        std::mem::take(&mut s.host.sent);
+        let mut row = vec![];
+        // (snd.una after the ACK, its SACK block), in segments.
+        let acks =
+            [(0, 10, 11), (0, 10, 12), (0, 10, 13), (0, 10, 14), (0, 10, 15), (0, 10, 16), (1, 10, 16), (2, 17, 20)];
+        for (k, (una, lo, hi)) in acks.into_iter().enumerate() {
+            let before = s.tx.snd_max;
+            s.sack(200 + k as u64, seg(una), 0, Some((seg(lo), seg(hi))));
+            row.push(sends(&std::mem::take(&mut s.host.sent), before));
+        }
+        assert_eq!(row.join(" "), expected, "{recovery:?}");
+        assert_eq!(s.tx.w.ssthresh, 10 * MSS);
+    }
+}
+
 /// Without SACK, PRR paces NewReno's recovery the same way from duplicate ACKs (each one
 /// segment delivered): ACK 3 retransmits, then one new segment per two duplicate ACKs while
 /// the estimated pipe exceeds ssthresh (NewReno: half the 20-segment flight, 10).
