@@ -21,6 +21,7 @@ Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N.
     .venv/bin/python benchmarks/bench_scale.py             # every point (a few minutes here)
     .venv/bin/python benchmarks/bench_scale.py --quick     # smoke test: short runs, few points
     .venv/bin/python benchmarks/bench_scale.py --series flows --json out.json
+    .venv/bin/python benchmarks/bench_scale.py --series flows --flows 1,100,1000,10000
 """
 
 from __future__ import annotations
@@ -172,10 +173,10 @@ def measure(spec: dict, python: str) -> dict | None:
     return {**spec, **result, "process_wall_s": wall, "process_cpu_s": cpu, "peak_rss_kib": rusage.ru_maxrss}
 
 
-def points(series: list[str], quick: bool) -> list[dict]:
+def points(series: list[str], quick: bool, flow_counts: tuple[int, ...] | None = None) -> list[dict]:
     out = []
     if "flows" in series:
-        for n in QUICK_FLOW_COUNTS if quick else FLOW_COUNTS:
+        for n in flow_counts or (QUICK_FLOW_COUNTS if quick else FLOW_COUNTS):
             d = QUICK_DURATION_S if quick else FLOW_DURATION_S
             out.append({"series": "flows", "kind": "dumbbell", "flows": n, "rate": FLOW_RATE, "duration": d})
     if "rate" in series:
@@ -238,6 +239,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short runs of a few points (smoke test)")
     ap.add_argument("--series", default="flows,rate,parking", help="comma-separated: flows, rate, parking")
+    ap.add_argument(
+        "--flows",
+        help="comma-separated flow counts of the flow series (default: all); per-flow memory needs 1 among them",
+    )
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--python", default=sys.executable, help="interpreter with quench installed")
     ap.add_argument("--point", help=argparse.SUPPRESS)
@@ -249,8 +254,16 @@ def main() -> int:
     unknown = sorted(set(series) - {"flows", "rate", "parking"})
     if unknown:
         ap.error(f"unknown series: {', '.join(unknown)}")
+    flow_counts = None
+    if args.flows:
+        try:
+            flow_counts = tuple(int(n) for n in args.flows.split(",") if n.strip())
+        except ValueError:
+            ap.error(f"--flows: not a comma-separated list of integers: {args.flows}")
+        if not flow_counts or min(flow_counts) < 1:
+            ap.error("--flows: flow counts must be at least 1")
     results = []
-    for spec in points(series, args.quick):
+    for spec in points(series, args.quick, flow_counts):
         print(f"running {spec}", file=sys.stderr, flush=True)
         p = measure(spec, args.python)
         if p is not None:
