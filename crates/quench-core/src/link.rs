@@ -498,6 +498,17 @@ mod tests {
         Link::new(LinkId(0), params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
     }
 
+    /// A link is per-link state that every packet through it touches; at 10,000 flows a
+    /// dumbbell has 40,002 of them, far beyond the caches, so its size is speed. Drop-tail is
+    /// the only discipline stored inline (`qdisc::slot!`), so the queue is no larger than its FIFO.
+    #[test]
+    fn links_stay_small() {
+        use std::mem::size_of;
+        assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
+        assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
+    }
+    const LINK_BYTES: usize = 672;
+
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
     #[test]
