@@ -31,15 +31,24 @@ use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
 use std::collections::VecDeque;
 
+/// A link's statistics at one instant ([`Link::stats_at`]): the counters every packet updates
+/// (read through `Deref`, e.g. `stats.arrived_packets`) and the drops by reason.
 #[derive(Clone, Debug, Default)]
 pub struct LinkStats {
+    pub counters: LinkCounters,
+    pub dropped_packets: [u64; DropReason::COUNT],
+    pub dropped_bytes: [u64; DropReason::COUNT],
+}
+
+/// The statistics the per-packet path updates. The drops by reason are counted apart
+/// ([`Drops`]), in room taken at a link's first drop.
+#[derive(Clone, Debug, Default)]
+pub struct LinkCounters {
     pub arrived_packets: u64,
     pub arrived_bytes: u64,
     pub departed_packets: u64,
     pub departed_bytes: u64,
     pub delivered_packets: u64,
-    pub dropped_packets: [u64; DropReason::COUNT],
-    pub dropped_bytes: [u64; DropReason::COUNT],
     pub marked_packets: u64,
     /// Time the transmitter spent sending (for utilization).
     pub busy: Dur,
@@ -53,6 +62,13 @@ pub struct LinkStats {
     last_change: Time,
 }
 
+impl std::ops::Deref for LinkStats {
+    type Target = LinkCounters;
+    fn deref(&self) -> &LinkCounters {
+        &self.counters
+    }
+}
+
 impl LinkStats {
     pub fn dropped_in_queue(&self) -> u64 {
         self.dropped_packets.iter().sum::<u64>() - self.dropped_packets[DropReason::LinkLoss as usize]
@@ -60,10 +76,32 @@ impl LinkStats {
     pub fn dropped_in_queue_bytes(&self) -> u64 {
         self.dropped_bytes.iter().sum::<u64>() - self.dropped_bytes[DropReason::LinkLoss as usize]
     }
-    fn count_drop(&mut self, size: u16, reason: DropReason) {
-        self.dropped_packets[reason as usize] += 1;
-        self.dropped_bytes[reason as usize] += size as u64;
-    }
+}
+
+/// Packets and bytes dropped, by reason.
+#[derive(Clone, Debug, Default)]
+struct Drops {
+    packets: [u64; DropReason::COUNT],
+    bytes: [u64; DropReason::COUNT],
+}
+
+/// The loss module: packets lost on the wire with `probability`, drawn from the link's own
+/// random stream.
+struct WireLoss {
+    probability: f64,
+    rng: Rng,
+}
+
+/// A FIFO between the qdisc and the transmitter (see the module header).
+struct DeviceQueue {
+    /// Capacity in packets (at least 1).
+    limit: usize,
+    packets: VecDeque<Packet>,
+    /// Bytes in `packets`.
+    bytes: u64,
+}
+
+impl LinkCounters {
     /// Advance the backlog integrals to `now` with the backlog held since the last change.
     fn integrate(&mut self, now: Time, held: Backlog) {
         let dt = (now - self.last_change).0 as u128;
@@ -93,12 +131,19 @@ pub struct Link {
     /// Shortest time between the starts of two transmissions (packet-rate limit), if any.
     pub min_packet_gap: Dur,
     pub fragment_rule: FragmentRule,
-    pub loss_probability: f64,
     pub qdisc: AnyQdisc,
-    pub stats: LinkStats,
+    stats: LinkCounters,
+    // The parts a plain link (no drops, no loss module, no device queue: at 10,000 flows
+    // nearly all of a dumbbell's 40,002 links) does without cost it a pointer each, not
+    // their room: 136 bytes a link.
+    /// Drops by reason; room is taken at the link's first drop.
+    drops: Option<Box<Drops>>,
+    /// The loss module, if the loss probability is above 0.
+    loss: Option<Box<WireLoss>>,
+    /// The device queue, if there is one.
+    device: Option<Box<DeviceQueue>>,
     serializer: Serializer,
     qdisc_rng: Rng,
-    loss_rng: Rng,
     transmitting: Option<Packet>,
     /// When the packet in transmission finishes.
     tx_done_at: Time,
@@ -109,11 +154,6 @@ pub struct Link {
     done_deferred: bool,
     done_seq: u64,
     pipe: VecDeque<(Time, Packet)>,
-    /// The device queue's capacity in packets; 0 when there is none.
-    device_limit: usize,
-    device: VecDeque<Packet>,
-    /// Bytes in `device`.
-    device_bytes: u64,
     /// Nothing but the link's own statistics follows a packet through this link: no record
     /// or capture of its hops, no device queue (set by the world once its recorder is known).
     /// The world's per-hop path then skips every optional step at once.
@@ -162,21 +202,24 @@ impl Link {
             framing_overhead: p.framing_overhead,
             min_packet_gap: p.min_packet_gap,
             fragment_rule: p.fragment_rule,
-            loss_probability: p.loss_probability,
             qdisc,
-            stats: LinkStats::default(),
+            stats: LinkCounters::default(),
+            drops: None,
+            // Without a loss module the stream is never drawn from, so it is not kept.
+            loss: (p.loss_probability > 0.0)
+                .then(|| Box::new(WireLoss { probability: p.loss_probability, rng: loss_rng })),
+            device: (p.device_queue > 0).then(|| {
+                let limit = p.device_queue as usize;
+                Box::new(DeviceQueue { limit, packets: VecDeque::with_capacity(limit), bytes: 0 })
+            }),
             serializer: Serializer::new(p.rate),
             qdisc_rng,
-            loss_rng,
             transmitting: None,
             tx_done_at: Time::ZERO,
             wake_pending: false,
             done_deferred: false,
             done_seq: 0,
             pipe: VecDeque::new(),
-            device_limit: p.device_queue as usize,
-            device: VecDeque::with_capacity(p.device_queue as usize),
-            device_bytes: 0,
             quiet: false,
         }
     }
@@ -188,15 +231,23 @@ impl Link {
     /// Packets and bytes waiting to be sent: the qdisc's and the device queue's.
     pub fn backlog(&self) -> Backlog {
         let q = self.qdisc.backlog();
-        if self.device_limit == 0 {
-            return q;
-        }
-        Backlog { packets: q.packets + self.device.len() as u64, bytes: q.bytes + self.device_bytes }
+        let Some(d) = &self.device else { return q };
+        Backlog { packets: q.packets + d.packets.len() as u64, bytes: q.bytes + d.bytes }
     }
 
     /// Whether the link has a device queue under its qdisc.
     pub fn has_device_queue(&self) -> bool {
-        self.device_limit > 0
+        self.device.is_some()
+    }
+
+    /// Whether the device queue, if any, is empty.
+    fn device_is_empty(&self) -> bool {
+        self.device.as_ref().is_none_or(|d| d.packets.is_empty())
+    }
+
+    /// The probability that a packet is lost on the wire (0 without a loss module).
+    pub fn loss_probability(&self) -> f64 {
+        self.loss.as_ref().map_or(0.0, |l| l.probability)
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -232,7 +283,7 @@ impl Link {
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
-        if self.device_limit > 0 {
+        if self.device.is_some() {
             return self.start_tx_from_device(now, out, node);
         }
         if self.transmitting.is_some() {
@@ -266,10 +317,11 @@ impl Link {
         if self.transmitting.is_some() {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
-        let Some(p) = self.device.pop_front() else {
+        let d = self.device.as_mut().expect("called with a device queue");
+        let Some(p) = d.packets.pop_front() else {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
-        self.device_bytes -= p.size as u64;
+        d.bytes -= p.size as u64;
         let done = self.begin_tx(now, p);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
@@ -284,15 +336,16 @@ impl Link {
     /// Move packets from the qdisc into the device queue until it is full or the qdisc has
     /// none to give; returns the qdisc's "not before" time if it gave that answer.
     fn fill_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Option<Time> {
-        while self.device.len() < self.device_limit {
+        while self.device.as_ref().is_some_and(|d| d.packets.len() < d.limit) {
             let (qdisc, mut cx) = self.qdisc_cx(now, out, node);
             let next = qdisc.dequeue(&mut cx);
             let marks = cx.marks;
             self.count_verdicts(marks, &out.drops);
             match next {
                 Dequeued::Packet(p) => {
-                    self.device_bytes += p.size as u64;
-                    self.device.push_back(p);
+                    let d = self.device.as_mut().expect("checked by the loop");
+                    d.bytes += p.size as u64;
+                    d.packets.push_back(p);
                 }
                 Dequeued::Empty => return None,
                 Dequeued::NotBefore(t) => {
@@ -332,8 +385,14 @@ impl Link {
     fn count_verdicts(&mut self, marks: u64, drops: &[(Packet, DropReason)]) {
         self.stats.marked_packets += marks;
         for (p, reason) in drops {
-            self.stats.count_drop(p.size, *reason);
+            self.count_drop(p.size, *reason);
         }
+    }
+
+    fn count_drop(&mut self, size: u16, reason: DropReason) {
+        let d = self.drops.get_or_insert_with(Box::default);
+        d.packets[reason as usize] += 1;
+        d.bytes[reason as usize] += size as u64;
     }
 
     /// Whether the transmitter would take a packet now: idle, and no wake-up pending.
@@ -349,7 +408,7 @@ impl Link {
     /// Whether a packet arriving now would leave the queue at once, with nothing to decide:
     /// the transmitter is idle and the qdisc lets it pass (`Qdisc::passes_through`: an empty FIFO with room).
     pub fn can_cut_through(&self, pkt: &Packet) -> bool {
-        self.qdisc.passes_through(pkt) && self.ready_to_send() && self.device.is_empty()
+        self.qdisc.passes_through(pkt) && self.ready_to_send() && self.device_is_empty()
     }
 
     /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
@@ -398,9 +457,12 @@ impl Link {
     /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
     pub fn finish_tx(&mut self, now: Time) -> Result<Option<Time>, Packet> {
         let p = self.transmitting.as_ref().expect("finish_tx without a packet in transmission");
-        if self.loss_probability > 0.0 && self.loss_rng.bernoulli(self.loss_probability) {
-            self.stats.count_drop(p.size, DropReason::LinkLoss);
-            return Err(self.transmitting.take().expect("checked above"));
+        if let Some(loss) = &mut self.loss {
+            if loss.rng.bernoulli(loss.probability) {
+                let size = p.size;
+                self.count_drop(size, DropReason::LinkLoss);
+                return Err(self.transmitting.take().expect("checked above"));
+            }
         }
         // Copied straight from the transmitter into the pipe (a `take` would copy it twice).
         let arrival = now + self.delay;
@@ -416,8 +478,8 @@ impl Link {
     /// Any later enqueue queues the event (under `seq`) before the end comes.
     pub fn defer_done(&mut self, seq: u64) -> bool {
         let pipe_busy_then = self.pipe.back().is_some_and(|(t, _)| *t > self.tx_done_at);
-        let quiet = self.qdisc.dequeue_is_inert() && self.device.is_empty();
-        self.done_deferred = self.loss_probability == 0.0 && quiet && pipe_busy_then;
+        let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
+        self.done_deferred = self.loss.is_none() && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred
     }
@@ -463,7 +525,8 @@ impl Link {
         if self.transmitting.is_some() && self.tx_done_at > now {
             s.busy = Dur(s.busy.0 - (self.tx_done_at - now).0);
         }
-        s
+        let drops = self.drops.as_deref().cloned().unwrap_or_default();
+        LinkStats { counters: s, dropped_packets: drops.packets, dropped_bytes: drops.bytes }
     }
 }
 
@@ -507,7 +570,7 @@ mod tests {
         assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
         assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
     }
-    const LINK_BYTES: usize = 672;
+    const LINK_BYTES: usize = 528;
 
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
