@@ -16,7 +16,9 @@ Per point: the run loop's wall and CPU time (Simulation.run_until), events and e
 delivered packets (data segments received by the TCP receivers) and packets/s, set-up time
 (imports and building the scenario, including routes), peak RSS. Rates are per CPU second of
 the run loop (time.process_time), which on a shared machine does not count waiting for a core.
-Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N.
+Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N, from the whole process's
+peak RSS and (in brackets) from the peak at the end of the run loop, before the results are
+collected and pandas is loaded to read them.
 
     .venv/bin/python benchmarks/bench_scale.py             # every point (a few minutes here)
     .venv/bin/python benchmarks/bench_scale.py --quick     # smoke test: short runs, few points
@@ -30,6 +32,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -140,6 +143,8 @@ def run_point(spec: dict) -> dict:
     t1, c1 = time.perf_counter(), time.process_time()
     sim.run_until(duration)
     t2, c2 = time.perf_counter(), time.process_time()
+    # The peak so far: the run's, before its results are collected and pandas is imported.
+    run_peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     res = quench.Results.from_raw(sim.finish(), {}, wall_run_s=t2 - t1)
     links = res.links.set_index("name")
     return {
@@ -147,6 +152,7 @@ def run_point(spec: dict) -> dict:
         "wall_setup_s": t1 - t0,
         "wall_run_s": t2 - t1,
         "cpu_run_s": c2 - c1,
+        "run_peak_rss_kib": run_peak_kib,
         "events": int(res.meta["events_executed"]),
         "delivered_packets": int(res.flows["packets_received"].sum()),
         "bottleneck_utilization": [float(links.loc[b, "utilization"]) for b in bottlenecks],
@@ -202,20 +208,20 @@ HEADER = [
     "delivered pkts",
     "delivered pkts/s",
     "events/pkt",
-    "peak RSS MiB",
-    "per flow KiB",
+    "peak RSS MiB: process (run loop)",
+    "per flow KiB: process (run loop)",
 ]
 
 
-def row(p: dict, base_rss_kib: int | None) -> list[str]:
+def row(p: dict, base: dict | None) -> list[str]:
     # Rates per CPU second of the run loop: on a shared machine wall time also counts the
     # time the process waited for a core.
     run = p["cpu_run_s"]
-    per_flow = (
-        f"{(p['peak_rss_kib'] - base_rss_kib) / p['flows']:.2f}"
-        if base_rss_kib is not None and p["series"] == "flows" and p["flows"] > 1
-        else ""
-    )
+    per_flow = ""
+    if base is not None and p["series"] == "flows" and p["flows"] > 1:
+        whole = (p["peak_rss_kib"] - base["peak_rss_kib"]) / p["flows"]
+        at_run = (p["run_peak_rss_kib"] - base["run_peak_rss_kib"]) / p["flows"]
+        per_flow = f"{whole:.2f} ({at_run:.2f})"
     pkts = p["delivered_packets"]
     return [
         p["series"],
@@ -230,7 +236,7 @@ def row(p: dict, base_rss_kib: int | None) -> list[str]:
         f"{pkts:,}",
         f"{pkts / run:.3g}" if run else "n/a",
         f"{p['events'] / pkts:.1f}" if pkts else "n/a",
-        f"{p['peak_rss_kib'] / 1024:.0f}",
+        f"{p['peak_rss_kib'] / 1024:.0f} ({p['run_peak_rss_kib'] / 1024:.0f})",
         per_flow,
     ]
 
@@ -269,7 +275,7 @@ def main() -> int:
         if p is not None:
             print(f"  {p}", file=sys.stderr, flush=True)
             results.append(p)
-    base = next((p["peak_rss_kib"] for p in results if p["series"] == "flows" and p["flows"] == 1), None)
+    base = next((p for p in results if p["series"] == "flows" and p["flows"] == 1), None)
     print("| " + " | ".join(HEADER) + " |")
     print("|" + "---|" * len(HEADER))
     for p in results:
