@@ -122,10 +122,9 @@ impl LinkCounters {
 /// No entry: the end of a list.
 const NO_ENTRY: u32 = u32::MAX;
 
-/// A packet on the wire: when it arrives, and the next entry of its link's pipe (or of the
-/// free list).
+/// A packet on the wire and the next entry of its link's pipe (or of the free list). Its own
+/// arrival time is its predecessor's `next_at` (or the pipe's `tail_at`).
 struct PipeEntry {
-    at: Time,
     next: u32,
     /// The next entry's arrival time, so that taking this one tells when the next arrives
     /// without reading that entry yet (see `PipeSlab::pop`).
@@ -165,7 +164,7 @@ impl PipeSlab {
     /// Append `pkt`, arriving at `at`, to `pipe`.
     #[inline]
     fn push(&mut self, pipe: &mut Pipe, at: Time, pkt: Packet) {
-        let entry = PipeEntry { at, next: NO_ENTRY, next_at: Time::ZERO, pkt };
+        let entry = PipeEntry { next: NO_ENTRY, next_at: Time::ZERO, pkt };
         let i = if self.free != NO_ENTRY {
             let i = self.free;
             let e = &mut self.entries[i as usize];
