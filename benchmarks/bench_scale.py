@@ -14,7 +14,8 @@ after a fraction of the run.
 
 Per point: the run loop's wall and CPU time (Simulation.run_until), events and events/s,
 delivered packets (data segments received by the TCP receivers) and packets/s, set-up time
-(imports and building the scenario, including routes), peak RSS. Rates are per CPU second of
+(imports and building the scenario, including routes), peak RSS (the whole process's, and in
+brackets the peak at the end of the run loop). Rates are per CPU second of
 the run loop (time.process_time), which on a shared machine does not count waiting for a core.
 Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N, from the whole process's
 peak RSS and (in brackets) from the peak at the end of the run loop, before the results are
@@ -208,8 +209,8 @@ HEADER = [
     "delivered pkts",
     "delivered pkts/s",
     "events/pkt",
-    "peak RSS MiB: process (run loop)",
-    "per flow KiB: process (run loop)",
+    "peak RSS MiB",
+    "per flow KiB",
 ]
 
 
