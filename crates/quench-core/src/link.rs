@@ -15,7 +15,9 @@
 //! per-link ring buffer keeps the room of its peak, and holds room for at least 4 packets once
 //! one has passed: at 10,000 flows a dumbbell's 40,002 pipes took 57 MB that way). Entries
 //! freed by an arrival are taken again first, so a packet entering a pipe lands in memory
-//! recently touched. The slab grows by doubling; no packet allocates.
+//! recently touched. A long pipe's entries lie scattered over the slab, where a ring buffer's
+//! lie in order for the processor to fetch ahead, so taking an entry prefetches the next one
+//! (`PipeSlab::pop`). The slab grows by doubling; no packet allocates.
 //!
 //! An optional device queue (`device_queue = N` packets, off when 0): a FIFO between the qdisc
 //! and the transmitter, standing for Linux's driver transmit ring and ns-3's
