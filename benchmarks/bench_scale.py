@@ -14,13 +14,17 @@ after a fraction of the run.
 
 Per point: the run loop's wall and CPU time (Simulation.run_until), events and events/s,
 delivered packets (data segments received by the TCP receivers) and packets/s, set-up time
-(imports and building the scenario, including routes), peak RSS. Rates are per CPU second of
+(imports and building the scenario, including routes), peak RSS (the whole process's, and in
+brackets the peak at the end of the run loop). Rates are per CPU second of
 the run loop (time.process_time), which on a shared machine does not count waiting for a core.
-Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N.
+Memory per flow of the flow series is (RSS(N) - RSS(1 flow)) / N, from the whole process's
+peak RSS and (in brackets) from the peak at the end of the run loop, before the results are
+collected and pandas is loaded to read them.
 
     .venv/bin/python benchmarks/bench_scale.py             # every point (a few minutes here)
     .venv/bin/python benchmarks/bench_scale.py --quick     # smoke test: short runs, few points
     .venv/bin/python benchmarks/bench_scale.py --series flows --json out.json
+    .venv/bin/python benchmarks/bench_scale.py --series flows --flows 1,100,1000,10000
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -139,6 +144,8 @@ def run_point(spec: dict) -> dict:
     t1, c1 = time.perf_counter(), time.process_time()
     sim.run_until(duration)
     t2, c2 = time.perf_counter(), time.process_time()
+    # The peak so far: the run's, before its results are collected and pandas is imported.
+    run_peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     res = quench.Results.from_raw(sim.finish(), {}, wall_run_s=t2 - t1)
     links = res.links.set_index("name")
     return {
@@ -146,6 +153,7 @@ def run_point(spec: dict) -> dict:
         "wall_setup_s": t1 - t0,
         "wall_run_s": t2 - t1,
         "cpu_run_s": c2 - c1,
+        "run_peak_rss_kib": run_peak_kib,
         "events": int(res.meta["events_executed"]),
         "delivered_packets": int(res.flows["packets_received"].sum()),
         "bottleneck_utilization": [float(links.loc[b, "utilization"]) for b in bottlenecks],
@@ -172,10 +180,10 @@ def measure(spec: dict, python: str) -> dict | None:
     return {**spec, **result, "process_wall_s": wall, "process_cpu_s": cpu, "peak_rss_kib": rusage.ru_maxrss}
 
 
-def points(series: list[str], quick: bool) -> list[dict]:
+def points(series: list[str], quick: bool, flow_counts: tuple[int, ...] | None = None) -> list[dict]:
     out = []
     if "flows" in series:
-        for n in QUICK_FLOW_COUNTS if quick else FLOW_COUNTS:
+        for n in flow_counts or (QUICK_FLOW_COUNTS if quick else FLOW_COUNTS):
             d = QUICK_DURATION_S if quick else FLOW_DURATION_S
             out.append({"series": "flows", "kind": "dumbbell", "flows": n, "rate": FLOW_RATE, "duration": d})
     if "rate" in series:
@@ -206,15 +214,15 @@ HEADER = [
 ]
 
 
-def row(p: dict, base_rss_kib: int | None) -> list[str]:
+def row(p: dict, base: dict | None) -> list[str]:
     # Rates per CPU second of the run loop: on a shared machine wall time also counts the
     # time the process waited for a core.
     run = p["cpu_run_s"]
-    per_flow = (
-        f"{(p['peak_rss_kib'] - base_rss_kib) / p['flows']:.2f}"
-        if base_rss_kib is not None and p["series"] == "flows" and p["flows"] > 1
-        else ""
-    )
+    per_flow = ""
+    if base is not None and p["series"] == "flows" and p["flows"] > 1:
+        whole = (p["peak_rss_kib"] - base["peak_rss_kib"]) / p["flows"]
+        at_run = (p["run_peak_rss_kib"] - base["run_peak_rss_kib"]) / p["flows"]
+        per_flow = f"{whole:.2f} ({at_run:.2f})"
     pkts = p["delivered_packets"]
     return [
         p["series"],
@@ -229,7 +237,7 @@ def row(p: dict, base_rss_kib: int | None) -> list[str]:
         f"{pkts:,}",
         f"{pkts / run:.3g}" if run else "n/a",
         f"{p['events'] / pkts:.1f}" if pkts else "n/a",
-        f"{p['peak_rss_kib'] / 1024:.0f}",
+        f"{p['peak_rss_kib'] / 1024:.0f} ({p['run_peak_rss_kib'] / 1024:.0f})",
         per_flow,
     ]
 
@@ -238,6 +246,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short runs of a few points (smoke test)")
     ap.add_argument("--series", default="flows,rate,parking", help="comma-separated: flows, rate, parking")
+    ap.add_argument(
+        "--flows",
+        help="comma-separated flow counts of the flow series (default: all); per-flow memory needs 1 among them",
+    )
     ap.add_argument("--json", help="also write every measurement to this JSON file")
     ap.add_argument("--python", default=sys.executable, help="interpreter with quench installed")
     ap.add_argument("--point", help=argparse.SUPPRESS)
@@ -249,14 +261,22 @@ def main() -> int:
     unknown = sorted(set(series) - {"flows", "rate", "parking"})
     if unknown:
         ap.error(f"unknown series: {', '.join(unknown)}")
+    flow_counts = None
+    if args.flows:
+        try:
+            flow_counts = tuple(int(n) for n in args.flows.split(",") if n.strip())
+        except ValueError:
+            ap.error(f"--flows: not a comma-separated list of integers: {args.flows}")
+        if not flow_counts or min(flow_counts) < 1:
+            ap.error("--flows: flow counts must be at least 1")
     results = []
-    for spec in points(series, args.quick):
+    for spec in points(series, args.quick, flow_counts):
         print(f"running {spec}", file=sys.stderr, flush=True)
         p = measure(spec, args.python)
         if p is not None:
             print(f"  {p}", file=sys.stderr, flush=True)
             results.append(p)
-    base = next((p["peak_rss_kib"] for p in results if p["series"] == "flows" and p["flows"] == 1), None)
+    base = next((p for p in results if p["series"] == "flows" and p["flows"] == 1), None)
     print("| " + " | ".join(HEADER) + " |")
     print("|" + "---|" * len(HEADER))
     for p in results:

@@ -18,7 +18,7 @@
 use crate::builder::FlowFactory;
 use crate::flows::{Agents, Flows};
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkOutbox, TxStart};
+use crate::link::{Link, LinkOutbox, PipeSlab, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
@@ -80,6 +80,8 @@ pub struct World {
     pub(crate) sched: Scheduler<Event>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
+    /// The entries of every link's propagation pipe.
+    pipes: PipeSlab,
     pub(crate) routes: Routes,
     pub(crate) agents: Agents,
     pub(crate) flows: Flows,
@@ -179,6 +181,7 @@ impl World {
             ip: p.ip,
             nodes: p.nodes,
             links: p.links,
+            pipes: PipeSlab::default(),
             routes: p.routes,
             arrivals_scheduled: flows.count() as u64,
             agents,
@@ -220,7 +223,7 @@ impl World {
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
-            link.settle_done();
+            link.settle_done(&mut self.pipes);
             self.settled_events += 1;
         }
     }
@@ -603,7 +606,7 @@ impl World {
     }
 
     fn on_tx_done(&mut self, l: LinkId) {
-        match self.links[l.index()].finish_tx(self.now) {
+        match self.links[l.index()].finish_tx(self.now, &mut self.pipes) {
             Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
             Ok(None) => {}
             Err(lost) => {
@@ -619,7 +622,7 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        let (pkt, next) = link.deliver_head();
+        let (pkt, next) = link.deliver_head(&mut self.pipes);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));

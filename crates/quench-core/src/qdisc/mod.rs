@@ -3,7 +3,8 @@
 //! counting, sojourn times and the accounting identities for free.
 //!
 //! Adding a discipline is one file (a config struct with `deny_unknown_fields`, a `new(&cfg)`
-//! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below.
+//! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below
+//! (`boxed` unless it is as small as drop-tail: see `slot!`).
 
 pub mod choke;
 pub mod classify;
@@ -199,8 +200,27 @@ pub trait Qdisc {
     }
 }
 
+/// How a discipline is stored in [`AnyQdisc`]: `inline` in the enum, or `boxed` behind a
+/// pointer. An enum is as large as its largest variant, and every link holds one, so only
+/// drop-tail (the common case, and small) is inline; the rest (up to several hundred bytes)
+/// cost a pointer in the link and one indirection per call.
+macro_rules! slot {
+    (inline, $ty:ty) => { $ty };
+    (boxed, $ty:ty) => { Box<$ty> };
+}
+
+/// Builds a value for its [`slot!`].
+macro_rules! into_slot {
+    (inline, $value:expr) => {
+        $value
+    };
+    (boxed, $value:expr) => {
+        Box::new($value)
+    };
+}
+
 macro_rules! registry {
-    ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
+    ($($slot:ident $variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
         /// A qdisc as written in a scenario: `{ kind = "droptail", limit = "100p" }`.
         #[derive(Clone, Debug, Serialize)]
         // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
@@ -209,9 +229,10 @@ macro_rules! registry {
             $(#[serde(rename = $name)] $variant($module::$cfg),)+
         }
 
-        /// Static dispatch over every registered discipline (no boxing on the hot path).
+        /// Static dispatch over every registered discipline (a `match`, no virtual call);
+        /// the large ones are boxed (see [`slot!`]).
         pub enum AnyQdisc {
-            $($variant($module::$ty),)+
+            $($variant(slot!($slot, $module::$ty)),)+
         }
 
         $crate::tagged::deserialize_by_kind!(QdiscSpec, $($name => $variant),+);
@@ -220,7 +241,7 @@ macro_rules! registry {
             pub const NAMES: &'static [&'static str] = &[$($name),+];
             pub fn build(&self) -> Result<AnyQdisc, ConfigError> {
                 match self {
-                    $(QdiscSpec::$variant(cfg) => Ok(AnyQdisc::$variant($module::$ty::new(cfg)?)),)+
+                    $(QdiscSpec::$variant(cfg) => Ok(AnyQdisc::$variant(into_slot!($slot, $module::$ty::new(cfg)?))),)+
                 }
             }
             pub fn kind(&self) -> &'static str {
@@ -262,19 +283,19 @@ macro_rules! registry {
 }
 
 registry! {
-    DropTail: "droptail" => droptail::DropTail(DropTailConfig),
-    Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
-    Red: "red" => red::Red(RedConfig),
-    Fq: "fq" => fq::Fq(FqConfig),
-    Drr: "drr" => drr::Drr(DrrConfig),
-    Sfq: "sfq" => sfq::Sfq(SfqConfig),
-    Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
-    Codel: "codel" => codel::Codel(CodelConfig),
-    FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
-    Pie: "pie" => pie::Pie(PieConfig),
-    FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
-    Choke: "choke" => choke::Choke(ChokeConfig),
-    DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
+    inline DropTail: "droptail" => droptail::DropTail(DropTailConfig),
+    boxed Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
+    boxed Red: "red" => red::Red(RedConfig),
+    boxed Fq: "fq" => fq::Fq(FqConfig),
+    boxed Drr: "drr" => drr::Drr(DrrConfig),
+    boxed Sfq: "sfq" => sfq::Sfq(SfqConfig),
+    boxed Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
+    boxed Codel: "codel" => codel::Codel(CodelConfig),
+    boxed FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
+    boxed Pie: "pie" => pie::Pie(PieConfig),
+    boxed FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
+    boxed Choke: "choke" => choke::Choke(ChokeConfig),
+    boxed DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
 }
 
 impl Default for QdiscSpec {

@@ -162,7 +162,7 @@ pub struct TcpSender {
     pacer: Option<Pacer>,
     /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
     /// the state last written to the `pacing` table.
-    rate: Option<rate::RateSampler>,
+    rate: Option<Box<rate::RateSampler>>,
     rate_pacer: RatePacer,
     model_recorded: Option<ModelState>,
     /// The highest sequence number presumed lost so far (RFC 6675 IsLost): a rate sample's
@@ -175,7 +175,7 @@ pub struct TcpSender {
     host_refused: bool,
     /// `tcp.loss_detection = "rack"`: RACK's per-segment send times and loss marks (`rack.rs`),
     /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
-    rack: Option<rack::Rack>,
+    rack: Option<Box<rack::Rack>>,
     reorder_timer: TimerSlot,
     tlp: Option<tlp::Tlp>,
     probe_timer: TimerSlot,
@@ -195,8 +195,10 @@ impl TcpSender {
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
         let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
-        let rate = cc.model_based().then(|| rate::RateSampler::new(mss, FIRST_DATA_SEQ));
-        let rack = (sack && cfg.loss_detection.rack()).then(|| rack::Rack::new(mss, FIRST_DATA_SEQ));
+        // The optional mechanisms are boxed: absent, each costs the sender a pointer rather
+        // than its whole state (a sender per flow; 10,000 flows are 10,000 senders).
+        let rate = cc.model_based().then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
+        let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(tlp::Tlp::default);
         TcpSender {
             conn,

@@ -78,7 +78,7 @@ impl TcpSender {
     pub(super) fn on_probe_timer(&mut self, cx: &mut AgentCx<impl Host>) {
         let probing = matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
             && self.snd_max > self.snd_una
-            && self.tlp.is_some_and(|t| t.end_seq.is_none());
+            && self.tlp.as_ref().is_some_and(|t| t.end_seq.is_none());
         if probing {
             let (len, _) = self.segment_at(self.snd_nxt);
             let unsent = self.snd_nxt < self.data_end + self.finite as u64;
