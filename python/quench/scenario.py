@@ -346,8 +346,9 @@ def _run_streaming(
     sim.stream_to(str(stream.spill), [(link, str(path)) for link, path in pcaps.items()])
     bar = _ProgressBar(sim.end, progress)
     wall_start = time.perf_counter()
-    # Each step takes the GIL back, and a thread importing pyarrow meanwhile (quench run) can
-    # hold it for milliseconds: a run whose bar cannot appear runs in one call.
+    # Each step takes the GIL back, waiting on any other Python thread that holds it (a thread
+    # importing pyarrow made the 4-flow run loop three times as long): a run whose bar cannot
+    # appear runs in one call.
     steps = PROGRESS_STEPS if bar.possible else 1
     for i in range(1, steps + 1):
         sim.run_until(sim.end if i == steps else i * sim.end / steps)
