@@ -522,10 +522,11 @@ fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
 /// and speed. The delivery-rate sampler and RACK (model-based controllers, `loss_detection =
 /// "rack"`) are boxed, so a sender without them holds a pointer for each, not their state.
 /// (Boxing the other optional parts as well moved the compiler's inlining and cost 0.8 % more
-/// instructions on the NewReno dumbbells.)
+/// instructions on the NewReno dumbbells.) PRR's state holds RFC 9937's SafeACK and RecoverFS
+/// inputs too.
 #[test]
 fn senders_stay_small() {
     let size = std::mem::size_of::<TcpSender>();
     assert!(size <= SENDER_BYTES, "TcpSender {size} > {SENDER_BYTES}");
 }
-const SENDER_BYTES: usize = 1416;
+const SENDER_BYTES: usize = 1424;
