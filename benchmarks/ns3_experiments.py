@@ -244,7 +244,7 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
                 .AddAttribute("Wide",
                               "PRR's sndcnt in 64-bit signed arithmetic: ns-3 3.44 multiplies "
                               "prr_delivered by ssthresh in 32 bits (wraps past 4 GiB) and "
-                              "subtracts prr_out from prr_delivered unsigned (ns-3 issue 1282)",
+                              "subtracts prr_out from prr_delivered unsigned (ns-3-dev tracker #1282)",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpPrrRfcPipe::m_wide),
                               ns3::MakeBooleanChecker())
@@ -420,6 +420,13 @@ uint64_t TcpPrrRfcPipe::s_eceHeld[2] = {0, 0};
 uint64_t TcpPrrRfcPipe::s_extraBytes = 0;
 }
 """
+
+
+def with_switch(variant: dict, attribute: str) -> dict:
+    """`variant` with one more boolean attribute default of an experiment class set to true."""
+    return {**variant, "defaults": {**variant["defaults"], attribute: ("bool", True)}}
+
+
 # FlightSize halving (as quench) and ns-3's PRR on RFC 6675's pipe; and the same with PRR's
 # RecoverFS = FlightSize at entry as RFC 6937 and quench (ns-3's own TcpPrrRecovery takes its
 # bytes in flight).
@@ -428,62 +435,28 @@ FLIGHTSIZE_RFC_PIPE = {
     "tcp_types": FLIGHTSIZE["tcp_types"],
     "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrRfcPipe")},
 }
-FLIGHTSIZE_RFC_PRR = {
-    **FLIGHTSIZE_RFC_PIPE,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PIPE["defaults"],
-        "quench_exp::TcpPrrRfcPipe::RecoverFsFlightSize": ("bool", True),
-    },
-}
+FLIGHTSIZE_RFC_PRR = with_switch(FLIGHTSIZE_RFC_PIPE, "quench_exp::TcpPrrRfcPipe::RecoverFsFlightSize")
 # That, and PRR's DeliveredData counting SACKed bytes only (RFC 6937; ns-3 adds one segment per
 # duplicate ACK, see TcpPrrSackDelivered below): ns-3's two recovery defects both corrected.
-FLIGHTSIZE_RFC_PRR_SACK = {
-    **FLIGHTSIZE_RFC_PRR,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PRR["defaults"],
-        "quench_exp::TcpPrrRfcPipe::SackDelivered": ("bool", True),
-    },
-}
-# That, and PRR's sndcnt in 64-bit signed arithmetic (ns-3 3.44's wraps, ns-3 issue 1282).
-FLIGHTSIZE_RFC_PRR_SACK_WIDE = {
-    **FLIGHTSIZE_RFC_PRR_SACK,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
-        "quench_exp::TcpPrrRfcPipe::Wide": ("bool", True),
-    },
-}
+FLIGHTSIZE_RFC_PRR_SACK = with_switch(FLIGHTSIZE_RFC_PRR, "quench_exp::TcpPrrRfcPipe::SackDelivered")
+# That, and PRR's sndcnt in 64-bit signed arithmetic (ns-3 3.44's wraps: ns-3-dev tracker #1282).
+FLIGHTSIZE_RFC_PRR_SACK_WIDE = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_exp::TcpPrrRfcPipe::Wide")
 # That, and PRR-SSRB's extra segment on every ACK in PRR's reduction bound (RFC 6937 section 3,
 # quench's `recovery = "prr"`); ns-3 3.44 adds it only on an ACK that cumulatively acknowledges
 # retransmitted data (its "safeACK", the rule of RFC 9937 section 7 and Linux's
 # tcp_cwnd_reduction), PRR-CRB's bound otherwise.
-FLIGHTSIZE_RFC_PRR_SACK_SSRB = {
-    **FLIGHTSIZE_RFC_PRR_SACK_WIDE,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PRR_SACK_WIDE["defaults"],
-        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
-    },
-}
+FLIGHTSIZE_RFC_PRR_SACK_SSRB = with_switch(FLIGHTSIZE_RFC_PRR_SACK_WIDE, "quench_exp::TcpPrrRfcPipe::SsrbEveryAck")
 # RFC 6937's PRR (above), and an ACK with ECE in fast recovery or after a timeout leaving the
 # sender's state as it was (RFC 3168 section 6.1.2: one reduction per window of data; quench's
 # and Linux's rule).
 # ns-3 3.44's TcpSocketBase::ReceivedAck enters CWR from any state but CWR: a second ssthresh
 # cut and the end of the loss recovery (its recovery point moves to the highest sequence sent).
-FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = {
-    **FLIGHTSIZE_RFC_PRR_SACK_SSRB,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
-        "quench_exp::TcpPrrRfcPipe::EceHoldsRecovery": ("bool", True),
-    },
-}
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = with_switch(
+    FLIGHTSIZE_RFC_PRR_SACK_SSRB, "quench_exp::TcpPrrRfcPipe::EceHoldsRecovery"
+)
 # SSRB on every ACK in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
 # segments have gone out, and the unsigned difference then wraps to a negative limit.
-FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = {
-    **FLIGHTSIZE_RFC_PRR_SACK,
-    "defaults": {
-        **FLIGHTSIZE_RFC_PRR_SACK["defaults"],
-        "quench_exp::TcpPrrRfcPipe::SsrbEveryAck": ("bool", True),
-    },
-}
+FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_exp::TcpPrrRfcPipe::SsrbEveryAck")
 
 
 # The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
