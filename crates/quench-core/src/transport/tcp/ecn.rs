@@ -24,6 +24,8 @@ pub(crate) struct SenderEcn {
     pub negotiated: bool,
     /// No further reduction for ECE until an ACK goes beyond this sequence number.
     window_end: u64,
+    /// A reduction has happened (`window_end` is that reduction's window).
+    reduced_once: bool,
     /// Set CWR on the next new data segment.
     cwr_pending: bool,
     /// One-MSS case: no new data until the retransmission timer expires.
@@ -58,7 +60,17 @@ impl SenderEcn {
     /// A reduction happened with `snd_max` sent so far.
     pub fn reduced(&mut self, snd_max: u64) {
         self.window_end = snd_max;
+        self.reduced_once = true;
         self.cwr_pending = true;
+    }
+
+    /// Whether the window of the last ECN reduction is still being acknowledged (nothing sent
+    /// after it is acknowledged yet, `snd_una` ≤ its end): a loss found now is in a window
+    /// already reduced for, and RFC 3168 section 6.1.2 says ssthresh SHOULD NOT be decreased
+    /// again within the round trip (Linux's `tcp_enter_recovery` keeps the reduction under way
+    /// when it finds the sender in CWR).
+    pub fn reducing(&self, snd_una: u64) -> bool {
+        self.reduced_once && snd_una <= self.window_end
     }
 
     /// The controller's ECT codepoint (`codepoint`: ECT(0), or ECT(1) for a scalable
@@ -325,6 +337,29 @@ mod tests {
             assert_eq!(s.reductions(), 2);
             assert_eq!(s.tx.stats.retransmitted_segments, 0);
             assert_eq!(s.tx.stats.ecn_reductions, 2);
+        }
+
+        /// A loss found within the window of an ECN reduction starts fast recovery (the
+        /// segment is resent at once) without decreasing ssthresh again (RFC 3168 section
+        /// 6.1.2; Linux keeps its CWR reduction when it enters recovery).
+        #[test]
+        fn a_loss_within_the_ecn_reductions_window_is_not_a_second_reduction() {
+            let mut s = Script::new(r#"{"kind":"newreno","initial_window":10}"#);
+            assert_eq!(s.establish().len(), 10);
+            // ECE on the ACK of segment 1: flight 9 segments, ssthresh 4.5 segments.
+            s.ack(200, 1 + MSS, tcp_flags::ECE);
+            assert_eq!(s.tx.window().ssthresh, 4500);
+            // Segments 2-5 acknowledged; segment 6 lost: three duplicate ACKs, all for data
+            // sent before the reduction. Halving again would take ssthresh to half of the
+            // 5-segment flight.
+            for (i, t) in (2..=5).zip(201..) {
+                s.ack(t, 1 + i * MSS, 0);
+            }
+            let resent: Vec<Packet> = (210..213).flat_map(|t| s.ack(t, 1 + 5 * MSS, 0)).collect();
+            assert!(resent.iter().any(|p| p.seq == 1 + 5 * MSS), "fast retransmission of segment 6");
+            assert_eq!(s.tx.stats.fast_retransmits, 1);
+            assert_eq!(s.tx.window().ssthresh, 4500, "the ECN reduction's ssthresh stands");
+            assert_eq!(s.tx.stats.ecn_reductions, 1);
         }
 
         #[test]

@@ -76,10 +76,20 @@ impl TcpSender {
         }
     }
 
+    /// ssthresh for a loss found by duplicate ACKs (with `w.flight` set): the controller's,
+    /// unless the loss lies in the window of an ECN reduction, which has already reduced for
+    /// that window (`SenderEcn::reducing`; RFC 3168 section 6.1.2).
+    fn loss_ssthresh(&mut self) -> u64 {
+        if self.ecn.reducing(self.snd_una) {
+            return self.w.ssthresh;
+        }
+        self.cc.ssthresh_after(&self.w, Signal::DupAcks)
+    }
+
     pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         self.ca = CaState::Disorder; // a loss response supersedes CWR, as in Linux
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.ssthresh = self.loss_ssthresh();
         self.w.cwnd = self.w.mss;
         self.stats.fast_retransmits += 1;
         let now = cx.now;
@@ -94,7 +104,7 @@ impl TcpSender {
 
     pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.ssthresh = self.loss_ssthresh();
         self.recover_end = self.snd_max;
         self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
@@ -266,7 +276,7 @@ impl TcpSender {
 
     pub(super) fn enter_sack_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.ssthresh = self.loss_ssthresh();
         self.w.cwnd = self.w.ssthresh;
         self.recover_end = self.snd_max;
         self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
