@@ -5,7 +5,7 @@
         [--tcp matched|default]
         [--qdisc KEY=VALUE ...] [--udp-rate R] [--json OUT.json] [--ns3-variant flightsize|abc2|...]
         [--ecn] [--recovery prr|standard] [--tcp-set KEY=VALUE ...]
-        [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...]
+        [--quench-tcp KEY=VALUE ...] [--quench-qdisc KEY=VALUE ...] [--quench-link KEY=VALUE ...]
         [--split T] [--ns3-default PATH=TYPE:VALUE ...]
 
 Shared scenarios (`quench.scenarios.dumbbell`: 10 Mb/s bottleneck, 50 ms base RTT, 100 Mb/s
@@ -25,10 +25,12 @@ per arrival at the bottleneck, with (quench - ns-3)/ns-3 against the targets (5 
 -, 10 %). The tables and their explanations are in docs/validation.md ("AQMs against ns-3").
 `--tcp-set` changes the matched TCP in both simulators (a dotted key names a nested table:
 `delayed_ack.enabled=false`); `--quench-tcp` and `--quench-qdisc` change quench's run alone,
-for experiments. `--split T` also prints the bottleneck's drops and marks apart, before T and
-from T on (a link snapshot at T in both); `--ns3-default` sets an ns-3 Config default in ns-3's
-run alone (`ns3::PieQueueDisc::MarkEcnThreshold=double:1`, a child queue disc's attribute that
-the parent does not hand on).
+for experiments, and `--quench-link` quench's bottleneck link (`device_queue=1`: the
+1-packet device queue ns-3 has under every queue disc). `--split T` also prints the
+bottleneck's drops and marks apart, before T and from T on (a link snapshot at T in both);
+`--ns3-default` sets an ns-3 Config default in ns-3's run alone
+(`ns3::PieQueueDisc::MarkEcnThreshold=double:1`, a child queue disc's attribute that the
+parent does not hand on).
 """
 
 from __future__ import annotations
@@ -184,6 +186,7 @@ def run_case(case: str, aqm: str, args) -> dict:
         qs = scenario(
             *common, {**args.qdisc, **args.quench_qdisc}, *rest, {**args.tcp_set, **args.quench_tcp}, args.split
         )
+        qs["links"][0].update(args.quench_link)
         qs["seed"] = 1 + i
         qspecs.append(qs)
     t0 = time.perf_counter()
@@ -297,6 +300,12 @@ def main() -> None:
     p.add_argument("--tcp-set", action="append", default=[], help="KEY=VALUE set in the matched TCP (both)")
     p.add_argument("--quench-tcp", action="append", default=[], help="experiment: KEY=VALUE in quench's TCP only")
     p.add_argument("--quench-qdisc", action="append", default=[], help="experiment: KEY=VALUE on quench's qdisc only")
+    p.add_argument(
+        "--quench-link",
+        action="append",
+        default=[],
+        help="experiment: KEY=VALUE on quench's bottleneck link only (device_queue=1: ns-3's one-packet device queue)",
+    )
     p.add_argument("--json", help="write the per-seed figures here")
     p.add_argument("--udp-rate", default=UDP_RATE, help="the UDP case's sending rate (IP bytes)")
     p.add_argument("--ecn", action="store_true", help="ECN: matched TCP negotiates it, the AQM marks")
@@ -340,7 +349,7 @@ def main() -> None:
     )
     args = p.parse_args()
     args.ns3_default = ns3_defaults(args.ns3_default)
-    for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc"):
+    for name in ("qdisc", "tcp_set", "quench_tcp", "quench_qdisc", "quench_link"):
         setattr(args, name, key_values(getattr(args, name)))
     results = []
     for case in args.cases.split(","):
@@ -357,6 +366,7 @@ def main() -> None:
         + (f", TCP {args.tcp_set}" if args.tcp_set else "")
         + (f", quench only: TCP {args.quench_tcp}" if args.quench_tcp else "")
         + (f", quench only: qdisc {args.quench_qdisc}" if args.quench_qdisc else "")
+        + (f", quench only: link {args.quench_link}" if args.quench_link else "")
         + (f", UDP at {args.udp_rate}" if args.udp_rate != UDP_RATE else "")
         + (f", ns-3 only: defaults {args.ns3_default}" if args.ns3_default else "")
         + "; diff = (quench - ns-3)/ns-3"

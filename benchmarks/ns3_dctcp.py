@@ -38,8 +38,80 @@ WARMUP_S = 0.05
 SEGMENT_SIZE = 1460
 SOCKET_BUF_BYTES = 16 << 20
 PORT = 5000
-# ns-3's recovery algorithms (TcpL4Protocol::RecoveryType), which also run its CWR reduction.
-RECOVERY = {"prr": "ns3::TcpPrrRecovery", "classic": "ns3::TcpClassicRecovery"}
+# ns-3's recovery algorithms (TcpL4Protocol::RecoveryType), which also run its CWR reduction;
+# `classic_grow` is the experiment below.
+RECOVERY = {
+    "prr": "ns3::TcpPrrRecovery",
+    "classic": "ns3::TcpClassicRecovery",
+    "classic_grow": "quench_exp::TcpClassicGrowInCwr",
+}
+
+# Experiment: ns-3's TcpClassicRecovery (cwnd = ssthresh at once on ECN-Echo) with the window
+# growing through CWR as in congestion avoidance. ns-3 3.44's TcpSocketBase calls no
+# IncreaseWindow while in CA_CWR (only the recovery's DoRecovery), so its window stays at
+# ssthresh for the round trip after each reduction, and on leaving CWR it sets cwnd = ssthresh
+# again; quench (RFC 3168 section 6.1.2, RFC 8257 section 3.3) keeps growing the window after
+# the reduction. Here DoRecovery in CWR grows cwnd by TcpLinuxReno's rule (TcpDctcp's parent:
+# one segment per window of segments acknowledged) and raises ssthresh with it, so that the
+# socket's cwnd = ssthresh on leaving CWR keeps the grown window (with cwnd = ssthresh the
+# controller stays in congestion avoidance, as quench's with cwnd above ssthresh). No loss
+# occurs in these runs, so loss recovery, which would be the classic one, is not reached.
+GROW_IN_CWR_CPP = r"""
+#include "ns3/tcp-recovery-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpClassicGrowInCwr : public ns3::TcpClassicRecovery
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpClassicGrowInCwr")
+                                     .SetParent<ns3::TcpClassicRecovery>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpClassicGrowInCwr>();
+        return tid;
+    }
+    TcpClassicGrowInCwr() = default;
+    TcpClassicGrowInCwr(const TcpClassicGrowInCwr& o) = default;
+    std::string GetName() const override { return "TcpClassicGrowInCwr"; }
+    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpClassicGrowInCwr>(this); }
+    void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
+                       uint32_t deliveredBytes) override
+    {
+        ns3::TcpClassicRecovery::EnterRecovery(tcb, dupAckCount, unAckDataCount, deliveredBytes);
+        m_inCwr = tcb->m_congState == ns3::TcpSocketState::CA_CWR;
+        m_count = 0;
+    }
+    void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool isDupAck) override
+    {
+        ns3::TcpClassicRecovery::DoRecovery(tcb, deliveredBytes, isDupAck);
+        if (!m_inCwr)
+        {
+            return;
+        }
+        uint32_t w = std::max<uint32_t>(1, tcb->m_cWnd / tcb->m_segmentSize);
+        m_count += std::max<uint32_t>(1, deliveredBytes / tcb->m_segmentSize);
+        if (m_count >= w)
+        {
+            tcb->m_cWnd += (m_count / w) * tcb->m_segmentSize;
+            tcb->m_ssThresh = tcb->m_cWnd.Get();
+            m_count %= w;
+        }
+    }
+    void ExitRecovery(ns3::Ptr<ns3::TcpSocketState> tcb) override
+    {
+        ns3::TcpClassicRecovery::ExitRecovery(tcb);
+        m_inCwr = false;
+    }
+
+  private:
+    bool m_inCwr = false;
+    uint32_t m_count = 0;
+};
+}  // namespace quench_exp
+"""
 
 TRACE_CPP = r"""
 #include "ns3/queue-disc.h"
@@ -132,7 +204,14 @@ def parse_args():
         choices=sorted(RECOVERY),
         default="prr",
         help="how ns-3 brings cwnd down to ssthresh in CWR: over a round trip (PRR, its default, as "
-        "Linux's tcp_cwnd_reduction) or at once (classic, as RFC 3168 section 6.1.2 and quench)",
+        "Linux's tcp_cwnd_reduction) or at once (classic, as RFC 3168 section 6.1.2 and quench); "
+        "classic_grow: at once, and the window grows through CWR as in quench (an experiment)",
+    )
+    ap.add_argument(
+        "--timestamps",
+        action="store_true",
+        help="ns-3's default TCP timestamp option: 1512-byte packets, each fragmented into two at the "
+        "1500-byte MTU (an experiment; quench's run has no timestamps)",
     )
     return ap.parse_args()
 
@@ -145,8 +224,12 @@ def p2p(ns, delay_s, queue_pkts):
     return h
 
 
-def run(ns, n, duration, recovery="prr"):
+def run(ns, n, duration, recovery="prr", timestamps=False):
     sd = ns.Config.SetDefault
+    # Without the timestamp option (12 bytes), as quench's run: a 1460-byte segment is a
+    # 1500-byte IP packet. With it (ns-3's default) the packet is 1512 bytes, which IPv4
+    # fragments at the 1500-byte MTU into 1500 + 32 bytes, two packets at the queue disc.
+    sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(timestamps))
     sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpDctcp"))
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(RECOVERY[recovery])))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
@@ -218,6 +301,8 @@ def run(ns, n, duration, recovery="prr"):
     ns.Simulator.Run()
     stats = queue.GetStats()
     marked, dropped = stats.nTotalMarkedPackets, stats.nTotalDroppedPackets
+    arrivals = stats.nTotalReceivedPackets
+    arrival_bytes = stats.nTotalReceivedBytes
     delivered = ns.cppyy.gbl.dctcp_xcheck.SinkRx(sink.Get(0)) / SEGMENT_SIZE
     times, lens = list(x.qTime), [int(v) for v in x.qLen]
     alpha = x.alphaSum / x.alphaCount if x.alphaCount else float("nan")
@@ -231,6 +316,10 @@ def run(ns, n, duration, recovery="prr"):
         "cwnd_growth_segments_per_ms": growth,
         "flows": n,
         "marked_fraction": marked / delivered,
+        "marked": marked,
+        "queue_arrivals": arrivals,
+        "queue_arrival_mean_bytes": arrival_bytes / arrivals if arrivals else float("nan"),
+        "delivered_segments": delivered,
         "dropped": dropped,
         "alpha_mean": alpha,
         "utilization": delivered * (SEGMENT_SIZE + 40) * 8 / (RATE_BPS * duration),
@@ -285,7 +374,10 @@ def main():
     from ns import ns
 
     ns.cppyy.cppdef(TRACE_CPP)
-    results = [run(ns, int(n), args.duration, args.recovery) for n in args.flows.split(",")]
+    if args.recovery == "classic_grow":
+        ns.cppyy.cppdef(GROW_IN_CWR_CPP)
+        ns.cppyy.gbl.quench_exp.TcpClassicGrowInCwr.GetTypeId()  # registers the TypeId
+    results = [run(ns, int(n), args.duration, args.recovery, args.timestamps) for n in args.flows.split(",")]
     out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
     if args.json:
         with open(args.json, "w") as f:
