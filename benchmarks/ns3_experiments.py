@@ -39,6 +39,10 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   bottleneck's drops in each second in both, and their sums over the start-up and the rest;
   ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
 - `pie_start`: that case's start-up per 100 ms (arrivals, drops, backlog, each flow's window).
+- `fq_codel_windows`: FQ-CoDel at a 1,514-byte quantum in both, seed 1: the bottleneck's
+  backlog from 3 s (mean and time at each length) and each flow's window (time-mean, fast
+  retransmissions, congestion-avoidance climbs), quench with and without ns-3's 1-packet
+  device queue (`--variant` as for pie_start).
 
 ns3_aqm.py's `--ns3-variant` takes the ns-3 senders defined here: NewReno halving FlightSize
 (`flightsize`), PRR on RFC 6675's pipe (`_rfc_pipe`), RecoverFS = FlightSize (`_rfc_prr`),
@@ -1578,6 +1582,90 @@ def exp_pie_start(args) -> None:
     )
 
 
+def steady_backlog(res, since_s: float, until_s: float) -> tuple[float, np.ndarray]:
+    """The bottleneck's time-mean backlog (packets) over [since_s, until_s) from the queue
+    table, and the fraction of that time at each backlog 0, 1, 2, ..."""
+    q = res.tables["queue"]
+    q = q[q["link_name"] == "r1->r2"].sort_values("time_s", kind="stable")
+    t, n = q["time_s"].to_numpy(), q["packets"].to_numpy().astype(int)
+    held = np.diff(np.append(t, until_s))
+    m = (t >= since_s) & (t < until_s)
+    share = np.bincount(n[m], weights=held[m])
+    return float(np.sum(n[m] * held[m]) / np.sum(held[m])), share / share.sum()
+
+
+def window_climbs(res, flow: int, since_s: float) -> dict:
+    """One flow's congestion-avoidance climbs from the cwnd table after `since_s`: runs of a
+    non-decreasing window that start at or above ssthresh and last over 0.1 s; their median
+    growth (segments per second) and mean start, peak and length, and the time-mean window."""
+    mss = MATCHED_TCP["mss"]
+    c = res.tables["cwnd"]
+    c = c[c["flow"] == flow].sort_values("time_s", kind="stable")
+    t, w, ss = c["time_s"].to_numpy(), c["cwnd"].to_numpy() / mss, c["ssthresh"].to_numpy() / mss
+    end = float(t[-1])
+    held = np.diff(np.append(t, end))
+    after = t >= since_s
+    slopes, starts, peaks, lengths = [], [], [], []
+    i = 0
+    while i < len(w) - 1:
+        j = i
+        while j + 1 < len(w) and w[j + 1] >= w[j]:
+            j += 1
+        if t[i] >= since_s and t[j] - t[i] > 0.1 and w[i] >= ss[i]:
+            slopes.append((w[j] - w[i]) / (t[j] - t[i]))
+            starts.append(w[i])
+            peaks.append(w[j])
+            lengths.append(t[j] - t[i])
+        i = j + 1
+    return {
+        "mean_cwnd": float(np.sum(w[after] * held[after]) / np.sum(held[after])),
+        "climbs": len(slopes),
+        "growth": float(np.median(slopes)),
+        "start": float(np.mean(starts)),
+        "peak": float(np.mean(peaks)),
+        "length_s": float(np.mean(lengths)),
+    }
+
+
+def exp_fq_codel_windows(args) -> None:
+    """FQ-CoDel's queue in steady state, seed 1, `--duration` (30 s), ns-3's sender
+    `--variant`, the DRR quantum 1,514 B in both (ns3_aqm.py's `--ns3-fq-quantum 1514B`), and
+    quench with and without ns-3's 1-packet device queue: the bottleneck's time-mean backlog
+    from 3 s and the share of time at each backlog, and per flow the time-mean window, fast
+    retransmissions and congestion-avoidance climbs (window_climbs)."""
+    import ns3_aqm
+
+    dur = float(args.duration.rstrip("s"))
+    spec = ns3_aqm.scenario("tcp", "fq_codel", args.duration, "matched", {})
+    spec["seed"] = 1
+    spec["record"]["cwnd"] = True
+    plan = with_plan(ns3.translate(spec), variant_of(args))
+    plan["experiment_cpp"] = [*plan.get("experiment_cpp", []), (FQ_QUANTUM_CPP, [])]
+    plan["links"][0]["qdisc"]["experiment_quantum"] = 1514
+    with_device = copy.deepcopy(spec)
+    with_device["links"][0]["device_queue"] = 1
+    runs = [
+        ("quench", run_scenario(spec, progress=False)),
+        ("quench, device_queue = 1", run_scenario(with_device, progress=False)),
+        ("ns-3", ns3.to_results(plan, ns3.run_plan(plan))),
+    ]
+    print(f"\nFQ-CoDel, 4 NewReno, seed 1, {args.duration}, quantum 1,514 B, ns-3 sender {args.variant}")
+    for name, r in runs:
+        mean, share = steady_backlog(r, 3.0, dur)
+        b = r.link("r1->r2")
+        print(f"\n{name}: utilization {float(b['utilization']):.4f}, drops {int(b['dropped_packets'])}")
+        print(f"  backlog from 3 s: mean {mean:.2f} packets; share of time at 0..12:")
+        print("  " + " ".join(f"{k}:{x:.3f}" for k, x in enumerate(share[:13])))
+        print("  | flow | mean cwnd | fast retransmits | climbs | growth seg/s | start | peak | length s |")
+        for k in range(len(r.flows)):
+            c = window_climbs(r, k, 3.0)
+            fr = int(r.flows["fast_retransmits"].iloc[k])
+            print(
+                f"  | {k} | {c['mean_cwnd']:.2f} | {fr} | {c['climbs']} | {c['growth']:.2f} | {c['start']:.2f} "
+                f"| {c['peak']:.2f} | {c['length_s']:.3f} |"
+            )
+
+
 def exp_cubic_ecn_trace(args) -> None:
     """The window of each flow around its timeout at the end of slow start, CUBIC on RED with
     ECN (tests/test_ns3.py's case, 10 s), from both simulators' cwnd tables: every row where
@@ -1653,6 +1741,7 @@ def main() -> None:
             "vegas",
             "pie_profile",
             "pie_start",
+            "fq_codel_windows",
         ),
     )
     p.add_argument("--flows", type=int, default=4)
@@ -1666,7 +1755,7 @@ def main() -> None:
         "--variant",
         choices=tuple(VARIANTS),
         default="flightsize",
-        help="pie_profile, pie_start: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
+        help="pie_profile, pie_start, fq_codel_windows: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
     )
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
@@ -1697,6 +1786,8 @@ def main() -> None:
         exp_pie_profile(args)
     elif args.experiment == "pie_start":
         exp_pie_start(args)
+    elif args.experiment == "fq_codel_windows":
+        exp_fq_codel_windows(args)
     else:
         exp_cubic_ecn(args)
 
