@@ -4,7 +4,8 @@ sawtooth cycle the same way.
 
 Run with the interpreter of an environment that has the ns-3 Python bindings:
 
-    $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40] [--recovery prr|classic] [--json out.json]
+    $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40]
+        [--recovery prr|classic|classic_grow] [--timestamps] [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
@@ -12,15 +13,20 @@ r1 -> r2 has a RedQueueDisc as a step at K: QW = 1 (the average is the queue), M
 MaxTh = K + 1, LInterm = 1 (max_p = 1), UseEcn, no hard drop, so an ECT arrival finding more
 than K packets queued is marked; the device queue holds 1 packet, so the backlog sits in the
 queue disc (the usual ns-3 RED set-up). TcpDctcp with its defaults (g = 1/16), delayed ACKs
-off (DelAckCount 1), 1460-byte segments, 16 MB socket buffers; flow i starts at 13·i us.
+off (DelAckCount 1), 1460-byte segments without the timestamp option (1500-byte IP packets,
+as quench's), 16 MB socket buffers; flow i starts at 13·i us.
 
 Measured from the queue disc's PacketsInQueue trace after a 0.05 s warm-up: a cycle runs from
 one marking episode's start (the queue rises above K) to the next one's (after it has fallen
 below K - 2); the medians of the cycles' peak, trough, amplitude and length, the marked
 fraction (marked packets over the segments the sink received, whole run) and alpha, the mean of
 TcpDctcp's estimates (its CongestionEstimate trace) after the warm-up; the entries into CWR per
-flow per cycle, and the first flow's window growth between reductions (segments per ms).
-`--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does.
+flow per cycle, and the first flow's window growth between reductions (segments per ms); the
+packets that entered the queue disc and their mean size (one 1500-byte packet per segment).
+`--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does;
+`classic_grow` also grows the window through CWR, as quench does (GROW_IN_CWR_CPP);
+`--timestamps` keeps ns-3's default timestamp option, whose 1512-byte packets IPv4 fragments
+into two (1500 + 32 bytes) at the 1500-byte MTU, so the queue disc counts two packets a segment.
 """
 
 import argparse
