@@ -200,6 +200,175 @@ void ScheduleAttachEstimates(double at)
 """
 
 
+# Experiment: ns-3's TcpDctcp with the reduction floored at two segments. ns-3 3.44's
+# TcpDctcp::GetSsThresh returns (1 - alpha/2)·cwnd with no floor; Linux's dctcp_ssthresh keeps
+# at least 2 segments, and so does quench (cc/dctcp.rs). With windows of a few segments (N = 40)
+# ns-3's can fall below two, where TcpLinuxReno's congestion avoidance (one segment per cwnd
+# segments acknowledged, cwnd counted in whole segments, at least 1) grows it by a segment per ACK.
+DCTCP_FLOOR_CPP = r"""
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpDctcpFloor : public ns3::TcpDctcp
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpFloor")
+                                     .SetParent<ns3::TcpDctcp>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpFloor>();
+        return tid;
+    }
+    TcpDctcpFloor() = default;
+    TcpDctcpFloor(const TcpDctcpFloor& o) = default;
+    std::string GetName() const override { return "TcpDctcpFloor"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpFloor>(this); }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max(ns3::TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
+    }
+};
+}  // namespace quench_exp
+"""
+
+
+# Experiment: the reduction with alpha brought up to date first. On an ACK that carries ECE and
+# also ends an observation window, quench (cc/dctcp.rs, transport/tcp/sender) folds that window
+# into alpha and then reduces with the new alpha; ns-3 3.44 reduces (EnterCwr, in ReceivedAck)
+# before PktsAcked updates alpha, so with the old one. Here GetSsThresh computes the update that
+# PktsAcked is about to make (this ACK's newly delivered bytes, all with ECE, counted in; the
+# window ends if the ACK reaches m_nextSeq) and reduces with it; PktsAcked then makes the same
+# update as before. TcpDctcp's counters are private: read through explicit instantiation, as
+# ns3_child.py reads RED's average. The two-segment floor of DCTCP_FLOOR_CPP is kept.
+DCTCP_ALPHA_FIRST_CPP = r"""
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp_alpha
+{
+template <typename Tag, typename Tag::type M>
+struct Expose
+{
+    friend typename Tag::type Get(Tag) { return M; }
+};
+struct Alpha { typedef double ns3::TcpDctcp::*type; friend type Get(Alpha); };
+struct Ecn { typedef uint32_t ns3::TcpDctcp::*type; friend type Get(Ecn); };
+struct Total { typedef uint32_t ns3::TcpDctcp::*type; friend type Get(Total); };
+struct Next { typedef ns3::SequenceNumber32 ns3::TcpDctcp::*type; friend type Get(Next); };
+struct NextSet { typedef bool ns3::TcpDctcp::*type; friend type Get(NextSet); };
+struct Gain { typedef double ns3::TcpDctcp::*type; friend type Get(Gain); };
+template struct Expose<Alpha, &ns3::TcpDctcp::m_alpha>;
+template struct Expose<Ecn, &ns3::TcpDctcp::m_ackedBytesEcn>;
+template struct Expose<Total, &ns3::TcpDctcp::m_ackedBytesTotal>;
+template struct Expose<Next, &ns3::TcpDctcp::m_nextSeq>;
+template struct Expose<NextSet, &ns3::TcpDctcp::m_nextSeqFlag>;
+template struct Expose<Gain, &ns3::TcpDctcp::m_g>;
+}  // namespace quench_exp_alpha
+namespace quench_exp
+{
+class TcpDctcpAlphaFirst : public ns3::TcpDctcp
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpAlphaFirst")
+                                     .SetParent<ns3::TcpDctcp>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpAlphaFirst>();
+        return tid;
+    }
+    TcpDctcpAlphaFirst() = default;
+    TcpDctcpAlphaFirst(const TcpDctcpAlphaFirst& o) = default;
+    std::string GetName() const override { return "TcpDctcpAlphaFirst"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpAlphaFirst>(this); }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        using namespace quench_exp_alpha;
+        ns3::TcpDctcp* d = this;
+        double alpha = d->*Get(Alpha());
+        uint32_t seg = tcb->m_segmentSize;
+        uint32_t acked = (tcb->m_lastAckedSackedBytes / seg) * seg;
+        ns3::SequenceNumber32 ackNumber = tcb->m_lastAckedSeq + acked;
+        if (acked > 0 && d->*Get(NextSet()) && ackNumber >= d->*Get(Next()))
+        {
+            double total = double(d->*Get(Total())) + acked;
+            double ecn = double(d->*Get(Ecn())) + acked;
+            double g = d->*Get(Gain());
+            alpha = (1.0 - g) * alpha + g * ecn / total;
+        }
+        uint32_t reduced = static_cast<uint32_t>((1 - alpha / 2.0) * tcb->m_cWnd);
+        return std::max(reduced, 2 * seg);
+    }
+};
+}  // namespace quench_exp
+"""
+
+
+# Experiment: ns-3's TcpDctcp with quench's congestion avoidance, floored as DCTCP_FLOOR_CPP.
+# TcpLinuxReno (TcpDctcp's parent) counts the window in whole segments, w = floor(cwnd / MSS),
+# and adds one segment per w segments acknowledged; quench adds MSS·MSS/cwnd bytes per ACK
+# (cc/mod.rs aimd_growth; delayed ACKs are off here). At 3.5 segments ns-3 grows 1/3 of a
+# segment per ACK, quench 1/3.5. The window also grows so through CWR (PktsAcked runs there),
+# with ssthresh raised to it as in GROW_IN_CWR_CPP; run it with `--recovery classic`.
+DCTCP_QUENCH_CA_CPP = r"""
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpDctcpQuenchCa : public ns3::TcpDctcp
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchCa")
+                                     .SetParent<ns3::TcpDctcp>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpQuenchCa>();
+        return tid;
+    }
+    TcpDctcpQuenchCa() = default;
+    TcpDctcpQuenchCa(const TcpDctcpQuenchCa& o) = default;
+    std::string GetName() const override { return "TcpDctcpQuenchCa"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchCa>(this); }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        return std::max(ns3::TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
+    }
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked, const ns3::Time& rtt) override
+    {
+        ns3::TcpDctcp::PktsAcked(tcb, segmentsAcked, rtt);
+        if (tcb->m_congState == ns3::TcpSocketState::CA_CWR)
+        {
+            Grow(tcb, segmentsAcked);
+            tcb->m_ssThresh = tcb->m_cWnd.Get();
+        }
+    }
+
+  protected:
+    void CongestionAvoidance(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        Grow(tcb, segmentsAcked);
+    }
+
+  private:
+    static void Grow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked)
+    {
+        uint64_t mss = tcb->m_segmentSize;
+        for (uint32_t i = 0; i < segmentsAcked; i++)
+        {
+            uint64_t add = std::max<uint64_t>(1, mss * mss / tcb->m_cWnd.Get());
+            tcb->m_cWnd = tcb->m_cWnd.Get() + static_cast<uint32_t>(add);
+        }
+    }
+};
+}  // namespace quench_exp
+"""
+
+
 def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--flows", default="2,10,40", help="comma-separated flow counts")
@@ -212,6 +381,14 @@ def parse_args():
         help="how ns-3 brings cwnd down to ssthresh in CWR: over a round trip (PRR, its default, as "
         "Linux's tcp_cwnd_reduction) or at once (classic, as RFC 3168 section 6.1.2 and quench); "
         "classic_grow: at once, and the window grows through CWR as in quench (an experiment)",
+    )
+    ap.add_argument(
+        "--dctcp",
+        choices=("ns3", "floor", "alpha_first", "quench_ca"),
+        default="ns3",
+        help="experiments: ns-3's TcpDctcp with its reduction floored at two segments as Linux's and "
+        "quench's (floor), or that and reducing with alpha updated by the ACK first, as quench (alpha_first), "
+        "or floored with quench's congestion avoidance, also through CWR (quench_ca, with --recovery classic)",
     )
     ap.add_argument(
         "--timestamps",
@@ -230,13 +407,13 @@ def p2p(ns, delay_s, queue_pkts):
     return h
 
 
-def run(ns, n, duration, recovery="prr", timestamps=False):
+def run(ns, n, duration, recovery="prr", timestamps=False, dctcp="ns3::TcpDctcp"):
     sd = ns.Config.SetDefault
     # Without the timestamp option (12 bytes), as quench's run: a 1460-byte segment is a
     # 1500-byte IP packet. With it (ns-3's default) the packet is 1512 bytes, which IPv4
     # fragments at the 1500-byte MTU into 1500 + 32 bytes, two packets at the queue disc.
     sd("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(timestamps))
-    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpDctcp"))
+    sd("ns3::TcpL4Protocol::SocketType", ns.StringValue(dctcp))
     sd("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName(RECOVERY[recovery])))
     sd("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT_SIZE))
     sd("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
@@ -383,7 +560,21 @@ def main():
     if args.recovery == "classic_grow":
         ns.cppyy.cppdef(GROW_IN_CWR_CPP)
         ns.cppyy.gbl.quench_exp.TcpClassicGrowInCwr.GetTypeId()  # registers the TypeId
-    results = [run(ns, int(n), args.duration, args.recovery, args.timestamps) for n in args.flows.split(",")]
+    dctcp = "ns3::TcpDctcp"
+    if args.dctcp == "floor":
+        ns.cppyy.cppdef(DCTCP_FLOOR_CPP)
+        dctcp = "quench_exp::TcpDctcpFloor"
+        ns.cppyy.gbl.quench_exp.TcpDctcpFloor.GetTypeId()  # registers the TypeId
+    elif args.dctcp == "alpha_first":
+        ns.cppyy.cppdef(DCTCP_ALPHA_FIRST_CPP)
+        dctcp = "quench_exp::TcpDctcpAlphaFirst"
+        ns.cppyy.gbl.quench_exp.TcpDctcpAlphaFirst.GetTypeId()
+    elif args.dctcp == "quench_ca":
+        ns.cppyy.cppdef(DCTCP_QUENCH_CA_CPP)
+        dctcp = "quench_exp::TcpDctcpQuenchCa"
+        ns.cppyy.gbl.quench_exp.TcpDctcpQuenchCa.GetTypeId()
+    flows = [int(n) for n in args.flows.split(",")]
+    results = [run(ns, n, args.duration, args.recovery, args.timestamps, dctcp) for n in flows]
     out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
     if args.json:
         with open(args.json, "w") as f:
