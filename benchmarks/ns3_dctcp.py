@@ -5,7 +5,8 @@ sawtooth cycle the same way.
 Run with the interpreter of an environment that has the ns-3 Python bindings:
 
     $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40]
-        [--recovery prr|classic|classic_grow] [--timestamps] [--json out.json]
+        [--recovery prr|classic|classic_grow] [--dctcp ns3|floor|alpha_first|quench_ca]
+        [--timestamps] [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
@@ -24,7 +25,9 @@ TcpDctcp's estimates (its CongestionEstimate trace) after the warm-up; the entri
 flow per cycle, and the first flow's window growth between reductions (segments per ms); the
 packets that entered the queue disc and their mean size (one 1500-byte packet per segment).
 `--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does;
-`classic_grow` also grows the window through CWR, as quench does (GROW_IN_CWR_CPP);
+`classic_grow` also grows the window through CWR, as quench does (GROW_IN_CWR_CPP); `--dctcp`
+replaces TcpDctcp by an experiment's subclass (DCTCP_FLOOR_CPP, DCTCP_ALPHA_FIRST_CPP,
+DCTCP_QUENCH_CA_CPP);
 `--timestamps` keeps ns-3's default timestamp option, whose 1512-byte packets IPv4 fragments
 into two (1500 + 32 bytes) at the 1500-byte MTU, so the queue disc counts two packets a segment.
 """
