@@ -310,7 +310,8 @@ class Network:
           granularity, ["0s"]), max_backoffs [12]} (RFC 6298);
         - delayed_ack: {enabled [True], segments [2], timeout ["200ms"]};
         - dupack_threshold: duplicate ACKs that mean a loss [3];
-        - sack (RFC 2018 / 6675) [False]; limited_transmit (RFC 3042) [False];
+        - sack (RFC 2018 / 6675) [False]; limited_transmit: True or "rfc3042" (RFC 3042),
+          "rfc6675" (RFC 6675 section 5 step 3, by the SACK pipe) [False];
         - dont_fragment: set DF on every segment [False, segments larger than a link's MTU
           are fragmented];
         - source_quench: the reaction to ICMP Source Quench: "ignore" [RFC 6633], "tahoe",

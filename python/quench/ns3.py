@@ -336,6 +336,8 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         "ns3::TcpSocketBase::ReTxThreshold": ("uint", int(tcp["dupack_threshold"])),
         "ns3::TcpSocketBase::Timestamp": ("bool", bool(tcp.get("timestamps"))),
         "ns3::TcpSocketBase::Sack": ("bool", bool(tcp["sack"])),
+        # With SACK ns-3 sends by RFC 6675's pipe before recovery whatever this says (quench's
+        # "rfc6675"); the attribute is RFC 3042's rule without SACK.
         "ns3::TcpSocketBase::LimitedTransmit": ("bool", bool(tcp["limited_transmit"])),
         "ns3::TcpSocketBase::UseEcn": ("string", "On" if tcp["ecn"] else "Off"),
         # quench's `recovery`: "prr" is RFC 6937 PRR with the slow-start reduction bound, ns-3's

@@ -123,9 +123,10 @@ pub struct TcpConfig {
     /// off by default so the named algorithms run as published (Tahoe ignores it).
     #[serde(default)]
     pub sack: bool,
-    /// Limited Transmit (RFC 3042): a new segment on each of the first two duplicate ACKs.
+    /// Limited Transmit: new segments on the duplicate ACKs before loss recovery starts
+    /// (`false`, `true` or `"rfc3042"`, `"rfc6675"`).
     #[serde(default)]
-    pub limited_transmit: bool,
+    pub limited_transmit: LimitedTransmit,
     /// Set don't-fragment on every segment (path MTU discovery style); by default a segment
     /// larger than a link's MTU is fragmented, as in 1988.
     #[serde(default)]
@@ -178,6 +179,61 @@ pub struct TcpConfig {
     pub timestamps: bool,
 }
 
+/// New data on the duplicate ACKs before loss recovery starts (`tcp.limited_transmit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LimitedTransmit {
+    /// None (`false`): the window alone decides.
+    #[default]
+    Off,
+    /// RFC 3042 (`true` or `"rfc3042"`): one new segment on each of the first two duplicate
+    /// ACKs, while FlightSize stays within cwnd plus two segments.
+    Rfc3042,
+    /// RFC 6675 section 5 step (3) (`"rfc6675"`, SACK only): on each duplicate ACK before
+    /// recovery, new segments while the pipe (RFC 6675 section 4's SetPipe, which leaves out
+    /// what is SACKed or deemed lost) leaves a segment's room in cwnd, so a duplicate ACK that
+    /// SACKs two segments releases two. ns-3 and Linux send by the pipe in this phase too.
+    Rfc6675,
+}
+
+impl LimitedTransmit {
+    pub fn enabled(self) -> bool {
+        self != LimitedTransmit::Off
+    }
+}
+
+/// `false` and `true` as before the rules had names, so written scenarios read back the same.
+impl Serialize for LimitedTransmit {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            LimitedTransmit::Off => s.serialize_bool(false),
+            LimitedTransmit::Rfc3042 => s.serialize_bool(true),
+            LimitedTransmit::Rfc6675 => s.serialize_str("rfc6675"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for LimitedTransmit {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Flag(bool),
+            Rule(String),
+        }
+        match Form::deserialize(d)
+            .map_err(|_| serde::de::Error::custom("expected true, false, \"rfc3042\" or \"rfc6675\""))?
+        {
+            Form::Flag(false) => Ok(LimitedTransmit::Off),
+            Form::Flag(true) => Ok(LimitedTransmit::Rfc3042),
+            Form::Rule(r) if r == "rfc3042" => Ok(LimitedTransmit::Rfc3042),
+            Form::Rule(r) if r == "rfc6675" => Ok(LimitedTransmit::Rfc6675),
+            Form::Rule(r) => Err(serde::de::Error::custom(format!(
+                "unknown rule {r:?}: expected true, false, \"rfc3042\" or \"rfc6675\""
+            ))),
+        }
+    }
+}
+
 /// A sender's reaction to a drop in its own host's first queue.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -222,7 +278,7 @@ impl Default for TcpConfig {
             delayed_ack: DelayedAckConfig::default(),
             dupack_threshold: DEFAULT_DUPACK_THRESHOLD,
             sack: false,
-            limited_transmit: false,
+            limited_transmit: LimitedTransmit::Off,
             dont_fragment: false,
             source_quench: QuenchReaction::Ignore,
             ecn: false,
@@ -283,6 +339,13 @@ impl TcpConfig {
             let why =
                 format!("the {TCP_TIMESTAMP_OPTION}-byte option leaves no room for data in a {}-byte mss", self.mss);
             return Err(ConfigError::new("timestamps", why));
+        }
+        if self.limited_transmit == LimitedTransmit::Rfc6675 && !self.sack {
+            // RFC 6675's pipe counts what the receiver SACKed.
+            return Err(ConfigError::new(
+                "limited_transmit",
+                "\"rfc6675\" sends by the SACK pipe: set tcp.sack = true",
+            ));
         }
         if self.loss_detection.rack() && !self.sack {
             // RFC 8985 section 3: RACK judges by SACKed segments' send times.

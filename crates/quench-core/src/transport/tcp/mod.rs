@@ -19,7 +19,8 @@ mod sack;
 mod sender;
 
 pub use config::{
-    DelayedAckConfig, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling, TcpConfig,
+    DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
+    TcpConfig,
 };
 pub use flow::TcpFlowSpec;
 pub use receiver::{ReceiverStats, TcpReceiver};

@@ -4,6 +4,7 @@
 //! bytes rule) with Limited Transmit (RFC 3042). See the module header of `sender` for the
 //! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
 
+use super::super::LimitedTransmit;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
@@ -47,8 +48,12 @@ impl TcpSender {
         } else if self.dupacks >= threshold {
             return self.on_dupack_beyond_limit(cx);
         }
-        if self.cfg.limited_transmit && self.dupacks < threshold {
-            self.limited_transmit(cx);
+        if self.dupacks < threshold {
+            match self.cfg.limited_transmit {
+                LimitedTransmit::Off => {}
+                LimitedTransmit::Rfc3042 => self.limited_transmit(cx),
+                LimitedTransmit::Rfc6675 => self.limited_transmit_by_pipe(cx),
+            }
         }
     }
 
@@ -352,6 +357,32 @@ impl TcpSender {
                 self.snd_nxt = end;
                 self.snd_max = end;
             }
+        }
+    }
+
+    /// RFC 6675 section 5 step (3): (3.1) HighRxt = HighACK (quench's `high_rxt` is read as at
+    /// least snd_una everywhere), (3.2) SetPipe, (3.3) while cwnd − pipe ≥ one segment and the
+    /// receiver's window and the send buffer take it, one new segment, then back to (3.2).
+    pub(super) fn limited_transmit_by_pipe(&mut self, cx: &mut AgentCx<impl Host>) {
+        let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
+        while self.snd_nxt == self.snd_max && !self.host_refused {
+            let (len, _) = self.segment_at(self.snd_nxt);
+            let len = len as u64;
+            if len == 0 || self.pipe_now() + len > self.w.cwnd || self.flight() + len > send_limit {
+                break;
+            }
+            let Some(end) = self.transmit(self.snd_nxt, cx) else { break };
+            self.snd_nxt = end;
+            self.snd_max = end;
+        }
+    }
+
+    /// RFC 6675 section 4's SetPipe now: what is outstanding, less what is SACKed or deemed
+    /// lost (by RFC 6675's IsLost, or RACK's marks), plus what was resent.
+    fn pipe_now(&self) -> u64 {
+        match self.rack.as_ref() {
+            Some(r) => self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes(),
+            None => self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)),
         }
     }
 }

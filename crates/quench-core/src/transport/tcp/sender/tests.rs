@@ -164,7 +164,7 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
         let cfg = TcpConfig {
             mss: MSS as u32,
             sack: true,
-            limited_transmit: true,
+            limited_transmit: super::super::LimitedTransmit::Rfc3042,
             recovery: super::RecoveryReduction::Prr,
             ..Default::default()
         };
@@ -530,3 +530,27 @@ fn senders_stay_small() {
     assert!(size <= SENDER_BYTES, "TcpSender {size} > {SENDER_BYTES}");
 }
 const SENDER_BYTES: usize = 1424;
+
+/// Limited Transmit's two rules on a duplicate ACK that SACKs two segments (a delayed ACK's
+/// worth): 10 segments in flight = cwnd, segment 0 lost, the first duplicate ACK SACKs
+/// segments 1-2. RFC 3042 releases one new segment (FlightSize up to cwnd + 1 segment on the
+/// first duplicate ACK); RFC 6675 section 5 step (3) two (pipe = 10 − 2 SACKed = 8: room for
+/// two in cwnd = 10); without Limited Transmit, none. A second duplicate ACK that SACKs
+/// segment 3 as well leaves 3 segments SACKed above segment 0, more than (DupThresh − 1)·SMSS:
+/// IsLost starts recovery (step 2) under every rule.
+#[test]
+fn limited_transmit_by_rfc_3042_and_by_rfc_6675s_pipe() {
+    use super::super::LimitedTransmit::{Off, Rfc3042, Rfc6675};
+    for (rule, expected) in [(Off, "-"), (Rfc3042, "N"), (Rfc6675, "NN")] {
+        let cfg = TcpConfig { mss: MSS as u32, sack: true, limited_transmit: rule, ..Default::default() };
+        let mut s = Script::with(r#"{"kind":"newreno","initial_window":10}"#, cfg);
+        s.establish();
+        assert_eq!(std::mem::take(&mut s.host.sent).len(), 11, "the SYN and 10 segments");
+        let before = s.tx.snd_max;
+        s.sack(200, 1, 0, Some((1 + MSS, 1 + 3 * MSS)));
+        assert_eq!(sends(&std::mem::take(&mut s.host.sent), before), expected, "{rule:?}");
+        assert_eq!(s.tx.ca, CaState::Disorder, "{rule:?}");
+        s.sack(201, 1, 0, Some((1 + MSS, 1 + 4 * MSS)));
+        assert!(matches!(s.tx.ca, CaState::Recovery { .. }), "{rule:?}");
+    }
+}
