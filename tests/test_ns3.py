@@ -166,10 +166,6 @@ def test_refuses_what_ns3_cannot_run():
     spec["flows"][0].setdefault("tcp", {}).update(sack=True, loss_detection="rack")
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
         ns3.translate(spec)
-    spec = matched_dumbbell("newreno", False)
-    spec["links"][1]["device_queue"] = 5
-    with pytest.raises(Exception, match=r"^links\[1\]\.device_queue: .*no ns-3 counterpart"):
-        ns3.translate(spec)
 
 
 def test_plan_maps_settings():
@@ -184,6 +180,13 @@ def test_plan_maps_settings():
     assert red["kind"] == "red" and red["attributes"]["UseEcn"] == ("bool", True)
     # A drop-tail limit of N packets is N-1 in the queue disc plus the 1-packet device queue.
     assert plan["links"][1]["qdisc"]["attributes"]["MaxSize"] == ("size", "99999p")
+    assert plan["links"][1]["device_queue"] == ns3.DEVICE_QUEUE == "1p"
+    # quench's own device queue of N packets is ns-3's: the queue disc keeps its whole limit.
+    spec = matched_dumbbell("newreno", False)
+    spec["links"][1]["device_queue"] = 5
+    link = ns3.translate(spec)["links"][1]
+    assert link["device_queue"] == "5p"
+    assert link["qdisc"]["attributes"]["MaxSize"] == ("size", "100000p")
     assert plan["rng_run"] == 1
     spec = matched_dumbbell("newreno", False)
     for f in spec["flows"]:

@@ -150,14 +150,15 @@ def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
     return f"{byts}B"
 
 
-def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str]) -> dict[str, Any]:
+def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *, own_device: bool) -> dict[str, Any]:
     """The queue disc's type and attributes, and the Config defaults its children need;
-    approximations go to `notes`."""
+    approximations go to `notes`. `own_device`: the link has quench's device queue, so ns-3's
+    takes none of the queue disc's packets."""
     kind = spec["kind"]
     a: dict[str, tuple[str, Any]] = {}
     child_defaults: dict[str, tuple[str, Any]] = {}
     if kind == "droptail":
-        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=True))
+        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=not own_device))
     elif kind == "red":
         bytes_mode = spec["mode"] == "bytes"
         mean = _bytes(spec["mean_packet_size"])
@@ -477,9 +478,9 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
             raise _refuse(f"{key}.framing_overhead", "link framing other than PPP's 2 bytes")
         if ln.get("packet_rate") is not None:
             raise _refuse(f"{key}.packet_rate", "a packet-rate limit")
-        if ln.get("device_queue"):
-            # quench ns3 puts its own one-packet device queue under every queue disc.
-            raise _refuse(f"{key}.device_queue", "a device queue of the link's own size")
+        # A device queue of quench's (N packets between the qdisc and the transmitter) is ns-3's
+        # DropTailQueue of N packets; without one, ns-3 still needs one: DEVICE_QUEUE.
+        device = int(ln.get("device_queue") or 0)
         if ln["fragmentation"] != "rfc791":
             raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
         rate = _rate(ln["rate"])
@@ -493,13 +494,15 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
                 "mtu": _bytes(ln["mtu"]),
                 "loss": float(ln["loss"]),
                 "reverse_loss": float(ln["reverse_loss"]),
-                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes),
+                "device_queue": f"{device}p" if device else DEVICE_QUEUE,
+                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes, own_device=device > 0),
                 # The same notes again for a reverse queue that copies the forward one.
                 "reverse_qdisc": _qdisc(
                     rq,
                     f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc",
                     rate,
                     notes if ln.get("reverse_qdisc") else [],
+                    own_device=device > 0,
                 ),
             }
         )

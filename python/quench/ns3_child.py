@@ -448,7 +448,8 @@ def run_one(ns, q, plan):
         p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(int(link["rate_bps"]))))
         p2p.SetDeviceAttribute("Mtu", ns.UintegerValue(int(link["mtu"])))
         p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.Seconds(link["delay_s"])))
-        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(plan["device_queue"])))
+        device_queue = link.get("device_queue", plan["device_queue"])
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize(device_queue)))
         d = p2p.Install(node[link["from"]], node[link["to"]])
         for j, loss in ((1, link["loss"]), (0, link["reverse_loss"])):
             if loss > 0:  # a receive error model on the far device drops what crossed the wire
