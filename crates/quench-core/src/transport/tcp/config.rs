@@ -195,12 +195,6 @@ pub enum LimitedTransmit {
     Rfc6675,
 }
 
-impl LimitedTransmit {
-    pub fn enabled(self) -> bool {
-        self != LimitedTransmit::Off
-    }
-}
-
 /// `false` and `true` as before the rules had names, so written scenarios read back the same.
 impl Serialize for LimitedTransmit {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

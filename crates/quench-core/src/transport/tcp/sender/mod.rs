@@ -30,8 +30,8 @@
 //!
 //! With `tcp.limited_transmit`, each of the first two duplicate ACKs releases one new segment
 //! (RFC 3042), or, with `"rfc6675"` and SACK, each duplicate ACK before recovery releases what
-//! the pipe leaves room for in cwnd (RFC 6675 section 5 step 3). On timeout: back off, `ssthresh` from the controller, `cwnd` = loss window, go
-//! back N (skipping SACKed ranges).
+//! the pipe leaves room for in cwnd (RFC 6675 section 5 step 3). On timeout: back off,
+//! `ssthresh` from the controller, `cwnd` = loss window, go back N (skipping SACKed ranges).
 
 mod local_drop;
 mod monitor;
