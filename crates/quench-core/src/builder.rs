@@ -7,7 +7,7 @@ use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
 use crate::routing::Routes;
 use crate::scenario::{LinkSpec, Scenario};
-use crate::trace::pcap::PcapWriter;
+use crate::trace::pcap::{Captures, PcapWriter};
 use crate::trace::Recorder;
 use crate::transport::contract::{HostShared, Topology};
 use crate::transport::{Agent, FlowBuild, FlowSpec};
@@ -256,14 +256,15 @@ fn link_index(links: &[Link], name: &str, path: &str) -> Result<usize, ConfigErr
     })
 }
 
-fn build_recorder(sc: &Scenario, links: &[Link]) -> Result<(Recorder, Vec<Option<PcapWriter>>), ConfigError> {
+fn build_recorder(sc: &Scenario, links: &[Link]) -> Result<(Recorder, Captures), ConfigError> {
     let mut wanted = vec![sc.record.links.is_none(); links.len()];
     for (i, name) in sc.record.links.iter().flatten().enumerate() {
         wanted[link_index(links, name, &format!("record.links[{i}]"))?] = true;
     }
-    let mut pcap: Vec<Option<PcapWriter>> = links.iter().map(|_| None).collect();
+    let mut pcap = Captures::default();
     for (i, name) in sc.record.pcap.iter().enumerate() {
-        pcap[link_index(links, name, &format!("record.pcap[{i}]"))?] = Some(PcapWriter::new());
+        let l = link_index(links, name, &format!("record.pcap[{i}]"))?;
+        pcap.insert(LinkId(l as u32), PcapWriter::new());
     }
     if let Some(times) = &sc.record.snapshots {
         times.validate(sc.duration).map_err(|why| ConfigError::new("record.snapshots", why))?;

@@ -25,7 +25,7 @@ use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
 use crate::trace::flow_links::Fate;
-use crate::trace::pcap::PcapWriter;
+use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
 use crate::transport::icmp;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
@@ -100,7 +100,7 @@ pub struct World {
     /// react to a Source Quench quoting it, in flow order.
     quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>>,
     pub(crate) rec: Recorder,
-    pub(crate) pcap: Vec<Option<PcapWriter>>,
+    pub(crate) pcap: Captures,
     pub(crate) unroutable_packets: u64,
     /// Per node: the buffer pool its pooled queues share.
     node_buffers: Vec<NodeBuffers>,
@@ -152,7 +152,7 @@ pub(crate) struct WorldParts {
     pub factory: FlowFactory,
     pub budget: Budget,
     pub rec: Recorder,
-    pub pcap: Vec<Option<PcapWriter>>,
+    pub pcap: Captures,
     pub ip: IpConfig,
 }
 
@@ -206,7 +206,7 @@ impl World {
         }
         for (l, link) in world.links.iter_mut().enumerate() {
             let id = LinkId(l as u32);
-            link.quiet = !world.rec.records_hops(id) && world.pcap[l].is_none() && !link.has_device_queue();
+            link.quiet = !world.rec.records_hops(id) && !world.pcap.captures(id) && !link.has_device_queue();
         }
         world
     }
@@ -554,7 +554,7 @@ impl World {
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
-        if let Some(w) = self.pcap[l.index()].as_mut() {
+        if let Some(w) = self.pcap.get_mut(l) {
             let info = self.flows.info(p.flow);
             w.write(self.now, p, info.src, info.sack);
         }
