@@ -52,8 +52,9 @@ pub fn check_node_name(name: &str) -> Result<(), ConfigError> {
 }
 
 fn build_nodes(sc: &Scenario) -> Result<(Vec<Node>, Names), ConfigError> {
-    let mut nodes = Vec::new();
-    let mut names = HashMap::new();
+    // Exact sizes: at 10,000 flows a vector grown by doubling holds room never touched.
+    let mut nodes = Vec::with_capacity(sc.hosts.len() + sc.routers.len());
+    let mut names = HashMap::with_capacity(sc.hosts.len() + sc.routers.len());
     let all = sc.hosts.iter().map(|n| ("hosts", n, false)).chain(sc.routers.iter().map(|n| ("routers", n, true)));
     for (i, (key, name, is_router)) in all.enumerate() {
         let index = if is_router { i - sc.hosts.len() } else { i };
@@ -67,10 +68,12 @@ fn build_nodes(sc: &Scenario) -> Result<(Vec<Node>, Names), ConfigError> {
 }
 
 fn build_links(sc: &Scenario, names: &Names) -> Result<Vec<Link>, ConfigError> {
-    let mut links: Vec<Link> = Vec::new();
+    // Exact size: a vector of 40,002 links of 512 bytes grown by doubling held room for 25,534
+    // more (13 MB) it never touched.
+    let mut links: Vec<Link> = Vec::with_capacity(sc.links.iter().map(|l| 1 + l.duplex as usize).sum());
     // Names taken so far: a set, as a scan of `links` per link made set-up quadratic (40,000
     // links of a 10,000-flow dumbbell: half a minute).
-    let mut taken = HashSet::new();
+    let mut taken = HashSet::with_capacity(links.capacity());
     for (i, spec) in sc.links.iter().enumerate() {
         let path = format!("links[{i}]");
         spec.validate().map_err(|e| e.within(&path))?;
