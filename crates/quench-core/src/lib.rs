@@ -31,6 +31,7 @@ pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
+pub mod slab;
 pub mod snapshots;
 pub mod tagged;
 pub mod trace;

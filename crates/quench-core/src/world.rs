@@ -18,12 +18,13 @@
 use crate::builder::FlowFactory;
 use crate::flows::{Agents, Flows};
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkOutbox, PipeSlab, TxStart};
+use crate::link::{Link, LinkOutbox, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
+use crate::slab::PacketSlab;
 use crate::trace::flow_links::Fate;
 use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
@@ -80,8 +81,8 @@ pub struct World {
     pub(crate) sched: Scheduler<Event>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
-    /// The entries of every link's propagation pipe.
-    pipes: PipeSlab,
+    /// The entries of every link's propagation pipe and drop-tail queue.
+    slab: PacketSlab,
     pub(crate) routes: Routes,
     pub(crate) agents: Agents,
     pub(crate) flows: Flows,
@@ -181,7 +182,7 @@ impl World {
             ip: p.ip,
             nodes: p.nodes,
             links: p.links,
-            pipes: PipeSlab::default(),
+            slab: PacketSlab::default(),
             routes: p.routes,
             arrivals_scheduled: flows.count() as u64,
             agents,
@@ -223,7 +224,7 @@ impl World {
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
-            link.settle_done(&mut self.pipes);
+            link.settle_done(&mut self.slab);
             self.settled_events += 1;
         }
     }
@@ -490,7 +491,8 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        let admission =
+            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, Some(before));
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
@@ -514,7 +516,8 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        let admission =
+            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, None);
         if self.links[l.index()].ready_to_send() {
             self.start_tx(l);
@@ -526,7 +529,7 @@ impl World {
         let link = &mut self.links[l.index()];
         // The backlog before is wanted only for a queue record, never on a quiet link.
         let before = (!link.quiet).then(|| link.backlog());
-        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
+        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
             TxStart::Wait(t) => self.sched.schedule(t, Event::Wake(l)),
@@ -606,7 +609,7 @@ impl World {
     }
 
     fn on_tx_done(&mut self, l: LinkId) {
-        match self.links[l.index()].finish_tx(self.now, &mut self.pipes) {
+        match self.links[l.index()].finish_tx(self.now, &mut self.slab) {
             Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
             Ok(None) => {}
             Err(lost) => {
@@ -622,7 +625,7 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        let (pkt, next) = link.deliver_head(&mut self.pipes);
+        let (pkt, next) = link.deliver_head(&mut self.slab);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));
