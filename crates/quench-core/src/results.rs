@@ -140,7 +140,10 @@ pub(crate) fn flow_rows<'a>(
 fn nodes_table(w: &World) -> Table {
     let n = &w.nodes;
     let frag = &w.fragmentation;
-    let re = |f: fn(&crate::ip::ReassemblyStats) -> u64| u64s(w.reassembly.iter().map(move |r| f(&r.stats)));
+    // A node that never got a fragment has no reassembly state: zero in every column.
+    let re = |f: fn(&crate::ip::ReassemblyStats) -> u64| {
+        u64s(w.reassembly.iter().map(move |r| r.as_ref().map_or(0, |r| f(&r.stats))))
+    };
     Table::new("nodes")
         .with("node", Column::U32((0..n.len() as u32).collect()))
         .with("name", strs(n.iter().map(|x| x.name.clone())))
@@ -152,7 +155,7 @@ fn nodes_table(w: &World) -> Table {
         .with("reassembly_timeouts", re(|s| s.timeouts))
         .with("reassembly_overflows", re(|s| s.overflows))
         .with("reassembly_discarded_bytes", re(|s| s.discarded_bytes))
-        .with("reassembly_held_bytes", u64s(w.reassembly.iter().map(|r| r.held_bytes())))
+        .with("reassembly_held_bytes", u64s(w.reassembly.iter().map(|r| r.as_ref().map_or(0, |r| r.held_bytes()))))
 }
 
 /// The flows table when released arrivals' rows already stream to disk: the rest of the

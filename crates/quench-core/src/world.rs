@@ -106,7 +106,9 @@ pub struct World {
     /// Per node: the buffer pool its pooled queues share.
     node_buffers: Vec<NodeBuffers>,
     pub(crate) ip: IpConfig,
-    pub(crate) reassembly: Vec<Reassembler>,
+    /// Per node: its reassembly state, made at the first fragment that reaches it (a host that
+    /// never gets one, nearly all of them, holds a pointer rather than 96 bytes).
+    pub(crate) reassembly: Vec<Option<Box<Reassembler>>>,
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
     /// The pending reassembly timers' fields (`Event::Reassembly`), and the free places.
@@ -174,7 +176,7 @@ impl World {
             seed: p.seed,
             sched,
             node_buffers: vec![NodeBuffers::default(); p.nodes.len()],
-            reassembly: (0..p.nodes.len()).map(|_| Reassembler::default()).collect(),
+            reassembly: (0..p.nodes.len()).map(|_| None).collect(),
             fragmentation: vec![FragmentStats::default(); p.nodes.len()],
             fragments: Vec::new(),
             reassembly_timers: Vec::new(),
@@ -254,7 +256,8 @@ impl World {
             Event::Reassembly(i) => {
                 let r = self.reassembly_timers[i as usize];
                 self.free_reassembly_timers.push(i);
-                self.reassembly[r.node.index()].on_timeout(r.src, r.uid, r.started);
+                let re = self.reassembly[r.node.index()].as_mut().expect("a timer's host holds fragments");
+                re.on_timeout(r.src, r.uid, r.started);
             }
         }
         if !self.maybe_reclaimable.is_empty() {
@@ -417,7 +420,8 @@ impl World {
 
     /// A fragment reached its destination host: hold it, or deliver the whole datagram.
     fn reassemble(&mut self, at: NodeId, frag: &Packet) {
-        match self.reassembly[at.index()].on_fragment(self.now, frag, &self.ip) {
+        let re = self.reassembly[at.index()].get_or_insert_with(Box::default);
+        match re.on_fragment(self.now, frag, &self.ip) {
             Reassembled::Datagram(whole) => {
                 self.forward(at, &whole);
             }
