@@ -31,6 +31,7 @@ pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
+pub mod slab;
 pub mod snapshots;
 pub mod tagged;
 pub mod trace;
@@ -96,10 +97,10 @@ impl Simulation {
         self.world.rec.stream(trace::spill::Spill::new(spill_dir)?);
         for (link, path) in pcap_files {
             let i = self.world.links.iter().position(|l| &l.name == link);
-            let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(i)).filter(|p| p.is_some()) else {
+            let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(packet::LinkId(i as u32))) else {
                 return Err(format!("link {link} is not captured (record.pcap)"));
             };
-            *slot = Some(trace::pcap::PcapWriter::to_file(path)?);
+            *slot = trace::pcap::PcapWriter::to_file(path)?;
         }
         Ok(())
     }
@@ -113,7 +114,7 @@ impl Simulation {
 
     /// The first error writing streamed records or captures so far, if any.
     pub fn output_error(&self) -> Option<String> {
-        let pcap = self.world.pcap.iter().flatten().find_map(|p| p.error());
+        let pcap = self.world.pcap.iter().find_map(|p| p.error());
         self.world.rec.spill_error().or(pcap).map(str::to_string)
     }
 

@@ -9,15 +9,10 @@
 //! path of Jacobson's 1988 email), and a Bernoulli loss module (packets lost on the wire after
 //! transmission, with probability `loss`, drawn from the link's own random stream).
 //!
-//! The propagation pipes of all links share one slab of entries ([`PipeSlab`], owned by the
-//! world): a link holds the ends of its own list of entries, so memory follows the packets in
-//! flight in the whole network at once, not the sum of every link's fullest moment (a
-//! per-link ring buffer keeps the room of its peak, and holds room for at least 4 packets once
-//! one has passed: at 10,000 flows a dumbbell's 40,002 pipes took 57 MB that way). Entries
-//! freed by an arrival are taken again first, so a packet entering a pipe lands in memory
-//! recently touched. A long pipe's entries lie scattered over the slab, where a ring buffer's
-//! lie in order for the processor to fetch ahead, so taking an entry prefetches the next one
-//! (`PipeSlab::pop`). The slab grows by doubling; no packet allocates.
+//! The propagation pipes of all links, and their drop-tail queues, share one slab of entries
+//! ([`PacketSlab`], owned by the world): a link holds the ends of its own lists of entries, so
+//! memory follows the packets in flight in the whole network at once, not the sum of every
+//! link's fullest moment (see `slab.rs`). No packet allocates.
 //!
 //! An optional device queue (`device_queue = N` packets, off when 0): a FIFO between the qdisc
 //! and the transmitter, standing for Linux's driver transmit ring and ns-3's
@@ -37,6 +32,7 @@ use crate::ip::FragmentRule;
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::rng::Rng;
+use crate::slab::{PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
 use std::collections::VecDeque;
@@ -121,115 +117,12 @@ impl LinkCounters {
     }
 }
 
-/// No entry: the end of a list.
-const NO_ENTRY: u32 = u32::MAX;
-
-/// A packet on the wire and the next entry of its link's pipe (or of the free list). Its own
-/// arrival time is its predecessor's `next_at` (or the pipe's `tail_at`).
-struct PipeEntry {
-    next: u32,
-    /// The next entry's arrival time, so that taking this one tells when the next arrives
-    /// without reading that entry yet (see `PipeSlab::pop`).
-    next_at: Time,
-    pkt: Packet,
-}
-
-/// The entries of every link's propagation pipe (see the module header).
-pub struct PipeSlab {
-    entries: Vec<PipeEntry>,
-    /// The first free entry, `NO_ENTRY` if none.
-    free: u32,
-}
-
-impl Default for PipeSlab {
-    fn default() -> Self {
-        PipeSlab { entries: Vec::new(), free: NO_ENTRY }
-    }
-}
-
-/// One link's pipe: a FIFO list of entries in the slab.
+/// One link's pipe: a FIFO list of entries in the [`PacketSlab`].
+#[derive(Default)]
 struct Pipe {
-    head: u32,
-    tail: u32,
-    len: u32,
+    list: SlabList,
     /// The arrival time of the last packet in (the tail), for `Link::defer_done`.
     tail_at: Time,
-}
-
-impl Default for Pipe {
-    fn default() -> Self {
-        Pipe { head: NO_ENTRY, tail: NO_ENTRY, len: 0, tail_at: Time::ZERO }
-    }
-}
-
-impl PipeSlab {
-    /// Append `pkt`, arriving at `at`, to `pipe`.
-    #[inline]
-    fn push(&mut self, pipe: &mut Pipe, at: Time, pkt: Packet) {
-        let entry = PipeEntry { next: NO_ENTRY, next_at: Time::ZERO, pkt };
-        let i = if self.free != NO_ENTRY {
-            let i = self.free;
-            let e = &mut self.entries[i as usize];
-            self.free = e.next;
-            *e = entry;
-            i
-        } else {
-            let i = u32::try_from(self.entries.len()).expect("more than 2^32 - 1 packets on the wire");
-            self.entries.push(entry);
-            i
-        };
-        if pipe.len == 0 {
-            pipe.head = i;
-        } else {
-            let tail = &mut self.entries[pipe.tail as usize];
-            tail.next = i;
-            tail.next_at = at;
-        }
-        pipe.tail = i;
-        pipe.tail_at = at;
-        pipe.len += 1;
-    }
-
-    /// Take the head of `pipe` (not empty); returns it and the arrival time of the next one.
-    #[inline]
-    fn pop(&mut self, pipe: &mut Pipe) -> (Packet, Option<Time>) {
-        debug_assert!(pipe.len > 0, "pop from an empty pipe");
-        let i = pipe.head;
-        let e = &mut self.entries[i as usize];
-        let pkt = e.pkt;
-        let next_at = e.next_at;
-        pipe.head = e.next;
-        e.next = self.free;
-        self.free = i;
-        pipe.len -= 1;
-        if pipe.len == 0 {
-            return (pkt, None);
-        }
-        // The next entry is read when it arrives. A long pipe's entries lie scattered over the
-        // slab, where a ring buffer's lie in order for the processor to fetch ahead; fetch it
-        // now instead, while the events before its arrival run.
-        prefetch(&self.entries[pipe.head as usize]);
-        (pkt, Some(next_at))
-    }
-}
-
-/// Ask the processor to bring `entry` into the cache (a hint: no effect on results).
-#[inline(always)]
-fn prefetch(entry: &PipeEntry) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = (entry as *const PipeEntry).cast::<i8>();
-        // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE, which it
-        // needs, is part of every x86_64 processor.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            // The entry spans a second cache line.
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = entry;
 }
 
 /// What happened when the link looked for the next packet to send.
@@ -274,7 +167,7 @@ pub struct Link {
     /// `done_seq` is the sequence number reserved for it.
     done_deferred: bool,
     done_seq: u64,
-    /// The propagation pipe: packets sent and not yet arrived, in a [`PipeSlab`].
+    /// The propagation pipe: packets sent and not yet arrived, in the [`PacketSlab`].
     pipe: Pipe,
     /// Nothing but the link's own statistics follows a packet through this link: no record
     /// or capture of its hops, no device queue (set by the world once its recorder is known).
@@ -377,18 +270,25 @@ impl Link {
     }
 
     pub fn in_flight(&self) -> u64 {
-        self.pipe.len as u64 + self.transmitting.is_some() as u64
+        self.pipe.list.len() as u64 + self.transmitting.is_some() as u64
     }
 
     /// Offer a packet to the queue; the answer says whether the queue kept it. Drops (of it or
     /// of queued packets) and control packets the qdisc originates land in `out`.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Admission {
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        mut pkt: Packet,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        slab: &mut PacketSlab,
+    ) -> Admission {
         let held = self.backlog();
         self.stats.integrate(now, held);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += pkt.size as u64;
         pkt.enqueued_at = now;
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node);
+        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
         qdisc.enqueue(pkt, &mut cx);
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
@@ -404,16 +304,22 @@ impl Link {
 
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
-    pub fn start_tx(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
+    pub fn start_tx(
+        &mut self,
+        now: Time,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        slab: &mut PacketSlab,
+    ) -> TxStart {
         if self.device.is_some() {
-            return self.start_tx_from_device(now, out, node);
+            return self.start_tx_from_device(now, out, node, slab);
         }
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node);
+        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
         let next = qdisc.dequeue(&mut cx);
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
@@ -430,12 +336,18 @@ impl Link {
     /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
     /// head and refill the place it left. Called after every enqueue (the device queue takes
     /// what the qdisc releases at once) and whenever the transmitter may start.
-    fn start_tx_from_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> TxStart {
+    fn start_tx_from_device(
+        &mut self,
+        now: Time,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        slab: &mut PacketSlab,
+    ) -> TxStart {
         let held = self.backlog();
         self.stats.integrate(now, held);
         // A wake-up already scheduled answers for the qdisc until it comes.
         let scheduled = self.wake_pending;
-        let wait = if scheduled { None } else { self.fill_device(now, out, node) };
+        let wait = if scheduled { None } else { self.fill_device(now, out, node, slab) };
         if self.transmitting.is_some() {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
@@ -449,7 +361,7 @@ impl Link {
             // The place just freed is filled now. A "not before" in this call schedules no
             // wake-up (the answer is `Started`): the qdisc is asked again when this
             // transmission ends, which runs as an event because the qdisc is not empty.
-            self.fill_device(now, out, node);
+            self.fill_device(now, out, node, slab);
             self.wake_pending = false;
         }
         TxStart::Started(done)
@@ -457,9 +369,15 @@ impl Link {
 
     /// Move packets from the qdisc into the device queue until it is full or the qdisc has
     /// none to give; returns the qdisc's "not before" time if it gave that answer.
-    fn fill_device(&mut self, now: Time, out: &mut LinkOutbox, node: &mut NodeBuffers) -> Option<Time> {
+    fn fill_device(
+        &mut self,
+        now: Time,
+        out: &mut LinkOutbox,
+        node: &mut NodeBuffers,
+        slab: &mut PacketSlab,
+    ) -> Option<Time> {
         while self.device.as_ref().is_some_and(|d| d.packets.len() < d.limit) {
-            let (qdisc, mut cx) = self.qdisc_cx(now, out, node);
+            let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
             let next = qdisc.dequeue(&mut cx);
             let marks = cx.marks;
             self.count_verdicts(marks, &out.drops);
@@ -487,6 +405,7 @@ impl Link {
         now: Time,
         out: &'a mut LinkOutbox,
         node: &'a mut NodeBuffers,
+        slab: &'a mut PacketSlab,
     ) -> (&'a mut AnyQdisc, QdiscCx<'a>) {
         let cx = QdiscCx {
             now,
@@ -498,6 +417,7 @@ impl Link {
             monitors: &mut out.monitors,
             node,
             node_id: self.from,
+            slab,
         };
         (&mut self.qdisc, cx)
     }
@@ -577,7 +497,7 @@ impl Link {
 
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
     /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
-    pub fn finish_tx(&mut self, now: Time, pipes: &mut PipeSlab) -> Result<Option<Time>, Packet> {
+    pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> Result<Option<Time>, Packet> {
         let p = self.transmitting.as_ref().expect("finish_tx without a packet in transmission");
         if let Some(loss) = &mut self.loss {
             if loss.rng.bernoulli(loss.probability) {
@@ -588,9 +508,10 @@ impl Link {
         }
         // Copied straight from the transmitter into the pipe (a `take` would copy it twice).
         let arrival = now + self.delay;
-        pipes.push(&mut self.pipe, arrival, *p);
+        slab.push(&mut self.pipe.list, arrival, *p);
+        self.pipe.tail_at = arrival;
         self.transmitting = None;
-        Ok((self.pipe.len == 1).then_some(arrival))
+        Ok((self.pipe.list.len() == 1).then_some(arrival))
     }
 
     /// Whether the end of the transmission just started can go without an event: a dequeue
@@ -599,7 +520,7 @@ impl Link {
     /// and the pipe will still hold a packet then, so its head already has an arrival queued.
     /// Any later enqueue queues the event (under `seq`) before the end comes.
     pub fn defer_done(&mut self, seq: u64) -> bool {
-        let pipe_busy_then = self.pipe.len > 0 && self.pipe.tail_at > self.tx_done_at;
+        let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
         let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
         self.done_deferred = self.loss.is_none() && quiet && pipe_busy_then;
         self.done_seq = seq;
@@ -622,18 +543,18 @@ impl Link {
 
     /// Carry out a deferred end of transmission whose time has passed: the packet joins the
     /// pipe (behind a packet still in it, so no arrival event is needed).
-    pub fn settle_done(&mut self, pipes: &mut PipeSlab) {
+    pub fn settle_done(&mut self, slab: &mut PacketSlab) {
         self.done_deferred = false;
-        let head_scheduled = self.finish_tx(self.tx_done_at, pipes);
+        let head_scheduled = self.finish_tx(self.tx_done_at, slab);
         debug_assert!(matches!(head_scheduled, Ok(None)), "a deferred end needs no event");
     }
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
     /// arrival time of the next one, if any.
-    pub fn deliver_head(&mut self, pipes: &mut PipeSlab) -> (Packet, Option<Time>) {
-        assert!(self.pipe.len > 0, "delivery event with an empty pipe");
+    pub fn deliver_head(&mut self, slab: &mut PacketSlab) -> (Packet, Option<Time>) {
+        assert!(!self.pipe.list.is_empty(), "delivery event with an empty pipe");
         self.stats.delivered_packets += 1;
-        pipes.pop(&mut self.pipe)
+        slab.pop(&mut self.pipe.list)
     }
 
     /// Close the books at the end of the run: busy time counts only the part of a
@@ -685,14 +606,16 @@ mod tests {
 
     /// A link is per-link state that every packet through it touches; at 10,000 flows a
     /// dumbbell has 40,002 of them, far beyond the caches, so its size is speed. Drop-tail is
-    /// the only discipline stored inline (`qdisc::slot!`), so the queue is no larger than its FIFO.
+    /// the only discipline stored inline (`qdisc::slot!`), so the queue is no larger than its
+    /// FIFO, whose packets lie in the world's slab (`slab.rs`): the ends of a list, not a
+    /// `VecDeque`.
     #[test]
     fn links_stay_small() {
         use std::mem::size_of;
         assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
         assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
     }
-    const LINK_BYTES: usize = 512;
+    const LINK_BYTES: usize = 496;
 
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
@@ -702,18 +625,20 @@ mod tests {
         let (mut queued, mut direct) = (link(limit), link(limit));
         let mut node = NodeBuffers::default();
         let mut out = LinkOutbox::default();
-        let mut pipes = PipeSlab::default();
+        let mut slab = PacketSlab::default();
         let mut now = Time(5);
         for uid in 0..50u32 {
             let p = packet(uid, 1, 40 + (uid as u16 * 37) % 1460);
             assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
-            queued.enqueue(now, p, &mut out, &mut node);
-            let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node) else { panic!("not started") };
+            queued.enqueue(now, p, &mut out, &mut node, &mut slab);
+            let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node, &mut slab) else {
+                panic!("not started")
+            };
             assert_eq!(direct.cut_through(now, &p), done);
             assert_eq!(queued.in_transmission(), direct.in_transmission());
             assert!(!direct.can_cut_through(&p), "busy while transmitting");
             now = done + Dur(uid as u64 * 1000);
-            assert_eq!(queued.finish_tx(done, &mut pipes), direct.finish_tx(done, &mut pipes));
+            assert_eq!(queued.finish_tx(done, &mut slab), direct.finish_tx(done, &mut slab));
         }
         assert_eq!(format!("{:?}", queued.stats_at(now)), format!("{:?}", direct.stats_at(now)));
         assert!(out.drops.is_empty() && out.emitted.is_empty());
@@ -738,13 +663,14 @@ mod tests {
         for (device, held) in [(4u32, 15u64), (0, 11)] {
             let mut l = link_with_device(limit, device);
             let (mut node, mut out) = (NodeBuffers::default(), LinkOutbox::default());
+            let mut slab = PacketSlab::default();
             let now = Time(1000);
             let (mut in_qdisc, mut drops) = (vec![], vec![]);
             let mut done = None;
             for uid in 0..20u32 {
-                l.enqueue(now, packet(uid, 1, 1000), &mut out, &mut node);
+                l.enqueue(now, packet(uid, 1, 1000), &mut out, &mut node, &mut slab);
                 if l.ready_to_send() || l.has_device_queue() {
-                    if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node) {
+                    if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node, &mut slab) {
                         done = Some(t);
                     }
                 }
@@ -760,10 +686,9 @@ mod tests {
             // Drain: each end of transmission starts the next packet, in arrival order.
             let mut sent = vec![l.in_transmission().unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
-            let mut pipes = PipeSlab::default();
             loop {
-                l.finish_tx(t, &mut pipes).unwrap();
-                match l.start_tx(t, &mut out, &mut node) {
+                l.finish_tx(t, &mut slab).unwrap();
+                match l.start_tx(t, &mut out, &mut node, &mut slab) {
                     TxStart::Started(next) => {
                         sent.push(l.in_transmission().unwrap().uid);
                         t = next;

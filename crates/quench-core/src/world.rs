@@ -18,14 +18,15 @@
 use crate::builder::FlowFactory;
 use crate::flows::{Agents, Flows};
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkOutbox, PipeSlab, TxStart};
+use crate::link::{Link, LinkOutbox, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
+use crate::slab::PacketSlab;
 use crate::trace::flow_links::Fate;
-use crate::trace::pcap::PcapWriter;
+use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
 use crate::transport::icmp;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
@@ -80,8 +81,8 @@ pub struct World {
     pub(crate) sched: Scheduler<Event>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
-    /// The entries of every link's propagation pipe.
-    pipes: PipeSlab,
+    /// The entries of every link's propagation pipe and drop-tail queue.
+    slab: PacketSlab,
     pub(crate) routes: Routes,
     pub(crate) agents: Agents,
     pub(crate) flows: Flows,
@@ -100,12 +101,14 @@ pub struct World {
     /// react to a Source Quench quoting it, in flow order.
     quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>>,
     pub(crate) rec: Recorder,
-    pub(crate) pcap: Vec<Option<PcapWriter>>,
+    pub(crate) pcap: Captures,
     pub(crate) unroutable_packets: u64,
     /// Per node: the buffer pool its pooled queues share.
     node_buffers: Vec<NodeBuffers>,
     pub(crate) ip: IpConfig,
-    pub(crate) reassembly: Vec<Reassembler>,
+    /// Per node: its reassembly state, made at the first fragment that reaches it (a host that
+    /// never gets one, nearly all of them, holds a pointer rather than 96 bytes).
+    pub(crate) reassembly: Vec<Option<Box<Reassembler>>>,
     pub(crate) fragmentation: Vec<FragmentStats>,
     fragments: Vec<Packet>,
     /// The pending reassembly timers' fields (`Event::Reassembly`), and the free places.
@@ -152,7 +155,7 @@ pub(crate) struct WorldParts {
     pub factory: FlowFactory,
     pub budget: Budget,
     pub rec: Recorder,
-    pub pcap: Vec<Option<PcapWriter>>,
+    pub pcap: Captures,
     pub ip: IpConfig,
 }
 
@@ -173,7 +176,7 @@ impl World {
             seed: p.seed,
             sched,
             node_buffers: vec![NodeBuffers::default(); p.nodes.len()],
-            reassembly: (0..p.nodes.len()).map(|_| Reassembler::default()).collect(),
+            reassembly: (0..p.nodes.len()).map(|_| None).collect(),
             fragmentation: vec![FragmentStats::default(); p.nodes.len()],
             fragments: Vec::new(),
             reassembly_timers: Vec::new(),
@@ -181,7 +184,7 @@ impl World {
             ip: p.ip,
             nodes: p.nodes,
             links: p.links,
-            pipes: PipeSlab::default(),
+            slab: PacketSlab::default(),
             routes: p.routes,
             arrivals_scheduled: flows.count() as u64,
             agents,
@@ -206,7 +209,7 @@ impl World {
         }
         for (l, link) in world.links.iter_mut().enumerate() {
             let id = LinkId(l as u32);
-            link.quiet = !world.rec.records_hops(id) && world.pcap[l].is_none() && !link.has_device_queue();
+            link.quiet = !world.rec.records_hops(id) && !world.pcap.captures(id) && !link.has_device_queue();
         }
         world
     }
@@ -223,7 +226,7 @@ impl World {
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
-            link.settle_done(&mut self.pipes);
+            link.settle_done(&mut self.slab);
             self.settled_events += 1;
         }
     }
@@ -253,7 +256,8 @@ impl World {
             Event::Reassembly(i) => {
                 let r = self.reassembly_timers[i as usize];
                 self.free_reassembly_timers.push(i);
-                self.reassembly[r.node.index()].on_timeout(r.src, r.uid, r.started);
+                let re = self.reassembly[r.node.index()].as_mut().expect("a timer's host holds fragments");
+                re.on_timeout(r.src, r.uid, r.started);
             }
         }
         if !self.maybe_reclaimable.is_empty() {
@@ -416,7 +420,8 @@ impl World {
 
     /// A fragment reached its destination host: hold it, or deliver the whole datagram.
     fn reassemble(&mut self, at: NodeId, frag: &Packet) {
-        match self.reassembly[at.index()].on_fragment(self.now, frag, &self.ip) {
+        let re = self.reassembly[at.index()].get_or_insert_with(Box::default);
+        match re.on_fragment(self.now, frag, &self.ip) {
             Reassembled::Datagram(whole) => {
                 self.forward(at, &whole);
             }
@@ -490,7 +495,8 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        let admission =
+            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, Some(before));
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
@@ -514,7 +520,8 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let admission = link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()]);
+        let admission =
+            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, None);
         if self.links[l.index()].ready_to_send() {
             self.start_tx(l);
@@ -526,7 +533,7 @@ impl World {
         let link = &mut self.links[l.index()];
         // The backlog before is wanted only for a queue record, never on a quiet link.
         let before = (!link.quiet).then(|| link.backlog());
-        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()]) {
+        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
             TxStart::Wait(t) => self.sched.schedule(t, Event::Wake(l)),
@@ -554,7 +561,7 @@ impl World {
         let p = link.in_transmission().expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
-        if let Some(w) = self.pcap[l.index()].as_mut() {
+        if let Some(w) = self.pcap.get_mut(l) {
             let info = self.flows.info(p.flow);
             w.write(self.now, p, info.src, info.sack);
         }
@@ -606,7 +613,7 @@ impl World {
     }
 
     fn on_tx_done(&mut self, l: LinkId) {
-        match self.links[l.index()].finish_tx(self.now, &mut self.pipes) {
+        match self.links[l.index()].finish_tx(self.now, &mut self.slab) {
             Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
             Ok(None) => {}
             Err(lost) => {
@@ -622,7 +629,7 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        let (pkt, next) = link.deliver_head(&mut self.pipes);
+        let (pkt, next) = link.deliver_head(&mut self.slab);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));

@@ -4,7 +4,7 @@
 //! Parameters: `limit` — "100p", "64KB", or "100p,64KB" for both. Default 1000 packets, the
 //! Linux `txqueuelen` default (`fifo::DEFAULT_LIMIT_PACKETS`).
 
-use super::fifo::{default_limit, validate_limit, Fifo};
+use super::fifo::{default_limit, validate_limit, SlabFifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
 use crate::packet::Packet;
@@ -24,29 +24,34 @@ impl Default for DropTailConfig {
     }
 }
 
-/// A bare [`Fifo`]: nothing is decided but "does it fit".
+/// A bare FIFO, its packets in the world's slab ([`SlabFifo`]): nothing is decided but "does
+/// it fit".
 pub struct DropTail {
-    fifo: Fifo,
+    fifo: SlabFifo,
 }
 
 impl DropTail {
     pub fn new(cfg: &DropTailConfig) -> Result<Self, ConfigError> {
         validate_limit(&cfg.limit, "limit")?;
-        Ok(DropTail { fifo: Fifo::new(cfg.limit) })
+        Ok(DropTail { fifo: SlabFifo::new(cfg.limit) })
     }
 }
 
+// Inlined into the link's enqueue and dequeue: drop-tail is nearly every queue of a large
+// network, and a call costs more than its few steps.
 impl Qdisc for DropTail {
+    #[inline(always)]
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
         if self.fifo.has_room(&pkt) {
-            self.fifo.push(pkt);
+            self.fifo.push(cx.slab, pkt);
         } else {
             cx.drop(pkt, DropReason::Overflow);
         }
     }
 
-    fn dequeue(&mut self, _cx: &mut QdiscCx) -> Dequeued {
-        self.fifo.pop().map_or(Dequeued::Empty, Dequeued::Packet)
+    #[inline(always)]
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
+        self.fifo.pop(cx.slab).map_or(Dequeued::Empty, Dequeued::Packet)
     }
 
     fn backlog(&self) -> Backlog {

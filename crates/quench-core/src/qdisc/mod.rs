@@ -27,6 +27,7 @@ pub mod sfq;
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::Rng;
+use crate::slab::PacketSlab;
 use crate::units::{BitRate, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -77,6 +78,8 @@ pub struct QdiscCx<'a> {
     pub node: &'a mut NodeBuffers,
     /// The node the queue belongs to (the source of packets it originates).
     pub node_id: NodeId,
+    /// The slab that holds drop-tail's packets (`slab.rs`).
+    pub(crate) slab: &'a mut PacketSlab,
 }
 
 /// Buffers shared by all pooled output queues of one node (a gateway-wide pool, as in the
@@ -320,6 +323,7 @@ pub(crate) mod harness {
         pub node: NodeBuffers,
         /// Marks noted by the qdisc, accumulated by `after`.
         pub marks: u64,
+        pub slab: PacketSlab,
     }
 
     impl Bench {
@@ -331,6 +335,7 @@ pub(crate) mod harness {
                 monitors: vec![],
                 node: NodeBuffers::default(),
                 marks: 0,
+                slab: PacketSlab::default(),
             }
         }
 
@@ -346,6 +351,7 @@ pub(crate) mod harness {
                 monitors: &mut self.monitors,
                 node: &mut self.node,
                 node_id: NodeId(99),
+                slab: &mut self.slab,
             }
         }
 
@@ -398,6 +404,7 @@ pub(crate) mod harness {
         let mut qrng = Rng::from_seed(seed ^ 1);
         let (mut drops, mut emitted, mut monitors) = (Vec::new(), Vec::new(), Vec::new());
         let mut node = NodeBuffers::default();
+        let mut slab = PacketSlab::default();
         let (mut arrived, mut arrived_bytes) = (0u64, 0u64);
         let (mut departed, mut departed_bytes) = (0u64, 0u64);
         let (mut dropped, mut dropped_bytes) = (0u64, 0u64);
@@ -413,6 +420,7 @@ pub(crate) mod harness {
                 monitors: &mut monitors,
                 node: &mut node,
                 node_id: NodeId(u32::MAX),
+                slab: &mut slab,
             };
             if rng.uniform() < 0.6 {
                 let size = rng.range_inclusive(40, 1500) as u16;

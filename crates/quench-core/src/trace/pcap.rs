@@ -17,7 +17,7 @@
 //! option (RFC 7323), TSval on a microsecond clock.
 
 use crate::packet::{
-    tcp_flags, ts_clock, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
+    tcp_flags, ts_clock, FlowId, LinkId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
 };
 use crate::transport::icmp;
 use crate::units::Time;
@@ -65,6 +65,42 @@ struct FileSink {
     file: BufWriter<File>,
     path: PathBuf,
     error: Option<String>,
+}
+
+/// The writers of the captured links (`record.pcap`), in link order. Captures are few, so a
+/// link without one holds nothing (a slot per link was 112 bytes a link: 4.5 MB at 40,002
+/// links), and a lookup is a binary search over the captured ones.
+#[derive(Default)]
+pub struct Captures(Vec<(LinkId, PcapWriter)>);
+
+impl Captures {
+    /// Capture link `l` with `writer`, replacing the writer it had.
+    pub fn insert(&mut self, l: LinkId, writer: PcapWriter) {
+        match self.0.binary_search_by_key(&l, |(id, _)| *id) {
+            Ok(i) => self.0[i].1 = writer,
+            Err(i) => self.0.insert(i, (l, writer)),
+        }
+    }
+
+    /// Link `l`'s writer, if it is captured.
+    pub fn get_mut(&mut self, l: LinkId) -> Option<&mut PcapWriter> {
+        let i = self.0.binary_search_by_key(&l, |(id, _)| *id).ok()?;
+        Some(&mut self.0[i].1)
+    }
+
+    pub fn captures(&self, l: LinkId) -> bool {
+        self.0.binary_search_by_key(&l, |(id, _)| *id).is_ok()
+    }
+
+    /// The writers, in link order.
+    pub fn iter(&self) -> impl Iterator<Item = &PcapWriter> {
+        self.0.iter().map(|(_, w)| w)
+    }
+
+    /// Take every writer out, in link order.
+    pub fn take_all(&mut self) -> Vec<(LinkId, PcapWriter)> {
+        std::mem::take(&mut self.0)
+    }
 }
 
 impl FileSink {

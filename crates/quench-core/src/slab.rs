@@ -1,0 +1,176 @@
+//! One slab of packet entries that the world owns, holding every link's propagation pipe and
+//! every drop-tail queue as a FIFO list of its own ([`SlabList`]). Memory then follows the
+//! packets on the wire and in those queues in the whole network at once, not the sum of every
+//! pipe's and queue's fullest moment: a ring buffer per pipe or queue keeps the room of its
+//! peak (at 10,000 flows a dumbbell's 40,002 pipes took 57 MB that way, and its queues 10.8 MB).
+//!
+//! Entries freed are taken again first (a free list), so a packet entering a list lands in
+//! memory recently touched: a packet leaving a queue frees the entry its transmission's end
+//! takes again in the pipe. A long list's entries lie scattered over the slab, where a ring
+//! buffer's lie in order for the processor to fetch ahead, so taking an entry prefetches the
+//! next one (`PacketSlab::pop`). The slab grows by doubling; no packet allocates.
+
+use crate::packet::Packet;
+use crate::units::Time;
+
+/// No entry: the end of a list.
+const NO_ENTRY: u32 = u32::MAX;
+
+/// A packet in a list and the next entry of its list (or of the free list).
+struct Entry {
+    next: u32,
+    /// The next entry's time (a pipe's next arrival), so that taking this one tells when the
+    /// next arrives without reading that entry yet (see `PacketSlab::pop`).
+    next_at: Time,
+    pkt: Packet,
+}
+
+/// The entries of every link's pipe and drop-tail queue (see the module header).
+pub struct PacketSlab {
+    entries: Vec<Entry>,
+    /// The first free entry, `NO_ENTRY` if none.
+    free: u32,
+}
+
+impl Default for PacketSlab {
+    fn default() -> Self {
+        PacketSlab { entries: Vec::new(), free: NO_ENTRY }
+    }
+}
+
+/// One FIFO list of entries in a [`PacketSlab`]: 12 bytes, where a `VecDeque` takes 32 and
+/// the room of its fullest moment.
+#[derive(Clone, Copy, Debug)]
+pub struct SlabList {
+    head: u32,
+    tail: u32,
+    len: u32,
+}
+
+impl Default for SlabList {
+    fn default() -> Self {
+        SlabList { head: NO_ENTRY, tail: NO_ENTRY, len: 0 }
+    }
+}
+
+impl SlabList {
+    #[inline]
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl PacketSlab {
+    /// Append `pkt` to `list`; `at` is its time (a pipe's arrival time, returned by the `pop`
+    /// of the entry before it). Always inlined: called out of line, the packet is copied once
+    /// more on the way in (3 % more instructions on the small dumbbells).
+    #[inline(always)]
+    pub fn push(&mut self, list: &mut SlabList, at: Time, pkt: Packet) {
+        let i = if self.free != NO_ENTRY {
+            let i = self.free;
+            // Field by field: a whole `Entry` written here was built on the stack first.
+            let e = &mut self.entries[i as usize];
+            self.free = e.next;
+            e.next = NO_ENTRY;
+            e.pkt = pkt;
+            i
+        } else {
+            let i = u32::try_from(self.entries.len()).expect("more than 2^32 - 1 packets held");
+            self.entries.push(Entry { next: NO_ENTRY, next_at: Time::ZERO, pkt });
+            i
+        };
+        if list.len == 0 {
+            list.head = i;
+        } else {
+            let tail = &mut self.entries[list.tail as usize];
+            tail.next = i;
+            tail.next_at = at;
+        }
+        list.tail = i;
+        list.len += 1;
+    }
+
+    /// Take the head of `list` (not empty); returns it and the time of the next one.
+    #[inline(always)]
+    pub fn pop(&mut self, list: &mut SlabList) -> (Packet, Option<Time>) {
+        debug_assert!(list.len > 0, "pop from an empty list");
+        let i = list.head;
+        let e = &mut self.entries[i as usize];
+        let pkt = e.pkt;
+        let next_at = e.next_at;
+        list.head = e.next;
+        e.next = self.free;
+        self.free = i;
+        list.len -= 1;
+        if list.len == 0 {
+            return (pkt, None);
+        }
+        // The next entry is read when its turn comes. A long list's entries lie scattered over
+        // the slab, where a ring buffer's lie in order for the processor to fetch ahead; fetch
+        // it now instead, while the events before its turn run.
+        prefetch(&self.entries[list.head as usize]);
+        (pkt, Some(next_at))
+    }
+
+    /// The head of `list`, if any.
+    #[inline]
+    pub fn front(&self, list: &SlabList) -> Option<&Packet> {
+        (list.len > 0).then(|| &self.entries[list.head as usize].pkt)
+    }
+}
+
+/// Ask the processor to bring `entry` into the cache (a hint: no effect on results).
+#[inline(always)]
+fn prefetch(entry: &Entry) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (entry as *const Entry).cast::<i8>();
+        // SAFETY: a prefetch reads nothing the program sees and cannot fault; SSE, which it
+        // needs, is part of every x86_64 processor.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            // The entry spans a second cache line.
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = entry;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::harness::packet;
+
+    /// Lists interleaved in one slab keep their own order, report the next entry's time, and
+    /// reuse freed entries before the slab grows.
+    #[test]
+    fn lists_share_the_slab_in_order() {
+        let mut slab = PacketSlab::default();
+        let (mut a, mut b) = (SlabList::default(), SlabList::default());
+        for uid in 0..6u32 {
+            let list = if uid % 2 == 0 { &mut a } else { &mut b };
+            slab.push(list, Time(uid as u64 * 10), packet(uid, 0, 100));
+        }
+        assert_eq!((a.len(), b.len(), slab.entries.len()), (3, 3, 6));
+        assert_eq!(slab.front(&b).map(|p| p.uid), Some(1));
+        let (p, next) = slab.pop(&mut a);
+        assert_eq!((p.uid, next), (0, Some(Time(20))));
+        let (p, next) = slab.pop(&mut b);
+        assert_eq!((p.uid, next), (1, Some(Time(30))));
+        slab.push(&mut a, Time(60), packet(6, 0, 100));
+        slab.push(&mut a, Time(70), packet(7, 0, 100));
+        assert_eq!(slab.entries.len(), 6, "the two freed entries are taken again");
+        let uids: Vec<u32> = std::iter::from_fn(|| (!a.is_empty()).then(|| slab.pop(&mut a).0.uid)).collect();
+        assert_eq!(uids, vec![2, 4, 6, 7]);
+        assert_eq!(slab.pop(&mut b).0.uid, 3);
+        assert_eq!(slab.pop(&mut b), (packet(5, 0, 100), None));
+        assert!(slab.front(&b).is_none());
+    }
+}
