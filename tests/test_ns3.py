@@ -170,6 +170,13 @@ def test_refuses_what_ns3_cannot_run():
         ns3.translate(spec)
 
 
+def test_codel_control_law_is_noted_unless_newton():
+    spec = udp_overload({"kind": "codel"})
+    assert any("control_law" in n for n in ns3.translate(spec)["notes"])
+    spec["links"][0]["qdisc"]["control_law"] = "newton"
+    assert not any("control_law" in n for n in ns3.translate(spec)["notes"])
+
+
 def test_plan_maps_settings():
     plan = ns3.translate(matched_dumbbell("cubic", True))
     d = plan["defaults"]

@@ -203,6 +203,11 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *,
                 Interval=("string", f"{round(_secs(spec['interval']) * 1e9)}ns"),
             )
         a["UseEcn"] = ("bool", spec["ecn"])
+        if spec.get("control_law", "exact") == "exact":
+            notes.append(
+                f"{key}.control_law: ns-3's CoDel takes interval/sqrt(count) from Linux's Newton step "
+                '(quench\'s control_law = "newton"), not exactly'
+            )
         if spec.get("ce_threshold") is not None:
             a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
         # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are

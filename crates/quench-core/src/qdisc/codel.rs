@@ -23,11 +23,15 @@
 //!   for a drop. `ce_threshold` (Linux, not in the RFC; off by default): an ECT packet leaving
 //!   with a sojourn above it is marked CE whatever the state.
 //!
-//! The control law is computed **exactly**: `interval/√count` in f64, rounded to the nearest
-//! nanosecond (the RFC's pseudocode, section 5.5, calls `sqrt`). Linux instead keeps a Q0.32
-//! reciprocal square root refined by one Newton step per change of `count`
-//! (`codel_Newton_step`), which is within 0.01 % of the exact value after a few steps; it is
-//! not offered here. The unit tests check the law against hand-computed values.
+//! The control law is computed **exactly** by default (`control_law = "exact"`):
+//! `interval/√count` in f64, rounded to the nearest nanosecond (the RFC's pseudocode, section
+//! 5.5, calls `sqrt`). `control_law = "newton"` is Linux's and ns-3's approximation
+//! (`codel_Newton_step`, `CoDelQueueDisc::NewtonStep`): a 16-bit reciprocal square root of
+//! `count`, set to 1 when `count` restarts at 1 and refined by one Newton step
+//! y ← y·(3 − count·y²)/2 whenever `count` changes otherwise, so it lags a jump of `count`
+//! (1 → 2 gives 0.5 against 0.707); the interval is scaled by it in nanoseconds (Linux's and
+//! ns-3's 1.024 µs time unit is not modelled). The unit tests check both laws against
+//! hand-computed values.
 //!
 //! The RFC's pseudocode only drops; the ECN handling above is Linux's (`codel_dequeue`: on
 //! entering the dropping state a marked packet is sent and no second packet is dequeued). One
@@ -62,6 +66,26 @@ pub const DEFAULT_INTERVAL: Dur = Dur::from_millis(100);
 pub const DEFAULT_MTU: Bytes = Bytes(1500);
 /// RFC 8289 section 5.5: resume with the previous count if within 16 intervals.
 const RESUME_INTERVALS: u64 = 16;
+/// Linux `codel.h`: the reciprocal square root is kept in 16 bits (`REC_INV_SQRT_BITS`), the
+/// top half of a Q0.32 fraction.
+const REC_INV_SQRT_SHIFT: u32 = 16;
+
+/// How the control law computes `interval/√count` (`control_law`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlLaw {
+    /// The square root in f64 (RFC 8289 section 5.5's pseudocode).
+    #[default]
+    Exact,
+    /// Linux's and ns-3's 16-bit reciprocal square root, one Newton step per change of count.
+    Newton,
+}
+
+impl ControlLaw {
+    pub fn is_exact(&self) -> bool {
+        *self == ControlLaw::Exact
+    }
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +103,9 @@ pub struct CodelConfig {
     /// Mark ECT packets leaving with a sojourn above this (Linux `ce_threshold`); none by default.
     #[serde(default)]
     pub ce_threshold: Option<Dur>,
+    /// Left out of a written scenario when exact, so scenarios written before it read the same.
+    #[serde(default, skip_serializing_if = "ControlLaw::is_exact")]
+    pub control_law: ControlLaw,
 }
 
 pub fn default_target() -> Dur {
@@ -106,6 +133,7 @@ pub struct CodelParams {
     pub mtu: u64,
     pub ecn: bool,
     pub ce_threshold: Option<Dur>,
+    pub control_law: ControlLaw,
 }
 
 impl CodelParams {
@@ -116,6 +144,7 @@ impl CodelParams {
         mtu: Bytes,
         ecn: bool,
         ce_threshold: Option<Dur>,
+        control_law: ControlLaw,
     ) -> Result<Self, ConfigError> {
         if interval.is_zero() {
             return Err(ConfigError::new("interval", "must be positive"));
@@ -126,7 +155,7 @@ impl CodelParams {
         if mtu.0 == 0 {
             return Err(ConfigError::new("mtu", "must be at least one byte"));
         }
-        Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold })
+        Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold, control_law })
     }
 }
 
@@ -134,6 +163,29 @@ impl CodelParams {
 /// to the nearest nanosecond.
 pub fn control_law(t: Time, interval: Dur, count: u32) -> Time {
     let step = (interval.0 as f64 / (count.max(1) as f64).sqrt()).round() as u64;
+    Time(t.0.saturating_add(step))
+}
+
+/// 1/√1 in the 16-bit reciprocal square root: all ones, just below 1.
+pub const REC_INV_SQRT_ONE: u16 = u16::MAX;
+
+/// One Newton step of the reciprocal square root of `count`, y ← y·(3 − count·y²)/2, in
+/// Q0.32 arithmetic kept to 16 bits (Linux `codel_Newton_step`).
+pub fn newton_step(rec_inv_sqrt: u16, count: u32) -> u16 {
+    let y = (rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT; // Q0.32
+    let y2 = (y * y) >> 32; // Q0.32
+                            // 3 − count·y² in Q32.32, a quarter of it so that the product below fits 64 bits.
+    let three_minus = (3u64 << 32).wrapping_sub(count as u64 * y2) >> 2;
+    // (3 − count·y²)/4 · y, back to Q0.32 and halved: the shift is 32 − 2 + 1.
+    let next = (three_minus * y) >> 31;
+    (next >> REC_INV_SQRT_SHIFT) as u16
+}
+
+/// The control law with the reciprocal square root: `t + interval·rec_inv_sqrt`, the product
+/// truncated to a nanosecond (Linux `reciprocal_scale`).
+pub fn control_law_newton(t: Time, interval: Dur, rec_inv_sqrt: u16) -> Time {
+    let scale = (rec_inv_sqrt as u64) << REC_INV_SQRT_SHIFT;
+    let step = ((interval.0 as u128 * scale as u128) >> 32) as u64;
     Time(t.0.saturating_add(step))
 }
 
@@ -181,6 +233,8 @@ pub struct CodelVars {
     pub first_above_time: Option<Time>,
     /// When the next drop is due in the dropping state.
     pub drop_next: Time,
+    /// 1/√count in 16 bits, for `control_law = "newton"` (Linux `rec_inv_sqrt`).
+    pub rec_inv_sqrt: u16,
 }
 
 /// The packet in hand after one `dodequeue`, and whether it may be dropped.
@@ -246,15 +300,16 @@ impl CodelVars {
             while self.dropping && now >= self.drop_next {
                 let pkt = r.pkt.take().expect("the dropping state holds a packet");
                 self.count = self.count.saturating_add(1);
+                self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
                 if let Some(marked) = Self::signal(p, pkt, stats, cx) {
-                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    self.drop_next = self.law(p, self.drop_next);
                     r.pkt = Some(marked);
                     self.report_law(cx, report);
                     break;
                 }
                 r = self.dodequeue(p, q, now);
                 if r.ok_to_drop {
-                    self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    self.drop_next = self.law(p, self.drop_next);
                 } else {
                     self.dropping = false;
                 }
@@ -271,7 +326,9 @@ impl CodelVars {
             let since_due = now.0 as i128 - self.drop_next.0 as i128;
             let resume = delta > 1 && since_due < (RESUME_INTERVALS * p.interval.0) as i128;
             self.count = if resume { delta } else { 1 };
-            self.drop_next = control_law(now, p.interval, self.count);
+            // Linux restarts the reciprocal at 1 and refines it from the old value on resuming.
+            self.rec_inv_sqrt = if resume { newton_step(self.rec_inv_sqrt, self.count) } else { REC_INV_SQRT_ONE };
+            self.drop_next = self.law(p, now);
             self.lastcount = self.count;
             self.report_law(cx, report);
         }
@@ -289,6 +346,14 @@ impl CodelVars {
             }
         }
         Some(pkt)
+    }
+
+    /// The next drop time after `t` by the configured control law.
+    fn law(&self, p: &CodelParams, t: Time) -> Time {
+        match p.control_law {
+            ControlLaw::Exact => control_law(t, p.interval, self.count),
+            ControlLaw::Newton => control_law_newton(t, p.interval, self.rec_inv_sqrt),
+        }
     }
 
     fn report_law(&self, cx: &mut QdiscCx, report: bool) {
@@ -310,7 +375,7 @@ pub struct Codel {
 impl Codel {
     pub fn new(cfg: &CodelConfig) -> Result<Self, ConfigError> {
         validate_limit(&cfg.limit, "limit")?;
-        let params = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold)?;
+        let params = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold, cfg.control_law)?;
         Ok(Codel { params, vars: CodelVars::default(), stats: CodelStats::default(), fifo: Fifo::new(cfg.limit) })
     }
 

@@ -36,7 +36,9 @@
 //! Nothing is allocated per packet: the queues and lists are allocated when the qdisc is
 //! built, and the shared packet store grows amortised (`flow_queues.rs`).
 
-use super::codel::{default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars};
+use super::codel::{
+    default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars, ControlLaw,
+};
 use super::fifo::validate_limit;
 use super::flow_queues::{FlowQueues, QueueView};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
@@ -79,6 +81,9 @@ pub struct FqCodelConfig {
     pub ecn: bool,
     #[serde(default)]
     pub ce_threshold: Option<Dur>,
+    /// CoDel's `control_law` in every flow queue (`codel.rs`); left out when exact.
+    #[serde(default, skip_serializing_if = "ControlLaw::is_exact")]
+    pub control_law: ControlLaw,
 }
 
 pub(super) fn default_flows() -> u32 {
@@ -150,7 +155,7 @@ impl FqCodel {
         if cfg.drop_batch_size == 0 {
             return Err(ConfigError::new("drop_batch_size", "must be at least one packet"));
         }
-        let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold)?;
+        let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold, cfg.control_law)?;
         Ok(FqCodel {
             codel,
             limit: cfg.limit,
