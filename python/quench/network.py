@@ -71,7 +71,9 @@ def codel(
     sojourn time has stayed above `target` for `interval`, then at intervals of
     interval/sqrt(count). Defaults: target "5ms", interval "100ms", limit "1000p", ecn False.
     Other parameters: mtu (bytes, default "1500B": a queue of at most one MTU is never above
-    target), ce_threshold (a duration; mark ECT packets whose sojourn exceeds it; off)."""
+    target), ce_threshold (a duration; mark ECT packets whose sojourn exceeds it; off),
+    control_law ("exact", RFC 8289's square root, or "newton", Linux's and ns-3's reciprocal
+    square root refined by one Newton step per drop)."""
     return _clean({"kind": "codel", "target": target, "interval": interval, "limit": limit, "ecn": ecn, **params})
 
 
@@ -87,7 +89,7 @@ def fq_codel(
     each queue. When the packets exceed `limit` (default "10240p") or their bytes
     `memory_limit` (default "32MiB"), up to drop_batch_size (default 64) packets go from the
     head of the fattest queue. CoDel's parameters: target ("5ms"), interval ("100ms"), mtu
-    ("1500B"), ecn (default True), ce_threshold (off)."""
+    ("1500B"), ecn (default True), ce_threshold (off), control_law ("exact")."""
     return _clean(
         {"kind": "fq_codel", "flows": flows, "quantum": quantum, "limit": limit, "memory_limit": memory_limit, **params}
     )
