@@ -21,6 +21,13 @@ fn fill(q: &mut Codel, b: &mut Bench, t: Time, n: u32, ect: bool) {
     }
 }
 
+/// Dequeue at `ns`, which must send a packet; the packets dropped on the way.
+fn at(q: &mut Codel, b: &mut Bench, ns: u64) -> usize {
+    let before = b.drops.len();
+    assert!(b.take(q, Time(ns)).is_some(), "a packet at {ns} ns");
+    b.drops.len() - before
+}
+
 /// interval/√count for interval 100 ms, by hand: 100 ms/√2 = 70.7106781 ms → 70 710 678 ns;
 /// 100 ms/√3 = 57.7350269 ms → 57 735 027 ns; 100 ms/√4 = 50 ms; 100 ms/√100 = 10 ms.
 #[test]
@@ -71,11 +78,6 @@ fn newton_drop_schedule_follows_the_hand_trace() {
     let mut q = Codel::new(&cfg).unwrap();
     let mut b = Bench::new(1);
     fill(&mut q, &mut b, Time::ZERO, 200, false);
-    let at = |q: &mut Codel, b: &mut Bench, ns: u64| {
-        let before = b.drops.len();
-        assert!(b.take(q, Time(ns)).is_some(), "a packet at {ns} ns");
-        b.drops.len() - before
-    };
     assert_eq!(at(&mut q, &mut b, 10 * MS), 0);
     assert_eq!(at(&mut q, &mut b, 110 * MS), 1);
     assert_eq!((q.vars().count, q.vars().drop_next), (1, Time(209_998_474)));
@@ -106,12 +108,6 @@ fn drop_schedule_follows_the_hand_trace() {
     let mut q = codel(false);
     let mut b = Bench::new(1);
     fill(&mut q, &mut b, Time::ZERO, 200, false);
-    let at = |q: &mut Codel, b: &mut Bench, ns: u64| {
-        let before = b.drops.len();
-        let sent = b.take(q, Time(ns)).is_some();
-        assert!(sent, "a packet at {ns} ns");
-        b.drops.len() - before
-    };
     assert_eq!(at(&mut q, &mut b, 10 * MS), 0);
     assert_eq!(q.vars().first_above_time, Some(Time(110 * MS)));
     assert_eq!(at(&mut q, &mut b, 50 * MS), 0);

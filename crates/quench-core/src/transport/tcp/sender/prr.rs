@@ -328,6 +328,22 @@ mod tests {
         assert_eq!(pipe, 10 * MSS);
     }
 
+    /// RFC 6937 section 3.1's burst of losses from ACK 17 on: pipe 4 segments, ssthresh 10.
+    /// `ack(p, k)` brings ACK k's news to `p`; the segments PRR then sends are returned, each
+    /// adding one to pipe while the ACK takes one away.
+    fn sends_in_the_burst(p: &mut Prr, mut ack: impl FnMut(&mut Prr, usize)) -> Vec<u64> {
+        let mut pipe = 4 * MSS;
+        (0..3)
+            .map(|k| {
+                ack(p, k);
+                let n = p.sndcnt(pipe, 10 * MSS, MSS) / MSS;
+                p.on_sent(n * MSS);
+                pipe += n * MSS - MSS;
+                n
+            })
+            .collect()
+    }
+
     /// RFC 6937 section 3.1's burst of 15 losses: pipe falls to 4 segments under ssthresh 10,
     /// and PRR-CRB sends what is delivered (one per ACK) while PRR-SSRB sends one more per ACK.
     #[test]
@@ -335,15 +351,7 @@ mod tests {
         for (reduction, expected) in [(RecoveryReduction::PrrCrb, [1, 1, 1]), (RecoveryReduction::Prr, [2, 2, 2])] {
             let mut p = Prr::new(reduction).unwrap();
             p.start(20 * MSS, 0, MSS);
-            let mut pipe = 4 * MSS;
-            let mut sent = vec![];
-            for _ in 0..3 {
-                p.deliver(MSS);
-                let n = p.sndcnt(pipe, 10 * MSS, MSS) / MSS;
-                p.on_sent(n * MSS);
-                pipe += n * MSS - MSS;
-                sent.push(n);
-            }
+            let sent = sends_in_the_burst(&mut p, |p, _| p.deliver(MSS));
             // The RFC's rows (acks 17-19): CRB "R R R", SSRB "2R 2R 2R".
             assert_eq!(sent, expected, "{reduction:?}");
         }
@@ -363,18 +371,12 @@ mod tests {
             let mut p = Prr::new(RecoveryReduction::PrrRfc9937).unwrap();
             p.deliver(MSS);
             p.start(20 * MSS, 0, MSS);
-            let mut pipe = 4 * MSS;
-            let mut sent = vec![];
-            for k in 0..3 {
+            let sent = sends_in_the_burst(&mut p, |p, k| {
                 if k > 0 {
                     p.deliver(MSS);
                 }
                 p.ack_advances(safe);
-                let n = p.sndcnt(pipe, 10 * MSS, MSS) / MSS;
-                p.on_sent(n * MSS);
-                pipe += n * MSS - MSS;
-                sent.push(n);
-            }
+            });
             assert_eq!(sent, expected, "safe {safe}");
         }
     }
