@@ -33,6 +33,7 @@ into two (1500 + 32 bytes) at the 1500-byte MTU, so the queue disc counts two pa
 """
 
 import argparse
+import bisect
 import importlib.metadata
 import json
 import statistics
@@ -128,6 +129,7 @@ TRACE_CPP = r"""
 #include "ns3/config.h"
 #include "ns3/packet-sink.h"
 #include "ns3/tcp-socket-state.h"
+#include <string>
 #include <vector>
 
 namespace dctcp_xcheck
@@ -140,6 +142,29 @@ double warmup = 0;
 uint64_t cwrEntries = 0;
 std::vector<double> cwndTime;
 std::vector<uint32_t> cwndBytes;
+// Every sender's window and entries into CWR, the whole run (flow = the sender's node id).
+uint32_t nFlows = 0;
+std::vector<double> flowCwndTime;
+std::vector<uint32_t> flowCwndFlow;
+std::vector<uint32_t> flowCwndBytes;
+std::vector<double> flowCwrTime;
+std::vector<uint32_t> flowCwrFlow;
+
+void OnFlowCwnd(uint32_t flow, uint32_t, uint32_t now)
+{
+    flowCwndTime.push_back(ns3::Simulator::Now().GetSeconds());
+    flowCwndFlow.push_back(flow);
+    flowCwndBytes.push_back(now);
+}
+
+void OnFlowCongState(uint32_t flow, ns3::TcpSocketState::TcpCongState_t, ns3::TcpSocketState::TcpCongState_t now)
+{
+    if (now == ns3::TcpSocketState::CA_CWR)
+    {
+        flowCwrTime.push_back(ns3::Simulator::Now().GetSeconds());
+        flowCwrFlow.push_back(flow);
+    }
+}
 
 void OnCwnd(uint32_t, uint32_t now)
 {
@@ -193,6 +218,12 @@ void AttachEstimates()
     // The first sender's window (node 0 is the first sender).
     ns3::Config::ConnectWithoutContextFailSafe("/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/CongestionWindow",
                                                ns3::MakeCallback(&OnCwnd));
+    for (uint32_t i = 0; i < nFlows; i++)
+    {
+        std::string socket = "/NodeList/" + std::to_string(i) + "/$ns3::TcpL4Protocol/SocketList/0/";
+        ns3::Config::ConnectWithoutContextFailSafe(socket + "CongestionWindow", ns3::MakeBoundCallback(&OnFlowCwnd, i));
+        ns3::Config::ConnectWithoutContextFailSafe(socket + "CongState", ns3::MakeBoundCallback(&OnFlowCongState, i));
+    }
 }
 
 void ScheduleAttachEstimates(double at)
@@ -245,11 +276,11 @@ class TcpDctcpFloor : public ns3::TcpDctcp
 # PktsAcked is about to make (this ACK's newly delivered bytes, all with ECE, counted in; the
 # window ends if the ACK reaches m_nextSeq) and reduces with it; PktsAcked then makes the same
 # update as before. TcpDctcp's counters are private: read through explicit instantiation, as
-# ns3_child.py reads RED's average. The two-segment floor of DCTCP_FLOOR_CPP is kept.
-DCTCP_ALPHA_FIRST_CPP = r"""
+# ns3_child.py reads RED's average (ALPHA_ACCESS_CPP, shared with DCTCP_QUENCH_ACK_CPP). The
+# two-segment floor of DCTCP_FLOOR_CPP is kept.
+ALPHA_ACCESS_CPP = r"""
 #include "ns3/tcp-dctcp.h"
 #include "ns3/tcp-socket-state.h"
-#include <algorithm>
 namespace quench_exp_alpha
 {
 template <typename Tag, typename Tag::type M>
@@ -269,7 +300,29 @@ template struct Expose<Total, &ns3::TcpDctcp::m_ackedBytesTotal>;
 template struct Expose<Next, &ns3::TcpDctcp::m_nextSeq>;
 template struct Expose<NextSet, &ns3::TcpDctcp::m_nextSeqFlag>;
 template struct Expose<Gain, &ns3::TcpDctcp::m_g>;
+
+// alpha as PktsAcked is about to leave it for the ACK being processed (which carries ECE).
+inline double UpdatedAlpha(ns3::TcpDctcp* d, ns3::Ptr<const ns3::TcpSocketState> tcb)
+{
+    double alpha = d->*Get(Alpha());
+    uint32_t seg = tcb->m_segmentSize;
+    uint32_t acked = (tcb->m_lastAckedSackedBytes / seg) * seg;
+    ns3::SequenceNumber32 ackNumber = tcb->m_lastAckedSeq + acked;
+    if (acked > 0 && d->*Get(NextSet()) && ackNumber >= d->*Get(Next()))
+    {
+        double total = double(d->*Get(Total())) + acked;
+        double ecn = double(d->*Get(Ecn())) + acked;
+        double g = d->*Get(Gain());
+        alpha = (1.0 - g) * alpha + g * ecn / total;
+    }
+    return alpha;
+}
 }  // namespace quench_exp_alpha
+"""
+DCTCP_ALPHA_FIRST_CPP = r"""
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
 namespace quench_exp
 {
 class TcpDctcpAlphaFirst : public ns3::TcpDctcp
@@ -289,21 +342,9 @@ class TcpDctcpAlphaFirst : public ns3::TcpDctcp
     ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpAlphaFirst>(this); }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
-        using namespace quench_exp_alpha;
-        ns3::TcpDctcp* d = this;
-        double alpha = d->*Get(Alpha());
-        uint32_t seg = tcb->m_segmentSize;
-        uint32_t acked = (tcb->m_lastAckedSackedBytes / seg) * seg;
-        ns3::SequenceNumber32 ackNumber = tcb->m_lastAckedSeq + acked;
-        if (acked > 0 && d->*Get(NextSet()) && ackNumber >= d->*Get(Next()))
-        {
-            double total = double(d->*Get(Total())) + acked;
-            double ecn = double(d->*Get(Ecn())) + acked;
-            double g = d->*Get(Gain());
-            alpha = (1.0 - g) * alpha + g * ecn / total;
-        }
+        double alpha = quench_exp_alpha::UpdatedAlpha(this, tcb);
         uint32_t reduced = static_cast<uint32_t>((1 - alpha / 2.0) * tcb->m_cWnd);
-        return std::max(reduced, 2 * seg);
+        return std::max(reduced, 2 * tcb->m_segmentSize);
     }
 };
 }  // namespace quench_exp
@@ -357,7 +398,6 @@ class TcpDctcpQuenchCa : public ns3::TcpDctcp
         Grow(tcb, segmentsAcked);
     }
 
-  private:
     static void Grow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked)
     {
         uint64_t mss = tcb->m_segmentSize;
@@ -366,6 +406,161 @@ class TcpDctcpQuenchCa : public ns3::TcpDctcp
             uint64_t add = std::max<uint64_t>(1, mss * mss / tcb->m_cWnd.Get());
             tcb->m_cWnd = tcb->m_cWnd.Get() + static_cast<uint32_t>(add);
         }
+    }
+};
+}  // namespace quench_exp
+"""
+
+
+# Experiment: quench_ca with quench's order on the ACK that reduces. quench (transport/tcp/sender
+# on_ack: on_new_ack, then on_ecn_echo) lets the controller see the ACK first, growing the window
+# by it and updating alpha, then computes ssthresh from that grown window and sets cwnd to
+# min(the window before the ACK, ssthresh): the ACK's growth goes into the reduced window, scaled
+# by 1 - alpha/2, and the window grows no further on it. ns-3 reduces the window the ACK found
+# (EnterCwr, in ReceivedAck) and then, with quench_ca, PktsAcked in CWR grows the reduced window
+# by that ACK too, MSS·MSS/cwnd of the smaller window, unscaled: at 3.5 segments and alpha 0.65,
+# 0.42 of a segment against quench's 0.19. Here GetSsThresh grows a copy of the window by the
+# ACK as quench_ca's congestion avoidance (slow start below ssthresh) and reduces that, and the
+# PktsAcked of the same ACK skips its growth. `quench_ack_alpha` also reduces with alpha updated
+# by the ACK (DCTCP_ALPHA_FIRST_CPP's computation), all of quench's order.
+DCTCP_QUENCH_ACK_CPP = r"""
+#include "ns3/tcp-dctcp.h"
+#include "ns3/tcp-socket-state.h"
+#include <algorithm>
+namespace quench_exp
+{
+class TcpDctcpQuenchAck : public TcpDctcpQuenchCa
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchAck")
+                                     .SetParent<TcpDctcpQuenchCa>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpQuenchAck>();
+        return tid;
+    }
+    TcpDctcpQuenchAck() = default;
+    TcpDctcpQuenchAck(const TcpDctcpQuenchAck& o) = default;
+    std::string GetName() const override { return "TcpDctcpQuenchAck"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchAck>(this); }
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        uint64_t mss = tcb->m_segmentSize;
+        uint64_t cwnd = tcb->m_cWnd.Get();
+        uint32_t segments = tcb->m_lastAckedSackedBytes / tcb->m_segmentSize;
+        for (uint32_t i = 0; GrowFirst() && i < segments; i++)
+        {
+            cwnd += cwnd < tcb->m_ssThresh.Get() ? mss : std::max<uint64_t>(1, mss * mss / cwnd);
+        }
+        m_grownOnReduction = segments > 0;
+        uint32_t reduced = static_cast<uint32_t>((1 - Alpha(tcb) / 2.0) * cwnd);
+        return std::max(reduced, 2 * tcb->m_segmentSize);
+    }
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked, const ns3::Time& rtt) override
+    {
+        if (m_grownOnReduction)
+        {
+            m_grownOnReduction = false;
+            ns3::TcpDctcp::PktsAcked(tcb, segmentsAcked, rtt);  // alpha only
+            return;
+        }
+        TcpDctcpQuenchCa::PktsAcked(tcb, segmentsAcked, rtt);
+    }
+
+  protected:
+    // quench's order (the ACK's growth in the reduced window) or Linux's (none: the ACK that
+    // enters CWR reduces the window it found, and tcp_cong_control grows nothing in CWR).
+    virtual bool GrowFirst() { return true; }
+    virtual double Alpha(ns3::Ptr<const ns3::TcpSocketState> tcb)
+    {
+        return this->*Get(quench_exp_alpha::Alpha());  // ns-3's order: before the update (Get by ADL)
+    }
+
+  private:
+    bool m_grownOnReduction = false;
+};
+
+class TcpDctcpQuenchAckAlpha : public TcpDctcpQuenchAck
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchAckAlpha")
+                                     .SetParent<TcpDctcpQuenchAck>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpQuenchAckAlpha>();
+        return tid;
+    }
+    TcpDctcpQuenchAckAlpha() = default;
+    TcpDctcpQuenchAckAlpha(const TcpDctcpQuenchAckAlpha& o) = default;
+    std::string GetName() const override { return "TcpDctcpQuenchAckAlpha"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchAckAlpha>(this); }
+
+  protected:
+    double Alpha(ns3::Ptr<const ns3::TcpSocketState> tcb) override
+    {
+        return quench_exp_alpha::UpdatedAlpha(this, tcb);
+    }
+};
+
+class TcpDctcpLinuxAck : public TcpDctcpQuenchAck
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpLinuxAck")
+                                     .SetParent<TcpDctcpQuenchAck>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpDctcpLinuxAck>();
+        return tid;
+    }
+    TcpDctcpLinuxAck() = default;
+    TcpDctcpLinuxAck(const TcpDctcpLinuxAck& o) = default;
+    std::string GetName() const override { return "TcpDctcpLinuxAck"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpLinuxAck>(this); }
+
+  protected:
+    bool GrowFirst() override { return false; }
+};
+}  // namespace quench_exp
+"""
+
+
+# Experiment: the SYN without ECT, as quench's (RFC 3168 section 6.1.1: a SYN MUST NOT be ECT).
+# ns-3's TcpDctcp sets DctcpEcn mode, in which TcpSocketBase::AddSocketTags puts ECT on every
+# packet it sends, the SYN included (as Linux's DCTCP, tcp_ecn_send_syn with tcp_ca_needs_ecn),
+# so RED marks a SYN that arrives above K where it drops a non-ECT one. Here the controller (any
+# of the variants, the template's argument) leaves the mode ClassicEcn after its Init: the SYN,
+# pure ACKs and retransmissions go without ECT, data with it once ECN is negotiated. The
+# receiver's RFC 8257 section 3.2 echo does not depend on the mode (CwndEvent of its TcpDctcp).
+SYN_NOT_ECT_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+#include <string>
+namespace quench_exp
+{
+template <typename Base>
+class SynNotEct : public Base
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        std::string base = Base::GetTypeId().GetName();
+        std::string name = "quench_exp::SynNotEct_" + base.substr(base.rfind(':') + 1);
+        static ns3::TypeId tid = ns3::TypeId(name)
+                                     .SetParent<Base>()
+                                     .SetGroupName("Internet")
+                                     .template AddConstructor<SynNotEct<Base>>();
+        return tid;
+    }
+    SynNotEct() = default;
+    SynNotEct(const SynNotEct& o) = default;
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<SynNotEct<Base>>(this); }
+    void Init(ns3::Ptr<ns3::TcpSocketState> tcb) override
+    {
+        Base::Init(tcb);
+        tcb->m_ecnMode = ns3::TcpSocketState::ClassicEcn;
     }
 };
 }  // namespace quench_exp
@@ -387,11 +582,37 @@ def parse_args():
     )
     ap.add_argument(
         "--dctcp",
-        choices=("ns3", "floor", "alpha_first", "quench_ca"),
+        choices=sorted(DCTCP_VARIANTS),
         default="ns3",
         help="experiments: ns-3's TcpDctcp with its reduction floored at two segments as Linux's and "
         "quench's (floor), or that and reducing with alpha updated by the ACK first, as quench (alpha_first), "
-        "or floored with quench's congestion avoidance, also through CWR (quench_ca, with --recovery classic)",
+        "or floored with quench's congestion avoidance, also through CWR (quench_ca, with --recovery classic); "
+        "quench_ack: quench_ca, and the ACK that reduces grows the window before the reduction and not after, as "
+        "quench; quench_ack_alpha: that and alpha updated first (quench's order on that ACK); linux_ack: quench_ca, "
+        "and the ACK that reduces grows nothing, the window it found reduced (Linux's order)",
+    )
+    ap.add_argument(
+        "--syn-not-ect",
+        action="store_true",
+        help="ns-3: send the SYN without ECT, as quench and RFC 3168 section 6.1.1 (ns-3's DCTCP sends every packet "
+        "ECT, as Linux's): RED then drops a SYN that arrives above K (an experiment)",
+    )
+    ap.add_argument(
+        "--syn-rto",
+        help="quench: retransmit a lost SYN after this duration (tcp.rto initial and min, e.g. 1ms; nothing else is "
+        "lost in these runs) instead of RFC 6298's 1 s, beyond the run (an experiment)",
+    )
+    ap.add_argument(
+        "--initial-window",
+        type=int,
+        help="initial window in segments (default: each simulator's own, ns-3's InitialCwnd 10, quench's RFC 5681 "
+        "3 for 1460-byte segments); it decides how soon the queue first exceeds K, while the later flows connect",
+    )
+    ap.add_argument(
+        "--simulator",
+        choices=("ns3", "quench"),
+        default="ns3",
+        help="quench: the same scenario and statistics in quench (run with quench's interpreter)",
     )
     ap.add_argument(
         "--timestamps",
@@ -410,8 +631,10 @@ def p2p(ns, delay_s, queue_pkts):
     return h
 
 
-def run(ns, n, duration, recovery="prr", timestamps=False, dctcp="ns3::TcpDctcp"):
+def run(ns, n, duration, recovery="prr", timestamps=False, dctcp="ns3::TcpDctcp", initial_window=None):
     sd = ns.Config.SetDefault
+    if initial_window is not None:
+        sd("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(initial_window))
     # Without the timestamp option (12 bytes), as quench's run: a 1460-byte segment is a
     # 1500-byte IP packet. With it (ns-3's default) the packet is 1512 bytes, which IPv4
     # fragments at the 1500-byte MTU into 1500 + 32 bytes, two packets at the queue disc.
@@ -468,6 +691,9 @@ def run(ns, n, duration, recovery="prr", timestamps=False, dctcp="ns3::TcpDctcp"
     x.alphaSum, x.alphaCount, x.warmup, x.cwrEntries = 0.0, 0, WARMUP_S, 0
     x.cwndTime.clear()
     x.cwndBytes.clear()
+    for v in (x.flowCwndTime, x.flowCwndFlow, x.flowCwndBytes, x.flowCwrTime, x.flowCwrFlow):
+        v.clear()
+    x.nFlows = n
     x.AttachQueue(queue)
 
     sink = ns.PacketSinkHelper(
@@ -494,22 +720,29 @@ def run(ns, n, duration, recovery="prr", timestamps=False, dctcp="ns3::TcpDctcp"
     alpha = x.alphaSum / x.alphaCount if x.alphaCount else float("nan")
     cwr_entries = int(x.cwrEntries)
     growth = window_growth(list(x.cwndTime), [int(v) for v in x.cwndBytes])
+    cwnd_rows = list(zip(x.flowCwndTime, [int(f) for f in x.flowCwndFlow], [int(w) for w in x.flowCwndBytes]))
+    reductions = list(zip(x.flowCwrTime, [int(f) for f in x.flowCwrFlow]))
     ns.Simulator.Destroy()
     per_cycle = cycles(times, lens)
-    return per_cycle | {
-        # ECN reductions (entries into CWR) per flow per cycle, after the warm-up.
-        "reductions_per_flow": cwr_entries / n / per_cycle["cycles"],
-        "cwnd_growth_segments_per_ms": growth,
-        "flows": n,
-        "marked_fraction": marked / delivered,
-        "marked": marked,
-        "queue_arrivals": arrivals,
-        "queue_arrival_mean_bytes": arrival_bytes / arrivals if arrivals else float("nan"),
-        "delivered_segments": delivered,
-        "dropped": dropped,
-        "alpha_mean": alpha,
-        "utilization": delivered * (SEGMENT_SIZE + 40) * 8 / (RATE_BPS * duration),
-    }
+    per_flow = windows(n, cwnd_rows, reductions, episode_starts(times, lens), duration)
+    return (
+        per_cycle
+        | per_flow
+        | {
+            # ECN reductions (entries into CWR) per flow per cycle, after the warm-up.
+            "reductions_per_flow": cwr_entries / n / per_cycle["cycles"],
+            "cwnd_growth_segments_per_ms": growth,
+            "flows": n,
+            "marked_fraction": marked / delivered,
+            "marked": marked,
+            "queue_arrivals": arrivals,
+            "queue_arrival_mean_bytes": arrival_bytes / arrivals if arrivals else float("nan"),
+            "delivered_segments": delivered,
+            "dropped": dropped,
+            "alpha_mean": alpha,
+            "utilization": delivered * (SEGMENT_SIZE + 40) * 8 / (RATE_BPS * duration),
+        }
+    )
 
 
 def window_growth(times, cwnd_bytes):
@@ -525,9 +758,9 @@ def window_growth(times, cwnd_bytes):
     return statistics.median(slopes) if slopes else float("nan")
 
 
-def cycles(times, lens):
-    """Per-cycle medians, as crates/quench-core/tests/dctcp.rs computes them."""
-    q = [(t, v) for t, v in zip(times, lens, strict=True) if t >= WARMUP_S]
+def episode_start_indices(q):
+    """Indices in q, (time, packets) after the warm-up, where a marking episode starts: the
+    queue rises above K after having fallen below K - HYSTERESIS."""
     starts, armed = [], True
     for i, (_, v) in enumerate(q):
         if armed and v > K:
@@ -535,6 +768,68 @@ def cycles(times, lens):
             armed = False
         elif not armed and v < K - HYSTERESIS:
             armed = True
+    return starts
+
+
+def episode_starts(times, lens):
+    """The times at which the marking episodes (the cycles) start, after the warm-up."""
+    q = [(t, v) for t, v in zip(times, lens, strict=True) if t >= WARMUP_S]
+    return [q[i][0] for i in episode_start_indices(q)]
+
+
+def windows(n, cwnd_rows, reductions, starts, duration):
+    """Per-flow window statistics after the warm-up, the same for both simulators.
+    cwnd_rows: (time, flow, cwnd bytes) in time order, each change of a sender's window;
+    reductions: (time, flow) of each ECN reduction (ns-3: entry into CWR). A reduction's window
+    before is the flow's last value before its time, after the last value at its time (all of
+    that ACK's processing: ns-3 with quench_ca grows the reduced window by the same ACK)."""
+    per_flow = [([], []) for _ in range(n)]
+    for t, f, w in cwnd_rows:
+        per_flow[f][0].append(t)
+        per_flow[f][1].append(w)
+    # Time average of the sum of the windows: what the flows may have in flight, C·RTT + queue.
+    area = 0.0
+    for ts, ws in per_flow:
+        i = bisect.bisect_right(ts, WARMUP_S) - 1
+        t0, w0 = WARMUP_S, ws[i] if i >= 0 else 0
+        for t, w in zip(ts[i + 1 :], ws[i + 1 :], strict=True):
+            area += w0 * (t - t0)
+            t0, w0 = t, w
+        area += w0 * (duration - t0)
+    before, after, growth, gaps = [], [], [], []
+    last = [None] * n
+    reduced = sorted((t, f) for t, f in reductions if t >= WARMUP_S)
+    for t, f in reduced:
+        ts, ws = per_flow[f]
+        b = ws[bisect.bisect_left(ts, t) - 1]
+        a = ws[bisect.bisect_right(ts, t) - 1]
+        before.append(b)
+        after.append(a)
+        if last[f] is not None:
+            growth.append(b - last[f][1])
+            gaps.append(t - last[f][0])
+        last[f] = (t, a)
+    flows_reducing = []
+    for s0, s1 in zip(starts, starts[1:]):
+        lo, hi = bisect.bisect_left(reduced, (s0, -1)), bisect.bisect_left(reduced, (s1, -1))
+        flows_reducing.append(len({f for _, f in reduced[lo:hi]}))
+    seg = SEGMENT_SIZE
+    return {
+        # Flows that reduce at least once after the warm-up (a flow that never connected does not).
+        "flows_reducing": len({f for _, f in reduced}),
+        "window_sum_segments": area / (duration - WARMUP_S) / seg,
+        "window_before_reduction": statistics.fmean(before) / seg,
+        "window_after_reduction": statistics.fmean(after) / seg,
+        "growth_between_reductions": statistics.fmean(growth) / seg,
+        "reduction_interval_us": statistics.fmean(gaps) * 1e6,
+        "flows_reducing_per_cycle": statistics.median(flows_reducing),
+    }
+
+
+def cycles(times, lens):
+    """Per-cycle medians, as crates/quench-core/tests/dctcp.rs computes them."""
+    q = [(t, v) for t, v in zip(times, lens, strict=True) if t >= WARMUP_S]
+    starts = episode_start_indices(q)
     peaks, troughs, periods = [], [], []
     for a, b in zip(starts, starts[1:]):
         seg = [v for _, v in q[a:b]]
@@ -555,30 +850,113 @@ def cycles(times, lens):
     }
 
 
+# The experiment classes behind --dctcp: (C++ definitions in order, the class to register).
+DCTCP_VARIANTS = {
+    "ns3": ((), None),
+    "floor": ((DCTCP_FLOOR_CPP,), "TcpDctcpFloor"),
+    "alpha_first": ((ALPHA_ACCESS_CPP, DCTCP_ALPHA_FIRST_CPP), "TcpDctcpAlphaFirst"),
+    "quench_ca": ((DCTCP_QUENCH_CA_CPP,), "TcpDctcpQuenchCa"),
+    "quench_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpQuenchAck"),
+    "quench_ack_alpha": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpQuenchAckAlpha"),
+    "linux_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpLinuxAck"),
+}
+
+
+def quench_scenario(n, duration, syn_rto=None, initial_window=None):
+    """crates/quench-core/tests/dctcp.rs's scenario as a quench scenario dict; `syn_rto`: the
+    retransmission timeout before the first RTT sample and its floor (the --syn-rto experiment);
+    `initial_window` in segments (RFC 5681's when None)."""
+    red = {
+        "kind": "red",
+        "min_th": K,
+        "max_th": K + 1,
+        "max_p": 1.0,
+        "w_q": 1.0,
+        "limit": "1000p",
+        "signal": "mark",
+        "forced": "mark",
+    }
+    rate, access, bottleneck = f"{RATE_BPS:.0f}bps", f"{ACCESS_DELAY_S * 1e6:g}us", f"{BOTTLENECK_DELAY_S * 1e6:g}us"
+    links = [{"from": f"s{i}", "to": "r1", "rate": rate, "delay": access} for i in range(n)]
+    links.append({"from": "r1", "to": "r2", "rate": rate, "delay": bottleneck, "qdisc": red})
+    links.append({"from": "r2", "to": "d", "rate": rate, "delay": access})
+    tcp = {"ecn": True, "delayed_ack": {"enabled": False}, "send_buffer": "16MB", "receive_window": "16MB"}
+    if syn_rto is not None:
+        tcp["rto"] = {"initial": syn_rto, "min": syn_rto}
+    cc = {"kind": "dctcp"} if initial_window is None else {"kind": "dctcp", "initial_window": initial_window}
+    return {
+        "hosts": [f"s{i}" for i in range(n)] + ["d"],
+        "routers": ["r1", "r2"],
+        "links": links,
+        "duration": f"{duration}s",
+        "seed": 1,
+        "flows": [
+            {"kind": "tcp", "src": f"s{i}", "dst": "d", "cc": cc, "start": f"{13 * i}us", "tcp": tcp} for i in range(n)
+        ],
+        "record": {"queues": True, "cwnd": True, "rtt": False, "drops": False, "monitors": False, "links": ["r1->r2"]},
+    }
+
+
+def run_quench(quench, n, duration, syn_rto=None, initial_window=None):
+    """The same scenario and statistics in quench (its per-cycle figures as the Rust test's, with
+    this script's medians and reduction count)."""
+    results = quench.run_scenario(quench_scenario(n, duration, syn_rto, initial_window), progress=False)
+    t = results.tables  # read while `results` (which owns the records on disk) is alive
+    link = t.column("links", "link")[t.column("links", "name").index("r1->r2")]
+    queue = zip(t.column("queue", "time_s"), t.column("queue", "link"), t.column("queue", "packets"), strict=True)
+    q = [(qt, int(p)) for qt, ql, p in queue if ql == link]
+    times, lens = [v[0] for v in q], [v[1] for v in q]
+    # The event column holds names, or the codes of a table read back from disk.
+    ecn_reduction = ("ecn_reduction", quench.results.TCP_EVENTS.index("ecn_reduction"))
+    events = zip(t.column("tcp_events", "time_s"), t.column("tcp_events", "flow"), t.column("tcp_events", "event"))
+    reductions = [(et, int(f)) for et, f, e in events if e in ecn_reduction]
+    cwnd = zip(t.column("cwnd", "time_s"), t.column("cwnd", "flow"), t.column("cwnd", "cwnd"), strict=True)
+    cwnd_rows = [(ct, int(f), int(w)) for ct, f, w in cwnd]
+    row = t.column("links", "name").index("r1->r2")
+    marked, departed = t.column("links", "marked_packets")[row], t.column("links", "departed_packets")[row]
+    per_cycle = cycles(times, lens)
+    per_flow = windows(n, cwnd_rows, reductions, episode_starts(times, lens), duration)
+    after_warmup = sum(1 for et, _ in reductions if et >= WARMUP_S)
+    return (
+        per_cycle
+        | per_flow
+        | {
+            "reductions_per_flow": after_warmup / n / per_cycle["cycles"],
+            "flows": n,
+            "marked_fraction": marked / departed,
+            "marked": marked,
+            "dropped": t.column("links", "dropped_packets")[row],
+            "utilization": t.column("links", "utilization")[row],
+        }
+    )
+
+
 def main():
     args = parse_args()
-    from ns import ns
-
-    ns.cppyy.cppdef(TRACE_CPP)
-    if args.recovery == "classic_grow":
-        ns.cppyy.cppdef(GROW_IN_CWR_CPP)
-        ns.cppyy.gbl.quench_exp.TcpClassicGrowInCwr.GetTypeId()  # registers the TypeId
-    dctcp = "ns3::TcpDctcp"
-    if args.dctcp == "floor":
-        ns.cppyy.cppdef(DCTCP_FLOOR_CPP)
-        dctcp = "quench_exp::TcpDctcpFloor"
-        ns.cppyy.gbl.quench_exp.TcpDctcpFloor.GetTypeId()  # registers the TypeId
-    elif args.dctcp == "alpha_first":
-        ns.cppyy.cppdef(DCTCP_ALPHA_FIRST_CPP)
-        dctcp = "quench_exp::TcpDctcpAlphaFirst"
-        ns.cppyy.gbl.quench_exp.TcpDctcpAlphaFirst.GetTypeId()
-    elif args.dctcp == "quench_ca":
-        ns.cppyy.cppdef(DCTCP_QUENCH_CA_CPP)
-        dctcp = "quench_exp::TcpDctcpQuenchCa"
-        ns.cppyy.gbl.quench_exp.TcpDctcpQuenchCa.GetTypeId()
     flows = [int(n) for n in args.flows.split(",")]
-    results = [run(ns, n, args.duration, args.recovery, args.timestamps, dctcp) for n in flows]
-    out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
+    if args.simulator == "quench":
+        import quench
+        import quench.results
+
+        results = [run_quench(quench, n, args.duration, args.syn_rto, args.initial_window) for n in flows]
+        out = {"simulator": "quench", "version": quench.__version__, "results": results}
+    else:
+        from ns import ns
+
+        ns.cppyy.cppdef(TRACE_CPP)
+        if args.recovery == "classic_grow":
+            ns.cppyy.cppdef(GROW_IN_CWR_CPP)
+            ns.cppyy.gbl.quench_exp.TcpClassicGrowInCwr.GetTypeId()  # registers the TypeId
+        sources, cls = DCTCP_VARIANTS[args.dctcp]
+        for source in sources:
+            ns.cppyy.cppdef(source)
+        base = ns.cppyy.gbl.ns3.TcpDctcp if cls is None else getattr(ns.cppyy.gbl.quench_exp, cls)
+        if args.syn_not_ect:
+            ns.cppyy.cppdef(SYN_NOT_ECT_CPP)
+            base = ns.cppyy.gbl.quench_exp.SynNotEct[base]
+        dctcp = str(base.GetTypeId().GetName())  # registers the TypeId
+        results = [run(ns, n, args.duration, args.recovery, args.timestamps, dctcp, args.initial_window) for n in flows]
+        out = {"simulator": "ns-3", "version": importlib.metadata.version("ns3"), "results": results}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
