@@ -1,12 +1,16 @@
 """ns-3 side of the DCTCP check of docs/validation.md#dctcp: the scenario of
 crates/quench-core/tests/dctcp.rs run with ns-3's TcpDctcp, and the queue measured per
-sawtooth cycle the same way.
+sawtooth cycle the same way; the same scenario and statistics in quench with --simulator quench.
 
-Run with the interpreter of an environment that has the ns-3 Python bindings:
+Run with the interpreter of an environment that has the ns-3 Python bindings, or with quench's
+for the same scenario and statistics in quench (`--simulator quench`):
 
     $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40]
-        [--recovery prr|classic|classic_grow] [--dctcp ns3|floor|alpha_first|quench_ca]
-        [--timestamps] [--json out.json]
+        [--recovery prr|classic|classic_grow]
+        [--dctcp ns3|floor|alpha_first|quench_ca|quench_ack|quench_ack_alpha|linux_ack]
+        [--syn-not-ect] [--initial-window W] [--timestamps] [--json out.json]
+    .venv/bin/python benchmarks/ns3_dctcp.py --simulator quench [--flows ...] [--syn-rto 1ms]
+        [--initial-window W] [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
@@ -24,10 +28,17 @@ fraction (marked packets over the segments the sink received, whole run) and alp
 TcpDctcp's estimates (its CongestionEstimate trace) after the warm-up; the entries into CWR per
 flow per cycle, and the first flow's window growth between reductions (segments per ms); the
 packets that entered the queue disc and their mean size (one 1500-byte packet per segment).
+Per flow, in both simulators (`windows`): the flows that reduce after the warm-up, the median
+number of flows that reduce in a cycle, the time average of the sum of the windows, the mean
+window just before and just after a reduction, the mean growth and time between a flow's
+reductions (ns-3: every sender's CongestionWindow and CongState traces; quench: its cwnd and
+tcp_events tables).
 `--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does;
 `classic_grow` also grows the window through CWR, as quench does (GROW_IN_CWR_CPP); `--dctcp`
 replaces TcpDctcp by an experiment's subclass (DCTCP_FLOOR_CPP, DCTCP_ALPHA_FIRST_CPP,
-DCTCP_QUENCH_CA_CPP);
+DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP); `--syn-not-ect` sends ns-3's SYN without ECT, as
+quench's (SYN_NOT_ECT_CPP); `--syn-rto` has quench resend a lost SYN early; `--initial-window`
+sets either simulator's initial window;
 `--timestamps` keeps ns-3's default timestamp option, whose 1512-byte packets IPv4 fragments
 into two (1500 + 32 bytes) at the 1500-byte MTU, so the queue disc counts two packets a segment.
 """
