@@ -32,7 +32,7 @@ use crate::ip::FragmentRule;
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::rng::Rng;
-use crate::slab::{PacketSlab, SlabList};
+use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
 use std::collections::VecDeque;
@@ -158,7 +158,9 @@ pub struct Link {
     device: Option<Box<DeviceQueue>>,
     serializer: Serializer,
     qdisc_rng: Rng,
-    transmitting: Option<Packet>,
+    /// The packet in transmission: an entry of the world's slab, which the end of the
+    /// transmission puts on the pipe's list as it is, without copying the packet.
+    transmitting: Option<EntryId>,
     /// When the packet in transmission finishes.
     tx_done_at: Time,
     /// A wake-up for a qdisc that said "not before t" is pending.
@@ -324,7 +326,7 @@ impl Link {
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
         match next {
-            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p)),
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p, slab)),
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => {
                 self.wake_pending = true;
@@ -356,7 +358,7 @@ impl Link {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
         d.bytes -= p.size as u64;
-        let done = self.begin_tx(now, p);
+        let done = self.begin_tx(now, p, slab);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
             // wake-up (the answer is `Started`): the qdisc is asked again when this
@@ -457,21 +459,25 @@ impl Link {
     /// queue: the statistics are those of an enqueue followed at once by a dequeue (the
     /// queue held nothing until now, held this one packet for no time, and holds nothing
     /// after). Returns when the transmission ends.
-    pub fn cut_through(&mut self, now: Time, pkt: &Packet) -> Time {
+    #[inline]
+    pub fn cut_through(&mut self, now: Time, pkt: &Packet, slab: &mut PacketSlab) -> Time {
         self.stats.integrate(now, Backlog::default());
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += pkt.size as u64;
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
-        // Copied once, straight into the transmitter (a changed copy passed on costs two).
-        self.transmitting.insert(*pkt).enqueued_at = now;
+        // Copied once, straight into the transmitter's entry (a changed copy passed on costs two).
+        let id = slab.hold(*pkt);
+        slab.held_mut(id).enqueued_at = now;
+        self.transmitting = Some(id);
         self.account_tx(now, Dur(0), pkt.size)
     }
 
     /// Start sending a packet just taken from the queue; returns when the transmission ends.
-    fn begin_tx(&mut self, now: Time, p: Packet) -> Time {
+    #[inline]
+    fn begin_tx(&mut self, now: Time, p: Packet, slab: &mut PacketSlab) -> Time {
         let (sojourn, size) = (now - p.enqueued_at, p.size);
-        self.transmitting = Some(p);
+        self.transmitting = Some(slab.hold(p));
         self.account_tx(now, sojourn, size)
     }
 
@@ -491,26 +497,25 @@ impl Link {
     }
 
     /// The packet being sent, if any.
-    pub fn in_transmission(&self) -> Option<&Packet> {
-        self.transmitting.as_ref()
+    pub fn in_transmission<'a>(&self, slab: &'a PacketSlab) -> Option<&'a Packet> {
+        self.transmitting.map(|id| slab.held(id))
     }
 
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
     /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
     pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> Result<Option<Time>, Packet> {
-        let p = self.transmitting.as_ref().expect("finish_tx without a packet in transmission");
+        let id = self.transmitting.take().expect("finish_tx without a packet in transmission");
         if let Some(loss) = &mut self.loss {
             if loss.rng.bernoulli(loss.probability) {
-                let size = p.size;
-                self.count_drop(size, DropReason::LinkLoss);
-                return Err(self.transmitting.take().expect("checked above"));
+                let lost = slab.release(id);
+                self.count_drop(lost.size, DropReason::LinkLoss);
+                return Err(lost);
             }
         }
-        // Copied straight from the transmitter into the pipe (a `take` would copy it twice).
+        // The transmitter's entry joins the pipe as it is.
         let arrival = now + self.delay;
-        slab.push(&mut self.pipe.list, arrival, *p);
+        slab.append(&mut self.pipe.list, arrival, id);
         self.pipe.tail_at = arrival;
-        self.transmitting = None;
         Ok((self.pipe.list.len() == 1).then_some(arrival))
     }
 
@@ -615,7 +620,7 @@ mod tests {
         assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
         assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
     }
-    const LINK_BYTES: usize = 496;
+    const LINK_BYTES: usize = 416;
 
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
@@ -634,8 +639,8 @@ mod tests {
             let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node, &mut slab) else {
                 panic!("not started")
             };
-            assert_eq!(direct.cut_through(now, &p), done);
-            assert_eq!(queued.in_transmission(), direct.in_transmission());
+            assert_eq!(direct.cut_through(now, &p, &mut slab), done);
+            assert_eq!(queued.in_transmission(&slab), direct.in_transmission(&slab));
             assert!(!direct.can_cut_through(&p), "busy while transmitting");
             now = done + Dur(uid as u64 * 1000);
             assert_eq!(queued.finish_tx(done, &mut slab), direct.finish_tx(done, &mut slab));
@@ -684,13 +689,13 @@ mod tests {
             assert_eq!(in_qdisc, want, "device queue {device}");
             assert_eq!(l.backlog().packets, held - 1, "all but the one in transmission");
             // Drain: each end of transmission starts the next packet, in arrival order.
-            let mut sent = vec![l.in_transmission().unwrap().uid];
+            let mut sent = vec![l.in_transmission(&slab).unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
             loop {
                 l.finish_tx(t, &mut slab).unwrap();
                 match l.start_tx(t, &mut out, &mut node, &mut slab) {
                     TxStart::Started(next) => {
-                        sent.push(l.in_transmission().unwrap().uid);
+                        sent.push(l.in_transmission(&slab).unwrap().uid);
                         t = next;
                     }
                     _ => break,

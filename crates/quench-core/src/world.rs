@@ -491,7 +491,7 @@ impl World {
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
         if link.can_cut_through(pkt) && !self.rec.wants_queue(l) {
             // Queueing and dequeueing at once would record nothing and change nothing else.
-            let done = link.cut_through(self.now, pkt);
+            let done = link.cut_through(self.now, pkt, &mut self.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
         }
@@ -516,7 +516,7 @@ impl World {
             self.sched.schedule_reserved(at, seq, Event::TxDone(l));
         }
         if link.can_cut_through(pkt) {
-            let done = link.cut_through(self.now, pkt);
+            let done = link.cut_through(self.now, pkt, &mut self.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
         }
@@ -558,7 +558,7 @@ impl World {
     #[inline(never)]
     fn record_tx_start(&mut self, l: LinkId) {
         let link = &self.links[l.index()];
-        let p = link.in_transmission().expect("a transmission just started");
+        let p = link.in_transmission(&self.slab).expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap.get_mut(l) {
