@@ -283,15 +283,19 @@ fn the_period_is_d_rtts_when_each_flow_reduces_once() {
     assert!(m.period_rtts > 1.2 * a.d, "period {} RTTs against D = {}", m.period_rtts, a.d);
 }
 
-/// Outside the model: 40 flows with W* = 3.8 packets. The flows are no longer synchronized
-/// (a marking episode misses some of them and marks others twice) and the amplitude falls
-/// below the synchronized prediction; the queue still peaks near K + N.
+/// Outside the model: 40 flows with W* = 3.8 packets. Every flow reduces in every cycle, but
+/// the queue stays above K for longer than a round trip, so each reduces about two and a half
+/// times a cycle, and the amplitude falls below the synchronized prediction; the queue still
+/// peaks near K + N and the marked fraction is still near α. (Every SYN is ECT, as Linux's
+/// DCTCP sends it: a Not-ECT SYN arriving while the start-up holds the queue above K is
+/// dropped, and a flow waiting out the 1 s initial RTO takes no part in the run.)
 #[test]
-fn forty_flows_desynchronize_and_the_amplitude_falls_below_the_model() {
+fn forty_flows_reduce_more_than_once_per_cycle_and_the_amplitude_falls_below_the_model() {
     let (a, m) = report(40);
     assert!(a.w_star < 4.0);
-    assert!(m.flows_reducing < 40.0, "{} of 40 flows reduce per cycle", m.flows_reducing);
+    assert_eq!(m.flows_reducing, 40.0, "every flow reduces in every cycle");
+    assert!(m.reductions_per_flow > 2.0, "{} reductions per flow per cycle", m.reductions_per_flow);
     assert!(m.amplitude < 0.9 * a.amplitude, "amplitude {} against {}", m.amplitude, a.amplitude);
-    assert!(m.peak < a.q_max, "peak {} against {}", m.peak, a.q_max);
-    assert!(m.mark_fraction < a.alpha, "marked {} against α {}", m.mark_fraction, a.alpha);
+    check_rel("N = 40: peak", m.peak, a.q_max, 0.10);
+    check_rel("N = 40: marked fraction", m.mark_fraction, a.alpha, 0.05);
 }

@@ -4,7 +4,8 @@
 //! acknowledged with ECN-Echo (section 3.3), and on ECN-Echo reduces at most once per window
 //! to `cwnd·(1 − alpha/2)` instead of halving. The receiver echoes the CE mark of each segment
 //! (section 3.2, `EcnFeedback::Accurate`); the once-per-window timing of the reduction is the
-//! sender's RFC 3168 one, as in Linux's `tcp_dctcp.c`.
+//! sender's RFC 3168 one, as in Linux's `tcp_dctcp.c`. As there, every packet of the connection
+//! is ECN-capable, the SYN, pure ACKs and retransmissions too (`ect_on_every_packet`).
 
 use super::reno::AimdParams;
 use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
@@ -146,6 +147,11 @@ impl CongestionControl for Dctcp {
     }
     fn ecn_feedback(&self) -> EcnFeedback {
         EcnFeedback::Accurate
+    }
+    /// Linux's `tcp_dctcp.c` is `TCP_CONG_NEEDS_ECN`: ECT on every packet, the SYN included,
+    /// so that a switch marking above K marks a handshake rather than dropping it.
+    fn ect_on_every_packet(&self) -> bool {
+        true
     }
 }
 

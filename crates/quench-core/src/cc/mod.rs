@@ -211,6 +211,14 @@ pub trait CongestionControl {
     fn ect_codepoint(&self) -> u8 {
         crate::packet::ecn::ECT0
     }
+    /// Whether every packet of an ECN connection carries the ECT codepoint, the SYN, the
+    /// SYN-ACK, pure ACKs and retransmissions included, rather than new data only (RFC 3168
+    /// section 6.1.1/6.1.5). Linux does so for a controller flagged `TCP_CONG_NEEDS_ECN`
+    /// (`tcp_assign_congestion_control` sets ECT on the socket, `tcp_ecn_send_syn` before the
+    /// SYN) and clears it again when the handshake does not agree on ECN.
+    fn ect_on_every_packet(&self) -> bool {
+        false
+    }
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -309,6 +317,9 @@ macro_rules! registry {
             }
             fn ect_codepoint(&self) -> u8 {
                 match self { $(AnyCc::$variant(c) => c.ect_codepoint(),)+ }
+            }
+            fn ect_on_every_packet(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.ect_on_every_packet(),)+ }
             }
         }
     };

@@ -4,7 +4,9 @@
 //!   SYN-ACK carrying ECE (not CWR). Only then is the connection ECN-capable.
 //! - **Sender** (6.1.2, 6.1.4, 6.1.5): new data segments carry ECT(0) (ECT(1) when the
 //!   controller is scalable, RFC 9331 section 4.1: `ect_codepoint`); retransmissions, pure
-//!   ACKs and the SYN do not. On an ACK with ECE the sender reduces at most once per window of
+//!   ACKs and the SYN do not, unless the controller asks for ECT on every packet, as Linux's
+//!   DCTCP does (`ect_on_every_packet`: the SYN, SYN-ACK and pure ACKs too, and everything
+//!   after a handshake that agreed on ECN). On an ACK with ECE the sender reduces at most once per window of
 //!   data — not again until data sent after the reduction is acknowledged, and not during loss
 //!   recovery (which already reduced for that window): `ssthresh` from the controller's rule
 //!   for `Signal::EcnEcho` (half the flight for Reno/NewReno), `cwnd = min(cwnd, ssthresh)`,
@@ -42,6 +44,16 @@ impl SenderEcn {
         }
     }
 
+    /// The SYN's ECN codepoint: ECT when ECN is requested by a controller that wants it on
+    /// every packet (Linux sets it on the socket before the SYN), Not-ECT otherwise.
+    pub fn syn_codepoint(requested: bool, every_packet: bool, codepoint: u8) -> u8 {
+        if requested && every_packet {
+            codepoint
+        } else {
+            ecn::NOT_ECT
+        }
+    }
+
     /// Negotiation: the SYN-ACK carries ECE and not CWR.
     pub fn on_syn_ack(&mut self, requested: bool, syn_ack: &Packet) {
         self.negotiated = requested && syn_ack.has_flag(tcp_flags::ECE) && !syn_ack.has_flag(tcp_flags::CWR);
@@ -74,13 +86,17 @@ impl SenderEcn {
     }
 
     /// The controller's ECT codepoint (`codepoint`: ECT(0), or ECT(1) for a scalable
-    /// controller) on new data, and CWR on the first new data segment after a reduction.
-    pub fn stamp(&self, pkt: &mut Packet, retransmit: bool, codepoint: u8) {
-        if !self.negotiated || retransmit || pkt.payload == 0 {
+    /// controller) on new data, or on every segment when the controller wants it so
+    /// (`every_packet`), and CWR on the first new data segment after a reduction.
+    pub fn stamp(&self, pkt: &mut Packet, retransmit: bool, codepoint: u8, every_packet: bool) {
+        if !self.negotiated {
             return;
         }
-        pkt.ecn = codepoint;
-        if self.cwr_pending {
+        let new_data = !retransmit && pkt.payload > 0;
+        if new_data || every_packet {
+            pkt.ecn = codepoint;
+        }
+        if new_data && self.cwr_pending {
             pkt.flags |= tcp_flags::CWR;
         }
     }
@@ -103,6 +119,9 @@ pub(crate) struct ReceiverEcn {
     /// RFC 8257 section 3.2 (the sender's controller asks for `EcnFeedback::Accurate`): ECE
     /// mirrors the CE state of the latest data segment, CWR is ignored.
     accurate: bool,
+    /// The codepoint of the SYN-ACK and every ACK once ECN is agreed, when the controller
+    /// wants ECT on every packet (`CongestionControl::ect_on_every_packet`).
+    every_packet: Option<u8>,
 }
 
 impl ReceiverEcn {
@@ -117,9 +136,20 @@ impl ReceiverEcn {
         }
     }
 
-    /// RFC 8257 section 3.2's feedback instead of RFC 3168's.
-    pub fn accurate(feedback: crate::cc::EcnFeedback) -> Self {
-        ReceiverEcn { accurate: feedback == crate::cc::EcnFeedback::Accurate, ..Default::default() }
+    /// The receiver of a connection whose controller gives `feedback` (RFC 8257 section 3.2's
+    /// instead of RFC 3168's when `Accurate`) and wants its ACKs to carry `every_packet`'s
+    /// codepoint, if any.
+    pub fn new(feedback: crate::cc::EcnFeedback, every_packet: Option<u8>) -> Self {
+        ReceiverEcn { accurate: feedback == crate::cc::EcnFeedback::Accurate, every_packet, ..Default::default() }
+    }
+
+    /// The codepoint of the SYN-ACK and the ACKs: Not-ECT (RFC 3168 section 6.1.4), or ECT
+    /// once ECN is agreed for a controller that wants it on every packet.
+    pub fn codepoint(&self) -> u8 {
+        match self.every_packet {
+            Some(codepoint) if self.negotiated => codepoint,
+            _ => ecn::NOT_ECT,
+        }
     }
 
     /// With accurate feedback: this segment's CE state differs from the one echoed so far, so
@@ -204,7 +234,7 @@ mod tests {
     /// reported before the segment that changes it is acknowledged; CWR plays no part.
     #[test]
     fn accurate_feedback_mirrors_the_ce_state() {
-        let mut rx = ReceiverEcn::accurate(crate::cc::EcnFeedback::Accurate);
+        let mut rx = ReceiverEcn::new(crate::cc::EcnFeedback::Accurate, None);
         rx.negotiated = true;
         let (ce, ect) = (with(tcp_flags::ACK, ecn::CE), with(tcp_flags::ACK, ecn::ECT0));
         assert!(!rx.ce_state_changes(&ect));
@@ -223,26 +253,26 @@ mod tests {
     fn sender_stamps_ect_on_new_data_and_cwr_once() {
         let mut tx = SenderEcn { negotiated: true, ..Default::default() };
         let mut p = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut p, false, ecn::ECT0);
+        tx.stamp(&mut p, false, ecn::ECT0, false);
         assert_eq!((p.ecn, p.flags & tcp_flags::CWR), (ecn::ECT0, 0));
         tx.reduced(5000);
         let mut r = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut r, true, ecn::ECT0); // a retransmission: neither ECT nor CWR
+        tx.stamp(&mut r, true, ecn::ECT0, false); // a retransmission: neither ECT nor CWR
         assert_eq!((r.ecn, r.flags & tcp_flags::CWR), (ecn::NOT_ECT, 0));
         let mut n = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut n, false, ecn::ECT0);
+        tx.stamp(&mut n, false, ecn::ECT0, false);
         assert_eq!((n.ecn, n.flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
         // Refused by the host, `n` never left: the next segment carries CWR again.
         let mut again = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut again, false, ecn::ECT0);
+        tx.stamp(&mut again, false, ecn::ECT0, false);
         assert_eq!(again.flags & tcp_flags::CWR, tcp_flags::CWR);
         tx.sent(&again);
         let mut m = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut m, false, ecn::ECT0);
+        tx.stamp(&mut m, false, ecn::ECT0, false);
         assert_eq!(m.flags & tcp_flags::CWR, 0);
         // A scalable controller's codepoint (RFC 9331 section 4.1).
         let mut l = with(tcp_flags::ACK, 0);
-        tx.stamp(&mut l, false, ecn::ECT1);
+        tx.stamp(&mut l, false, ecn::ECT1, false);
         assert_eq!(l.ecn, ecn::ECT1);
         // Once per window: ECE on ACKs up to 5000 is ignored.
         let mut ack = with(tcp_flags::ACK | tcp_flags::ECE, 0);
@@ -252,6 +282,45 @@ mod tests {
         assert!(tx.wants_reduction(&ack, false, 0));
         assert!(!tx.wants_reduction(&ack, true, 0));
         assert!(!tx.wants_reduction(&ack, false, 6000));
+    }
+
+    /// A controller that wants ECT on every packet (Linux's `TCP_CONG_NEEDS_ECN`, DCTCP): the
+    /// SYN when ECN is requested, and after an agreeing handshake every segment, a
+    /// retransmission and a pure ACK included, with CWR still on new data only; nothing when
+    /// the handshake did not agree. The receiver's SYN-ACK and ACKs likewise.
+    #[test]
+    fn every_packet_ect_covers_control_packets_and_retransmissions() {
+        assert_eq!(SenderEcn::syn_codepoint(true, true, ecn::ECT0), ecn::ECT0);
+        assert_eq!(SenderEcn::syn_codepoint(true, false, ecn::ECT0), ecn::NOT_ECT);
+        assert_eq!(SenderEcn::syn_codepoint(false, true, ecn::ECT0), ecn::NOT_ECT);
+        let mut tx = SenderEcn { negotiated: true, ..Default::default() };
+        tx.reduced(5000);
+        let mut r = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut r, true, ecn::ECT0, true);
+        assert_eq!((r.ecn, r.flags & tcp_flags::CWR), (ecn::ECT0, 0), "a retransmission: ECT, no CWR");
+        let mut pure = with(tcp_flags::ACK, 0);
+        pure.payload = 0;
+        tx.stamp(&mut pure, false, ecn::ECT0, true);
+        assert_eq!((pure.ecn, pure.flags & tcp_flags::CWR), (ecn::ECT0, 0), "a pure ACK: ECT, no CWR");
+        let mut n = with(tcp_flags::ACK, 0);
+        tx.stamp(&mut n, false, ecn::ECT0, true);
+        assert_eq!((n.ecn, n.flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
+        let refused = SenderEcn::default();
+        let mut d = with(tcp_flags::ACK, 0);
+        refused.stamp(&mut d, false, ecn::ECT0, true);
+        assert_eq!(d.ecn, ecn::NOT_ECT, "no ECT once the handshake did not agree");
+
+        let asking = with(tcp_flags::SYN | tcp_flags::ECE | tcp_flags::CWR, ecn::ECT0);
+        let mut rx = ReceiverEcn::new(crate::cc::EcnFeedback::Accurate, Some(ecn::ECT0));
+        assert_eq!(rx.codepoint(), ecn::NOT_ECT, "nothing agreed yet");
+        rx.on_syn(true, &asking);
+        assert_eq!(rx.codepoint(), ecn::ECT0);
+        let mut plain = ReceiverEcn::new(crate::cc::EcnFeedback::Rfc3168, None);
+        plain.on_syn(true, &asking);
+        assert_eq!(plain.codepoint(), ecn::NOT_ECT, "RFC 3168 section 6.1.4: ACKs are not ECT");
+        let mut declined = ReceiverEcn::new(crate::cc::EcnFeedback::Accurate, Some(ecn::ECT0));
+        declined.on_syn(true, &with(tcp_flags::SYN, ecn::ECT0));
+        assert_eq!(declined.codepoint(), ecn::NOT_ECT);
     }
 
     /// A TCP sender driven by hand: every packet it emits and every timer it arms is visible.
@@ -300,10 +369,15 @@ mod tests {
                 self.with_cx(at(now_ms), |tx, cx| tx.on_packet(p, cx))
             }
             fn establish(&mut self) -> Vec<Packet> {
+                let (syn, first) = self.open();
+                assert_eq!(syn.ecn, ecn::NOT_ECT);
+                first
+            }
+            /// The SYN, and what the sender sends on an agreeing SYN-ACK.
+            fn open(&mut self) -> (Packet, Vec<Packet>) {
                 let syn = self.with_cx(Time::ZERO, |tx, cx| tx.on_start(cx));
                 assert_eq!(syn[0].flags, tcp_flags::SYN | tcp_flags::ECE | tcp_flags::CWR);
-                assert_eq!(syn[0].ecn, ecn::NOT_ECT);
-                self.ack(100, 1, tcp_flags::SYN | tcp_flags::ECE)
+                (syn[0], self.ack(100, 1, tcp_flags::SYN | tcp_flags::ECE))
             }
             fn reductions(&self) -> usize {
                 self.host.rec.events.event.iter().filter(|&&e| e == TcpEvent::EcnReduction as u8).count()
@@ -360,6 +434,29 @@ mod tests {
             assert_eq!(s.tx.stats.fast_retransmits, 1);
             assert_eq!(s.tx.window().ssthresh, 4500, "the ECN reduction's ssthresh stands");
             assert_eq!(s.tx.stats.ecn_reductions, 1);
+        }
+
+        /// DCTCP's SYN is ECT(0), and so is its fast retransmission, where a NewReno sender's
+        /// SYN and retransmission are Not-ECT.
+        #[test]
+        fn dctcp_sends_its_syn_and_retransmissions_ect() {
+            for (cc, want) in [
+                (r#"{"kind":"dctcp","initial_window":4}"#, ecn::ECT0),
+                (r#"{"kind":"newreno","initial_window":4}"#, ecn::NOT_ECT),
+            ] {
+                let mut s = Script::new(cc);
+                let (syn, first) = s.open();
+                assert_eq!((syn.ecn, first.len()), (want, 4), "{cc}");
+                assert!(first.iter().all(|p| p.ecn == ecn::ECT0), "new data is ECT(0) in both");
+                // Segment 1 lost: three duplicate ACKs start fast retransmit.
+                let mut resent = vec![];
+                for ms in 0..3 {
+                    resent.extend(s.ack(200 + ms, 1, 0));
+                }
+                let again: Vec<_> = resent.iter().filter(|p| p.seq == 1).collect();
+                assert_eq!(again.len(), 1, "{cc}: the fast retransmission");
+                assert_eq!(again[0].ecn, want, "{cc}");
+            }
         }
 
         #[test]

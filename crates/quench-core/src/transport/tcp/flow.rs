@@ -58,9 +58,16 @@ impl TransportSpec for TcpFlowSpec {
         let bytes = self.bytes.map(|b| b.0);
         let (forward, backward) = cx.connections();
         let feedback = cc.ecn_feedback();
+        let ect_on_every_packet = cc.ect_on_every_packet().then(|| cc.ect_codepoint());
         Ok(BuiltFlow {
             sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
-            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(backward, self.tcp.clone(), bytes, feedback))),
+            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(
+                backward,
+                self.tcp.clone(),
+                bytes,
+                feedback,
+                ect_on_every_packet,
+            ))),
             cc: self.cc.kind(),
             bytes,
         })

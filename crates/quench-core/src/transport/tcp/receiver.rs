@@ -52,7 +52,15 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// `feedback`: the ECN feedback the sender's controller needs.
-    pub fn new(conn: Connection, cfg: TcpConfig, expected_bytes: Option<u64>, feedback: EcnFeedback) -> Self {
+    /// A receiver for a sender whose controller gives `feedback` and wants ECT on every packet
+    /// with `ect_on_every_packet`'s codepoint, if it does.
+    pub fn new(
+        conn: Connection,
+        cfg: TcpConfig,
+        expected_bytes: Option<u64>,
+        feedback: EcnFeedback,
+        ect_on_every_packet: Option<u8>,
+    ) -> Self {
         TcpReceiver {
             conn,
             cfg,
@@ -64,7 +72,7 @@ impl TcpReceiver {
             last_out_of_order: None,
             fin_seq: None,
             expected_bytes,
-            ecn: ReceiverEcn::accurate(feedback),
+            ecn: ReceiverEcn::new(feedback, ect_on_every_packet),
             ts_recent: 0,
             last_ack_sent: 0,
             stats: ReceiverStats::default(),
@@ -80,6 +88,7 @@ impl TcpReceiver {
         self.unacked_segments = 0;
         let flags = tcp_flags::ACK | self.ecn.ack_flags();
         let mut ack = self.conn.segment(1, self.rcv_nxt, 0, flags, self.window());
+        ack.ecn = self.ecn.codepoint();
         self.stamp_timestamp(&mut ack);
         self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack {
@@ -98,6 +107,7 @@ impl TcpReceiver {
         }
         let flags = tcp_flags::SYN | tcp_flags::ACK | self.ecn.on_syn(self.cfg.ecn, syn);
         let mut syn_ack = self.conn.segment(0, 1, 0, flags, self.window());
+        syn_ack.ecn = self.ecn.codepoint();
         if self.cfg.timestamps && syn.ts_on {
             self.ts_recent = ts_clock(syn.sent_at);
             self.last_ack_sent = 1;

@@ -290,7 +290,7 @@ impl TcpSender {
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         self.stamp_timestamp(&mut pkt);
         pkt.frag.dont = self.cfg.dont_fragment;
-        self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint());
+        self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint(), self.cc.ect_on_every_packet());
         self.watch_send(seq, len, retransmit, cx);
         let admission = cx.send(pkt);
         let now = cx.now;
@@ -487,6 +487,7 @@ impl TcpSender {
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
+        syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.cc.ect_on_every_packet(), self.cc.ect_codepoint());
         self.stamp_timestamp(&mut syn);
         cx.send(syn);
         let now = cx.now;
