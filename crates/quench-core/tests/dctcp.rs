@@ -297,5 +297,5 @@ fn forty_flows_reduce_more_than_once_per_cycle_and_the_amplitude_falls_below_the
     assert!(m.reductions_per_flow > 2.0, "{} reductions per flow per cycle", m.reductions_per_flow);
     assert!(m.amplitude < 0.9 * a.amplitude, "amplitude {} against {}", m.amplitude, a.amplitude);
     check_rel("N = 40: peak", m.peak, a.q_max, 0.10);
-    check_rel("N = 40: marked fraction", m.mark_fraction, a.alpha, 0.05);
+    check_rel("N = 40: marked fraction", m.mark_fraction, a.alpha, 0.10);
 }

@@ -459,6 +459,19 @@ mod tests {
             }
         }
 
+        /// The reduction scales the window the ACK found, not the window that ACK would grow to
+        /// (Linux's `tcp_enter_cwr` before any growth): DCTCP with alpha = 1 (every acknowledged
+        /// byte marked) and 10 segments in slow start goes to 5 segments, not to half of 11.
+        #[test]
+        fn the_reduction_scales_the_window_the_ack_found() {
+            let mut s = Script::new(r#"{"kind":"dctcp","initial_window":10,"initial_alpha":1.0}"#);
+            let (_, first) = s.open();
+            assert_eq!((first.len(), s.tx.window().cwnd), (10, 10 * MSS));
+            s.ack(200, 1 + MSS, tcp_flags::ECE);
+            assert_eq!((s.tx.window().ssthresh, s.tx.window().cwnd), (5 * MSS, 5 * MSS));
+            assert_eq!(s.reductions(), 1);
+        }
+
         #[test]
         fn one_segment_window_waits_for_the_retransmission_timer() {
             let mut s = Script::new(r#"{"kind":"tahoe","initial_window":1}"#);

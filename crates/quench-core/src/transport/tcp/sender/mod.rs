@@ -783,6 +783,9 @@ impl TcpSender {
             return;
         }
         self.w.flight = self.flight();
+        // The controller reduces the window the ACK found, as Linux's `tcp_enter_cwr` does
+        // before any growth for that ACK (a controller's rule may scale cwnd: DCTCP, Prague).
+        self.w.cwnd = cwnd_at_signal;
         self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::EcnEcho);
         if cwnd_at_signal <= self.w.mss {
             self.w.cwnd = self.w.mss;
