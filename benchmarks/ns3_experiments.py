@@ -463,6 +463,142 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = with_switch(
 FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_exp::TcpPrrRfcPipe::SsrbEveryAck")
 
 
+# A loss found during ECN's window reduction (CA_CWR) handled as quench and Linux handle it:
+# fast recovery, keeping the ssthresh that the reduction set (RFC 3168 section 6.1.2: one
+# reduction per window of data; Linux's tcp_enter_recovery sets no new ssthresh while a CWR
+# reduction is under way). ns-3 3.44's TcpSocketBase::DupAck counts duplicate ACKs in CA_CWR but
+# acts only in CA_DISORDER (and CA_RECOVERY), so the sender stays in CWR with PRR's window set
+# only on ACKs that advance snd_una, until its timeout. ns-3 always creates a plain
+# TcpSocketBase (TcpL4Protocol::CreateSocket), whose DupAck and EnterRecovery are private and
+# non-virtual; in CA_CWR the congestion controller's PktsAcked is the one hook called on every
+# ACK, after DupAck has counted it. There this controller (ns-3's NewReno halving FlightSize,
+# as the other variants) applies the entry test of DupAck's CA_DISORDER branch (the DupThresh-th
+# duplicate ACK while no recovery point is active, or RFC 6675's IsLost(HighACK + 1)) to each
+# duplicate ACK and calls the socket's own EnterRecovery, answering that call's request for
+# ssthresh with the one in force. Needs PRR_RFC_PIPE_CPP first (its Expose template and tags).
+CWR_LOSS_CPP = r"""
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-tx-buffer.h"
+#include "ns3/config.h"
+namespace quench_exp
+{
+struct DupAckCountTag { typedef uint32_t ns3::TcpSocketBase::*type; friend type Get(DupAckCountTag); };
+struct RecoverActiveTag { typedef bool ns3::TcpSocketBase::*type; friend type Get(RecoverActiveTag); };
+struct HighRxAckTag
+{
+    typedef ns3::TracedValue<ns3::SequenceNumber32> ns3::TcpSocketBase::*type;
+    friend type Get(HighRxAckTag);
+};
+struct EnterRecoveryTag { typedef void (ns3::TcpSocketBase::*type)(uint32_t); friend type Get(EnterRecoveryTag); };
+template struct Expose<DupAckCountTag, &ns3::TcpSocketBase::m_dupAckCount>;
+template struct Expose<RecoverActiveTag, &ns3::TcpSocketBase::m_recoverActive>;
+template struct Expose<HighRxAckTag, &ns3::TcpSocketBase::m_highRxAckMark>;
+template struct Expose<EnterRecoveryTag, &ns3::TcpSocketBase::EnterRecovery>;
+
+class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoCwrLoss")
+                                     .SetParent<TcpNewRenoFlightSize>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoCwrLoss>();
+        return tid;
+    }
+    TcpNewRenoCwrLoss() = default;
+    TcpNewRenoCwrLoss(const TcpNewRenoCwrLoss& o) = default;
+    std::string GetName() const override { return "TcpNewRenoCwrLoss"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoCwrLoss>(this); }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        // The base still runs (it clears its fast-recovery flag); inside our own EnterRecovery
+        // call its answer is replaced by the ssthresh of the ECN reduction under way.
+        uint32_t ssthresh = TcpNewRenoFlightSize::GetSsThresh(tcb, bytesInFlight);
+        return m_keep ? tcb->m_ssThresh.Get() : ssthresh;
+    }
+
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked, const ns3::Time& rtt) override
+    {
+        TcpNewRenoFlightSize::PktsAcked(tcb, segmentsAcked, rtt);
+        ns3::TcpSocketBase* sock = FindSocket(tcb);
+        if (!sock)
+        {
+            return;
+        }
+        // DupAck has just counted a duplicate ACK (ProcessAck resets the count on any other
+        // ACK that advances snd_una, and leaves it on one that neither advances nor SACKs).
+        uint32_t dupAcks = (*sock).*Get(DupAckCountTag());
+        bool dupAck = dupAcks > 0 && dupAcks != m_dupAcksSeen;
+        m_dupAcksSeen = dupAcks;
+        if (!dupAck || tcb->m_congState != ns3::TcpSocketState::CA_CWR)
+        {
+            return;
+        }
+        ns3::SequenceNumber32 highAck = ((*sock).*Get(HighRxAckTag())).Get();
+        ns3::SequenceNumber32 recover = (*sock).*Get(RecoverTag());
+        bool recoverActive = (*sock).*Get(RecoverActiveTag());
+        bool third = dupAcks == sock->GetRetxThresh() && (highAck >= recover || !recoverActive);
+        if (third || sock->GetTxBuffer()->IsLost(highAck))
+        {
+            m_keep = true;
+            ++s_entered[third ? 0 : 1];
+            // ReceivedAck stored this ACK's delivered bytes (its currentDelivered) in the state.
+            ((*sock).*Get(EnterRecoveryTag()))(tcb->m_lastAckedSackedBytes);
+            m_keep = false;
+            m_dupAcksSeen = (*sock).*Get(DupAckCountTag());
+        }
+    }
+
+    // Fast recoveries entered from CWR: on the DupThresh-th duplicate ACK, by IsLost.
+    static uint64_t s_entered[2];
+
+  private:
+    ns3::TcpSocketBase* FindSocket(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        if (!m_socket || m_tcb != ns3::PeekPointer(tcb))
+        {
+            m_socket = nullptr;
+            m_tcb = ns3::PeekPointer(tcb);
+            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+            for (uint32_t i = 0; i < all.GetN(); ++i)
+            {
+                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
+                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
+                {
+                    m_socket = ns3::PeekPointer(sock);
+                }
+            }
+        }
+        return m_socket;
+    }
+    ns3::TcpSocketBase* m_socket = nullptr;
+    const ns3::TcpSocketState* m_tcb = nullptr;
+    uint32_t m_dupAcksSeen = 0;
+    bool m_keep = false;
+};
+uint64_t TcpNewRenoCwrLoss::s_entered[2] = {0, 0};
+}
+"""
+
+
+def with_cwr_loss(variant: dict) -> dict:
+    """`variant` (one with TcpPrrRfcPipe) with NewReno's FlightSize rule as TcpNewRenoCwrLoss: a
+    loss found in CA_CWR starts fast recovery with the ECN reduction's ssthresh."""
+    return {
+        **variant,
+        "experiment_cpp": [*variant["experiment_cpp"], (CWR_LOSS_CPP, ["quench_exp.TcpNewRenoCwrLoss"])],
+        "tcp_types": {"newreno": "quench_exp::TcpNewRenoCwrLoss"},
+    }
+
+
+# ns-3's two recovery defects corrected (flightsize_rfc_prr_sack), and a loss in CWR handled as
+# quench does; and the same with PRR-SSRB's extra segment on every ACK (quench's "prr").
+FLIGHTSIZE_RFC_PRR_SACK_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK)
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK_SSRB)
+
+
 # The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
 # otherwise takes the device MTU, 1,500 B here; quench's default is Linux's 1,514 B). Used by
 # ns3_aqm.py's --ns3-fq-quantum through the link's `experiment_quantum` plan key.
@@ -1525,6 +1661,8 @@ VARIANTS = {
     "flightsize_rfc_prr_sack_wide": FLIGHTSIZE_RFC_PRR_SACK_WIDE,
     "flightsize_rfc_prr_sack_ssrb32": FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
     "flightsize_rfc_prr_sack_ssrb_ece": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
+    "flightsize_rfc_prr_sack_cwr": FLIGHTSIZE_RFC_PRR_SACK_CWR,
+    "flightsize_rfc_prr_sack_ssrb_cwr": FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR,
 }
 
 
