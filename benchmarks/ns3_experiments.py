@@ -47,8 +47,10 @@ them; it prints the figures of every variant (means over seeds). Experiments:
 ns3_aqm.py's `--ns3-variant` takes the ns-3 senders defined here: NewReno halving FlightSize
 (`flightsize`), PRR on RFC 6675's pipe (`_rfc_pipe`), RecoverFS = FlightSize (`_rfc_prr`),
 DeliveredData by SACK blocks only (`_rfc_prr_sack`), PRR's sndcnt in 64 bits (`_wide`),
-RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), and an ECE in
-fast recovery or after a timeout leaving the state alone (`_ssrb_ece`).
+RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), an ECE in
+fast recovery or after a timeout leaving the state alone (`_ssrb_ece`), and a loss found during
+ECN's window reduction starting fast recovery with that reduction's ssthresh (`_sack_cwr`,
+`_ssrb_cwr`: TcpNewRenoCwrLoss).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -467,8 +469,9 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_ex
 # fast recovery, keeping the ssthresh that the reduction set (RFC 3168 section 6.1.2: one
 # reduction per window of data; Linux's tcp_enter_recovery sets no new ssthresh while a CWR
 # reduction is under way). ns-3 3.44's TcpSocketBase::DupAck counts duplicate ACKs in CA_CWR but
-# acts only in CA_DISORDER (and CA_RECOVERY), so the sender stays in CWR with PRR's window set
-# only on ACKs that advance snd_una, until its timeout. ns-3 always creates a plain
+# acts only in CA_DISORDER (and CA_RECOVERY), so the sender stays in CWR, PRR setting its window
+# only on ACKs that advance snd_una, until an ACK passes the CWR's recovery point or the
+# retransmission timer expires. ns-3 always creates a plain
 # TcpSocketBase (TcpL4Protocol::CreateSocket), whose DupAck and EnterRecovery are private and
 # non-virtual; in CA_CWR the congestion controller's PktsAcked is the one hook called on every
 # ACK, after DupAck has counted it. There this controller (ns-3's NewReno halving FlightSize,
@@ -527,8 +530,9 @@ class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
         {
             return;
         }
-        // DupAck has just counted a duplicate ACK (ProcessAck resets the count on any other
-        // ACK that advances snd_una, and leaves it on one that neither advances nor SACKs).
+        // Whether DupAck has just counted this ACK as a duplicate: the count moved since the
+        // last ACK (ProcessAck resets it on any other ACK that advances snd_una, and leaves it
+        // on one that neither advances nor SACKs).
         uint32_t dupAcks = (*sock).*Get(DupAckCountTag());
         bool dupAck = dupAcks > 0 && dupAcks != m_dupAcksSeen;
         m_dupAcksSeen = dupAcks;
