@@ -209,6 +209,7 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_prr_sack_ssrb_ece": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
             "flightsize_rfc_prr_sack_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_CWR,
             "flightsize_rfc_prr_sack_ssrb_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR,
+            "flightsize_rfc_prr_sack_ssrb_ece_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR,
         }.get(args.ns3_variant, {})
         extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
@@ -331,6 +332,7 @@ def main() -> None:
             "flightsize_rfc_prr_sack_ssrb_ece",
             "flightsize_rfc_prr_sack_cwr",
             "flightsize_rfc_prr_sack_ssrb_cwr",
+            "flightsize_rfc_prr_sack_ssrb_ece_cwr",
         ),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "

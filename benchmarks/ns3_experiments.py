@@ -50,7 +50,7 @@ DeliveredData by SACK blocks only (`_rfc_prr_sack`), PRR's sndcnt in 64 bits (`_
 RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), an ECE in
 fast recovery or after a timeout leaving the state alone (`_ssrb_ece`), and a loss found during
 ECN's window reduction starting fast recovery with that reduction's ssthresh (`_sack_cwr`,
-`_ssrb_cwr`: TcpNewRenoCwrLoss).
+`_ssrb_cwr`, `_ssrb_ece_cwr`: TcpNewRenoCwrLoss).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -72,7 +72,8 @@ from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 
 # Shared by the controller and TcpPrrRfcPipe (each plan compiles a snippet once): per socket,
-# the congestion state and ssthresh found by the controller's last request for ssthresh.
+# the congestion state and ssthresh found by the controller's last request for ssthresh, and
+# the recovery point of its last retransmission timeout.
 ASKED_IN_CPP = r"""
 #include "ns3/tcp-socket-state.h"
 #include <map>
@@ -81,6 +82,11 @@ namespace quench_exp
 inline std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>>& AskedIn()
 {
     static std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>> m;
+    return m;
+}
+inline std::map<const ns3::TcpSocketState*, ns3::SequenceNumber32>& TimeoutRecover()
+{
+    static std::map<const ns3::TcpSocketState*, ns3::SequenceNumber32> m;
     return m;
 }
 }
@@ -111,9 +117,15 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     std::string GetName() const override { return "TcpNewRenoFlightSize"; }
     // ns-3 tells the controller it enters fast recovery (CongestionStateSet) just before it
     // asks for ssthresh; a timeout asks first and sets CA_LOSS after.
-    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
     {
         m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
+        if (s == ns3::TcpSocketState::CA_LOSS)
+        {
+            // For EceHoldsRecovery: TcpSocketBase::ReTxTimeout has just set its recovery point
+            // (m_recover) to the highest sequence sent.
+            TimeoutRecover()[ns3::PeekPointer(tcb)] = tcb->m_highTxMark;
+        }
     }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
@@ -218,6 +230,12 @@ template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>
 template struct Expose<PrrOutTag, &ns3::TcpPrrRecovery::m_prrOut>;
 struct RecoverTag { typedef ns3::SequenceNumber32 ns3::TcpSocketBase::*type; friend type Get(RecoverTag); };
 template struct Expose<RecoverTag, &ns3::TcpSocketBase::m_recover>;
+// The congestion state's value under its trace: EceHoldsRecovery puts the state back without
+// reporting a transition (the child counts each entry into CA_LOSS or CA_RECOVERY as a
+// timeout or a recovery, and ns-3's sender never left either).
+typedef ns3::TcpSocketState::TcpCongState_t CongState;
+struct CongStateTag { typedef CongState ns3::TracedValue<CongState>::*type; friend type Get(CongStateTag); };
+template struct Expose<CongStateTag, &ns3::TracedValue<CongState>::m_v>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
@@ -275,11 +293,15 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
             if (before == ns3::TcpSocketState::CA_RECOVERY || before == ns3::TcpSocketState::CA_LOSS)
             {
                 tcb->m_ssThresh = ssthresh;
-                tcb->m_congState = ns3::TcpSocketState::TcpCongState_t(before);
+                tcb->m_congState.*Get(CongStateTag()) = CongState(before);
                 FindSocket(tcb);
-                if (before == ns3::TcpSocketState::CA_RECOVERY && m_socket)
+                if (m_socket)
                 {
-                    (*m_socket).*Get(RecoverTag()) = m_lossRecover;
+                    // The recovery point that EnterCwr moved: fast recovery's, or the last
+                    // timeout's (in CA_LOSS duplicate ACKs are ignored until it is passed).
+                    (*m_socket).*Get(RecoverTag()) = before == ns3::TcpSocketState::CA_RECOVERY
+                                                         ? m_lossRecover
+                                                         : TimeoutRecover()[ns3::PeekPointer(tcb)];
                 }
                 ++s_eceHeld[before == ns3::TcpSocketState::CA_LOSS];
                 return;
@@ -601,6 +623,8 @@ def with_cwr_loss(variant: dict) -> dict:
 # quench does; and the same with PRR-SSRB's extra segment on every ACK (quench's "prr").
 FLIGHTSIZE_RFC_PRR_SACK_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK)
 FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK_SSRB)
+# That, and an ECE in fast recovery or after a timeout leaving the state alone (_ssrb_ece).
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE)
 
 
 # The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
@@ -1667,6 +1691,7 @@ VARIANTS = {
     "flightsize_rfc_prr_sack_ssrb_ece": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
     "flightsize_rfc_prr_sack_cwr": FLIGHTSIZE_RFC_PRR_SACK_CWR,
     "flightsize_rfc_prr_sack_ssrb_cwr": FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR,
+    "flightsize_rfc_prr_sack_ssrb_ece_cwr": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR,
 }
 
 
