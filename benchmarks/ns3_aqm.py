@@ -207,6 +207,9 @@ def run_case(case: str, aqm: str, args) -> dict:
             "flightsize_rfc_prr_sack_ssrb": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB,
             "flightsize_rfc_prr_sack_ssrb32": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
             "flightsize_rfc_prr_sack_ssrb_ece": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
+            "flightsize_rfc_prr_sack_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_CWR,
+            "flightsize_rfc_prr_sack_ssrb_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR,
+            "flightsize_rfc_prr_sack_ssrb_ece_cwr": ns3_experiments.FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR,
         }.get(args.ns3_variant, {})
         extra = {**extra, "defaults": {**extra.get("defaults", {}), **args.ns3_default}}
         plans = [ns3.translate(s) for s in specs]
@@ -327,13 +330,18 @@ def main() -> None:
             "flightsize_rfc_prr_sack_ssrb",
             "flightsize_rfc_prr_sack_ssrb32",
             "flightsize_rfc_prr_sack_ssrb_ece",
+            "flightsize_rfc_prr_sack_cwr",
+            "flightsize_rfc_prr_sack_ssrb_cwr",
+            "flightsize_rfc_prr_sack_ssrb_ece_cwr",
         ),
         help="experiment: ns-3's NewReno halving FlightSize (as quench), with ABC L = 2, or halving "
         "FlightSize with PRR on RFC 6675's pipe (and RecoverFS = FlightSize, and DeliveredData "
         "counting SACKed bytes only; _wide: PRR's sndcnt in 64 bits, not ns-3 3.44's wrapping 32; "
         "_ssrb: that and PRR-SSRB's extra segment on every ACK as RFC 6937 and quench, not only on "
         "ACKs of retransmitted data as ns-3, RFC 9937 and Linux; _ssrb32: SSRB in 32 bits; _ssrb_ece: "
-        "_ssrb and an ACK with ECE in fast recovery or after a timeout changes nothing, RFC 3168 6.1.2)",
+        "_ssrb and an ACK with ECE in fast recovery or after a timeout changes nothing, RFC 3168 6.1.2; "
+        "_cwr: a loss found during ECN's window reduction starts fast recovery with that reduction's "
+        "ssthresh, as quench and Linux, not ns-3 3.44's staying in CWR)",
     )
     p.add_argument(
         "--ns3-fq-quantum",

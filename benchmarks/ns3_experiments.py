@@ -47,8 +47,10 @@ them; it prints the figures of every variant (means over seeds). Experiments:
 ns3_aqm.py's `--ns3-variant` takes the ns-3 senders defined here: NewReno halving FlightSize
 (`flightsize`), PRR on RFC 6675's pipe (`_rfc_pipe`), RecoverFS = FlightSize (`_rfc_prr`),
 DeliveredData by SACK blocks only (`_rfc_prr_sack`), PRR's sndcnt in 64 bits (`_wide`),
-RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), and an ECE in
-fast recovery or after a timeout leaving the state alone (`_ssrb_ece`).
+RFC 6937's SSRB on every ACK (`_ssrb`, in 64 bits; `_ssrb32` in ns-3's 32), an ECE in
+fast recovery or after a timeout leaving the state alone (`_ssrb_ece`), and a loss found during
+ECN's window reduction starting fast recovery with that reduction's ssthresh (`_sack_cwr`,
+`_ssrb_cwr`, `_ssrb_ece_cwr`: TcpNewRenoCwrLoss).
 The ns-3 variants are C++ subclasses defined in the ns-3 child for the experiment only
 (plan keys `experiment_cpp`, `tcp_types`); `quench ns3` never uses them.
 """
@@ -70,7 +72,8 @@ from quench.scenario import load_scenario, run_scenario
 from quench.scenarios import dumbbell
 
 # Shared by the controller and TcpPrrRfcPipe (each plan compiles a snippet once): per socket,
-# the congestion state and ssthresh found by the controller's last request for ssthresh.
+# the congestion state and ssthresh found by the controller's last request for ssthresh, and
+# the recovery point of its last retransmission timeout.
 ASKED_IN_CPP = r"""
 #include "ns3/tcp-socket-state.h"
 #include <map>
@@ -79,6 +82,11 @@ namespace quench_exp
 inline std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>>& AskedIn()
 {
     static std::map<const ns3::TcpSocketState*, std::pair<int, uint32_t>> m;
+    return m;
+}
+inline std::map<const ns3::TcpSocketState*, ns3::SequenceNumber32>& TimeoutRecover()
+{
+    static std::map<const ns3::TcpSocketState*, ns3::SequenceNumber32> m;
     return m;
 }
 }
@@ -109,9 +117,15 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
     std::string GetName() const override { return "TcpNewRenoFlightSize"; }
     // ns-3 tells the controller it enters fast recovery (CongestionStateSet) just before it
     // asks for ssthresh; a timeout asks first and sets CA_LOSS after.
-    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState>, const ns3::TcpSocketState::TcpCongState_t s) override
+    void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
     {
         m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
+        if (s == ns3::TcpSocketState::CA_LOSS)
+        {
+            // For EceHoldsRecovery: TcpSocketBase::ReTxTimeout has just set its recovery point
+            // (m_recover) to the highest sequence sent.
+            TimeoutRecover()[ns3::PeekPointer(tcb)] = tcb->m_highTxMark;
+        }
     }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
@@ -216,6 +230,12 @@ template struct Expose<RecoverFsTag, &ns3::TcpPrrRecovery::m_recoveryFlightSize>
 template struct Expose<PrrOutTag, &ns3::TcpPrrRecovery::m_prrOut>;
 struct RecoverTag { typedef ns3::SequenceNumber32 ns3::TcpSocketBase::*type; friend type Get(RecoverTag); };
 template struct Expose<RecoverTag, &ns3::TcpSocketBase::m_recover>;
+// The congestion state's value under its trace: EceHoldsRecovery puts the state back without
+// reporting a transition (the child counts each entry into CA_LOSS or CA_RECOVERY as a
+// timeout or a recovery, and ns-3's sender never left either).
+typedef ns3::TcpSocketState::TcpCongState_t CongState;
+struct CongStateTag { typedef CongState ns3::TracedValue<CongState>::*type; friend type Get(CongStateTag); };
+template struct Expose<CongStateTag, &ns3::TracedValue<CongState>::m_v>;
 
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
@@ -273,11 +293,15 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
             if (before == ns3::TcpSocketState::CA_RECOVERY || before == ns3::TcpSocketState::CA_LOSS)
             {
                 tcb->m_ssThresh = ssthresh;
-                tcb->m_congState = ns3::TcpSocketState::TcpCongState_t(before);
+                tcb->m_congState.*Get(CongStateTag()) = CongState(before);
                 FindSocket(tcb);
-                if (before == ns3::TcpSocketState::CA_RECOVERY && m_socket)
+                if (m_socket)
                 {
-                    (*m_socket).*Get(RecoverTag()) = m_lossRecover;
+                    // The recovery point that EnterCwr moved: fast recovery's, or the last
+                    // timeout's (in CA_LOSS duplicate ACKs are ignored until it is passed).
+                    (*m_socket).*Get(RecoverTag()) = before == ns3::TcpSocketState::CA_RECOVERY
+                                                         ? m_lossRecover
+                                                         : TimeoutRecover()[ns3::PeekPointer(tcb)];
                 }
                 ++s_eceHeld[before == ns3::TcpSocketState::CA_LOSS];
                 return;
@@ -461,6 +485,146 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE = with_switch(
 # SSRB on every ACK in ns-3 3.44's 32-bit arithmetic: prr_out passes prr_delivered once SSRB's extra
 # segments have gone out, and the unsigned difference then wraps to a negative limit.
 FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_exp::TcpPrrRfcPipe::SsrbEveryAck")
+
+
+# A loss found during ECN's window reduction (CA_CWR) handled as quench and Linux handle it:
+# fast recovery, keeping the ssthresh that the reduction set (RFC 3168 section 6.1.2: one
+# reduction per window of data; Linux's tcp_enter_recovery sets no new ssthresh while a CWR
+# reduction is under way). ns-3 3.44's TcpSocketBase::DupAck counts duplicate ACKs in CA_CWR but
+# acts only in CA_DISORDER (and CA_RECOVERY), so the sender stays in CWR, PRR setting its window
+# only on ACKs that advance snd_una, until an ACK passes the CWR's recovery point or the
+# retransmission timer expires. ns-3 always creates a plain
+# TcpSocketBase (TcpL4Protocol::CreateSocket), whose DupAck and EnterRecovery are private and
+# non-virtual; in CA_CWR the congestion controller's PktsAcked is the one hook called on every
+# ACK, after DupAck has counted it. There this controller (ns-3's NewReno halving FlightSize,
+# as the other variants) applies the entry test of DupAck's CA_DISORDER branch (the DupThresh-th
+# duplicate ACK while no recovery point is active, or RFC 6675's IsLost(HighACK + 1)) to each
+# duplicate ACK and calls the socket's own EnterRecovery, answering that call's request for
+# ssthresh with the one in force. Needs PRR_RFC_PIPE_CPP first (its Expose template and tags).
+CWR_LOSS_CPP = r"""
+#include "ns3/tcp-socket-base.h"
+#include "ns3/tcp-tx-buffer.h"
+#include "ns3/config.h"
+namespace quench_exp
+{
+struct DupAckCountTag { typedef uint32_t ns3::TcpSocketBase::*type; friend type Get(DupAckCountTag); };
+struct RecoverActiveTag { typedef bool ns3::TcpSocketBase::*type; friend type Get(RecoverActiveTag); };
+struct HighRxAckTag
+{
+    typedef ns3::TracedValue<ns3::SequenceNumber32> ns3::TcpSocketBase::*type;
+    friend type Get(HighRxAckTag);
+};
+struct EnterRecoveryTag { typedef void (ns3::TcpSocketBase::*type)(uint32_t); friend type Get(EnterRecoveryTag); };
+template struct Expose<DupAckCountTag, &ns3::TcpSocketBase::m_dupAckCount>;
+template struct Expose<RecoverActiveTag, &ns3::TcpSocketBase::m_recoverActive>;
+template struct Expose<HighRxAckTag, &ns3::TcpSocketBase::m_highRxAckMark>;
+template struct Expose<EnterRecoveryTag, &ns3::TcpSocketBase::EnterRecovery>;
+
+class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
+{
+  public:
+    static ns3::TypeId GetTypeId()
+    {
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoCwrLoss")
+                                     .SetParent<TcpNewRenoFlightSize>()
+                                     .SetGroupName("Internet")
+                                     .AddConstructor<TcpNewRenoCwrLoss>();
+        return tid;
+    }
+    TcpNewRenoCwrLoss() = default;
+    TcpNewRenoCwrLoss(const TcpNewRenoCwrLoss& o) = default;
+    std::string GetName() const override { return "TcpNewRenoCwrLoss"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoCwrLoss>(this); }
+
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        // The base still runs (it clears its fast-recovery flag); inside our own EnterRecovery
+        // call its answer is replaced by the ssthresh of the ECN reduction under way.
+        uint32_t ssthresh = TcpNewRenoFlightSize::GetSsThresh(tcb, bytesInFlight);
+        return m_keep ? tcb->m_ssThresh.Get() : ssthresh;
+    }
+
+    void PktsAcked(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked, const ns3::Time& rtt) override
+    {
+        TcpNewRenoFlightSize::PktsAcked(tcb, segmentsAcked, rtt);
+        ns3::TcpSocketBase* sock = FindSocket(tcb);
+        if (!sock)
+        {
+            return;
+        }
+        // Whether DupAck has just counted this ACK as a duplicate: the count moved since the
+        // last ACK (ProcessAck resets it on any other ACK that advances snd_una, and leaves it
+        // on one that neither advances nor SACKs).
+        uint32_t dupAcks = (*sock).*Get(DupAckCountTag());
+        bool dupAck = dupAcks > 0 && dupAcks != m_dupAcksSeen;
+        m_dupAcksSeen = dupAcks;
+        if (!dupAck || tcb->m_congState != ns3::TcpSocketState::CA_CWR)
+        {
+            return;
+        }
+        ns3::SequenceNumber32 highAck = ((*sock).*Get(HighRxAckTag())).Get();
+        ns3::SequenceNumber32 recover = (*sock).*Get(RecoverTag());
+        bool recoverActive = (*sock).*Get(RecoverActiveTag());
+        bool third = dupAcks == sock->GetRetxThresh() && (highAck >= recover || !recoverActive);
+        if (third || sock->GetTxBuffer()->IsLost(highAck))
+        {
+            m_keep = true;
+            ++s_entered[third ? 0 : 1];
+            // ReceivedAck stored this ACK's delivered bytes (its currentDelivered) in the state.
+            ((*sock).*Get(EnterRecoveryTag()))(tcb->m_lastAckedSackedBytes);
+            m_keep = false;
+            m_dupAcksSeen = (*sock).*Get(DupAckCountTag());
+        }
+    }
+
+    // Fast recoveries entered from CWR: on the DupThresh-th duplicate ACK, by IsLost.
+    static uint64_t s_entered[2];
+
+  private:
+    ns3::TcpSocketBase* FindSocket(ns3::Ptr<ns3::TcpSocketState> tcb)
+    {
+        if (!m_socket || m_tcb != ns3::PeekPointer(tcb))
+        {
+            m_socket = nullptr;
+            m_tcb = ns3::PeekPointer(tcb);
+            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+            for (uint32_t i = 0; i < all.GetN(); ++i)
+            {
+                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
+                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
+                {
+                    m_socket = ns3::PeekPointer(sock);
+                }
+            }
+        }
+        return m_socket;
+    }
+    ns3::TcpSocketBase* m_socket = nullptr;
+    const ns3::TcpSocketState* m_tcb = nullptr;
+    uint32_t m_dupAcksSeen = 0;
+    bool m_keep = false;
+};
+uint64_t TcpNewRenoCwrLoss::s_entered[2] = {0, 0};
+}
+"""
+
+
+def with_cwr_loss(variant: dict) -> dict:
+    """`variant` (one with TcpPrrRfcPipe) with NewReno's FlightSize rule as TcpNewRenoCwrLoss: a
+    loss found in CA_CWR starts fast recovery with the ECN reduction's ssthresh."""
+    return {
+        **variant,
+        "experiment_cpp": [*variant["experiment_cpp"], (CWR_LOSS_CPP, ["quench_exp.TcpNewRenoCwrLoss"])],
+        "tcp_types": {"newreno": "quench_exp::TcpNewRenoCwrLoss"},
+    }
+
+
+# ns-3's two recovery defects corrected (flightsize_rfc_prr_sack), and a loss in CWR handled as
+# quench does; and the same with PRR-SSRB's extra segment on every ACK (quench's "prr").
+FLIGHTSIZE_RFC_PRR_SACK_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK)
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK_SSRB)
+# That, and an ECE in fast recovery or after a timeout leaving the state alone (_ssrb_ece).
+FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR = with_cwr_loss(FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE)
 
 
 # The DRR quantum of ns-3's FQ-CoDel or FQ-PIE, set before the queue disc initializes (ns-3
@@ -1525,6 +1689,9 @@ VARIANTS = {
     "flightsize_rfc_prr_sack_wide": FLIGHTSIZE_RFC_PRR_SACK_WIDE,
     "flightsize_rfc_prr_sack_ssrb32": FLIGHTSIZE_RFC_PRR_SACK_SSRB32,
     "flightsize_rfc_prr_sack_ssrb_ece": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE,
+    "flightsize_rfc_prr_sack_cwr": FLIGHTSIZE_RFC_PRR_SACK_CWR,
+    "flightsize_rfc_prr_sack_ssrb_cwr": FLIGHTSIZE_RFC_PRR_SACK_SSRB_CWR,
+    "flightsize_rfc_prr_sack_ssrb_ece_cwr": FLIGHTSIZE_RFC_PRR_SACK_SSRB_ECE_CWR,
 }
 
 
