@@ -86,8 +86,8 @@ def ns3_env():
 # before the timeout, and ns-3 reduces again: ssthresh falls from 0.7 x the old window to 2
 # segments (RFC 3168 section 6.1.2: not twice within one round trip), so its flows restart
 # from 2 segments in congestion avoidance. Over 10 s ns-3's utilization is 0.908 against
-# quench's 0.959 (+5.7 %; docs/validation.md, the cwnd rows of benchmarks/ns3_experiments.py);
-# over 30 s 0.969 against 0.986 (+1.8 %).
+# quench's 0.958 (+5.5 %; docs/validation.md, the cwnd rows of benchmarks/ns3_experiments.py);
+# over 30 s 0.969 against 0.986 (+1.7 %).
 CUBIC_ECN_DURATION = "30s"
 
 
