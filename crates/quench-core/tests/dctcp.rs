@@ -16,8 +16,8 @@
 //! flows with large send buffers; K = 65 packets at 10 Gb/s (the paper's setting), above its
 //! guideline K > C·RTT/7 = 12 packets for RTT = 100 µs. W* ≫ 1 is needed for the continuous
 //! approximation of a window's packets and for α ≪ 1; at N = 40, W* = 3.8: every flow still
-//! reduces in every cycle, the peak and the marked fraction stay within 10 % of the model, and
-//! the test asserts the direction in which the amplitude and the reductions leave it.
+//! reduces in the median cycle, the peak and the marked fraction stay within 10 % of the
+//! model, and the test asserts the direction in which the amplitude and the reductions leave it.
 //!
 //! Measurement, per sawtooth cycle (not max − min over a run): a cycle runs from one marking
 //! episode's start (the queue rises above K) to the next's (after it has fallen below
@@ -288,7 +288,7 @@ fn the_period_is_d_rtts_when_each_flow_reduces_once() {
     assert!(m.period_rtts > 1.2 * a.d, "period {} RTTs against D = {}", m.period_rtts, a.d);
 }
 
-/// Outside the model: 40 flows with W* = 3.8 packets. Every flow reduces in every cycle, but
+/// Outside the model: 40 flows with W* = 3.8 packets. Every flow reduces in the median cycle, but
 /// the queue stays above K for longer than a round trip, so each reduces 2.4 times a cycle,
 /// and the amplitude (54) falls below the synchronized prediction (64); the queue still peaks
 /// near K + N (103 against 105) and the marked fraction is 6.5 % below α. Every SYN is ECT, as
