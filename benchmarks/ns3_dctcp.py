@@ -7,10 +7,10 @@ for the same scenario and statistics in quench (`--simulator quench`):
 
     $QUENCH_NS3_VENV/bin/python benchmarks/ns3_dctcp.py [--flows 2,10,40]
         [--recovery prr|classic|classic_grow]
-        [--dctcp ns3|floor|alpha_first|quench_ca|quench_ack|quench_ack_alpha|linux_ack]
+        [--dctcp ns3|floor|alpha_first|quench_ca|grown_ack|grown_ack_alpha|linux_ack]
         [--syn-not-ect] [--initial-window W] [--timestamps] [--json out.json]
-    .venv/bin/python benchmarks/ns3_dctcp.py --simulator quench [--flows ...] [--syn-rto 1ms]
-        [--initial-window W] [--json out.json]
+    .venv/bin/python benchmarks/ns3_dctcp.py --simulator quench [--flows ...] [--initial-window W]
+        [--json out.json]
 
 Topology: N senders on their own 10 Gb/s, 10 us links into r1, r1 -> r2 the 10 Gb/s, 30 us
 bottleneck, r2 -> d 10 Gb/s, 10 us (base RTT 100 us of propagation). The bottleneck device
@@ -36,9 +36,10 @@ tcp_events tables).
 `--recovery classic` has ns-3 bring cwnd to ssthresh at once on ECN-Echo, as quench does;
 `classic_grow` also grows the window through CWR, as quench does (GROW_IN_CWR_CPP); `--dctcp`
 replaces TcpDctcp by an experiment's subclass (DCTCP_FLOOR_CPP, DCTCP_ALPHA_FIRST_CPP,
-DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP); `--syn-not-ect` sends ns-3's SYN without ECT, as
-quench's (SYN_NOT_ECT_CPP); `--syn-rto` has quench resend a lost SYN early; `--initial-window`
-sets either simulator's initial window;
+DCTCP_QUENCH_CA_CPP, DCTCP_GROWN_ACK_CPP); `--syn-not-ect` sends ns-3's SYN, pure ACKs and
+retransmissions without ECT, as RFC 3168 section 6.1 has a Classic ECN sender do
+(SYN_NOT_ECT_CPP; both simulators' DCTCP, as Linux's, sends every packet ECT);
+`--initial-window` sets either simulator's initial window;
 `--timestamps` keeps ns-3's default timestamp option, whose 1512-byte packets IPv4 fragments
 into two (1500 + 32 bytes) at the 1500-byte MTU, so the queue disc counts two packets a segment.
 """
@@ -287,7 +288,7 @@ class TcpDctcpFloor : public ns3::TcpDctcp
 # PktsAcked is about to make (this ACK's newly delivered bytes, all with ECE, counted in; the
 # window ends if the ACK reaches m_nextSeq) and reduces with it; PktsAcked then makes the same
 # update as before. TcpDctcp's counters are private: read through explicit instantiation, as
-# ns3_child.py reads RED's average (ALPHA_ACCESS_CPP, shared with DCTCP_QUENCH_ACK_CPP). The
+# ns3_child.py reads RED's average (ALPHA_ACCESS_CPP, shared with DCTCP_GROWN_ACK_CPP). The
 # two-segment floor of DCTCP_FLOOR_CPP is kept.
 ALPHA_ACCESS_CPP = r"""
 #include "ns3/tcp-dctcp.h"
@@ -423,38 +424,40 @@ class TcpDctcpQuenchCa : public ns3::TcpDctcp
 """
 
 
-# Experiment: quench_ca with quench's order on the ACK that reduces. quench (transport/tcp/sender
-# on_ack: on_new_ack, then on_ecn_echo) lets the controller see the ACK first, growing the window
-# by it and updating alpha, then computes ssthresh from that grown window and sets cwnd to
-# min(the window before the ACK, ssthresh): the ACK's growth goes into the reduced window, scaled
-# by 1 - alpha/2, and the window grows no further on it. ns-3 reduces the window the ACK found
-# (EnterCwr, in ReceivedAck) and then, with quench_ca, PktsAcked in CWR grows the reduced window
-# by that ACK too, MSS·MSS/cwnd of the smaller window, unscaled: at 3.5 segments and alpha 0.65,
-# 0.42 of a segment against quench's 0.19. Here GetSsThresh grows a copy of the window by the
-# ACK as quench_ca's congestion avoidance (slow start below ssthresh) and reduces that, and the
-# PktsAcked of the same ACK skips its growth. `quench_ack_alpha` also reduces with alpha updated
-# by the ACK (DCTCP_ALPHA_FIRST_CPP's computation), all of quench's order.
-DCTCP_QUENCH_ACK_CPP = r"""
+# Experiment: quench_ca with three orders on the ACK that reduces. ns-3 reduces the window the
+# ACK found (EnterCwr, in ReceivedAck) and then, with quench_ca, PktsAcked in CWR grows the
+# reduced window by that ACK too, MSS·MSS/cwnd of the smaller window, unscaled: at 3.5 segments
+# and alpha 0.65, 0.42 of a segment. `linux_ack`: the window the ACK found is reduced and nothing
+# grows on that ACK, as Linux's tcp_enter_cwr (called from tcp_fastretrans_alert before
+# tcp_cong_control, which grows nothing in CWR) and quench (transport/tcp/sender on_ecn_echo
+# scales the window the ACK found). `grown_ack`: the ACK grows the window first and the
+# reduction scales the grown window, cwnd = min(the window before the ACK, ssthresh), so the
+# ACK's growth enters the reduced window scaled by 1 - alpha/2 (0.19 of a segment) and nothing
+# grows after it. Here GetSsThresh grows a copy of the window by the ACK as quench_ca's
+# congestion avoidance (slow start below ssthresh) and reduces that (`grown_ack`) or the window
+# itself (`linux_ack`), and the PktsAcked of the same ACK skips its growth. `grown_ack_alpha`
+# also reduces with alpha updated by the ACK (DCTCP_ALPHA_FIRST_CPP's computation).
+DCTCP_GROWN_ACK_CPP = r"""
 #include "ns3/tcp-dctcp.h"
 #include "ns3/tcp-socket-state.h"
 #include <algorithm>
 namespace quench_exp
 {
-class TcpDctcpQuenchAck : public TcpDctcpQuenchCa
+class TcpDctcpGrownAck : public TcpDctcpQuenchCa
 {
   public:
     static ns3::TypeId GetTypeId()
     {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchAck")
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpGrownAck")
                                      .SetParent<TcpDctcpQuenchCa>()
                                      .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpQuenchAck>();
+                                     .AddConstructor<TcpDctcpGrownAck>();
         return tid;
     }
-    TcpDctcpQuenchAck() = default;
-    TcpDctcpQuenchAck(const TcpDctcpQuenchAck& o) = default;
-    std::string GetName() const override { return "TcpDctcpQuenchAck"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchAck>(this); }
+    TcpDctcpGrownAck() = default;
+    TcpDctcpGrownAck(const TcpDctcpGrownAck& o) = default;
+    std::string GetName() const override { return "TcpDctcpGrownAck"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpGrownAck>(this); }
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         uint64_t mss = tcb->m_segmentSize;
@@ -480,8 +483,9 @@ class TcpDctcpQuenchAck : public TcpDctcpQuenchCa
     }
 
   protected:
-    // quench's order (the ACK's growth in the reduced window) or Linux's (none: the ACK that
-    // enters CWR reduces the window it found, and tcp_cong_control grows nothing in CWR).
+    // The ACK's growth in the reduced window (`grown_ack`) or Linux's and quench's order (none:
+    // the ACK that enters CWR reduces the window it found, and tcp_cong_control grows nothing
+    // in CWR).
     virtual bool GrowFirst() { return true; }
     virtual double Alpha(ns3::Ptr<const ns3::TcpSocketState> tcb)
     {
@@ -492,21 +496,21 @@ class TcpDctcpQuenchAck : public TcpDctcpQuenchCa
     bool m_grownOnReduction = false;
 };
 
-class TcpDctcpQuenchAckAlpha : public TcpDctcpQuenchAck
+class TcpDctcpGrownAckAlpha : public TcpDctcpGrownAck
 {
   public:
     static ns3::TypeId GetTypeId()
     {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchAckAlpha")
-                                     .SetParent<TcpDctcpQuenchAck>()
+        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpGrownAckAlpha")
+                                     .SetParent<TcpDctcpGrownAck>()
                                      .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpQuenchAckAlpha>();
+                                     .AddConstructor<TcpDctcpGrownAckAlpha>();
         return tid;
     }
-    TcpDctcpQuenchAckAlpha() = default;
-    TcpDctcpQuenchAckAlpha(const TcpDctcpQuenchAckAlpha& o) = default;
-    std::string GetName() const override { return "TcpDctcpQuenchAckAlpha"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchAckAlpha>(this); }
+    TcpDctcpGrownAckAlpha() = default;
+    TcpDctcpGrownAckAlpha(const TcpDctcpGrownAckAlpha& o) = default;
+    std::string GetName() const override { return "TcpDctcpGrownAckAlpha"; }
+    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpGrownAckAlpha>(this); }
 
   protected:
     double Alpha(ns3::Ptr<const ns3::TcpSocketState> tcb) override
@@ -515,13 +519,13 @@ class TcpDctcpQuenchAckAlpha : public TcpDctcpQuenchAck
     }
 };
 
-class TcpDctcpLinuxAck : public TcpDctcpQuenchAck
+class TcpDctcpLinuxAck : public TcpDctcpGrownAck
 {
   public:
     static ns3::TypeId GetTypeId()
     {
         static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpLinuxAck")
-                                     .SetParent<TcpDctcpQuenchAck>()
+                                     .SetParent<TcpDctcpGrownAck>()
                                      .SetGroupName("Internet")
                                      .AddConstructor<TcpDctcpLinuxAck>();
         return tid;
@@ -538,10 +542,11 @@ class TcpDctcpLinuxAck : public TcpDctcpQuenchAck
 """
 
 
-# Experiment: the SYN without ECT, as quench's (RFC 3168 section 6.1.1: a SYN MUST NOT be ECT).
+# Experiment: the SYN without ECT, as RFC 3168 section 6.1.1 has a Classic ECN sender send it.
 # ns-3's TcpDctcp sets DctcpEcn mode, in which TcpSocketBase::AddSocketTags puts ECT on every
-# packet it sends, the SYN included (as Linux's DCTCP, tcp_ecn_send_syn with tcp_ca_needs_ecn),
-# so RED marks a SYN that arrives above K where it drops a non-ECT one. Here the controller (any
+# packet it sends, the SYN included (as Linux's DCTCP, tcp_ecn_send_syn with tcp_ca_needs_ecn,
+# and quench's, CongestionControl::ect_on_every_packet), so RED marks a SYN that arrives above
+# K where it drops a non-ECT one. Here the controller (any
 # of the variants, the template's argument) leaves the mode ClassicEcn after its Init: the SYN,
 # pure ACKs and retransmissions go without ECT, data with it once ECN is negotiated. The
 # receiver's RFC 8257 section 3.2 echo does not depend on the mode (CwndEvent of its TcpDctcp).
@@ -598,20 +603,15 @@ def parse_args():
         help="experiments: ns-3's TcpDctcp with its reduction floored at two segments as Linux's and "
         "quench's (floor), or that and reducing with alpha updated by the ACK first, as quench (alpha_first), "
         "or floored with quench's congestion avoidance, also through CWR (quench_ca, with --recovery classic); "
-        "quench_ack: quench_ca, and the ACK that reduces grows the window before the reduction and not after, as "
-        "quench; quench_ack_alpha: that and alpha updated first (quench's order on that ACK); linux_ack: quench_ca, "
-        "and the ACK that reduces grows nothing, the window it found reduced (Linux's order)",
+        "grown_ack: quench_ca, and the ACK that reduces grows the window before the reduction and not after; "
+        "grown_ack_alpha: that and alpha updated first; linux_ack: quench_ca, and the ACK that reduces grows "
+        "nothing, the window it found reduced (Linux's and quench's order)",
     )
     ap.add_argument(
         "--syn-not-ect",
         action="store_true",
-        help="ns-3: send the SYN without ECT, as quench and RFC 3168 section 6.1.1 (ns-3's DCTCP sends every packet "
-        "ECT, as Linux's): RED then drops a SYN that arrives above K (an experiment)",
-    )
-    ap.add_argument(
-        "--syn-rto",
-        help="quench: retransmit a lost SYN after this duration (tcp.rto initial and min, e.g. 1ms; nothing else is "
-        "lost in these runs) instead of RFC 6298's 1 s, beyond the run (an experiment)",
+        help="ns-3: send the SYN, pure ACKs and retransmissions without ECT, as RFC 3168 section 6.1 (ns-3's and "
+        "quench's DCTCP send every packet ECT, as Linux's): RED then drops a SYN that arrives above K (an experiment)",
     )
     ap.add_argument(
         "--initial-window",
@@ -867,16 +867,15 @@ DCTCP_VARIANTS = {
     "floor": ((DCTCP_FLOOR_CPP,), "TcpDctcpFloor"),
     "alpha_first": ((ALPHA_ACCESS_CPP, DCTCP_ALPHA_FIRST_CPP), "TcpDctcpAlphaFirst"),
     "quench_ca": ((DCTCP_QUENCH_CA_CPP,), "TcpDctcpQuenchCa"),
-    "quench_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpQuenchAck"),
-    "quench_ack_alpha": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpQuenchAckAlpha"),
-    "linux_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_QUENCH_ACK_CPP), "TcpDctcpLinuxAck"),
+    "grown_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_GROWN_ACK_CPP), "TcpDctcpGrownAck"),
+    "grown_ack_alpha": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_GROWN_ACK_CPP), "TcpDctcpGrownAckAlpha"),
+    "linux_ack": ((ALPHA_ACCESS_CPP, DCTCP_QUENCH_CA_CPP, DCTCP_GROWN_ACK_CPP), "TcpDctcpLinuxAck"),
 }
 
 
-def quench_scenario(n, duration, syn_rto=None, initial_window=None):
-    """crates/quench-core/tests/dctcp.rs's scenario as a quench scenario dict; `syn_rto`: the
-    retransmission timeout before the first RTT sample and its floor (the --syn-rto experiment);
-    `initial_window` in segments (RFC 5681's when None)."""
+def quench_scenario(n, duration, initial_window=None):
+    """crates/quench-core/tests/dctcp.rs's scenario as a quench scenario dict; `initial_window`
+    in segments (RFC 5681's when None)."""
     red = {
         "kind": "red",
         "min_th": K,
@@ -892,8 +891,6 @@ def quench_scenario(n, duration, syn_rto=None, initial_window=None):
     links.append({"from": "r1", "to": "r2", "rate": rate, "delay": bottleneck, "qdisc": red})
     links.append({"from": "r2", "to": "d", "rate": rate, "delay": access})
     tcp = {"ecn": True, "delayed_ack": {"enabled": False}, "send_buffer": "16MB", "receive_window": "16MB"}
-    if syn_rto is not None:
-        tcp["rto"] = {"initial": syn_rto, "min": syn_rto}
     cc = {"kind": "dctcp"} if initial_window is None else {"kind": "dctcp", "initial_window": initial_window}
     return {
         "hosts": [f"s{i}" for i in range(n)] + ["d"],
@@ -908,10 +905,10 @@ def quench_scenario(n, duration, syn_rto=None, initial_window=None):
     }
 
 
-def run_quench(quench, n, duration, syn_rto=None, initial_window=None):
+def run_quench(quench, n, duration, initial_window=None):
     """The same scenario and statistics in quench (its per-cycle figures as the Rust test's, with
     this script's medians and reduction count)."""
-    results = quench.run_scenario(quench_scenario(n, duration, syn_rto, initial_window), progress=False)
+    results = quench.run_scenario(quench_scenario(n, duration, initial_window), progress=False)
     t = results.tables  # read while `results` (which owns the records on disk) is alive
     link = t.column("links", "link")[t.column("links", "name").index("r1->r2")]
     queue = zip(t.column("queue", "time_s"), t.column("queue", "link"), t.column("queue", "packets"), strict=True)
@@ -949,7 +946,7 @@ def main():
         import quench
         import quench.results
 
-        results = [run_quench(quench, n, args.duration, args.syn_rto, args.initial_window) for n in flows]
+        results = [run_quench(quench, n, args.duration, args.initial_window) for n in flows]
         out = {"simulator": "quench", "version": quench.__version__, "results": results}
     else:
         from ns import ns

@@ -15,15 +15,17 @@
 //! so windows grow one packet per RTT as in the analysis; the same RTT for all; long-lived
 //! flows with large send buffers; K = 65 packets at 10 Gb/s (the paper's setting), above its
 //! guideline K > C·RTT/7 = 12 packets for RTT = 100 µs. W* ≫ 1 is needed for the continuous
-//! approximation of a window's packets and for α ≪ 1; at N = 40, W* = 3.8, and the test
-//! asserts only the direction in which the measurements leave the model there.
+//! approximation of a window's packets and for α ≪ 1; at N = 40, W* = 3.8: every flow still
+//! reduces in the median cycle, the peak and the marked fraction stay within 10 % of the
+//! model, and the test asserts the direction in which the amplitude and the reductions leave it.
 //!
 //! Measurement, per sawtooth cycle (not max − min over a run): a cycle runs from one marking
 //! episode's start (the queue rises above K) to the next's (after it has fallen below
 //! K − 2); its peak, trough and length are taken from the exact queue record, and the medians
 //! compared. alpha is not recorded directly: each ECN reduction records
-//! ssthresh = cwnd·(1 − alpha/2) (`cc/dctcp.rs`), so alpha = 2·(1 − ssthresh/cwnd) with the
-//! window of the flow's row before (the ACK's own growth is recorded first).
+//! ssthresh = cwnd·(1 − alpha/2) (`cc/dctcp.rs`) of the window the reducing ACK found, so
+//! alpha = 2·(1 − ssthresh/cwnd) with the reduction's row (the flow's last at that time: the
+//! ACK's own growth is recorded before it) and the flow's window before that time.
 
 mod common;
 use common::*;
@@ -183,7 +185,9 @@ fn measure(n: usize) -> Measured {
         }
         flows_reducing.push(seen.iter().filter(|&&x| x).count() as f64);
     }
-    // alpha at each reduction: the flow's cwnd row at the event's time after its previous row.
+    // alpha at each reduction: the reduction's own row is the flow's last at the event's time
+    // (the ACK's growth, with the ssthresh of the previous reduction, is recorded before it),
+    // and the window it scaled is the one the ACK found, the flow's row before that time.
     let (ct, cf, cw, cs) =
         (f64s(&r, "cwnd", "time_s"), u64s(&r, "cwnd", "flow"), u64s(&r, "cwnd", "cwnd"), u64s(&r, "cwnd", "ssthresh"));
     let mut alphas = vec![];
@@ -198,7 +202,8 @@ fn measure(n: usize) -> Measured {
             if t == ct[i] && rf == f {
                 next.next();
                 if let (Some(p), true) = (previous[f], t >= WARMUP_S) {
-                    alphas.push(2.0 * (1.0 - cs[i] as f64 / cw[p] as f64));
+                    let own = (i..ct.len()).take_while(|&j| ct[j] == t).filter(|&j| cf[j] as usize == f).last();
+                    alphas.push(2.0 * (1.0 - cs[own.unwrap_or(i)] as f64 / cw[p] as f64));
                 }
             }
         }
@@ -283,12 +288,12 @@ fn the_period_is_d_rtts_when_each_flow_reduces_once() {
     assert!(m.period_rtts > 1.2 * a.d, "period {} RTTs against D = {}", m.period_rtts, a.d);
 }
 
-/// Outside the model: 40 flows with W* = 3.8 packets. Every flow reduces in every cycle, but
-/// the queue stays above K for longer than a round trip, so each reduces about two and a half
-/// times a cycle, and the amplitude falls below the synchronized prediction; the queue still
-/// peaks near K + N and the marked fraction is still near α. (Every SYN is ECT, as Linux's
-/// DCTCP sends it: a Not-ECT SYN arriving while the start-up holds the queue above K is
-/// dropped, and a flow waiting out the 1 s initial RTO takes no part in the run.)
+/// Outside the model: 40 flows with W* = 3.8 packets. Every flow reduces in the median cycle, but
+/// the queue stays above K for longer than a round trip, so each reduces 2.4 times a cycle,
+/// and the amplitude (54) falls below the synchronized prediction (64); the queue still peaks
+/// near K + N (103 against 105) and the marked fraction is 6.5 % below α. Every SYN is ECT, as
+/// Linux's DCTCP sends it, so the handshakes made while the start-up holds the queue above K
+/// are marked rather than dropped, and all 40 flows run.
 #[test]
 fn forty_flows_reduce_more_than_once_per_cycle_and_the_amplitude_falls_below_the_model() {
     let (a, m) = report(40);
