@@ -136,7 +136,6 @@ pub enum TxStart {
 
 pub struct Link {
     pub id: LinkId,
-    pub name: String,
     pub from: NodeId,
     pub to: NodeId,
     pub delay: Dur,
@@ -193,7 +192,6 @@ impl LinkOutbox {
 }
 
 pub struct LinkParams {
-    pub name: String,
     pub from: NodeId,
     pub to: NodeId,
     pub rate: BitRate,
@@ -211,7 +209,6 @@ impl Link {
     pub fn new(id: LinkId, p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
         Link {
             id,
-            name: p.name,
             from: p.from,
             to: p.to,
             delay: p.delay,
@@ -592,7 +589,6 @@ mod tests {
 
     fn link_with_device(limit: Limit, device_queue: u32) -> Link {
         let params = LinkParams {
-            name: "a->b".into(),
             from: NodeId(0),
             to: NodeId(1),
             rate: BitRate(10_000_000),
@@ -620,7 +616,7 @@ mod tests {
         assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
         assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
     }
-    const LINK_BYTES: usize = 416;
+    const LINK_BYTES: usize = 384;
 
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).

@@ -52,7 +52,7 @@ fn links_table(w: &World) -> Table {
     let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
     let mut t = Table::new("links")
         .with("link", Column::U32((0..ls.len() as u32).collect()))
-        .with("name", strs(ls.iter().map(|l| l.name.clone())))
+        .with("name", strs(ls.iter().map(|l| crate::builder::link_name(&w.nodes, l))))
         .with("from", strs(ls.iter().map(|l| node(l.from))))
         .with("to", strs(ls.iter().map(|l| node(l.to))))
         .with("qdisc", strs(ls.iter().map(|l| l.qdisc.kind().to_string())))
@@ -188,7 +188,7 @@ pub fn collect(mut w: World) -> RunResult {
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {
         match p.finish() {
-            Ok(Some(bytes)) => pcaps.push((w.links[l.index()].name.clone(), bytes)),
+            Ok(Some(bytes)) => pcaps.push((crate::builder::link_name(&w.nodes, &w.links[l.index()]), bytes)),
             Err(e) => errors.push(e),
             Ok(None) => {}
         }
