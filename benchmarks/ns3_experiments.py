@@ -35,6 +35,11 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
   ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
   as switches (TcpVegasSwitches), the bottleneck delay varied.
+- `vegas_drops`: those flows where quench's slow start overflows the buffer (bottleneck delay
+  21, 22 ms; 19 ms without drops; `--delays` picks): ns-3 with quench's Vegas rules and its loss
+  response changed (TcpVegasSwitches `HalfFlightLoss`: ssthresh FlightSize/2 instead of
+  TcpVegas's cwnd - 1 segment; RFC 6937 PRR on RFC 6675's pipe), each flow's window and
+  ssthresh in the first second.
 - `pie_profile`: PIE, FQ-PIE, CoDel or FQ-CoDel (`--aqm`) with 4 NewReno flows: the
   bottleneck's drops in each second in both, and their sums over the start-up and the rest;
   ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
@@ -1071,8 +1076,12 @@ def exp_cubic_ca(args) -> None:
 # segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
 # TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt),
 # `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
-# sample, enters baseRTT as in TcpVegas) and `RoundEndGrowth` (ns-3 and Linux: slow start
-# grows on the ACK that ends a round when it stays in slow start; off: quench's, it does not).
+# sample, enters baseRTT as in TcpVegas), `RoundEndGrowth` (ns-3 and Linux: slow start
+# grows on the ACK that ends a round when it stays in slow start; off: it does not) and
+# `HalfFlightLoss` (off: TcpVegas's answer to the socket's request for ssthresh on a loss,
+# min(ssthresh, cwnd - 1 segment), the rule Linux's tcp_vegas.c uses only inside Vegas, whose
+# loss response is Reno's tcp_reno_ssthresh, half cwnd; on: quench's Vegas, FlightSize/2 as
+# RFC 5681 eq. 4).
 # Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
 # ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
@@ -1113,6 +1122,11 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                 .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) enters baseRTT",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_handshakeBase),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("HalfFlightLoss", "on a loss, ssthresh = FlightSize/2 (quench) "
+                              "instead of TcpVegas's cwnd - 1 segment",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_halfFlightLoss),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -1155,6 +1169,9 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
     void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
     {
+        // ns-3 reports fast recovery's entry just before it asks for ssthresh; a timeout asks
+        // first and reports CA_LOSS after.
+        m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
         m_doing = s == ns3::TcpSocketState::CA_OPEN;
         if (m_doing)
         {
@@ -1197,7 +1214,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             {
                 segCwnd = std::min(segCwnd, target + 1);
                 tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
-                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+                tcb->m_ssThresh = VegasSsThresh(tcb);
             }
             else if (tcb->m_cWnd < tcb->m_ssThresh)
             {
@@ -1210,7 +1227,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             {
                 segCwnd--;
                 tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
-                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+                tcb->m_ssThresh = VegasSsThresh(tcb);
             }
             else if (diff < kAlpha)
             {
@@ -1224,16 +1241,40 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         m_roundEnd = m_seqRounds ? ns3::Seconds(-1) : ns3::Simulator::Now() + m_lastRtt;
     }
 
-    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    // The socket asks on a loss (fast recovery's entry, a timeout) or an ECN echo. TcpVegas
+    // answers with its own rule, which keeps all but one segment of the window; HalfFlightLoss
+    // answers as quench's Vegas (Reno's halving, RFC 5681 eq. 4: FlightSize = highest sequence
+    // sent - highest cumulatively acknowledged at fast recovery's entry, ns-3's bytesInFlight
+    // at a timeout, as quench's flight_at_timeout).
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        bool entering = m_entering;
+        m_entering = false;
+        if (!m_halfFlightLoss)
+        {
+            return VegasSsThresh(tcb);
+        }
+        uint32_t base = bytesInFlight;
+        if (entering)
+        {
+            int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+            base = static_cast<uint32_t>(std::max(flight, 0));
+        }
+        return std::max<uint32_t>(2 * tcb->m_segmentSize, base / 2);
+    }
+
+  private:
+    // TcpVegas's ssthresh: below the window by one segment, at least two segments (also
+    // Vegas's own rule when slow start ends or a round shrinks the window).
+    uint32_t VegasSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb) const
     {
         return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get() - tcb->m_segmentSize),
                         2 * tcb->m_segmentSize);
     }
 
-  private:
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
     bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false, m_roundEndGrowth = true,
-         m_doing = true;
+         m_halfFlightLoss = false, m_doing = true, m_entering = false;
     bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
     ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
@@ -1245,7 +1286,12 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
 
 def vegas_switches(
-    seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False, end_growth: bool = True
+    seq_rounds: bool,
+    int_diff: bool,
+    raw: bool = False,
+    syn_base: bool = False,
+    end_growth: bool = True,
+    half_flight: bool = False,
 ) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
@@ -1258,6 +1304,7 @@ def vegas_switches(
         "quench_exp::TcpVegasSwitches::RawSamples": ("bool", raw),
         "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
         "quench_exp::TcpVegasSwitches::RoundEndGrowth": ("bool", end_growth),
+        "quench_exp::TcpVegasSwitches::HalfFlightLoss": ("bool", half_flight),
     }
     return extra, defaults
 
@@ -1657,6 +1704,81 @@ def exp_vegas(args) -> None:
         report(name, {**rows, **rows_at[name]})
 
 
+def exp_vegas_drops(args) -> None:
+    """Where quench's Vegas slow start overflows the buffer (bottleneck delay 21 and 22 ms; 19
+    ms for the queue): quench, and ns-3's Vegas with quench's rules (TcpVegasSwitches: its
+    round, each ACK's own sample, baseRTT of data segments) with the loss response changed one
+    part at a time. TcpVegas's ssthresh on a loss is cwnd - 1 segment (HalfFlightLoss: quench's
+    FlightSize/2); ns-3's PRR counts its bytes in flight and its duplicate ACKs as data
+    (FLIGHTSIZE_RFC_PRR_SACK_SSRB's recovery: RFC 6675's pipe, RecoverFS = FlightSize, SACKed
+    bytes only, SSRB on every ACK, as quench's `recovery = "prr"`)."""
+    spec = load_scenario("scenarios/ns3_mixed.toml")
+    spec["duration"] = args.duration
+    spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+    rfc_prr = {
+        "experiment_cpp": [(ASKED_IN_CPP, []), (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+        "defaults": FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
+    }
+
+    spec["record"]["cwnd"] = True
+    traces = []
+
+    def figs(res, label: str = "quench") -> dict:
+        # Each flow's window at the end of slow start: its peak and each ssthresh it set in
+        # the first second (Vegas's slow-start exit, then the loss response), in segments.
+        cw = res.tables["cwnd"]
+        mss = int(spec["flows"][0]["tcp"].get("mss", 1460))
+        for k in (0, 1):
+            c = cw[(cw["flow"] == k) & (cw["time_s"] < 1.0)]
+            steps = c[c["ssthresh"] < 2**31].drop_duplicates(["ssthresh"])
+            traces.append(
+                f"{label}, flow {k}: peak cwnd {int(c['cwnd'].max()) // mss}, ssthresh "
+                + ", ".join(f"{int(r.ssthresh) // mss} at {r.time_s:.3f} s" for r in steps.itertuples())
+            )
+        out = figures(res)
+        g = res.flows["goodput_bps"].to_numpy(dtype=float)
+        out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
+        out["drops per fast rtx"] = out["drops"] / out["fast_rtx"] if out["fast_rtx"] else float("nan")
+        for k in ("marks", "rate"):
+            del out[k]
+        return out
+
+    jobs, tables = [], []
+    for delay_ms in args.delays or (19, 21, 22):
+        s = copy.deepcopy(spec)
+        s["links"][0]["delay"] = f"{delay_ms}ms"
+        ss = seeds(s, args.seeds)
+        name = f"Vegas, 2 flows, bottleneck delay {delay_ms} ms, {args.duration}, seeds {args.seeds}"
+        rows = {"quench": [figs(run_scenario(x, progress=False), f"{delay_ms} ms, quench") for x in ss]}
+        for label, half, recovery, whole in (
+            ("ns-3 with quench's rules (TcpVegas's ssthresh cwnd - 1, ns-3's PRR)", False, False, True),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2", True, False, True),
+            ("ns-3 with quench's rules, RFC 6937 PRR on RFC 6675's pipe", False, True, True),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2 and RFC 6937 PRR", True, True, True),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, real diff", True, True, False),
+        ):
+            extra, defaults = vegas_switches(False, whole, True, False, True, half)
+            if recovery:
+                extra = {**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]}
+                defaults = {**defaults, **rfc_prr["defaults"]}
+            plans = []
+            for x in ss:
+                p = ns3.translate(x)
+                p.update(extra)
+                p["defaults"].update(defaults)
+                plans.append(p)
+            jobs.append((name, label, plans, f"{delay_ms} ms, {label}"))
+        tables.append((name, rows))
+    results = iter(ns3.run_plans([p for _, _, ps, _ in jobs for p in ps]))
+    rows_at = dict(tables)
+    for name, label, ps, trace in jobs:
+        rows_at[name][label] = [figs(ns3.to_results(p, next(results)), trace) for p in ps]
+    for name, rows in tables:
+        report(name, rows)
+    print("\nwindows in the first second, segments")
+    print("\n".join(traces))
+
+
 def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | None = None):
     """quench and ns-3 (NewReno halving FlightSize, as quench, or `variant`) runs of ns3_aqm.py's
     TCP case."""
@@ -1906,6 +2028,7 @@ def main() -> None:
             "cubic_repeats",
             "cubic_rules",
             "vegas",
+            "vegas_drops",
             "pie_profile",
             "pie_start",
             "fq_codel_windows",
@@ -1924,6 +2047,7 @@ def main() -> None:
         default="flightsize",
         help="pie_profile, pie_start, fq_codel_windows: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
     )
+    p.add_argument("--delays", type=int, action="append", help="vegas_drops: bottleneck delays, ms")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
@@ -1949,6 +2073,8 @@ def main() -> None:
         exp_cubic_rules(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
+    elif args.experiment == "vegas_drops":
+        exp_vegas_drops(args)
     elif args.experiment == "pie_profile":
         exp_pie_profile(args)
     elif args.experiment == "pie_start":
