@@ -1725,15 +1725,19 @@ def exp_vegas_drops(args) -> None:
 
     def figs(res, label: str = "quench") -> dict:
         # Each flow's window at the end of slow start: its peak and each ssthresh it set in
-        # the first second (Vegas's slow-start exit, then the loss response), in segments.
+        # the first second (Vegas's slow-start exit, then the loss response), in segments;
+        # and where it settles (its window at 2, 10 and 20 s).
         cw = res.tables["cwnd"]
         mss = int(spec["flows"][0]["tcp"].get("mss", 1460))
         for k in (0, 1):
-            c = cw[(cw["flow"] == k) & (cw["time_s"] < 1.0)]
+            flow = cw[cw["flow"] == k]
+            c = flow[flow["time_s"] < 1.0]
             steps = c[c["ssthresh"] < 2**31].drop_duplicates(["ssthresh"])
+            later = [int(flow[flow["time_s"] <= t]["cwnd"].iloc[-1]) // mss for t in (2.0, 10.0, 20.0)]
             traces.append(
                 f"{label}, flow {k}: peak cwnd {int(c['cwnd'].max()) // mss}, ssthresh "
                 + ", ".join(f"{int(r.ssthresh) // mss} at {r.time_s:.3f} s" for r in steps.itertuples())
+                + f"; cwnd at 2, 10, 20 s: {later}"
             )
         out = figures(res)
         g = res.flows["goodput_bps"].to_numpy(dtype=float)
@@ -1775,7 +1779,7 @@ def exp_vegas_drops(args) -> None:
         rows_at[name][label] = [figs(ns3.to_results(p, next(results)), trace) for p in ps]
     for name, rows in tables:
         report(name, rows)
-    print("\nwindows in the first second, segments")
+    print("\neach flow's window in segments: the first second, and at 2, 10 and 20 s")
     print("\n".join(traces))
 
 
