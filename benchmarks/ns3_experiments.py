@@ -1090,7 +1090,10 @@ VEGAS_SWITCHES_CPP = r"""
 #include "ns3/tcp-socket-state.h"
 #include "ns3/simulator.h"
 #include "ns3/boolean.h"
+#include "ns3/nstime.h"
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 namespace quench_exp
 {
 class TcpVegasSwitches : public ns3::TcpNewReno
@@ -1127,7 +1130,12 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                               "instead of TcpVegas's cwnd - 1 segment",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_halfFlightLoss),
-                              ns3::MakeBooleanChecker());
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RoundEndSlack", "with quench's rounds, an ACK arriving this much before "
+                              "the round's end ends it",
+                              ns3::TimeValue(ns3::Seconds(0)),
+                              ns3::MakeTimeAccessor(&TcpVegasSwitches::m_slack),
+                              ns3::MakeTimeChecker());
         return tid;
     }
     TcpVegasSwitches() = default;
@@ -1157,6 +1165,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         {
             return;
         }
+        bool first = m_cntRtt == 0;
         m_minRtt = std::min(m_minRtt, rtt);
         m_baseRtt = std::min(m_baseRtt, rtt);
         m_cntRtt++;
@@ -1164,6 +1173,10 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         if (!m_seqRounds && m_roundEnd.IsNegative())
         {
             m_roundEnd = ns3::Simulator::Now() + rtt;
+        }
+        if (first)
+        {
+            Log('B', rtt, tcb->GetCwndInSegments());
         }
     }
 
@@ -1190,7 +1203,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             return;
         }
         bool over = m_seqRounds ? tcb->m_lastAckedSeq >= m_begSndNxt
-                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() >= m_roundEnd);
+                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() + m_slack >= m_roundEnd);
         if (!over)
         {
             if (tcb->m_cWnd < tcb->m_ssThresh)
@@ -1199,6 +1212,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             }
             return;
         }
+        Log('E', m_minRtt, tcb->GetCwndInSegments());
         m_begSndNxt = tcb->m_nextTxSequence;
         if (m_cntRtt <= 2)
         {
@@ -1264,6 +1278,25 @@ class TcpVegasSwitches : public ns3::TcpNewReno
     }
 
   private:
+    // With QUENCH_EXP_LOG set, each round's first RTT sample ('B': its time, the sample, the
+    // round's end) and each round's end ('E': its time, the round's minimum, baseRTT, the
+    // samples), appended to that file: time and RTTs in ns, the window in segments.
+    void Log(char what, ns3::Time rtt, uint32_t cwnd) const
+    {
+        const char* path = std::getenv("QUENCH_EXP_LOG");
+        if (!path)
+        {
+            return;
+        }
+        if (FILE* f = std::fopen(path, "a"))
+        {
+            std::fprintf(f, "%c %p %lld %lld %lld %u %u\n", what, (const void*)this,
+                         (long long)ns3::Simulator::Now().GetNanoSeconds(), (long long)rtt.GetNanoSeconds(),
+                         (long long)(what == 'B' ? m_roundEnd : m_baseRtt).GetNanoSeconds(), cwnd, m_cntRtt);
+            std::fclose(f);
+        }
+    }
+
     // TcpVegas's ssthresh: below the window by one segment, at least two segments (also
     // Vegas's own rule when slow start ends or a round shrinks the window).
     uint32_t VegasSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb) const
@@ -1277,7 +1310,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
          m_halfFlightLoss = false, m_doing = true, m_entering = false;
     bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
-    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
+    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1), m_slack;
     uint32_t m_cntRtt = 0;
     ns3::SequenceNumber32 m_begSndNxt{0};
 };
@@ -1292,6 +1325,7 @@ def vegas_switches(
     syn_base: bool = False,
     end_growth: bool = True,
     half_flight: bool = False,
+    slack_s: float = 0.0,
 ) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
@@ -1305,6 +1339,7 @@ def vegas_switches(
         "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
         "quench_exp::TcpVegasSwitches::RoundEndGrowth": ("bool", end_growth),
         "quench_exp::TcpVegasSwitches::HalfFlightLoss": ("bool", half_flight),
+        "quench_exp::TcpVegasSwitches::RoundEndSlack": ("time_s", slack_s),
     }
     return extra, defaults
 
@@ -1754,14 +1789,22 @@ def exp_vegas_drops(args) -> None:
         ss = seeds(s, args.seeds)
         name = f"Vegas, 2 flows, bottleneck delay {delay_ms} ms, {args.duration}, seeds {args.seeds}"
         rows = {"quench": [figs(run_scenario(x, progress=False), f"{delay_ms} ms, quench") for x in ss]}
-        for label, half, recovery, whole in (
-            ("ns-3 with quench's rules (TcpVegas's ssthresh cwnd - 1, ns-3's PRR)", False, False, True),
-            ("ns-3 with quench's rules, ssthresh FlightSize/2", True, False, True),
-            ("ns-3 with quench's rules, RFC 6937 PRR on RFC 6675's pipe", False, True, True),
-            ("ns-3 with quench's rules, ssthresh FlightSize/2 and RFC 6937 PRR", True, True, True),
-            ("ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, real diff", True, True, False),
+        for label, half, recovery, whole, slack in (
+            ("ns-3 with quench's rules (TcpVegas's ssthresh cwnd - 1, ns-3's PRR)", False, False, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2", True, False, True, 0.0),
+            ("ns-3 with quench's rules, RFC 6937 PRR on RFC 6675's pipe", False, True, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2 and RFC 6937 PRR", True, True, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, real diff", True, True, False, 0.0),
+            (
+                "ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, "
+                "a round ending at an ACK up to 10 us before its end",
+                True,
+                True,
+                True,
+                ROUND_END_SLACK_S,
+            ),
         ):
-            extra, defaults = vegas_switches(False, whole, True, False, True, half)
+            extra, defaults = vegas_switches(False, whole, True, False, True, half, slack)
             if recovery:
                 extra = {**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]}
                 defaults = {**defaults, **rfc_prr["defaults"]}
@@ -1781,6 +1824,61 @@ def exp_vegas_drops(args) -> None:
         report(name, rows)
     print("\neach flow's window in segments: the first second, and at 2, 10 and 20 s")
     print("\n".join(traces))
+    vegas_first_rounds(spec, rfc_prr)
+
+
+# A round that ends at an ACK arriving this long before the round's end (vegas_drops): ns-3's
+# first data segment's RTT is a few microseconds longer than the next window's first (quench's:
+# equal), so where quench's first round ends at the ACK that arrives exactly at its end, ns-3's
+# ends one ACK later.
+ROUND_END_SLACK_S = 10e-6
+
+
+def vegas_first_rounds(spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: float = 0.25) -> None:
+    """Each Vegas round's end in its first `until_s` at `delay_ms`: quench's from its RTT
+    samples (every ACK's; the handshake's, which its Vegas never sees, left out) by its round
+    rule, ns-3's (quench's rules and loss response) from TcpVegasSwitches' log. A round ends at
+    the first ACK at or after its first sample's time plus that sample; its minimum takes
+    that ACK's sample too."""
+    s = copy.deepcopy(spec)
+    s["links"][0]["delay"] = f"{delay_ms}ms"
+    s["duration"] = f"{until_s}s"
+    s["record"].update(rtt=True, cwnd=False)
+    print(f"\nVegas rounds' ends to {until_s} s, bottleneck delay {delay_ms} ms (ms; cwnd segments)")
+    rtt = run_scenario(s, progress=False).tables["rtt"]
+    for k in (0, 1):
+        rows, end, mn, n, base = [], None, float("inf"), 0, float("inf")
+        for t, r in rtt[rtt["flow"] == k][["time_s", "rtt_s"]].to_numpy()[1:]:
+            base, mn, n = min(base, r), min(mn, r), n + 1
+            if end is None:
+                end = t + r
+                rows.append(f"first sample {r * 1e3:.4f} at {t * 1e3:.4f}, round end {end * 1e3:.4f}")
+            if t >= end:
+                rows.append(f"end {t * 1e3:.4f}: min {mn * 1e3:.4f}, base {base * 1e3:.4f}, samples {n}")
+                end, mn, n = t + r, float("inf"), 0
+        print(f"quench, flow {k}: " + "; ".join(rows))
+    extra, defaults = vegas_switches(False, True, True, False, True, True)
+    p = ns3.translate(s)
+    p.update({**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]})
+    p["defaults"].update({**defaults, **rfc_prr["defaults"]})
+    with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
+        os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
+        try:
+            ns3.run_plans([p])
+            lines = open(f"{tmp}/log.txt").read().split()
+        finally:
+            del os.environ["QUENCH_EXP_LOG"]
+    flows: dict[str, list[str]] = {}
+    for i in range(0, len(lines), 7):
+        what, sock, now, r, other, cwnd, n = lines[i : i + 7]
+        ms = [int(x) / 1e6 for x in (now, r, other)]
+        rows = flows.setdefault(sock, [])
+        if what == "B" and not rows:
+            rows.append(f"first sample {ms[1]:.4f} at {ms[0]:.4f}, round end {ms[2]:.4f}")
+        elif what == "E" and ms[0] <= until_s * 1e3:
+            rows.append(f"end {ms[0]:.4f}: min {ms[1]:.4f}, base {ms[2]:.4f}, samples {n}, cwnd {cwnd}")
+    for k, rows in enumerate(flows.values()):
+        print(f"ns-3, socket {k}: " + "; ".join(rows))
 
 
 def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | None = None):
