@@ -38,8 +38,9 @@ them; it prints the figures of every variant (means over seeds). Experiments:
 - `vegas_drops`: those flows where quench's slow start overflows the buffer (bottleneck delay
   21, 22 ms; 19 ms without drops; `--delays` picks): ns-3 with quench's Vegas rules and its loss
   response changed (TcpVegasSwitches `HalfFlightLoss`: ssthresh FlightSize/2 instead of
-  TcpVegas's cwnd - 1 segment; RFC 6937 PRR on RFC 6675's pipe), each flow's window and
-  ssthresh in the first second.
+  TcpVegas's cwnd - 1 segment; RFC 6937 PRR on RFC 6675's pipe), and with a round ending at
+  an ACK up to 10 us before its end (`RoundEndSlack`); each flow's window and ssthresh in the
+  first second and its window at 2, 10, 20 s; each flow's round ends to 0.25 s at 19 ms.
 - `pie_profile`: PIE, FQ-PIE, CoDel or FQ-CoDel (`--aqm`) with 4 NewReno flows: the
   bottleneck's drops in each second in both, and their sums over the start-up and the rest;
   ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
@@ -1077,12 +1078,13 @@ def exp_cubic_ca(args) -> None:
 # TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt),
 # `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
 # sample, enters baseRTT as in TcpVegas), `RoundEndGrowth` (ns-3 and Linux: slow start
-# grows on the ACK that ends a round when it stays in slow start; off: it does not) and
+# grows on the ACK that ends a round when it stays in slow start; off: it does not),
 # `HalfFlightLoss` (off: TcpVegas's answer to the socket's request for ssthresh on a loss,
 # min(ssthresh, cwnd - 1 segment), the rule Linux's tcp_vegas.c uses only inside Vegas, whose
 # loss response is Reno's tcp_reno_ssthresh, half cwnd; on: quench's Vegas, FlightSize/2 as
-# RFC 5681 eq. 4).
-# Everything else as TcpVegas (alpha 2, beta 4,
+# RFC 5681 eq. 4) and `RoundEndSlack` (with quench's rounds: an ACK arriving this long before
+# the round's end ends it; 0 by default). With QUENCH_EXP_LOG set it logs each round's first
+# sample and end. Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
 # ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
 VEGAS_SWITCHES_CPP = r"""
