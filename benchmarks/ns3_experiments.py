@@ -35,6 +35,12 @@ them; it prints the figures of every variant (means over seeds). Experiments:
   rounding), ns-3's Vegas rewritten with its round rule, rounding, RTT sample (smoothed or the
   ACK's own), baseRTT (with or without the handshake's sample) and slow start's round-end growth
   as switches (TcpVegasSwitches), the bottleneck delay varied.
+- `vegas_drops`: those flows where quench's slow start overflows the buffer (bottleneck delay
+  21, 22 ms; 19 ms without drops; `--delays` picks): ns-3 with quench's Vegas rules and its loss
+  response changed (TcpVegasSwitches `HalfFlightLoss`: ssthresh FlightSize/2 instead of
+  TcpVegas's cwnd - 1 segment; RFC 6937 PRR on RFC 6675's pipe), and with a round ending at
+  an ACK up to 10 us before its end (`RoundEndSlack`); each flow's window and ssthresh in the
+  first second and its window at 2, 10, 20 s; each flow's round ends to 0.25 s at 19 ms.
 - `pie_profile`: PIE, FQ-PIE, CoDel or FQ-CoDel (`--aqm`) with 4 NewReno flows: the
   bottleneck's drops in each second in both, and their sums over the start-up and the rest;
   ns-3's sender is `--variant` (a `VARIANTS` key, as ns3_aqm.py's `--ns3-variant`).
@@ -1071,9 +1077,14 @@ def exp_cubic_ca(args) -> None:
 # segCwnd * (minRtt - baseRtt) / minRtt), `RawSamples` (off: TcpVegas's, the smoothed RTT
 # TcpSocketBase hands PktsAcked; on: quench's and Linux's, each ACK's own sample, m_lastRtt),
 # `HandshakeBase` (with RawSamples: whether the first smoothed RTT, which holds the SYN's
-# sample, enters baseRTT as in TcpVegas) and `RoundEndGrowth` (ns-3 and Linux: slow start
-# grows on the ACK that ends a round when it stays in slow start; off: quench's, it does not).
-# Everything else as TcpVegas (alpha 2, beta 4,
+# sample, enters baseRTT as in TcpVegas), `RoundEndGrowth` (ns-3 and Linux: slow start
+# grows on the ACK that ends a round when it stays in slow start; off: it does not),
+# `HalfFlightLoss` (off: TcpVegas's answer to the socket's request for ssthresh on a loss,
+# min(ssthresh, cwnd - 1 segment), the rule Linux's tcp_vegas.c uses only inside Vegas, whose
+# loss response is Reno's tcp_reno_ssthresh, half cwnd; on: quench's Vegas, FlightSize/2 as
+# RFC 5681 eq. 4) and `RoundEndSlack` (with quench's rounds: an ACK arriving this long before
+# the round's end ends it; 0 by default). With QUENCH_EXP_LOG set it logs each round's first
+# sample and end. Everything else as TcpVegas (alpha 2, beta 4,
 # gamma 1, the scenario's values; its slow-start exit, decrement and ssthresh rules). With
 # ns-3's settings it must give TcpVegas's figures exactly (checked by the experiment).
 VEGAS_SWITCHES_CPP = r"""
@@ -1081,7 +1092,10 @@ VEGAS_SWITCHES_CPP = r"""
 #include "ns3/tcp-socket-state.h"
 #include "ns3/simulator.h"
 #include "ns3/boolean.h"
+#include "ns3/nstime.h"
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 namespace quench_exp
 {
 class TcpVegasSwitches : public ns3::TcpNewReno
@@ -1113,7 +1127,17 @@ class TcpVegasSwitches : public ns3::TcpNewReno
                 .AddAttribute("HandshakeBase", "with RawSamples, the first srtt (the SYN's sample) enters baseRTT",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_handshakeBase),
-                              ns3::MakeBooleanChecker());
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("HalfFlightLoss", "on a loss, ssthresh = FlightSize/2 (quench) "
+                              "instead of TcpVegas's cwnd - 1 segment",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpVegasSwitches::m_halfFlightLoss),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("RoundEndSlack", "with quench's rounds, an ACK arriving this much before "
+                              "the round's end ends it",
+                              ns3::TimeValue(ns3::Seconds(0)),
+                              ns3::MakeTimeAccessor(&TcpVegasSwitches::m_slack),
+                              ns3::MakeTimeChecker());
         return tid;
     }
     TcpVegasSwitches() = default;
@@ -1143,6 +1167,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         {
             return;
         }
+        bool first = m_cntRtt == 0;
         m_minRtt = std::min(m_minRtt, rtt);
         m_baseRtt = std::min(m_baseRtt, rtt);
         m_cntRtt++;
@@ -1151,10 +1176,17 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         {
             m_roundEnd = ns3::Simulator::Now() + rtt;
         }
+        if (first)
+        {
+            Log('B', rtt, tcb->GetCwndInSegments());
+        }
     }
 
     void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb, const ns3::TcpSocketState::TcpCongState_t s) override
     {
+        // ns-3 reports fast recovery's entry just before it asks for ssthresh; a timeout asks
+        // first and reports CA_LOSS after.
+        m_entering = s == ns3::TcpSocketState::CA_RECOVERY;
         m_doing = s == ns3::TcpSocketState::CA_OPEN;
         if (m_doing)
         {
@@ -1173,7 +1205,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             return;
         }
         bool over = m_seqRounds ? tcb->m_lastAckedSeq >= m_begSndNxt
-                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() >= m_roundEnd);
+                                : (!m_roundEnd.IsNegative() && ns3::Simulator::Now() + m_slack >= m_roundEnd);
         if (!over)
         {
             if (tcb->m_cWnd < tcb->m_ssThresh)
@@ -1182,6 +1214,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             }
             return;
         }
+        Log('E', m_minRtt, tcb->GetCwndInSegments());
         m_begSndNxt = tcb->m_nextTxSequence;
         if (m_cntRtt <= 2)
         {
@@ -1197,7 +1230,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             {
                 segCwnd = std::min(segCwnd, target + 1);
                 tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
-                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+                tcb->m_ssThresh = VegasSsThresh(tcb);
             }
             else if (tcb->m_cWnd < tcb->m_ssThresh)
             {
@@ -1210,7 +1243,7 @@ class TcpVegasSwitches : public ns3::TcpNewReno
             {
                 segCwnd--;
                 tcb->m_cWnd = segCwnd * tcb->m_segmentSize;
-                tcb->m_ssThresh = GetSsThresh(tcb, 0);
+                tcb->m_ssThresh = VegasSsThresh(tcb);
             }
             else if (diff < kAlpha)
             {
@@ -1224,19 +1257,62 @@ class TcpVegasSwitches : public ns3::TcpNewReno
         m_roundEnd = m_seqRounds ? ns3::Seconds(-1) : ns3::Simulator::Now() + m_lastRtt;
     }
 
-    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t) override
+    // The socket asks on a loss (fast recovery's entry, a timeout) or an ECN echo. TcpVegas
+    // answers with its own rule, which keeps all but one segment of the window; HalfFlightLoss
+    // answers as quench's Vegas (Reno's halving, RFC 5681 eq. 4: FlightSize = highest sequence
+    // sent - highest cumulatively acknowledged at fast recovery's entry, ns-3's bytesInFlight
+    // at a timeout, as quench's flight_at_timeout).
+    uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
+    {
+        bool entering = m_entering;
+        m_entering = false;
+        if (!m_halfFlightLoss)
+        {
+            return VegasSsThresh(tcb);
+        }
+        uint32_t base = bytesInFlight;
+        if (entering)
+        {
+            int32_t flight = tcb->m_highTxMark.Get() - tcb->m_lastAckedSeq;
+            base = static_cast<uint32_t>(std::max(flight, 0));
+        }
+        return std::max<uint32_t>(2 * tcb->m_segmentSize, base / 2);
+    }
+
+  private:
+    // With QUENCH_EXP_LOG set, each round's first RTT sample ('B': its time, the sample, the
+    // round's end) and each round's end ('E': its time, the round's minimum, baseRTT, the
+    // samples), appended to that file: time and RTTs in ns, the window in segments.
+    void Log(char what, ns3::Time rtt, uint32_t cwnd) const
+    {
+        const char* path = std::getenv("QUENCH_EXP_LOG");
+        if (!path)
+        {
+            return;
+        }
+        if (FILE* f = std::fopen(path, "a"))
+        {
+            std::fprintf(f, "%c %p %lld %lld %lld %u %u\n", what, (const void*)this,
+                         (long long)ns3::Simulator::Now().GetNanoSeconds(), (long long)rtt.GetNanoSeconds(),
+                         (long long)(what == 'B' ? m_roundEnd : m_baseRtt).GetNanoSeconds(), cwnd, m_cntRtt);
+            std::fclose(f);
+        }
+    }
+
+    // TcpVegas's ssthresh: below the window by one segment, at least two segments (also
+    // Vegas's own rule when slow start ends or a round shrinks the window).
+    uint32_t VegasSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb) const
     {
         return std::max(std::min(tcb->m_ssThresh.Get(), tcb->m_cWnd.Get() - tcb->m_segmentSize),
                         2 * tcb->m_segmentSize);
     }
 
-  private:
     static constexpr double kAlpha = 2, kBeta = 4, kGamma = 1;
     bool m_seqRounds = true, m_intDiff = true, m_rawSamples = false, m_handshakeBase = false, m_roundEndGrowth = true,
-         m_doing = true;
+         m_halfFlightLoss = false, m_doing = true, m_entering = false;
     bool m_firstAck = true;
     ns3::Time m_baseRtt = ns3::Time::Max(), m_minRtt = ns3::Time::Max();
-    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1);
+    ns3::Time m_lastRtt, m_roundEnd = ns3::Seconds(-1), m_slack;
     uint32_t m_cntRtt = 0;
     ns3::SequenceNumber32 m_begSndNxt{0};
 };
@@ -1245,7 +1321,13 @@ class TcpVegasSwitches : public ns3::TcpNewReno
 
 
 def vegas_switches(
-    seq_rounds: bool, int_diff: bool, raw: bool = False, syn_base: bool = False, end_growth: bool = True
+    seq_rounds: bool,
+    int_diff: bool,
+    raw: bool = False,
+    syn_base: bool = False,
+    end_growth: bool = True,
+    half_flight: bool = False,
+    slack_s: float = 0.0,
 ) -> tuple[dict, dict]:
     """Plan keys and attribute defaults running TcpVegasSwitches with these switches."""
     extra = {
@@ -1258,6 +1340,8 @@ def vegas_switches(
         "quench_exp::TcpVegasSwitches::RawSamples": ("bool", raw),
         "quench_exp::TcpVegasSwitches::HandshakeBase": ("bool", syn_base),
         "quench_exp::TcpVegasSwitches::RoundEndGrowth": ("bool", end_growth),
+        "quench_exp::TcpVegasSwitches::HalfFlightLoss": ("bool", half_flight),
+        "quench_exp::TcpVegasSwitches::RoundEndSlack": ("time_s", slack_s),
     }
     return extra, defaults
 
@@ -1657,6 +1741,148 @@ def exp_vegas(args) -> None:
         report(name, {**rows, **rows_at[name]})
 
 
+def exp_vegas_drops(args) -> None:
+    """Where quench's Vegas slow start overflows the buffer (bottleneck delay 21 and 22 ms; 19
+    ms for the queue): quench, and ns-3's Vegas with quench's rules (TcpVegasSwitches: its
+    round, each ACK's own sample, baseRTT of data segments) with the loss response changed one
+    part at a time. TcpVegas's ssthresh on a loss is cwnd - 1 segment (HalfFlightLoss: quench's
+    FlightSize/2); ns-3's PRR counts its bytes in flight and its duplicate ACKs as data
+    (FLIGHTSIZE_RFC_PRR_SACK_SSRB's recovery: RFC 6675's pipe, RecoverFS = FlightSize, SACKed
+    bytes only, SSRB on every ACK, as quench's `recovery = "prr"`)."""
+    spec = load_scenario("scenarios/ns3_mixed.toml")
+    spec["duration"] = args.duration
+    spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+    rfc_prr = {
+        "experiment_cpp": [(ASKED_IN_CPP, []), (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
+        "defaults": FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
+    }
+
+    spec["record"]["cwnd"] = True
+    traces = []
+
+    def figs(res, label: str = "quench") -> dict:
+        # Each flow's window at the end of slow start: its peak and each ssthresh it set in
+        # the first second (Vegas's slow-start exit, then the loss response), in segments;
+        # and where it settles (its window at 2, 10 and 20 s).
+        cw = res.tables["cwnd"]
+        mss = int(spec["flows"][0]["tcp"].get("mss", 1460))
+        for k in (0, 1):
+            flow = cw[cw["flow"] == k]
+            c = flow[flow["time_s"] < 1.0]
+            steps = c[c["ssthresh"] < 2**31].drop_duplicates(["ssthresh"])
+            later = [int(flow[flow["time_s"] <= t]["cwnd"].iloc[-1]) // mss for t in (2.0, 10.0, 20.0)]
+            traces.append(
+                f"{label}, flow {k}: peak cwnd {int(c['cwnd'].max()) // mss}, ssthresh "
+                + ", ".join(f"{int(r.ssthresh) // mss} at {r.time_s:.3f} s" for r in steps.itertuples())
+                + f"; cwnd at 2, 10, 20 s: {later}"
+            )
+        out = figures(res)
+        g = res.flows["goodput_bps"].to_numpy(dtype=float)
+        out["jain"] = float(g.sum() ** 2 / (len(g) * (g**2).sum()))
+        out["drops per fast rtx"] = out["drops"] / out["fast_rtx"] if out["fast_rtx"] else float("nan")
+        for k in ("marks", "rate"):
+            del out[k]
+        return out
+
+    jobs, tables = [], []
+    for delay_ms in args.delays or (19, 21, 22):
+        s = copy.deepcopy(spec)
+        s["links"][0]["delay"] = f"{delay_ms}ms"
+        ss = seeds(s, args.seeds)
+        name = f"Vegas, 2 flows, bottleneck delay {delay_ms} ms, {args.duration}, seeds {args.seeds}"
+        rows = {"quench": [figs(run_scenario(x, progress=False), f"{delay_ms} ms, quench") for x in ss]}
+        for label, half, recovery, whole, slack in (
+            ("ns-3 with quench's rules (TcpVegas's ssthresh cwnd - 1, ns-3's PRR)", False, False, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2", True, False, True, 0.0),
+            ("ns-3 with quench's rules, RFC 6937 PRR on RFC 6675's pipe", False, True, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2 and RFC 6937 PRR", True, True, True, 0.0),
+            ("ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, real diff", True, True, False, 0.0),
+            (
+                "ns-3 with quench's rules, ssthresh FlightSize/2, RFC 6937 PRR, "
+                "a round ending at an ACK up to 10 us before its end",
+                True,
+                True,
+                True,
+                ROUND_END_SLACK_S,
+            ),
+        ):
+            extra, defaults = vegas_switches(False, whole, True, False, True, half, slack)
+            if recovery:
+                extra = {**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]}
+                defaults = {**defaults, **rfc_prr["defaults"]}
+            plans = []
+            for x in ss:
+                p = ns3.translate(x)
+                p.update(extra)
+                p["defaults"].update(defaults)
+                plans.append(p)
+            jobs.append((name, label, plans, f"{delay_ms} ms, {label}"))
+        tables.append((name, rows))
+    results = iter(ns3.run_plans([p for _, _, ps, _ in jobs for p in ps]))
+    rows_at = dict(tables)
+    for name, label, ps, trace in jobs:
+        rows_at[name][label] = [figs(ns3.to_results(p, next(results)), trace) for p in ps]
+    for name, rows in tables:
+        report(name, rows)
+    print("\neach flow's window in segments: the first second, and at 2, 10 and 20 s")
+    print("\n".join(traces))
+    vegas_first_rounds(spec, rfc_prr)
+
+
+# A round that ends at an ACK arriving this long before the round's end (vegas_drops): ns-3's
+# first data segment's RTT is a few microseconds longer than the next window's first (quench's:
+# equal), so where quench's first round ends at the ACK that arrives exactly at its end, ns-3's
+# ends one ACK later.
+ROUND_END_SLACK_S = 10e-6
+
+
+def vegas_first_rounds(spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: float = 0.25) -> None:
+    """Each Vegas round's end in its first `until_s` at `delay_ms`: quench's from its RTT
+    samples (every ACK's; the handshake's, which its Vegas never sees, left out) by its round
+    rule, ns-3's (quench's rules and loss response) from TcpVegasSwitches' log. A round ends at
+    the first ACK at or after its first sample's time plus that sample; its minimum takes
+    that ACK's sample too."""
+    s = copy.deepcopy(spec)
+    s["links"][0]["delay"] = f"{delay_ms}ms"
+    s["duration"] = f"{until_s}s"
+    s["record"].update(rtt=True, cwnd=False)
+    print(f"\nVegas rounds' ends to {until_s} s, bottleneck delay {delay_ms} ms (ms; cwnd segments)")
+    rtt = run_scenario(s, progress=False).tables["rtt"]
+    for k in (0, 1):
+        rows, end, mn, n, base = [], None, float("inf"), 0, float("inf")
+        for t, r in rtt[rtt["flow"] == k][["time_s", "rtt_s"]].to_numpy()[1:]:
+            base, mn, n = min(base, r), min(mn, r), n + 1
+            if end is None:
+                end = t + r
+                rows.append(f"first sample {r * 1e3:.4f} at {t * 1e3:.4f}, round end {end * 1e3:.4f}")
+            if t >= end:
+                rows.append(f"end {t * 1e3:.4f}: min {mn * 1e3:.4f}, base {base * 1e3:.4f}, samples {n}")
+                end, mn, n = t + r, float("inf"), 0
+        print(f"quench, flow {k}: " + "; ".join(rows))
+    extra, defaults = vegas_switches(False, True, True, False, True, True)
+    p = ns3.translate(s)
+    p.update({**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]})
+    p["defaults"].update({**defaults, **rfc_prr["defaults"]})
+    with tempfile.TemporaryDirectory(prefix="quench-exp-") as tmp:
+        os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
+        try:
+            ns3.run_plans([p])
+            lines = open(f"{tmp}/log.txt").read().split()
+        finally:
+            del os.environ["QUENCH_EXP_LOG"]
+    flows: dict[str, list[str]] = {}
+    for i in range(0, len(lines), 7):
+        what, sock, now, r, other, cwnd, n = lines[i : i + 7]
+        ms = [int(x) / 1e6 for x in (now, r, other)]
+        rows = flows.setdefault(sock, [])
+        if what == "B" and not rows:
+            rows.append(f"first sample {ms[1]:.4f} at {ms[0]:.4f}, round end {ms[2]:.4f}")
+        elif what == "E" and ms[0] <= until_s * 1e3:
+            rows.append(f"end {ms[0]:.4f}: min {ms[1]:.4f}, base {ms[2]:.4f}, samples {n}, cwnd {cwnd}")
+    for k, rows in enumerate(flows.values()):
+        print(f"ns-3, socket {k}: " + "; ".join(rows))
+
+
 def aqm_runs(aqm: str, duration: str, seed_list, record: dict, variant: dict | None = None):
     """quench and ns-3 (NewReno halving FlightSize, as quench, or `variant`) runs of ns3_aqm.py's
     TCP case."""
@@ -1906,6 +2132,7 @@ def main() -> None:
             "cubic_repeats",
             "cubic_rules",
             "vegas",
+            "vegas_drops",
             "pie_profile",
             "pie_start",
             "fq_codel_windows",
@@ -1924,6 +2151,7 @@ def main() -> None:
         default="flightsize",
         help="pie_profile, pie_start, fq_codel_windows: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
     )
+    p.add_argument("--delays", type=int, action="append", help="vegas_drops: bottleneck delays, ms")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
@@ -1949,6 +2177,8 @@ def main() -> None:
         exp_cubic_rules(args)
     elif args.experiment == "vegas":
         exp_vegas(args)
+    elif args.experiment == "vegas_drops":
+        exp_vegas_drops(args)
     elif args.experiment == "pie_profile":
         exp_pie_profile(args)
     elif args.experiment == "pie_start":
