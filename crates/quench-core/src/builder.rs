@@ -338,6 +338,20 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     Ok(World::assemble(parts))
 }
 
+/// A link's name, `from->to` by its nodes' names. The builder refuses a second link between two
+/// nodes in one direction, so the name is unique; it is made when asked for rather than kept
+/// in every link (at 10,000 flows a dumbbell has 40,002 links, each name an allocation).
+pub(crate) fn link_name(nodes: &[Node], link: &Link) -> String {
+    format!("{}->{}", nodes[link.from.index()].name, nodes[link.to.index()].name)
+}
+
+/// Whether `link` is the one named `name` (`link_name`), without making its name.
+pub(crate) fn link_is_named(nodes: &[Node], link: &Link, name: &str) -> bool {
+    name.strip_prefix(nodes[link.from.index()].name.as_str())
+        .and_then(|rest| rest.strip_prefix("->"))
+        .is_some_and(|to| to == nodes[link.to.index()].name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,18 +407,4 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
         assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
     }
-}
-
-/// A link's name, `from->to` by its nodes' names. The builder refuses a second link between two
-/// nodes in one direction, so the name is unique; it is made when asked for rather than kept
-/// in every link (at 10,000 flows a dumbbell has 40,002 links, each name an allocation).
-pub(crate) fn link_name(nodes: &[Node], link: &Link) -> String {
-    format!("{}->{}", nodes[link.from.index()].name, nodes[link.to.index()].name)
-}
-
-/// Whether `link` is the one named `name` (`link_name`), without making its name.
-pub(crate) fn link_is_named(nodes: &[Node], link: &Link, name: &str) -> bool {
-    name.strip_prefix(nodes[link.from.index()].name.as_str())
-        .and_then(|rest| rest.strip_prefix("->"))
-        .is_some_and(|to| to == nodes[link.to.index()].name)
 }

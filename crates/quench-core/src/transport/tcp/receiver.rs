@@ -51,7 +51,6 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// `feedback`: the ECN feedback the sender's controller needs.
     /// A receiver for a sender whose controller gives `feedback` and wants ECT on every packet
     /// with `ect_on_every_packet`'s codepoint, if it does.
     pub fn new(
