@@ -243,6 +243,23 @@ typedef ns3::TcpSocketState::TcpCongState_t CongState;
 struct CongStateTag { typedef CongState ns3::TracedValue<CongState>::*type; friend type Get(CongStateTag); };
 template struct Expose<CongStateTag, &ns3::TracedValue<CongState>::m_v>;
 
+// The socket whose state is `tcb` (ns-3 hands its recovery and congestion ops the state alone):
+// the last of the nodes' TCP sockets that holds it.
+inline ns3::TcpSocketBase* SocketOf(const ns3::TcpSocketState* tcb)
+{
+    ns3::TcpSocketBase* found = nullptr;
+    auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
+    for (uint32_t i = 0; i < all.GetN(); ++i)
+    {
+        auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
+        if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == tcb)
+        {
+            found = ns3::PeekPointer(sock);
+        }
+    }
+    return found;
+}
+
 class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
 {
   public:
@@ -405,19 +422,9 @@ class TcpPrrRfcPipe : public ns3::TcpPrrRecovery
     {
         if (!m_buffer || m_tcb != ns3::PeekPointer(tcb))
         {
-            m_buffer = nullptr;
-            m_socket = nullptr;
             m_tcb = ns3::PeekPointer(tcb);
-            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
-            for (uint32_t i = 0; i < all.GetN(); ++i)
-            {
-                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
-                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
-                {
-                    m_buffer = sock->GetTxBuffer();
-                    m_socket = ns3::PeekPointer(sock);
-                }
-            }
+            m_socket = SocketOf(m_tcb);
+            m_buffer = m_socket ? m_socket->GetTxBuffer() : nullptr;
         }
     }
 
@@ -591,17 +598,8 @@ class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
     {
         if (!m_socket || m_tcb != ns3::PeekPointer(tcb))
         {
-            m_socket = nullptr;
             m_tcb = ns3::PeekPointer(tcb);
-            auto all = ns3::Config::LookupMatches("/NodeList/*/$ns3::TcpL4Protocol/SocketList/*");
-            for (uint32_t i = 0; i < all.GetN(); ++i)
-            {
-                auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(all.Get(i));
-                if (sock && ns3::PeekPointer((*sock).*Get(TcbTag())) == m_tcb)
-                {
-                    m_socket = ns3::PeekPointer(sock);
-                }
-            }
+            m_socket = SocketOf(m_tcb);
         }
         return m_socket;
     }
