@@ -51,6 +51,8 @@ import json
 import statistics
 import sys
 
+from ns3_cpp import OPS_CPP
+
 RATE_BPS = 10e9
 ACCESS_DELAY_S = 10e-6
 BOTTLENECK_DELAY_S = 30e-6
@@ -87,18 +89,7 @@ namespace quench_exp
 class TcpClassicGrowInCwr : public ns3::TcpClassicRecovery
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpClassicGrowInCwr")
-                                     .SetParent<ns3::TcpClassicRecovery>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpClassicGrowInCwr>();
-        return tid;
-    }
-    TcpClassicGrowInCwr() = default;
-    TcpClassicGrowInCwr(const TcpClassicGrowInCwr& o) = default;
-    std::string GetName() const override { return "TcpClassicGrowInCwr"; }
-    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpClassicGrowInCwr>(this); }
+    QUENCH_EXP_OPS(TcpClassicGrowInCwr, ns3::TcpClassicRecovery, TcpRecoveryOps)
     void EnterRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t dupAckCount, uint32_t unAckDataCount,
                        uint32_t deliveredBytes) override
     {
@@ -260,18 +251,7 @@ namespace quench_exp
 class TcpDctcpFloor : public ns3::TcpDctcp
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpFloor")
-                                     .SetParent<ns3::TcpDctcp>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpFloor>();
-        return tid;
-    }
-    TcpDctcpFloor() = default;
-    TcpDctcpFloor(const TcpDctcpFloor& o) = default;
-    std::string GetName() const override { return "TcpDctcpFloor"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpFloor>(this); }
+    QUENCH_EXP_OPS(TcpDctcpFloor, ns3::TcpDctcp, TcpCongestionOps)
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         return std::max(ns3::TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
@@ -340,18 +320,7 @@ namespace quench_exp
 class TcpDctcpAlphaFirst : public ns3::TcpDctcp
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpAlphaFirst")
-                                     .SetParent<ns3::TcpDctcp>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpAlphaFirst>();
-        return tid;
-    }
-    TcpDctcpAlphaFirst() = default;
-    TcpDctcpAlphaFirst(const TcpDctcpAlphaFirst& o) = default;
-    std::string GetName() const override { return "TcpDctcpAlphaFirst"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpAlphaFirst>(this); }
+    QUENCH_EXP_OPS(TcpDctcpAlphaFirst, ns3::TcpDctcp, TcpCongestionOps)
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         double alpha = quench_exp_alpha::UpdatedAlpha(this, tcb);
@@ -378,18 +347,7 @@ namespace quench_exp
 class TcpDctcpQuenchCa : public ns3::TcpDctcp
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpQuenchCa")
-                                     .SetParent<ns3::TcpDctcp>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpQuenchCa>();
-        return tid;
-    }
-    TcpDctcpQuenchCa() = default;
-    TcpDctcpQuenchCa(const TcpDctcpQuenchCa& o) = default;
-    std::string GetName() const override { return "TcpDctcpQuenchCa"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpQuenchCa>(this); }
+    QUENCH_EXP_OPS(TcpDctcpQuenchCa, ns3::TcpDctcp, TcpCongestionOps)
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         return std::max(ns3::TcpDctcp::GetSsThresh(tcb, bytesInFlight), 2 * tcb->m_segmentSize);
@@ -446,18 +404,7 @@ namespace quench_exp
 class TcpDctcpGrownAck : public TcpDctcpQuenchCa
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpGrownAck")
-                                     .SetParent<TcpDctcpQuenchCa>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpGrownAck>();
-        return tid;
-    }
-    TcpDctcpGrownAck() = default;
-    TcpDctcpGrownAck(const TcpDctcpGrownAck& o) = default;
-    std::string GetName() const override { return "TcpDctcpGrownAck"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpGrownAck>(this); }
+    QUENCH_EXP_OPS(TcpDctcpGrownAck, TcpDctcpQuenchCa, TcpCongestionOps)
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
         uint64_t mss = tcb->m_segmentSize;
@@ -499,18 +446,7 @@ class TcpDctcpGrownAck : public TcpDctcpQuenchCa
 class TcpDctcpGrownAckAlpha : public TcpDctcpGrownAck
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpGrownAckAlpha")
-                                     .SetParent<TcpDctcpGrownAck>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpGrownAckAlpha>();
-        return tid;
-    }
-    TcpDctcpGrownAckAlpha() = default;
-    TcpDctcpGrownAckAlpha(const TcpDctcpGrownAckAlpha& o) = default;
-    std::string GetName() const override { return "TcpDctcpGrownAckAlpha"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpGrownAckAlpha>(this); }
+    QUENCH_EXP_OPS(TcpDctcpGrownAckAlpha, TcpDctcpGrownAck, TcpCongestionOps)
 
   protected:
     double Alpha(ns3::Ptr<const ns3::TcpSocketState> tcb) override
@@ -522,18 +458,7 @@ class TcpDctcpGrownAckAlpha : public TcpDctcpGrownAck
 class TcpDctcpLinuxAck : public TcpDctcpGrownAck
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpDctcpLinuxAck")
-                                     .SetParent<TcpDctcpGrownAck>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpDctcpLinuxAck>();
-        return tid;
-    }
-    TcpDctcpLinuxAck() = default;
-    TcpDctcpLinuxAck(const TcpDctcpLinuxAck& o) = default;
-    std::string GetName() const override { return "TcpDctcpLinuxAck"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpDctcpLinuxAck>(this); }
+    QUENCH_EXP_OPS(TcpDctcpLinuxAck, TcpDctcpGrownAck, TcpCongestionOps)
 
   protected:
     bool GrowFirst() override { return false; }
@@ -951,6 +876,7 @@ def main():
     else:
         from ns import ns
 
+        ns.cppyy.cppdef(OPS_CPP)
         ns.cppyy.cppdef(TRACE_CPP)
         if args.recovery == "classic_grow":
             ns.cppyy.cppdef(GROW_IN_CWR_CPP)
