@@ -1750,10 +1750,13 @@ def exp_vegas_drops(args) -> None:
     (FLIGHTSIZE_RFC_PRR_SACK_SSRB's recovery: RFC 6675's pipe, RecoverFS = FlightSize, SACKed
     bytes only, SSRB on every ACK, as quench's `recovery = "prr"`). `--quench-framing 2B`:
     quench's links (both directions) add ns-3's 2-byte PPP header to every packet on the wire;
-    the ns-3 runs are unchanged."""
+    the ns-3 runs are unchanged. `--access-rate R`: the 100 Mb/s access links at R in both."""
     spec = load_scenario("scenarios/ns3_mixed.toml")
     spec["duration"] = args.duration
     spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+    for ln in spec["links"]:
+        if args.access_rate and ln["rate"] == "100Mbps":
+            ln["rate"] = args.access_rate
     framing = args.quench_framing
     rfc_prr = {
         "experiment_cpp": [(ASKED_IN_CPP, []), (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
@@ -2170,6 +2173,7 @@ def main() -> None:
         help="pie_profile, pie_start, fq_codel_windows: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
     )
     p.add_argument("--delays", type=int, action="append", help="vegas_drops: bottleneck delays, ms")
+    p.add_argument("--access-rate", help="vegas_drops: the access links' rate in both simulators (100Mbps)")
     p.add_argument(
         "--quench-framing",
         help="vegas_drops: bytes quench's links add to each packet on the wire (ns-3's PPP header: 2B)",
