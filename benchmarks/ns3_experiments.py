@@ -1849,9 +1849,11 @@ def framed(spec: dict, framing: str | None) -> dict:
 
 
 # A round that ends at an ACK arriving this long before the round's end (vegas_drops): ns-3's
-# first data segment's RTT is a few microseconds longer than the next window's first (quench's:
-# equal), so where quench's first round ends at the ACK that arrives exactly at its end, ns-3's
-# ends one ACK later.
+# first data segment waits on the sender's access link behind the handshake's last ACK, which
+# ns-3 sends as a segment of its own (42 B at 100 Mb/s: 3.36 us; quench's first data segment
+# carries that ACK), so its RTT is that much longer than the next window's first (quench's:
+# equal), and where quench's first round ends at the ACK that arrives exactly at its end,
+# ns-3's ends one ACK later.
 ROUND_END_SLACK_S = 10e-6
 
 
