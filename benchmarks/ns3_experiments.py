@@ -1746,10 +1746,16 @@ def exp_vegas_drops(args) -> None:
     part at a time. TcpVegas's ssthresh on a loss is cwnd - 1 segment (HalfFlightLoss: quench's
     FlightSize/2); ns-3's PRR counts its bytes in flight and its duplicate ACKs as data
     (FLIGHTSIZE_RFC_PRR_SACK_SSRB's recovery: RFC 6675's pipe, RecoverFS = FlightSize, SACKed
-    bytes only, SSRB on every ACK, as quench's `recovery = "prr"`)."""
+    bytes only, SSRB on every ACK, as quench's `recovery = "prr"`). `--quench-framing 2B`:
+    quench's links (both directions) add ns-3's 2-byte PPP header to every packet on the wire;
+    the ns-3 runs are unchanged. `--access-rate R`: the 100 Mb/s access links at R in both."""
     spec = load_scenario("scenarios/ns3_mixed.toml")
     spec["duration"] = args.duration
     spec["flows"] = [f for f in spec["flows"] if f["name"] in ("vegas0", "vegas1")]
+    for ln in spec["links"]:
+        if args.access_rate and ln["rate"] == "100Mbps":
+            ln["rate"] = args.access_rate
+    framing = args.quench_framing
     rfc_prr = {
         "experiment_cpp": [(ASKED_IN_CPP, []), (PRR_RFC_PIPE_CPP, ["quench_exp.TcpPrrRfcPipe"])],
         "defaults": FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
@@ -1788,7 +1794,8 @@ def exp_vegas_drops(args) -> None:
         s["links"][0]["delay"] = f"{delay_ms}ms"
         ss = seeds(s, args.seeds)
         name = f"Vegas, 2 flows, bottleneck delay {delay_ms} ms, {args.duration}, seeds {args.seeds}"
-        rows = {"quench": [figs(run_scenario(x, progress=False), f"{delay_ms} ms, quench") for x in ss]}
+        qname = f"quench, framing {framing}" if framing else "quench"
+        rows = {qname: [figs(run_scenario(framed(x, framing), progress=False), f"{delay_ms} ms, {qname}") for x in ss]}
         for label, half, recovery, whole, slack in (
             ("ns-3 with quench's rules (TcpVegas's ssthresh cwnd - 1, ns-3's PRR)", False, False, True, 0.0),
             ("ns-3 with quench's rules, ssthresh FlightSize/2", True, False, True, 0.0),
@@ -1824,17 +1831,33 @@ def exp_vegas_drops(args) -> None:
         report(name, rows)
     print("\neach flow's window in segments: the first second, and at 2, 10 and 20 s")
     print("\n".join(traces))
-    vegas_first_rounds(spec, rfc_prr)
+    vegas_first_rounds(spec, rfc_prr, framing=framing)
+
+
+def framed(spec: dict, framing: str | None) -> dict:
+    """`spec` with every link (a duplex link's both directions) adding `framing` bytes to each
+    packet on the wire: the quench side of an experiment only (ns3.translate refuses it, as
+    ns-3's point-to-point links add their 2-byte PPP header themselves)."""
+    if not framing:
+        return spec
+    s = copy.deepcopy(spec)
+    for ln in s["links"]:
+        ln["framing_overhead"] = framing
+    return s
 
 
 # A round that ends at an ACK arriving this long before the round's end (vegas_drops): ns-3's
-# first data segment's RTT is a few microseconds longer than the next window's first (quench's:
-# equal), so where quench's first round ends at the ACK that arrives exactly at its end, ns-3's
-# ends one ACK later.
+# first data segment waits on the sender's access link behind the handshake's last ACK, which
+# ns-3 sends as a segment of its own (42 B at 100 Mb/s: 3.36 us; quench's first data segment
+# carries that ACK), so its RTT is that much longer than the next window's first (quench's:
+# equal), and where quench's first round ends at the ACK that arrives exactly at its end,
+# ns-3's ends one ACK later.
 ROUND_END_SLACK_S = 10e-6
 
 
-def vegas_first_rounds(spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: float = 0.25) -> None:
+def vegas_first_rounds(
+    spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: float = 0.25, framing: str | None = None
+) -> None:
     """Each Vegas round's end in its first `until_s` at `delay_ms`: quench's from its RTT
     samples (every ACK's; the handshake's, which its Vegas never sees, left out) by its round
     rule, ns-3's (quench's rules and loss response) from TcpVegasSwitches' log. A round ends at
@@ -1845,7 +1868,7 @@ def vegas_first_rounds(spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: f
     s["duration"] = f"{until_s}s"
     s["record"].update(rtt=True, cwnd=False)
     print(f"\nVegas rounds' ends to {until_s} s, bottleneck delay {delay_ms} ms (ms; cwnd segments)")
-    rtt = run_scenario(s, progress=False).tables["rtt"]
+    rtt = run_scenario(framed(s, framing), progress=False).tables["rtt"]
     for k in (0, 1):
         rows, end, mn, n, base = [], None, float("inf"), 0, float("inf")
         for t, r in rtt[rtt["flow"] == k][["time_s", "rtt_s"]].to_numpy()[1:]:
@@ -1856,7 +1879,7 @@ def vegas_first_rounds(spec: dict, rfc_prr: dict, delay_ms: int = 19, until_s: f
             if t >= end:
                 rows.append(f"end {t * 1e3:.4f}: min {mn * 1e3:.4f}, base {base * 1e3:.4f}, samples {n}")
                 end, mn, n = t + r, float("inf"), 0
-        print(f"quench, flow {k}: " + "; ".join(rows))
+        print(f"quench{f', framing {framing}' if framing else ''}, flow {k}: " + "; ".join(rows))
     extra, defaults = vegas_switches(False, True, True, False, True, True)
     p = ns3.translate(s)
     p.update({**extra, "experiment_cpp": rfc_prr["experiment_cpp"] + extra["experiment_cpp"]})
@@ -2150,6 +2173,11 @@ def main() -> None:
         help="pie_profile, pie_start, fq_codel_windows: ns-3's sender (as ns3_aqm.py's --ns3-variant)",
     )
     p.add_argument("--delays", type=int, action="append", help="vegas_drops: bottleneck delays, ms")
+    p.add_argument("--access-rate", help="vegas_drops: the access links' rate in both simulators (100Mbps)")
+    p.add_argument(
+        "--quench-framing",
+        help="vegas_drops: bytes quench's links add to each packet on the wire (ns-3's PPP header: 2B)",
+    )
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--duration", default="30s")
     args = p.parse_args()
