@@ -152,6 +152,75 @@ struct Arm
 """
 TRACER = {"experiment_cpp": [(LOSS_TRACER_CPP, ["quench_loss.Arm"])]}
 
+# ns-3's NewReno with one rule changed: the ACK that ends the loss state (CA_LOSS -> CA_OPEN,
+# every retransmission of the timeout acknowledged) grows the window as slow start would (RFC
+# 5681 section 3.1: cwnd += SMSS per ACK while cwnd < ssthresh), as quench's sender does;
+# ns-3's socket calls neither PktsAcked's growth nor IncreaseWindow for that ACK, which the trace
+# shows as a window left at one segment. CongestionStateSet is called before the socket stores
+# the new state, so the old one is still in the TcpSocketState. The same over NewReno halving
+# FlightSize (ns3_experiments.FLIGHTSIZE's class, which that plan compiles first).
+LOSS_EXIT_CPP = r"""
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-socket-state.h"
+namespace quench_loss
+{
+#define QUENCH_LOSS_EXIT_GROW(NAME, BASE)                                                              \
+    class NAME : public BASE                                                                           \
+    {                                                                                                  \
+      public:                                                                                          \
+        static ns3::TypeId GetTypeId()                                                                 \
+        {                                                                                              \
+            static ns3::TypeId tid = ns3::TypeId("quench_loss::" #NAME)                                \
+                                         .SetParent<BASE>()                                            \
+                                         .SetGroupName("Internet")                                     \
+                                         .AddConstructor<NAME>();                                      \
+            return tid;                                                                                \
+        }                                                                                              \
+        NAME() = default;                                                                              \
+        NAME(const NAME& o) = default;                                                                 \
+        std::string GetName() const override { return #NAME; }                                        \
+        ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<NAME>(this); }       \
+        void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,                                     \
+                                const ns3::TcpSocketState::TcpCongState_t next) override               \
+        {                                                                                              \
+            if (tcb->m_congState == ns3::TcpSocketState::CA_LOSS && next == ns3::TcpSocketState::CA_OPEN && \
+                tcb->m_cWnd < tcb->m_ssThresh)                                                         \
+            {                                                                                          \
+                ++s_grown;                                                                             \
+                tcb->m_cWnd = tcb->m_cWnd + tcb->m_segmentSize;                                        \
+            }                                                                                          \
+            BASE::CongestionStateSet(tcb, next);                                                       \
+        }                                                                                              \
+        static uint64_t s_grown;                                                                       \
+    };                                                                                                 \
+    uint64_t NAME::s_grown = 0;
+QUENCH_LOSS_EXIT_GROW(TcpNewRenoLossExit, ns3::TcpNewReno)
+}
+"""
+LOSS_EXIT_FLIGHTSIZE_CPP = r"""
+namespace quench_loss
+{
+QUENCH_LOSS_EXIT_GROW(TcpNewRenoFlightSizeLossExit, quench_exp::TcpNewRenoFlightSize)
+}
+"""
+LOSS_EXIT = {
+    "experiment_cpp": [(LOSS_EXIT_CPP, ["quench_loss.TcpNewRenoLossExit"])],
+    "tcp_types": {"newreno": "quench_loss::TcpNewRenoLossExit"},
+}
+
+
+def loss_exit_flightsize() -> dict:
+    from ns3_experiments import FLIGHTSIZE  # the ssthresh experiment's NewReno (FlightSize/2)
+
+    return {
+        "experiment_cpp": [
+            *FLIGHTSIZE["experiment_cpp"],
+            (LOSS_EXIT_CPP, []),
+            (LOSS_EXIT_FLIGHTSIZE_CPP, ["quench_loss.TcpNewRenoFlightSizeLossExit"]),
+        ],
+        "tcp_types": {"newreno": "quench_loss::TcpNewRenoFlightSizeLossExit"},
+    }
+
 CA_NAMES = {0: "OPEN", 1: "DISORDER", 2: "CWR", 3: "RECOVERY", 4: "LOSS"}
 
 
@@ -343,17 +412,21 @@ def exp_variants(args) -> None:
 
     specs = [spec_for(args.seed + i, args.duration) for i in range(args.seeds)]
     dack40 = {"ns3::TcpSocket::DelAckTimeout": ("time_s", DELACK_SHORT_S)}
-    rows = {
-        "quench": [row(run_scenario(s, progress=False)) for s in specs],
-        f"quench, delayed-ACK timer {DELACK_SHORT_S * 1e3:.0f} ms": [
+    only = set(args.only.split("|")) if args.only else None
+    variants = {
+        "quench": lambda: [row(run_scenario(s, progress=False)) for s in specs],
+        "quench, delayed-ACK timer 40 ms": lambda: [
             row(run_scenario(with_tcp(s, delayed_ack={"timeout": f"{DELACK_SHORT_S * 1e3:.0f}ms"}), progress=False))
             for s in specs
         ],
-        "ns-3": ns3_variant(specs),
-        f"ns-3, delayed-ACK timer {DELACK_SHORT_S * 1e3:.0f} ms": ns3_variant(specs, defaults=dack40),
-        "ns-3, ssthresh FlightSize/2": ns3_variant(specs, FLIGHTSIZE),
-        f"ns-3, FlightSize/2 and {DELACK_SHORT_S * 1e3:.0f} ms": ns3_variant(specs, FLIGHTSIZE, dack40),
+        "ns-3": lambda: ns3_variant(specs),
+        "ns-3, delayed-ACK timer 40 ms": lambda: ns3_variant(specs, defaults=dack40),
+        "ns-3, ssthresh FlightSize/2": lambda: ns3_variant(specs, FLIGHTSIZE),
+        "ns-3, FlightSize/2 and 40 ms": lambda: ns3_variant(specs, FLIGHTSIZE, dack40),
+        "ns-3, slow start on the ACK ending CA_LOSS": lambda: ns3_variant(specs, LOSS_EXIT),
+        "ns-3, that and FlightSize/2": lambda: ns3_variant(specs, loss_exit_flightsize()),
     }
+    rows = {name: run() for name, run in variants.items() if only is None or name in only}
     report(f"scenarios/ns3_loss.toml, seeds {args.seed}-{args.seed + args.seeds - 1}, means", rows)
 
 
@@ -380,6 +453,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--duration", default=None)
+    ap.add_argument("--only", default=None, help="variants to run, names separated by | (variants)")
     ap.add_argument("--show", type=int, default=2, help="timeouts to print in full (trace)")
     args = ap.parse_args()
     if args.experiment == "trace":
