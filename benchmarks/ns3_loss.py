@@ -221,6 +221,7 @@ def loss_exit_flightsize() -> dict:
         "tcp_types": {"newreno": "quench_loss::TcpNewRenoFlightSizeLossExit"},
     }
 
+
 CA_NAMES = {0: "OPEN", 1: "DISORDER", 2: "CWR", 3: "RECOVERY", 4: "LOSS"}
 
 
@@ -315,18 +316,37 @@ def exp_trace(args) -> None:
             if prev is not None:
                 waited.append(t - prev)
         one_seg = sum(1 for t in losses if last_before(cwnd_rows, t) <= MSS)
+        # Each exit from CA_LOSS: whether the window changed at that instant, and the segments
+        # the exiting ACK sent.
+        exits = [t for t, a, b in states if a == 4 and b == 0]
+        changed = sum(1 for t in exits if any(abs(tt - t) < 1e-9 for tt, _ in cwnd_rows))
+        burst = [sum(1 for tt, _, _ in tx if abs(tt - t) < 1e-9) for t in exits]
+        # Runs of timeouts less than 0.5 s apart: the loop's episodes.
+        episodes, last = [], None
+        for t in losses:
+            if last is None or t - last > LOOP_GAP_S:
+                episodes.append([t, t, 0])
+            episodes[-1][1] = t
+            episodes[-1][2] += 1
+            last = t
         print(
             f"flow {k}: segments sent {len(tx)}, retransmitted {retx}, data dropped {len(data_drops)} "
             f"(of them retransmissions {rexmit_drops}), ACKs dropped {len(ack_drops)}, "
             f"fast recoveries {len(recov)}, timeouts {len(losses)}: the copy before lost in {lost_copy}, "
             f"cwnd 1 segment when it fired in {one_seg}, "
-            f"median wait since the previous copy {statistics.median(waited) if waited else 0:.3f} s"
+            f"median wait since the previous copy {statistics.median(waited) if waited else 0:.3f} s; "
+            f"exits from CA_LOSS {len(exits)}, window changed at {changed}, segments the exiting ACK "
+            f"sent {dict(collections.Counter(burst))}; runs of timeouts {len(episodes)}: "
+            + ", ".join(f"{a:.2f}-{b:.2f} s ({n})" for a, b, n in episodes)
         )
     worst = int(fl["timeouts"].astype(float).idxmax()) if "timeouts" in fl else 0
     show_timeouts(rows, plan, worst, args.show)
 
 
 MSS = 1448
+# Timeouts closer than this belong to one run of the loop (each lasts ~0.25 s: RTO 200 ms and
+# one round trip).
+LOOP_GAP_S = 0.5
 
 
 def last_before(rows, t):
