@@ -433,6 +433,7 @@ def exp_variants(args) -> None:
     specs = [spec_for(args.seed + i, args.duration) for i in range(args.seeds)]
     dack40 = {"ns3::TcpSocket::DelAckTimeout": ("time_s", DELACK_SHORT_S)}
     only = set(args.only.split("|")) if args.only else None
+    no_ts = [with_tcp(s, timestamps=False) for s in specs]
     variants = {
         "quench": lambda: [row(run_scenario(s, progress=False)) for s in specs],
         "quench, delayed-ACK timer 40 ms": lambda: [
@@ -445,6 +446,9 @@ def exp_variants(args) -> None:
         "ns-3, FlightSize/2 and 40 ms": lambda: ns3_variant(specs, FLIGHTSIZE, dack40),
         "ns-3, slow start on the ACK ending CA_LOSS": lambda: ns3_variant(specs, LOSS_EXIT),
         "ns-3, that and FlightSize/2": lambda: ns3_variant(specs, loss_exit_flightsize()),
+        "quench, no timestamps": lambda: [row(run_scenario(s, progress=False)) for s in no_ts],
+        "ns-3, no timestamps": lambda: ns3_variant(no_ts),
+        "ns-3, no timestamps, window grows on the ACK ending CA_LOSS": lambda: ns3_variant(no_ts, LOSS_EXIT),
     }
     rows = {name: run() for name, run in variants.items() if only is None or name in only}
     report(f"scenarios/ns3_loss.toml, seeds {args.seed}-{args.seed + args.seeds - 1}, means", rows)
