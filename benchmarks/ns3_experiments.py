@@ -72,6 +72,7 @@ import tempfile
 
 import numpy as np
 from ns3_aqm import MATCHED_TCP, RED  # the cross-check's settings, run from benchmarks/
+from ns3_cpp import OPS_CPP
 
 from quench import ns3
 from quench.scenario import load_scenario, run_scenario
@@ -158,7 +159,9 @@ class TcpNewRenoFlightSize : public ns3::TcpNewReno
 """
 # ns-3's TcpNewReno with RFC 3465 byte counting in slow start, L = 2 (quench's default): up to
 # two segments per ACK instead of ns-3's one.
-NEWRENO_ABC2_CPP = r"""
+NEWRENO_ABC2_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
 #include <algorithm>
@@ -167,18 +170,7 @@ namespace quench_exp
 class TcpNewRenoAbc2 : public ns3::TcpNewReno
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoAbc2")
-                                     .SetParent<ns3::TcpNewReno>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpNewRenoAbc2>();
-        return tid;
-    }
-    TcpNewRenoAbc2() = default;
-    TcpNewRenoAbc2(const TcpNewRenoAbc2& o) = default;
-    std::string GetName() const override { return "TcpNewRenoAbc2"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoAbc2>(this); }
+    QUENCH_EXP_OPS(TcpNewRenoAbc2, ns3::TcpNewReno, TcpCongestionOps)
 
   protected:
     uint32_t SlowStart(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
@@ -190,6 +182,7 @@ class TcpNewRenoAbc2 : public ns3::TcpNewReno
 };
 }
 """
+)
 ABC2 = {
     "experiment_cpp": [(NEWRENO_ABC2_CPP, ["quench_exp.TcpNewRenoAbc2"])],
     "tcp_types": {"newreno": "quench_exp::TcpNewRenoAbc2"},
@@ -514,7 +507,9 @@ FLIGHTSIZE_RFC_PRR_SACK_SSRB32 = with_switch(FLIGHTSIZE_RFC_PRR_SACK, "quench_ex
 # duplicate ACK while no recovery point is active, or RFC 6675's IsLost(HighACK + 1)) to each
 # duplicate ACK and calls the socket's own EnterRecovery, answering that call's request for
 # ssthresh with the one in force. Needs PRR_RFC_PIPE_CPP first (its Expose template and tags).
-CWR_LOSS_CPP = r"""
+CWR_LOSS_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-socket-base.h"
 #include "ns3/tcp-tx-buffer.h"
 #include "ns3/config.h"
@@ -536,18 +531,7 @@ template struct Expose<EnterRecoveryTag, &ns3::TcpSocketBase::EnterRecovery>;
 class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpNewRenoCwrLoss")
-                                     .SetParent<TcpNewRenoFlightSize>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpNewRenoCwrLoss>();
-        return tid;
-    }
-    TcpNewRenoCwrLoss() = default;
-    TcpNewRenoCwrLoss(const TcpNewRenoCwrLoss& o) = default;
-    std::string GetName() const override { return "TcpNewRenoCwrLoss"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpNewRenoCwrLoss>(this); }
+    QUENCH_EXP_OPS(TcpNewRenoCwrLoss, TcpNewRenoFlightSize, TcpCongestionOps)
 
     uint32_t GetSsThresh(ns3::Ptr<const ns3::TcpSocketState> tcb, uint32_t bytesInFlight) override
     {
@@ -611,6 +595,7 @@ class TcpNewRenoCwrLoss : public TcpNewRenoFlightSize
 uint64_t TcpNewRenoCwrLoss::s_entered[2] = {0, 0};
 }
 """
+)
 
 
 def with_cwr_loss(variant: dict) -> dict:
@@ -769,7 +754,9 @@ def exp_default_tcp(args, path: str) -> None:
 
 # ns-3's TcpCubic with RFC 5681's slow start, one segment per ACK (TcpCubic itself adds every
 # segment an ACK covers: RFC 3465 byte counting without a limit).
-CUBIC_SS1_CPP = r"""
+CUBIC_SS1_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-cubic.h"
 #include "ns3/tcp-socket-state.h"
 namespace quench_exp
@@ -777,18 +764,7 @@ namespace quench_exp
 class TcpCubicSs1 : public ns3::TcpCubic
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicSs1")
-                                     .SetParent<ns3::TcpCubic>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpCubicSs1>();
-        return tid;
-    }
-    TcpCubicSs1() = default;
-    TcpCubicSs1(const TcpCubicSs1& o) = default;
-    std::string GetName() const override { return "TcpCubicSs1"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicSs1>(this); }
+    QUENCH_EXP_OPS(TcpCubicSs1, ns3::TcpCubic, TcpCongestionOps)
     void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
     {
         if (tcb->m_cWnd < tcb->m_ssThresh)
@@ -804,6 +780,7 @@ class TcpCubicSs1 : public ns3::TcpCubic
 };
 }
 """
+)
 CUBIC_SS1 = {
     "experiment_cpp": [(CUBIC_SS1_CPP, ["quench_exp.TcpCubicSs1"])],
     "tcp_types": {"cubic": "quench_exp::TcpCubicSs1"},
@@ -821,7 +798,9 @@ CLASSIC = {"ns3::TcpL4Protocol::RecoveryType": ("string", "ns3::TcpClassicRecove
 # abc_limit = 1). The event rules are quench's too (W_max in fractional segments, fast
 # convergence, ssthresh = max(beta cwnd, 2 segments), no plateau after a timeout). C = 0.4 and
 # beta = 0.7: both simulators' defaults, which the experiment keeps.
-CUBIC_RFC_CPP = r"""
+CUBIC_RFC_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-cubic.h"
 #include "ns3/tcp-socket-state.h"
 #include "ns3/simulator.h"
@@ -832,18 +811,7 @@ namespace quench_exp
 class TcpCubicRfc : public ns3::TcpCubic
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpCubicRfc")
-                                     .SetParent<ns3::TcpCubic>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpCubicRfc>();
-        return tid;
-    }
-    TcpCubicRfc() = default;
-    TcpCubicRfc(const TcpCubicRfc& o) = default;
-    std::string GetName() const override { return "TcpCubicRfc"; }
-    ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<TcpCubicRfc>(this); }
+    QUENCH_EXP_OPS(TcpCubicRfc, ns3::TcpCubic, TcpCongestionOps)
 
     void IncreaseWindow(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t segmentsAcked) override
     {
@@ -918,6 +886,7 @@ class TcpCubicRfc : public ns3::TcpCubic
 };
 }
 """
+)
 CUBIC_RFC = {
     "experiment_cpp": [(CUBIC_RFC_CPP, ["quench_exp.TcpCubicRfc"])],
     "tcp_types": {"cubic": "quench_exp::TcpCubicRfc"},
@@ -1465,25 +1434,16 @@ class TcpCubicRepeats : public TcpCubicSs1
 # 2·ssthresh/RecoverFS (1.4 with CUBIC's 0.7) segments per segment delivered while pipe >
 # ssthresh. Variant: ns-3's PRR with the duplicate ACK counted only by its SACK blocks (for
 # runs with SACK only; quench's PRR, sender/prr.rs, counts the same way).
-PRR_SACK_DELIVERED_CPP = r"""
+PRR_SACK_DELIVERED_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-prr-recovery.h"
 namespace quench_exp
 {
 class TcpPrrSackDelivered : public ns3::TcpPrrRecovery
 {
   public:
-    static ns3::TypeId GetTypeId()
-    {
-        static ns3::TypeId tid = ns3::TypeId("quench_exp::TcpPrrSackDelivered")
-                                     .SetParent<ns3::TcpPrrRecovery>()
-                                     .SetGroupName("Internet")
-                                     .AddConstructor<TcpPrrSackDelivered>();
-        return tid;
-    }
-    TcpPrrSackDelivered() = default;
-    TcpPrrSackDelivered(const TcpPrrSackDelivered& o) = default;
-    std::string GetName() const override { return "TcpPrrSackDelivered"; }
-    ns3::Ptr<ns3::TcpRecoveryOps> Fork() override { return ns3::CopyObject<TcpPrrSackDelivered>(this); }
+    QUENCH_EXP_OPS(TcpPrrSackDelivered, ns3::TcpPrrRecovery, TcpRecoveryOps)
     // Entering recovery calls this too (virtually), so every ACK is counted by its SACK blocks.
     void DoRecovery(ns3::Ptr<ns3::TcpSocketState> tcb, uint32_t deliveredBytes, bool) override
     {
@@ -1492,6 +1452,7 @@ class TcpPrrSackDelivered : public ns3::TcpPrrRecovery
 };
 }
 """
+)
 PRR_SACK_DELIVERED = {
     "experiment_cpp": [(PRR_SACK_DELIVERED_CPP, ["quench_exp.TcpPrrSackDelivered"])],
     "defaults": {"ns3::TcpL4Protocol::RecoveryType": ("string", "quench_exp::TcpPrrSackDelivered")},
