@@ -222,6 +222,19 @@ def loss_exit_flightsize() -> dict:
     }
 
 
+def loss_exit_quench_recovery() -> dict:
+    """`loss_exit_flightsize`, and ns-3's PRR as quench's `recovery = "prr"` (RFC 6937 with
+    RFC 6675's pipe: ns3_experiments' `FLIGHTSIZE_RFC_PRR_SACK_SSRB`)."""
+    from ns3_experiments import FLIGHTSIZE_RFC_PRR_SACK_SSRB
+
+    grown = loss_exit_flightsize()
+    return {
+        **grown,
+        "experiment_cpp": [*FLIGHTSIZE_RFC_PRR_SACK_SSRB["experiment_cpp"], *grown["experiment_cpp"][-2:]],
+        "defaults": FLIGHTSIZE_RFC_PRR_SACK_SSRB["defaults"],
+    }
+
+
 CA_NAMES = {0: "OPEN", 1: "DISORDER", 2: "CWR", 3: "RECOVERY", 4: "LOSS"}
 
 
@@ -422,7 +435,7 @@ def ns3_variant(specs, extra: dict | None = None, defaults: dict | None = None):
     for p in plans:
         if extra:
             p.update({k: v for k, v in extra.items() if k != "defaults"})
-        p["defaults"].update(defaults or {})
+        p["defaults"].update({**(extra or {}).get("defaults", {}), **(defaults or {})})
     raws = ns3.run_plans(plans)
     return [row(ns3.to_results(p, r)) for p, r in zip(plans, raws)]
 
@@ -444,8 +457,12 @@ def exp_variants(args) -> None:
         "ns-3, delayed-ACK timer 40 ms": lambda: ns3_variant(specs, defaults=dack40),
         "ns-3, ssthresh FlightSize/2": lambda: ns3_variant(specs, FLIGHTSIZE),
         "ns-3, FlightSize/2 and 40 ms": lambda: ns3_variant(specs, FLIGHTSIZE, dack40),
-        "ns-3, slow start on the ACK ending CA_LOSS": lambda: ns3_variant(specs, LOSS_EXIT),
-        "ns-3, that and FlightSize/2": lambda: ns3_variant(specs, loss_exit_flightsize()),
+        "ns-3, window grows on the ACK ending CA_LOSS": lambda: ns3_variant(specs, LOSS_EXIT),
+        "ns-3, both": lambda: ns3_variant(specs, loss_exit_flightsize()),
+        "ns-3, both, and its PRR as quench's": lambda: ns3_variant(specs, loss_exit_quench_recovery()),
+        "quench, PRR as RFC 9937": lambda: [
+            row(run_scenario(with_tcp(s, recovery="prr_rfc9937"), progress=False)) for s in specs
+        ],
         "quench, no timestamps": lambda: [row(run_scenario(s, progress=False)) for s in no_ts],
         "ns-3, no timestamps": lambda: ns3_variant(no_ts),
         "ns-3, no timestamps, window grows on the ACK ending CA_LOSS": lambda: ns3_variant(no_ts, LOSS_EXIT),
