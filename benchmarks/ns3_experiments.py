@@ -677,14 +677,15 @@ def ns3_runs(specs, extra=None, defaults=None):
     return [figures(ns3.to_results(p, r)) for p, r in zip(plans, raws)]
 
 
-def report(title: str, rows: dict[str, list[dict]]) -> None:
+def report(title: str, rows: dict[str, list[dict]], digits: int = 4) -> None:
+    """A markdown table of each variant's mean figures over its runs, to `digits` significant digits."""
     print(f"\n{title}")
     keys = list(next(iter(rows.values()))[0])
     print(f"| variant | {' | '.join(keys)} |")
     print("|---|" + "---|" * len(keys))
     for name, runs in rows.items():
         vals = [statistics.fmean(r[k] for r in runs) for k in keys]
-        print(f"| {name} | {' | '.join(f'{v:.4g}' for v in vals)} |")
+        print(f"| {name} | {' | '.join(f'{v:.{digits}g}' for v in vals)} |")
     sys.stdout.flush()
 
 

@@ -23,8 +23,9 @@ import copy
 import math
 import os
 import statistics
-import sys
 import tempfile
+
+from ns3_cpp import OPS_CPP
 
 from quench import ns3
 from quench.scenario import load_scenario, run_scenario
@@ -159,27 +160,18 @@ TRACER = {"experiment_cpp": [(LOSS_TRACER_CPP, ["quench_loss.Arm"])]}
 # shows as a window left at one segment. CongestionStateSet is called before the socket stores
 # the new state, so the old one is still in the TcpSocketState. The same over NewReno halving
 # FlightSize (ns3_experiments.FLIGHTSIZE's class, which that plan compiles first).
-LOSS_EXIT_CPP = r"""
+LOSS_EXIT_CPP = (
+    OPS_CPP
+    + r"""
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-socket-state.h"
-namespace quench_loss
+namespace quench_exp
 {
 #define QUENCH_LOSS_EXIT_GROW(NAME, BASE)                                                              \
     class NAME : public BASE                                                                           \
     {                                                                                                  \
       public:                                                                                          \
-        static ns3::TypeId GetTypeId()                                                                 \
-        {                                                                                              \
-            static ns3::TypeId tid = ns3::TypeId("quench_loss::" #NAME)                                \
-                                         .SetParent<BASE>()                                            \
-                                         .SetGroupName("Internet")                                     \
-                                         .AddConstructor<NAME>();                                      \
-            return tid;                                                                                \
-        }                                                                                              \
-        NAME() = default;                                                                              \
-        NAME(const NAME& o) = default;                                                                 \
-        std::string GetName() const override { return #NAME; }                                        \
-        ns3::Ptr<ns3::TcpCongestionOps> Fork() override { return ns3::CopyObject<NAME>(this); }       \
+        QUENCH_EXP_OPS(NAME, BASE, TcpCongestionOps)                                                   \
         void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,                                     \
                                 const ns3::TcpSocketState::TcpCongState_t next) override               \
         {                                                                                              \
@@ -197,15 +189,16 @@ namespace quench_loss
 QUENCH_LOSS_EXIT_GROW(TcpNewRenoLossExit, ns3::TcpNewReno)
 }
 """
+)
 LOSS_EXIT_FLIGHTSIZE_CPP = r"""
-namespace quench_loss
+namespace quench_exp
 {
 QUENCH_LOSS_EXIT_GROW(TcpNewRenoFlightSizeLossExit, quench_exp::TcpNewRenoFlightSize)
 }
 """
 LOSS_EXIT = {
-    "experiment_cpp": [(LOSS_EXIT_CPP, ["quench_loss.TcpNewRenoLossExit"])],
-    "tcp_types": {"newreno": "quench_loss::TcpNewRenoLossExit"},
+    "experiment_cpp": [(LOSS_EXIT_CPP, ["quench_exp.TcpNewRenoLossExit"])],
+    "tcp_types": {"newreno": "quench_exp::TcpNewRenoLossExit"},
 }
 
 
@@ -216,9 +209,9 @@ def loss_exit_flightsize() -> dict:
         "experiment_cpp": [
             *FLIGHTSIZE["experiment_cpp"],
             (LOSS_EXIT_CPP, []),
-            (LOSS_EXIT_FLIGHTSIZE_CPP, ["quench_loss.TcpNewRenoFlightSizeLossExit"]),
+            (LOSS_EXIT_FLIGHTSIZE_CPP, ["quench_exp.TcpNewRenoFlightSizeLossExit"]),
         ],
-        "tcp_types": {"newreno": "quench_loss::TcpNewRenoFlightSizeLossExit"},
+        "tcp_types": {"newreno": "quench_exp::TcpNewRenoFlightSizeLossExit"},
     }
 
 
@@ -412,17 +405,6 @@ def row(res) -> dict:
     }
 
 
-def report(title: str, rows: dict[str, list[dict]]) -> None:
-    print(f"\n{title}")
-    keys = list(next(iter(rows.values()))[0])
-    print(f"| variant | {' | '.join(keys)} |")
-    print("|---|" + "---|" * len(keys))
-    for name, runs in rows.items():
-        vals = [statistics.fmean(r[k] for r in runs) for k in keys]
-        print(f"| {name} | {' | '.join(f'{v:.3g}' for v in vals)} |")
-    sys.stdout.flush()
-
-
 def with_tcp(spec: dict, **tcp) -> dict:
     s = copy.deepcopy(spec)
     for f in s["flows"]:
@@ -441,7 +423,7 @@ def ns3_variant(specs, extra: dict | None = None, defaults: dict | None = None):
 
 
 def exp_variants(args) -> None:
-    from ns3_experiments import FLIGHTSIZE  # the ssthresh experiment's NewReno (FlightSize/2)
+    from ns3_experiments import FLIGHTSIZE, report  # the ssthresh experiment's NewReno (FlightSize/2)
 
     specs = [spec_for(args.seed + i, args.duration) for i in range(args.seeds)]
     dack40 = {"ns3::TcpSocket::DelAckTimeout": ("time_s", DELACK_SHORT_S)}
@@ -468,7 +450,7 @@ def exp_variants(args) -> None:
         "ns-3, no timestamps, window grows on the ACK ending CA_LOSS": lambda: ns3_variant(no_ts, LOSS_EXIT),
     }
     rows = {name: run() for name, run in variants.items() if only is None or name in only}
-    report(f"scenarios/ns3_loss.toml, seeds {args.seed}-{args.seed + args.seeds - 1}, means", rows)
+    report(f"scenarios/ns3_loss.toml, seeds {args.seed}-{args.seed + args.seeds - 1}, means", rows, digits=3)
 
 
 # A delayed-ACK timer well below the minimum RTO less the path's RTT (200 - 58 ms): Linux's
