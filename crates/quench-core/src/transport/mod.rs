@@ -204,7 +204,8 @@ pub(crate) use common_flow_keys;
 /// kind when its sender reacts to an ICMP Source Quench (`Endpoint::on_source_quench`). It
 /// generates the scenario's `FlowSpec` enum (tagged by `kind`), the `Agent` enum with its
 /// `Endpoint` dispatch, and the flows-table row dispatch. The spec type implements
-/// [`TransportSpec`], the sender [`FlowReport`].
+/// [`TransportSpec`], the sender [`FlowReport`]. Each endpoint type is a `Box`, so that an
+/// `Agent` is a tag and a pointer (`agent_slots_stay_small`).
 macro_rules! transports {
     ($($variant:ident: $name:literal $(($flag:ident))? => $module:ident::$spec:ident =>
         $sender:ident($sty:ty), $receiver:ident($rty:ty));+ $(;)?) => {
@@ -298,7 +299,7 @@ macro_rules! registry_flag {
 
 transports! {
     Tcp: "tcp" (source_quench) => tcp::TcpFlowSpec => TcpSender(Box<tcp::TcpSender>), TcpReceiver(Box<tcp::TcpReceiver>);
-    Udp: "udp" => udp::UdpFlowSpec => UdpSource(udp::UdpSource), UdpSink(udp::UdpSink);
+    Udp: "udp" => udp::UdpFlowSpec => UdpSource(Box<udp::UdpSource>), UdpSink(Box<udp::UdpSink>);
     Pcp: "pcp" => pcp::PcpFlowSpec => PcpSender(Box<pcp::PcpSender>), PcpReceiver(Box<pcp::PcpReceiver>);
     Assisted: "assisted" => assisted::AssistedFlowSpec =>
         AssistedSender(Box<assisted::AssistedSender>), AssistedReceiver(Box<assisted::AssistedReceiver>);
@@ -340,6 +341,15 @@ mod tests {
         }
         let e = serde_json::from_str::<FlowSpec>(r#"{"kind":"sctp","src":"a","dst":"b"}"#).unwrap_err();
         assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`"), "{e}");
+    }
+
+    /// An endpoint slot is a tag and a pointer: every endpoint lives in a box of its own. At
+    /// 10,000 flows the slots (two per flow) then fit in the processor's second-level cache,
+    /// where slots as large as their largest inline endpoint (the UDP source's 200 bytes)
+    /// missed it on every packet delivered (docs/benchmarks.md, scale).
+    #[test]
+    fn agent_slots_stay_small() {
+        assert_eq!(std::mem::size_of::<Agent>(), 16);
     }
 
     /// A transport's `validate` runs before the host names are resolved: a UDP flow with both a

@@ -271,8 +271,8 @@ impl TransportSpec for UdpFlowSpec {
         };
         let rng = Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64);
         Ok(BuiltFlow {
-            sender: Agent::UdpSource(UdpSource::new(params, rng)),
-            receiver: Agent::UdpSink(UdpSink { node: cx.dst, ..Default::default() }),
+            sender: Agent::UdpSource(Box::new(UdpSource::new(params, rng))),
+            receiver: Agent::UdpSink(Box::new(UdpSink { node: cx.dst, ..Default::default() })),
             cc: "",
             bytes: None,
         })
