@@ -246,8 +246,18 @@ pub fn aimd_growth(w: &mut Window, acked: u64, abc_limit: u64) {
     }
 }
 
+/// A controller's place in `AnyCc`: inline, or `boxed` behind a pointer (see the registry).
+macro_rules! cc_slot {
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, boxed) => {
+        Box<$ty>
+    };
+}
+
 macro_rules! registry {
-    ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
+    ($($variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident) $($boxed:ident)?),+ $(,)?) => {
         /// A controller as written in a scenario: `"newreno"` or `{ kind = "newreno", ... }`.
         #[derive(Clone, Debug, Serialize)]
         // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
@@ -257,7 +267,7 @@ macro_rules! registry {
         }
 
         pub enum AnyCc {
-            $($variant($module::$ty),)+
+            $($variant(cc_slot!($module::$ty $(, $boxed)?)),)+
         }
 
         $crate::tagged::deserialize_by_kind!(CcSpec, $($name => $variant),+);
@@ -266,7 +276,7 @@ macro_rules! registry {
             pub const NAMES: &'static [&'static str] = &[$($name),+];
             pub fn build(&self) -> Result<AnyCc, ConfigError> {
                 match self {
-                    $(CcSpec::$variant(cfg) => Ok(AnyCc::$variant($module::$ty::new(cfg)?)),)+
+                    $(CcSpec::$variant(cfg) => Ok(AnyCc::$variant($module::$ty::new(cfg)?.into())),)+
                 }
             }
             pub fn kind(&self) -> &'static str {
@@ -325,16 +335,19 @@ macro_rules! registry {
     };
 }
 
+// A controller whose state is larger than the window controllers' few fields is `boxed`, so
+// that every sender holds `AnyCc` at the size of its largest inline variant rather than of
+// BBR (a sender per flow: at 10,000 flows their size is memory and cache misses).
 registry! {
     Tahoe: "tahoe" => tahoe::Tahoe(TahoeConfig),
     Reno: "reno" => reno::Reno(RenoConfig),
     NewReno: "newreno" => newreno::NewReno(NewRenoConfig),
-    Fast: "fast" => fast::Fast(FastConfig),
-    Vegas: "vegas" => vegas::Vegas(VegasConfig),
-    Cubic: "cubic" => cubic::Cubic(CubicConfig),
-    Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig),
-    Bbr: "bbr" => bbr::Bbr(BbrConfig),
-    Prague: "prague" => prague::Prague(PragueConfig),
+    Fast: "fast" => fast::Fast(FastConfig) boxed,
+    Vegas: "vegas" => vegas::Vegas(VegasConfig) boxed,
+    Cubic: "cubic" => cubic::Cubic(CubicConfig) boxed,
+    Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig) boxed,
+    Bbr: "bbr" => bbr::Bbr(BbrConfig) boxed,
+    Prague: "prague" => prague::Prague(PragueConfig) boxed,
 }
 
 impl Default for CcSpec {

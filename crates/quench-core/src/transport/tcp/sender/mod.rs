@@ -152,13 +152,13 @@ pub struct TcpSender {
     /// retransmission (NextSeg rule 4) until snd_una − 1 is above it.
     rescue_rxt: Option<u64>,
     /// `tcp.recovery = "prr"`: RFC 6937's state of the current recovery (`prr.rs`).
-    prr: Option<prr::Prr>,
+    prr: Option<Box<prr::Prr>>,
     /// RFC 1016 inter-datagram delay (source_quench = "squid").
     squid: Squid,
     last_data_send: Option<Time>,
     pace: TimerSlot,
     /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
-    burst: Option<Burstiness>,
+    burst: Option<Box<Burstiness>>,
     /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
     pacer: Option<Pacer>,
     /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
@@ -178,7 +178,7 @@ pub struct TcpSender {
     /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
     rack: Option<Box<rack::Rack>>,
     reorder_timer: TimerSlot,
-    tlp: Option<tlp::Tlp>,
+    tlp: Option<Box<tlp::Tlp>>,
     probe_timer: TimerSlot,
     /// When the retransmission timer last armed was due (a loss probe never waits past it).
     rto_deadline: Time,
@@ -200,7 +200,7 @@ impl TcpSender {
         // than its whole state (a sender per flow; 10,000 flows are 10,000 senders).
         let rate = cc.model_based().then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
-        let tlp = (sack && cfg.loss_detection.tlp()).then(tlp::Tlp::default);
+        let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
         TcpSender {
             conn,
             cc,
@@ -223,14 +223,14 @@ impl TcpSender {
             scoreboard: Scoreboard::default(),
             high_rxt: 0,
             rescue_rxt: None,
-            prr: prr::Prr::new(cfg.recovery),
+            prr: prr::Prr::new(cfg.recovery).map(Box::new),
             squid: Squid::default(),
             last_data_send: None,
             pace: TimerSlot::default(),
             burst: cfg
                 .burstiness_control
                 .as_ref()
-                .map(|b| Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64)),
+                .map(|b| Box::new(Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64))),
             pacer: cfg.pacing.then(Pacer::default),
             rate,
             rate_pacer: RatePacer::default(),

@@ -234,7 +234,7 @@ impl TcpSender {
     /// the SACKed bytes above snd.una and, for RFC 9937 with RFC 6675's loss detection, the end
     /// of what IsLost marks (to tell whether the ACK indicates a further loss).
     pub(super) fn prr_before_ack(&self) -> (u64, u64) {
-        match self.prr {
+        match self.prr.as_deref() {
             Some(p) if self.sack => {
                 let sacked = self.scoreboard.sacked_in(self.snd_una, self.snd_max);
                 let lost_end = if p.rfc9937 && self.rack.is_none() { self.rfc6675_lost_end() } else { 0 };
@@ -256,7 +256,7 @@ impl TcpSender {
     /// back). Without SACK no ACK is safe: a partial ACK indicates the loss of the segment at
     /// the new snd.una (RFC 6582 section 3.2 step 3), the full ACK ends recovery.
     pub(super) fn prr_note_delivered(&mut self, ack: u64, before: (u64, u64), duplicate: bool) {
-        let Some(rfc9937) = self.prr.map(|p| p.rfc9937) else { return };
+        let Some(rfc9937) = self.prr.as_ref().map(|p| p.rfc9937) else { return };
         let (sacked_before, lost_end_before) = before;
         let safe = rfc9937 && self.sack && ack > self.snd_una && {
             // Octets IsLost marks now and did not before this ACK's blocks: a new loss.
