@@ -4,7 +4,7 @@
 //! reallocation this test's thread makes (a counting global allocator), from half time to
 //! the end of the run. A per-packet or per-ACK allocation would show as one or more per
 //! packet; what may show instead is a buffer of some flow growing to a new high (a receiver's
-//! out-of-order ranges, a sender's send-time ring), which doubles its capacity each time.
+//! out-of-order ranges, a sender's per-segment records), which doubles its capacity each time.
 //!
 //! The scenario is `benchmarks/bench_aqm.py`'s: N flows from one host through a 100 Mb/s
 //! bottleneck, base RTT 40 ms, recording off. The hash maps of the engine are off these
@@ -12,6 +12,7 @@
 //! not count.
 
 use quench_core::trace::table::Column;
+use quench_core::units::NS_PER_SEC;
 use quench_core::{Simulation, Time};
 use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -71,7 +72,7 @@ fn scenario(cc: &str, qdisc: Value) -> String {
     .to_string()
 }
 
-/// Packets the bottleneck sent by `at`.
+/// Packets the bottleneck has sent when `sim` finishes.
 fn departed(sim: Simulation) -> u64 {
     let result = sim.finish();
     let links = result.table("links");
@@ -84,11 +85,11 @@ fn departed(sim: Simulation) -> u64 {
 /// Allocations from half time to the end, and the packets the bottleneck sent meanwhile.
 fn second_half(cc: &str, qdisc: Value) -> (u64, u64) {
     let json = scenario(cc, qdisc);
-    let half = Time(SECONDS * 1_000_000_000 / 2);
+    let half = Time(SECONDS * NS_PER_SEC / 2);
     let mut sim = Simulation::from_json(&json).expect("a valid scenario");
     sim.run_until(half);
     let before = allocations();
-    sim.run_until(Time(SECONDS * 1_000_000_000));
+    sim.run_until(Time(SECONDS * NS_PER_SEC));
     let allocated = allocations() - before;
     let packets = departed(sim);
     let mut first_half = Simulation::from_json(&json).expect("a valid scenario");
