@@ -18,6 +18,7 @@
 //! fragments that would exceed the host's reassembly buffer are discarded on arrival.
 
 use crate::packet::{Fragment, NodeId, Packet, IP_HEADER};
+use crate::ranges::FrontVec;
 use crate::units::{Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -94,7 +95,7 @@ pub fn fragment(pkt: &Packet, mtu: u16, rule: FragmentRule, out: &mut Vec<Packet
 #[derive(Clone, Debug)]
 struct Partial {
     /// Received byte ranges of the IP payload, sorted and disjoint.
-    ranges: Vec<(u16, u16)>,
+    ranges: FrontVec<(u16, u16)>,
     /// IP payload length, known once the last fragment has arrived.
     total: Option<u16>,
     held_bytes: u64,
@@ -104,7 +105,7 @@ struct Partial {
 
 impl Partial {
     fn complete(&self) -> bool {
-        self.total.is_some_and(|t| self.ranges == [(0, t)])
+        self.total.is_some_and(|t| *self.ranges == [(0, t)])
     }
 }
 
@@ -156,7 +157,7 @@ impl Reassembler {
         let mut timer = None;
         let partial = self.pending.entry(key).or_insert_with(|| {
             timer = Some(now + cfg.reassembly_timeout);
-            Partial { ranges: Vec::new(), total: None, held_bytes: 0, started: now, template: *frag }
+            Partial { ranges: FrontVec::default(), total: None, held_bytes: 0, started: now, template: *frag }
         });
         let start = frag.frag.offset;
         let end = start + (frag.size - IP_HEADER as u16);

@@ -20,6 +20,7 @@
 
 use crate::error::ConfigError;
 use crate::packet::{tcp_flags, NodeId, Packet, Proto};
+use crate::ranges::FrontVec;
 use crate::transport::tcp::Connection;
 use crate::transport::{
     Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Host, Timer, TimerSlot, TransportSpec,
@@ -370,14 +371,20 @@ pub struct AssistedReceiverStats {
 pub struct AssistedReceiver {
     conn: Connection,
     rcv_nxt: u64,
-    held: Vec<(u64, u64)>,
+    held: FrontVec<(u64, u64)>,
     expected: Option<u64>,
     pub stats: AssistedReceiverStats,
 }
 
 impl AssistedReceiver {
     pub fn new(conn: Connection, expected: Option<u64>) -> Self {
-        AssistedReceiver { conn, rcv_nxt: FIRST_DATA_SEQ, held: Vec::new(), expected, stats: Default::default() }
+        AssistedReceiver {
+            conn,
+            rcv_nxt: FIRST_DATA_SEQ,
+            held: FrontVec::default(),
+            expected,
+            stats: Default::default(),
+        }
     }
 
     fn reply(&self, pkt: &Packet, flags: u8, cx: &mut AgentCx<impl Host>) {

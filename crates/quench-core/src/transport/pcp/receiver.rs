@@ -6,6 +6,7 @@
 
 use super::config::PcpConfig;
 use crate::packet::{tcp_flags, NodeId, Packet};
+use crate::ranges::FrontVec;
 use crate::transport::tcp::Connection;
 use crate::transport::{AgentCx, Endpoint, Host, Timer};
 use crate::units::Time;
@@ -28,7 +29,7 @@ pub struct PcpReceiver {
     established: bool,
     rcv_nxt: u64,
     /// Out-of-order data: sorted, disjoint [start, end) ranges.
-    held: Vec<(u64, u64)>,
+    held: FrontVec<(u64, u64)>,
     expected_bytes: Option<u64>,
     pub stats: PcpReceiverStats,
 }
@@ -40,7 +41,7 @@ impl PcpReceiver {
             window: cfg.receive_window.0,
             established: false,
             rcv_nxt: 0,
-            held: Vec::new(),
+            held: FrontVec::default(),
             expected_bytes,
             stats: PcpReceiverStats::default(),
         }

@@ -9,6 +9,7 @@ use super::ecn::ReceiverEcn;
 use super::{Connection, TcpTimer};
 use crate::cc::EcnFeedback;
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet, SackBlocks};
+use crate::ranges::FrontVec;
 use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
 
@@ -32,7 +33,7 @@ pub struct TcpReceiver {
     established: bool,
     rcv_nxt: u64,
     /// Out-of-order data held for reassembly: sorted, disjoint [start, end) ranges.
-    holes_filled_later: Vec<(u64, u64)>,
+    holes_filled_later: FrontVec<(u64, u64)>,
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
     delack: TimerSlot,
@@ -65,7 +66,7 @@ impl TcpReceiver {
             cfg,
             established: false,
             rcv_nxt: 0,
-            holes_filled_later: Vec::new(),
+            holes_filled_later: FrontVec::default(),
             unacked_segments: 0,
             delack: TimerSlot::default(),
             last_out_of_order: None,
@@ -143,7 +144,7 @@ impl TcpReceiver {
     fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks::default();
         let held = &self.holes_filled_later;
-        let latest = self.last_out_of_order.and_then(|seq| held.iter().position(|&(s, e)| s <= seq && seq < e));
+        let latest = self.last_out_of_order.and_then(|seq| crate::ranges::containing(held, seq));
         let order = latest.into_iter().chain((0..held.len()).rev().filter(|&i| Some(i) != latest));
         for (slot, i) in order.take(SackBlocks::MAX).enumerate() {
             let (s, e) = held[i];

@@ -5,20 +5,24 @@
 //! highest hole (rule 4's rescue), and unSACKed byte counts for SetPipe. All queries walk
 //! the few blocks there are, never the window, so they stay cheap at any bandwidth.
 
+use crate::ranges::FrontVec;
+
+/// Both lists drop their front lazily (`ranges::FrontVec`): the cumulative ACK takes blocks
+/// from the front while new ones join at the back.
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     /// SACKed ranges [start, end), sorted and disjoint, all above snd_una.
-    blocks: Vec<(u64, u64)>,
+    blocks: FrontVec<(u64, u64)>,
     /// Running totals: `cum[i + 1] - cum[i]` is the size of `blocks[i]` (one entry more than
     /// `blocks`; the base `cum[0]` is arbitrary). Counting SACKed bytes in a range is then two
     /// binary searches: after a burst of losses there are thousands of blocks, and SetPipe
     /// runs for every segment sent in recovery.
-    cum: Vec<u64>,
+    cum: FrontVec<u64>,
 }
 
 impl Default for Scoreboard {
     fn default() -> Self {
-        Scoreboard { blocks: Vec::new(), cum: vec![0] }
+        Scoreboard { blocks: FrontVec::default(), cum: FrontVec::from(vec![0]) }
     }
 }
 
@@ -27,8 +31,8 @@ impl Scoreboard {
     pub fn advance(&mut self, snd_una: u64) {
         let gone = self.blocks.partition_point(|&(_, e)| e <= snd_una);
         if gone > 0 {
-            self.blocks.drain(..gone);
-            self.cum.drain(..gone);
+            self.blocks.drop_front(gone);
+            self.cum.drop_front(gone);
         }
         if let Some(first) = self.blocks.first_mut() {
             if first.0 < snd_una {
@@ -53,9 +57,9 @@ impl Scoreboard {
         }
         // The merged block covers the blocks it replaces, so it never holds fewer bytes.
         let grown = (hi - lo) - (self.cum[j] - self.cum[i]);
-        self.blocks.splice(i..j, [(lo, hi)]);
+        self.blocks.replace(i..j, (lo, hi));
         let merged_end = self.cum[i] + (hi - lo);
-        self.cum.splice(i + 1..j + 1, [merged_end]);
+        self.cum.replace(i + 1..j + 1, merged_end);
         for c in &mut self.cum[i + 2..] {
             *c += grown;
         }
@@ -199,9 +203,9 @@ mod tests {
     fn merges_and_trims() {
         let mut b = board();
         b.add(4001, 5001); // fills the gap between the two blocks
-        assert_eq!(b.blocks, vec![(2001, 8001)]);
+        assert_eq!(*b.blocks, [(2001, 8001)]);
         b.advance(3001);
-        assert_eq!(b.blocks, vec![(3001, 8001)]);
+        assert_eq!(*b.blocks, [(3001, 8001)]);
         b.advance(9001);
         assert!(b.blocks.is_empty());
     }
@@ -278,10 +282,12 @@ mod tests {
             } else {
                 let start = una + rng.range_inclusive(0, 2000);
                 let end = start + rng.range_inclusive(0, 60);
-                crate::ranges::insert(&mut reference, start, end);
+                let mut merged = FrontVec::from(reference);
+                crate::ranges::insert(&mut merged, start, end);
+                reference = merged.to_vec();
                 b.add(start, end);
             }
-            assert_eq!(b.blocks, reference);
+            assert_eq!(*b.blocks, reference);
             let a = una + rng.range_inclusive(0, 2100);
             let z = a + rng.range_inclusive(0, 400);
             assert_eq!(b.sacked_in(a, z), naive_sacked_in(&reference, a, z), "sacked_in({a}, {z})");
