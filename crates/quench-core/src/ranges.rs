@@ -4,16 +4,17 @@
 //! A receiver's list and a sender's scoreboard are used at both ends: a segment beyond the
 //! holes extends or follows the last range, and a repaired hole (the cumulative ACK) takes the
 //! first. With a window of tens of thousands of segments there are thousands of ranges, and a
-//! `Vec` shifted all of them on every repair: one flow on a 10 Gb/s dumbbell spent 88 % of its
-//! run there (docs/benchmarks.md, scale). The lists are therefore [`FrontVec`]s, whose front
-//! is removed in amortised constant time while every query still sees one contiguous slice.
+//! `Vec` shifted all of them on every repair: one flow on a 10 Gb/s dumbbell spent 42 % of its
+//! run moving them (docs/benchmarks.md, "Large windows: the range lists"). The lists are
+//! therefore [`FrontVec`]s, whose front is removed in amortised constant time while every
+//! query still sees one contiguous slice.
 
 use std::ops::{Deref, DerefMut, Range};
 
 /// A `Vec` whose leading elements are removed lazily: [`FrontVec::drop_front`] moves a start
-/// index, and the dead prefix is reclaimed once it is at least half of the storage (so each
-/// element is moved at most once per removal, amortised). It reads as the slice of its live
-/// elements.
+/// index, and the dead prefix is reclaimed once it is at least half of the storage, which
+/// moves fewer live elements than were removed since the last reclaim: a removal costs
+/// amortised constant time. It reads as the slice of its live elements.
 #[derive(Clone, Debug)]
 pub struct FrontVec<T> {
     items: Vec<T>,
