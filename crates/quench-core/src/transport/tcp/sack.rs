@@ -83,8 +83,7 @@ impl Scoreboard {
 
     /// The end of the SACKed block containing `seq`, if any.
     pub fn block_end_containing(&self, seq: u64) -> Option<u64> {
-        let i = self.blocks.partition_point(|&(_, e)| e <= seq);
-        self.blocks.get(i).filter(|&&(s, _)| s <= seq).map(|&(_, e)| e)
+        crate::ranges::containing(&self.blocks, seq).map(|i| self.blocks[i].1)
     }
 
     /// RFC 6675 IsLost by the bytes rule: every sequence number below the returned bound has
