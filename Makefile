@@ -31,8 +31,11 @@ demo: build
 
 test: test-rust test-python
 
+# The engine's tests run twice: optimised, as users run it, and with debug assertions on, so
+# that the invariants the engine asserts (e.g. no event queued in the past) are checked too.
 test-rust:
 	cargo test -p quench-core --release
+	cargo test -p quench-core
 	cargo test -p quench-py --release --lib
 
 test-python: build tshark chromium

@@ -458,16 +458,24 @@ impl Link {
     /// after). Returns when the transmission ends.
     #[inline]
     pub fn cut_through(&mut self, now: Time, pkt: &Packet, slab: &mut PacketSlab) -> Time {
-        self.stats.integrate(now, Backlog::default());
-        self.stats.arrived_packets += 1;
-        self.stats.arrived_bytes += pkt.size as u64;
-        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
-        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(pkt.size as u64);
         // Copied once, straight into the transmitter's entry (a changed copy passed on costs two).
         let id = slab.hold(*pkt);
+        self.cut_through_held(now, id, slab)
+    }
+
+    /// [`Link::cut_through`] of a packet already held in the slab (taken off the pipe it
+    /// arrived on): the entry becomes the transmitter's as it is.
+    #[inline]
+    pub fn cut_through_held(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
+        let size = slab.held(id).size;
+        self.stats.integrate(now, Backlog::default());
+        self.stats.arrived_packets += 1;
+        self.stats.arrived_bytes += size as u64;
+        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(1);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(size as u64);
         slab.held_mut(id).enqueued_at = now;
         self.transmitting = Some(id);
-        self.account_tx(now, Dur(0), pkt.size)
+        self.account_tx(now, Dur(0), size)
     }
 
     /// Start sending a packet just taken from the queue; returns when the transmission ends.
@@ -553,10 +561,10 @@ impl Link {
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
     /// arrival time of the next one, if any.
-    pub fn deliver_head(&mut self, slab: &mut PacketSlab) -> (Packet, Option<Time>) {
+    pub fn deliver_head(&mut self, slab: &mut PacketSlab) -> (EntryId, Option<Time>) {
         assert!(!self.pipe.list.is_empty(), "delivery event with an empty pipe");
         self.stats.delivered_packets += 1;
-        slab.pop(&mut self.pipe.list)
+        slab.take(&mut self.pipe.list)
     }
 
     /// Close the books at the end of the run: busy time counts only the part of a

@@ -24,7 +24,7 @@ use crate::qdisc::NodeBuffers;
 use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
-use crate::slab::PacketSlab;
+use crate::slab::{EntryId, PacketSlab};
 use crate::trace::flow_links::Fate;
 use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
@@ -482,11 +482,8 @@ impl World {
     #[inline(never)]
     fn enqueue_recorded(&mut self, l: LinkId, pkt: &Packet) -> Admission {
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
-        self.settle(l);
+        self.end_deferral(l);
         let link = &mut self.links[l.index()];
-        if let Some((at, seq)) = link.undefer_done() {
-            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
-        }
         let before = link.backlog();
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
         if link.can_cut_through(pkt) && !self.rec.wants_queue(l) {
@@ -510,16 +507,19 @@ impl World {
     /// or capture the hop, and with no device queue to fill.
     #[inline]
     fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
-        self.settle(l);
+        self.end_deferral(l);
         let link = &mut self.links[l.index()];
-        if let Some((at, seq)) = link.undefer_done() {
-            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
-        }
         if link.can_cut_through(pkt) {
             let done = link.cut_through(self.now, pkt, &mut self.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
         }
+        self.queue_quiet(l, pkt)
+    }
+
+    /// The rest of `enqueue_quiet` for a packet that does not cut through: the qdisc takes it.
+    fn queue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        let link = &mut self.links[l.index()];
         let admission =
             link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, None);
@@ -527,6 +527,17 @@ impl World {
             self.start_tx(l);
         }
         admission
+    }
+
+    /// A packet is about to be offered to link `l`: carry out the link's deferred end of
+    /// transmission if it would already have run, or else queue it as an event in its
+    /// reserved place (the packet may change what that end does).
+    #[inline]
+    fn end_deferral(&mut self, l: LinkId) {
+        self.settle(l);
+        if let Some((at, seq)) = self.links[l.index()].undefer_done() {
+            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
+        }
     }
 
     fn start_tx(&mut self, l: LinkId) {
@@ -629,12 +640,40 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        let (pkt, next) = link.deliver_head(&mut self.slab);
+        let (id, next) = link.deliver_head(&mut self.slab);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));
         }
-        self.forward(to, &pkt);
+        self.forward_held(to, id);
+    }
+
+    /// `forward` of a packet that arrived at node `at` and is still held in the slab entry
+    /// `id` (taken off its pipe). A packet passing through to a quiet link goes down the same
+    /// steps as `forward`, `enqueue` and `enqueue_quiet` would take, and when it cuts through,
+    /// the entry becomes the next link's transmitter as it is: the packet stays in place
+    /// rather than being copied out of the pipe and into the transmitter. Every other packet
+    /// is copied out (its entry freed) and forwarded.
+    fn forward_held(&mut self, at: NodeId, id: EntryId) {
+        let pkt = self.slab.held(id);
+        let onward = if pkt.dst == at { None } else { self.routes.next_hop(at, pkt.dst) };
+        let Some(l) = onward.filter(|l| {
+            let link = &self.links[l.index()];
+            link.quiet && pkt.size as u64 <= link.mtu.0
+        }) else {
+            let pkt = self.slab.release(id);
+            self.forward(at, &pkt);
+            return;
+        };
+        self.end_deferral(l);
+        let link = &mut self.links[l.index()];
+        if link.can_cut_through(self.slab.held(id)) {
+            let done = link.cut_through_held(self.now, id, &mut self.slab);
+            self.tx_started(l, done);
+        } else {
+            let pkt = self.slab.release(id);
+            self.queue_quiet(l, &pkt);
+        }
     }
 }
 
