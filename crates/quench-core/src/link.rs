@@ -272,29 +272,32 @@ impl Link {
         self.pipe.list.len() as u64 + self.transmitting.is_some() as u64
     }
 
-    /// Offer a packet to the queue; the answer says whether the queue kept it. Drops (of it or
-    /// of queued packets) and control packets the qdisc originates land in `out`.
+    /// Offer the packet held in slab entry `id` to the queue; the answer says whether the queue
+    /// kept it. Drops (of it or of queued packets) and control packets the qdisc originates
+    /// land in `out`.
     pub fn enqueue(
         &mut self,
         now: Time,
-        mut pkt: Packet,
+        id: EntryId,
         out: &mut LinkOutbox,
         node: &mut NodeBuffers,
         slab: &mut PacketSlab,
     ) -> Admission {
         let held = self.backlog();
         self.stats.integrate(now, held);
-        self.stats.arrived_packets += 1;
-        self.stats.arrived_bytes += pkt.size as u64;
+        let pkt = slab.held_mut(id);
         pkt.enqueued_at = now;
+        let (uid, size) = (pkt.uid, pkt.size);
+        self.stats.arrived_packets += 1;
+        self.stats.arrived_bytes += size as u64;
         let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
-        qdisc.enqueue(pkt, &mut cx);
+        qdisc.enqueue_held(id, &mut cx);
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
         let b = self.backlog();
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
-        if out.drops.iter().any(|(p, _)| p.uid == pkt.uid) {
+        if out.drops.iter().any(|(p, _)| p.uid == uid) {
             Admission::Refused
         } else {
             Admission::Accepted
@@ -323,7 +326,8 @@ impl Link {
         let marks = cx.marks;
         self.count_verdicts(marks, &out.drops);
         match next {
-            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, p, slab)),
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, slab.hold(p), slab)),
+            Dequeued::Held(id) => TxStart::Started(self.begin_tx(now, id, slab)),
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => {
                 self.wake_pending = true;
@@ -355,7 +359,7 @@ impl Link {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
         d.bytes -= p.size as u64;
-        let done = self.begin_tx(now, p, slab);
+        let done = self.begin_tx(now, slab.hold(p), slab);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
             // wake-up (the answer is `Started`): the qdisc is asked again when this
@@ -381,7 +385,8 @@ impl Link {
             let marks = cx.marks;
             self.count_verdicts(marks, &out.drops);
             match next {
-                Dequeued::Packet(p) => {
+                Dequeued::Packet(_) | Dequeued::Held(_) => {
+                    let p = next.into_packet(slab).expect("a packet");
                     let d = self.device.as_mut().expect("checked by the loop");
                     d.bytes += p.size as u64;
                     d.packets.push_back(p);
@@ -478,11 +483,13 @@ impl Link {
         self.account_tx(now, Dur(0), size)
     }
 
-    /// Start sending a packet just taken from the queue; returns when the transmission ends.
+    /// Start sending a packet just taken from the queue, held in entry `id`; returns when the
+    /// transmission ends.
     #[inline]
-    fn begin_tx(&mut self, now: Time, p: Packet, slab: &mut PacketSlab) -> Time {
+    fn begin_tx(&mut self, now: Time, id: EntryId, slab: &PacketSlab) -> Time {
+        let p = slab.held(id);
         let (sojourn, size) = (now - p.enqueued_at, p.size);
-        self.transmitting = Some(slab.hold(p));
+        self.transmitting = Some(id);
         self.account_tx(now, sojourn, size)
     }
 
@@ -639,7 +646,8 @@ mod tests {
         for uid in 0..50u32 {
             let p = packet(uid, 1, 40 + (uid as u16 * 37) % 1460);
             assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
-            queued.enqueue(now, p, &mut out, &mut node, &mut slab);
+            let id = slab.hold(p);
+            queued.enqueue(now, id, &mut out, &mut node, &mut slab);
             let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node, &mut slab) else {
                 panic!("not started")
             };
@@ -677,7 +685,8 @@ mod tests {
             let (mut in_qdisc, mut drops) = (vec![], vec![]);
             let mut done = None;
             for uid in 0..20u32 {
-                l.enqueue(now, packet(uid, 1, 1000), &mut out, &mut node, &mut slab);
+                let id = slab.hold(packet(uid, 1, 1000));
+                l.enqueue(now, id, &mut out, &mut node, &mut slab);
                 if l.ready_to_send() || l.has_device_queue() {
                     if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node, &mut slab) {
                         done = Some(t);

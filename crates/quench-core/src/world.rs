@@ -492,8 +492,9 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
+        let id = self.slab.hold(*pkt);
         let admission =
-            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
+            link.enqueue(self.now, id, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, Some(before));
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
@@ -514,14 +515,16 @@ impl World {
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        self.queue_quiet(l, pkt)
+        let id = self.slab.hold(*pkt);
+        self.queue_quiet(l, id)
     }
 
-    /// The rest of `enqueue_quiet` for a packet that does not cut through: the qdisc takes it.
-    fn queue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+    /// The rest of `enqueue_quiet` for a packet that does not cut through, held in slab entry
+    /// `id`: the qdisc takes it.
+    fn queue_quiet(&mut self, l: LinkId, id: EntryId) -> Admission {
         let link = &mut self.links[l.index()];
         let admission =
-            link.enqueue(self.now, *pkt, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
+            link.enqueue(self.now, id, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, None);
         if self.links[l.index()].ready_to_send() {
             self.start_tx(l);
@@ -671,8 +674,7 @@ impl World {
             let done = link.cut_through_held(self.now, id, &mut self.slab);
             self.tx_started(l, done);
         } else {
-            let pkt = self.slab.release(id);
-            self.queue_quiet(l, &pkt);
+            self.queue_quiet(l, id);
         }
     }
 }

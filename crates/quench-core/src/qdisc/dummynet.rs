@@ -239,13 +239,13 @@ mod tests {
                 attempt = attempt.or(Some(now));
                 continue;
             }
-            attempt = match q.dequeue(&mut bench.cx(now, nic)) {
-                Dequeued::Packet(p) => {
-                    out.push((now, p.uid));
-                    Some(now + nic.tx_time(Bytes(p.size as u64)))
-                }
+            let mut cx = bench.cx(now, nic);
+            attempt = match q.dequeue(&mut cx) {
                 Dequeued::NotBefore(t) => Some(t),
-                Dequeued::Empty => None,
+                next => next.into_packet(cx.slab).map(|p| {
+                    out.push((now, p.uid));
+                    now + nic.tx_time(Bytes(p.size as u64))
+                }),
             };
         }
         out

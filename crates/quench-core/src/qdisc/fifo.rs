@@ -8,14 +8,16 @@
 //!
 //! Drop-tail, the queue of nearly every link in a large network, keeps its packets in the
 //! world's shared slab instead ([`SlabFifo`], `slab.rs`), so that its memory follows the packets
-//! queued rather than its fullest moment; it only pushes and pops. The disciplines that take
+//! queued rather than its fullest moment; it only appends at the tail and takes the head, each
+//! in the entry the packet already has where it can (a packet arriving off a pipe joins the
+//! queue in its entry, and the head leaves in it for the transmitter). The disciplines that take
 //! packets from the middle or look through the queue (the Fuzzball's and CHOKe's preemptions,
 //! RED's drop-front) keep a [`Fifo`] of their own.
 
 use super::Backlog;
 use crate::error::ConfigError;
 use crate::packet::Packet;
-use crate::slab::{PacketSlab, SlabList};
+use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::units::Limit;
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -152,15 +154,23 @@ impl SlabFifo {
         slab.push(&mut self.packets, Time::ZERO, pkt);
     }
 
-    /// Take the head packet.
+    /// Append the packet held in entry `id` at the tail, as it is; the caller has decided to
+    /// admit it.
     #[inline]
-    pub fn pop(&mut self, slab: &mut PacketSlab) -> Option<Packet> {
+    pub fn append(&mut self, slab: &mut PacketSlab, id: EntryId) {
+        self.bytes += slab.held(id).size as u64;
+        slab.append(&mut self.packets, Time::ZERO, id);
+    }
+
+    /// Take the head packet off the list, held in its entry (not copied).
+    #[inline]
+    pub fn take(&mut self, slab: &mut PacketSlab) -> Option<EntryId> {
         if self.packets.is_empty() {
             return None;
         }
-        let (p, _) = slab.pop(&mut self.packets);
-        self.bytes -= p.size as u64;
-        Some(p)
+        let (id, _) = slab.take(&mut self.packets);
+        self.bytes -= slab.held(id).size as u64;
+        Some(id)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -203,10 +213,16 @@ mod tests {
                 assert_eq!(f.has_room(&p), s.has_room(&p), "packet {uid}");
                 if f.has_room(&p) {
                     f.push(p);
-                    s.push(&mut slab, p);
+                    // Copied in, or appended in the entry it is held in.
+                    if uid % 2 == 0 {
+                        s.push(&mut slab, p);
+                    } else {
+                        let id = slab.hold(p);
+                        s.append(&mut slab, id);
+                    }
                 }
             } else {
-                assert_eq!(f.pop(), s.pop(&mut slab), "step {uid}");
+                assert_eq!(f.pop(), s.take(&mut slab).map(|id| slab.release(id)), "step {uid}");
             }
             assert_eq!((f.backlog(), f.is_empty()), (s.backlog(), s.is_empty()));
         }

@@ -27,7 +27,7 @@ pub mod sfq;
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
 use crate::rng::Rng;
-use crate::slab::PacketSlab;
+use crate::slab::{EntryId, PacketSlab};
 use crate::units::{BitRate, Time};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -170,9 +170,23 @@ impl QdiscCx<'_> {
 
 pub enum Dequeued {
     Packet(Packet),
+    /// A packet the discipline kept in the world's slab, handed over in its entry: the link
+    /// makes that entry its transmitter's, so the packet is not copied.
+    Held(EntryId),
     Empty,
     /// Packets wait, but none may leave before this time (pacers, shapers).
     NotBefore(Time),
+}
+
+impl Dequeued {
+    /// The packet dequeued, if any, taken out of the slab if it came in its entry.
+    pub fn into_packet(self, slab: &mut PacketSlab) -> Option<Packet> {
+        match self {
+            Dequeued::Packet(p) => Some(p),
+            Dequeued::Held(id) => Some(slab.release(id)),
+            Dequeued::Empty | Dequeued::NotBefore(_) => None,
+        }
+    }
 }
 
 /// Current occupancy of a queue.
@@ -185,6 +199,14 @@ pub struct Backlog {
 pub trait Qdisc {
     /// Take an arriving packet: queue it, or hand it (or another) to `cx.drop`.
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx);
+
+    /// [`Qdisc::enqueue`] of a packet that arrives held in entry `id` of `cx.slab` (see
+    /// `slab.rs`). A discipline that keeps its packets in the slab may queue the entry as it
+    /// is; by default the packet is taken out of the slab and enqueued.
+    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        let pkt = cx.slab.release(id);
+        self.enqueue(pkt, cx);
+    }
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued;
     fn backlog(&self) -> Backlog;
 
@@ -264,6 +286,10 @@ macro_rules! registry {
             #[inline]
             fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
                 match self { $(AnyQdisc::$variant(q) => q.enqueue(pkt, cx),)+ }
+            }
+            #[inline]
+            fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+                match self { $(AnyQdisc::$variant(q) => q.enqueue_held(id, cx),)+ }
             }
             #[inline]
             fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
@@ -366,10 +392,8 @@ pub(crate) mod harness {
         }
 
         pub fn take(&mut self, q: &mut dyn Qdisc, now: Time) -> Option<Packet> {
-            match q.dequeue(&mut self.cx(now, BitRate(1))) {
-                Dequeued::Packet(p) => Some(p),
-                _ => None,
-            }
+            let mut cx = self.cx(now, BitRate(1));
+            q.dequeue(&mut cx).into_packet(cx.slab)
         }
     }
 
@@ -428,7 +452,7 @@ pub(crate) mod harness {
                 arrived += 1;
                 arrived_bytes += size as u64;
                 q.enqueue(packet(step as u32, flow, size), &mut cx);
-            } else if let Dequeued::Packet(p) = q.dequeue(&mut cx) {
+            } else if let Some(p) = q.dequeue(&mut cx).into_packet(cx.slab) {
                 departed += 1;
                 departed_bytes += p.size as u64;
                 // Per-flow FIFO order: a flow's packets leave in arrival order.
