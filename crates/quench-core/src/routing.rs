@@ -6,8 +6,9 @@
 //! - A node with a single outgoing link (a single-homed host) keeps no table: its next hop to
 //!   any destination it can reach is that link (a default route). It reaches `dst` when `dst`
 //!   is its neighbour or the neighbour reaches `dst`, which is one lookup in the neighbour's
-//!   table. This applies when the neighbour has two or more outgoing links (so it has a table
-//!   of its own); otherwise the node keeps a table.
+//!   table, and none where every node reaches every other (a connected network, known once
+//!   the table is filled). This applies when the neighbour has two or more outgoing links (so
+//!   it has a table of its own); otherwise the node keeps a table.
 //! - A destination with a single incoming link, from `a` (a single-homed host, seen from the
 //!   network), needs no column: every other node reaches it the way it reaches `a`, then over
 //!   `a`'s link. The search from such a destination visits `a` first and then runs as the
@@ -49,6 +50,11 @@ pub struct Routes {
     cols: usize,
     /// next hop (link index or NONE) of row r to column c at `table[r * cols + c]`.
     table: Vec<u32>,
+    /// Every node with a row reaches every destination with a column but itself (the table's
+    /// only empty entries are those diagonal ones). Then a node that routes by its one link
+    /// reaches every node, and `next_hop` returns that link without looking the destination
+    /// up in the neighbour's row: three dependent loads less per packet a host sends.
+    rows_reach_all: bool,
 }
 
 impl Routes {
@@ -115,7 +121,9 @@ impl Routes {
                 }
             }
         }
-        Routes { nodes: info, cols, table }
+        let diagonal = info.iter().filter(|n| n.row != NONE && n.col != NONE).count();
+        let rows_reach_all = table.iter().filter(|&&hop| hop == NONE).count() == diagonal;
+        Routes { nodes: info, cols, table, rows_reach_all }
     }
 
     #[inline]
@@ -126,7 +134,7 @@ impl Routes {
         let here = &self.nodes[at.index()];
         let l = if here.row != NONE {
             self.row_hop(here.row, at.0, dst.0)
-        } else if here.uplink == NONE || here.up == dst.0 {
+        } else if here.uplink == NONE || here.up == dst.0 || self.rows_reach_all {
             here.uplink
         } else {
             // The neighbour has a row (see `compute`); this node reaches what it reaches.
@@ -152,6 +160,12 @@ impl Routes {
             self.nodes[d.anchor as usize].col
         };
         self.table[row as usize * self.cols + col as usize]
+    }
+
+    /// Whether every node reaches every other (see `rows_reach_all`); for tests.
+    #[cfg(test)]
+    fn rows_reach_all(&self) -> bool {
+        self.rows_reach_all
     }
 
     /// Entries of the routing table (for tests and memory accounting).
@@ -279,7 +293,7 @@ mod tests {
     #[test]
     fn random_graphs_match_the_reference() {
         let mut rng = Rng::from_seed(25);
-        let (mut rowless, mut colless) = (0, 0);
+        let (mut rowless, mut colless, mut reach_all) = (0, 0, 0);
         for _ in 0..3000 {
             let routers = rng.range_inclusive(0, 6) as u32;
             let hosts = rng.range_inclusive(0, 8) as u32;
@@ -323,8 +337,17 @@ mod tests {
             let r = Routes::compute(nodes as usize, &links);
             rowless += r.nodes.iter().filter(|n| n.row == NONE && n.uplink != NONE).count();
             colless += r.nodes.iter().filter(|n| n.col == NONE).count();
+            // The flag holds exactly when every node with a link out reaches every other node.
+            let want = reference(nodes as usize, &links);
+            let n = nodes as usize;
+            let all_reach = (0..n)
+                .filter(|&at| r.nodes[at].row != NONE || r.nodes[at].uplink != NONE)
+                .all(|at| (0..n).all(|dst| dst == at || want[at * n + dst] != NONE));
+            assert_eq!(r.rows_reach_all(), all_reach, "links {links:?}");
+            reach_all += all_reach as usize;
         }
         // The shortcuts were exercised, not only the table.
         assert!(rowless > 1000 && colless > 1000, "{rowless} nodes without a row, {colless} without a column");
+        assert!(reach_all > 100, "{reach_all} graphs in which every node reaches every other");
     }
 }
