@@ -2,16 +2,17 @@
 //! every drop-tail queue as a FIFO list of its own ([`SlabList`]), and every packet in
 //! transmission as an entry of no list ([`EntryId`]), which the end of its transmission puts
 //! on the pipe's list without copying the packet; a packet that reaches the pipe's end and
-//! passes straight on to an idle link stays in its entry too ([`PacketSlab::take`]). Memory then follows the
-//! packets on the wire and in those queues in the whole network at once, not the sum of every
+//! passes on to an idle link or a drop-tail queue stays in its entry too
+//! ([`PacketSlab::take`]), and leaves that queue in it for the transmitter. Memory then follows
+//! the packets on the wire and in those queues in the whole network at once, not the sum of every
 //! pipe's and queue's fullest moment: a ring buffer per pipe or queue keeps the room of its
 //! peak (at 10,000 flows a dumbbell's 40,002 pipes took 57 MB that way, and its queues 10.8 MB).
 //!
-//! Entries freed are taken again first (a free list), so a packet entering a list lands in
-//! memory recently touched: a packet leaving a queue frees the entry its transmission takes
-//! again. A long list's entries lie scattered over the slab, where a ring
-//! buffer's lie in order for the processor to fetch ahead, so taking an entry prefetches the
-//! next one (`PacketSlab::pop`). The slab grows by doubling; no packet allocates.
+//! Entries freed are taken again first (a free list), so a packet entering the network lands
+//! in memory recently touched: the entry of a packet just delivered or dropped. A long list's
+//! entries lie scattered over the slab, where a ring buffer's lie in order for the processor
+//! to fetch ahead, so taking an entry prefetches the next one (`PacketSlab::take`). The slab
+//! grows by doubling; no packet allocates.
 
 use crate::packet::Packet;
 use crate::units::Time;

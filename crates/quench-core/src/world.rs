@@ -652,11 +652,11 @@ impl World {
     }
 
     /// `forward` of a packet that arrived at node `at` and is still held in the slab entry
-    /// `id` (taken off its pipe). A packet passing through to a quiet link goes down the same
-    /// steps as `forward`, `enqueue` and `enqueue_quiet` would take, and when it cuts through,
-    /// the entry becomes the next link's transmitter as it is: the packet stays in place
-    /// rather than being copied out of the pipe and into the transmitter. Every other packet
-    /// is copied out (its entry freed) and forwarded.
+    /// `id` (taken off its pipe). A packet passing through to a quiet link within its MTU goes
+    /// down the same steps as `forward`, `enqueue` and `enqueue_quiet` would take, in its
+    /// entry: when it cuts through, the entry becomes the next link's transmitter as it is,
+    /// and otherwise the qdisc takes the entry (`Qdisc::enqueue_held`; drop-tail queues it
+    /// without a copy). Every other packet is copied out (its entry freed) and forwarded.
     fn forward_held(&mut self, at: NodeId, id: EntryId) {
         let pkt = self.slab.held(id);
         let onward = if pkt.dst == at { None } else { self.routes.next_hop(at, pkt.dst) };
