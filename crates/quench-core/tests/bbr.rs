@@ -63,7 +63,7 @@ fn delivery_rate(r: &quench_core::RunResult, t0: f64, t1: f64) -> f64 {
 
 /// One flow on a clean path: the windowed-max bandwidth estimate is the payload rate (the
 /// ACK clock of a saturated bottleneck), and the delivery rate over 8 s of PROBE_BW is the
-/// estimate times the average pacing gain (1) less the 1 % margin, within the issue's 2 %.
+/// estimate times the average pacing gain (1) less the 1 % margin, within 2 %.
 /// Nothing is lost in a deep buffer. The queue: pacing at 0.99 × BtlBw keeps it near empty
 /// except in the 5/4 phase, which adds at most a quarter of the BDP plus the three send quanta
 /// of the in-flight target (1 ms of pacing each at ~96 Mb/s) before it ends.
@@ -88,8 +88,8 @@ fn one_flow_delivers_the_bottleneck_rate_and_queues_little() {
 /// Several flows with the same RTT each estimate more than their share (a flow's 5/4 probe
 /// raises everyone's delivery samples), so the sum of their paced rates exceeds the link and
 /// every flow ends up limited by its window, cwnd_gain × its BtlBw × RTprop: the queue holds
-/// the excess, (cwnd_gain − 1) × BDP, one RTprop of queueing delay (the issue's "queue near
-/// (cwnd_gain − 1) × BDP"; Cardwell et al. note this for BBR v1 with several flows).
+/// the excess, (cwnd_gain − 1) × BDP, one RTprop of queueing delay (Cardwell et al. note this
+/// for BBR v1 with several flows).
 #[test]
 fn several_flows_hold_one_bdp_queued() {
     let r = dumbbell_run(4, "1000p", 12, &["bbr"]);

@@ -114,7 +114,7 @@ COUPLING_MIN_DECISIONS = 20
 # controller regulates the mean delay estimate, which moves with TCP's sawtooth and is
 # quantised by the 15 ms update; RFC 8033 §5's own figures swing by that much); the sparse
 # flow's p99 under target behind FQ-CoDel; drop-tail's median at least 3 x every AQM's at 4 BDP;
-# FQ-CoDel's bulk Jain at least 0.99 (the issue's validation figure); short flows behind
+# FQ-CoDel's bulk Jain at least 0.99 (bulk flows share evenly, RFC 8290 §1.1); short flows behind
 # FQ-CoDel finish no later on average than behind drop-tail at 4 BDP; CoDel's utilization >= 0.9.
 CODEL_MEDIAN_FACTOR = 2.0
 PIE_TOLERANCE = 0.5

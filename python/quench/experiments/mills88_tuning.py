@@ -64,7 +64,7 @@ QUESTION = (
     "host reaction give the lowest delay with the line busy and the connections equal, and does the "
     "best at 4 connections hold at 8 and 16?"
 )
-# The issue's host reactions: 4.3BSD-Tahoe, 4.3BSD (1986), RFC 1122, SQuID.
+# The host reactions compared: 4.3BSD-Tahoe, 4.3BSD (1986), RFC 1122, SQuID.
 REACTIONS = ("tahoe", "bsd43", "rfc1122", "squid")
 OFF = "quench off"
 # mills88's bounds on a busy line and equal connections.
