@@ -508,21 +508,24 @@ impl World {
     /// or capture the hop, and with no device queue to fill.
     #[inline]
     fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
+        // Copied once, into the entry it keeps through the queue and the transmitter.
+        let id = self.slab.hold(*pkt);
+        self.enqueue_quiet_held(l, id)
+    }
+
+    /// `enqueue_quiet` of a packet held in slab entry `id`: the entry becomes the transmitter's
+    /// when the packet cuts through, and the qdisc's otherwise (`Qdisc::enqueue_held`).
+    /// Always inlined into its two callers: as a call it cost 1 % more instructions on the
+    /// small dumbbells than the two copies of these steps it replaces.
+    #[inline(always)]
+    fn enqueue_quiet_held(&mut self, l: LinkId, id: EntryId) -> Admission {
         self.end_deferral(l);
         let link = &mut self.links[l.index()];
-        if link.can_cut_through(pkt) {
-            let done = link.cut_through(self.now, pkt, &mut self.slab);
+        if link.can_cut_through(self.slab.held(id)) {
+            let done = link.cut_through_held(self.now, id, &mut self.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let id = self.slab.hold(*pkt);
-        self.queue_quiet(l, id)
-    }
-
-    /// The rest of `enqueue_quiet` for a packet that does not cut through, held in slab entry
-    /// `id`: the qdisc takes it.
-    fn queue_quiet(&mut self, l: LinkId, id: EntryId) -> Admission {
-        let link = &mut self.links[l.index()];
         let admission =
             link.enqueue(self.now, id, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
         self.after_queue_change(l, None);
@@ -668,14 +671,7 @@ impl World {
             self.forward(at, &pkt);
             return;
         };
-        self.end_deferral(l);
-        let link = &mut self.links[l.index()];
-        if link.can_cut_through(self.slab.held(id)) {
-            let done = link.cut_through_held(self.now, id, &mut self.slab);
-            self.tx_started(l, done);
-        } else {
-            self.queue_quiet(l, id);
-        }
+        self.enqueue_quiet_held(l, id);
     }
 }
 
