@@ -173,3 +173,29 @@ fn bbr_beats_cubic_in_a_shallow_buffer_and_loses_in_a_deep_one() {
     assert!(share(0.5 * bdp_packets) > 0.6);
     assert!(share(4.0 * bdp_packets) < 0.5);
 }
+
+/// A lone flow on an idle path paced one segment at a time (`send_quantum = "segment"`) sees
+/// the empty-queue RTT exactly, again and again. Linux refreshes RTprop's 10 s timestamp only
+/// for a sample strictly below the minimum ("tcp: only postpone PROBE_RTT if RTT is < current
+/// min_rtt estimate", 2020), so PROBE_RTT still comes every 10 s (and 200 ms and a round trip
+/// at 4 segments); refreshing on a sample equal to the minimum would postpone it for ever.
+#[test]
+fn a_lone_flow_on_an_idle_path_probes_rtt_every_ten_seconds() {
+    let mut sc = dumbbell(1, "1Gbps", "1ms", "50Mbps", "20ms", json!({"kind": "droptail", "limit": "400p"}));
+    sc["duration"] = json!("35s");
+    sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "tcp": {"sack": true},
+                          "cc": {"kind": "bbr", "send_quantum": "segment"}}]);
+    let r = run(&sc);
+    let s = states(&r);
+    let entries: Vec<f64> =
+        s.windows(2).filter(|w| w[1].1 == PROBE_RTT && w[0].1 != PROBE_RTT).map(|w| w[1].0).collect();
+    println!("PROBE_RTT entered at {entries:?}");
+    assert_eq!(entries.len(), 3, "PROBE_RTT at {entries:?}");
+    // The first comes 10 s after the minimum was first seen (within the first round trips);
+    // each later one 10 s after the previous PROBE_RTT ended (200 ms and a round trip after it began).
+    assert!(entries[0] > 10.0 && entries[0] < 10.5, "first PROBE_RTT at {}", entries[0]);
+    for pair in entries.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(gap > 10.2 && gap < 10.5, "PROBE_RTT {gap} s after the previous one");
+    }
+}

@@ -382,7 +382,10 @@ impl Bbr {
     fn update_min_rtt(&mut self, w: &mut Window, rs: &RateSample) -> bool {
         let expired = rs.now > self.min_rtt_stamp + MIN_RTT_WINDOW;
         if let Some(rtt) = rs.rtt {
-            if self.min_rtt.is_none_or(|m| rtt <= m) || expired {
+            // Strictly below, as Linux since 2020 ("tcp: only postpone PROBE_RTT if RTT is <
+            // current min_rtt estimate"): a sample equal to the minimum, which an idle path
+            // gives on every ACK, must not postpone PROBE_RTT for ever.
+            if self.min_rtt.is_none_or(|m| rtt < m) || expired {
                 self.min_rtt = Some(rtt);
                 self.min_rtt_stamp = rs.now;
             }
@@ -639,11 +642,11 @@ mod tests {
             step(&mut b, &mut w, t, 100, 10 * MSS, &mut total);
         }
         assert_eq!(b.mode, Mode::ProbeBw);
-        // The minimum was last confirmed at 2 s; RTTs above it until 10 s later.
-        assert_eq!(b.min_rtt_stamp, Time(2_000_000_000));
-        while t < 12_000 {
+        // The minimum was set by the first sample; the equal samples since do not postpone it.
+        assert_eq!(b.min_rtt_stamp, Time(100_000_000));
+        while t < 10_100 {
             t += 100;
-            step(&mut b, &mut w, t, 120, 10 * MSS, &mut total);
+            step(&mut b, &mut w, t, if t % 200 == 0 { 100 } else { 120 }, 10 * MSS, &mut total);
         }
         assert_eq!(b.mode, Mode::ProbeBw, "exactly 10 s is not past it");
         t += 100;
