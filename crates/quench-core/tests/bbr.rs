@@ -199,3 +199,31 @@ fn a_lone_flow_on_an_idle_path_probes_rtt_every_ten_seconds() {
         assert!(gap > 10.2 && gap < 10.5, "PROBE_RTT {gap} s after the previous one");
     }
 }
+
+/// BBR against CUBIC through a shallow buffer (50 packets, a third of the BDP) with RFC 6675's
+/// Limited Transmit: the sends it releases pass the pacing gate like every other, so BBR's
+/// segments leave at most at its pacing rate (STARTUP's 2.885 × 50 Mb/s, 12 segments per
+/// millisecond; 20 allow for the retransmissions a loss signal sends at once) and it times out
+/// about as often as with RFC 3042's Limited Transmit. Before the gate covered it, the same
+/// run sent 88 segments within one millisecond and timed out 36 times
+/// (RFC 3042: 2).
+#[test]
+fn rfc_6675_limited_transmit_keeps_bbr_paced() {
+    let mut sc = dumbbell(2, "1Gbps", "1ms", "50Mbps", "10ms", json!({"kind": "droptail", "limit": "50p"}));
+    sc["duration"] = json!("50s");
+    let tcp = json!({"sack": true, "limited_transmit": "rfc6675", "recovery": "prr",
+                     "send_buffer": "16MiB", "receive_window": "16MiB"});
+    sc["flows"] = json!([
+        {"kind": "tcp", "src": "s0", "dst": "d", "cc": {"kind": "bbr", "initial_window": 10}, "tcp": tcp},
+        {"kind": "tcp", "src": "s1", "dst": "d", "cc": {"kind": "cubic", "initial_window": 10}, "tcp": tcp},
+    ]);
+    sc["record"] = json!({"segments": true});
+    let r = run(&sc);
+    let (t, flow, ack) = (f64s(&r, "segments", "time_s"), u64s(&r, "segments", "flow"), u64s(&r, "segments", "is_ack"));
+    let sends: Vec<f64> = (0..t.len()).filter(|&i| flow[i] == 0 && ack[i] == 0).map(|i| t[i]).collect();
+    let busiest_ms = sends.iter().enumerate().map(|(i, &t0)| sends[i..].partition_point(|&t| t < t0 + 1e-3)).max();
+    let timeouts = flow_value(&r, 0, "timeouts");
+    println!("BBR: at most {busiest_ms:?} segments within 1 ms, {timeouts} timeouts");
+    assert!(busiest_ms.unwrap() <= 20, "{busiest_ms:?} segments within 1 ms");
+    assert!(timeouts <= 4.0, "{timeouts} timeouts");
+}

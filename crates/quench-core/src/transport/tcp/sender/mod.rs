@@ -391,15 +391,30 @@ impl TcpSender {
         matches!(self.ca, CaState::Recovery { .. })
     }
 
-    /// The one gate a segment passes once the window has room for it, in the classic and the
-    /// SACK output loops alike: each mechanism that may hold a send answers, and one that holds
-    /// until a time arms its wake-up. The host's queue refused a segment in this activation
-    /// (Linux stops `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram);
-    /// pacing and burstiness control. (RFC 3168's one-segment wait is not a hold of one segment
-    /// but a stop of new data until the timer: `output` asks it first.)
+    /// The one gate a segment passes once the window has room for it, on every path where the
+    /// window releases sends: new data (`output`, and after a timeout its go-back-N), Limited
+    /// Transmit of both kinds, and RFC 6675's recovery loop with its rescue (`sack_output`).
+    /// Each mechanism that may hold a send answers, and one that holds until a time arms its
+    /// wake-up. The host's queue refused a segment in this activation (Linux stops
+    /// `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram); pacing and
+    /// burstiness control. (RFC 3168's one-segment wait is not a hold of one segment but a
+    /// stop of new data until the timer: `output` asks it first.) The only sends that do not
+    /// ask are the single retransmissions of `retransmit_at_once`.
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
         self.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
+    }
+
+    /// One segment that a loss signal or a timer sends at once, without asking `send_held`:
+    /// the fast retransmission that opens a recovery (Tahoe, Reno, NewReno, RFC 6675 step 4.3),
+    /// NewReno's retransmission on a partial ACK, and the tail loss probe. Each is one segment
+    /// whose timing is the signal's own, and the classic procedures keep no scoreboard from
+    /// which a held retransmission could be sent later. Linux likewise sends the loss probe
+    /// unpaced (`tcp_send_loss_probe`), but paces the first retransmission of a recovery
+    /// (`tcp_xmit_retransmit_queue` asks `tcp_pacing_check`): at most one segment's gap of
+    /// difference.
+    fn retransmit_at_once(&mut self, seq: u64, cx: &mut AgentCx<impl Host>) -> Option<u64> {
+        self.transmit(seq, cx)
     }
 
     /// Send what the window allows.

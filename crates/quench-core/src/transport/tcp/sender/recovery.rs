@@ -103,7 +103,7 @@ impl TcpSender {
         self.rexmt.cancel();
         // Refused by the host (a Linux host): the segment stays at the send head, and the timer
         // armed next resends it, as Linux's retransmit timer does.
-        self.transmit(self.snd_una, cx);
+        self.retransmit_at_once(self.snd_una, cx);
         self.arm_retransmit(cx);
     }
 
@@ -117,7 +117,7 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.prr_start();
         let prr = self.prr_sndcnt();
-        let retransmitted = self.transmit(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.retransmit_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         self.arm_retransmit(cx);
         match prr {
             // PRR: the fast retransmission is part of this ACK's sndcnt.
@@ -135,7 +135,7 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         let prr = self.prr_sndcnt();
-        let retransmitted = self.transmit(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.retransmit_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         if let Some(sndcnt) = prr {
             // PRR instead of deflation: the retransmission is part of this ACK's sndcnt.
             self.w.cwnd = self.snd_nxt - self.snd_una + sndcnt.saturating_sub(retransmitted);
@@ -303,7 +303,7 @@ impl TcpSender {
             let (len, fin) = self.segment_at(seq);
             self.rescue_rxt = Some(seq + len as u64 + fin as u64 - 1);
         }
-        if let Some(end) = first.and_then(|seq| self.transmit(seq, cx)) {
+        if let Some(end) = first.and_then(|seq| self.retransmit_at_once(seq, cx)) {
             self.high_rxt = end;
         }
         self.arm_retransmit(cx);
@@ -352,7 +352,7 @@ impl TcpSender {
         let (len, _) = self.segment_at(self.snd_nxt);
         let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
         let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
-        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit && !self.host_refused {
+        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit && !self.send_held(cx) {
             if let Some(end) = self.transmit(self.snd_nxt, cx) {
                 self.snd_nxt = end;
                 self.snd_max = end;
@@ -365,10 +365,13 @@ impl TcpSender {
     /// receiver's window and the send buffer take it, one new segment, then back to (3.2).
     pub(super) fn limited_transmit_by_pipe(&mut self, cx: &mut AgentCx<impl Host>) {
         let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
-        while self.snd_nxt == self.snd_max && !self.host_refused {
+        while self.snd_nxt == self.snd_max {
             let (len, _) = self.segment_at(self.snd_nxt);
             let len = len as u64;
             if len == 0 || self.pipe_now() + len > self.w.cwnd || self.flight() + len > send_limit {
+                break;
+            }
+            if self.send_held(cx) {
                 break;
             }
             let Some(end) = self.transmit(self.snd_nxt, cx) else { break };

@@ -554,3 +554,48 @@ fn limited_transmit_by_rfc_3042_and_by_rfc_6675s_pipe() {
         assert!(matches!(s.tx.ca, CaState::Recovery { .. }), "{rule:?}");
     }
 }
+
+/// A paced sender (one segment every srtt/cwnd: 100 ms / 20 = 5 ms) that has just sent its
+/// first segment at 100 ms: Limited Transmit of either kind sends nothing on a duplicate ACK
+/// at 101 ms, and the segment goes out at the pacing wake-up at 105 ms. Before the one gate
+/// covered it, RFC 6675's Limited Transmit sent whatever the pipe left room for at once (a
+/// paced BBR flow: over a hundred segments within a millisecond).
+#[test]
+fn limited_transmit_of_both_kinds_waits_for_the_pacing_gate() {
+    use super::super::LimitedTransmit;
+    for limited_transmit in [LimitedTransmit::Rfc3042, LimitedTransmit::Rfc6675] {
+        let cfg = TcpConfig { mss: MSS as u32, sack: true, pacing: true, limited_transmit, ..Default::default() };
+        let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
+        s.establish();
+        assert_eq!(s.tx.stats.segments_sent, 1, "pacing: one segment, the next 5 ms later");
+        s.ack(101, 1, 0);
+        assert_eq!(s.tx.stats.segments_sent, 1, "{limited_transmit:?}: held by the gate");
+        let wake_up = s.host.timers.iter().rev().find(|(_, t)| TcpTimer::of(*t) == Some(TcpTimer::Burst));
+        let (at, timer) = *wake_up.expect("the pacing wake-up");
+        assert_eq!(at, ms(105));
+        s.act(at, |tx, cx| tx.on_timer(timer, cx));
+        assert_eq!(s.tx.stats.segments_sent, 2, "{limited_transmit:?}: sent at the wake-up");
+    }
+}
+
+/// The single retransmissions a loss signal sends at once do not wait for the pacing gate:
+/// the third duplicate ACK, 1 ms after a paced send, brings the fast retransmission then.
+#[test]
+fn the_fast_retransmission_is_not_held_by_pacing() {
+    for sack in [false, true] {
+        let cfg = TcpConfig { mss: MSS as u32, sack, pacing: true, ..Default::default() };
+        let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
+        s.establish();
+        // Let the paced window out: one segment every 5 ms from 100 ms.
+        while s.tx.stats.segments_sent < 4 {
+            let (at, timer) = s.host.timers.pop().unwrap();
+            s.act(at, |tx, cx| tx.on_timer(timer, cx));
+        }
+        let last_send = s.host.now;
+        for k in 1..=3 {
+            s.sack(last_send.0 / 1_000_000 + 1, 1, 0, sack.then_some((1 + MSS, 1 + (k + 1) * MSS)));
+        }
+        assert_eq!(s.tx.stats.fast_retransmits, 1);
+        assert_eq!(s.tx.stats.retransmitted_segments, 1, "sack {sack}: resent 1 ms after a paced send");
+    }
+}
