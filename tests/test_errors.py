@@ -189,3 +189,57 @@ def test_an_overloaded_workload_stops_at_its_active_flow_budget(tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("quench: error: budget.active_flows: more than 50"), err
     assert not out.exists() and list(tmp_path.iterdir()) == [scenario]
+
+
+def test_a_json_scenario_giving_a_key_twice_is_refused_naming_it(tmp_path, capsys):
+    path = tmp_path / "s.json"
+    text = (
+        '{"duration": "1s", "hosts": ["a", "b"], "links": [{"from": "a", "to": "b", "rate": "1Mbps",'
+        ' "delay": "1ms", "rate": "2Mbps"}]}'
+    )
+    path.write_text(text)
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.load_scenario(path)
+    assert e.value.path == "links[0].rate"
+    assert e.value.reason == f"{path}: the key is given more than once (the last would silently win)"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"quench: error: links[0].rate: {path}: the key is given more than once (the last would silently win)"]
+    path.write_text('{"duration": "1s", "duration": "1s"}')
+    with pytest.raises(quench.ScenarioError, match="^duration: "):
+        quench.load_scenario(path)
+
+
+def test_deeply_nested_json_is_a_scenario_error(tmp_path, capsys):
+    path = tmp_path / "deep.json"
+    path.write_text('{"duration": "1s", "record": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.load_scenario(path)
+    assert e.value.reason == f"{path}: not valid JSON: arrays or objects nested too deeply"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "nested too deeply" in err
+
+
+def test_a_scenario_must_be_a_regular_file_within_the_cap(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from quench import scenario
+
+    def reason(path) -> str:
+        with pytest.raises(quench.ScenarioError) as e:
+            quench.load_scenario(path)
+        assert e.value.path == ""
+        return e.value.reason
+
+    os.mkfifo(tmp_path / "fifo.toml")
+    started = time.perf_counter()
+    assert reason(tmp_path / "fifo.toml").endswith("fifo.toml: is not a regular file (a FIFO, device or socket), so it is not read as a scenario file")
+    assert "is not a regular file" in reason("/dev/zero")
+    assert time.perf_counter() - started < 5
+    (tmp_path / "s.toml").write_text('duration = "1s"\n')
+    monkeypatch.setattr(scenario, "MAX_SCENARIO_BYTES", 8)
+    assert reason(tmp_path / "s.toml") == f"{tmp_path / 's.toml'}: is 16 bytes, more than the 8 bytes quench reads from a scenario file"
+    with pytest.raises(TypeError, match="load_scenario: expected the path of a scenario file, got NoneType"):
+        quench.load_scenario(None)
