@@ -243,3 +243,51 @@ def test_a_scenario_must_be_a_regular_file_within_the_cap(tmp_path, monkeypatch)
     assert reason(tmp_path / "s.toml") == f"{tmp_path / 's.toml'}: is 16 bytes, more than the 8 bytes quench reads from a scenario file"
     with pytest.raises(TypeError, match="load_scenario: expected the path of a scenario file, got NoneType"):
         quench.load_scenario(None)
+
+
+def test_units_errors_carry_the_key_and_the_reason():
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.parse_rate("5 msec", "links[0].rate")
+    assert e.value.path == "links[0].rate" and "unknown unit 'msec'" in e.value.reason
+    with pytest.raises(ValueError) as e:
+        quench.parse_duration("10Mbps")
+    assert e.value.path == "" and e.value.reason == "'10Mbps' is a rate, not a time"
+    for bad in (float("nan"), float("inf"), -1):
+        with pytest.raises(ValueError, match="^until: .* is not a finite, non-negative time$"):
+            quench.parse_duration(bad, "until")
+    with pytest.raises(TypeError) as t:
+        quench.parse_bytes(None, "record.x")
+    assert t.value.path == "record.x" and "got NoneType" in t.value.reason
+
+
+def test_public_calls_refuse_a_wrong_type_or_a_finished_run(tmp_path):
+    from quench.scenario import Simulation
+
+    net = small_net()
+    net.tcp("a", "b")
+    res = net.run("1s")
+    with pytest.raises(TypeError, match="^out_dir: expected the path of a folder, got NoneType$"):
+        res.save(None)
+    with pytest.raises(TypeError, match="^t0: expected a time"):
+        res.window(None, "1s")
+    sim = Simulation(net.to_dict("1s"))
+    with pytest.raises(TypeError, match="^until: "):
+        sim.advance(None)
+    sim.finish()
+    assert sim.now == sim.end == 1.0
+    for call in (lambda: sim.advance("0.5s"), sim.snapshot, sim.finish):
+        with pytest.raises(ValueError, match="this Simulation has already finished"):
+            call()
+
+
+def test_saving_where_no_folder_can_be_made_names_the_folder_given(tmp_path):
+    net = small_net()
+    net.tcp("a", "b")
+    res = net.run("1s")
+    # /proc's folders cannot be created: the error names what the caller gave, not a staging folder.
+    from quench.atomic import OutputError
+
+    with pytest.raises(OutputError) as e:
+        res.save("/proc/no-such-process/results")
+    assert str(e.value).startswith("cannot save the results into /proc/no-such-process/results: "), str(e.value)
+    assert "quench-tmp" not in str(e.value)

@@ -315,6 +315,11 @@ def run_scenario(
     return Results.from_raw(raw, resolved, wall_run_s=wall_run, stream=stream)
 
 
+class SimulationFinished(ValueError, RuntimeError):
+    """A call on a Simulation after its `finish`: the run is over and its Results were
+    returned. A ValueError, as every refused call is, and a RuntimeError, as it was."""
+
+
 class Simulation:
     """A scenario run in steps: `advance` it, look at it (`snapshot`: the links, flows and nodes
     tables as they stand), advance it again, and `finish` it for the Results of the whole run,
@@ -328,28 +333,38 @@ class Simulation:
     """
 
     def __init__(self, spec: dict[str, Any]) -> None:
+        self._finished = False
         self._sim = _core.Simulation(_to_json(spec))
+        self._end: float = self._sim.end
         self.scenario: dict[str, Any] = json.loads(self._sim.scenario)
         self._stream = RecordStream.temporary()
         pcaps = self._stream.pcap_files(self.scenario.get("record", {}).get("pcap", []))
         self._sim.stream_to(str(self._stream.spill), [(link, str(path)) for link, path in pcaps.items()])
         self._wall_s = 0.0
 
+    def _check_running(self, call: str) -> None:
+        if self._finished:
+            raise SimulationFinished(
+                f"{call}: this Simulation has already finished (finish() returned its Results); build a new "
+                "Simulation to run the scenario again"
+            )
+
     @property
     def now(self) -> float:
-        """Simulated seconds so far."""
-        return self._sim.now
+        """Simulated seconds so far (the end, once finished)."""
+        return self.end if self._finished else self._sim.now
 
     @property
     def end(self) -> float:
         """The scenario's duration, s."""
-        return self._sim.end
+        return self._end
 
     def advance(self, until: str | float) -> Simulation:
         """Run every event up to `until` (a time like "10s", or seconds; at most the end)."""
         from quench.units import parse_duration
 
-        t = min(parse_duration(until), self.end)
+        self._check_running("advance")
+        t = min(parse_duration(until, "until"), self.end)
         started = time.perf_counter()
         try:
             self._sim.run_until(t)
@@ -362,11 +377,14 @@ class Simulation:
     def snapshot(self) -> Results:
         """The links, flows and nodes tables as they stand now (`meta["simulated_s"]` is now);
         the simulation goes on."""
+        self._check_running("snapshot")
         return Results.from_raw(self._sim.snapshot(), self.scenario, wall_run_s=self._wall_s)
 
     def finish(self) -> Results:
         """Run on to the scenario's end; the Results of the whole run."""
+        self._check_running("finish")
         self.advance(self.end)
+        self._finished = True
         try:
             raw = self._sim.finish()
         except OSError as e:
