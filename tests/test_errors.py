@@ -204,7 +204,9 @@ def test_a_json_scenario_giving_a_key_twice_is_refused_naming_it(tmp_path, capsy
     assert e.value.reason == f"{path}: the key is given more than once (the last would silently win)"
     assert main(["validate", str(path)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err == [f"quench: error: links[0].rate: {path}: the key is given more than once (the last would silently win)"]
+    assert err == [
+        f"quench: error: links[0].rate: {path}: the key is given more than once (the last would silently win)"
+    ]
     path.write_text('{"duration": "1s", "duration": "1s"}')
     with pytest.raises(quench.ScenarioError, match="^duration: "):
         quench.load_scenario(path)
@@ -235,12 +237,17 @@ def test_a_scenario_must_be_a_regular_file_within_the_cap(tmp_path, monkeypatch)
 
     os.mkfifo(tmp_path / "fifo.toml")
     started = time.perf_counter()
-    assert reason(tmp_path / "fifo.toml").endswith("fifo.toml: is not a regular file (a FIFO, device or socket), so it is not read as a scenario file")
+    assert reason(tmp_path / "fifo.toml").endswith(
+        "fifo.toml: is not a regular file (a FIFO, device or socket), so it is not read as a scenario file"
+    )
     assert "is not a regular file" in reason("/dev/zero")
     assert time.perf_counter() - started < 5
     (tmp_path / "s.toml").write_text('duration = "1s"\n')
     monkeypatch.setattr(scenario, "MAX_SCENARIO_BYTES", 8)
-    assert reason(tmp_path / "s.toml") == f"{tmp_path / 's.toml'}: is 16 bytes, more than the 8 bytes quench reads from a scenario file"
+    assert (
+        reason(tmp_path / "s.toml")
+        == f"{tmp_path / 's.toml'}: is 16 bytes, more than the 8 bytes quench reads from a scenario file"
+    )
     with pytest.raises(TypeError, match="load_scenario: expected the path of a scenario file, got NoneType"):
         quench.load_scenario(None)
 

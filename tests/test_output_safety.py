@@ -373,9 +373,7 @@ def test_every_corpus_file_is_one_line_naming_the_problem(path, tmp_path, capsys
     assert str(e.value).removeprefix(f"{path}: ").startswith(expect)
 
 
-@pytest.mark.parametrize(
-    "command", [["ns3"], ["ns3", "--setup"], ["compare"]], ids=["ns3", "ns3 --setup", "compare"]
-)
+@pytest.mark.parametrize("command", [["ns3"], ["ns3", "--setup"], ["compare"]], ids=["ns3", "ns3 --setup", "compare"])
 def test_ns3_and_compare_check_out_before_ns3_is_set_up_or_run(tmp_path, capsys, monkeypatch, command):
     """A bad --out is reported first, before the ns-3 environment is looked for or downloaded
     (about 1 GB), as `quench run` reports it before its run."""

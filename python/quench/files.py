@@ -73,9 +73,7 @@ def _check_regular(p: Path, st: os.stat_result, limit: int, what: str) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise UnreadableFile(f"{p}: is not a regular file (a FIFO, device or socket), so it is not read as a {what}")
     if st.st_size > limit:
-        raise UnreadableFile(
-            f"{p}: is {_shown(st.st_size)}, more than the {_shown(limit)} quench reads from a {what}"
-        )
+        raise UnreadableFile(f"{p}: is {_shown(st.st_size)}, more than the {_shown(limit)} quench reads from a {what}")
 
 
 def read_regular(path: str | Path, limit: int, what: str) -> bytes:
@@ -84,7 +82,9 @@ def read_regular(path: str | Path, limit: int, what: str) -> bytes:
     with open_regular(path, limit, what) as f:
         data = f.read(limit + 1)
     if len(data) > limit:
-        raise UnreadableFile(f"{path}: grew past {_shown(limit)} while it was read, the most quench reads from a {what}")
+        raise UnreadableFile(
+            f"{path}: grew past {_shown(limit)} while it was read, the most quench reads from a {what}"
+        )
     return data
 
 
