@@ -5,6 +5,9 @@ recorded scenario carries the points themselves. The distributions' statistics a
 in the engine's unit tests (dist.rs)."""
 
 import json
+import os
+import time
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -138,7 +141,9 @@ def test_a_csv_cdf_is_checked_like_an_inline_one(tmp_path):
     (tmp_path / "s.toml").write_text(scenario)
     with pytest.raises(quench.ScenarioError) as e:
         validate_scenario(load_scenario(tmp_path / "s.toml"))
-    assert e.value.path == "workloads[0].size.cdf[1][1]"
+    # The file's own line is named, not the index of the point in the scenario.
+    assert e.value.path == "workloads[0].size.file"
+    assert e.value.reason == "sizes.csv: line 2: the last p is 0.9; a CDF ends at 1"
 
 
 def test_unknown_distribution_lists_the_kinds():
@@ -149,3 +154,58 @@ def test_unknown_distribution_lists_the_kinds():
     assert e.value.path == "flows[0].size.dist"
     for kind in ("exponential", "lognormal", "empirical", "websearch", "datamining"):
         assert f"`{kind}`" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("1000,0.5\n100,1\n", "bad.csv: line 2: size 100 B is below the size before it, 1000 B"),
+        ("1KB,0.5\n900,1\n", "line 2: size 900 B is below the size before it, 1000 B"),
+        ("1000,0.5\n2000,0.4\n", "line 2: p 0.4 is below the p before it, 0.5"),
+        ("1000,1.5\n", "line 1: p 1.5 is not in [0, 1]"),
+        ("1000,nan\n", "line 1: p 'nan' is not a finite number"),
+        # A malformed data line on the first line is not taken for a header.
+        ("1000,x\n2000,1\n", "line 1: p 'x' is not a finite number"),
+        ("lots,0.5\n2000,1\n", "line 1: size 'lots' is not a size"),
+        ("size,p\n1000,0.5\n1000,0.9\n", "line 3: the last p is 0.9; a CDF ends at 1"),
+        ("1000,0.5\n\xff,1\n", "line 2, column 1: not UTF-8 text"),
+    ],
+)
+def test_a_csv_cdf_is_refused_at_its_first_bad_line(tmp_path, text, why):
+    (tmp_path / "bad.csv").write_bytes(text.encode("utf-8", "surrogateescape").replace(b"\xc3\xbf", b"\xff"))
+    with pytest.raises(quench.ScenarioError) as e:
+        dist.read_cdf(tmp_path / "bad.csv", key="flows[4].size.file", shown="bad.csv")
+    assert e.value.path == "flows[4].size.file"
+    assert e.value.reason.startswith("bad.csv: ") and why in e.value.reason, e.value.reason
+
+
+def test_a_csv_cdf_with_a_byte_order_mark_a_header_and_crlf_reads(tmp_path):
+    (tmp_path / "s.csv").write_bytes(b"\xef\xbb\xbfsize,p\r\n1KB,0.5\r\n4000,1\r\n")
+    assert dist.read_cdf(tmp_path / "s.csv") == [["1KB", 0.5], [4000, 1]]
+
+
+def test_a_csv_cdf_must_be_a_regular_file_within_the_cap(tmp_path, monkeypatch):
+    def refused(path, shown="s.csv") -> str:
+        with pytest.raises(quench.ScenarioError) as e:
+            dist.read_cdf(path, key="flows[0].size.file", shown=shown)
+        assert e.value.path == "flows[0].size.file"
+        return e.value.reason
+
+    assert "is not a regular file" in refused("/dev/zero", shown="/dev/zero")
+    assert refused(tmp_path, shown="data") == "data: is a folder, not a CDF file"
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    started = time.perf_counter()
+    assert "is not a regular file" in refused(fifo)  # refused at once, not waiting for a writer
+    assert time.perf_counter() - started < 1
+    (tmp_path / "big.csv").write_text("1000,0.5\n2000,1\n")
+    monkeypatch.setattr(dist, "MAX_CDF_BYTES", 10)
+    assert refused(tmp_path / "big.csv") == "s.csv: is 16 bytes, more than the 10 bytes quench reads from a CDF file"
+
+
+def test_a_json_scenario_reads_its_csv_relative_to_its_folder(tmp_path, monkeypatch):
+    path = write_scenario(tmp_path / "here")
+    spec = tomllib.loads(path.read_text())
+    (tmp_path / "here" / "s.json").write_text(json.dumps(spec))
+    monkeypatch.chdir(tmp_path)  # not the scenario's folder
+    assert load_scenario(tmp_path / "here" / "s.json")["workloads"][0]["size"]["cdf"] == POINTS

@@ -189,3 +189,112 @@ def test_an_overloaded_workload_stops_at_its_active_flow_budget(tmp_path, capsys
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("quench: error: budget.active_flows: more than 50"), err
     assert not out.exists() and list(tmp_path.iterdir()) == [scenario]
+
+
+def test_a_json_scenario_giving_a_key_twice_is_refused_naming_it(tmp_path, capsys):
+    path = tmp_path / "s.json"
+    text = (
+        '{"duration": "1s", "hosts": ["a", "b"], "links": [{"from": "a", "to": "b", "rate": "1Mbps",'
+        ' "delay": "1ms", "rate": "2Mbps"}]}'
+    )
+    path.write_text(text)
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.load_scenario(path)
+    assert e.value.path == "links[0].rate"
+    assert e.value.reason == f"{path}: the key is given more than once (the last would silently win)"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"quench: error: links[0].rate: {path}: the key is given more than once (the last would silently win)"
+    ]
+    path.write_text('{"duration": "1s", "duration": "1s"}')
+    with pytest.raises(quench.ScenarioError, match="^duration: "):
+        quench.load_scenario(path)
+
+
+def test_deeply_nested_json_is_a_scenario_error(tmp_path, capsys):
+    path = tmp_path / "deep.json"
+    path.write_text('{"duration": "1s", "record": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.load_scenario(path)
+    assert e.value.reason == f"{path}: not valid JSON: arrays or objects nested too deeply"
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "nested too deeply" in err
+
+
+def test_a_scenario_must_be_a_regular_file_within_the_cap(tmp_path, monkeypatch):
+    import os
+    import time
+
+    from quench import scenario
+
+    def reason(path) -> str:
+        with pytest.raises(quench.ScenarioError) as e:
+            quench.load_scenario(path)
+        assert e.value.path == ""
+        return e.value.reason
+
+    os.mkfifo(tmp_path / "fifo.toml")
+    started = time.perf_counter()
+    assert reason(tmp_path / "fifo.toml").endswith(
+        "fifo.toml: is not a regular file (a FIFO, device or socket), so it is not read as a scenario file"
+    )
+    assert "is not a regular file" in reason("/dev/zero")
+    assert time.perf_counter() - started < 5
+    (tmp_path / "s.toml").write_text('duration = "1s"\n')
+    monkeypatch.setattr(scenario, "MAX_SCENARIO_BYTES", 8)
+    assert (
+        reason(tmp_path / "s.toml")
+        == f"{tmp_path / 's.toml'}: is 16 bytes, more than the 8 bytes quench reads from a scenario file"
+    )
+    with pytest.raises(TypeError, match="load_scenario: expected the path of a scenario file, got NoneType"):
+        quench.load_scenario(None)
+
+
+def test_units_errors_carry_the_key_and_the_reason():
+    with pytest.raises(quench.ScenarioError) as e:
+        quench.parse_rate("5 msec", "links[0].rate")
+    assert e.value.path == "links[0].rate" and "unknown unit 'msec'" in e.value.reason
+    with pytest.raises(ValueError) as e:
+        quench.parse_duration("10Mbps")
+    assert e.value.path == "" and e.value.reason == "'10Mbps' is a rate, not a time"
+    for bad in (float("nan"), float("inf"), -1):
+        with pytest.raises(ValueError, match="^until: .* is not a finite, non-negative time$"):
+            quench.parse_duration(bad, "until")
+    with pytest.raises(TypeError) as t:
+        quench.parse_bytes(None, "record.x")
+    assert t.value.path == "record.x" and "got NoneType" in t.value.reason
+
+
+def test_public_calls_refuse_a_wrong_type_or_a_finished_run(tmp_path):
+    from quench.scenario import Simulation
+
+    net = small_net()
+    net.tcp("a", "b")
+    res = net.run("1s")
+    with pytest.raises(TypeError, match="^out_dir: expected the path of a folder, got NoneType$"):
+        res.save(None)
+    with pytest.raises(TypeError, match="^t0: expected a time"):
+        res.window(None, "1s")
+    sim = Simulation(net.to_dict("1s"))
+    with pytest.raises(TypeError, match="^until: "):
+        sim.advance(None)
+    sim.finish()
+    assert sim.now == sim.end == 1.0
+    for call in (lambda: sim.advance("0.5s"), sim.snapshot, sim.finish):
+        with pytest.raises(ValueError, match="this Simulation has already finished"):
+            call()
+
+
+def test_saving_where_no_folder_can_be_made_names_the_folder_given(tmp_path):
+    net = small_net()
+    net.tcp("a", "b")
+    res = net.run("1s")
+    # /proc's folders cannot be created: the error names what the caller gave, not a staging folder.
+    from quench.atomic import OutputError
+
+    with pytest.raises(OutputError) as e:
+        res.save("/proc/no-such-process/results")
+    assert str(e.value).startswith("cannot save the results into /proc/no-such-process/results: "), str(e.value)
+    assert "quench-tmp" not in str(e.value)

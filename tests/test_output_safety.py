@@ -371,3 +371,24 @@ def test_every_corpus_file_is_one_line_naming_the_problem(path, tmp_path, capsys
         quench.validate_scenario(quench.load_scenario(path))
     assert isinstance(e.value.path, str) and isinstance(e.value.reason, str)
     assert str(e.value).removeprefix(f"{path}: ").startswith(expect)
+
+
+@pytest.mark.parametrize("command", [["ns3"], ["ns3", "--setup"], ["compare"]], ids=["ns3", "ns3 --setup", "compare"])
+def test_ns3_and_compare_check_out_before_ns3_is_set_up_or_run(tmp_path, capsys, monkeypatch, command):
+    """A bad --out is reported first, before the ns-3 environment is looked for or downloaded
+    (about 1 GB), as `quench run` reports it before its run."""
+    from quench import ns3
+
+    def no_setup(*args, **kwargs):
+        raise AssertionError("the ns-3 set-up ran before --out was checked")
+
+    monkeypatch.setattr(ns3, "setup", no_setup)
+    monkeypatch.setenv("QUENCH_NS3_VENV", str(tmp_path / "no-ns3-here"))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine")
+    path = scenario(tmp_path)
+    assert main([command[0], str(path), "--out", str(busy), *command[1:]]) == 2
+    line = one_error_line(capsys)
+    assert f"{busy} is not empty and holds no earlier quench run" in line, line
+    assert (busy / "notes.txt").read_text() == "mine"

@@ -40,6 +40,9 @@ def udp(rate: str, limit: str, duration: str) -> dict:
         ],
         "flows": [{"kind": "udp", "src": "a", "dst": "b", "rate": rate}],
         "record": {"queues": False, "drops": False, "monitors": False},
+        # A runaway source on purpose (10 Gb/s for up to 1000 s, ~10⁹ packets): past the
+        # default packet budget, which would refuse it before the limits under test could act.
+        "budget": {"packets": 10**12},
     }
 
 
@@ -197,3 +200,17 @@ def test_bad_limits_are_refused_before_anything_runs(tmp_path, capsys, args, mes
     assert main(["sweep", str(spec), "--out", str(tmp_path / "out"), *args]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_sweep_under_an_inherited_address_space_limit_runs_its_points(tmp_path):
+    """Under `ulimit -v` (soft and hard RLIMIT_AS), the default per-point memory (physical
+    memory / workers) is above the hard limit, which a worker cannot raise: it is capped at the
+    inherited limit instead of failing every point's setrlimit."""
+    spec = write_spec(tmp_path / "spec.toml", udp("1Mbps", "100p", "2s"), {}, seeds=2, retries=0)
+    out = tmp_path / "out"
+    command = " ".join(sweep_cmd(spec, out, "--jobs", "1", "--quiet"))
+    done = subprocess.run(
+        ["bash", "-c", f"ulimit -v 4194304 && exec {command}"], capture_output=True, text=True, timeout=SWEEP_S
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(parquet_files(out)) == 2

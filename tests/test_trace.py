@@ -1,16 +1,20 @@
 """`quench trace`: pcap decoding and the tcpdump-style analyses, against tshark and by hand."""
 
+import os
 import shutil
 import struct
 import subprocess
+import time
 
 import numpy as np
 import pytest
 from conftest import small_net
 
+from quench import files
 from quench.cli import main
 from quench.trace import (
     PcapError,
+    analyze,
     arrival_rate,
     flows,
     parse_pcap,
@@ -133,3 +137,65 @@ def test_cli_out_follows_the_run_rules(capture, tmp_path, capsys):
     assert (foreign / "notes.txt").read_text() == "keep me"
     assert main(["trace", str(path), "--out", str(foreign), "--force"]) == 0
     assert sorted(p.name for p in foreign.iterdir()) == sorted(p.name for p in out.iterdir())
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("quench: error: "), err
+    assert "Traceback" not in err[0]
+    return err[0]
+
+
+def test_only_a_regular_pcap_within_the_cap_is_read(capture, tmp_path, capsys, monkeypatch):
+    """A FIFO would block the reader and /dev/zero feed it without end: both are refused before
+    a byte is read, as is a folder and a file past the cap; the file is read record by record."""
+    os.mkfifo(tmp_path / "fifo.pcap")
+    started = time.perf_counter()
+    for path in ("/dev/zero", str(tmp_path / "fifo.pcap"), str(tmp_path)):
+        assert main(["trace", path, "--out", str(tmp_path / "t")]) == 2
+        line = _one_error_line(capsys)
+        assert f"quench: error: {path}: " in line and ("not a regular file" in line or "is a folder" in line), line
+    assert time.perf_counter() - started < 10
+    assert not (tmp_path / "t").exists()
+    _, path = capture
+    monkeypatch.setattr(files, "MAX_PCAP_BYTES", 100)
+    with pytest.raises(PcapError, match=r"more than the 100 bytes quench reads from a pcap file"):
+        read_pcap(path)
+
+
+def test_a_truncated_record_is_named_by_its_byte(capture, tmp_path):
+    _, path = capture
+    data = path.read_bytes()
+    (tmp_path / "cut.pcap").write_bytes(data[:-3])
+    with pytest.raises(PcapError, match="truncated record at byte"):
+        read_pcap(tmp_path / "cut.pcap")
+    assert len(read_pcap(path)) == len(parse_pcap(data))
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--gain", "nan"], "argument --gain: 'nan' is not a number in (0, 1]"),
+        (["--gain", "-1"], "argument --gain: '-1' is not a number in (0, 1]"),
+        (["--gain", "0"], "argument --gain: '0' is not a number in (0, 1]"),
+        (["--gain", "1.5"], "argument --gain: '1.5' is not a number in (0, 1]"),
+        (["--src", "10.0.0.300"], "argument --src: '10.0.0.300' is not an IPv4 address"),
+        (["--src", "host-a"], "argument --src: 'host-a' is not an IPv4 address"),
+    ],
+)
+def test_bad_gain_or_source_is_one_line(capture, tmp_path, capsys, args, words):
+    _, path = capture
+    assert main(["trace", str(path), "--out", str(tmp_path / "t"), *args]) == 2
+    assert words in _one_error_line(capsys)
+    assert not (tmp_path / "t").exists()
+
+
+def test_analyze_checks_gain_and_source_naming_the_argument(capture, tmp_path):
+    _, path = capture
+    with pytest.raises(ValueError, match=r"^gain: nan is not a number in \(0, 1\]"):
+        analyze(path, tmp_path / "t", gain=float("nan"))
+    with pytest.raises(TypeError, match="^gain: "):
+        analyze(path, tmp_path / "t", gain="fast")
+    with pytest.raises(ValueError, match="^src: 'a' is not an IPv4 address"):
+        analyze(path, tmp_path / "t", src="a")
+    assert not (tmp_path / "t").exists()

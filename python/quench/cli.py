@@ -42,6 +42,24 @@ def _out_path(text: str) -> Path:
     return Path(text)
 
 
+def _gain(text: str) -> float:
+    from quench.trace import check_gain
+
+    try:
+        return check_gain(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number in (0, 1]") from None
+
+
+def _ipv4(text: str) -> str:
+    from quench.trace import check_source
+
+    try:
+        return check_source(text) or ""
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not an IPv4 address such as 10.0.0.1") from None
+
+
 def _formats(text: str) -> list[str]:
     fmts = [f.strip() for f in text.split(",") if f.strip()]
     bad = [f for f in fmts if f not in FORMATS]
@@ -132,18 +150,19 @@ def _scenario_with_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_ns3(args: argparse.Namespace) -> int:
     from quench import ns3
 
+    if (args.scenario is None or args.out is None) and not (args.setup and args.scenario is None):
+        raise ValueError("quench ns3 needs a scenario and --out (or only --setup)")
+    # The scenario and --out are checked before anything slow (the set-up's download, ns-3).
+    spec = _scenario_with_overrides(args) if args.scenario is not None else None
+    out = check_output_dir(args.out, force=args.force, keep=[args.scenario]) if spec is not None else None
     if args.setup:
         print(f"setting up ns3=={ns3.NS3_VERSION} in {ns3.venv_dir()} (a download of about 1 GB on first use)")
         py = ns3.setup()
         print(f"ns-3 environment ready: {py}")
-        if args.scenario is None:
-            return 0
-    if args.scenario is None or args.out is None:
-        raise ValueError("quench ns3 needs a scenario and --out (or only --setup)")
-    spec = _scenario_with_overrides(args)
-    plan = ns3.translate(spec)  # refuses what ns-3 cannot run before anything else
+    if spec is None or out is None:
+        return 0
+    plan = ns3.translate(spec)  # refuses what ns-3 cannot run before it starts
     ns3.ns3_python()
-    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
     res = ns3.run_ns3(spec)
     with staged_dir(out, force=args.force) as tmp:
         res.write_into(tmp, formats=args.format, plots=not args.no_plots)
@@ -162,9 +181,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.seeds < 1:
         raise ValueError(f"--seeds must be at least 1, got {args.seeds}")
     spec = _scenario_with_overrides(args)
+    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])  # before either simulator runs
     plan = ns3.translate(spec)
     ns3.ns3_python()
-    out = check_output_dir(args.out, force=args.force, keep=[args.scenario])
     base_seed = int(plan["resolved"]["seed"])
     specs = [{**spec, "seed": base_seed + i} for i in range(args.seeds)]
     q_runs = [run_scenario(s, progress=False) for s in specs]
@@ -416,8 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tr.add_argument("pcap", type=Path)
     tr.add_argument("--out", type=_out_path, required=True, help="output folder")
-    tr.add_argument("--src", help="arrival rate of packets from this IPv4 source only (default: all)")
-    tr.add_argument("--gain", type=float, default=0.125, help="EWMA gain smoothing inter-arrival times")
+    tr.add_argument("--src", type=_ipv4, help="arrival rate of packets from this IPv4 source only (default: all)")
+    tr.add_argument(
+        "--gain", type=_gain, default=0.125, help="EWMA gain smoothing inter-arrival times, in (0, 1] (default 0.125)"
+    )
     tr.add_argument("--force", action="store_true", help=FORCE_HELP)
     tr.set_defaults(func=cmd_trace)
 

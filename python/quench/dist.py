@@ -11,7 +11,11 @@ so a run can be repeated without the file.
 
 A CSV file has two columns, the size (bytes, or a size with a unit such as "10KB") and its
 cumulative probability, separated by a comma or by white space; blank lines, lines starting
-with '#', and a first line that is a header (its second field not a number) are skipped.
+with '#', a byte order mark, and a first line that is a header (neither field a number) are
+skipped. The file is read line by line and refused at the first bad line, named with the key,
+the file as written and the line number (`flows[4].size.file: s.csv: line 2: size 100 B is
+below the size before it, 200 B`); it must be a regular file of at most
+`quench.files.MAX_CDF_BYTES`.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from quench.files import MAX_CDF_BYTES, UnreadableFile, open_regular, text_lines
 from quench.scenario import scenario_error
+from quench.units import parse_bytes
 
 Quantity = str | int | float
 
@@ -85,40 +91,84 @@ def _number(text: str) -> int | float | None:
     return int(value) if value.is_integer() else value
 
 
-def read_cdf(path: str | Path, key: str = "file") -> list[list[Any]]:
-    """The (size, p) points of a CSV file; a file that cannot be read or a malformed line
-    raises ScenarioError naming `key`, the file and the line."""
-    p = Path(path)
+def _size(text: str) -> tuple[Any, int] | None:
+    """A size field as the scenario will carry it (a number, or the text with its unit) and its
+    bytes; None when it is neither."""
+    number = _number(text)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise scenario_error(key, f"{p}: cannot read the CDF file: {reason}") from None
-    points: list[list[Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+        return (number, parse_bytes(number)) if number is not None else (text, parse_bytes(text))
+    except (TypeError, ValueError):
+        return None
+
+
+class _Points:
+    """The (size, p) points of a CSV file, checked as each line is read so that the first bad
+    line is the one named: p in [0, 1], neither sizes nor p going down."""
+
+    def __init__(self) -> None:
+        self.points: list[list[Any]] = []
+        self.last: tuple[int, float] | None = None
+        self.last_line = 0
+
+    def add(self, fields: list[str], number: int) -> str | None:
+        """Take a line's fields; the reason it is not a point, if it is not."""
+        if len(fields) != 2:
+            return f"expected two fields, size and p; found {len(fields)}"
+        size, prob = _size(fields[0]), _number(fields[1])
+        if size is None:
+            return f"size '{fields[0]}' is not a size in bytes (e.g. 1500 or 10KB)"
+        if prob is None:
+            return f"p '{fields[1]}' is not a finite number"
+        if not 0 <= prob <= 1:
+            return f"p {prob} is not in [0, 1]"
+        if self.last is not None and size[1] < self.last[0]:
+            return f"size {size[1]} B is below the size before it, {self.last[0]} B"
+        if self.last is not None and prob < self.last[1]:
+            return f"p {prob} is below the p before it, {self.last[1]}"
+        self.points.append([size[0], prob])
+        self.last = (size[1], prob)
+        self.last_line = number
+        return None
+
+
+def _is_header(fields: list[str]) -> bool:
+    """A first line of names, not numbers: neither field reads as a size or a number, so a data
+    line, even a malformed one, is never skipped as a header."""
+    return len(fields) == 2 and _size(fields[0]) is None and _number(fields[1]) is None
+
+
+def read_cdf(path: str | Path, key: str = "file", shown: str | None = None) -> list[list[Any]]:
+    """The (size, p) points of a CSV file, read line by line up to the first bad one; a file
+    that cannot be read or a malformed line raises ScenarioError naming `key`, the file (as
+    `shown`, by default the path) and the line."""
+    name = str(path) if shown is None else shown
+    try:
+        with open_regular(path, MAX_CDF_BYTES, "CDF file") as f:
+            return _read_points(f, name, key)
+    except UnreadableFile as e:
+        raise scenario_error(key, str(e).replace(str(path), name, 1)) from None
+
+
+def _read_points(f: Any, name: str, key: str) -> list[list[Any]]:
+    points = _Points()
+    seen_content = False
+    for number, line in text_lines(f, MAX_CDF_BYTES, name):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        fields = [f.strip() for f in line.replace(",", " ").split()]
-        if len(fields) != 2:
-            raise scenario_error(key, f"{p}: line {number}: expected two fields, size and p; found {len(fields)}")
-        prob = _number(fields[1])
-        if prob is None:
-            if not points and number == _first_content_line(text):
-                continue  # a header
-            raise scenario_error(key, f"{p}: line {number}: p '{fields[1]}' is not a finite number")
-        size = _number(fields[0])
-        points.append([size if size is not None else fields[0], prob])
-    if not points:
-        raise scenario_error(key, f"{p}: no (size, p) points")
-    return points
-
-
-def _first_content_line(text: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip() and not line.strip().startswith("#"):
-            return number
-    return 0
+        fields = line.replace(",", " ").split()
+        first, seen_content = not seen_content, True
+        if first and _is_header(fields):
+            continue
+        why = points.add(fields, number)
+        if why is not None:
+            raise scenario_error(key, f"{name}: line {number}: {why}")
+    if not points.points:
+        raise scenario_error(key, f"{name}: no (size, p) points")
+    if points.points[-1][1] != 1:
+        last = f"line {points.last_line}: the last p is {points.points[-1][1]}"
+        raise scenario_error(key, f"{name}: {last}; a CDF ends at 1")
+    return points.points
 
 
 # Where a scenario holds sizes: each flow's and each workload's `size`.
@@ -160,5 +210,5 @@ def resolve_files(spec: dict[str, Any], base: str | Path) -> dict[str, Any]:
         target = Path(file)
         if not target.is_absolute():
             target = Path(base) / target
-        table["cdf"] = read_cdf(target, key=f"{key}.file")
+        table["cdf"] = read_cdf(target, key=f"{key}.file", shown=str(file))
     return out

@@ -20,6 +20,7 @@ a `quench run` that saves Parquet do not load them.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import weakref
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
@@ -290,15 +291,21 @@ class Results:
         replaced). Everything is written into a hidden folder beside out_dir first, which then
         takes its place: out_dir holds either the whole run or what it held before. Every file
         name is checked to stay inside out_dir before anything is written."""
+        if not isinstance(out_dir, str | os.PathLike):
+            raise TypeError(f"out_dir: expected the path of a folder, got {type(out_dir).__name__}")
         formats = list(formats)
         unknown = [f for f in formats if f not in FORMATS]
         if unknown:
             raise ValueError(f"unknown output format(s) {unknown}; choose from {list(FORMATS)}")
         out = check_output_dir(out_dir, force=force)
         names = self._file_names(formats)
-        with staged_dir(out, force=force) as tmp:
-            paths = {key: safe_child(tmp, name) for key, name in names.items()}
-            self._write_all(paths, formats, tmp if plots else None)
+        try:
+            with staged_dir(out, force=force) as tmp:
+                paths = {key: safe_child(tmp, name) for key, name in names.items()}
+                self._write_all(paths, formats, tmp if plots else None)
+        except OSError as e:
+            # Named by the folder the caller gave: the hidden staging folder is ours, and gone.
+            raise OutputError(f"cannot save the results into {out_dir}: {e.strerror or e}") from None
         return Path(out_dir)
 
     def write_into(self, folder: Path, formats: Iterable[str], plots: bool) -> None:

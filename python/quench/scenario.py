@@ -15,6 +15,7 @@ from typing import Any
 
 from quench import _core
 from quench.atomic import OutputError
+from quench.files import MAX_SCENARIO_BYTES, UnreadableFile, read_regular
 from quench.results import Results
 from quench.stream import RecordStream
 
@@ -132,46 +133,84 @@ def _toml_value(v: Any) -> str:
 
 def load_scenario(path: str | Path) -> dict[str, Any]:
     """Read a scenario file into a dict (not yet validated): TOML, or JSON for a name ending in
-    .json (a run's `scenario.json`). A file that cannot be read, is not UTF-8 or not TOML/JSON
-    raises ScenarioError with path '' and a reason that starts with the file's name and, where
-    one is known, the line and column."""
+    .json (a run's `scenario.json`). A file that cannot be read (absent, not a regular file,
+    larger than `quench.files.MAX_SCENARIO_BYTES`), is not UTF-8 or not TOML/JSON (a key given
+    twice included) raises ScenarioError with a reason that starts with the file's name and,
+    where one is known, the line and column. Empirical CDF files it names are read relative to
+    its folder."""
+    if not isinstance(path, str | Path):
+        raise TypeError(f"load_scenario: expected the path of a scenario file, got {type(path).__name__}")
     p = Path(path)
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise scenario_error("", f"{p}: scenario file not found") from None
-    except IsADirectoryError:
-        raise scenario_error("", f"{p}: is a folder, not a scenario file") from None
-    except OSError as e:
-        raise scenario_error("", f"{p}: cannot read the scenario file: {e.strerror or e}") from None
+        data = read_regular(p, MAX_SCENARIO_BYTES, "scenario file")
+    except UnreadableFile as e:
+        raise scenario_error("", str(e)) from None
+    text = _utf8(data, p).removeprefix("\ufeff")
+    spec = _load_json(text, p) if p.suffix == ".json" else _load_toml(text, p)
+    # Empirical size CDFs given as CSV files are read relative to the scenario file.
+    from quench.dist import resolve_files
+
+    return resolve_files(spec, p.parent)
+
+
+def _utf8(data: bytes, p: Path) -> str:
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         column = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
         raise scenario_error(
             "", f"{p}: line {line}, column {column}: not UTF-8 text (byte 0x{data[e.start]:02x})"
         ) from None
-    if p.suffix == ".json":
-        try:
-            spec = json.loads(text.removeprefix("\ufeff"))
-        except json.JSONDecodeError as e:
-            raise scenario_error("", f"{p}: line {e.lineno}, column {e.colno}: {e.msg}") from None
-        if not isinstance(spec, dict):
-            raise scenario_error("", f"{p}: a scenario is a JSON object, not {type(spec).__name__}")
-        return spec
+
+
+def _load_toml(text: str, p: Path) -> dict[str, Any]:
     try:
-        spec = tomllib.loads(text.removeprefix("\ufeff"))
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = _TOML_AT.fullmatch(str(e))
         where, what = (m[2], m[1]) if m else ("", str(e))
         raise scenario_error("", f"{p}: {where + ': ' if where else ''}not valid TOML: {what}") from None
     except RecursionError:
         raise scenario_error("", f"{p}: not valid TOML: arrays or tables nested too deeply") from None
-    # Empirical size CDFs given as CSV files are read relative to the scenario file.
-    from quench.dist import resolve_files
 
-    return resolve_files(spec, p.parent)
+
+def _load_json(text: str, p: Path) -> dict[str, Any]:
+    # Each object given a key twice, by identity, with that key: json.loads would keep the last.
+    twice: dict[int, str] = {}
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        table: dict[str, Any] = {}
+        for k, v in items:
+            if k in table:
+                twice.setdefault(id(table), k)
+            table[k] = v
+        return table
+
+    try:
+        spec = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as e:
+        raise scenario_error("", f"{p}: line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except RecursionError:
+        raise scenario_error("", f"{p}: not valid JSON: arrays or objects nested too deeply") from None
+    if not isinstance(spec, dict):
+        raise scenario_error("", f"{p}: a scenario is a JSON object, not {type(spec).__name__}")
+    if twice:
+        key = _first_key_given_twice(spec, twice)
+        raise scenario_error(key, f"{p}: the key is given more than once (the last would silently win)")
+    return spec
+
+
+def _first_key_given_twice(spec: Any, twice: dict[int, str]) -> str:
+    """The path of the first key (in document order) given twice in an object of `spec`."""
+    stack: list[tuple[str, Any]] = [("", spec)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict) and id(value) in twice:
+            return _key(path, twice[id(value)])
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack.extend((_key(path, k), v) for k, v in reversed(list(items)))
+    return ""
 
 
 def _key(path: str, key: object) -> str:
@@ -276,6 +315,11 @@ def run_scenario(
     return Results.from_raw(raw, resolved, wall_run_s=wall_run, stream=stream)
 
 
+class SimulationFinished(ValueError, RuntimeError):
+    """A call on a Simulation after its `finish`: the run is over and its Results were
+    returned. A ValueError, as every refused call is, and a RuntimeError, as it was."""
+
+
 class Simulation:
     """A scenario run in steps: `advance` it, look at it (`snapshot`: the links, flows and nodes
     tables as they stand), advance it again, and `finish` it for the Results of the whole run,
@@ -289,28 +333,38 @@ class Simulation:
     """
 
     def __init__(self, spec: dict[str, Any]) -> None:
+        self._finished = False
         self._sim = _core.Simulation(_to_json(spec))
+        self._end: float = self._sim.end
         self.scenario: dict[str, Any] = json.loads(self._sim.scenario)
         self._stream = RecordStream.temporary()
         pcaps = self._stream.pcap_files(self.scenario.get("record", {}).get("pcap", []))
         self._sim.stream_to(str(self._stream.spill), [(link, str(path)) for link, path in pcaps.items()])
         self._wall_s = 0.0
 
+    def _check_running(self, call: str) -> None:
+        if self._finished:
+            raise SimulationFinished(
+                f"{call}: this Simulation has already finished (finish() returned its Results); build a new "
+                "Simulation to run the scenario again"
+            )
+
     @property
     def now(self) -> float:
-        """Simulated seconds so far."""
-        return self._sim.now
+        """Simulated seconds so far (the end, once finished)."""
+        return self.end if self._finished else self._sim.now
 
     @property
     def end(self) -> float:
         """The scenario's duration, s."""
-        return self._sim.end
+        return self._end
 
     def advance(self, until: str | float) -> Simulation:
         """Run every event up to `until` (a time like "10s", or seconds; at most the end)."""
         from quench.units import parse_duration
 
-        t = min(parse_duration(until), self.end)
+        self._check_running("advance")
+        t = min(parse_duration(until, "until"), self.end)
         started = time.perf_counter()
         try:
             self._sim.run_until(t)
@@ -323,11 +377,14 @@ class Simulation:
     def snapshot(self) -> Results:
         """The links, flows and nodes tables as they stand now (`meta["simulated_s"]` is now);
         the simulation goes on."""
+        self._check_running("snapshot")
         return Results.from_raw(self._sim.snapshot(), self.scenario, wall_run_s=self._wall_s)
 
     def finish(self) -> Results:
         """Run on to the scenario's end; the Results of the whole run."""
+        self._check_running("finish")
         self.advance(self.end)
+        self._finished = True
         try:
             raw = self._sim.finish()
         except OSError as e:

@@ -97,8 +97,28 @@ class Limits:
 
 def default_point_memory_mb(jobs: int) -> float:
     """The default memory limit per point: the machine's physical memory shared evenly by the
-    pool's `jobs` workers, so that points at their limits together still fit in memory."""
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / jobs // MB
+    pool's `jobs` workers, so that points at their limits together still fit in memory; never
+    above the address-space limit this process inherited (`ulimit -v`), which a worker cannot
+    raise."""
+    shared = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / jobs // MB
+    inherited = _inherited_address_space_limit()
+    return shared if inherited is None else min(shared, inherited // MB)
+
+
+def _inherited_address_space_limit() -> int | None:
+    """The address-space limit (RLIMIT_AS, bytes) this process may not go past: its soft limit,
+    or None when there is none."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    return None if soft == resource.RLIM_INFINITY else soft
+
+
+def _point_address_space_limit(memory_mb: float) -> int:
+    """The RLIMIT_AS soft limit that lets a point grow this worker by `memory_mb`: at most the
+    hard limit, which only a privileged process may raise (setrlimit refuses a soft limit above
+    it, and an inherited `ulimit -v` sets both)."""
+    wanted = _address_space() + int(memory_mb * MB)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
 
 
 CLUSTER_EXTRA_HINT = "--cluster needs dask.distributed: pip install 'quench[cluster]'"
@@ -314,7 +334,7 @@ def _worker_main(conn: Any, stderr: Any, memory_mb: float | None) -> None:
         except EOFError:  # the sweep closed the pool
             return
         if memory_mb:
-            limit = _address_space() + int(memory_mb * MB)
+            limit = _point_address_space_limit(memory_mb)
             resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
         payload = run_point(scenario)
         try:

@@ -11,10 +11,14 @@ times, invert — a rate proportional to the queue the packets are building).
 
 from __future__ import annotations
 
+import io
+import ipaddress
 import json
+import math
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -110,26 +114,38 @@ def _decode(frame: bytes, orig_len: int, linktype: int) -> dict | None:
 
 
 def read_pcap(path: str | Path) -> pd.DataFrame:
-    """One row per IPv4 packet: time_s, lengths, addresses, ports, TCP fields, fragment fields."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"pcap file not found: {p}")
-    return parse_pcap(p.read_bytes(), p)
+    """One row per IPv4 packet: time_s, lengths, addresses, ports, TCP fields, fragment fields.
+    The file must be a regular file of at most `quench.files.MAX_PCAP_BYTES`; it is read
+    record by record, not whole."""
+    from quench.files import MAX_PCAP_BYTES, UnreadableFile, open_regular
+
+    if not Path(path).exists():
+        raise FileNotFoundError(f"pcap file not found: {path}")
+    try:
+        f = open_regular(path, MAX_PCAP_BYTES, "pcap file")
+    except UnreadableFile as e:
+        raise PcapError(str(e)) from None
+    with f:
+        return _parse(f, path)
 
 
 def parse_pcap(data: bytes, p: str | Path = "<pcap>") -> pd.DataFrame:
     """As read_pcap, from the file's bytes (e.g. `Results.pcaps[link]`)."""
-    h = _file_header(data, p)
+    return _parse(io.BytesIO(data), p)
+
+
+def _parse(f: BinaryIO, p: str | Path) -> pd.DataFrame:
+    h = _file_header(f.read(24), p)
     rec = struct.Struct(h.endian + "IIII")
     scale = 1e-9 if h.nanoseconds else 1e-6
     rows, pos = [], 24
-    while pos + 16 <= len(data):
-        sec, frac, incl, orig = rec.unpack_from(data, pos)
-        pos += 16
-        if pos + incl > len(data):
-            raise PcapError(f"{p}: truncated record at byte {pos - 16}")
-        row = _decode(data[pos : pos + incl], orig, h.linktype)
-        pos += incl
+    while len(head := f.read(16)) == 16:
+        sec, frac, incl, orig = rec.unpack(head)
+        frame = f.read(incl)
+        if len(frame) < incl:
+            raise PcapError(f"{p}: truncated record at byte {pos}")
+        pos += 16 + incl
+        row = _decode(frame, orig, h.linktype)
         if row is not None:
             row["time_s"] = sec + frac * scale
             rows.append(row)
@@ -260,6 +276,28 @@ def arrival_rate(times: np.ndarray, gain: float = DEFAULT_SMOOTHING_GAIN) -> pd.
     return pd.DataFrame({"time_s": t[1:], "interarrival_s": gaps, "smoothed_s": smooth, "rate_pps": rate})
 
 
+def check_gain(gain: float) -> float:
+    """An EWMA gain: a finite number in (0, 1] (0 would never move the average, above 1 it
+    overshoots and oscillates)."""
+    if isinstance(gain, bool) or not isinstance(gain, int | float):
+        raise TypeError(f"gain: expected a number in (0, 1], got {type(gain).__name__}")
+    if not (math.isfinite(gain) and 0 < gain <= 1):
+        raise ValueError(f"gain: {gain} is not a number in (0, 1]")
+    return float(gain)
+
+
+def check_source(src: str | None) -> str | None:
+    """An IPv4 address in dotted-quad form, as the packets table writes `src`, or None."""
+    if src is None:
+        return None
+    if not isinstance(src, str):
+        raise TypeError(f"src: expected an IPv4 address such as '10.0.0.1', got {type(src).__name__}")
+    try:
+        return str(ipaddress.IPv4Address(src))
+    except ValueError:
+        raise ValueError(f"src: '{src}' is not an IPv4 address such as '10.0.0.1'") from None
+
+
 def analyze(
     path: str | Path,
     out: str | Path,
@@ -280,6 +318,8 @@ def analyze(
     from quench.atomic import RUN_MARKER, TRACE_MARKER_KEY, check_output_dir, staged_dir
     from quench.results import Results  # noqa: F401  (pyarrow is needed for Parquet)
 
+    check_gain(gain)
+    check_source(src)
     outdir = check_output_dir(out, force=force)
     pkts = read_pcap(path)
     fl = flows(pkts)

@@ -82,7 +82,7 @@ def instants(res: Results) -> list[float]:
 
 
 def _instant(res: Results, t: Any, key: str) -> float:
-    s = parse_duration(t)
+    s = parse_duration(t, key)
     known = instants(res)
     for k in known:
         if abs(k - s) <= SAME_INSTANT_S:

@@ -326,6 +326,9 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         flows.push(flow);
         agents.extend([sender, receiver]);
     }
+    let packets: Vec<(usize, f64)> =
+        sc.flows.iter().enumerate().map(|(i, f)| (i, f.spec().expected_packets(sc.duration))).collect();
+    sc.budget.check_packets(&packets)?;
     let workloads = workload::prepare(&sc.workloads, sc.seed, sc.duration)?;
     check_workloads(sc, &cx, &workloads, end)?;
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;

@@ -361,6 +361,16 @@ impl Dist {
                 if !c.weights.is_empty() && c.weights.iter().all(|&w| w == 0.0) {
                     return Err(ConfigError::new("weights", "must not all be zero"));
                 }
+                // A draw searches the running sums of the weights: they must stay finite.
+                let total: f64 = c.weights.iter().sum();
+                if !total.is_finite() {
+                    return Err(ConfigError::new(
+                        "weights",
+                        format!(
+                            "their sum, {total}, is not a finite number; scale them down (only their ratios count)"
+                        ),
+                    ));
+                }
                 Ok(())
             }
             Dist::Empirical(e) => e.validate(bounds),

@@ -62,6 +62,16 @@ pub const DEFAULT_FLOW_BUDGET: u64 = 10_000_000;
 /// error instead of the allocator stopping the process.
 pub const DEFAULT_ACTIVE_FLOW_BUDGET: u64 = 1_000_000;
 
+/// The packets the sources that send at a rate of their own (UDP) may send by default
+/// (`budget.packets`), estimated before the run as rate / mean packet size × sending time.
+/// Each packet costs at least two events (sent, and queued or dropped at the first link) even
+/// when the network drops it at once, so at the ~10⁷ events per second the engine runs, 10⁸
+/// packets take half a minute or more; a 1 Tbit/s source of 1 KB datagrams reaches it in under
+/// a simulated second. The largest UDP load in this repository sends a few thousand packets.
+pub const DEFAULT_PACKET_BUDGET: u64 = 100_000_000;
+/// The most `budget.packets` may allow: 10¹² packets is a day of events at 10⁷ a second.
+pub const MAX_PACKET_BUDGET: u64 = 1_000_000_000_000;
+
 /// The most flows `budget.flows` may allow: flow ids are `u32` and each flow's two endpoints
 /// take ids `2f` and `2f + 1`, so the ids last to 2³¹ flows; 10⁹ leaves a Poisson count far
 /// above its mean (σ ≈ 3·10⁴) well inside.
@@ -97,6 +107,44 @@ pub const MAX_RTT_MULTIPLE: f64 = 1e3;
 /// The most a dimensionless tuning factor may be (PCP's slope tolerance and confidence,
 /// tit-for-tat factor): three orders of magnitude past their defaults (at most 2).
 pub const MAX_FACTOR: f64 = 1e3;
+
+/// The shortest period of a queue controller's update (PIE's, FQ-PIE's and DualPI2's
+/// `tupdate`): 100 µs. While its queue is busy a controller runs once a period and records
+/// up to five monitor rows (DualPI2), so 100 µs bounds it to 10⁴ updates and 5·10⁴ rows per
+/// simulated second, about the packet rate of a 600 Mbit/s link of 1500-byte packets: the
+/// controller never outweighs the traffic it controls. Linux runs PIE and FQ-PIE on a timer of
+/// whole jiffies (`usecs_to_jiffies(tupdate)`: 1 ms at HZ = 1000) and RFC 8033 and RFC 9332
+/// recommend 15 ms and 16 ms, so 100 µs is ten times faster than any kernel runs them.
+pub const MIN_CONTROLLER_PERIOD: Dur = Dur(100_000);
+
+/// The largest gain of a PI controller (PIE's, FQ-PIE's and DualPI2's `alpha` and `beta`, in
+/// Hz): 10³. The gain turns a delay error in seconds into a change of probability per update,
+/// so at 10³ Hz an error of 1 ms already moves the probability from 0 to 1 in one update, and
+/// a larger gain only switches between the two; the defaults are 0.125 to 3.2 Hz (RFC 8033,
+/// RFC 9332). The ceiling also keeps `gain · error` finite for every error up to
+/// [`MAX_DURATION`], so the probability never becomes NaN.
+pub const MAX_CONTROLLER_GAIN: f64 = 1e3;
+
+/// Refuse a controller's update period below [`MIN_CONTROLLER_PERIOD`].
+pub fn check_controller_period(key: &str, period: Dur) -> Result<(), crate::ConfigError> {
+    if period < MIN_CONTROLLER_PERIOD {
+        let why = format!(
+            "{period} is shorter than {MIN_CONTROLLER_PERIOD}, the shortest update period quench accepts (each \
+             update runs the controller and records its monitors)"
+        );
+        return Err(crate::ConfigError::new(key, why));
+    }
+    Ok(())
+}
+
+/// Refuse a PI controller's gain that is not a positive number of Hz within
+/// [`MAX_CONTROLLER_GAIN`].
+pub fn check_controller_gain(key: &str, gain: f64) -> Result<(), crate::ConfigError> {
+    if !(gain.is_finite() && gain > 0.0) {
+        return Err(crate::ConfigError::new(key, format!("{gain} is not a positive gain in Hz")));
+    }
+    check_at_most(key, gain, MAX_CONTROLLER_GAIN, "the largest controller gain quench accepts, in Hz")
+}
 
 /// Refuse a setting above its ceiling (its lower bound is checked where it is defined): the
 /// message names the ceiling and what it stands for, never a clamped value.

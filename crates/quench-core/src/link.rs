@@ -98,6 +98,12 @@ struct WireLoss {
     rng: Rng,
 }
 
+/// The packets of room a device queue reserves when it is built; beyond them it grows as
+/// packets arrive, so memory follows the packets queued, not the limit (a limit of 10⁹ would
+/// otherwise reserve ~100 GB up front). 256 is a common driver transmit ring (e1000's default)
+/// and ns-3's 100-packet device queue fits, so the usual sizes never reallocate in a run.
+const DEVICE_QUEUE_RESERVED: usize = 256;
+
 /// A FIFO between the qdisc and the transmitter (see the module header).
 struct DeviceQueue {
     /// Capacity in packets (at least 1).
@@ -224,7 +230,8 @@ impl Link {
                 .then(|| Box::new(WireLoss { probability: p.loss_probability, rng: loss_rng })),
             device: (p.device_queue > 0).then(|| {
                 let limit = p.device_queue as usize;
-                Box::new(DeviceQueue { limit, packets: VecDeque::with_capacity(limit), bytes: 0 })
+                let packets = VecDeque::with_capacity(limit.min(DEVICE_QUEUE_RESERVED));
+                Box::new(DeviceQueue { limit, packets, bytes: 0 })
             }),
             serializer: Serializer::new(p.rate),
             qdisc_rng,

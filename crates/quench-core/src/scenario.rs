@@ -57,6 +57,19 @@ pub struct Budget {
     /// one more arrives.
     #[serde(default = "default_active_flow_budget")]
     pub active_flows: u64,
+    /// Packets the sources that send at a rate of their own (UDP) may send in the run, all
+    /// together: each costs events whatever the network does with it. Left out of the
+    /// written scenario at its default, so scenarios record what they always did.
+    #[serde(default = "default_packet_budget", skip_serializing_if = "is_default_packet_budget")]
+    pub packets: u64,
+}
+
+fn default_packet_budget() -> u64 {
+    limits::DEFAULT_PACKET_BUDGET
+}
+
+fn is_default_packet_budget(n: &u64) -> bool {
+    *n == limits::DEFAULT_PACKET_BUDGET
 }
 
 fn default_active_flow_budget() -> u64 {
@@ -69,7 +82,11 @@ fn default_flow_budget() -> u64 {
 
 impl Default for Budget {
     fn default() -> Self {
-        Budget { flows: limits::DEFAULT_FLOW_BUDGET, active_flows: limits::DEFAULT_ACTIVE_FLOW_BUDGET }
+        Budget {
+            flows: limits::DEFAULT_FLOW_BUDGET,
+            active_flows: limits::DEFAULT_ACTIVE_FLOW_BUDGET,
+            packets: limits::DEFAULT_PACKET_BUDGET,
+        }
     }
 }
 
@@ -85,6 +102,29 @@ impl Budget {
             limits::MAX_FLOW_BUDGET as f64
         );
         ConfigError::new("budget.active_flows", msg)
+    }
+
+    /// Refuse a scenario whose rate-driven sources are expected to send more packets than
+    /// `budget.packets`: `expected` holds each flow's index and expected packets, and the error
+    /// names the rate of the flow that sends the most.
+    pub fn check_packets(&self, expected: &[(usize, f64)]) -> Result<(), ConfigError> {
+        if self.packets == 0 || self.packets > limits::MAX_PACKET_BUDGET {
+            let why = format!("{} is outside 1 to {:e}", self.packets, limits::MAX_PACKET_BUDGET as f64);
+            return Err(ConfigError::new("budget.packets", why));
+        }
+        let total: f64 = expected.iter().map(|&(_, n)| n).sum();
+        let Some(&(most, _)) = expected.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Ok(()) };
+        if total <= self.packets as f64 {
+            return Ok(());
+        }
+        let msg = format!(
+            "the sources that send at a rate of their own are expected to send about {total:.3e} packets \
+             (rate / mean packet size × sending time), more than budget.packets, {:e}; lower the rate or the \
+             sending time, or raise budget.packets (at most {:e}; the engine runs about 10⁷ events a second)",
+            self.packets as f64,
+            limits::MAX_PACKET_BUDGET as f64
+        );
+        Err(ConfigError::new(format!("flows[{most}].rate"), msg))
     }
 
     /// Refuse a scenario expected to create more flows than the budget allows.

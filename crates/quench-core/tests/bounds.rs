@@ -118,3 +118,86 @@ fn messages_carry_no_position_in_the_internal_text() {
     assert_eq!(e.path, "links[0].duplex");
     assert!(!e.message.contains("line"), "{e}");
 }
+
+/// The process's virtual memory in bytes (Linux), which counts memory reserved but not yet
+/// touched: what an up-front reservation would show.
+fn virtual_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kb| kb * 1024)
+}
+
+/// A device queue reserves room for a driver ring's worth of packets and grows as packets
+/// arrive: a 10⁹-packet one (the most a buffer may hold) builds at once, without the ~100 GB
+/// that reserving its limit would take.
+#[test]
+fn a_huge_device_queue_reserves_no_memory_up_front() {
+    let mut sc = base();
+    sc["links"][1]["device_queue"] = json!(1_000_000_000u64);
+    let before = virtual_memory();
+    let started = std::time::Instant::now();
+    let sim = quench_core::Simulation::from_json(&sc.to_string()).expect("a 1e9-packet device queue builds");
+    let took = started.elapsed();
+    let grown = virtual_memory().zip(before).map(|(after, before)| after.saturating_sub(before));
+    eprintln!("built in {took:?}, virtual memory grew by {grown:?} bytes");
+    assert!(took.as_secs_f64() < 1.0, "{took:?}");
+    // Other tests run in threads of this process: 1 GB leaves them room and is 1% of 100 GB.
+    assert!(grown.is_none_or(|g| g < 1 << 30), "grew by {grown:?} bytes");
+    drop(sim);
+}
+
+#[test]
+fn controller_periods_have_a_floor_and_gains_a_ceiling() {
+    for kind in ["pie", "fq_pie", "dualpi2"] {
+        let q = |key: &str, v: Value| json!({"kind": kind, key: v});
+        let shortest = "100us, the shortest update period";
+        expect(with(&["links", "1", "qdisc"], q("tupdate", json!("1ns"))), "links[1].qdisc.tupdate", shortest);
+        expect(with(&["links", "1", "qdisc"], q("tupdate", json!("99us"))), "links[1].qdisc.tupdate", "100us");
+        for key in ["alpha", "beta"] {
+            let path = format!("links[1].qdisc.{key}");
+            expect(with(&["links", "1", "qdisc"], q(key, json!(1e300))), &path, "more than 1000, the largest");
+            expect(with(&["links", "1", "qdisc"], q(key, json!(0))), &path, "not a positive gain");
+        }
+        // At the floor and the ceiling, the scenario builds.
+        let edge = json!({"kind": kind, "tupdate": "100us", "alpha": 1e3, "beta": 1e3});
+        let built = quench_core::Simulation::from_json(&with(&["links", "1", "qdisc"], edge).to_string());
+        assert!(built.is_ok(), "{kind}: {:?}", built.err());
+    }
+}
+
+#[test]
+fn codel_mtu_is_at_most_the_largest_datagram() {
+    for kind in ["codel", "fq_codel"] {
+        let q = json!({"kind": kind, "mtu": "1000000000B"});
+        expect(with(&["links", "1", "qdisc"], q), "links[1].qdisc.mtu", "the largest IPv4 datagram");
+    }
+    let q = json!({"kind": "codel", "mtu": "65535B"});
+    assert!(quench_core::Simulation::from_json(&with(&["links", "1", "qdisc"], q).to_string()).is_ok());
+}
+
+#[test]
+fn choice_weights_must_sum_to_a_finite_number() {
+    let size = json!({"dist": "choice", "values": ["100B", "1000B"], "weights": [1e308, 1e308]});
+    let udp = json!({"kind": "udp", "src": "a", "dst": "b", "rate": "1Mbps", "size": size});
+    expect(with(&["flows", "0"], udp), "flows[0].size.weights", "sum, inf, is not a finite number");
+}
+
+/// A source that sends at a rate of its own costs events whatever the network does with its
+/// packets: 1 Tbit/s of 1 KB datagrams for 10 s into a 10 Mbit/s path is about 1.2·10⁹ of them.
+#[test]
+fn a_rate_driven_source_beyond_the_packet_budget_is_refused_naming_both_keys() {
+    let udp = |rate: &str| json!({"kind": "udp", "src": "a", "dst": "b", "pattern": "poisson", "rate": rate, "size": "1000B"});
+    let mut sc = with(&["flows", "0"], udp("1Tbps"));
+    sc["duration"] = json!("10s");
+    let started = std::time::Instant::now();
+    let e = expect_error(sc.clone(), "flows[0].rate", "about 1.216e9 packets");
+    assert!(e.message.contains("budget.packets, 1e8"), "{e}");
+    assert!(started.elapsed().as_secs_f64() < 1.0);
+    // Two sources are counted together; the one sending the most is named.
+    sc["flows"] = json!([udp("1Mbps"), udp("60Gbps"), udp("40Gbps")]);
+    expect(sc.clone(), "flows[1].rate", "about 1.216e8 packets");
+    sc["budget"] = json!({"packets": 200_000_000u64});
+    assert!(quench_core::Simulation::from_json(&sc.to_string()).is_ok());
+    sc["budget"] = json!({"packets": 0});
+    expect(sc, "budget.packets", "outside 1 to 1e12");
+}

@@ -152,8 +152,10 @@ impl CodelParams {
         if target.is_zero() || target >= interval {
             return Err(ConfigError::new("target", format!("must be positive and below interval ({interval})")));
         }
-        if mtu.0 == 0 {
-            return Err(ConfigError::new("mtu", "must be at least one byte"));
+        // MAXPACKET stands for the largest packet: none exceeds the largest IPv4 datagram.
+        if mtu.0 == 0 || mtu > crate::limits::MAX_MTU {
+            let why = format!("{mtu} is not between 1B and {}, the largest IPv4 datagram", crate::limits::MAX_MTU);
+            return Err(ConfigError::new("mtu", why));
         }
         Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold, control_law })
     }

@@ -73,6 +73,7 @@
 use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
+use crate::limits;
 use crate::packet::{ecn, Packet};
 use crate::rng::Rng;
 use crate::units::{Bytes, Dur, Limit, Time};
@@ -261,16 +262,12 @@ pub struct DualPi2Params {
 impl DualPi2Params {
     pub fn new(cfg: &DualPi2Config) -> Result<Self, ConfigError> {
         validate_limit(&cfg.limit, "limit")?;
-        for (d, key) in [(cfg.target, "target"), (cfg.tupdate, "tupdate")] {
-            if d.is_zero() {
-                return Err(ConfigError::new(key, "must be positive"));
-            }
+        if cfg.target.is_zero() {
+            return Err(ConfigError::new("target", "must be positive"));
         }
-        for (v, key) in [(cfg.alpha, "alpha"), (cfg.beta, "beta")] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(ConfigError::new(key, format!("{v} is not a positive gain in Hz")));
-            }
-        }
+        limits::check_controller_period("tupdate", cfg.tupdate)?;
+        limits::check_controller_gain("alpha", cfg.alpha)?;
+        limits::check_controller_gain("beta", cfg.beta)?;
         // k below 1 would make the L4S probability smaller than the base one; Linux takes an
         // integer of at least 1 (`coupling_factor`), the RFC recommends 2.
         if !(cfg.coupling.is_finite() && (1.0..=100.0).contains(&cfg.coupling)) {

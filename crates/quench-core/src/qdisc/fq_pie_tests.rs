@@ -101,9 +101,10 @@ fn conserves_packets_and_bytes_and_keeps_each_flow_in_order() {
         quantum: Bytes(300),
         limit: Limit { packets: Some(12), bytes: None },
         target: Dur::from_micros(2),
-        tupdate: Dur::from_micros(10),
-        alpha: 1e4,
-        beta: 1e4,
+        // The shortest period and largest gains quench accepts (limits.rs), to drop early often.
+        tupdate: crate::limits::MIN_CONTROLLER_PERIOD,
+        alpha: crate::limits::MAX_CONTROLLER_GAIN,
+        beta: crate::limits::MAX_CONTROLLER_GAIN,
         max_burst: Dur::ZERO,
         mean_packet_size: Bytes(40),
         ..FqPieConfig::default()

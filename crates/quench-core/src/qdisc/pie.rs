@@ -53,6 +53,7 @@
 use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
 use crate::error::ConfigError;
+use crate::limits;
 use crate::packet::{ecn, Packet};
 use crate::rng::Rng;
 use crate::units::{Bytes, Dur, Limit, Time};
@@ -220,12 +221,9 @@ impl PieParams {
             }
         };
         positive_time(cfg.target, "target")?;
-        positive_time(cfg.tupdate, "tupdate")?;
-        for (v, key) in [(cfg.alpha, "alpha"), (cfg.beta, "beta")] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(ConfigError::new(key, format!("{v} is not a positive gain in Hz")));
-            }
-        }
+        limits::check_controller_period("tupdate", cfg.tupdate)?;
+        limits::check_controller_gain("alpha", cfg.alpha)?;
+        limits::check_controller_gain("beta", cfg.beta)?;
         if !(cfg.mark_ecnth.is_finite() && (0.0..=1.0).contains(&cfg.mark_ecnth)) {
             return Err(ConfigError::new("mark_ecnth", format!("{} is not in [0, 1]", cfg.mark_ecnth)));
         }

@@ -203,7 +203,7 @@ fn conserves_packets_and_bytes() {
     let cfg = PieConfig {
         limit: Limit { packets: Some(16), bytes: None },
         target: Dur::from_micros(20),
-        tupdate: Dur::from_micros(20),
+        tupdate: crate::limits::MIN_CONTROLLER_PERIOD,
         max_burst: Dur::ZERO,
         mean_packet_size: Bytes(100),
         ..PieConfig::default()

@@ -26,6 +26,12 @@ pub trait TransportSpec {
     }
     /// The flow's sender and receiver; errors name keys relative to the flow.
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError>;
+    /// Packets the source is expected to send by `end` whatever the network does with them,
+    /// for `budget.packets`: non-zero only for a source that sends at a rate of its own (UDP),
+    /// not one that waits for acknowledgements.
+    fn expected_packets(&self, _end: Dur) -> f64 {
+        0.0
+    }
     /// Whether the connection negotiates SACK (RFC 2018 section 2), for a capture's SYN.
     fn sack_permitted(&self) -> bool {
         false

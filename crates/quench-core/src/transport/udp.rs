@@ -255,6 +255,13 @@ impl TransportSpec for UdpFlowSpec {
         }
         Ok(())
     }
+    /// The mean rate over the mean datagram (payload and headers) for as long as it sends.
+    fn expected_packets(&self, end: Dur) -> f64 {
+        let stop = self.stop.map_or(end, |s| s.min(end));
+        let seconds = Dur(stop.0.saturating_sub(self.start.0)).as_secs_f64();
+        let datagram_bits = (self.size.mean() + (IP_HEADER + UDP_HEADER) as f64) * 8.0;
+        self.rate.0 as f64 / datagram_bits * seconds
+    }
     /// No acknowledgements, so only the forward path must exist.
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         cx.check_path(None)?;
