@@ -57,6 +57,17 @@ class Criterion:
         return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """Why a criterion fails where it does, for the report: one sentence, and the anchor of the
+    heading in docs/reproductions.md whose section holds the evidence. An experiment lists its
+    analyses in a module-level `FAILURES` dict keyed by criterion name; they live in the code
+    rather than in summary.json, so that explaining a failure changes no recorded result."""
+
+    why: str
+    anchor: str
+
+
 # ---------------------------------------------------------------------------------------
 # The grid runner: an experiment's independent runs on the sweep engine's process pool.
 
