@@ -277,7 +277,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in names:
         out = base / name if (args.name == "all" or args.out is None) else base
         print(f"== {name} ({'quick' if args.quick else 'full'}) -> {out}")
-        summaries[name] = (out, reproduce(name, out, quick=args.quick, seed=args.seed))
+        summaries[name] = (out, reproduce(name, out, quick=args.quick, seed=args.seed, progress=True))
         verdict = "all criteria pass" if summaries[name][1]["passed"] else "some criteria FAIL (see summary.json)"
         print(f"{name}: {verdict}; summary.json, Parquet results and plots in {out}\n")
     if args.name == "all":

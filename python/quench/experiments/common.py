@@ -9,8 +9,11 @@ import gzip
 import itertools
 import json
 import math
+import sys
+import threading
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -101,6 +104,96 @@ def _run(run: Run) -> tuple[dict[str, Any], Any]:
     return res.scenario, res if run.keep is None else run.keep(res)
 
 
+# How long a grid in progress may go without a line on stderr when progress is reported: a
+# reproduction's run can take minutes, and its user should never wait 30 s without news.
+PROGRESS_INTERVAL_S = 10.0
+# The experiment whose grids report their progress (set by `progress_reports`); None: silent.
+_progress_label: str | None = None
+
+
+@contextlib.contextmanager
+def progress_reports(label: str) -> Iterator[None]:
+    """Within the block, every grid reports on stderr (stdout keeps the experiment's tables)."""
+    global _progress_label
+    previous, _progress_label = _progress_label, label
+    try:
+        yield
+    finally:
+        _progress_label = previous
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+class GridProgress:
+    """Lines on stderr about a grid in progress: runs done of the total, time elapsed and an
+    estimate of the time left. A line at a finished run when the last one is PROGRESS_INTERVAL_S
+    old, and from a background thread when no run has finished for that long (a long run)."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self.start = self.last_line = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+
+    def __enter__(self) -> GridProgress:
+        self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._ticker.join()
+
+    def advance(self) -> None:
+        with self._lock:
+            self.done += 1
+            self._say_if_due()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(PROGRESS_INTERVAL_S / 2):
+            with self._lock:
+                self._say_if_due()
+
+    def _say_if_due(self) -> None:
+        now = time.monotonic()
+        if now - self.last_line < PROGRESS_INTERVAL_S:
+            return
+        elapsed = now - self.start
+        left = f", about {_clock(elapsed / self.done * (self.total - self.done))} left" if self.done else ""
+        print(f"  {self.label}: {self.done}/{self.total} runs, {_clock(elapsed)} elapsed{left}", file=sys.stderr)
+        sys.stderr.flush()
+        self.last_line = now
+
+
+class _Silent:
+    """A grid's progress where nobody asked for it."""
+
+    def advance(self) -> None:
+        pass
+
+
+def _run_all(runs: list[Run], jobs: int, progress: GridProgress | _Silent) -> list[tuple[dict[str, Any], Any]]:
+    """Every run's resolved scenario and what it keeps, in the order given; runs in this process
+    when `jobs` is 1, else on the pool."""
+    if jobs <= 1 or len(runs) <= 1:
+        done = []
+        for run in runs:
+            done.append(_run(run))
+            progress.advance()
+        return done
+    try:
+        futures = [_pool(jobs).submit(_run, run) for run in runs]
+        for _ in as_completed(futures):
+            progress.advance()
+        return [f.result() for f in futures]
+    except BrokenProcessPool:
+        _pool.cache_clear()  # a worker died: the next grid starts a new pool
+        raise
+
+
 def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
     """Run independent simulations on the sweep engine's process pool (`jobs` processes, default
     one per core) and return, per grid, what each run keeps, in the order given whatever order
@@ -110,18 +203,16 @@ def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
     the results are those of that serial loop."""
     runs = [run for grid in grids for run in grid]
     jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 1 or len(runs) <= 1:
-        kept = [_run(run)[1] for run in runs]  # run_scenario journals them itself
+    in_pool = jobs > 1 and len(runs) > 1
+    if _progress_label is None:
+        done = _run_all(runs, jobs, _Silent())
     else:
-        try:
-            done = list(_pool(jobs).map(_run, runs))
-        except BrokenProcessPool:
-            _pool.cache_clear()  # a worker died: the next grid starts a new pool
-            raise
-        journal = active_journal()
-        if journal is not None:
-            journal.extend(resolved for resolved, _ in done)
-        kept = [k for _, k in done]
+        with GridProgress(_progress_label, len(runs)) as progress:
+            done = _run_all(runs, jobs, progress)
+    journal = active_journal()
+    if in_pool and journal is not None:  # in this process, run_scenario journals them itself
+        journal.extend(resolved for resolved, _ in done)
+    kept = [k for _, k in done]
     it = iter(kept)
     return [list(itertools.islice(it, len(grid))) for grid in grids]
 
