@@ -1,8 +1,8 @@
 """`quench ns3`: a small dumbbell translated into ns-3 agrees with quench.
 
 The ns-3 environment (the ns3 wheel from PyPI in its own venv, quench.ns3.venv_dir()) is set up
-here when it is missing: about 5 minutes and 1 GB on a fresh machine (cppyy's backend compiles
-during the install), then ~20 s per ns-3 run (importing ns-3 costs ~8-14 s of it). The tests
+here when it is missing: a download of about 120 MB, then about 5 minutes while cppyy's backend
+compiles, then ~20 s per ns-3 run (importing ns-3 costs ~8-14 s of it). The tests
 skip only when the wheel cannot be installed (no network). The translation tests without ns-3
 (refusals, the plan) always run.
 """

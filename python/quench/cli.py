@@ -134,7 +134,7 @@ def cmd_ns3(args: argparse.Namespace) -> int:
     from quench import ns3
 
     if args.setup:
-        print(f"setting up ns3=={ns3.NS3_VERSION} in {ns3.venv_dir()} (a download of about 1 GB on first use)")
+        print(f"setting up ns3=={ns3.NS3_VERSION} in {ns3.venv_dir()} ({ns3.DOWNLOAD}, on first use)")
         py = ns3.setup()
         print(f"ns-3 environment ready: {py}")
         if args.scenario is None:
@@ -476,7 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a scenario in quench and in ns-3 and compare them",
         description="Run the scenario in both simulators (--seeds K: seeds s..s+K-1, means and spread) and "
         "print utilization, total goodput, Jain index, drops and mean queue at the bottleneck side by side "
-        "with relative differences, tolerances and verdicts; writes both runs' tables, comparison.json and "
+        "with relative differences, tolerances and verdicts, then each flow's goodput share, goodput, "
+        "smoothed RTT and retransmissions in both; writes both runs' tables, comparison.json and "
         "compare_queue.png (and compare_cwnd.png when the scenario records cwnd) into --out.",
     )
     cmp_.add_argument("scenario", type=Path)

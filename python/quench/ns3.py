@@ -52,6 +52,12 @@ NO_SSTHRESH = 2**64 - 1
 RFC5681_IW_BYTES = 4380
 
 
+# What `quench ns3 --setup` fetches from PyPI (the ns3 wheel, 69 MB, and cppyy's Cling backend,
+# 48 MB, with a few small source packages; measured with `pip download ns3==3.44.post0`), said
+# the same way wherever the set-up is mentioned.
+DOWNLOAD = "a download of about 120 MB, then about 5 minutes while cppyy's backend compiles"
+
+
 class Ns3Unavailable(OSError):
     """The ns-3 environment is missing or broken (an OSError: the command line reports it as
     one line with exit status 2, like a missing file)."""
@@ -74,7 +80,7 @@ def ns3_python() -> Path:
     if not py.is_file():
         raise Ns3Unavailable(
             f"no ns-3 environment at {venv_dir()}; create it with `{SETUP_HINT}` "
-            f"(installs ns3=={NS3_VERSION} from PyPI, about 1 GB) or point QUENCH_NS3_VENV at one"
+            f"(installs ns3=={NS3_VERSION} from PyPI: {DOWNLOAD}) or point QUENCH_NS3_VENV at one"
         )
     return py
 
