@@ -56,10 +56,12 @@ def test_grid_reports_its_progress_on_stderr_only_when_asked(jobs, capsys, monke
     assert capsys.readouterr() == ("", "")
     with progress_reports("demo"):
         run_grid(runs, jobs=jobs)
+        run_grid(runs[:2], jobs=jobs)
     out, err = capsys.readouterr()
     lines = [line for line in err.splitlines() if "left" in line]  # the ticker's may come too
     assert out == "" and lines
-    assert re.fullmatch(r"  demo: 3/3 runs, \d+:\d\d elapsed, about 0:00 left", lines[-1])
+    assert any(re.fullmatch(r"  demo: grid 1, 3/3 runs, \d+:\d\d elapsed, about 0:00 left in it", x) for x in lines)
+    assert re.fullmatch(r"  demo: grid 2, 2/2 runs, \d+:\d\d elapsed, about 0:00 left in it", lines[-1])
 
 
 def test_text_table_aligns_columns_and_trims_lines():

@@ -107,19 +107,34 @@ def _run(run: Run) -> tuple[dict[str, Any], Any]:
 # How long a grid in progress may go without a line on stderr when progress is reported: a
 # reproduction's run can take minutes, and its user should never wait 30 s without news.
 PROGRESS_INTERVAL_S = 10.0
+
+
+@dataclass
+class ExperimentProgress:
+    """What an experiment's grids share when they report: its name, when it started, when it
+    last said something (an experiment runs many short grids, which together must not go
+    quiet either) and how many grids it has started."""
+
+    label: str
+    start: float
+    last_line: float
+    grids: int = 0
+
+
 # The experiment whose grids report their progress (set by `progress_reports`); None: silent.
-_progress_label: str | None = None
+_reporting: ExperimentProgress | None = None
 
 
 @contextlib.contextmanager
 def progress_reports(label: str) -> Iterator[None]:
     """Within the block, every grid reports on stderr (stdout keeps the experiment's tables)."""
-    global _progress_label
-    previous, _progress_label = _progress_label, label
+    global _reporting
+    now = time.monotonic()
+    previous, _reporting = _reporting, ExperimentProgress(label, now, now)
     try:
         yield
     finally:
-        _progress_label = previous
+        _reporting = previous
 
 
 def _clock(seconds: float) -> str:
@@ -128,13 +143,16 @@ def _clock(seconds: float) -> str:
 
 
 class GridProgress:
-    """Lines on stderr about a grid in progress: runs done of the total, time elapsed and an
-    estimate of the time left. A line at a finished run when the last one is PROGRESS_INTERVAL_S
-    old, and from a background thread when no run has finished for that long (a long run)."""
+    """Lines on stderr about a grid in progress: which of the experiment's grids, its runs done
+    of the total, the experiment's time so far and an estimate of the grid's time left. A line
+    at a finished run when the experiment's last one is PROGRESS_INTERVAL_S old, and from a
+    background thread when no run has finished for that long (a long run)."""
 
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total, self.done = label, total, 0
-        self.start = self.last_line = time.monotonic()
+    def __init__(self, experiment: ExperimentProgress, total: int) -> None:
+        self.experiment, self.total, self.done = experiment, total, 0
+        experiment.grids += 1
+        self.grid = experiment.grids
+        self.start = time.monotonic()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker = threading.Thread(target=self._tick, daemon=True)
@@ -158,14 +176,15 @@ class GridProgress:
                 self._say_if_due()
 
     def _say_if_due(self) -> None:
-        now = time.monotonic()
-        if now - self.last_line < PROGRESS_INTERVAL_S:
+        now, e = time.monotonic(), self.experiment
+        if now - e.last_line < PROGRESS_INTERVAL_S:
             return
-        elapsed = now - self.start
-        left = f", about {_clock(elapsed / self.done * (self.total - self.done))} left" if self.done else ""
-        print(f"  {self.label}: {self.done}/{self.total} runs, {_clock(elapsed)} elapsed{left}", file=sys.stderr)
+        per_run = (now - self.start) / self.done if self.done else None
+        left = f", about {_clock(per_run * (self.total - self.done))} left in it" if per_run is not None else ""
+        line = f"  {e.label}: grid {self.grid}, {self.done}/{self.total} runs, {_clock(now - e.start)} elapsed{left}"
+        print(line, file=sys.stderr)
         sys.stderr.flush()
-        self.last_line = now
+        e.last_line = now
 
 
 class _Silent:
@@ -204,10 +223,10 @@ def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
     runs = [run for grid in grids for run in grid]
     jobs = default_jobs() if jobs is None else jobs
     in_pool = jobs > 1 and len(runs) > 1
-    if _progress_label is None:
+    if _reporting is None:
         done = _run_all(runs, jobs, _Silent())
     else:
-        with GridProgress(_progress_label, len(runs)) as progress:
+        with GridProgress(_reporting, len(runs)) as progress:
             done = _run_all(runs, jobs, progress)
     journal = active_journal()
     if in_pool and journal is not None:  # in this process, run_scenario journals them itself
