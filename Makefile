@@ -22,6 +22,7 @@ export PIP_QUIET := 1
 all: build
 
 $(STAMP):
+	@echo "build: creating $(VENV) with pip and maturin (under a minute)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
