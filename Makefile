@@ -8,26 +8,44 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.tools-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
+# The interpreter maturin builds the extension for, named as maturin names it to cargo: pyo3's
+# build script reruns when either differs, so `cargo test -p quench-py` (make test-rust) would
+# otherwise rebuild pyo3 and the extension crate after every `maturin develop`, and back.
+export PYO3_PYTHON := $(abspath $(VENV))/bin/python
+export PYO3_ENVIRONMENT_SIGNATURE := $(shell $(PYTHON) -c 'import platform, sys; \
+  print(f"{platform.python_implementation().lower()}-{sys.version_info[0]}.{sys.version_info[1]}-64bit")')
+# pip, run by maturin to install the Python dependencies, says only what goes wrong.
+export PIP_QUIET := 1
 
-.PHONY: all build reproduce demo test test-rust test-python tshark chromium bench docs lint clean
+.PHONY: all build reproduce demo notebooks test test-rust test-python tshark chromium bench docs lint clean
 
 all: build
 
 $(STAMP):
+	@echo "build: creating $(VENV) with pip and maturin (under a minute)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.5,<2"
 	touch $(STAMP)
 
-# Builds the extension (incrementally) and installs quench with its Python dependencies.
+# Builds the extension (incrementally) and installs quench with its Python dependencies;
+# cargo prints each crate it compiles (about 150 the first time), then the elapsed time.
 build: $(STAMP)
-	$(VENV)/bin/maturin develop --release --extras test --quiet
+	@echo "build: compiling the Rust extension (release) and installing quench into $(VENV)"
+	@start=$$(date +%s); $(VENV)/bin/maturin develop --release --extras test && \
+	  echo "build: done in $$(( $$(date +%s) - start )) s"
 
 reproduce: build
 	$(VENV)/bin/quench reproduce all --out results
 
 demo: build
 	$(VENV)/bin/quench demo --out results/demo
+
+# The tutorial notebooks in JupyterLab (installed into the venv the first time); their figures
+# show inline. They are stored without outputs: clear them before committing a change.
+notebooks: build
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install --quiet jupyterlab
+	$(VENV)/bin/jupyter lab examples
 
 test: test-rust test-python
 

@@ -1,5 +1,6 @@
 """The experiments' grid runner and table helper (quench.experiments.common)."""
 
+import re
 from operator import attrgetter
 
 import pandas as pd
@@ -7,7 +8,8 @@ import pytest
 from conftest import small_net
 
 from quench import _core
-from quench.experiments.common import Run, run_grid, text_table
+from quench.experiments import common
+from quench.experiments.common import Run, progress_reports, run_grid, text_table
 from quench.scenario import journal
 
 
@@ -44,6 +46,22 @@ def test_grid_raises_a_run_s_error():
     bad = Run({"duration": "1s", "links": [{"from": "a", "to": "nowhere"}]})
     with pytest.raises(_core.ScenarioError):
         run_grid([transfer("1s"), bad], jobs=2)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_grid_reports_its_progress_on_stderr_only_when_asked(jobs, capsys, monkeypatch):
+    monkeypatch.setattr(common, "PROGRESS_INTERVAL_S", 0.0)  # a line at every finished run
+    runs = [transfer("1s", attrgetter("flows"))] * 3
+    run_grid(runs, jobs=jobs)
+    assert capsys.readouterr() == ("", "")
+    with progress_reports("demo"):
+        run_grid(runs, jobs=jobs)
+        run_grid(runs[:2], jobs=jobs)
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if "left" in line]  # the ticker's may come too
+    assert out == "" and lines
+    assert any(re.fullmatch(r"  demo: grid 1, 3/3 runs, \d+:\d\d elapsed, about 0:00 left in it", x) for x in lines)
+    assert re.fullmatch(r"  demo: grid 2, 2/2 runs, \d+:\d\d elapsed, about 0:00 left in it", lines[-1])
 
 
 def test_text_table_aligns_columns_and_trims_lines():

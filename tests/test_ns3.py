@@ -1,8 +1,8 @@
 """`quench ns3`: a small dumbbell translated into ns-3 agrees with quench.
 
 The ns-3 environment (the ns3 wheel from PyPI in its own venv, quench.ns3.venv_dir()) is set up
-here when it is missing: about 5 minutes and 1 GB on a fresh machine (cppyy's backend compiles
-during the install), then ~20 s per ns-3 run (importing ns-3 costs ~8-14 s of it). The tests
+here when it is missing: a download of about 120 MB, then about 5 minutes while cppyy's backend
+compiles, then ~20 s per ns-3 run (importing ns-3 costs ~8-14 s of it). The tests
 skip only when the wheel cannot be installed (no network). The translation tests without ns-3
 (refusals, the plan) always run.
 """
@@ -328,3 +328,49 @@ def test_plan_maps_dctcp_to_tcp_dctcp_at_both_ends():
     spec["flows"].append({"kind": "tcp", "src": "s2", "dst": "d", "cc": newreno, "tcp": spec["flows"][0]["tcp"]})
     with pytest.raises(Exception, match=r"^flows\[2\]\.dst: d receives DCTCP and other TCP flows"):
         ns3.translate(spec)
+
+
+def synthetic_raw(plan: dict, delivered: list[int]) -> dict:
+    """What the ns-3 child would return for `plan` (every counter made up), each flow having
+    delivered the given bytes: enough for to_results, without ns-3."""
+    names = [f"{ln['from']}->{ln['to']}" for ln in plan["links"]] + [
+        f"{ln['to']}->{ln['from']}" for ln in plan["links"]
+    ]
+    counters = ("arrived", "departed", "dropped")
+    link = {f"{c}_{unit}": 10 for c in counters for unit in ("packets", "bytes")}
+    link |= {"marked_packets": 0, "backlog_packets": 0, "backlog_bytes": 0, "busy_s": 0.5, "drop_reasons": {}}
+    link |= {k: None for k in ("packet_seconds", "byte_seconds", "max_backlog_packets", "max_backlog_bytes")}
+    tcp = {"bytes_sent": 9000, "packets_sent": 7, "retransmitted_segments": 1, "timeouts": 0, "fast_retransmits": 1}
+    flows = [
+        {"bytes_delivered": b, "completion_s": None, **(tcp if fl["kind"] == "tcp" else {})}
+        for fl, b in zip(plan["flows"], delivered)
+    ]
+    return {"links": [{**link, "name": n} for n in names], "flows": flows, "queue": [], "events": 1, "run_wall_s": 0.1}
+
+
+def test_ns3_flows_have_every_quench_flows_column():
+    net = dumbbell(1, rate="10Mbps", rtt="50ms")
+    net.udp("s0", "d0", rate="1Mbps", size="500B")
+    plan = ns3.translate(net.to_dict("1s"))
+    flows = ns3.to_results(plan, synthetic_raw(plan, [14600, 500 * 37])).flows
+    quench_flows = run_scenario(net.to_dict("1s"), progress=False).flows
+    assert list(flows.columns) == list(quench_flows.columns)
+    tcp, udp = flows.iloc[0], flows.iloc[1]
+    assert udp["packets_received"] == 37  # the sink's bytes over the fixed payload
+    for column in ("packets_received", "mean_rtt_s", "mean_delay_s", "aborted"):
+        assert math.isnan(tcp[column]), column
+    assert math.isnan(udp["mean_delay_s"]) and math.isnan(udp["aborted"])
+
+
+def test_flow_table_sets_each_flow_beside_itself():
+    net = dumbbell(2, rate="10Mbps", rtt="50ms")
+    spec = net.to_dict("2s")
+    plan = ns3.translate(spec)
+    quench_run = run_scenario(spec, progress=False)
+    ns3_run = ns3.to_results(plan, synthetic_raw(plan, [30000, 10000]))
+    lines = ns3.flow_table([quench_run], [ns3_run]).splitlines()
+    assert lines[0] == "per flow, 1 seed(s):" and "share quench / ns-3" in lines[1]
+    names = list(quench_run.flows["name"])
+    assert [line.split()[0] for line in lines[2:]] == names
+    shares = [r.flows["goodput_bps"].iloc[0] / r.flows["goodput_bps"].sum() for r in (quench_run, ns3_run)]
+    assert lines[2].split()[1:4] == [f"{shares[0]:.4g}", "/", f"{shares[1]:.4g}"]

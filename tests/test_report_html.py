@@ -68,7 +68,9 @@ class Page(HTMLParser):
         a = dict(attrs)
         if tag == "img":
             self.imgs.append(a["src"])
-        if tag == "a" and not a["href"].startswith("#"):
+        # Links into the report and to the analyses in docs/ (tests/test_report_failures.py)
+        # aside, every link is to a file of the results.
+        if tag == "a" and not a["href"].startswith("#") and a.get("class") != "analysis":
             self.links.append(a["href"])
 
     def handle_data(self, data):

@@ -52,6 +52,12 @@ NO_SSTHRESH = 2**64 - 1
 RFC5681_IW_BYTES = 4380
 
 
+# What `quench ns3 --setup` fetches from PyPI (the ns3 wheel, 69 MB, and cppyy's Cling backend,
+# 48 MB, with a few small source packages; measured with `pip download ns3==3.44.post0`), said
+# the same way wherever the set-up is mentioned.
+DOWNLOAD = "a download of about 120 MB, then about 5 minutes while cppyy's backend compiles"
+
+
 class Ns3Unavailable(OSError):
     """The ns-3 environment is missing or broken (an OSError: the command line reports it as
     one line with exit status 2, like a missing file)."""
@@ -74,7 +80,7 @@ def ns3_python() -> Path:
     if not py.is_file():
         raise Ns3Unavailable(
             f"no ns-3 environment at {venv_dir()}; create it with `{SETUP_HINT}` "
-            f"(installs ns3=={NS3_VERSION} from PyPI, about 1 GB) or point QUENCH_NS3_VENV at one"
+            f"(installs ns3=={NS3_VERSION} from PyPI: {DOWNLOAD}) or point QUENCH_NS3_VENV at one"
         )
     return py
 
@@ -688,6 +694,14 @@ def _known(v: Any) -> Any:
     return np.nan if v is None else v
 
 
+def _packets_received(flow: dict[str, Any], got: dict[str, Any]) -> float:
+    """Datagrams a UDP flow's sink received: every one carries the flow's fixed payload, so the
+    sink's byte count divided by it. NaN for TCP, whose sink counts bytes, not segments."""
+    if flow["kind"] != "udp" or not flow["payload"]:
+        return np.nan
+    return got["bytes_delivered"] // int(flow["payload"])
+
+
 def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
     """The ns-3 run as quench Results (same table and column names where ns-3 has them);
     `wall_run_s` is ns-3's run loop alone, as quench's is."""
@@ -755,11 +769,16 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
                 "completion_s": np.nan if done is None else done,
                 "response_time_s": np.nan if done is None else done - fl["start_s"],
                 "packets_sent": _known(got.get("packets_sent")),
+                "packets_received": _packets_received(fl, got),
                 "retransmitted_segments": _known(got.get("retransmitted_segments", none_for_udp)),
                 "timeouts": _known(got.get("timeouts", none_for_udp)),
                 "fast_retransmits": _known(got.get("fast_retransmits", none_for_udp)),
                 "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
                 "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
+                # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").
+                "mean_rtt_s": np.nan,
+                "mean_delay_s": np.nan,
+                "aborted": np.nan,
             }
         )
     flows = pd.DataFrame(frows)
@@ -936,3 +955,37 @@ def compare_table(quench_runs: list[Results], ns3_runs: list[Results]) -> tuple[
             {"metric": key, "label": label, "quench": qm, "ns3": nm, "rel_diff": rel, "tolerance": tol, "ok": ok}
         )
     return "\n".join(lines), rows
+
+
+# The per-flow comparison's columns: (flows column, heading, scale to the unit shown).
+FLOW_COMPARE_COLUMNS = [
+    ("share", "share", 1.0),
+    ("goodput_bps", "goodput Mb/s", 1e-6),
+    ("srtt_s", "srtt ms", 1e3),
+    ("retransmitted_segments", "retransmissions", 1.0),
+]
+
+
+def _flow_figures(runs: list[Results]) -> pd.DataFrame:
+    """Per flow, the mean over seeds of its share of the total goodput, its goodput, smoothed
+    RTT at the end and retransmissions (ns-3's srtt_s: its socket's smoothed estimate)."""
+    frames = []
+    for res in runs:
+        f = res.flows.set_index("name")
+        total = float(f["goodput_bps"].sum())
+        f = f.assign(share=f["goodput_bps"] / total if total else np.nan)
+        frames.append(f[[c for c, _, _ in FLOW_COMPARE_COLUMNS]].astype(float))
+    return pd.concat(frames).groupby(level=0, sort=False).mean()
+
+
+def flow_table(quench_runs: list[Results], ns3_runs: list[Results]) -> str:
+    """Per flow, quench's figures beside ns-3's (means over seeds), as 'quench / ns-3' cells."""
+    q, n = _flow_figures(quench_runs), _flow_figures(ns3_runs)
+    head = ["flow", *[f"{label} quench / ns-3" for _, label, _ in FLOW_COMPARE_COLUMNS]]
+    rows = [head]
+    for name in q.index:
+        cells = [f"{q.at[name, c] * k:.4g} / {n.at[name, c] * k:.4g}" for c, _, k in FLOW_COMPARE_COLUMNS]
+        rows.append([str(name), *cells])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+    return "\n".join([f"per flow, {len(quench_runs)} seed(s):", *lines])

@@ -1,7 +1,9 @@
 """The report of every reproduced experiment: REPORT.html (self-contained: plots embedded as
 base64 PNG) and its Markdown twin REPORT.md, with the same content. For each experiment: the
-source and its claim, the verdict, every criterion (source, ours, tolerance, pass/fail), the
-plots, the exact command and the parameters and scenario files that produced them."""
+source and its claim, the verdict, every criterion (source, ours, tolerance, pass/fail), under
+each failing criterion the measured figure against the claim, why it fails and a link to the
+analysis in docs/reproductions.md, the plots, the exact command and the parameters and scenario
+files that produced them."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import base64
 import html
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,9 @@ from quench import _core
 from quench.atomic import write_text_atomic
 
 TITLE = "quench: reproductions of the seed experiments"
+# Where each failure's analysis is; the report links to it relative to its own folder, which
+# resolves in a checkout of the project (the report's usual place is its results/ folder).
+REPRODUCTIONS_DOC = Path(__file__).resolve().parents[2] / "docs" / "reproductions.md"
 # The page's look; no scripts, no external resources.
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
@@ -30,7 +36,20 @@ pre { background: #f4f4f4; padding: 0.6rem; overflow-x: auto; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; border: 1px solid #ddd; }
 .missing { color: #b00020; }
+tr.why td { background: #fff4f4; border-top: none; }
 """
+
+
+@dataclass
+class Failure:
+    """A failing criterion as the report explains it: the measured figure against the claim,
+    why it fails, and the link to the analysis (docs/reproductions.md#anchor, relative to the
+    report)."""
+
+    criterion: str
+    measured: str
+    why: str
+    link: str
 
 
 @dataclass
@@ -50,6 +69,7 @@ class Section:
     notes: dict[str, str] = field(default_factory=dict)
     # Result tables from summary.json's "result_tables": each {"title", "columns", "rows"}.
     tables: list[dict[str, Any]] = field(default_factory=list)
+    failures: dict[str, Failure] = field(default_factory=dict)  # by criterion name
 
     @property
     def parameters_json(self) -> str:
@@ -88,6 +108,66 @@ def source_and_claim(name: str, summary: dict) -> tuple[str, str]:
     return summary.get("source", source), summary.get("claim", " ".join(claim) or "-")
 
 
+# Said of a failure that its experiment's module does not analyse; the link then goes to the
+# experiment's own section.
+NO_ANALYSIS = "No analysis of this failure is recorded yet; the experiment's section states its set-up and open gaps."
+
+
+def measured_against_claim(criterion: dict) -> str:
+    """The measured figure beside what it is held to: 'quench 1.792 against the source's 1.36
+    (criterion: ±0.06)', or where the source states no figure 'quench 0.7648 (criterion:
+    >= 0.999; the source: not lower)'."""
+    ours, source, rule = _fmt(criterion["ours"]), criterion["source"], criterion["tolerance"]
+    if isinstance(source, int | float):
+        return f"quench {ours} against the source's {_fmt(source)} (criterion: {rule})"
+    said = f"; the source: {source}" if source else ""
+    return f"quench {ours} (criterion: {rule}{said})"
+
+
+def heading_anchors(markdown: str) -> list[str]:
+    """The anchor of every heading of a Markdown document, by GitHub's rule: lower case, every
+    character but letters, digits, spaces, '-' and '_' removed, spaces turned into '-', and a
+    repeated anchor suffixed -1, -2, ..."""
+    seen: dict[str, int] = {}
+    anchors = []
+    in_code = False
+    for line in markdown.splitlines():
+        in_code ^= line.startswith("```")  # a '#' line in a fenced block is code, not a heading
+        if in_code or not re.match(r"#{1,6} ", line):
+            continue
+        slug = re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+        anchors.append(slug if slug not in seen else f"{slug}-{seen[slug]}")
+        seen[slug] = seen.get(slug, 0) + 1
+    return anchors
+
+
+def doc_link(base: Path, anchor: str) -> str:
+    """docs/reproductions.md#anchor as a link relative to the report's folder `base`."""
+    return Path(os.path.relpath(REPRODUCTIONS_DOC, base.resolve())).as_posix() + "#" + anchor
+
+
+def section_anchor(name: str) -> str:
+    """The anchor of experiment `name`'s section of docs/reproductions.md, or of the document's
+    title where it has none."""
+    anchors = heading_anchors(REPRODUCTIONS_DOC.read_text()) if REPRODUCTIONS_DOC.is_file() else []
+    return name if name in anchors else (anchors[0] if anchors else "")
+
+
+def explain_failures(name: str, summary: dict, base: Path) -> dict[str, Failure]:
+    """Every failing criterion of experiment `name`, explained by its module's FAILURES."""
+    from quench.experiments import EXPERIMENTS
+
+    analyses = getattr(EXPERIMENTS.get(name), "FAILURES", {})
+    out = {}
+    for c in summary["criteria"]:
+        if c["passed"]:
+            continue
+        analysis = analyses.get(c["name"])
+        why, anchor = (analysis.why, analysis.anchor) if analysis else (NO_ANALYSIS, section_anchor(name))
+        out[c["name"]] = Failure(c["name"], measured_against_claim(c), why, doc_link(base, anchor))
+    return out
+
+
 def command_for(name: str, summary: dict, out: Path) -> str:
     quick = " --quick" if summary.get("quick") else ""
     return f"quench reproduce {name}{quick} --seed {summary.get('seed', 1)} --out {out}"
@@ -110,6 +190,7 @@ def collect(base: Path, summaries: dict[str, tuple[Path, dict]]) -> list[Section
             k: v for k, v in summary.items() if isinstance(v, str) and k not in ("experiment", "source", "claim")
         }
         s.tables = summary.get("result_tables", [])
+        s.failures = explain_failures(name, summary, base)
         sections.append(s)
     return sections
 
@@ -142,6 +223,14 @@ def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str]:
     return [row(head), "|" + "---|" * len(head), *[row(r) for r in rows]]
 
 
+def _md_failures(s: Section) -> list[str]:
+    """A list under the criteria table, one item per failing criterion, in the table's order."""
+    if not s.failures:
+        return []
+    items = [f"- **FAIL: {f.criterion}**: {f.measured}. {f.why} [Analysis]({f.link})" for f in s.failures.values()]
+    return ["Why these criteria fail:", "", *items, ""]
+
+
 def render_markdown(sections: list[Section]) -> str:
     lines = [f"# {TITLE}", "", f"quench {_core.__version__}.", ""]
     lines += [*_md_table(OVERVIEW_HEAD, _overview_rows(sections)), ""]
@@ -152,6 +241,7 @@ def render_markdown(sections: list[Section]) -> str:
         verdicts = ["pass" if c["passed"] else "**FAIL**" for c in s.summary["criteria"]]
         rows = [(*r, v) for r, v in zip(_criteria_rows(s), verdicts)]
         lines += [*_md_table(CRITERIA_HEAD, rows), ""]
+        lines += _md_failures(s)
         lines += [f"**{k}:** {v}" for k, v in s.notes.items()]
         lines += [f"![{s.name}: {Path(p).name}]({p})\n" for p in s.plots]
         lines += [f"**Missing plot (listed in summary.json, not found):** `{p}`" for p in s.missing]
@@ -189,14 +279,35 @@ def _img(base: Path, rel: str) -> str:
     return f'<figure><img src="data:image/png;base64,{data}" alt="{alt}"><figcaption>{alt}</figcaption></figure>'
 
 
+def _html_failure_row(f: Failure) -> str:
+    """The row under a failing criterion: the figure against the claim, why, and the link."""
+    e = html.escape
+    return (
+        f'<tr class="why"><td colspan="{len(CRITERIA_HEAD)}">{e(f.measured)}. {e(f.why)} '
+        f'<a class="analysis" href="{e(f.link)}">Analysis</a></td></tr>'
+    )
+
+
+def _html_criteria(s: Section) -> str:
+    """The criteria table, each failing criterion followed by the row that explains it."""
+    e = html.escape
+    th = "".join(f"<th>{e(h)}</th>" for h in CRITERIA_HEAD)
+    body = []
+    for cells, c in zip(_criteria_rows(s), s.summary["criteria"]):
+        tds = "".join(f"<td>{e(cell)}</td>" for cell in cells) + f"<td>{_verdict_html(c['passed'])}</td>"
+        body.append(f'<tr class="criterion">{tds}</tr>')
+        if c["name"] in s.failures:
+            body.append(_html_failure_row(s.failures[c["name"]]))
+    return f"<table><thead><tr>{th}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
 def _html_section(s: Section, base: Path) -> str:
     e = html.escape
-    rows = [[e(c) for c in r] + [_verdict_html(c["passed"])] for r, c in zip(_criteria_rows(s), s.summary["criteria"])]
     parts = [
         f'<section id="{e(s.name)}"><h2>{e(s.name)}: {e(s.verdict)}</h2>',
         f"<p><strong>Source:</strong> {e(s.source)}</p>",
         f"<blockquote><strong>Claim:</strong> {e(s.claim)}</blockquote>",
-        _html_table(CRITERIA_HEAD, rows),
+        _html_criteria(s),
         *[f"<p><strong>{e(k)}:</strong> {e(v)}</p>" for k, v in s.notes.items()],
         *[_img(base, p) for p in s.plots],
         *[f'<p class="missing">Missing plot (listed in summary.json, not found): {e(p)}</p>' for p in s.missing],

@@ -308,6 +308,24 @@ class Results:
             raise OutputError(f"cannot save the results into {out_dir}: {e.strerror or e}") from None
         return Path(out_dir)
 
+    @classmethod
+    def load(cls, folder: str | Path) -> Results:
+        """Reopen a run that `save` (or `quench run --out`) wrote into `folder`: every table, the
+        pcap captures, the resolved scenario and the run's meta.json, as the run's own Results
+        had them. A table is read from its Parquet file, which keeps every dtype (names as
+        strings, codes as categories); from its CSV file where it was saved only as CSV, with
+        the dtypes pandas infers from text. Captures are read from their files when used;
+        plots are not read. Raises OutputError when `folder` holds no saved run."""
+        folder = Path(folder)
+        meta, scenario = folder / "meta.json", folder / "scenario.json"
+        if not (meta.is_file() and scenario.is_file()):
+            raise OutputError(f"{folder} holds no saved quench run (meta.json and scenario.json)")
+        tables = {name: _read_saved_table(name, path) for name, path in _saved_tables(folder).items()}
+        links = tables["links"]["name"] if "links" in tables else []
+        captures = {link: folder / pcap_file_name(link) for link in links}
+        files = {link: path for link, path in captures.items() if path.is_file()}
+        return cls(tables, Captures({}, files), json.loads(scenario.read_text()), json.loads(meta.read_text()))
+
     def write_into(self, folder: Path, formats: Iterable[str], plots: bool) -> None:
         """Write every file of the run into `folder`, the staging folder the run streamed into
         (`quench run --out`), and remove the spill folder from it; a failed write is an
@@ -393,6 +411,31 @@ class Results:
         finally:
             if writer is not None:
                 writer.close()
+
+
+# The tables every run has, first in a reopened run's order; the recorded ones follow by name.
+SUMMARY_TABLES = ("links", "flows")
+
+
+def _saved_tables(folder: Path) -> dict[str, Path]:
+    """Every table saved in `folder` and the file to read it from (Parquet where both exist)."""
+    found: dict[str, Path] = {}
+    for fmt in reversed(FORMATS):  # the first format listed wins
+        found.update({path.stem: path for path in sorted(folder.glob(f"*.{fmt}"))})
+    first = [name for name in SUMMARY_TABLES if name in found]
+    return {name: found[name] for name in [*first, *sorted(set(found) - set(first))]}
+
+
+def _read_saved_table(name: str, path: Path) -> pd.DataFrame:
+    """A saved table; its columns of engine codes get their categories back, which a Parquet
+    file of no rows does not keep and a CSV file keeps only as text."""
+    import pandas as pd
+
+    df = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    for (table, col), categories in CATEGORIES.items():
+        if name == table and col in df:
+            df[col] = pd.Categorical(df[col].astype("str"), categories=pd.Index(categories, dtype="str"))
+    return df
 
 
 def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: list[str]) -> dict[str, Path]:

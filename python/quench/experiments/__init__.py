@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from quench.experiments import (
@@ -19,6 +20,7 @@ from quench.experiments import (
     wei05,
     wei05_pacing,
 )
+from quench.experiments.common import progress_reports
 from quench.scenario import journal
 
 EXPERIMENTS = {
@@ -38,8 +40,9 @@ EXPERIMENTS = {
 }
 
 
-def reproduce(name: str, out: Path, quick: bool = False, seed: int = 1) -> dict:
+def reproduce(name: str, out: Path, quick: bool = False, seed: int = 1, progress: bool = False) -> dict:
     """Run experiment `name`; its summary.json references every scenario it ran, as the
-    engine read them (`scenarios.json.gz`)."""
-    with journal():
+    engine read them (`scenarios.json.gz`). With `progress`, its grids say on stderr how far
+    they are (runs done of the total, time elapsed and left)."""
+    with journal(), progress_reports(name) if progress else contextlib.nullcontext():
         return EXPERIMENTS[name].reproduce(out, quick=quick, seed=seed)

@@ -9,8 +9,11 @@ import gzip
 import itertools
 import json
 import math
+import sys
+import threading
+import time
 from collections.abc import Callable, Collection, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -57,6 +60,17 @@ class Criterion:
         return Criterion(name, source, ours, f"<= {bound:g}", math.isfinite(ours) and ours <= bound)
 
 
+@dataclass(frozen=True)
+class Analysis:
+    """Why a criterion fails where it does, for the report: one sentence, and the anchor of the
+    heading in docs/reproductions.md whose section holds the evidence. An experiment lists its
+    analyses in a module-level `FAILURES` dict keyed by criterion name; they live in the code
+    rather than in summary.json, so that explaining a failure changes no recorded result."""
+
+    why: str
+    anchor: str
+
+
 # ---------------------------------------------------------------------------------------
 # The grid runner: an experiment's independent runs on the sweep engine's process pool.
 
@@ -90,6 +104,115 @@ def _run(run: Run) -> tuple[dict[str, Any], Any]:
     return res.scenario, res if run.keep is None else run.keep(res)
 
 
+# How long a grid in progress may go without a line on stderr when progress is reported: a
+# reproduction's run can take minutes, and its user should never wait 30 s without news.
+PROGRESS_INTERVAL_S = 10.0
+
+
+@dataclass
+class ExperimentProgress:
+    """What an experiment's grids share when they report: its name, when it started, when it
+    last said something (an experiment runs many short grids, which together must not go
+    quiet either) and how many grids it has started."""
+
+    label: str
+    start: float
+    last_line: float
+    grids: int = 0
+
+
+# The experiment whose grids report their progress (set by `progress_reports`); None: silent.
+_reporting: ExperimentProgress | None = None
+
+
+@contextlib.contextmanager
+def progress_reports(label: str) -> Iterator[None]:
+    """Within the block, every grid reports on stderr (stdout keeps the experiment's tables)."""
+    global _reporting
+    now = time.monotonic()
+    previous, _reporting = _reporting, ExperimentProgress(label, now, now)
+    try:
+        yield
+    finally:
+        _reporting = previous
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}:{secs:02d}"
+
+
+class GridProgress:
+    """Lines on stderr about a grid in progress: which of the experiment's grids, its runs done
+    of the total, the experiment's time so far and an estimate of the grid's time left. A line
+    at a finished run when the experiment's last one is PROGRESS_INTERVAL_S old, and from a
+    background thread when no run has finished for that long (a long run)."""
+
+    def __init__(self, experiment: ExperimentProgress, total: int) -> None:
+        self.experiment, self.total, self.done = experiment, total, 0
+        experiment.grids += 1
+        self.grid = experiment.grids
+        self.start = time.monotonic()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker = threading.Thread(target=self._tick, daemon=True)
+
+    def __enter__(self) -> GridProgress:
+        self._ticker.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._ticker.join()
+
+    def advance(self) -> None:
+        with self._lock:
+            self.done += 1
+            self._say_if_due()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(PROGRESS_INTERVAL_S / 2):
+            with self._lock:
+                self._say_if_due()
+
+    def _say_if_due(self) -> None:
+        now, e = time.monotonic(), self.experiment
+        if now - e.last_line < PROGRESS_INTERVAL_S:
+            return
+        per_run = (now - self.start) / self.done if self.done else None
+        left = f", about {_clock(per_run * (self.total - self.done))} left in it" if per_run is not None else ""
+        line = f"  {e.label}: grid {self.grid}, {self.done}/{self.total} runs, {_clock(now - e.start)} elapsed{left}"
+        print(line, file=sys.stderr)
+        sys.stderr.flush()
+        e.last_line = now
+
+
+class _Silent:
+    """A grid's progress where nobody asked for it."""
+
+    def advance(self) -> None:
+        pass
+
+
+def _run_all(runs: list[Run], jobs: int, progress: GridProgress | _Silent) -> list[tuple[dict[str, Any], Any]]:
+    """Every run's resolved scenario and what it keeps, in the order given; runs in this process
+    when `jobs` is 1, else on the pool."""
+    if jobs <= 1 or len(runs) <= 1:
+        done = []
+        for run in runs:
+            done.append(_run(run))
+            progress.advance()
+        return done
+    try:
+        futures = [_pool(jobs).submit(_run, run) for run in runs]
+        for _ in as_completed(futures):
+            progress.advance()
+        return [f.result() for f in futures]
+    except BrokenProcessPool:
+        _pool.cache_clear()  # a worker died: the next grid starts a new pool
+        raise
+
+
 def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
     """Run independent simulations on the sweep engine's process pool (`jobs` processes, default
     one per core) and return, per grid, what each run keeps, in the order given whatever order
@@ -99,18 +222,16 @@ def run_grid(*grids: Sequence[Run], jobs: int | None = None) -> list[list[Any]]:
     the results are those of that serial loop."""
     runs = [run for grid in grids for run in grid]
     jobs = default_jobs() if jobs is None else jobs
-    if jobs <= 1 or len(runs) <= 1:
-        kept = [_run(run)[1] for run in runs]  # run_scenario journals them itself
+    in_pool = jobs > 1 and len(runs) > 1
+    if _reporting is None:
+        done = _run_all(runs, jobs, _Silent())
     else:
-        try:
-            done = list(_pool(jobs).map(_run, runs))
-        except BrokenProcessPool:
-            _pool.cache_clear()  # a worker died: the next grid starts a new pool
-            raise
-        journal = active_journal()
-        if journal is not None:
-            journal.extend(resolved for resolved, _ in done)
-        kept = [k for _, k in done]
+        with GridProgress(_reporting, len(runs)) as progress:
+            done = _run_all(runs, jobs, progress)
+    journal = active_journal()
+    if in_pool and journal is not None:  # in this process, run_scenario journals them itself
+        journal.extend(resolved for resolved, _ in done)
+    kept = [k for _, k in done]
     it = iter(kept)
     return [list(itertools.islice(it, len(grid))) for grid in grids]
 
