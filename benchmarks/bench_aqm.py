@@ -67,7 +67,7 @@ def run_loop_symbol(binary: Path) -> str:
 
 
 def network(qdisc, flows: int, both_ways: bool = False):
-    net = quench.Network(seed=1).hosts("s", "d").routers("r1", "r2")
+    net = quench.Network(seed=1, tcp_profile="rfc").hosts("s", "d").routers("r1", "r2")
     net.link("s", "r1", rate="1Gbps", delay="1ms")
     # The discipline runs at the bottleneck, r1->r2; the ACKs' direction keeps drop-tail unless
     # `both_ways` (it never queues there, so the results are the same either way: only the cost

@@ -94,7 +94,7 @@ delay = "5ms"
 pairs = [["a", "b"]]
 arrival_rate = {WORKLOAD_RATE_PER_S}
 size = "10kB"
-flow = {{kind = "tcp"}}
+flow = {{kind = "tcp", tcp = {{profile = "rfc"}}}}
 [record]
 queues = false
 drops = false

@@ -78,9 +78,9 @@ def dumbbell_net(flows: int, rate: str):
     spacing = START_SPREAD_S / flows
     bps = parse_rate(rate)
     if bps * ACCESS_RATE_FACTOR <= parse_rate(MAX_ACCESS_RATE):
-        return dumbbell(flows, rate=rate, rtt=RTT, seed=1, start_spacing=spacing, tcp=dict(TCP))
+        return dumbbell(flows, rate=rate, rtt=RTT, seed=1, start_spacing=spacing, tcp=dict(TCP), tcp_profile="rfc")
     rtt = parse_duration(RTT)
-    net = Network(seed=1, name=f"dumbbell-{flows}")
+    net = Network(seed=1, name=f"dumbbell-{flows}", tcp_profile="rfc")
     net.routers("r1", "r2")
     buffer = math.ceil(bps * rtt / 8 / PACKET_BYTES)
     net.link("r1", "r2", rate=bps, delay=rtt / 2 - 2 * ACCESS_DELAY_S, qdisc=droptail(f"{buffer}p"))
@@ -103,7 +103,7 @@ def parking_lot_net():
     rate = parse_rate(PARKING_RATE)
     long_rtt = 2 * (PARKING_HOPS * PARKING_HOP_DELAY_S + 2 * 0.001)
     buffer = max(1, round(rate * long_rtt / 8 / 1500))
-    net = Network(seed=1, name="parking-lot")
+    net = Network(seed=1, name="parking-lot", tcp_profile="rfc")
     routers = [f"r{h}" for h in range(PARKING_HOPS + 1)]
     net.routers(*routers)
     for a, b in zip(routers, routers[1:]):

@@ -36,8 +36,8 @@ def scenario(qdisc: dict[str, Any], device_queue: int | None, seed: int) -> dict
         "routers": ["r1", "r2"],
         "links": links,
         "flows": [
-            {"kind": "tcp", "src": "s0", "dst": "d", "cc": "newreno"},
-            {"kind": "tcp", "src": "s1", "dst": "d", "cc": "cubic", "start": "0.3s"},
+            {"kind": "tcp", "src": "s0", "dst": "d", "cc": "newreno", "tcp": {"profile": "rfc"}},
+            {"kind": "tcp", "src": "s1", "dst": "d", "cc": "cubic", "start": "0.3s", "tcp": {"profile": "rfc"}},
             {"kind": "udp", "src": "s2", "dst": "d", "rate": "2Mbps", "pattern": "poisson"},
         ],
         "record": {"monitors": True, "links": [BOTTLENECK]},

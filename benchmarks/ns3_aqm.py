@@ -111,11 +111,11 @@ def scenario(
     if case == "tcp":
         if tcp == "matched":
             matched = {**MATCHED_TCP, "ecn": ecn, "recovery": recovery, **(tcp_set or {})}
-            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched)
+            net = dumbbell(4, rate="10Mbps", rtt="50ms", cc=MATCHED_CC, tcp=matched, tcp_profile="rfc")
         else:
-            net = dumbbell(4, rate="10Mbps", rtt="50ms")
+            net = dumbbell(4, rate="10Mbps", rtt="50ms", tcp_profile="rfc")
     else:
-        net = dumbbell(1, rate="10Mbps", rtt="50ms")
+        net = dumbbell(1, rate="10Mbps", rtt="50ms", tcp_profile="rfc")
     net.record(queues=True, links=["r1->r2"], drops=False, cwnd=False, rtt=False)
     spec = net.to_dict(duration)
     if split:

@@ -28,7 +28,7 @@ def ns3_matched_dumbbell(
     (e.g. sack, limited_transmit, ecn)."""
     tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, **tcp_options}
     cc = {"kind": cc_kind, "initial_window": INITIAL_WINDOW_SEGMENTS, "abc_limit": SLOW_START_SEGMENTS_PER_ACK}
-    return dumbbell(flows, rate=rate, rtt=rtt, buffer_packets=buffer_pkts, cc=cc, seed=seed, tcp=tcp)
+    return dumbbell(flows, rate=rate, rtt=rtt, buffer_packets=buffer_pkts, cc=cc, seed=seed, tcp=tcp, tcp_profile="rfc")
 
 
 def parse_args(description: str) -> argparse.Namespace:

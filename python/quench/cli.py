@@ -273,9 +273,47 @@ def _overlay_cwnd(q: Results, n: Results, path: Path) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    resolved = validate_scenario(load_scenario(args.scenario))
+    written = load_scenario(args.scenario)
+    resolved = validate_scenario(written)
     print(dump(resolved) if args.toml else json.dumps(resolved, indent=2), end="" if args.toml else "\n")
+    # Where each TCP setting came from, on stderr so that stdout stays a scenario to save.
+    for line in tcp_key_sources(written, resolved):
+        print(line, file=sys.stderr)
     return 0
+
+
+def tcp_key_sources(written: dict, resolved: dict) -> list[str]:
+    """One line per resolved `cc` and `tcp` key of every TCP flow and workload template:
+    `flows[0].tcp.sack = true  (profile linux)`, or `(scenario)` where the scenario wrote it."""
+    lines = []
+    for section, inner in (("flows", None), ("workloads", "flow")):
+        for i, item in enumerate(resolved.get(section) or []):
+            flow = item.get(inner) if inner else item
+            if not isinstance(flow, dict) or flow.get("kind") != "tcp":
+                continue
+            given = (written.get(section) or [{}] * (i + 1))[i]
+            given = (given.get(inner) if inner else given) or {}
+            profile = flow.get("tcp", {}).get("profile", "linux")
+            prefix = f"{section}[{i}]" + (f".{inner}" if inner else "")
+            for key in ("cc", "tcp"):
+                lines += _sources(prefix, key, flow.get(key), _as_table(given.get(key)), profile)
+    return lines
+
+
+def _as_table(v: object) -> object:
+    """A controller written by name stands for the table with that `kind`."""
+    return {"kind": v} if isinstance(v, str) else v
+
+
+def _sources(prefix: str, key: str, value: object, given: object, profile: str) -> list[str]:
+    if isinstance(value, dict):
+        lines = []
+        for k, v in value.items():
+            sub = given.get(k) if isinstance(given, dict) else None
+            lines += _sources(f"{prefix}.{key}", k, v, sub, profile)
+        return lines
+    source = "scenario" if given is not None else f"profile {profile}"
+    return [f"{prefix}.{key} = {json.dumps(value)}  ({source})"]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -287,7 +325,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     net.record(segments=True, links=["r1->r2"])
     res = net.run(duration)
     out = res.save(args.out, formats=args.format, force=args.force)
-    print(f"dumbbell: {args.flows} NewReno flows, 10 Mb/s bottleneck, 50 ms RTT, one-BDP drop-tail buffer, {duration}")
+    print(
+        f"dumbbell: {args.flows} NewReno flows (Linux TCP profile), 10 Mb/s bottleneck, 50 ms RTT, "
+        f"one-BDP drop-tail buffer, {duration}"
+    )
     print(summary_table(res))
     print(f"results and plots written to {out}")
     return 0

@@ -213,9 +213,13 @@ def _clean(d: dict[str, Any]) -> dict[str, Any]:
 class Network:
     """A scenario under construction. `to_dict()` gives the scenario the engine runs."""
 
-    def __init__(self, seed: int = 1, name: str = "") -> None:
+    def __init__(self, seed: int = 1, name: str = "", tcp_profile: str | None = None) -> None:
+        """`tcp_profile`: the TCP profile ("linux", "ns3" or "rfc"; see `tcp`) of every TCP flow
+        and workload of this network that does not name its own; None leaves each flow to the
+        engine's default, "linux". An experiment pins the profile it was written for here."""
         self.seed = seed
         self.name = name
+        self.tcp_profile = tcp_profile
         self._hosts: list[str] = []
         self._routers: list[str] = []
         self._links: list[dict[str, Any]] = []
@@ -288,7 +292,7 @@ class Network:
         src: str,
         dst: str,
         *,
-        cc: str | dict[str, Any] = "newreno",
+        cc: str | dict[str, Any] | None = None,
         bytes: Quantity | None = None,
         start: Quantity = 0,
         name: str | None = None,
@@ -297,15 +301,24 @@ class Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None), from `start`
         (a time, default 0).
 
-        `cc`: a controller name or a table with `kind` and its keys: tahoe, reno, newreno
-        (default), cubic (`hystart` for RFC 9406 HyStart++, which needs rtt_sampling="every_ack"),
-        vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
+        Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
+        Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
+        RACK-TLP, PRR, Limited Transmit by the SACK pipe, a 200 ms minimum RTO, 40 ms delayed
+        ACKs, ECN negotiated for dctcp and prague), "ns3" (ns-3 3.44's defaults: CUBIC, 536-byte
+        segments, SACK, timestamps, PRR, a 1 s minimum RTO) or "rfc" (the plain RFC 5681/6298
+        NewReno sender, as the seed experiments pin it). Every key written here overrides the
+        profile; `quench validate` prints each resolved key.
+
+        `cc`: a controller name or a table with `kind` and its keys (the profile's when absent):
+        tahoe, reno, newreno, cubic (`hystart` for RFC 9406 HyStart++, which needs every-ACK RTT
+        samples or timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
         rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; needs ecn=True and a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1) or prague.
-        Every window controller also takes `initial_window` (segments; RFC 5681's 2-4 by MSS
-        when absent) and `abc_limit` (RFC 3465's L, segments per ACK in slow start; default 2).
+        Every window controller also takes `initial_window` (segments; the profile's, or RFC
+        5681's 2-4 by MSS under "rfc") and `abc_limit` (RFC 3465's L, segments per ACK in slow
+        start; default 2).
 
-        Extra keyword arguments are TCP parameters (defaults in brackets):
+        Extra keyword arguments are TCP parameters (the "rfc" profile's values in brackets):
         - mss: payload bytes per full segment [1460];
         - send_buffer, receive_window: bytes [4 MiB each];
         - rto: {k [4], min ["1s"], max ["60s"], initial ["1s"], tick (a coarse timer's
@@ -323,7 +336,7 @@ class Network:
         - burstiness_control: {threshold, rate="cwnd/rtt"} (Wei, Hegde, Low 2005) [off];
         - pacing: one full segment every srtt/cwnd [False];
         - local_drop: the sender's reaction to its own host queue dropping a segment: "loss"
-          [as ns-2/ns-3] or "linux_cwr" (Linux 2.4-2.6's CWR);
+          [as ns-2/ns-3] or "linux_cwr" (Linux's CWR);
         - cwnd_limited_growth: grow the window only when it was full [False, as ns-2];
         - recovery: what fast recovery sends per ACK: "standard" [RFC 6675 / 6582], "prr" (RFC
           6937 with the slow-start reduction bound), "prr_crb" (the conservative bound) or
@@ -373,8 +386,15 @@ class Network:
         flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name}
         if params:
             flow[kind] = params
-        self._flows.append(_clean(flow))
+        self._flows.append(self._with_profile(_clean(flow)))
         return self
+
+    def _with_profile(self, flow: dict[str, Any]) -> dict[str, Any]:
+        """`flow` with this network's TCP profile, if it is a TCP flow that names none."""
+        if self.tcp_profile is None or flow.get("kind") != "tcp":
+            return flow
+        tcp = flow.get("tcp") if isinstance(flow.get("tcp"), dict) else {}
+        return {**flow, "tcp": {"profile": self.tcp_profile, **tcp}}
 
     def udp(
         self,
@@ -429,7 +449,7 @@ class Network:
         {"dist": "exponential", "mean": ...} / {"dist": "pareto", "mean": ..., "shape": ...}, or
         any quench.dist helper, e.g. quench.dist.websearch() or quench.dist.empirical("f.csv")).
         `flow` is the transport of every flow without src/dst/start/bytes/name, e.g.
-        {"kind": "tcp", "cc": "newreno"} (the default) or {"kind": "pcp"}. Flows are named
+        {"kind": "tcp"} (the default: TCP of the Linux profile, see `tcp`) or {"kind": "pcp"}. Flows are named
         NAME.k; their response times are in Results.flows."""
         workload = {
             "name": name,
@@ -438,7 +458,7 @@ class Network:
             "size": size,
             "start": start,
             "stop": stop,
-            "flow": flow if flow is not None else {"kind": "tcp", "cc": "newreno"},
+            "flow": self._with_profile(flow if flow is not None else {"kind": "tcp"}),
         }
         self._workloads.append(_clean(workload))
         return self

@@ -22,13 +22,14 @@ def dumbbell(
     seed: int = 1,
     start_spacing: str | float = "1ms",
     tcp: dict | None = None,
+    tcp_profile: str | None = None,
 ) -> Network:
     """N senders s0..s{N-1} -> r1 -> r2 -> receivers d0..d{N-1}.
 
     Access links run at 10x the bottleneck rate with 1 ms delay; the bottleneck r1->r2 has a
     one-way delay of rtt/2 - 2 ms so the base RTT is `rtt`, and a drop-tail FIFO of
     `buffer_packets` (default: one bandwidth-delay product of 1500-byte packets). Flow i
-    starts at i * start_spacing.
+    starts at i * start_spacing. `tcp_profile`: the flows' TCP profile (`Network`'s).
     """
     if flows < 1:
         raise ValueError(f"flows must be at least 1, got {flows}")
@@ -41,7 +42,7 @@ def dumbbell(
         buffer_packets = math.ceil(bottleneck_bps * rtt_s / 8 / PACKET_BYTES)
     access_bps = bottleneck_bps * ACCESS_RATE_FACTOR
     spacing = parse_duration(start_spacing)
-    net = Network(seed=seed, name=f"dumbbell-{flows}x{cc}")
+    net = Network(seed=seed, name=f"dumbbell-{flows}x{cc}", tcp_profile=tcp_profile)
     net.routers("r1", "r2")
     net.link("r1", "r2", rate=bottleneck_bps, delay=bottleneck_delay, qdisc=droptail(f"{buffer_packets}p"))
     for i in range(flows):

@@ -35,7 +35,7 @@ fn scenario(seconds: f64, control: &str) -> Value {
         json!({"from": from, "to": to, "rate": rate, "delay": format!("{ms}ms"), "duplex": true,
                "qdisc": {"kind": "droptail", "limit": limit}})
     };
-    let mut tcp = json!({"mss": MSS, "sack": true, "send_buffer": "64MB", "receive_window": "64MB",
+    let mut tcp = json!({"profile": "rfc", "mss": MSS, "sack": true, "send_buffer": "64MB", "receive_window": "64MB",
                          "rtt_sampling": "every_ack", "delayed_ack": {"enabled": false}});
     // MI only at start-up: the flow then holds ~586 Mb/s for the whole run (the heavy case;
     // with MI after every loss it idles in timeouts, see docs/reproductions.md).

@@ -58,7 +58,11 @@ const FLOWS: usize = 64;
 /// `bench_aqm.py`'s network with `FLOWS` flows of controller `cc`; flow i starts at i·0.1 ms.
 fn scenario(cc: &str, qdisc: Value) -> String {
     let flows: Vec<Value> = (0..FLOWS)
-        .map(|i| json!({"kind": "tcp", "src": "s", "dst": "d", "start": format!("{}ms", i as f64 * 0.1), "cc": {"kind": cc}}))
+        // The plain RFC sender: the path whose steady state must allocate nothing.
+        .map(|i| {
+            json!({"kind": "tcp", "src": "s", "dst": "d", "start": format!("{}ms", i as f64 * 0.1), "cc": {"kind": cc},
+                        "tcp": {"profile": "rfc"}})
+        })
         .collect();
     json!({
         "duration": format!("{SECONDS}s"), "seed": 1,

@@ -83,6 +83,9 @@ from quench.results import Results, jain_index
 from quench.units import parse_rate
 
 NAME = "aqm"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 PACKET_BYTES = 1500
 # The disciplines in the order shown: (key, label).
@@ -232,7 +235,7 @@ def bottleneck(
 def network(p: Params, config: tuple[str, float, float, int, str, bool], key: str, seed: int) -> Network:
     rate, rtt_ms, buffer_bdp, n, cc, ecn = config
     name = f"{NAME}-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{n}x{cc}{'-ecn' if ecn else ''}-{key}"
-    net = Network(seed=seed, name=name)
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=name)
     senders, receivers = ("bulk_s", "sparse_s", "short_s"), ("bulk_d", "sparse_d", "short_d")
     limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
     bottleneck(net, p, senders, receivers, rate, rtt_ms, discipline(key, limit, ecn))
@@ -256,7 +259,7 @@ def l4s_network(p: Params, config: tuple[str, float, float, str], seed: int) -> 
     """One Classic bulk flow (`cc`, ECN off) and one L4S flow (`p.l4s_cc`, ECT(1)) through
     DualPI2 on the grid's topology."""
     rate, rtt_ms, buffer_bdp, cc = config
-    net = Network(seed=seed, name=f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}")
     senders, receivers = ("classic_s", "l4s_s"), ("classic_d", "l4s_d")
     limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
     bottleneck(net, p, senders, receivers, rate, rtt_ms, dualpi2(limit=f"{limit}p"))

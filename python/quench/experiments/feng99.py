@@ -52,6 +52,9 @@ from quench.results import Results
 from quench.units import parse_bytes, parse_rate
 
 NAME = "feng99"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 # Feng99 slides: aggressive and conservative early detection.
 MAX_P_AGGRESSIVE = 0.25
@@ -145,7 +148,7 @@ def network(
     p: Params, qdisc: dict, sources: list[dict], *, rate: str | None = None, delay: str | None = None
 ) -> Network:
     """The topology with one flow per entry of `sources` ({start, bytes})."""
-    net = Network(seed=p.seed, name=NAME)
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=NAME)
     net.routers("r1", "r2").hosts("sink")
     net.link("r1", "r2", rate=rate or p.bottleneck_rate, delay=delay or p.bottleneck_delay, qdisc=qdisc)
     net.link("r2", "sink", rate=p.sink_rate, delay=p.sink_delay)

@@ -63,6 +63,9 @@ from quench.results import Results
 from quench.units import parse_bytes, parse_duration
 
 NAME = "feng99-fairness"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = 'W. Feng, D. Kandlur, D. Saha, K. Shin, "A Self-Configuring RED Gateway", INFOCOM \'99 (slides), "Future work"'
 QUESTION = (
@@ -150,7 +153,7 @@ def fairness_run(p: Params, policy: str, mix: str, seed: int) -> Run:
     """Four flows per RTT class through the gateway `policy`; flow k of a class uses ECN unless
     `mix` is "mixed" and k is odd."""
     rng = random.Random(seed)
-    net = Network(seed=seed, name=NAME)
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=NAME)
     net.routers("r1", "r2").hosts("sink")
     net.link("r1", "r2", rate=p.bottleneck_rate, delay=p.bottleneck_delay, qdisc=qdisc(p, policy))
     net.link("r2", "sink", rate=p.sink_rate, delay=p.sink_delay)

@@ -39,6 +39,9 @@ from quench.results import Results
 from quench.trace import parse_pcap
 
 NAME = "jacobson88"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # The email's figures.
 SOURCE_RATE_512_KBPS = 1.54
 SOURCE_RATE_246_KBPS = 1.13
@@ -104,7 +107,7 @@ def network(p: Params, case: Case) -> Network:
     if rate is None:
         raise ValueError("packet_rate must be calibrated first")
     path = "echo" if p.echo else "direct"
-    net = Network(seed=p.seed, name=f"{NAME}-mss{case.mss}-window{case.window}-queue{p.queue_limit}-{path}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=f"{NAME}-mss{case.mss}-window{case.window}-queue{p.queue_limit}-{path}")
     net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
     satnet = dict(
         rate=p.satnet_rate,

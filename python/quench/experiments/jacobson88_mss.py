@@ -57,6 +57,9 @@ from quench.network import Network, droptail
 from quench.results import Results
 
 NAME = "jacobson88-mss"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = 'V. Jacobson to J. Crowcroft, "Re: Thinking about Congestion", end2end-interest, 18 Jan 1988'
 QUESTION = (
@@ -180,7 +183,7 @@ def analytic_table() -> list[dict]:
 
 
 def network(p: Params, mss: int, loss: float, echo: bool, seed: int) -> Network:
-    net = Network(seed=seed, name=f"{NAME}-mss{mss}-p{loss:g}-{'echo' if echo else 'direct'}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=f"{NAME}-mss{mss}-p{loss:g}-{'echo' if echo else 'direct'}")
     net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
     satnet = dict(
         rate=p.satnet_rate,

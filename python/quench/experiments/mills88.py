@@ -37,6 +37,9 @@ from quench.results import Results, jain_index
 from quench.units import parse_rate
 
 NAME = "mills88"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # Mills 1988: "about 6.3 seconds", "about 4.2 seconds, or a reduction of about one-third".
 SOURCE_DELAY_NO_QUENCH_S = 6.3
 SOURCE_DELAY_QUENCH_S = 4.2
@@ -83,7 +86,7 @@ def network(p: Params, quench: bool) -> Network:
         "threshold": p.threshold,
         **p.gateway,
     }
-    net = Network(seed=p.seed, name=NAME)
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=NAME)
     net.hosts("sun3", "sink").routers("gateway")
     # The gateway's two output queues draw on its one Fuzzball buffer pool.
     net.link("sun3", "gateway", rate=p.ether_rate, delay=p.ether_delay, qdisc=droptail(), reverse_qdisc=fuzzball)

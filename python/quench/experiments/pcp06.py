@@ -68,6 +68,9 @@ from quench.scenario import validate_scenario
 from quench.units import parse_rate
 
 NAME = "pcp06"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 # IPv4 + TCP headers without options: what each datagram adds to the MSS.
 HEADER_BYTES = 40
@@ -137,7 +140,7 @@ def quick_params() -> Params:
 
 
 def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Network:
-    net = Network(seed=seed, name=f"{NAME}-{transport}-{qdisc}-{load:g}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=f"{NAME}-{transport}-{qdisc}-{load:g}")
     net.routers("r1", "r2")
     limit = f"{p.buffer_packets}p"
     queue = droptail(limit) if qdisc == "fifo" else fq(limit, advertise_rate=True)
@@ -175,7 +178,7 @@ def flow_template(p: Params, transport: str) -> dict:
 def resolved_flow(p: Params, transport: str) -> dict:
     """A flow of `transport` as the engine reads it, every default filled in (so summary.json
     records e.g. PCP's probe tolerance, not just the overrides)."""
-    net = Network(seed=1)
+    net = Network(tcp_profile=TCP_PROFILE, seed=1)
     net.hosts("s", "d")
     net.link("s", "d", rate=p.bottleneck_rate, delay=f"{p.bottleneck_delay_ms}ms")
     spec = net.to_dict("1s")

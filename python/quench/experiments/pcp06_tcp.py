@@ -49,6 +49,9 @@ from quench.network import Network, droptail, fq
 from quench.results import Results
 
 NAME = "pcp06-tcp"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = (
     'T. Anderson, A. Collins, A. Krishnamurthy, J. Zahorjan, "PCP: Efficient Endpoint Congestion '
@@ -82,7 +85,7 @@ def quick_params() -> Params:
 
 def network(p: Params, qdisc: str, tft: str, load: float, seed: int) -> Network:
     base = pcp06.Params()
-    net = Network(seed=seed, name=f"{NAME}-{qdisc}-tft-{tft}-{load:g}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=f"{NAME}-{qdisc}-tft-{tft}-{load:g}")
     net.routers("r1", "r2")
     limit = f"{base.buffer_packets}p"
     net.link(

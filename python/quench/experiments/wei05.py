@@ -75,6 +75,9 @@ from quench.results import Results
 from quench.units import parse_rate
 
 NAME = "wei05"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # Slides 3-4: "About 70,000 packets are lost", "Dummynet Router dropped 30,000 packets only",
 # over the 1000 s the figure spans.
 SOURCE_TOTAL_LOSS = 70_000
@@ -144,7 +147,7 @@ def network(p: Params, control: str) -> Network:
         raise ValueError(f"bottleneck must be one of {BOTTLENECKS}, ack_path one of {ACK_PATHS}")
     tick = f"{p.tick_ms}ms"
     ack_qdisc = {"kind": "dummynet", "tick": tick} if p.ack_path == "dummynet" else droptail("10000p")
-    net = Network(seed=p.seed, name=f"{NAME}-{run_key(control, p)}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=f"{NAME}-{run_key(control, p)}")
     net.hosts("sender", "receiver").routers("dummynet", "far")
     net.link("sender", "dummynet", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{p.txqueuelen}p"))
     if p.bottleneck == "dummynet":
@@ -218,7 +221,7 @@ def datatag_network(p: Params, txqueuelen: int) -> Network:
     """Two senders, each behind its own NIC queue, share a 1 Gb/s bottleneck (slides 5-7)."""
     access_ms = 0.1
     pipe_ms = p.datatag_rtt_ms / 2 - 2 * access_ms
-    net = Network(seed=p.seed, name=f"{NAME}-datatag-txqueuelen{txqueuelen}")
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=f"{NAME}-datatag-txqueuelen{txqueuelen}")
     net.hosts("s0", "s1", "receiver").routers("r", "far")
     for s in ("s0", "s1"):
         net.link(s, "r", p.nic_rate, f"{access_ms}ms", qdisc=droptail(f"{txqueuelen}p"))

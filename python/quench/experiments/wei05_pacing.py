@@ -55,6 +55,9 @@ from quench.results import Results
 from quench.units import parse_rate
 
 NAME = "wei05-pacing"
+# The TCP this experiment was written for: the plain RFC sender, on which its controllers and
+# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = (
     'D. X. Wei, S. Hegde, S. H. Low, "Burstiness Control for High Speed Long Distance TCP", PFLDnet '
@@ -143,7 +146,7 @@ def two_senders(name: str, seed: int, nic: str, txqueuelen: int, rate: str, rtt_
     """Senders a and b, each behind its own NIC queue, through router r over the bottleneck."""
     # As wei05: 0.1 ms on each access link, the rest of the RTT on the bottleneck.
     access_ms = 0.1
-    net = Network(seed=seed, name=name)
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=name)
     net.hosts("a", "b", "rcv").routers("r", "far")
     for h in ("a", "b"):
         net.link(h, "r", nic, f"{access_ms}ms", qdisc=droptail(f"{txqueuelen}p"))

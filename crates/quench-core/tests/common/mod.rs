@@ -6,9 +6,34 @@ use quench_core::trace::table::Column;
 use quench_core::{ConfigError, RunResult, Simulation};
 use serde_json::Value;
 
-/// Build and run a scenario, checking the link accounting identities on the way out: every
-/// validation run doubles as an accounting check.
+/// The validation suite was written for the plain RFC sender and pins it: every TCP flow
+/// (listed, or a workload's template) that names no `tcp.profile` gets `"rfc"`. A test of
+/// another profile names it.
+pub fn pin_rfc_profile(scenario: &Value) -> Value {
+    let mut sc = scenario.clone();
+    let templates = sc.get_mut("workloads").and_then(Value::as_array_mut).into_iter().flatten();
+    let templates: Vec<&mut Value> = templates.filter_map(|w| w.get_mut("flow")).collect();
+    let listed = scenario.get("flows").is_some();
+    let mut pin = |flow: &mut Value| {
+        if flow.get("kind").and_then(Value::as_str) == Some("tcp") {
+            let tcp = flow.as_object_mut().unwrap().entry("tcp").or_insert_with(|| serde_json::json!({}));
+            if let Some(t) = tcp.as_object_mut() {
+                t.entry("profile").or_insert_with(|| "rfc".into());
+            }
+        }
+    };
+    templates.into_iter().for_each(&mut pin);
+    if listed {
+        sc["flows"].as_array_mut().into_iter().flatten().for_each(pin);
+    }
+    sc
+}
+
+/// Build and run a scenario (its TCP flows pinned to the `rfc` profile unless they name one),
+/// checking the link accounting identities on the way out: every validation run doubles as an
+/// accounting check.
 pub fn run(scenario: &Value) -> RunResult {
+    let scenario = &pin_rfc_profile(scenario);
     let r = Simulation::from_json(&scenario.to_string())
         .unwrap_or_else(|e| panic!("scenario rejected: {e}\n{scenario:#}"))
         .run();
@@ -18,6 +43,7 @@ pub fn run(scenario: &Value) -> RunResult {
 
 /// Build a scenario expected to be invalid and return the error.
 pub fn config_error(scenario: &Value) -> ConfigError {
+    let scenario = &pin_rfc_profile(scenario);
     match Simulation::from_json(&scenario.to_string()) {
         Ok(_) => panic!("scenario accepted, expected an error:\n{scenario:#}"),
         Err(e) => e,

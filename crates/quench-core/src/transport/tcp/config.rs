@@ -1,7 +1,10 @@
-//! TCP parameters, per connection, with defaults from the modern RFCs; the 1988 behaviours are
-//! one setting away (`rto.k = 2`, `rto.tick = "500ms"`, `cc = "tahoe"`).
+//! TCP parameters, per connection. `TcpConfig::default()` is the plain RFC sender (the `rfc`
+//! profile); a scenario's flow starts from its profile (`profile.rs`, Linux unless it names
+//! another) and the keys it writes. The 1988 behaviours are one setting away (`rto.k = 2`,
+//! `rto.tick = "500ms"`, `cc = "tahoe"`).
 
 use super::burst::BurstControlConfig;
+use super::profile::Profile;
 use super::quench::QuenchReaction;
 pub use super::sender::{LossDetection, RecoveryReduction};
 use crate::error::ConfigError;
@@ -104,6 +107,9 @@ impl Default for DelayedAckConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
+    /// The named set of defaults the other keys start from (`profile.rs`): `"linux"` or `"rfc"`.
+    #[serde(default)]
+    pub profile: Profile,
     /// Maximum segment size: payload bytes per segment.
     #[serde(default = "default_mss")]
     pub mss: u32,
@@ -265,6 +271,7 @@ fn default_dupack_threshold() -> u32 {
 impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
+            profile: Profile::Rfc,
             mss: DEFAULT_MSS,
             send_buffer: DEFAULT_WINDOW,
             receive_window: DEFAULT_WINDOW,

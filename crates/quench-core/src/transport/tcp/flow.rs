@@ -3,30 +3,60 @@
 use super::config::RttSampling;
 use super::{TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::cc::{deserialize_cc, CcSpec, CongestionControl};
-use crate::error::ConfigError;
+use crate::error::{nested_message, ConfigError};
 use crate::rng::{Rng, StreamKind};
 use crate::transport::{Agent, BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-/// A TCP connection carrying a bulk transfer from `src` to `dst`.
+/// A TCP connection carrying a bulk transfer from `src` to `dst`. Its `cc` and `tcp` are
+/// what its profile (`tcp.profile`, `profile.rs`) gives, with the keys the scenario writes over
+/// them; written back (`scenario.json`), every key is explicit and reads back the same.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "WrittenTcpFlow")]
 pub struct TcpFlowSpec {
-    #[serde(default)]
     pub name: Option<String>,
     pub src: String,
     pub dst: String,
-    #[serde(default, deserialize_with = "deserialize_cc")]
     pub cc: CcSpec,
     /// Transfer size; unlimited when absent.
-    #[serde(default)]
     pub bytes: Option<Bytes>,
     /// When the application opens the connection.
-    #[serde(default)]
     pub start: Dur,
-    #[serde(default)]
     pub tcp: TcpConfig,
+}
+
+/// A TCP flow as written, before its profile fills what it leaves out.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenTcpFlow {
+    #[serde(default)]
+    name: Option<String>,
+    src: String,
+    dst: String,
+    #[serde(default)]
+    cc: Option<Value>,
+    #[serde(default)]
+    bytes: Option<Bytes>,
+    #[serde(default)]
+    start: Dur,
+    #[serde(default)]
+    tcp: Option<Value>,
+}
+
+impl TryFrom<WrittenTcpFlow> for TcpFlowSpec {
+    type Error = String;
+    fn try_from(w: WrittenTcpFlow) -> Result<Self, String> {
+        let (tcp, cc) = super::profile::resolve(w.tcp, w.cc).map_err(|e| nested_message(&e.path, e.message))?;
+        let at = |key: &str, e: String| {
+            let inner = ConfigError::from_serde(".", &e);
+            nested_message(&ConfigError::new(inner.path, "").within(key).path, inner.message)
+        };
+        let cc = deserialize_cc(cc).map_err(|e| at("cc", e.to_string()))?;
+        let tcp = crate::tagged::body::<TcpConfig, serde_json::Error>(tcp).map_err(|e| at("tcp", e.to_string()))?;
+        Ok(TcpFlowSpec { name: w.name, src: w.src, dst: w.dst, cc, bytes: w.bytes, start: w.start, tcp })
+    }
 }
 
 impl TransportSpec for TcpFlowSpec {

@@ -12,6 +12,7 @@ mod config;
 mod ecn;
 mod flow;
 mod pacing;
+mod profile;
 pub mod quench;
 mod receiver;
 mod rtt;
@@ -23,6 +24,7 @@ pub use config::{
     TcpConfig,
 };
 pub use flow::TcpFlowSpec;
+pub use profile::Profile;
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
 pub use sender::{SenderStats, TcpSender};

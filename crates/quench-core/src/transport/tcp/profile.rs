@@ -1,0 +1,279 @@
+//! TCP profiles (`tcp.profile`): named sets of defaults for a TCP flow's `tcp` table and its
+//! controller, so that "the TCP of a current Linux kernel" or "the plain RFC sender" is one key.
+//! A profile fills only what the scenario leaves out: every key written in the flow's `tcp` or
+//! `cc` table overrides it. What this module owns: the profiles' values with their sources, and
+//! the merge of a flow's written keys over them (`resolve`); it builds nothing.
+//!
+//! - `linux` (the default): a current Linux kernel's defaults (net/ipv4 sysctls and constants,
+//!   cited at each value), CUBIC with HyStart and an initial window of 10.
+//! - `ns3`: ns-3 3.44's defaults (src/internet/model: tcp-socket.cc, tcp-socket-base.cc,
+//!   tcp-l4-protocol.cc, tcp-cubic.cc), so that a cross-check with ns-3 needs one line.
+//! - `rfc`: the plain standards-track sender (RFC 5681 NewReno per RFC 6582, RFC 6298 timers
+//!   with a 1 s minimum, RFC 1122 delayed ACKs, no options), and the historic behaviours the
+//!   seed experiments build on by naming their controller and timers.
+//!
+//! Where quench cannot yet do what Linux does, the profile takes the nearest mechanism quench
+//! has, and says so: HyStart++ (RFC 9406) stands in for Linux's original HyStart (Ha and Rhee
+//! 2008); delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at the start
+//! of a connection; don't-fragment stays off, since quench has no path MTU discovery to shrink
+//! the MSS where Linux's would.
+
+use super::config::{DelayedAckConfig, LimitedTransmit, LocalDropReaction, RtoConfig, RttSampling, TcpConfig};
+use super::sender::{LossDetection, RecoveryReduction};
+use crate::error::ConfigError;
+use crate::units::{Bytes, Dur};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Linux `TCP_INIT_CWND` (include/net/tcp.h; RFC 6928): 10 segments.
+const LINUX_INITIAL_WINDOW: u64 = 10;
+/// Linux `TCP_RTO_MIN` (include/net/tcp.h): HZ/5.
+const LINUX_RTO_MIN: Dur = Dur::from_millis(200);
+/// Linux `TCP_RTO_MAX` (include/net/tcp.h): 120 s.
+const LINUX_RTO_MAX: Dur = Dur::from_secs(120);
+/// Linux `TCP_TIMEOUT_INIT` (include/net/tcp.h; RFC 6298): 1 s.
+const LINUX_RTO_INITIAL: Dur = Dur::from_secs(1);
+/// Linux `sysctl_tcp_retries2` (Documentation/networking/ip-sysctl.rst): 15 backoffs.
+const LINUX_MAX_BACKOFFS: u32 = 15;
+/// Linux `TCP_ATO_MIN` / `TCP_DELACK_MIN` (include/net/tcp.h): HZ/25, the delayed-ACK timeout
+/// a connection starts with.
+const LINUX_DELAYED_ACK_TIMEOUT: Dur = Dur::from_millis(40);
+/// Linux `tcp_wmem[2]` (net/ipv4/tcp.c, `tcp_init`): 4 MiB, the most the send buffer grows to.
+const LINUX_SEND_BUFFER: Bytes = Bytes(4 << 20);
+/// Linux `tcp_rmem[2]` (net/ipv4/tcp.c, `tcp_init`): 6 MiB, the most the receive buffer grows to.
+const LINUX_RECEIVE_WINDOW: Bytes = Bytes(6 << 20);
+/// ns-3 `TcpSocket::InitialCwnd`: 10 segments.
+const NS3_INITIAL_WINDOW: u64 = 10;
+/// ns-3 `TcpSocket::SegmentSize`: 536 bytes (RFC 879's default MSS).
+const NS3_MSS: u32 = 536;
+/// ns-3 `TcpSocket::SndBufSize` and `RcvBufSize`: 128 KiB.
+const NS3_BUFFER: Bytes = Bytes(128 << 10);
+/// ns-3 `TcpSocket::DataRetries`: 6 retransmissions before the connection gives up.
+const NS3_MAX_BACKOFFS: u32 = 6;
+/// Controllers whose Linux module sets `TCP_CONG_NEEDS_ECN` (tcp_dctcp.c, and tcp_prague.c out
+/// of tree): the connection negotiates ECN whatever `tcp_ecn` says.
+const LINUX_NEEDS_ECN: [&str; 2] = ["dctcp", "prague"];
+
+/// A named set of TCP defaults (`tcp.profile`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// A current Linux kernel's defaults.
+    #[default]
+    Linux,
+    /// ns-3 3.44's defaults.
+    Ns3,
+    /// The plain RFC sender, as quench's experiments of the 1988-2006 papers assume.
+    Rfc,
+}
+
+impl Profile {
+    pub const NAMES: [&'static str; 3] = ["linux", "ns3", "rfc"];
+
+    /// The `tcp` table this profile gives a flow that writes none of its keys.
+    pub fn tcp(self) -> TcpConfig {
+        match self {
+            Profile::Rfc => TcpConfig { profile: Profile::Rfc, ..TcpConfig::default() },
+            Profile::Linux => TcpConfig {
+                profile: Profile::Linux,
+                send_buffer: LINUX_SEND_BUFFER,
+                receive_window: LINUX_RECEIVE_WINDOW,
+                rto: RtoConfig {
+                    min: LINUX_RTO_MIN,
+                    max: LINUX_RTO_MAX,
+                    initial: LINUX_RTO_INITIAL,
+                    max_backoffs: LINUX_MAX_BACKOFFS,
+                    ..RtoConfig::default()
+                },
+                delayed_ack: DelayedAckConfig { timeout: LINUX_DELAYED_ACK_TIMEOUT, ..DelayedAckConfig::default() },
+                // `tcp_sack` = 1, `tcp_timestamps` = 1 (ip-sysctl.rst).
+                sack: true,
+                timestamps: true,
+                rtt_sampling: RttSampling::EveryAck,
+                // In Disorder Linux sends new data while `tcp_packets_in_flight` (the pipe)
+                // leaves room in cwnd: RFC 6675's form of Limited Transmit.
+                limited_transmit: LimitedTransmit::Rfc6675,
+                // `tcp_recovery` = 1 (RACK) and `tcp_early_retrans` = 3 (TLP), ip-sysctl.rst.
+                loss_detection: LossDetection::Rack,
+                // `tcp_cwnd_reduction` (tcp_input.c): the slow-start bound only on an ACK that
+                // advances snd_una without a new loss, as RFC 9937 states it.
+                recovery: RecoveryReduction::PrrRfc9937,
+                // `tcp_transmit_skb` enters CWR when the qdisc drops the segment.
+                local_drop: LocalDropReaction::LinuxCwr,
+                ..TcpConfig::default()
+            },
+            Profile::Ns3 => TcpConfig {
+                profile: Profile::Ns3,
+                mss: NS3_MSS,
+                send_buffer: NS3_BUFFER,
+                receive_window: NS3_BUFFER,
+                // `MinRto` 1 s, `RttEstimator::InitialEstimation` 1 s, the RTO's ×4 variance
+                // (tcp-socket-base.cc), and a 60 s ceiling on the backed-off RTO.
+                rto: RtoConfig { max_backoffs: NS3_MAX_BACKOFFS, ..RtoConfig::default() },
+                // `Sack` and `Timestamp` true; `DelAckCount` 2 and `DelAckTimeout` 200 ms.
+                sack: true,
+                timestamps: true,
+                rtt_sampling: RttSampling::EveryAck,
+                // With SACK, ns-3 sends while cwnd exceeds BytesInFlight (the pipe): RFC 6675's
+                // form (its `LimitedTransmit` attribute acts only without SACK).
+                limited_transmit: LimitedTransmit::Rfc6675,
+                // `TcpL4Protocol::RecoveryType` = TcpPrrRecovery; no RACK in ns-3.
+                recovery: RecoveryReduction::Prr,
+                ..TcpConfig::default()
+            },
+        }
+    }
+
+    /// The controller of a flow that names none.
+    fn default_cc(self) -> Value {
+        match self {
+            // `tcp_congestion_control` = "cubic" (net/ipv4/Kconfig, DEFAULT_TCP_CONG).
+            Profile::Linux => serde_json::json!({ "kind": "cubic" }),
+            // `TcpL4Protocol::SocketType` = TcpCubic.
+            Profile::Ns3 => serde_json::json!({ "kind": "cubic" }),
+            Profile::Rfc => serde_json::json!({ "kind": "newreno" }),
+        }
+    }
+
+    /// Fill the keys of a controller's table that this profile sets and the flow left out.
+    fn fill_cc(self, cc: &mut Map<String, Value>) {
+        let initial_window = match self {
+            Profile::Linux => LINUX_INITIAL_WINDOW,
+            Profile::Ns3 => NS3_INITIAL_WINDOW,
+            Profile::Rfc => return,
+        };
+        fill(cc, "initial_window", Value::from(initial_window));
+        if cc.get("kind").and_then(Value::as_str) == Some("cubic") {
+            // tcp_cubic.c's `hystart` = 1; ns-3's `TcpCubic::HyStart` = true.
+            fill(cc, "hystart", Value::Bool(true));
+        }
+    }
+
+    /// Fill the `tcp` keys that depend on the controller: ECN for one that needs it.
+    fn fill_tcp_for_cc(self, tcp: &mut Map<String, Value>, cc_kind: Option<&str>) {
+        if self == Profile::Linux && cc_kind.is_some_and(|k| LINUX_NEEDS_ECN.contains(&k)) {
+            fill(tcp, "ecn", Value::Bool(true));
+        }
+    }
+}
+
+/// Set `key` unless the table has a value for it (`null` counts as none: a written scenario's
+/// absent option).
+fn fill(table: &mut Map<String, Value>, key: &str, value: Value) {
+    if table.get(key).is_none_or(Value::is_null) {
+        table.insert(key.to_string(), value);
+    }
+}
+
+/// Merge `over` into `base`, key by key, tables recursively.
+fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Object(b)), Value::Object(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// A flow's `tcp` and `cc` values after its profile: the profile's tables with the flow's
+/// written keys over them. `tcp` must be a table (or absent); `cc` a name, a table or absent.
+pub fn resolve(tcp: Option<Value>, cc: Option<Value>) -> Result<(Value, Value), ConfigError> {
+    let mut written = match tcp {
+        None => Map::new(),
+        Some(Value::Object(t)) => t,
+        Some(other) => {
+            return Err(ConfigError::new("tcp", format!("expected a table, found {}", crate::units::describe(&other))))
+        }
+    };
+    let profile = match written.remove("profile") {
+        None => Profile::default(),
+        Some(v) => Profile::deserialize(&v).map_err(|_| {
+            let why = format!("unknown profile {v}: expected one of {}", Profile::NAMES.join(", "));
+            ConfigError::new("tcp.profile", why)
+        })?,
+    };
+    let mut cc = match cc {
+        None => profile.default_cc(),
+        Some(Value::String(name)) => serde_json::json!({ "kind": name }),
+        Some(other) => other,
+    };
+    if let Value::Object(table) = &mut cc {
+        profile.fill_cc(table);
+    }
+    let Ok(Value::Object(mut tcp)) = serde_json::to_value(profile.tcp()) else {
+        unreachable!("a TcpConfig serializes to a table")
+    };
+    profile.fill_tcp_for_cc(&mut written, cc.get("kind").and_then(Value::as_str));
+    merge(&mut tcp, written);
+    Ok((Value::Object(tcp), cc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn resolved(tcp: Value, cc: Value) -> (TcpConfig, Value) {
+        let (tcp, cc) = resolve((!tcp.is_null()).then_some(tcp), (!cc.is_null()).then_some(cc)).unwrap();
+        (serde_json::from_value(tcp).unwrap(), cc)
+    }
+
+    /// A flow that writes nothing gets Linux: CUBIC with HyStart and IW 10, SACK, timestamps,
+    /// RACK-TLP, PRR, 200 ms minimum RTO, 40 ms delayed-ACK timeout.
+    #[test]
+    fn nothing_written_is_linux() {
+        let (tcp, cc) = resolved(Value::Null, Value::Null);
+        assert_eq!(tcp.profile, Profile::Linux);
+        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": true}));
+        assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
+        assert_eq!(tcp.loss_detection, LossDetection::Rack);
+        assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
+        assert_eq!((tcp.rto.min, tcp.rto.initial, tcp.rto.max), (LINUX_RTO_MIN, Dur::from_secs(1), LINUX_RTO_MAX));
+        assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(40));
+        assert_eq!(tcp.segment_payload(), 1448, "Linux's payload with timestamps on a 1500-byte MTU");
+    }
+
+    /// Written keys win, in nested tables too; the rfc profile is quench's plain sender.
+    #[test]
+    fn written_keys_override_the_profile() {
+        let (tcp, cc) = resolved(json!({"sack": false, "rto": {"min": "1s"}}), json!("newreno"));
+        assert!(!tcp.sack && tcp.timestamps);
+        assert_eq!((tcp.rto.min, tcp.rto.max), (Dur::from_secs(1), LINUX_RTO_MAX));
+        assert_eq!(cc, json!({"kind": "newreno", "initial_window": 10}));
+        let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
+        assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
+        let (tcp, cc) = resolved(json!({"profile": "rfc"}), Value::Null);
+        assert_eq!(serde_json::to_value(&tcp).unwrap(), serde_json::to_value(Profile::Rfc.tcp()).unwrap());
+        assert_eq!(cc, json!({"kind": "newreno"}));
+    }
+
+    /// Linux turns ECN on for a controller that needs it (`TCP_CONG_NEEDS_ECN`), unless written.
+    #[test]
+    fn dctcp_under_linux_negotiates_ecn() {
+        assert!(resolved(json!({}), json!("dctcp")).0.ecn);
+        assert!(!resolved(json!({"ecn": false}), json!("dctcp")).0.ecn);
+        assert!(!resolved(json!({"profile": "rfc"}), json!("dctcp")).0.ecn);
+    }
+
+    /// ns-3 3.44: CUBIC, IW 10, 536-byte segments, SACK and timestamps, PRR, no RACK, 1 s
+    /// minimum RTO.
+    #[test]
+    fn the_ns3_profile_is_ns3s_defaults() {
+        let (tcp, cc) = resolved(json!({"profile": "ns3"}), Value::Null);
+        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": true}));
+        assert_eq!((tcp.mss, tcp.send_buffer, tcp.receive_window), (536, Bytes(131_072), Bytes(131_072)));
+        assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
+        assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
+        assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));
+        assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(200));
+    }
+
+    #[test]
+    fn an_unknown_profile_is_named() {
+        let e = resolve(Some(json!({"profile": "bsd"})), None).unwrap_err();
+        assert_eq!(e.path, "tcp.profile");
+        assert!(e.message.starts_with("unknown profile \"bsd\""), "{}", e.message);
+    }
+}
