@@ -16,6 +16,8 @@
 
 pub mod fat_tree;
 pub mod leaf_spine;
+#[cfg(test)]
+mod tests;
 
 use crate::error::ConfigError;
 use crate::limits;
