@@ -84,7 +84,7 @@ impl Generator for FatTreeConfig {
 
     fn validate(&self) -> Result<u64, ConfigError> {
         check_range("k", self.k, MIN_K, MAX_K, "ports per switch")?;
-        if self.k % 2 != 0 {
+        if !self.k.is_multiple_of(2) {
             return Err(ConfigError::new(
                 "k",
                 format!("{} is odd; a fat-tree's k is even (k/2 ports down, k/2 up)", self.k),
