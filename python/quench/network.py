@@ -223,6 +223,8 @@ class Network:
         self._hosts: list[str] = []
         self._routers: list[str] = []
         self._links: list[dict[str, Any]] = []
+        self._topologies: list[dict[str, Any]] = []
+        self._multipath: dict[str, str] = {}
         self._flows: list[dict[str, Any]] = []
         self._workloads: list[dict[str, Any]] = []
         self._record: dict[str, Any] = {}
@@ -285,6 +287,67 @@ class Network:
                 }
             )
         )
+        return self
+
+    def fat_tree(
+        self,
+        k: int,
+        rate: Quantity,
+        delay: Quantity,
+        *,
+        qdisc: dict[str, Any] | None = None,
+        multipath: str | None = None,
+        prefix: str | None = None,
+        access: dict[str, Any] | None = None,
+        aggregation: dict[str, Any] | None = None,
+        core: dict[str, Any] | None = None,
+    ) -> Network:
+        """A k-ary fat-tree (Al-Fares et al., SIGCOMM 2008), expanded by the engine: k pods
+        (k even, 2 to 64), k³/4 hosts `h0`.., edge switches `tor<i>`, aggregation switches
+        `agg<pod>_<i>`, core switches `core<i>`. `rate`, `delay` and `qdisc` (whose limit is the
+        buffer) apply to every tier unless `access` (host to edge), `aggregation` (edge to
+        aggregation) or `core` (aggregation to core), tables of `rate`, `delay` and `qdisc`, say
+        otherwise. `multipath`: how switches choose among equal-cost next hops, "ecmp" (the
+        default: a per-flow hash), "spray" (per-packet round robin), "spray_random" or
+        "first". `prefix` goes before every node name (two fabrics in one scenario). Listed
+        hosts, routers and links may name the fabric's nodes."""
+        entry = {"kind": "fat_tree", "k": k, "rate": rate, "delay": delay, "qdisc": qdisc}
+        tiers = {"access": access, "aggregation": aggregation, "core": core}
+        self._topologies.append(_clean({**entry, "multipath": multipath, "prefix": prefix, **tiers}))
+        return self
+
+    def leaf_spine(
+        self,
+        hosts_per_leaf: int,
+        leaves: int,
+        spines: int,
+        rate: Quantity,
+        delay: Quantity,
+        *,
+        qdisc: dict[str, Any] | None = None,
+        oversubscription: float | None = None,
+        multipath: str | None = None,
+        prefix: str | None = None,
+        access: dict[str, Any] | None = None,
+        fabric: dict[str, Any] | None = None,
+    ) -> Network:
+        """A two-tier leaf-spine fabric, expanded by the engine: hosts `h0`.., leaves `tor<i>`,
+        spines `spine<i>`, every leaf linked to every spine. `rate`, `delay` and `qdisc` apply to
+        both tiers unless `access` (host to leaf) or `fabric` (leaf to spine) say otherwise; the
+        leaf-spine rate is the host rate × hosts_per_leaf / (spines × `oversubscription`)
+        (default 1, full bisection) unless `fabric` gives a rate. `multipath` and `prefix` as
+        for `fat_tree`."""
+        entry = {"kind": "leaf_spine", "hosts_per_leaf": hosts_per_leaf, "leaves": leaves, "spines": spines}
+        entry |= {"rate": rate, "delay": delay, "qdisc": qdisc, "oversubscription": oversubscription}
+        tiers = {"access": access, "fabric": fabric}
+        self._topologies.append(_clean({**entry, "multipath": multipath, "prefix": prefix, **tiers}))
+        return self
+
+    def multipath(self, router: str, policy: str) -> Network:
+        """How `router` (listed or generated) chooses among equal-cost next hops: "first" (the
+        routing table's one route, the default for listed routers), "ecmp", "spray" or
+        "spray_random"."""
+        self._multipath[router] = policy
         return self
 
     def tcp(
@@ -488,6 +551,10 @@ class Network:
         }
         if self._workloads:
             spec["workloads"] = copy.deepcopy(self._workloads)
+        if self._topologies:
+            spec["topologies"] = copy.deepcopy(self._topologies)
+        if self._multipath:
+            spec["multipath"] = dict(self._multipath)
         if self.name:
             spec["name"] = self.name
         return spec

@@ -471,9 +471,13 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
     departures, utilization; no backlog integrals or maxima), TCP flows only the bytes their
     sinks received (and a finite flow's completion), and nothing is recorded over time."""
     r = validate_scenario(spec)
-    for key in ("workloads",):
+    for key, what in (
+        ("workloads", "a workload (random finite-flow arrivals)"),
+        ("topologies", "a generated fabric (list its nodes and links instead)"),
+        ("multipath", "multipath routing (ECMP or spraying)"),
+    ):
         if r.get(key):
-            raise _refuse(key, "a workload (random finite-flow arrivals)")
+            raise _refuse(key, what)
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
     for k in ("pcap", "segments", "sojourn", "rtt"):
         if r["record"].get(k):

@@ -1,12 +1,14 @@
 //! Scenario -> World: resolve names, validate every parameter once (errors name the key),
-//! build links with their qdiscs and random streams, compute routes, create endpoints.
+//! expand generated fabrics (`topology/`), build links with their qdiscs and random streams,
+//! compute routes with each switch's multipath policy, create endpoints.
 
 use crate::error::ConfigError;
 use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
-use crate::routing::Routes;
+use crate::routing::{MultipathPolicy, Routes};
 use crate::scenario::{LinkSpec, Scenario};
+use crate::topology::{self, Expansion};
 use crate::trace::pcap::{Captures, PcapWriter};
 use crate::trace::Recorder;
 use crate::transport::contract::{HostShared, Topology};
@@ -51,10 +53,12 @@ pub fn check_node_name(name: &str) -> Result<(), ConfigError> {
     Err(ConfigError::new("", format!("{quoted}: {rule}")))
 }
 
-fn build_nodes(sc: &Scenario) -> Result<(Vec<Node>, Names), ConfigError> {
+fn build_nodes(sc: &Scenario, fabrics: &[Expansion]) -> Result<(Vec<Node>, Names), ConfigError> {
     // Exact sizes: at 10,000 flows a vector grown by doubling holds room never touched.
-    let mut nodes = Vec::with_capacity(sc.hosts.len() + sc.routers.len());
-    let mut names = HashMap::with_capacity(sc.hosts.len() + sc.routers.len());
+    let generated: usize = fabrics.iter().map(|x| x.hosts.len() + x.switches.len()).sum();
+    let count = sc.hosts.len() + sc.routers.len() + generated;
+    let mut nodes = Vec::with_capacity(count);
+    let mut names = HashMap::with_capacity(count);
     let all = sc.hosts.iter().map(|n| ("hosts", n, false)).chain(sc.routers.iter().map(|n| ("routers", n, true)));
     for (i, (key, name, is_router)) in all.enumerate() {
         let index = if is_router { i - sc.hosts.len() } else { i };
@@ -64,13 +68,26 @@ fn build_nodes(sc: &Scenario) -> Result<(Vec<Node>, Names), ConfigError> {
         }
         nodes.push(Node { name: name.clone(), is_router });
     }
+    for (t, x) in fabrics.iter().enumerate() {
+        let all = x.hosts.iter().map(|n| (n, false)).chain(x.switches.iter().map(|n| (n, true)));
+        for (name, is_router) in all {
+            check_node_name(name).map_err(|e| e.within(&format!("topologies[{t}].prefix")))?;
+            if names.insert(name.clone(), NodeId(nodes.len() as u32)).is_some() {
+                let why = format!("node '{name}' is declared twice; give the fabric a `prefix` of its own");
+                return Err(ConfigError::new(format!("topologies[{t}]"), why));
+            }
+            nodes.push(Node { name: name.clone(), is_router });
+        }
+    }
     Ok((nodes, Names(names)))
 }
 
-fn build_links(sc: &Scenario, names: &Names) -> Result<Vec<Link>, ConfigError> {
+fn build_links(sc: &Scenario, fabrics: &[Expansion], names: &Names) -> Result<Vec<Link>, ConfigError> {
     // Exact size: a vector of 40,002 links of 512 bytes grown by doubling held room for 25,534
     // more (13 MB) it never touched.
-    let mut links: Vec<Link> = Vec::with_capacity(sc.links.iter().map(|l| 1 + l.duplex as usize).sum());
+    let generated: usize = fabrics.iter().map(|x| 2 * x.links.len()).sum();
+    let mut links: Vec<Link> =
+        Vec::with_capacity(sc.links.iter().map(|l| 1 + l.duplex as usize).sum::<usize>() + generated);
     // Names taken so far: a set, as a scan of `links` per link made set-up quadratic (40,000
     // links of a 10,000-flow dumbbell: half a minute).
     let mut taken = HashSet::with_capacity(links.capacity());
@@ -84,7 +101,42 @@ fn build_links(sc: &Scenario, names: &Names) -> Result<Vec<Link>, ConfigError> {
             add_link(&mut links, &mut taken, sc.seed, spec, (to, from), true).map_err(|e| e.within(&path))?;
         }
     }
+    // A fabric's tiers were validated as it expanded (`topology/`); its names resolve.
+    for (t, x) in fabrics.iter().enumerate() {
+        let path = format!("topologies[{t}]");
+        for spec in &x.links {
+            let from = names.resolve(&spec.from, &path)?;
+            let to = names.resolve(&spec.to, &path)?;
+            add_link(&mut links, &mut taken, sc.seed, spec, (from, to), false).map_err(|e| e.within(&path))?;
+            add_link(&mut links, &mut taken, sc.seed, spec, (to, from), true).map_err(|e| e.within(&path))?;
+        }
+    }
     Ok(links)
+}
+
+/// Each node's multipath policy: `first` (the routing table's route) unless a generated fabric
+/// gives its switches one, or `multipath` names the router.
+fn multipath_policies(
+    sc: &Scenario,
+    fabrics: &[Expansion],
+    nodes: &[Node],
+    names: &Names,
+) -> Result<Vec<MultipathPolicy>, ConfigError> {
+    let mut policies = vec![MultipathPolicy::First; nodes.len()];
+    for x in fabrics {
+        for s in &x.switches {
+            policies[names.resolve(s, "")?.index()] = x.multipath;
+        }
+    }
+    for (name, &policy) in &sc.multipath {
+        let key = format!("multipath.{name}");
+        let n = names.resolve(name, &key)?;
+        if !nodes[n.index()].is_router {
+            return Err(ConfigError::new(key, format!("'{name}' is a host; only routers choose among next hops")));
+        }
+        policies[n.index()] = policy;
+    }
+    Ok(policies)
 }
 
 fn add_link(
@@ -300,10 +352,13 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         return Err(ConfigError::new("duration", "must be positive"));
     }
     let end = Time::ZERO + sc.duration;
-    let (nodes, names) = build_nodes(sc)?;
-    let links = build_links(sc, &names)?;
+    let fabrics = topology::expand_all(&sc.topologies)?;
+    let (nodes, names) = build_nodes(sc, &fabrics)?;
+    let links = build_links(sc, &fabrics, &names)?;
+    let policies = multipath_policies(sc, &fabrics, &nodes, &names)?;
+    drop(fabrics);
     let ends: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
-    let routes = Routes::compute(nodes.len(), &ends);
+    let routes = Routes::compute_with(nodes.len(), &ends, &policies, sc.seed);
     let host_shared = HostShared::default();
     let cx = FlowContext {
         seed: sc.seed,

@@ -34,6 +34,7 @@ pub mod sched;
 pub mod slab;
 pub mod snapshots;
 pub mod tagged;
+pub mod topology;
 pub mod trace;
 pub mod transport;
 pub mod units;

@@ -72,6 +72,12 @@ pub const DEFAULT_PACKET_BUDGET: u64 = 100_000_000;
 /// The most `budget.packets` may allow: 10¹² packets is a day of events at 10⁷ a second.
 pub const MAX_PACKET_BUDGET: u64 = 1_000_000_000_000;
 
+/// The most unidirectional links a generated fabric may have: 10⁶. A link with its queue takes
+/// about 600 bytes before it holds a packet, so 10⁶ of them 0.6 GB, and the routing set-up runs
+/// one search over every link per switch (`routing.rs`). The largest fat-tree quench generates
+/// (k = 64, `topology/fat_tree.rs`) has 393,216.
+pub const MAX_LINKS: u64 = 1_000_000;
+
 /// The most flows `budget.flows` may allow: flow ids are `u32` and each flow's two endpoints
 /// take ids `2f` and `2f + 1`, so the ids last to 2³¹ flows; 10⁹ leaves a Poisson count far
 /// above its mean (σ ≈ 3·10⁴) well inside.

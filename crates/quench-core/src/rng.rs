@@ -13,6 +13,8 @@ pub enum StreamKind {
     LinkLoss = 2,
     Agent = 3,
     Workload = 4,
+    /// A switch's multipath choices (`routing.rs`): its ECMP hash salt and spraying draws.
+    Routing = 5,
 }
 
 #[derive(Clone, Debug)]

@@ -19,8 +19,18 @@
 //! by one breadth-first search per column over the whole graph. A dumbbell of N flows keeps a
 //! 2 x 2 table (its two routers) instead of (2N + 2)^2 entries, and sets up in time linear in
 //! N. The per-packet lookup `next_hop` is a few array reads and branches: O(1), no hashing.
+//!
+//! Where a node has several equally short next hops and its policy chooses among them (`ecmp`,
+//! `spray`: the switches of generated fabrics, `topology/`), `multipath` keeps the set per
+//! node and destination column and `route` chooses per packet. Every other node keeps the
+//! table's one next hop, so scenarios without multipath route exactly as before.
 
-use crate::packet::{LinkId, NodeId};
+mod multipath;
+
+pub use multipath::{five_tuple_hash, MultipathPolicy};
+
+use crate::packet::{LinkId, NodeId, Packet};
+use multipath::Multipath;
 use std::collections::VecDeque;
 
 /// "No link" and "no row/column": link and node indices are below u32::MAX (the builder
@@ -55,11 +65,19 @@ pub struct Routes {
     /// reaches every node, and `next_hop` returns that link without looking the destination
     /// up in the neighbour's row: three dependent loads less per packet a host sends.
     rows_reach_all: bool,
+    /// The equal-cost sets of the nodes that choose among them; None when none does.
+    multipath: Option<Multipath>,
 }
 
 impl Routes {
-    /// `links[i] = (from, to)` of link i.
+    /// `links[i] = (from, to)` of link i; every node keeps the table's one next hop.
     pub fn compute(nodes: usize, links: &[(NodeId, NodeId)]) -> Routes {
+        Self::compute_with(nodes, links, &[], 0)
+    }
+
+    /// As `compute`, with node n choosing among equal-cost next hops by `policies[n]` (nodes
+    /// past the end: `first`), its choices seeded from `seed`.
+    pub fn compute_with(nodes: usize, links: &[(NodeId, NodeId)], policies: &[MultipathPolicy], seed: u64) -> Routes {
         let mut out_degree = vec![0u32; nodes];
         let mut in_degree = vec![0u32; nodes];
         let mut only_out = vec![NONE; nodes];
@@ -98,21 +116,24 @@ impl Routes {
         }
         let cols = cols as usize;
         let mut table = vec![NONE; rows as usize * cols];
-        let mut seen = vec![false; nodes];
+        let mut mp = multipath::Builder::new(nodes, policies, |n| info[n].row != NONE, links, cols, seed);
+        // Hops to the column's destination (NONE: not reached yet); the multipath sets need
+        // the distances, the table only whether a node was reached.
+        let mut dist = vec![NONE; nodes];
         let mut frontier = VecDeque::new();
         for dst in 0..nodes {
             let col = info[dst].col;
             if col == NONE {
                 continue;
             }
-            seen.iter_mut().for_each(|s| *s = false);
-            seen[dst] = true;
+            dist.iter_mut().for_each(|d| *d = NONE);
+            dist[dst] = 0;
             frontier.push_back(dst);
             while let Some(n) = frontier.pop_front() {
                 for &l in &incoming[n] {
                     let from = links[l as usize].0.index();
-                    if !seen[from] {
-                        seen[from] = true;
+                    if dist[from] == NONE {
+                        dist[from] = dist[n] + 1;
                         if info[from].row != NONE {
                             table[info[from].row as usize * cols + col as usize] = l;
                         }
@@ -120,10 +141,40 @@ impl Routes {
                     }
                 }
             }
+            if let Some(mp) = mp.as_mut() {
+                mp.column(col as usize, &dist);
+            }
         }
         let diagonal = info.iter().filter(|n| n.row != NONE && n.col != NONE).count();
         let rows_reach_all = table.iter().filter(|&&hop| hop == NONE).count() == diagonal;
-        Routes { nodes: info, cols, table, rows_reach_all }
+        Routes { nodes: info, cols, table, rows_reach_all, multipath: mp.map(multipath::Builder::finish) }
+    }
+
+    /// The next hop of packet `pkt` at node `at`: the node's choice among equal-cost next hops
+    /// where it has a policy and a choice, the table's otherwise (`next_hop`).
+    #[inline]
+    pub fn route(&mut self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
+        if let Some(mp) = self.multipath.as_mut() {
+            if let Some(l) = column(&self.nodes, at, pkt.dst).and_then(|col| mp.choose(at, col, pkt)) {
+                return Some(l);
+            }
+        }
+        self.next_hop(at, pkt.dst)
+    }
+
+    /// Every next hop node `at` may route a packet for `dst` over: its equal-cost set where it
+    /// chooses, else the one next hop (none when it does not reach `dst`).
+    pub fn next_hops(&self, at: NodeId, dst: NodeId) -> Vec<LinkId> {
+        let set = self.multipath.as_ref().and_then(|mp| column(&self.nodes, at, dst).and_then(|c| mp.set(at, c)));
+        match set {
+            Some(links) => links.collect(),
+            None => self.next_hop(at, dst).into_iter().collect(),
+        }
+    }
+
+    /// Distinct equal-cost sets and per-(switch, column) entries kept for multipath.
+    pub fn multipath_entries(&self) -> (usize, usize) {
+        self.multipath.as_ref().map_or((0, 0), Multipath::sizes)
     }
 
     #[inline]
@@ -183,6 +234,21 @@ impl Routes {
             at = links[l.index()].1;
         }
         Some(path)
+    }
+}
+
+/// The table column that holds `dst`'s routes as seen from `at` (a destination without a
+/// column is reached through its anchor's), or None where `at` is `dst` or `dst`'s anchor (one
+/// link, nothing to choose).
+#[inline]
+fn column(nodes: &[NodeRoutes], at: NodeId, dst: NodeId) -> Option<u32> {
+    let d = &nodes[dst.index()];
+    if at == dst || d.anchor == at.0 {
+        None
+    } else if d.col != NONE {
+        Some(d.col)
+    } else {
+        Some(nodes[d.anchor as usize].col)
     }
 }
 

@@ -6,12 +6,15 @@ use crate::error::ConfigError;
 use crate::ip::{FragmentRule, IpConfig};
 use crate::limits::{self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_PACKET_RATE};
 use crate::qdisc::QdiscSpec;
+use crate::routing::MultipathPolicy;
+use crate::topology::TopologySpec;
 use crate::trace::RecordConfig;
 /// Flows are declared by the transports' registry (`transport/mod.rs`).
 pub use crate::transport::FlowSpec;
 use crate::units::{BitRate, Bytes, Dur};
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Ethernet's MTU, the default for every link.
 const DEFAULT_MTU: Bytes = Bytes(1500);
@@ -31,6 +34,16 @@ pub struct Scenario {
     pub routers: Vec<String>,
     #[serde(default)]
     pub links: Vec<LinkSpec>,
+    /// Generated fabrics (`topology/`): their hosts, switches and links come after the listed
+    /// ones, which may name them. Left out of the written scenario when empty, so scenarios
+    /// without one record what they always did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topologies: Vec<TopologySpec>,
+    /// How named routers choose among equal-cost next hops (`routing.rs`): `first` (the
+    /// default for listed routers), `ecmp`, `spray` or `spray_random`; overrides a generated
+    /// fabric's own policy for the switches it names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub multipath: BTreeMap<String, MultipathPolicy>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
     /// Finite flows arriving at random (Poisson), each built into a flow when it arrives.

@@ -397,12 +397,21 @@ impl World {
         } else if pkt.dst == at {
             self.packet_left(pkt.flow);
             self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt));
-        } else if let Some(l) = self.routes.next_hop(at, pkt.dst) {
-            return self.enqueue(l, pkt);
         } else {
-            self.packet_left(pkt.flow);
-            self.unroutable_packets += 1;
+            let hop = self.routes.route(at, pkt);
+            return self.forward_over(hop, pkt);
         }
+        Admission::Accepted
+    }
+
+    /// Send a packet in transit on over `hop`, the link routing chose for it (once: a
+    /// spraying switch's choice advances its turn), or count it unroutable.
+    fn forward_over(&mut self, hop: Option<LinkId>, pkt: &Packet) -> Admission {
+        if let Some(l) = hop {
+            return self.enqueue(l, pkt);
+        }
+        self.packet_left(pkt.flow);
+        self.unroutable_packets += 1;
         Admission::Accepted
     }
 
@@ -662,13 +671,18 @@ impl World {
     /// without a copy). Every other packet is copied out (its entry freed) and forwarded.
     fn forward_held(&mut self, at: NodeId, id: EntryId) {
         let pkt = self.slab.held(id);
-        let onward = if pkt.dst == at { None } else { self.routes.next_hop(at, pkt.dst) };
+        let onward = if pkt.dst == at { None } else { self.routes.route(at, pkt) };
         let Some(l) = onward.filter(|l| {
             let link = &self.links[l.index()];
             link.quiet && pkt.size as u64 <= link.mtu.0
         }) else {
+            let in_transit = pkt.dst != at;
             let pkt = self.slab.release(id);
-            self.forward(at, &pkt);
+            if in_transit {
+                self.forward_over(onward, &pkt);
+            } else {
+                self.forward(at, &pkt);
+            }
             return;
         };
         self.enqueue_quiet_held(l, id);

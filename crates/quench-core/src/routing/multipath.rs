@@ -1,0 +1,215 @@
+//! Equal-cost multipath: how a switch chooses among several next hops that are equally short to
+//! a destination. The routing table (`routing.rs`) keeps one next hop per row and column, the
+//! first found, and that stays every node's route unless its policy says otherwise; this module
+//! keeps, for the nodes that do choose, the set of equal-cost next hops per destination column.
+//!
+//! Sets are interned: a fat-tree edge switch has the same set (its uplinks) towards every
+//! destination outside its rack, so the per-(switch, column) entry is a small group id and the
+//! distinct sets are stored once, in one flat array. Memory is one u32 per (choosing switch,
+//! column) plus the distinct sets, never a table per host pair (hosts anchored to their ToR
+//! have no column, see `routing.rs`).
+//!
+//! Policies, per switch:
+//! - `first`: the table's next hop, the tie-break every scenario had before multipath (the
+//!   default for listed routers, so their routes and results do not change);
+//! - `ecmp`: a hash of the packet's five-tuple (source and destination node, the flow id that
+//!   stands for the port pair, protocol) salted per switch, so a flow keeps one path (RFC 2992,
+//!   hash-threshold; the per-switch salt avoids the polarization of every tier hashing alike);
+//! - `spray`: per-packet round robin over the set (packet spraying, Dixit et al., INFOCOM 2013);
+//! - `spray_random`: per packet, a uniform draw from the switch's own seeded stream.
+
+use crate::packet::{LinkId, NodeId, Packet};
+use crate::rng::{Rng, StreamKind};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+use super::NONE;
+
+/// How a node chooses among equal-cost next hops.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultipathPolicy {
+    /// The routing table's one next hop (no choice): today's routes.
+    #[default]
+    First,
+    /// Per flow: a salted hash of the five-tuple.
+    Ecmp,
+    /// Per packet: round robin.
+    Spray,
+    /// Per packet: uniform from a seeded stream.
+    SprayRandom,
+}
+
+/// A node that chooses, and the state its policy needs.
+struct Switch {
+    policy: MultipathPolicy,
+    /// The ECMP hash salt, drawn from the scenario seed (`StreamKind::Routing`).
+    salt: u64,
+    /// Packets sprayed so far (round robin).
+    turn: u64,
+    /// Random spraying's draws.
+    rng: Rng,
+}
+
+/// The equal-cost sets of the nodes that choose, and their choosing state.
+pub(super) struct Multipath {
+    /// Per node: its index in `switches`, or NONE for a node that keeps the table's route.
+    slot: Vec<u32>,
+    switches: Vec<Switch>,
+    cols: usize,
+    /// Group of switch s towards column c at `groups[s * cols + c]`; NONE: a single next hop.
+    groups: Vec<u32>,
+    /// The links of group g are `links[start[g]..start[g + 1]]`, in declaration order.
+    start: Vec<u32>,
+    links: Vec<u32>,
+}
+
+/// Builds [`Multipath`] one destination column at a time, from each column's hop distances.
+pub(super) struct Builder<'a> {
+    ends: &'a [(NodeId, NodeId)],
+    /// Per switch: its node and its outgoing links.
+    outgoing: Vec<(u32, Vec<u32>)>,
+    interned: HashMap<Box<[u32]>, u32>,
+    scratch: Vec<u32>,
+    mp: Multipath,
+}
+
+impl<'a> Builder<'a> {
+    /// A builder for the nodes whose policy chooses and that have a table row (`has_row`);
+    /// None when no node chooses, so routes without multipath cost nothing more.
+    pub fn new(
+        nodes: usize,
+        policies: &[MultipathPolicy],
+        has_row: impl Fn(usize) -> bool,
+        ends: &'a [(NodeId, NodeId)],
+        cols: usize,
+        seed: u64,
+    ) -> Option<Self> {
+        let mut slot = vec![NONE; nodes];
+        let mut switches = Vec::new();
+        let mut outgoing = Vec::new();
+        for (n, &policy) in policies.iter().enumerate().take(nodes) {
+            if policy == MultipathPolicy::First || !has_row(n) {
+                continue;
+            }
+            slot[n] = switches.len() as u32;
+            let mut rng = Rng::stream(seed, StreamKind::Routing, n as u64);
+            let salt = rng.next_u64();
+            switches.push(Switch { policy, salt, turn: 0, rng });
+            outgoing.push((n as u32, Vec::new()));
+        }
+        if switches.is_empty() {
+            return None;
+        }
+        for (i, &(from, _)) in ends.iter().enumerate() {
+            let s = slot[from.index()];
+            if s != NONE {
+                outgoing[s as usize].1.push(i as u32);
+            }
+        }
+        let groups = vec![NONE; switches.len() * cols];
+        let mp = Multipath { slot, switches, cols, groups, start: vec![0], links: Vec::new() };
+        Some(Builder { ends, outgoing, interned: HashMap::new(), scratch: Vec::new(), mp })
+    }
+
+    /// Record each switch's equal-cost set towards column `col`, given every node's hop count
+    /// `dist` to the column's destination (NONE: does not reach it).
+    pub fn column(&mut self, col: usize, dist: &[u32]) {
+        for (s, (n, out)) in self.outgoing.iter().enumerate() {
+            let d = dist[*n as usize];
+            if d == NONE || d == 0 {
+                continue;
+            }
+            self.scratch.clear();
+            let on_a_shortest_path = |&&l: &&u32| {
+                let to = dist[self.ends[l as usize].1.index()];
+                to != NONE && to + 1 == d
+            };
+            self.scratch.extend(out.iter().filter(on_a_shortest_path));
+            if self.scratch.len() >= 2 {
+                self.mp.groups[s * self.mp.cols + col] = intern(&mut self.interned, &mut self.mp, &self.scratch);
+            }
+        }
+    }
+
+    pub fn finish(self) -> Multipath {
+        self.mp
+    }
+}
+
+/// The id of the group holding `set`, adding it if new.
+fn intern(interned: &mut HashMap<Box<[u32]>, u32>, mp: &mut Multipath, set: &[u32]) -> u32 {
+    if let Some(&g) = interned.get(set) {
+        return g;
+    }
+    let g = (mp.start.len() - 1) as u32;
+    mp.links.extend_from_slice(set);
+    mp.start.push(mp.links.len() as u32);
+    interned.insert(set.into(), g);
+    g
+}
+
+impl Multipath {
+    /// Where in `links` the equal-cost next hops of node `at` towards column `col` are, if it
+    /// chooses among two or more there.
+    #[inline]
+    fn group(&self, at: NodeId, col: u32) -> Option<std::ops::Range<usize>> {
+        let s = *self.slot.get(at.index())?;
+        if s == NONE {
+            return None;
+        }
+        let g = self.groups[s as usize * self.cols + col as usize] as usize;
+        (g != NONE as usize).then(|| self.start[g] as usize..self.start[g + 1] as usize)
+    }
+
+    /// The next hop node `at` chooses for `pkt` towards column `col`, or None where it keeps
+    /// the table's route.
+    #[inline]
+    pub fn choose(&mut self, at: NodeId, col: u32, pkt: &Packet) -> Option<LinkId> {
+        let set = self.group(at, col)?;
+        let n = set.len() as u64;
+        let sw = &mut self.switches[self.slot[at.index()] as usize];
+        let i = match sw.policy {
+            MultipathPolicy::First => return None,
+            MultipathPolicy::Ecmp => pick(five_tuple_hash(sw.salt, pkt), n),
+            MultipathPolicy::Spray => {
+                sw.turn += 1;
+                (sw.turn - 1) % n
+            }
+            MultipathPolicy::SprayRandom => sw.rng.range_inclusive(0, n - 1),
+        };
+        Some(LinkId(self.links[set.start + i as usize]))
+    }
+
+    /// Every equal-cost next hop of `at` towards column `col`, when it chooses there.
+    pub fn set(&self, at: NodeId, col: u32) -> Option<impl Iterator<Item = LinkId> + '_> {
+        self.group(at, col).map(|r| self.links[r].iter().map(|&l| LinkId(l)))
+    }
+
+    /// Distinct equal-cost sets and per-(switch, column) entries (for memory accounting).
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.start.len() - 1, self.groups.len())
+    }
+}
+
+/// SplitMix64's output function (Steele, Lea, Flood, OOPSLA 2014): a bijective mixer whose
+/// every output bit depends on every input bit, so nearby flow ids spread over the set.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The salted hash of a packet's five-tuple: source and destination node (the addresses), the
+/// flow id (standing for the port pair) and the protocol. Every fragment of a datagram and
+/// every packet of a flow in one direction hash alike, so they keep one path.
+pub fn five_tuple_hash(salt: u64, pkt: &Packet) -> u64 {
+    let addresses = (pkt.src.0 as u64) << 32 | pkt.dst.0 as u64;
+    let ports_and_proto = (pkt.flow.0 as u64) << 8 | pkt.proto as u64;
+    mix(mix(salt ^ addresses) ^ ports_and_proto)
+}
+
+/// `hash` mapped onto 0..n by multiply-shift (Lemire 2019): no division, bias below n / 2⁶⁴.
+fn pick(hash: u64, n: u64) -> u64 {
+    ((hash as u128 * n as u128) >> 64) as u64
+}
