@@ -372,7 +372,7 @@ impl Bbr {
             self.cwnd_gain = self.high_gain;
             w.ssthresh = one_bdp;
         }
-        if self.mode == Mode::Drain && rs.inflight <= one_bdp {
+        if self.mode == Mode::Drain && inflight_at_control(rs) <= one_bdp {
             self.enter_probe_bw(rs.now);
         }
     }
@@ -401,7 +401,7 @@ impl Bbr {
             return false;
         }
         match self.probe_rtt_done {
-            None if rs.inflight <= MIN_CWND_SEGMENTS * w.mss => {
+            None if inflight_at_control(rs) <= MIN_CWND_SEGMENTS * w.mss => {
                 self.probe_rtt_done = Some(rs.now + PROBE_RTT_DURATION);
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = rs.total_delivered;
@@ -458,19 +458,20 @@ impl Bbr {
     /// conservation holds the window at what is in flight plus what this ACK delivered.
     fn recover_or_restore(&mut self, w: &mut Window, rs: &RateSample) -> bool {
         let mut cwnd = w.cwnd;
+        let inflight = inflight_at_control(rs);
         if rs.losses > 0 {
             cwnd = cwnd.saturating_sub(rs.losses).max(w.mss);
         }
         if rs.phase == CaPhase::Recovery && self.prev_phase != CaPhase::Recovery {
             self.packet_conservation = true;
             self.next_round_delivered = rs.total_delivered; // the round starts now
-            cwnd = rs.inflight + rs.acked_sacked;
+            cwnd = inflight + rs.acked_sacked;
         } else if self.prev_phase >= CaPhase::Recovery && rs.phase < CaPhase::Recovery {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }
         self.prev_phase = rs.phase;
-        w.cwnd = if self.packet_conservation { cwnd.max(rs.inflight + rs.acked_sacked) } else { cwnd };
+        w.cwnd = if self.packet_conservation { cwnd.max(inflight + rs.acked_sacked) } else { cwnd };
         self.packet_conservation
     }
 
@@ -499,6 +500,15 @@ impl Bbr {
             self.round_start = true;
         }
     }
+}
+
+/// What was in flight when the ACK arrived less what it delivered: Linux's
+/// `tcp_packets_in_flight` at `cong_control`, which runs before the ACK's transmissions. The
+/// sender's RFC 6675 recovery sends on a duplicate ACK before `control`; counting those
+/// would let packet conservation (cwnd = in flight + delivered) grow the window by what was
+/// just sent, one segment per ACK for a whole round.
+fn inflight_at_control(rs: &RateSample) -> u64 {
+    rs.inflight.saturating_sub(rs.sent_before_control)
 }
 
 impl CongestionControl for Bbr {
@@ -682,6 +692,31 @@ mod tests {
         rs.now = Time(300_000_000);
         b.control(&mut w, &rs);
         assert!(w.cwnd >= 30 * MSS, "restored: {}", w.cwnd);
+    }
+
+    #[test]
+    fn packet_conservation_leaves_out_what_the_ack_itself_released() {
+        let mut b = bbr();
+        let mut w = Window { cwnd: 30 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
+        b.control(&mut w, &sample(100, 10 * MSS, 100, 0, 10 * MSS));
+        b.ssthresh_after(&w, Signal::DupAcks);
+        // Entering recovery, the sender fast-retransmitted one segment before the controller's
+        // turn: 12 segments in flight counting it, 11 before it.
+        let mut rs = sample(200, 10 * MSS, 100, 0, 11 * MSS);
+        rs.phase = CaPhase::Recovery;
+        rs.inflight = 12 * MSS;
+        rs.sent_before_control = MSS;
+        b.control(&mut w, &rs);
+        assert_eq!(w.cwnd, 12 * MSS, "11 in flight + 1 delivered");
+        // Each later duplicate ACK of the round SACKs a segment and the sender's recovery has
+        // already sent one in its place: in flight stays 12 counting it, and so does cwnd (it
+        // grew by one segment per ACK when the fresh segment was counted).
+        for k in 1..=5 {
+            rs.now = Time((200 + k) * 1_000_000);
+            rs.total_delivered = (11 + k) * MSS;
+            b.control(&mut w, &rs);
+            assert_eq!(w.cwnd, 12 * MSS, "ACK {k}");
+        }
     }
 
     #[test]
