@@ -254,3 +254,27 @@ fn a_lone_flow_in_a_two_bdp_buffer_loses_only_startups_overshoot() {
     assert!(max_cwnd < 530.0, "cwnd grew to {max_cwnd:.0} segments");
     assert!(utilization > 0.97, "utilization {utilization}");
 }
+
+/// ACKs thinned to one per 96 segments (a receiver acknowledging as a large-receive-offload
+/// host or an ACK-thinning link would: `delayed_ack.segments = 96`, 140 KB, 1.4 BDP) on one BBR
+/// flow, 100 Mb/s, 8 ms of base RTT. PROBE_BW's window, 2 × BtlBw × RTprop plus three quanta
+/// (153 segments), cannot keep the pipe busy between ACKs that come 96 segments apart; the
+/// samples fall, the window with them, below the 96 segments that release an ACK, and only the
+/// receiver's 200 ms timer acknowledges. Linux's allowance (`bbr_update_ack_aggregation`) adds
+/// the data acknowledged beyond the estimate in an ACK epoch, 96 segments here, once the pipe is
+/// full, and the flow keeps the link busy.
+#[test]
+fn the_ack_aggregation_allowance_keeps_the_pipe_full_through_thinned_acks() {
+    let utilization = |aggregation: bool| {
+        let mut sc = dumbbell(1, "1Gbps", "1ms", "100Mbps", "2ms", json!({"kind": "droptail", "limit": "1000p"}));
+        sc["duration"] = json!("10s");
+        let tcp = json!({"sack": true, "delayed_ack": {"segments": 96, "timeout": "200ms"}});
+        let cc = json!({"kind": "bbr", "ack_aggregation": aggregation});
+        sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": cc, "tcp": tcp}]);
+        let u = link_value(&run(&sc), "r1->r2", "utilization");
+        println!("ACK aggregation allowance {aggregation}: utilization {u:.3}");
+        u
+    };
+    assert!(utilization(false) < 0.3);
+    assert!(utilization(true) > 0.8);
+}
