@@ -279,10 +279,12 @@ def test_plan_maps_bbr_to_tcp_bbr_pacing_its_own_socket_only():
     # flow beside it too, which quench does not.
     assert "ns3::TcpSocketState::EnablePacing" not in d
     assert d["ns3::TcpBbr::HighGain"][1] == pytest.approx(2 / math.log(2))
-    assert any("extra_acked" in n for n in plan["notes"])
+    assert not any("extra_acked" in n for n in plan["notes"])
     assert any("send_quantum" in n for n in plan["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "initial_window": 10, "send_quantum": "segment"}
     assert not any("send_quantum" in n for n in ns3.translate(spec)["notes"])
+    spec["flows"][0]["cc"] = {"kind": "bbr", "ack_aggregation": False}
+    assert any("extra_acked" in n for n in ns3.translate(spec)["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)

@@ -110,13 +110,16 @@ def bbr(
     pacing_margin: float | None = None,
     initial_window: int | None = None,
     send_quantum: str | None = None,
+    ack_aggregation: bool | None = None,
 ) -> dict[str, Any]:
     """BBR v1 (Cardwell et al. 2016; Linux tcp_bbr.c), paced at its own rate: `high_gain`,
     STARTUP's pacing and window gain (default 2/ln 2 = 2.885); `cwnd_gain`, PROBE_BW's window
     gain over the estimated BDP (default 2); `pacing_margin`, the fraction the pacing rate stays
     under the bandwidth estimate (default 0.01). `initial_window`: segments (RFC 5681's 2-4 by
     MSS when None). `send_quantum`: "draft" (default; 1 ms of pacing above 24 Mb/s) or
-    "segment" (ns-3's TcpBbr), three of which the window target holds."""
+    "segment" (ns-3's TcpBbr), three of which the window target holds. `ack_aggregation`: add
+    Linux's ACK-aggregation allowance to the window target once the pipe is full (default
+    True)."""
     return _table(
         "bbr",
         high_gain=high_gain,
@@ -124,6 +127,7 @@ def bbr(
         pacing_margin=pacing_margin,
         initial_window=initial_window,
         send_quantum=send_quantum,
+        ack_aggregation=ack_aggregation,
     )
 
 

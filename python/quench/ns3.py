@@ -425,11 +425,13 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
                 "ns3::TcpBbr::HighGain": ("double", cc["high_gain"]),
             }
         )
-        notes.append(
-            f"{key}.cc: ns-3's TcpBbr adds Linux's ACK-aggregation allowance (extra_acked) and, in "
-            "the 5/4 phase, 2 segments to its window target; quench's BBR v1 adds neither "
-            "(docs/mechanisms.md#bbr)"
-        )
+        # Both add Linux's ACK-aggregation allowance and 2 segments in the 5/4 phase to the
+        # window target (TcpBbr::UpdateAckAggregation); quench's can be switched off.
+        if not cc.get("ack_aggregation", True):
+            notes.append(
+                f"{key}.cc.ack_aggregation: ns-3's TcpBbr always adds Linux's ACK-aggregation "
+                "allowance (extra_acked) to its window target (docs/mechanisms.md#bbr)"
+            )
         if cc.get("send_quantum", "draft") != "segment":
             # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
             notes.append(

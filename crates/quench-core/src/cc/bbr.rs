@@ -22,9 +22,14 @@
 //! recovery or a timeout's loss state restores the window saved when it began. Where the
 //! draft and Linux differ, quench takes the draft's quantization allowance (3 send quanta:
 //! 1 segment below 1.2 Mb/s, 2 below 24 Mb/s, else 1 ms of pacing, at most 64 KB) instead of
-//! Linux's TSO-sized one (`bbr_quantization_budget`), and Linux's 1 % pacing margin (Linux
-//! since 4.20, `bbr_pacing_margin_percent`), which keeps a flow paced at its own estimate from
-//! building a queue; the long-term (policer) bandwidth mode is not implemented.
+//! Linux's TSO-sized one (`bbr_quantization_budget`, whose 2 extra segments in the 5/4 phase
+//! it keeps), and Linux's 1 % pacing margin (Linux since 4.20, `bbr_pacing_margin_percent`),
+//! which keeps a flow paced at its own estimate from building a queue. Once the pipe is full
+//! the window target also holds Linux's ACK-aggregation allowance (since 4.20,
+//! `bbr_update_ack_aggregation`; ns-3's `TcpBbr` has it too): the most data acknowledged
+//! beyond the estimate within an ACK epoch over the last 5-10 rounds, at most 100 ms of the
+//! estimate (`ack_aggregation = false` leaves it out; Linux's reset of the epoch on restarting
+//! from idle is not modelled). The long-term (policer) bandwidth mode is not implemented.
 //! `send_quantum = "segment"` takes ns-3's `TcpBbr` quantum instead (one segment at any rate,
 //! `TcpBbr::SetSendQuantum`), for like-for-like comparisons with ns-3 (docs/validation.md#bbr:
 //! it is what separates the two simulators' drop counts).
@@ -76,6 +81,20 @@ const MAX_QUANTUM_BYTES: f64 = 65_536.0;
 /// The pacing rate before any RTT sample is the initial window over 1 ms (Linux
 /// `bbr_init_pacing_rate_from_rtt`).
 const RTT_BEFORE_SAMPLES: Dur = Dur(1_000_000);
+/// Linux `bbr_quantization_budget`: in the 5/4 phase the target holds 2 segments more, so that
+/// gain cycling raises the in-flight above the BDP even when the BDP is a few segments.
+const PROBE_UP_EXTRA_SEGMENTS: u64 = 2;
+/// Linux `bbr_extra_acked_gain`: the share of the measured ACK aggregation the window target
+/// adds once the pipe is full.
+const EXTRA_ACKED_GAIN: f64 = 1.0;
+/// Linux `bbr_extra_acked_win_rtts`: each of the two slots of the aggregation maximum covers 5
+/// rounds, so the maximum is over the last 5-10.
+const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Linux `bbr_ack_epoch_acked_reset_thresh`: an epoch that has acknowledged this many segments
+/// starts afresh (it is old, and its count would overflow Linux's 20-bit field).
+const ACK_EPOCH_ACKED_RESET_SEGMENTS: u64 = 1 << 20;
+/// Linux `bbr_extra_acked_max_us`: the allowance is at most 100 ms of the estimated bandwidth.
+const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
 
 /// Mode names as the `pacing` table's `mode` column indexes them.
 pub const MODE_NAMES: [&str; 4] = ["startup", "drain", "probe_bw", "probe_rtt"];
@@ -118,6 +137,10 @@ pub struct BbrConfig {
     /// The send quantum: "draft" (default) or "segment" (ns-3's).
     #[serde(default)]
     pub send_quantum: SendQuantum,
+    /// Add the measured ACK aggregation to the window target once the pipe is full (Linux
+    /// since 4.20, ns-3's `TcpBbr::UpdateAckAggregation`; default true); false: without it.
+    #[serde(default = "default_ack_aggregation")]
+    pub ack_aggregation: bool,
 }
 
 fn default_high_gain() -> f64 {
@@ -129,6 +152,9 @@ fn default_cwnd_gain() -> f64 {
 fn default_pacing_margin() -> f64 {
     PACING_MARGIN
 }
+fn default_ack_aggregation() -> bool {
+    true
+}
 
 impl Default for BbrConfig {
     fn default() -> Self {
@@ -138,7 +164,54 @@ impl Default for BbrConfig {
             cwnd_gain: CWND_GAIN,
             pacing_margin: PACING_MARGIN,
             send_quantum: SendQuantum::Draft,
+            ack_aggregation: true,
         }
+    }
+}
+
+/// The degree of ACK aggregation (Linux `bbr_update_ack_aggregation`): the most data
+/// acknowledged beyond what the estimated bandwidth would have delivered since an epoch began,
+/// an epoch lasting while ACKs come faster than that bandwidth. Its maximum over 5-10 rounds
+/// (two slots of 5 rounds, the older dropped as a new one opens) is the window the sender
+/// needs to keep sending through the silences between aggregated ACKs. Bytes.
+#[derive(Clone, Copy, Debug, Default)]
+struct AckAggregation {
+    epoch_start: Time,
+    epoch_acked: u64,
+    extra_acked: [u64; 2],
+    /// Rounds since the current slot opened.
+    slot_rounds: u32,
+    slot: usize,
+}
+
+impl AckAggregation {
+    /// The maximum of both slots.
+    fn extra_acked(&self) -> u64 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// One ACK that delivered `acked` bytes at `now`, with the bandwidth estimate `bw` (bytes
+    /// per second) and the window `cwnd` (the measured excess is at most the window).
+    fn update(&mut self, now: Time, acked: u64, round_start: bool, bw: f64, cwnd: u64, mss: u64) {
+        if round_start {
+            self.slot_rounds = (self.slot_rounds + 1).min(31);
+            if self.slot_rounds >= EXTRA_ACKED_WIN_ROUNDS {
+                self.slot_rounds = 0;
+                self.slot = 1 - self.slot;
+                self.extra_acked[self.slot] = 0;
+            }
+        }
+        let mut expected = (bw * now.saturating_sub(self.epoch_start).as_secs_f64()) as u64;
+        // ACKs no faster than the estimate: no aggregation, a new epoch starts here.
+        let slow = self.epoch_acked <= expected;
+        if slow || self.epoch_acked + acked >= ACK_EPOCH_ACKED_RESET_SEGMENTS * mss {
+            self.epoch_acked = 0;
+            self.epoch_start = now;
+            expected = 0;
+        }
+        self.epoch_acked += acked;
+        let extra = (self.epoch_acked - expected.min(self.epoch_acked)).min(cwnd);
+        self.extra_acked[self.slot] = self.extra_acked[self.slot].max(extra);
     }
 }
 
@@ -191,6 +264,8 @@ pub struct Bbr {
     probe_bw_cwnd_gain: f64,
     pacing_margin: f64,
     send_quantum: SendQuantum,
+    ack_aggregation: bool,
+    aggregation: AckAggregation,
     rng: Option<Rng>,
     mode: Mode,
     /// BtlBw in payload bytes per second, over rounds.
@@ -239,6 +314,8 @@ impl Bbr {
             probe_bw_cwnd_gain: cfg.cwnd_gain,
             pacing_margin: cfg.pacing_margin,
             send_quantum: cfg.send_quantum,
+            ack_aggregation: cfg.ack_aggregation,
+            aggregation: AckAggregation::default(),
             rng: None,
             mode: Mode::Startup,
             max_bw: WindowedMax::default(),
@@ -294,9 +371,36 @@ impl Bbr {
         }
     }
 
-    /// Draft BBRInflight(gain): the gain's share of the BDP plus three send quanta.
+    /// Draft BBRInflight(gain) / Linux `bbr_inflight`: the gain's share of the BDP plus the
+    /// quantization budget.
     fn inflight(&self, bw: f64, gain: f64, mss: u64) -> u64 {
-        self.bdp(bw, gain, mss) + 3 * self.send_quantum(mss)
+        self.quantization_budget(self.bdp(bw, gain, mss), mss)
+    }
+
+    /// Linux `bbr_quantization_budget`: three send quanta, and 2 segments more in the 5/4 phase.
+    fn quantization_budget(&self, cwnd: u64, mss: u64) -> u64 {
+        let probing_up = self.mode == Mode::ProbeBw && self.cycle_index == 0;
+        cwnd + 3 * self.send_quantum(mss) + if probing_up { PROBE_UP_EXTRA_SEGMENTS * mss } else { 0 }
+    }
+
+    /// Linux `bbr_ack_aggregation_cwnd`: once the pipe is full, the measured aggregation, at
+    /// most 100 ms of the estimated bandwidth.
+    fn aggregation_allowance(&self) -> u64 {
+        if !self.ack_aggregation || !self.full_bw_reached {
+            return 0;
+        }
+        let cap = self.max_bw.get() * EXTRA_ACKED_MAX.as_secs_f64();
+        (EXTRA_ACKED_GAIN * self.aggregation.extra_acked() as f64).min(cap) as u64
+    }
+
+    /// Linux `bbr_update_ack_aggregation`, on an ACK that delivered data and gave a valid
+    /// bandwidth sample.
+    fn update_ack_aggregation(&mut self, w: &Window, rs: &RateSample) {
+        if !self.ack_aggregation || rs.acked_sacked == 0 || rs.interval.is_none() {
+            return;
+        }
+        let bw = self.max_bw.get();
+        self.aggregation.update(rs.now, rs.acked_sacked, self.round_start, bw, w.cwnd, w.mss);
     }
 
     fn enter_startup(&mut self) {
@@ -372,7 +476,7 @@ impl Bbr {
             self.cwnd_gain = self.high_gain;
             w.ssthresh = one_bdp;
         }
-        if self.mode == Mode::Drain && rs.inflight <= one_bdp {
+        if self.mode == Mode::Drain && inflight_at_control(rs) <= one_bdp {
             self.enter_probe_bw(rs.now);
         }
     }
@@ -401,7 +505,7 @@ impl Bbr {
             return false;
         }
         match self.probe_rtt_done {
-            None if rs.inflight <= MIN_CWND_SEGMENTS * w.mss => {
+            None if inflight_at_control(rs) <= MIN_CWND_SEGMENTS * w.mss => {
                 self.probe_rtt_done = Some(rs.now + PROBE_RTT_DURATION);
                 self.probe_rtt_round_done = false;
                 self.next_round_delivered = rs.total_delivered;
@@ -458,26 +562,28 @@ impl Bbr {
     /// conservation holds the window at what is in flight plus what this ACK delivered.
     fn recover_or_restore(&mut self, w: &mut Window, rs: &RateSample) -> bool {
         let mut cwnd = w.cwnd;
+        let inflight = inflight_at_control(rs);
         if rs.losses > 0 {
             cwnd = cwnd.saturating_sub(rs.losses).max(w.mss);
         }
         if rs.phase == CaPhase::Recovery && self.prev_phase != CaPhase::Recovery {
             self.packet_conservation = true;
             self.next_round_delivered = rs.total_delivered; // the round starts now
-            cwnd = rs.inflight + rs.acked_sacked;
+            cwnd = inflight + rs.acked_sacked;
         } else if self.prev_phase >= CaPhase::Recovery && rs.phase < CaPhase::Recovery {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }
         self.prev_phase = rs.phase;
-        w.cwnd = if self.packet_conservation { cwnd.max(rs.inflight + rs.acked_sacked) } else { cwnd };
+        w.cwnd = if self.packet_conservation { cwnd.max(inflight + rs.acked_sacked) } else { cwnd };
         self.packet_conservation
     }
 
     /// Draft section 4.2.3 / Linux `bbr_set_cwnd`.
     fn set_cwnd(&mut self, w: &mut Window, rs: &RateSample) {
         if rs.acked_sacked > 0 && !self.recover_or_restore(w, rs) {
-            let target = self.inflight(self.max_bw.get(), self.cwnd_gain, w.mss);
+            let bdp = self.bdp(self.max_bw.get(), self.cwnd_gain, w.mss);
+            let target = self.quantization_budget(bdp + self.aggregation_allowance(), w.mss);
             if self.full_bw_reached {
                 w.cwnd = (w.cwnd + rs.acked_sacked).min(target);
             } else if w.cwnd < target || rs.total_delivered < INIT_CWND_SEGMENTS * w.mss {
@@ -499,6 +605,15 @@ impl Bbr {
             self.round_start = true;
         }
     }
+}
+
+/// What was in flight when the ACK arrived less what it delivered: Linux's
+/// `tcp_packets_in_flight` at `cong_control`, which runs before the ACK's transmissions. The
+/// sender's RFC 6675 recovery sends on a duplicate ACK before `control`; counting those
+/// would let packet conservation (cwnd = in flight + delivered) grow the window by what was
+/// just sent, one segment per ACK for a whole round.
+fn inflight_at_control(rs: &RateSample) -> u64 {
+    rs.inflight.saturating_sub(rs.sent_before_control)
 }
 
 impl CongestionControl for Bbr {
@@ -526,6 +641,7 @@ impl CongestionControl for Bbr {
     fn control(&mut self, w: &mut Window, rs: &RateSample) -> ModelOutput {
         self.on_loss_state(rs);
         self.update_bandwidth(rs);
+        self.update_ack_aggregation(w, rs);
         if self.mode == Mode::ProbeBw && self.next_phase_due(rs, w.mss) {
             self.advance_cycle(rs.now);
         }
@@ -685,6 +801,31 @@ mod tests {
     }
 
     #[test]
+    fn packet_conservation_leaves_out_what_the_ack_itself_released() {
+        let mut b = bbr();
+        let mut w = Window { cwnd: 30 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
+        b.control(&mut w, &sample(100, 10 * MSS, 100, 0, 10 * MSS));
+        b.ssthresh_after(&w, Signal::DupAcks);
+        // Entering recovery, the sender fast-retransmitted one segment before the controller's
+        // turn: 12 segments in flight counting it, 11 before it.
+        let mut rs = sample(200, 10 * MSS, 100, 0, 11 * MSS);
+        rs.phase = CaPhase::Recovery;
+        rs.inflight = 12 * MSS;
+        rs.sent_before_control = MSS;
+        b.control(&mut w, &rs);
+        assert_eq!(w.cwnd, 12 * MSS, "11 in flight + 1 delivered");
+        // Each later duplicate ACK of the round SACKs a segment and the sender's recovery has
+        // already sent one in its place: in flight stays 12 counting it, and so does cwnd (it
+        // grew by one segment per ACK when the fresh segment was counted).
+        for k in 1..=5 {
+            rs.now = Time((200 + k) * 1_000_000);
+            rs.total_delivered = (11 + k) * MSS;
+            b.control(&mut w, &rs);
+            assert_eq!(w.cwnd, 12 * MSS, "ACK {k}");
+        }
+    }
+
+    #[test]
     fn the_window_target_holds_three_send_quanta_of_the_chosen_kind() {
         // BtlBw 1 MB/s, RTprop 100 ms, cwnd gain 2: 200 segments of 1000 B. At 40 Mb/s of
         // pacing the draft's quantum is 1 ms of it, 5000 B; ns-3's is one segment.
@@ -696,6 +837,74 @@ mod tests {
         };
         assert_eq!(target(SendQuantum::Draft), 200_000 + 3 * 5000);
         assert_eq!(target(SendQuantum::Segment), 200_000 + 3 * MSS);
+    }
+
+    #[test]
+    fn extra_acked_is_the_burst_beyond_the_estimate_since_the_epoch_began() {
+        // BtlBw 100 KB/s: 1000 B per 10 ms expected.
+        let (bw, cwnd) = (100_000.0, 100 * MSS);
+        let mut a = AckAggregation::default();
+        let ack = |a: &mut AckAggregation, ms: u64, acked: u64, round_start: bool, cwnd: u64| {
+            a.update(Time(ms * 1_000_000), acked, round_start, bw, cwnd, MSS)
+        };
+        // ACKs at the estimated rate: each finds the epoch's count at or below what the
+        // estimate expected, so each starts a new epoch and counts only itself.
+        ack(&mut a, 1000, 1000, false, cwnd);
+        ack(&mut a, 1010, 1000, false, cwnd);
+        assert_eq!((a.epoch_start, a.extra_acked()), (Time(1_010_000_000), 1000));
+        // Idle 90 ms, then a burst of 10 segments: a new epoch (1000 acked ≤ 10,000 expected
+        // over the 100 ms since the last one began), 10,000 B extra.
+        ack(&mut a, 1110, 10 * MSS, false, cwnd);
+        assert_eq!((a.epoch_start, a.extra_acked()), (Time(1_110_000_000), 10_000));
+        // 5 more segments 10 ms later: 15,000 acked in the epoch against 1000 expected.
+        ack(&mut a, 1120, 5 * MSS, false, cwnd);
+        assert_eq!(a.extra_acked(), 14_000);
+        // 40 ms later one more: 16,000 against 5000 expected, 11,000 < 14,000: the max holds.
+        ack(&mut a, 1160, MSS, false, cwnd);
+        assert_eq!((a.epoch_acked, a.extra_acked()), (16_000, 14_000));
+        // At most the window: 26,000 against 6000 expected, but cwnd is 12 segments.
+        ack(&mut a, 1170, 10 * MSS, false, 12 * MSS);
+        assert_eq!(a.extra_acked[a.slot], 14_000);
+        let mut capped = AckAggregation::default();
+        ack(&mut capped, 1000, 20 * MSS, false, 8 * MSS);
+        assert_eq!(capped.extra_acked(), 8 * MSS);
+        // Rounds of ACKs at the estimated rate (1000 B each, 100 ms apart: a new epoch each).
+        // The 5th round start opens the other slot (cleared); the 14,000 lives in the first
+        // until the 10th opens it again.
+        for round in 1..=10 {
+            ack(&mut a, 1200 + 100 * round, MSS, true, cwnd);
+            let expected = if round < 10 { 14_000 } else { 1000 };
+            assert_eq!(a.extra_acked(), expected, "round {round}");
+        }
+    }
+
+    #[test]
+    fn the_aggregation_allowance_counts_once_the_pipe_is_full_and_at_most_100_ms() {
+        let allowance = |enabled: bool, full: bool| {
+            let mut b = Bbr::new(&BbrConfig { ack_aggregation: enabled, ..Default::default() }).unwrap();
+            b.max_bw.update(1, 100_000.0, BW_WINDOW_ROUNDS);
+            b.aggregation.extra_acked = [14_000, 3000];
+            b.full_bw_reached = full;
+            b.aggregation_allowance()
+        };
+        // 100 ms of 100 KB/s is 10,000 B: the cap binds on the 14,000 measured.
+        assert_eq!(allowance(true, true), 10_000);
+        assert_eq!(allowance(true, false), 0, "not before the pipe is full");
+        assert_eq!(allowance(false, true), 0, "switched off");
+    }
+
+    #[test]
+    fn the_probing_phase_adds_two_segments_to_the_target() {
+        // BtlBw 1 MB/s, RTprop 100 ms, 1 Mb/s of pacing (a one-segment quantum): gain 5/4
+        // gives 125 segments + 3 quanta, + 2 in the 5/4 phase only.
+        let mut b = Bbr::new(&BbrConfig::default()).unwrap();
+        b.min_rtt = Some(Dur::from_millis(100));
+        b.pacing_rate = Some(BitRate(1_000_000));
+        b.mode = Mode::ProbeBw;
+        b.cycle_index = 0;
+        assert_eq!(b.inflight(1_000_000.0, 1.25, MSS), (125 + 3 + 2) * MSS);
+        b.cycle_index = 2;
+        assert_eq!(b.inflight(1_000_000.0, 1.25, MSS), (125 + 3) * MSS);
     }
 
     #[test]

@@ -110,8 +110,14 @@ pub struct RateSample {
     /// The RTT of the most recently sent segment this ACK delivered that was never
     /// retransmitted (Linux's `rs->rtt_us`).
     pub rtt: Option<Dur>,
-    /// Bytes in flight after this ACK (RFC 6675 pipe with SACK, else snd_max − snd_una).
+    /// Bytes in flight after this ACK (RFC 6675 pipe with SACK, else snd_max − snd_una),
+    /// counting `sent_before_control`.
     pub inflight: u64,
+    /// Of `inflight`, the bytes the sender transmitted in response to this ACK before this
+    /// sample reached the controller: RFC 6675's recovery sends on a duplicate ACK, a fast
+    /// retransmission. Linux transmits only after the controller's turn (`tcp_ack` calls
+    /// `tcp_cong_control` before `tcp_xmit_recovery`), so its in-flight leaves them out.
+    pub sent_before_control: u64,
     /// Bytes in flight before this ACK was processed.
     pub prior_inflight: u64,
     /// The sender's smoothed RTT (RFC 6298), once it has a sample.

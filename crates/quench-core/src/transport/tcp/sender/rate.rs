@@ -66,6 +66,10 @@ struct AckDelivery {
     bytes: u64,
     /// Send time of the newest delivered segment never retransmitted (Karn's rule).
     rtt_from: Option<Time>,
+    /// The ACK is being processed: `advance` has seen it and `sample` not yet.
+    open: bool,
+    /// Payload bytes transmitted while it was open.
+    sent: u64,
 }
 
 impl RateSampler {
@@ -103,6 +107,9 @@ impl RateSampler {
             app_limited: self.app_limited_until != 0,
             retransmitted: false,
         };
+        if self.ack.open {
+            self.ack.sent += len as u64;
+        }
         let i = self.index(seq);
         match self.segs.get_mut(i) {
             Some(s) => *s = SentState { retransmitted: true, ..state },
@@ -145,8 +152,11 @@ impl RateSampler {
         }
     }
 
-    /// Forget the segments below the cumulative ACK.
+    /// Forget the segments below the cumulative ACK. Called once per ACK, after `deliver`:
+    /// what is sent from then until `sample` is sent in response to this ACK before the
+    /// controller has seen it.
     pub fn advance(&mut self, ack: u64) {
+        self.ack.open = true;
         let gone = self.index(ack.max(self.base)).min(self.segs.len());
         self.segs.drain(..gone);
         self.base += gone as u64 * self.mss;
@@ -163,8 +173,14 @@ impl RateSampler {
         if let Some(r) = rtt {
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
-        let mut rs =
-            RateSample { now, acked_sacked: ack.bytes, total_delivered: self.delivered, rtt, ..RateSample::default() };
+        let mut rs = RateSample {
+            now,
+            acked_sacked: ack.bytes,
+            total_delivered: self.delivered,
+            rtt,
+            sent_before_control: ack.sent,
+            ..RateSample::default()
+        };
         let Some(Newest { state, .. }) = ack.newest else { return rs };
         self.delivered_time = now;
         self.first_sent = state.sent;
@@ -261,6 +277,22 @@ mod tests {
         assert_eq!(s.rtt, None, "Karn: a retransmitted segment gives no RTT");
         assert_eq!(s.delivered, 1000, "the retransmission recorded delivered = 2000");
         assert_eq!(r.segs.len(), 7);
+    }
+
+    #[test]
+    fn sends_in_response_to_an_ack_before_its_sample_are_counted() {
+        let mut r = ten_sent();
+        r.deliver(1, 1 + MSS);
+        r.advance(1 + MSS);
+        // The ACK's own transmissions (a retransmission and a new segment) before the sample.
+        r.on_send(1 + 10 * MSS, MSS as u32, ms(100), false);
+        r.on_send(1 + 11 * MSS, 500, ms(100), false);
+        assert_eq!(r.sample(ms(100)).sent_before_control, 1500);
+        // A send between ACKs (a pacing timer) belongs to none.
+        r.on_send(1 + 12 * MSS, MSS as u32, ms(101), false);
+        r.deliver(1 + MSS, 1 + 2 * MSS);
+        r.advance(1 + 2 * MSS);
+        assert_eq!(r.sample(ms(102)).sent_before_control, 0);
     }
 
     #[test]
