@@ -92,7 +92,7 @@ def test_units_share_the_engine_parser():
 def test_cwnd_interval_thins_ramps_but_keeps_every_decrease(net):
     """record.cwnd_interval samples a rising window at most once per interval per flow, but every
     decrease and the peak before it stay exact (trace/thinning.rs)."""
-    net.tcp("a", "b", cc="reno")
+    net.tcp("a", "b", cc="reno", profile="rfc")
     full = net.run("20s").cwnd
     thin = net.record(cwnd_interval="200ms").run("20s").cwnd
     assert 0 < len(thin) < len(full) / 5

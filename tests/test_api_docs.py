@@ -48,7 +48,9 @@ def test_every_qdisc_has_a_helper_naming_its_keys() -> None:
 
 
 def _flow(kind: str) -> dict:
-    net = quench.Network()
+    # TCP under the rfc profile: its controller, NewReno, has exactly the keys every window
+    # controller shares (which Network.tcp names); each controller's own are its helper's.
+    net = quench.Network(tcp_profile="rfc")
     net.hosts("a", "b")
     net.link("a", "b", rate="10Mbps", delay="1ms")
     getattr(net, kind)("a", "b", **({"rate": "1Mbps"} if kind == "udp" else {"bytes": "10KB"}))

@@ -53,7 +53,7 @@ RED = {
 
 def matched_net(cc: str, red_ecn: bool, cwnd: bool = False):
     tcp = {**MATCHED_TCP, "ecn": red_ecn}
-    net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp)
+    net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp, tcp_profile="rfc")
     net.record(queues=True, links=["r1->r2"], drops=False, cwnd=cwnd, rtt=False)
     return net
 
@@ -208,7 +208,7 @@ def test_plan_maps_settings():
 def udp_overload(qdisc: dict) -> dict:
     """One CBR flow of 1500-byte IP datagrams at 12.5 Mb/s into the 10 Mb/s bottleneck
     (rho = 1.25): the AQM alone, without a transport's reaction (benchmarks/ns3_aqm.py `udp`)."""
-    spec = dumbbell(1, rate="10Mbps", rtt="50ms").record(queues=True, links=["r1->r2"]).to_dict(DURATION)
+    spec = dumbbell(1, rate="10Mbps", rtt="50ms", tcp_profile="rfc").record(queues=True, links=["r1->r2"]).to_dict(DURATION)
     spec["flows"] = [{"kind": "udp", "src": "s0", "dst": "d0", "rate": "12.5Mbps", "size": "1472B", "name": "udp0"}]
     spec["links"][0]["qdisc"] = qdisc
     return spec
@@ -283,7 +283,7 @@ def test_plan_maps_bbr_to_tcp_bbr_pacing_its_own_socket_only():
     assert any("send_quantum" in n for n in plan["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "initial_window": 10, "send_quantum": "segment"}
     assert not any("send_quantum" in n for n in ns3.translate(spec)["notes"])
-    spec["flows"][0]["cc"] = {"kind": "bbr", "ack_aggregation": False}
+    spec["flows"][0]["cc"] = {"kind": "bbr", "initial_window": 10, "ack_aggregation": False}
     assert any("extra_acked" in n for n in ns3.translate(spec)["notes"])
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
@@ -351,7 +351,7 @@ def synthetic_raw(plan: dict, delivered: list[int]) -> dict:
 
 
 def test_ns3_flows_have_every_quench_flows_column():
-    net = dumbbell(1, rate="10Mbps", rtt="50ms")
+    net = dumbbell(1, rate="10Mbps", rtt="50ms", tcp_profile="rfc")
     net.udp("s0", "d0", rate="1Mbps", size="500B")
     plan = ns3.translate(net.to_dict("1s"))
     flows = ns3.to_results(plan, synthetic_raw(plan, [14600, 500 * 37])).flows
@@ -365,7 +365,7 @@ def test_ns3_flows_have_every_quench_flows_column():
 
 
 def test_flow_table_sets_each_flow_beside_itself():
-    net = dumbbell(2, rate="10Mbps", rtt="50ms")
+    net = dumbbell(2, rate="10Mbps", rtt="50ms", tcp_profile="rfc")
     spec = net.to_dict("2s")
     plan = ns3.translate(spec)
     quench_run = run_scenario(spec, progress=False)

@@ -16,7 +16,7 @@ ECT0, CE = 0b10, 0b11
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
     net = small_net(segments=True, pcap=["a->r", "r->b"])
-    net.tcp("a", "b", bytes="30KB", cc="reno")
+    net.tcp("a", "b", bytes="30KB", cc="reno", profile="rfc")
     net.udp("a", "b", rate="50kbps", size="200B", stop="2s")
     res = net.run("5s")
     out = res.save(tmp_path_factory.mktemp("pcap"), plots=False)
@@ -158,7 +158,7 @@ def ecn_capture(tmp_path_factory):
     net.link("a", "r", rate="10Mbps", delay="1ms")
     red = quench.red(min_th="3p", max_th="12p", limit="40p", max_p=0.2, w_q=0.05, signal="mark")
     net.link("r", "b", rate="1Mbps", delay="10ms", qdisc=red, reverse_qdisc=quench.droptail())
-    net.tcp("a", "b", ecn=True, bytes="300KB")
+    net.tcp("a", "b", ecn=True, bytes="300KB", profile="rfc")
     net.record(pcap=["a->r", "r->b", "b->r"])
     res = net.run("5s")
     out = res.save(tmp_path_factory.mktemp("ecn"), plots=False)
@@ -244,7 +244,7 @@ def l4s_capture(tmp_path_factory):
     net.hosts("a", "b").router("r")
     net.link("a", "r", rate="100Mbps", delay="1ms")
     net.link("r", "b", rate="10Mbps", delay="5ms", qdisc=quench.dualpi2(), reverse_qdisc=quench.droptail())
-    net.tcp("a", "b", ecn=True, cc="prague", bytes="2MB")
+    net.tcp("a", "b", ecn=True, cc="prague", bytes="2MB", profile="rfc")
     net.udp("a", "b", rate="1Mbps", size="500B", ecn="ect1", stop="1s")
     net.record(pcap=["a->r", "r->b"], sojourn=True)
     res = net.run("3s")
@@ -342,8 +342,8 @@ def sack_capture(tmp_path_factory):
     """A SACK NewReno transfer that overflows the 20-packet queue (SACK blocks on the ACKs)
     and, after it, a flow without SACK, captured on both directions of the first hop."""
     net = small_net(pcap=["a->r", "r->a"])
-    net.tcp("a", "b", bytes="300KB", cc="newreno", sack=True)
-    net.tcp("a", "b", bytes="20KB", cc="newreno", start="6s")  # after the transfer: no loss
+    net.tcp("a", "b", bytes="300KB", cc="newreno", sack=True, profile="rfc")
+    net.tcp("a", "b", bytes="20KB", cc="newreno", start="6s", profile="rfc")  # after the transfer: no loss
     res = net.run("10s")
     out = res.save(tmp_path_factory.mktemp("sack"), plots=False)
     return res, out / "a-r.pcap", out / "r-a.pcap"

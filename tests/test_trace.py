@@ -26,8 +26,8 @@ from quench.trace import (
 @pytest.fixture(scope="module")
 def capture(tmp_path_factory):
     net = small_net(pcap=["r->b"])
-    net.tcp("a", "b", cc="reno", bytes="60KB")
-    net.tcp("a", "b", cc="newreno", bytes="40KB", start="0.5s")
+    net.tcp("a", "b", cc="reno", bytes="60KB", profile="rfc")
+    net.tcp("a", "b", cc="newreno", bytes="40KB", start="0.5s", profile="rfc")
     net.udp("a", "b", rate="100kbps", size="300B", stop="3s")
     res = net.run("10s")
     out = res.save(tmp_path_factory.mktemp("trace"), plots=False)

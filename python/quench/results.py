@@ -305,7 +305,8 @@ class Results:
                 self._write_all(paths, formats, tmp if plots else None)
         except OSError as e:
             # Named by the folder the caller gave: the hidden staging folder is ours, and gone.
-            raise OutputError(f"cannot save the results into {out_dir}: {e.strerror or e}") from None
+            # Still an OSError (a full disk is not a bad argument), with the caller's folder.
+            raise OSError(f"cannot save the results into {out_dir}: {e.strerror or e}") from None
         return Path(out_dir)
 
     @classmethod

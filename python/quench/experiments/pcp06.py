@@ -167,7 +167,8 @@ def network(p: Params, transport: str, qdisc: str, load: float, seed: int) -> Ne
 
 def flow_template(p: Params, transport: str) -> dict:
     if transport == "tcp":
-        tcp = {"mss": p.mss, "sack": p.tcp_sack, "send_buffer": p.window_bytes, "receive_window": p.window_bytes}
+        tcp = {"profile": TCP_PROFILE, "mss": p.mss, "sack": p.tcp_sack}
+        tcp |= {"send_buffer": p.window_bytes, "receive_window": p.window_bytes}
         tcp.update(p.tcp)
         return {"kind": "tcp", "cc": p.tcp_cc, "tcp": tcp}
     if transport == "pcp":

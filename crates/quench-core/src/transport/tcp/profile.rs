@@ -155,6 +155,20 @@ impl Profile {
             fill(tcp, "ecn", Value::Bool(true));
         }
     }
+
+    /// The profile's SACK-based mechanisms stand down where the flow turned SACK off, or named
+    /// Tahoe, which has no fast recovery for them to serve: loss detection by duplicate ACKs
+    /// (RACK needs SACK, RFC 8985 section 3) and Limited Transmit by RFC 3042's count (the
+    /// pipe of RFC 6675 needs SACK), as a Linux connection without SACK falls back to counting
+    /// duplicate ACKs (`tcp_add_reno_sack`). Keys the flow wrote are left alone.
+    fn fit_sackless(self, written: &mut Map<String, Value>, cc_kind: Option<&str>) {
+        let sack_off = written.get("sack") == Some(&Value::Bool(false)) || cc_kind == Some("tahoe");
+        if self == Profile::Rfc || !sack_off {
+            return;
+        }
+        fill(written, "loss_detection", Value::from("dupack"));
+        fill(written, "limited_transmit", Value::Bool(true));
+    }
 }
 
 /// Set `key` unless the table has a value for it (`null` counts as none: a written scenario's
@@ -205,7 +219,9 @@ pub fn resolve(tcp: Option<Value>, cc: Option<Value>) -> Result<(Value, Value), 
     let Ok(Value::Object(mut tcp)) = serde_json::to_value(profile.tcp()) else {
         unreachable!("a TcpConfig serializes to a table")
     };
-    profile.fill_tcp_for_cc(&mut written, cc.get("kind").and_then(Value::as_str));
+    let cc_kind = cc.get("kind").and_then(Value::as_str);
+    profile.fill_tcp_for_cc(&mut written, cc_kind);
+    profile.fit_sackless(&mut written, cc_kind);
     merge(&mut tcp, written);
     Ok((Value::Object(tcp), cc))
 }
@@ -268,6 +284,20 @@ mod tests {
         assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
         assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(200));
+    }
+
+    /// SACK turned off (or Tahoe named) under Linux: duplicate ACKs and RFC 3042 instead of
+    /// the profile's RACK and pipe-based Limited Transmit, unless written.
+    #[test]
+    fn without_sack_the_profile_falls_back_to_duplicate_acks() {
+        for (tcp, cc) in [(json!({"sack": false}), json!("cubic")), (json!({}), json!("tahoe"))] {
+            let (t, _) = resolved(tcp, cc);
+            assert_eq!((t.loss_detection, t.limited_transmit), (LossDetection::Dupack, LimitedTransmit::Rfc3042));
+        }
+        let (t, _) = resolved(json!({"sack": false, "limited_transmit": false}), json!("cubic"));
+        assert_eq!(t.limited_transmit, LimitedTransmit::Off);
+        let (t, _) = resolved(json!({}), json!("cubic"));
+        assert_eq!(t.loss_detection, LossDetection::Rack);
     }
 
     #[test]

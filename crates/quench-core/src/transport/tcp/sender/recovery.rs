@@ -65,6 +65,11 @@ impl TcpSender {
             Recovery::Reno | Recovery::NewReno if self.in_recovery() => {
                 match self.prr_sndcnt() {
                     Some(sndcnt) => self.prr_allow(sndcnt, cx),
+                    // A model-based controller owns the window in recovery too (Linux never
+                    // inflates cwnd for BBR): inflating it here would feed BBR's packet
+                    // conservation, which keeps the larger of cwnd and what is in flight, one
+                    // more segment per duplicate ACK for a whole round.
+                    None if self.rate.is_some() => {}
                     None => {
                         self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
                         self.record_window(cx);
