@@ -179,12 +179,12 @@ def choke(
     return _clean({"kind": "choke", "min_th": min_th, "max_th": max_th, "limit": limit, **params})
 
 
-def step(threshold: Quantity, limit: Quantity | None = None) -> dict[str, Any]:
+def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> dict[str, Any]:
     """Step marking, as DCTCP's switches are configured (Alizadeh et al., SIGCOMM 2010,
     section 3.1; RFC 8257 section 3.1): a FIFO that sets CE on every ECN-capable arrival
     finding more than `threshold` queued (K: packets "20p" or bytes "30KB", at most `limit` in
-    the same unit); other packets are dropped only when the buffer (`limit`, default "1000p")
-    is full."""
+    the same unit; default "65p", the paper's K at 10 Gb/s); other packets are dropped only
+    when the buffer (`limit`, default "1000p") is full."""
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 

@@ -609,8 +609,10 @@ mod tests {
         assert!(err(r#"{"matrix":"permutation","hosts":["h0","h0"]}"#).contains("listed twice"));
         assert!(err(r#"{"matrix":"permutation","hosts":["h0"]}"#).starts_with("workloads[0].hosts:"));
         assert!(err(r#"{"matrix":"permutation","load":1.5}"#).starts_with("workloads[0].load:"));
-        let e = err(r#"{"matrix":"permutation","load":0.5,"arrival_rate":3}"#);
-        assert!(e.starts_with("workloads[0].load:"), "{e}");
+        let mut both = spec(r#"{"matrix":"permutation","load":0.5}"#);
+        both.pairs.clear();
+        let e = expand(&[both], || hosts(4, 1), 1).unwrap_err().to_string();
+        assert!(e.starts_with("workloads[0].load: sets the arrival rate"), "{e}");
         let big = hosts(1001, 1);
         let mut v = spec_value(r#"{"matrix":"all_to_all"}"#);
         v.as_object_mut().unwrap().remove("pairs");

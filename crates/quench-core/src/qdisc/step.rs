@@ -15,9 +15,10 @@
 //! the threshold signals, the limit drops). A marked packet that does not fit is dropped
 //! (`overflow`) and not counted as marked, as RED's `admit` does.
 //!
-//! Parameters: `threshold` — `K`, "20p" (packets) or "30KB" (bytes), required (DCTCP's K
-//! depends on the link: 20 packets at 1 Gb/s, 65 at 10 Gb/s, paper section 3.4); `limit` — as
-//! drop-tail's ("100p", "64KB", or both), default 1000 packets.
+//! Parameters: `threshold` — `K`, "20p" (packets) or "30KB" (bytes); default 65 packets
+//! ([`DEFAULT_THRESHOLD_PACKETS`]; DCTCP's K depends on the link: 20 packets at 1 Gb/s, 65 at
+//! 10 Gb/s, paper section 3.4); `limit` — as drop-tail's ("100p", "64KB", or both), default
+//! 1000 packets.
 
 use super::fifo::{default_limit, validate_limit, SlabFifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
@@ -54,9 +55,18 @@ impl Serialize for StepThreshold {
     }
 }
 
+/// 65 packets: the K of DCTCP's evaluation at 10 Gb/s (Alizadeh et al., SIGCOMM 2010,
+/// sections 3.4 and 4), above its guideline K > C·RTT/7 for the 100 µs RTTs of a data centre.
+pub const DEFAULT_THRESHOLD_PACKETS: u64 = 65;
+
+fn default_threshold() -> StepThreshold {
+    StepThreshold::Packets(DEFAULT_THRESHOLD_PACKETS)
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepConfig {
+    #[serde(default = "default_threshold")]
     pub threshold: StepThreshold,
     #[serde(default = "default_limit")]
     pub limit: Limit,

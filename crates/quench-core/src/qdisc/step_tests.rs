@@ -95,8 +95,8 @@ fn validation_names_each_key() {
     assert!(step(r#"{"threshold":"20p"}"#).is_ok(), "the default limit is 1000 packets");
     let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"step","threshold":"5ms"}"#).unwrap_err().to_string();
     assert!(e.contains("not a threshold"), "{e}");
-    let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"step"}"#).unwrap_err().to_string();
-    assert!(e.contains("missing field `threshold`"), "{e}");
+    let default = step(r#"{}"#).unwrap();
+    assert_eq!(default.params.threshold, StepThreshold::Packets(DEFAULT_THRESHOLD_PACKETS));
 }
 
 #[test]
