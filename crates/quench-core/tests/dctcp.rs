@@ -323,7 +323,8 @@ fn forty_flows_reduce_more_than_once_per_cycle_and_the_amplitude_falls_below_the
 fn the_step_marker_is_red_with_both_thresholds_at_k() {
     let (red, step) = (run(&scenario(2)), run(&scenario_with(2, step_marker())));
     for table in ["queue", "flows", "cwnd", "tcp_events"] {
-        assert_eq!(red.table(table), step.table(table), "table {table}");
+        // Debug text, not ==: the tables hold NaN (an unfinished flow's completion), which is not == itself.
+        assert_eq!(format!("{:?}", red.table(table)), format!("{:?}", step.table(table)), "table {table}");
     }
     assert_eq!(link_value(&red, "r1->r2", "marked_packets"), link_value(&step, "r1->r2", "marked_packets"));
 }
