@@ -72,3 +72,31 @@ def test_a_bad_fabric_is_refused_naming_its_key(fabric, path):
     with pytest.raises(quench.ScenarioError) as e:
         validate_scenario(spec)
     assert e.value.path == path
+
+
+def test_traffic_matrices_over_a_fabric_through_step_marking():
+    """A synchronised incast (15 senders of 64 KB into h0) and a permutation at 30 % load of
+    DCTCP through step-marking switches: every flow completes, no buffer overflows, the
+    incast's flows all start at once, and each host sends once and receives once in the
+    permutation's pairs."""
+    net = quench.Network(seed=3).fat_tree(K, rate="10Gbps", delay="1us", qdisc=quench.step("20p", "200p"))
+    dctcp = {"kind": "tcp", "cc": "dctcp", "tcp": {"ecn": True}}
+    net.workload(matrix="incast", receiver="h0", size="64KB", flow=dctcp, name="incast")
+    net.workload(matrix="permutation", load=0.3, size="100KB", flow=dctcp, start="1ms", name="perm")
+    res = net.run("20ms", progress=False)
+    incast = res.flows[res.flows["name"].str.startswith("incast.")]
+    assert len(incast) == HOSTS - 1 and (incast["dst"] == "h0").all() and (incast["start_s"] == 0).all()
+    perm = res.flows[res.flows["name"].str.startswith("perm.")]
+    assert len(perm) > 0 and (perm["src"] != perm["dst"]).all()
+    pairs = set(zip(perm["src"], perm["dst"]))
+    assert len({s for s, _ in pairs}) == len(pairs) == len({d for _, d in pairs}), "one destination per sender"
+    done = res.flows[res.flows["start_s"] < 0.015]
+    assert done["completion_s"].notna().all()
+    assert res.links["drops_overflow"].sum() == 0 and res.links["marked_packets"].sum() > 0
+
+
+def test_a_matrix_error_names_its_key():
+    net = quench.Network().fat_tree(K, rate="10Gbps", delay="1us")
+    net.workload(matrix="incast", receiver="x9", size="64KB")
+    with pytest.raises(quench.ScenarioError, match=r"workloads\[0\]\.receiver"):
+        net.run("1ms", progress=False)

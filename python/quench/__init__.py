@@ -29,6 +29,7 @@ from quench.network import (
     pie,
     red,
     sfq,
+    step,
 )
 from quench.results import Results
 from quench.scenario import Simulation, load_scenario, run_scenario, validate_scenario
@@ -66,6 +67,7 @@ __all__ = [
     "reno",
     "run_scenario",
     "sfq",
+    "step",
     "tahoe",
     "validate_scenario",
     "vegas",

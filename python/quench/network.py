@@ -179,6 +179,15 @@ def choke(
     return _clean({"kind": "choke", "min_th": min_th, "max_th": max_th, "limit": limit, **params})
 
 
+def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> dict[str, Any]:
+    """Step marking, as DCTCP's switches are configured (Alizadeh et al., SIGCOMM 2010,
+    section 3.1; RFC 8257 section 3.1): a FIFO that sets CE on every ECN-capable arrival
+    finding more than `threshold` queued (K: packets "20p" or bytes "30KB", at most `limit` in
+    the same unit; default "65p", the paper's K at 10 Gb/s); other packets are dropped only
+    when the buffer (`limit`, default "1000p") is full."""
+    return _clean({"kind": "step", "threshold": threshold, "limit": limit})
+
+
 def fuzzball(
     pool_limit: Quantity | None = None,
     preempt: str | None = None,
@@ -498,14 +507,18 @@ class Network:
 
     def workload(
         self,
-        pairs: list[tuple[str, str]],
-        arrival_rate: float,
-        size: Quantity | dict[str, Any],
+        pairs: list[tuple[str, str]] | None = None,
+        arrival_rate: float | None = None,
+        size: Quantity | dict[str, Any] | None = None,
         *,
         flow: dict[str, Any] | None = None,
         start: Quantity | None = None,
         stop: Quantity | None = None,
         name: str | None = None,
+        matrix: str | None = None,
+        hosts: list[str] | None = None,
+        receiver: str | None = None,
+        load: float | None = None,
     ) -> Network:
         """Finite flows arriving as a Poisson process of `arrival_rate` per second, each between
         a (src, dst) pair drawn uniformly from `pairs`, of `size` bytes ("250KB", or
@@ -513,11 +526,22 @@ class Network:
         any quench.dist helper, e.g. quench.dist.websearch() or quench.dist.empirical("f.csv")).
         `flow` is the transport of every flow without src/dst/start/bytes/name, e.g.
         {"kind": "tcp"} (the default: TCP of the Linux profile, see `tcp`) or {"kind": "pcp"}. Flows are named
-        NAME.k; their response times are in Results.flows."""
+        NAME.k; their response times are in Results.flows.
+
+        Instead of `pairs`, a traffic `matrix` over `hosts` (default: every host, fabrics'
+        included): "permutation" (each host sends to one other, a random derangement from the
+        seed), "all_to_all", or "incast" (every host but `receiver` sends to it). Instead of
+        `arrival_rate`, `load` in (0, 1]: each sender offers that fraction of its access link,
+        load × rate / (8 × mean size) flows per second. With neither rate nor load, every pair
+        sends one flow at `start`, all at once (a synchronised incast)."""
         workload = {
             "name": name,
-            "pairs": [list(p) for p in pairs],
+            "pairs": [list(p) for p in pairs] if pairs is not None else None,
+            "matrix": matrix,
+            "hosts": list(hosts) if hosts is not None else None,
+            "receiver": receiver,
             "arrival_rate": arrival_rate,
+            "load": load,
             "size": size,
             "start": start,
             "stop": stop,

@@ -342,8 +342,24 @@ fn check_workloads(sc: &Scenario, cx: &FlowContext, runs: &[WorkloadRun], end: T
             cx.flow(ids, &spec, end).map_err(|e| workload::error_path(e, run.index, pair))?;
         }
     }
-    let expected: f64 = sc.workloads.iter().map(|w| w.expected_arrivals(sc.duration)).sum();
+    let expected: f64 = runs.iter().map(|w| w.spec().expected_arrivals(sc.duration)).sum();
     sc.budget.check_flows(sc.flows.len() as f64 + expected)
+}
+
+/// Every host in node order, with the rate of its one outgoing link (a traffic matrix's hosts
+/// and their access rates).
+fn host_access(nodes: &[Node], links: &[Link]) -> Vec<workload::HostAccess> {
+    let mut out: Vec<(u32, Option<crate::units::BitRate>)> = vec![(0, None); nodes.len()];
+    for l in links {
+        let o = &mut out[l.from.index()];
+        *o = (o.0 + 1, Some(l.rate()));
+    }
+    nodes
+        .iter()
+        .zip(out)
+        .filter(|(n, _)| !n.is_router)
+        .map(|(n, (count, rate))| workload::HostAccess { name: n.name.clone(), rate: rate.filter(|_| count == 1) })
+        .collect()
 }
 
 /// Build a ready-to-run world from a scenario.
@@ -384,7 +400,8 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let packets: Vec<(usize, f64)> =
         sc.flows.iter().enumerate().map(|(i, f)| (i, f.spec().expected_packets(sc.duration))).collect();
     sc.budget.check_packets(&packets)?;
-    let workloads = workload::prepare(&sc.workloads, sc.seed, sc.duration)?;
+    let expanded = workload::expand(&sc.workloads, || host_access(&nodes, &links), sc.seed)?;
+    let workloads = workload::prepare(&expanded, sc.seed, sc.duration)?;
     check_workloads(sc, &cx, &workloads, end)?;
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));

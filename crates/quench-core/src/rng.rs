@@ -15,6 +15,8 @@ pub enum StreamKind {
     Workload = 4,
     /// A switch's multipath choices (`routing.rs`): its ECMP hash salt and spraying draws.
     Routing = 5,
+    /// A workload's traffic matrix (`workload.rs`): the permutation's derangement.
+    Matrix = 6,
 }
 
 #[derive(Clone, Debug)]

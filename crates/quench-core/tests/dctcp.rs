@@ -99,7 +99,17 @@ fn analysis(n: usize) -> Analysis {
 fn scenario(n: usize) -> Value {
     let red = json!({"kind": "red", "min_th": K, "max_th": K + 1, "max_p": 1.0, "w_q": 1.0,
                      "limit": "1000p", "signal": "mark", "forced": "mark"});
-    let mut sc = dumbbell(n, "10Gbps", "10us", "10Gbps", "30us", red);
+    scenario_with(n, red)
+}
+
+/// The step marker DCTCP is deployed with (`qdisc/step.rs`), at the same K and buffer.
+fn step_marker() -> Value {
+    json!({"kind": "step", "threshold": format!("{K}p"), "limit": "1000p"})
+}
+
+/// [`scenario`] with the bottleneck's queue discipline `qdisc`.
+fn scenario_with(n: usize, qdisc: Value) -> Value {
+    let mut sc = dumbbell(n, "10Gbps", "10us", "10Gbps", "30us", qdisc);
     sc["duration"] = json!(format!("{SECONDS}s"));
     sc["seed"] = json!(1);
     sc["flows"] = (0..n)
@@ -303,4 +313,43 @@ fn forty_flows_reduce_more_than_once_per_cycle_and_the_amplitude_falls_below_the
     assert!(m.amplitude < 0.9 * a.amplitude, "amplitude {} against {}", m.amplitude, a.amplitude);
     check_rel("N = 40: peak", m.peak, a.q_max, 0.10);
     check_rel("N = 40: marked fraction", m.mark_fraction, a.alpha, 0.10);
+}
+
+/// RED with w_q = 1 (the instantaneous queue), min_th = K, max_th = K + 1 and max_p = 1, marking
+/// in both regions, is the step marker: an arrival that finds K packets has probability
+/// (K − min_th)/(max_th − min_th) = 0, one that finds K + 1 or more is in the forced region.
+/// The step marker gives the same run, table for table.
+#[test]
+fn the_step_marker_is_red_with_both_thresholds_at_k() {
+    let (red, step) = (run(&scenario(2)), run(&scenario_with(2, step_marker())));
+    for table in ["queue", "flows", "cwnd", "tcp_events"] {
+        // Debug text, not ==: the tables hold NaN (an unfinished flow's completion), which is not == itself.
+        assert_eq!(format!("{:?}", red.table(table)), format!("{:?}", step.table(table)), "table {table}");
+    }
+    assert_eq!(link_value(&red, "r1->r2", "marked_packets"), link_value(&step, "r1->r2", "marked_packets"));
+}
+
+/// DCTCP through the step marker (10 flows, K = 65): the queue oscillates around K (the paper's
+/// sawtooth from K − A + N to K + N, section 3.3) without a drop, and the link stays full.
+#[test]
+fn dctcp_through_the_step_marker_holds_the_queue_near_k_without_drops() {
+    let n = 10;
+    let r = run(&scenario_with(n, step_marker()));
+    let link = link_row(&r, "r1->r2") as u64;
+    let (qt, ql, qp) = (f64s(&r, "queue", "time_s"), u64s(&r, "queue", "link"), u64s(&r, "queue", "packets"));
+    let q: Vec<f64> = (0..qt.len()).filter(|&i| ql[i] == link && qt[i] >= WARMUP_S).map(|i| qp[i] as f64).collect();
+    let a = analysis(n);
+    let (lo, hi) = (q.iter().copied().fold(f64::MAX, f64::min), q.iter().copied().fold(f64::MIN, f64::max));
+    let mean_q = mean(&q);
+    eprintln!(
+        "step, N = {n}: queue {lo}..{hi} packets, mean of changes {mean_q:.1} (K {K}, Q_max {}, A {:.1})",
+        a.q_max, a.amplitude
+    );
+    let drops: f64 =
+        ["drops_overflow", "drops_early", "drops_forced"].iter().map(|c| link_value(&r, "r1->r2", c)).sum();
+    assert_eq!(drops, 0.0, "no drops at the bottleneck");
+    assert!(hi <= a.q_max + 5.0, "peak {hi} against K + N = {}", a.q_max);
+    assert!(lo >= K as f64 - 2.0 * a.amplitude && lo > 0.0, "trough {lo}: the queue never drains");
+    assert!((mean_q - K as f64).abs() < a.amplitude, "mean {mean_q} within one amplitude of K");
+    assert!(link_value(&r, "r1->r2", "utilization") > 0.99);
 }

@@ -259,7 +259,8 @@ def l4s_network(p: Params, config: tuple[str, float, float, str], seed: int) -> 
     """One Classic bulk flow (`cc`, ECN off) and one L4S flow (`p.l4s_cc`, ECT(1)) through
     DualPI2 on the grid's topology."""
     rate, rtt_ms, buffer_bdp, cc = config
-    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}")
+    name = f"{NAME}-l4s-{rate}-{rtt_ms:g}ms-{buffer_bdp:g}bdp-{cc}+{p.l4s_cc}"
+    net = Network(tcp_profile=TCP_PROFILE, seed=seed, name=name)
     senders, receivers = ("classic_s", "l4s_s"), ("classic_d", "l4s_d")
     limit = max(1, round(buffer_bdp * bdp_packets(rate, rtt_ms)))
     bottleneck(net, p, senders, receivers, rate, rtt_ms, dualpi2(limit=f"{limit}p"))

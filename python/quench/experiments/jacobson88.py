@@ -107,7 +107,8 @@ def network(p: Params, case: Case) -> Network:
     if rate is None:
         raise ValueError("packet_rate must be calibrated first")
     path = "echo" if p.echo else "direct"
-    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=f"{NAME}-mss{case.mss}-window{case.window}-queue{p.queue_limit}-{path}")
+    name = f"{NAME}-mss{case.mss}-window{case.window}-queue{p.queue_limit}-{path}"
+    net = Network(tcp_profile=TCP_PROFILE, seed=p.seed, name=name)
     net.hosts("ucl", "ucl_sink").routers("gw", "echo", "gw_back")
     satnet = dict(
         rate=p.satnet_rate,

@@ -23,6 +23,7 @@ pub mod pie;
 pub mod rate_advert;
 pub mod red;
 pub mod sfq;
+pub mod step;
 
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
@@ -325,6 +326,7 @@ registry! {
     boxed FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
     boxed Choke: "choke" => choke::Choke(ChokeConfig),
     boxed DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
+    boxed Step: "step" => step::Step(StepConfig),
 }
 
 impl Default for QdiscSpec {
