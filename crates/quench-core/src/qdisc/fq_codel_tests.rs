@@ -1,8 +1,8 @@
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;
-use crate::units::{BitRate, Time};
 use crate::packet::ecn;
+use crate::units::{BitRate, Time};
 
 const LINK: BitRate = BitRate(10_000_000);
 

@@ -359,7 +359,10 @@ fn nonlinear_red_is_quadratic_below_max_th() {
     assert!((nl(Curve::Classic, 7.0) - 0.006).abs() < 1e-12);
     assert_eq!(nl(Curve::Classic, 15.0), 1.0);
     assert!((nl(Curve::Gentle, 20.0) - 0.4).abs() < 1e-12);
-    assert_eq!(early_probability(Curve::Classic, false, 10.0, &r, 0.1), base_probability(Curve::Classic, 10.0, &r, 0.1));
+    assert_eq!(
+        early_probability(Curve::Classic, false, 10.0, &r, 0.1),
+        base_probability(Curve::Classic, 10.0, &r, 0.1)
+    );
     let mut q = red(r#"{"min_th":5,"max_th":15,"max_p":0.1,"spacing":"fj93","curve":"classic","nonlinear":true}"#);
     let p = RedParams { resolved: r, ..RedParams::new(&q.cfg, RATE.0 as f64) };
     (q.vars.avg, q.vars.count) = (12.0, 4);
