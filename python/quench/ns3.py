@@ -274,7 +274,12 @@ def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tup
         return off, max_p
     if kind == "feng1999":
         alpha, beta = float(adapt["alpha"]), float(adapt["beta"])
-        attributes = {**off, "FengAdaptive": ("bool", True), "FengAlpha": ("double", alpha), "FengBeta": ("double", beta)}
+        attributes = {
+            **off,
+            "FengAdaptive": ("bool", True),
+            "FengAlpha": ("double", alpha),
+            "FengBeta": ("double", beta),
+        }
         if adapt.get("start", "below") == "above":
             return attributes, max_p  # ns-3's own starting status
         # ns-3 starts Feng's status at "above" and quench at "below" (the average starts at 0):
