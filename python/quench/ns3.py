@@ -194,7 +194,7 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *,
             # ARED = true would also reset the thresholds and w_q to ns-3's automatic ones;
             # Floyd's adaptation alone is AdaptMaxP (set above).
             ARED=("bool", False),
-            NLRED=("bool", False),
+            NLRED=("bool", bool(spec.get("nonlinear", False))),
             LinkBandwidth=("rate_bps", rate_bps),
         )
     elif kind in ("codel", "fq_codel"):
@@ -216,6 +216,10 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *,
             )
         if spec.get("ce_threshold") is not None:
             a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
+        if spec.get("ce_threshold_selector") is not None:
+            raise _refuse(f"{key}.ce_threshold_selector", "a CE threshold for selected packets only")
+        if spec.get("batch_drop_count", False):
+            notes.append(f"{key}.batch_drop_count: not translated (Linux's count increase after a batch drop)")
         # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are
         # at most `mtu`; ns-3 holds them while the bytes are below MinBytes: MinBytes = mtu + 1
         # is the same rule. FqCoDelQueueDisc makes each flow's CoDelQueueDisc from the
@@ -245,6 +249,11 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *,
             UseDequeueRateEstimator=("bool", spec["delay_estimate"] != "timestamp"),
             UseDerandomization=("bool", spec["derandomize"]),
         )
+        if not spec.get("cap_drop_adjustment", True):
+            a["UseCapDropAdjustment"] = ("bool", False)
+        if spec.get("auto_activate", False):
+            # ns-3's ActiveThreshold is a queue delay, not RFC 8033's third of the buffer.
+            raise _refuse(f"{key}.auto_activate", "PIE activated at a third of its limit")
         if kind == "pie":
             a["DequeueThreshold"] = ("uint", _bytes(spec["dq_threshold"]))
         else:
@@ -265,6 +274,14 @@ def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tup
         return off, max_p
     if kind == "feng1999":
         alpha, beta = float(adapt["alpha"]), float(adapt["beta"])
+        attributes = {
+            **off,
+            "FengAdaptive": ("bool", True),
+            "FengAlpha": ("double", alpha),
+            "FengBeta": ("double", beta),
+        }
+        if adapt.get("start", "below") == "above":
+            return attributes, max_p  # ns-3's own starting status
         # ns-3 starts Feng's status at "above" and quench at "below" (the average starts at 0):
         # ns-3's first arrival finds the average below min_th and divides max_p by alpha.
         # Starting ns-3 from alpha x max_p gives the same max_p from the first arrival on.
@@ -273,9 +290,7 @@ def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tup
             f"max_p is set to {alpha:g} x max_p, which its first arrival divides back; its gentle "
             "region keeps the initial max_p while quench's follows the adapted one"
         )
-        return {**off, "FengAdaptive": ("bool", True), "FengAlpha": ("double", alpha), "FengBeta": ("double", beta)}, (
-            max_p * alpha
-        )
+        return attributes, max_p * alpha
     if kind == "floyd2001":
         # ns-3 adapts on the first arrival more than Interval after its last change, quench on
         # the first arrival at or after each Interval boundary; ns-3's gentle region keeps the

@@ -21,7 +21,11 @@
 //!   would be dropped is marked CE and sent instead; in the dropping state a mark ends the
 //!   step (Linux: the marked packet is the one returned), `count` and `drop_next` advance as
 //!   for a drop. `ce_threshold` (Linux, not in the RFC; off by default): an ECT packet leaving
-//!   with a sojourn above it is marked CE whatever the state.
+//!   with a sojourn above it is marked CE whatever the state. FQ-CoDel's
+//!   `ce_threshold_selector` (Linux 5.16 `codel_dequeue`, from the L4S work) narrows that to
+//!   packets whose DS byte, masked, equals a value: `{ value = 1, mask = 3 }` is ECT(1) only.
+//!   The two kinds of mark are counted apart: `ecn_mark` by the control law, `ce_mark` by the
+//!   threshold (Linux's `tc -s` counters of the same names).
 //!
 //! The control law is computed **exactly** by default (`control_law = "exact"`):
 //! `interval/√count` in f64, rounded to the nearest nanosecond (the RFC's pseudocode, section
@@ -124,6 +128,36 @@ impl Default for CodelConfig {
     }
 }
 
+/// Which packets `ce_threshold` applies to (Linux `ce_threshold_selector` / `ce_threshold_mask`):
+/// those whose DS byte ANDed with `mask` equals `value`. quench carries no DSCP, so a packet's
+/// DS byte is its two ECN bits (DSCP 0): `{ value = 1, mask = 3 }` selects ECT(1), the L4S
+/// identifier (RFC 9331 section 5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CeSelector {
+    pub value: u8,
+    pub mask: u8,
+}
+
+impl CeSelector {
+    /// Check that the selector can match something, naming the key otherwise.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        // Linux reads a zero mask as "no selector"; here leaving the key out says that.
+        if self.mask == 0 {
+            return Err(ConfigError::new("mask", "must select at least one bit (leave the selector out for all)"));
+        }
+        if self.value & !self.mask != 0 {
+            return Err(ConfigError::new("value", format!("{:#x} has bits outside mask {:#x}", self.value, self.mask)));
+        }
+        Ok(())
+    }
+
+    /// Whether `pkt` is one of the selected packets: its DS byte is its ECN field (no DSCP).
+    pub fn matches(&self, pkt: &Packet) -> bool {
+        pkt.ecn & self.mask == self.value
+    }
+}
+
 /// CoDel's fixed parameters (Linux `struct codel_params`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CodelParams {
@@ -133,6 +167,8 @@ pub struct CodelParams {
     pub mtu: u64,
     pub ecn: bool,
     pub ce_threshold: Option<Dur>,
+    /// Restricts `ce_threshold` to the packets it matches; all ECT packets when None.
+    pub ce_selector: Option<CeSelector>,
     pub control_law: ControlLaw,
 }
 
@@ -157,7 +193,15 @@ impl CodelParams {
             let why = format!("{mtu} is not between 1B and {}, the largest IPv4 datagram", crate::limits::MAX_MTU);
             return Err(ConfigError::new("mtu", why));
         }
-        Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold, control_law })
+        Ok(CodelParams { target, interval, mtu: mtu.0, ecn, ce_threshold, ce_selector: None, control_law })
+    }
+
+    /// These parameters with `ce_threshold` restricted to what `selector` matches.
+    pub fn with_ce_selector(self, selector: Option<CeSelector>) -> Result<Self, ConfigError> {
+        if let Some(s) = &selector {
+            s.validate().map_err(|e| e.within("ce_threshold_selector"))?;
+        }
+        Ok(CodelParams { ce_selector: selector, ..self })
     }
 }
 
@@ -213,9 +257,10 @@ impl CodelQueue for Fifo {
 pub struct CodelStats {
     /// Packets dropped by the control law.
     pub drop_count: u64,
-    /// Packets marked CE instead of dropped.
+    /// Packets marked CE by the control law instead of dropped.
     pub ecn_mark: u64,
-    /// Packets marked CE for a sojourn above `ce_threshold`.
+    /// Packets marked CE for a sojourn above `ce_threshold` (apart from `ecn_mark`; as in
+    /// Linux, a packet that already carried CE is counted too).
     pub ce_mark: u64,
     /// Arrivals that did not fit the buffer.
     pub overflow: u64,
@@ -339,15 +384,25 @@ impl CodelVars {
         }
         let mut pkt = r.pkt?;
         if let Some(th) = p.ce_threshold {
-            if now - pkt.enqueued_at > th && pkt.ecn != ecn::NOT_ECT {
-                if pkt.ecn != ecn::CE {
-                    cx.note_mark();
-                }
-                pkt.ecn = ecn::CE;
-                stats.ce_mark += 1;
+            if now - pkt.enqueued_at > th {
+                Self::mark_above_threshold(p, &mut pkt, stats, cx);
             }
         }
         Some(pkt)
+    }
+
+    /// `ce_threshold`'s mark on a packet that left above it: ECT packets only, and only those
+    /// the selector matches. The selector sees the ECN field as the control law left it, so a
+    /// packet the law just marked CE does not match an ECT(1) selector (as in Linux).
+    fn mark_above_threshold(p: &CodelParams, pkt: &mut Packet, stats: &mut CodelStats, cx: &mut QdiscCx) {
+        if pkt.ecn == ecn::NOT_ECT || p.ce_selector.is_some_and(|s| !s.matches(pkt)) {
+            return;
+        }
+        if pkt.ecn != ecn::CE {
+            cx.note_mark();
+        }
+        pkt.ecn = ecn::CE;
+        stats.ce_mark += 1;
     }
 
     /// The next drop time after `t` by the configured control law.

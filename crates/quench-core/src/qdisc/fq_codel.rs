@@ -10,7 +10,11 @@
 //!   dropped from the **head** of the queue with the most bytes, at least one, until half of
 //!   that queue's bytes are gone or `drop_batch_size` packets (Linux's batch drop,
 //!   `fq_codel_drop`; section 4.1 asks for the head of the fattest queue). These count as
-//!   `overflow`; the arrival itself may be among them.
+//!   `overflow`; the arrival itself may be among them. With `batch_drop_count = true` the
+//!   number dropped is then added to the CoDel `count` of that queue, as Linux does ("tell
+//!   codel to increase its signal strength also"), so that its next drops come sooner; RFC 8290
+//!   section 4.1 asks only for the head drops and says nothing of CoDel's count, so the
+//!   default (false) leaves the count alone.
 //! - **Dequeue** (section 4.2): the head queue of the new list, else of the old list. A queue
 //!   whose deficit is used up (≤ 0) gets another quantum and moves to the tail of the old
 //!   list. Otherwise CoDel (`codel.rs`, run on that queue alone: its own state, sojourn
@@ -29,7 +33,10 @@
 //! `quantum` 1514 B (Linux: the device MTU plus the Ethernet header), `limit` 10240 packets,
 //! `memory_limit` 32 MiB, `drop_batch_size` 64 packets, and CoDel's `target` 5 ms,
 //! `interval` 100 ms, `mtu` 1500 B, `ecn` true (Linux `fq_codel` marks by default),
-//! `ce_threshold` none. CoDel drops count as `early`.
+//! `ce_threshold` none, `ce_threshold_selector` none (every ECT packet; `{ value = 1, mask = 3 }`
+//! for ECT(1) only, see `codel.rs`), `batch_drop_count` false. CoDel drops count as `early`.
+//! Marks by the control law and by `ce_threshold` are counted apart in [`FqCodelStats`]
+//! (`codel.ecn_mark`, `codel.ce_mark`); the links table's `marked_packets` is their sum.
 //!
 //! Monitors: none (CoDel's state is per queue; the link's drop, mark and sojourn records
 //! cover what it does).
@@ -37,7 +44,8 @@
 //! built, and the shared packet store grows amortised (`flow_queues.rs`).
 
 use super::codel::{
-    default_interval, default_mtu, default_target, CodelParams, CodelQueue, CodelStats, CodelVars, ControlLaw,
+    default_interval, default_mtu, default_target, CeSelector, CodelParams, CodelQueue, CodelStats, CodelVars,
+    ControlLaw,
 };
 use super::fifo::validate_limit;
 use super::flow_queues::{FlowQueues, QueueView};
@@ -81,9 +89,21 @@ pub struct FqCodelConfig {
     pub ecn: bool,
     #[serde(default)]
     pub ce_threshold: Option<Dur>,
+    /// Apply `ce_threshold` only to the packets this matches (Linux `ce_threshold_selector`);
+    /// left out of a written scenario when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ce_threshold_selector: Option<CeSelector>,
     /// CoDel's `control_law` in every flow queue (`codel.rs`); left out when exact.
     #[serde(default, skip_serializing_if = "ControlLaw::is_exact")]
     pub control_law: ControlLaw,
+    /// Add a batch drop's size to the fat queue's CoDel count (Linux `fq_codel_drop`); left
+    /// out when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub batch_drop_count: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 pub(super) fn default_flows() -> u32 {
@@ -141,6 +161,7 @@ pub struct FqCodel {
     limit: Limit,
     memory_limit: u64,
     drop_batch: u32,
+    batch_drop_count: bool,
     fq: FlowQueues<CodelVars>,
     stats: FqCodelStats,
 }
@@ -155,12 +176,14 @@ impl FqCodel {
         if cfg.drop_batch_size == 0 {
             return Err(ConfigError::new("drop_batch_size", "must be at least one packet"));
         }
-        let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold, cfg.control_law)?;
+        let codel = CodelParams::new(cfg.target, cfg.interval, cfg.mtu, cfg.ecn, cfg.ce_threshold, cfg.control_law)?
+            .with_ce_selector(cfg.ce_threshold_selector)?;
         Ok(FqCodel {
             codel,
             limit: cfg.limit,
             memory_limit: cfg.memory_limit.0,
             drop_batch: cfg.drop_batch_size,
+            batch_drop_count: cfg.batch_drop_count,
             fq,
             stats: FqCodelStats::default(),
         })
@@ -192,10 +215,11 @@ impl FqCodel {
     fn drop_from_fattest(&mut self, memory: bool, cx: &mut QdiscCx) {
         let fattest = self.fq.fattest();
         let threshold = self.fq.queue(fattest).bytes() / 2;
-        let mut dropped_bytes = 0;
+        let (mut dropped_bytes, mut dropped) = (0, 0u32);
         for _ in 0..self.drop_batch {
             let Some(p) = self.fq.pop_front(fattest) else { break };
             dropped_bytes += p.size as u64;
+            dropped += 1;
             self.stats.overflow_drop += 1;
             self.stats.memory_drop += memory as u64;
             cx.drop(p, DropReason::Overflow);
@@ -203,6 +227,17 @@ impl FqCodel {
                 break;
             }
         }
+        if self.batch_drop_count {
+            // Linux leaves the reciprocal square root alone here too: the Newton law catches
+            // up at the next change of count.
+            let vars = &mut self.fq.queue_mut(fattest).vars;
+            vars.count = vars.count.saturating_add(dropped);
+        }
+    }
+
+    /// Queue `i`'s CoDel state.
+    pub fn vars(&self, i: usize) -> &CodelVars {
+        &self.fq.queue(i).vars
     }
 }
 

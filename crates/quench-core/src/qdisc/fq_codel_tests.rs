@@ -1,6 +1,7 @@
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;
+use crate::packet::ecn;
 use crate::units::{BitRate, Time};
 
 const LINK: BitRate = BitRate(10_000_000);
@@ -138,6 +139,106 @@ fn bad_config_names_the_key() {
     assert_eq!(with(&|c| c.drop_batch_size = 0), "drop_batch_size");
     assert_eq!(with(&|c| c.limit = Limit { packets: Some(0), bytes: None }), "limit");
     assert_eq!(with(&|c| c.target = Dur::from_millis(200)), "target");
+    let sel = |value, mask| Some(CeSelector { value, mask });
+    assert_eq!(with(&|c| c.ce_threshold_selector = sel(0, 0)), "ce_threshold_selector.mask");
+    assert_eq!(with(&|c| c.ce_threshold_selector = sel(5, 3)), "ce_threshold_selector.value");
     let e = serde_json::from_str::<QdiscSpec>(r#"{"kind":"fq_codel","flow":8}"#).unwrap_err().to_string();
     assert!(e.contains("unknown field `flow`"), "{e}");
+}
+
+/// Limit 10 packets, one flow: the 11th 1000 B arrival makes 11 000 B in its queue, and the
+/// batch drop takes packets from the head until half (5 500 B) are gone: 6 packets (uids
+/// 0-5). Linux's `fq_codel_drop` then adds the 6 to that queue's CoDel count; the switch off
+/// (the default) leaves it at 0.
+///
+/// The count then matters when CoDel enters the dropping state. Dequeues: at 10 ms uid 6
+/// (sojourn 10 ms > target 5 ms, 3 000 B behind it > MAXPACKET: first_above_time = 110 ms);
+/// at 110 ms uid 7 is ok to drop and is dropped, uid 8 sent. RFC 8289 section 5.5: delta =
+/// count − lastcount = 6 − 0 > 1 and now − drop_next (0) < 16 intervals, so count resumes at
+/// 6 and drop_next = 110 ms + 100 ms/√6 = 110 ms + 40.824829 ms = 150 824 829 ns. Without
+/// the switch: count 1, drop_next 110 ms + 100 ms = 210 ms.
+#[test]
+fn batch_drop_count_adds_the_batch_to_the_fat_queue_count() {
+    for (on, count_after_batch, count, drop_next) in [(true, 6, 6, 150_824_829), (false, 0, 1, 210_000_000)] {
+        let cfg = FqCodelConfig {
+            limit: Limit { packets: Some(10), bytes: None },
+            batch_drop_count: on,
+            ..FqCodelConfig::default()
+        };
+        let mut q = FqCodel::new(&cfg).unwrap();
+        let mut b = Bench::new(3);
+        for uid in 0..11 {
+            b.offer(&mut q, packet(uid, 0, 1000), Time::ZERO, LINK);
+        }
+        let dropped: Vec<u32> = b.drops.iter().map(|d| d.0.uid).collect();
+        assert_eq!(dropped, (0..6).collect::<Vec<u32>>());
+        let i = q.queue_of(&packet(0, 0, 1000));
+        assert_eq!(q.vars(i).count, count_after_batch, "switch {on}");
+        assert_eq!(b.take(&mut q, Time(10_000_000)).unwrap().uid, 6);
+        assert_eq!(b.take(&mut q, Time(110_000_000)).unwrap().uid, 8);
+        assert_eq!(b.drops.last().map(|d| (d.0.uid, d.1)), Some((7, DropReason::Early)));
+        let v = q.vars(i);
+        assert_eq!((v.dropping, v.count, v.drop_next), (true, count, Time(drop_next)), "switch {on}");
+    }
+}
+
+fn ect_packet(uid: u32, codepoint: u8) -> Packet {
+    let mut p = packet(uid, 0, 1000);
+    p.ecn = codepoint;
+    p
+}
+
+/// ce_threshold 1 ms; ECT(1), ECT(0), ECT(1), ECT(0) queued at 0 and sent at 2 ms (sojourn
+/// 2 ms: above the threshold, below CoDel's 5 ms target, so the law does nothing). Without a
+/// selector all four are marked; with `{ value = 1, mask = 3 }` (Linux `ce_threshold_selector
+/// 0x1/0x3`) only the two ECT(1) packets.
+#[test]
+fn ce_threshold_selector_restricts_marking_to_ect1() {
+    for (selector, expected) in [
+        (None, [ecn::CE, ecn::CE, ecn::CE, ecn::CE]),
+        (Some(CeSelector { value: ecn::ECT1, mask: 0b11 }), [ecn::CE, ecn::ECT0, ecn::CE, ecn::ECT0]),
+    ] {
+        let cfg = FqCodelConfig {
+            ce_threshold: Some(Dur::from_millis(1)),
+            ce_threshold_selector: selector,
+            ..FqCodelConfig::default()
+        };
+        let mut q = FqCodel::new(&cfg).unwrap();
+        let mut b = Bench::new(3);
+        for (uid, cp) in [ecn::ECT1, ecn::ECT0, ecn::ECT1, ecn::ECT0].into_iter().enumerate() {
+            b.offer(&mut q, ect_packet(uid as u32, cp), Time::ZERO, LINK);
+        }
+        let got: Vec<u8> = (0..4).map(|_| b.take(&mut q, Time(2_000_000)).unwrap().ecn).collect();
+        assert_eq!(got, expected, "{selector:?}");
+        let marked = expected.iter().filter(|&&e| e == ecn::CE).count() as u64;
+        assert_eq!((q.stats().codel.ce_mark, q.stats().codel.ecn_mark), (marked, 0));
+    }
+}
+
+/// The control law's marks and ce_threshold's are counted apart. 200 ECT(1) packets of
+/// 1000 B queued at 0, dequeued at CoDel's ECN trace times (`codel_tests.rs`,
+/// `ecn_marks_instead_of_dropping`: the law marks the 3rd, 5th and 6th). ce_threshold 1 ms:
+/// every one of the six left with a sojourn above it. Without a selector all six count as
+/// threshold marks (the three already CE too, as Linux counts them); with the ECT(1) selector
+/// only the three the law left ECT(1).
+#[test]
+fn law_marks_and_threshold_marks_are_counted_apart() {
+    for (selector, ce_mark) in [(None, 6), (Some(CeSelector { value: ecn::ECT1, mask: 0b11 }), 3)] {
+        let cfg = FqCodelConfig {
+            ce_threshold: Some(Dur::from_millis(1)),
+            ce_threshold_selector: selector,
+            ..FqCodelConfig::default()
+        };
+        let mut q = FqCodel::new(&cfg).unwrap();
+        let mut b = Bench::new(3);
+        for uid in 0..200 {
+            b.offer(&mut q, ect_packet(uid, ecn::ECT1), Time::ZERO, LINK);
+        }
+        for t in [10_000_000, 50_000_000, 110_000_000, 150_000_000, 210_000_000, 280_710_678] {
+            assert_eq!(b.take(&mut q, Time(t)).unwrap().ecn, ecn::CE);
+        }
+        assert!(b.drops.is_empty());
+        let s = q.stats().codel;
+        assert_eq!((s.ecn_mark, s.ce_mark), (3, ce_mark), "{selector:?}");
+    }
 }

@@ -128,6 +128,9 @@ impl FqPie {
             mean_packet_size: cfg.mean_packet_size,
             delay_estimate: cfg.delay_estimate,
             derandomize: cfg.derandomize,
+            // Linux's fq_pie caps as PIE does and has no active/inactive switch.
+            cap_drop_adjustment: true,
+            auto_activate: false,
         })?;
         if cfg.memory_limit.0 == 0 {
             return Err(ConfigError::new("memory_limit", "must be at least one byte"));

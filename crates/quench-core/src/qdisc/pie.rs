@@ -12,7 +12,8 @@
 //!   beta in Hz, `p = alpha·(qdelay − target) + beta·(qdelay − qdelay_old)`, scaled down by
 //!   the current `drop_prob` (auto-tuning: ÷2048 below 1e-6, ÷512 below 1e-5, ÷128 below 1e-4,
 //!   ÷32 below 1e-3, ÷8 below 1e-2, ÷2 below 0.1); `p` capped at 0.02 once `drop_prob ≥ 0.1`
-//!   (section 5.5); `drop_prob += p`; decayed ×0.98 when both delays are zero; clamped to
+//!   (section 5.5's optional cap; Linux `pie_calculate_probability` always applies it;
+//!   `cap_drop_adjustment = false` leaves it out); `drop_prob += p`; decayed ×0.98 when both delays are zero; clamped to
 //!   [0, 1]. Then the burst allowance shrinks by `tupdate` and is restored to `max_burst` when
 //!   `drop_prob = 0` and both delays are below `target/2` (section 4.4).
 //! - **Queue delay** (section 4.3, 5.2): policy `delay_estimate`. `"departure_rate"` (the
@@ -30,8 +31,18 @@
 //!   0.85, a certain drop at 8.5, the random draw in between. The drop rate is then no longer
 //!   `drop_prob` (at 1/3 it is 1/5: two arrivals pass, then each is dropped with p = 1/3).
 //!
-//! Not implemented: the optional active/inactive switch (section 5.3; PIE is always active
-//! here), Linux's byte mode and its extra increase above 250 ms of delay.
+//! - **Active and inactive** (section 5.3, `auto_activate`; off by default, PIE always active,
+//!   as Linux): PIE starts inactive and becomes active when an arrival finds the queue at a
+//!   third of `limit` or more (the RFC's example threshold; integer third of the packet limit,
+//!   else of the byte limit, as FreeBSD dummynet's `PIE_ON_OFF_MODE_ENABLED`); activation
+//!   starts PIE afresh (drop probability and delays zero, full burst allowance, no rate
+//!   measurement, first update one `tupdate` later). It becomes inactive when congestion is
+//!   over (section 5.3: `drop_prob = 0` and the current and previous delay estimates below
+//!   `target/2`), checked at an arrival that finds the queue empty (FreeBSD: so that PIE does
+//!   not flap while a queue drains). While inactive nothing is dropped early, the controller
+//!   does not run and departures are not measured.
+//!
+//! Not implemented: Linux's byte mode and its extra increase above 250 ms of delay.
 //!
 //! The update timer is evaluated lazily, at the first arrival or departure at or after each
 //! due time: nothing the update reads (the queue's bytes, the rate estimate, the last sojourn)
@@ -46,7 +57,8 @@
 //! Parameters and units (RFC 8033 defaults): `target` (QDELAY_REF) 15 ms, `tupdate` 15 ms,
 //! `alpha` 0.125 Hz, `beta` 1.25 Hz, `max_burst` 150 ms, `mark_ecnth` 0.1, `dq_threshold`
 //! 16 KiB (2^14 B), `mean_packet_size` 1500 B, `limit` 1000 packets (Linux sch_pie's default),
-//! `ecn` false, `delay_estimate` "departure_rate", `derandomize` false.
+//! `ecn` false, `delay_estimate` "departure_rate", `derandomize` false, `cap_drop_adjustment`
+//! true, `auto_activate` false.
 //!
 //! Structure: [`PieParams`], [`PieVars`], [`PieStats`]; the packets in a [`Fifo`].
 
@@ -110,6 +122,8 @@ fn tuning_scale(drop_prob: f64) -> f64 {
     SCALES[TUNING.len() - above]
 }
 
+/// Section 5.3: PIE may become active once the queue reaches 1/3 of the tail-drop threshold.
+const ACTIVATE_FRACTION_DIVISOR: u64 = 3;
 /// Section 5.5: once drop_prob ≥ 0.1, p is capped at 0.02 per update.
 const CAP_FROM: f64 = 0.1;
 const CAP: f64 = 0.02;
@@ -159,6 +173,22 @@ pub struct PieConfig {
     pub delay_estimate: DelayEstimate,
     #[serde(default)]
     pub derandomize: bool,
+    /// Section 5.5's cap of 2 % per update once drop_prob ≥ 10 %; left out when on.
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub cap_drop_adjustment: bool,
+    /// Section 5.3's active/inactive switch; left out when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub auto_activate: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+fn is_true(b: &bool) -> bool {
+    *b
+}
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 pub(super) fn default_target() -> Dur {
@@ -207,6 +237,9 @@ pub struct PieParams {
     pub mean_packet_size: u64,
     pub delay_estimate: DelayEstimate,
     pub derandomize: bool,
+    pub cap_drop_adjustment: bool,
+    /// With `auto_activate`: the queue (packets, else bytes) from which an arrival activates PIE.
+    pub activate_at: Option<Limit>,
     /// `target` in seconds, as the controller computes with it (converted once).
     target_s: f64,
 }
@@ -246,8 +279,25 @@ impl PieParams {
             mean_packet_size: cfg.mean_packet_size.0,
             delay_estimate: cfg.delay_estimate,
             derandomize: cfg.derandomize,
+            cap_drop_adjustment: cfg.cap_drop_adjustment,
+            activate_at: cfg.auto_activate.then(|| Self::third_of(cfg.limit)),
             target_s: cfg.target.as_secs_f64(),
         })
+    }
+
+    /// Section 5.3's activation threshold: a third of the tail-drop limit, packets if it has
+    /// a packet count, else bytes (rounded down, as FreeBSD's `qsize/3`).
+    fn third_of(limit: Limit) -> Limit {
+        match limit.packets {
+            Some(n) => Limit { packets: Some(n / ACTIVATE_FRACTION_DIVISOR), bytes: None },
+            None => Limit { packets: None, bytes: limit.bytes.map(|b| Bytes(b.0 / ACTIVATE_FRACTION_DIVISOR)) },
+        }
+    }
+
+    /// Whether a queue of `packets` and `bytes` is at or above the activation threshold.
+    fn reaches_activation(&self, packets: u64, bytes: u64) -> bool {
+        self.activate_at
+            .is_some_and(|t| t.packets.map_or_else(|| t.bytes.is_some_and(|b| bytes >= b.0), |n| packets >= n))
     }
 }
 
@@ -271,6 +321,8 @@ pub struct PieVars {
     pub measure_start: Time,
     pub dq_count: u64,
     pub avg_dq_time: f64,
+    /// Section 5.3: whether PIE is active (always, unless `auto_activate`).
+    pub active: bool,
 }
 
 impl PieVars {
@@ -286,6 +338,28 @@ impl PieVars {
             measure_start: Time::ZERO,
             dq_count: 0,
             avg_dq_time: 0.0,
+            active: p.activate_at.is_none(),
+        }
+    }
+
+    /// Section 5.3: PIE becomes active at `now`, starting afresh (FreeBSD `init_activate_pie`).
+    fn activate(&mut self, p: &PieParams, now: Time) {
+        *self = PieVars { next_update: now + p.tupdate, last_sojourn: self.last_sojourn, ..PieVars::new(p) };
+        self.active = true;
+    }
+
+    /// Section 5.3 at an arrival that found `packets` and `bytes` queued: activate at the
+    /// threshold; deactivate when congestion is over and the queue is empty.
+    fn switch_activity(&mut self, p: &PieParams, packets: u64, bytes: u64, now: Time) {
+        if p.activate_at.is_none() {
+            return;
+        }
+        let half = Dur(p.target.0 / 2);
+        if !self.active && p.reaches_activation(packets, bytes) {
+            self.activate(p, now);
+        } else if self.active && packets == 0 && self.drop_prob == 0.0 && self.qdelay_old < half {
+            // The current estimate of an empty queue is zero, below target/2 too.
+            self.active = false;
         }
     }
 
@@ -313,7 +387,7 @@ impl PieVars {
         let (old, target) = (self.qdelay_old.as_secs_f64(), p.target_s);
         let mut delta = p.alpha * (cur - target) + p.beta * (cur - old);
         delta *= tuning_scale(self.drop_prob);
-        if self.drop_prob >= CAP_FROM && delta > CAP {
+        if p.cap_drop_adjustment && self.drop_prob >= CAP_FROM && delta > CAP {
             delta = CAP;
         }
         self.drop_prob += delta;
@@ -402,7 +476,7 @@ impl PieVars {
             let before = self.drop_prob;
             let mut delta = gradient;
             delta *= tuning_scale(before);
-            if before >= CAP_FROM && delta > CAP {
+            if p.cap_drop_adjustment && before >= CAP_FROM && delta > CAP {
                 delta = CAP;
             }
             let mut prob = before + delta;
@@ -532,14 +606,54 @@ impl Qdisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
         pkt.enqueued_at = cx.now;
         let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx);
+        if self.vars.active {
+            self.vars.catch_up(&self.params, bytes, cx);
+        }
         self.stats.maxq = self.stats.maxq.max(pkt.size as u64);
+        // Section 5.3 (FreeBSD's order): decide first, then switch on the queue found.
+        let packets = self.fifo.len() as u64;
+        let admitted = self.decide(pkt, bytes, cx);
+        self.vars.switch_activity(&self.params, packets, bytes, cx.now);
+        if let Some(pkt) = admitted {
+            self.fifo.push(pkt);
+        }
+    }
+
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
+        let bytes = self.fifo.bytes();
+        if self.vars.active {
+            self.vars.catch_up(&self.params, bytes, cx);
+        }
+        match self.fifo.pop() {
+            Some(pkt) => {
+                if self.vars.active {
+                    let sojourn = cx.now - pkt.enqueued_at;
+                    self.vars.on_departure(&self.params, bytes, pkt.size as u64, sojourn, cx.now);
+                }
+                Dequeued::Packet(pkt)
+            }
+            None => Dequeued::Empty,
+        }
+    }
+
+    fn backlog(&self) -> Backlog {
+        self.fifo.backlog()
+    }
+}
+
+impl Pie {
+    /// The arrival's fate with `bytes` queued: the packet to queue (marked or not), or None
+    /// when it was dropped.
+    fn decide(&mut self, mut pkt: Packet, bytes: u64, cx: &mut QdiscCx) -> Option<Packet> {
         if !self.fifo.has_room(&pkt) {
             self.vars.accu_prob = 0.0;
             self.stats.overlimit += 1;
-            return cx.drop(pkt, DropReason::Overflow);
+            cx.drop(pkt, DropReason::Overflow);
+            return None;
         }
-        let early = self.vars.burst_allowance.is_zero() && self.vars.drop_early(&self.params, bytes, cx.rng);
+        let early = self.vars.active
+            && self.vars.burst_allowance.is_zero()
+            && self.vars.drop_early(&self.params, bytes, cx.rng);
         if early {
             let p = &self.params;
             if p.ecn && pkt.ecn != ecn::NOT_ECT && self.vars.drop_prob <= p.mark_ecnth {
@@ -549,27 +663,11 @@ impl Qdisc for Pie {
             } else {
                 self.vars.accu_prob = 0.0;
                 self.stats.dropped += 1;
-                return cx.drop(pkt, DropReason::Early);
+                cx.drop(pkt, DropReason::Early);
+                return None;
             }
         }
-        self.fifo.push(pkt);
-    }
-
-    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-        let bytes = self.fifo.bytes();
-        self.vars.catch_up(&self.params, bytes, cx);
-        match self.fifo.pop() {
-            Some(pkt) => {
-                let sojourn = cx.now - pkt.enqueued_at;
-                self.vars.on_departure(&self.params, bytes, pkt.size as u64, sojourn, cx.now);
-                Dequeued::Packet(pkt)
-            }
-            None => Dequeued::Empty,
-        }
-    }
-
-    fn backlog(&self) -> Backlog {
-        self.fifo.backlog()
+        Some(pkt)
     }
 }
 

@@ -233,3 +233,69 @@ fn bad_config_names_the_key() {
     let s: QdiscSpec = serde_json::from_str(r#"{"kind":"pie","delay_estimate":"timestamp"}"#).unwrap();
     assert_eq!(s.kind(), "pie");
 }
+
+/// Section 5.5's cap, as a switch. drop_prob 0.15 (≥ 0.1: the auto-tuning leaves p whole),
+/// both delays 415 ms: p = 0.125·(0.415 − 0.015) + 1.25·0 = 0.05. Capped (the default, and
+/// Linux): drop_prob 0.15 + 0.02 = 0.17; without the cap 0.15 + 0.05 = 0.20. Below 0.1 the cap
+/// does not apply: from 0.09, p ÷ 2 = 0.025 is added whole either way.
+#[test]
+fn the_cap_on_increases_is_a_switch() {
+    for (cap, from, want) in [(true, 0.15, 0.17), (false, 0.15, 0.20), (true, 0.09, 0.115), (false, 0.09, 0.115)] {
+        let p = PieParams::new(&PieConfig { cap_drop_adjustment: cap, ..PieConfig::default() }).unwrap();
+        let mut v = PieVars::new(&p);
+        (v.drop_prob, v.qdelay_old) = (from, Dur::from_millis(415));
+        v.update(&p, Dur::from_millis(415));
+        assert!(close(v.drop_prob, want), "cap {cap} from {from}: {}", v.drop_prob);
+    }
+}
+
+fn offer_n(q: &mut Pie, b: &mut Bench, uids: std::ops::Range<u32>, t: Time) -> usize {
+    let before = b.drops.len();
+    for uid in uids {
+        b.offer(q, packet(uid, 0, 1000), t, BitRate(10_000_000));
+    }
+    b.drops.len() - before
+}
+
+/// Section 5.3 with limit 30 packets: the threshold is 30/3 = 10 packets. PIE starts inactive;
+/// even with a drop probability of 1, no burst allowance left and a delay far above target
+/// (set by hand), the first eleven arrivals (finding 0-10 queued) are all queued: inactive PIE
+/// drops nothing. The arrival that found 10 activated it afresh: drop_prob and the old delay
+/// zero, the full burst allowance, the first update one tupdate (15 ms) after that arrival
+/// (1 ms). Emptied at 2 ms (no update is due: nothing changes), the next arrival at 3 ms finds
+/// the queue empty with drop_prob 0 and both delays below target/2: PIE goes inactive.
+#[test]
+fn auto_activate_turns_pie_on_at_a_third_of_the_limit_and_off_when_idle() {
+    let cfg =
+        PieConfig { limit: Limit { packets: Some(30), bytes: None }, auto_activate: true, ..PieConfig::default() };
+    let mut q = Pie::new(&cfg).unwrap();
+    assert!(!q.vars().active);
+    (q.vars.drop_prob, q.vars.burst_allowance, q.vars.qdelay_old) = (1.0, Dur::ZERO, Dur::from_secs(1));
+    let mut b = Bench::new(7);
+    assert_eq!(offer_n(&mut q, &mut b, 0..10, Time(MS)), 0);
+    assert!(!q.vars().active, "nine queued is below the third");
+    assert_eq!(offer_n(&mut q, &mut b, 10..11, Time(MS)), 0, "decided while inactive");
+    let v = *q.vars();
+    assert!(v.active);
+    assert_eq!((v.drop_prob, v.qdelay_old, v.burst_allowance), (0.0, Dur::ZERO, DEFAULT_MAX_BURST));
+    assert_eq!(v.next_update, Time(16 * MS));
+    while b.take(&mut q, Time(2 * MS)).is_some() {}
+    assert!(q.vars().active, "a departure does not switch");
+    offer_n(&mut q, &mut b, 11..12, Time(3 * MS));
+    assert!(!q.vars().active);
+}
+
+/// The default keeps PIE active from the start and never switches it off, and the two new
+/// keys are not written back when at their defaults (so scenarios read the same).
+#[test]
+fn pie_is_always_active_by_default() {
+    let mut q = Pie::new(&PieConfig::default()).unwrap();
+    let mut b = Bench::new(7);
+    assert!(q.vars().active);
+    offer_n(&mut q, &mut b, 0..1, Time(MS));
+    while b.take(&mut q, Time(2 * MS)).is_some() {}
+    offer_n(&mut q, &mut b, 1..2, Time(3 * MS));
+    assert!(q.vars().active);
+    let written = serde_json::to_string(&PieConfig::default()).unwrap();
+    assert!(!written.contains("cap_drop_adjustment") && !written.contains("auto_activate"), "{written}");
+}

@@ -15,7 +15,9 @@
 //!   below min_th (or q ≤ 1): accept; at or above max_th (`curve = "classic"`) or 2·max_th
 //!   (`"gentle"`): forced; between: on the first arrival after entering, count = 1 and accept
 //!   (ns); afterwards `pb = max_p·(avg−min_th)/(max_th−min_th)` (gentle above max_th:
-//!   `pb = max_p + (1−max_p)·(avg−max_th)/max_th`), spaced by `count` (policy `spacing`):
+//!   `pb = max_p + (1−max_p)·(avg−max_th)/max_th`; `nonlinear = true`, Zhou, Yeung & Li's
+//!   NLRED: `pb = 1.5·max_p·((avg−min_th)/(max_th−min_th))²` below max_th, the gentle part
+//!   unchanged, as ns-3's `NLRED`), spaced by `count` (policy `spacing`):
 //!   `"fj93"` `pa = pb/(1−count·pb)`, `"wait"` (ns) `pa = 0` while `count·pb < 1`, then
 //!   `pb/(2−count·pb)`. Byte mode counts in units of mean_packet_size and scales
 //!   `pa *= size/mean_packet_size`. An early or forced decision resets count to 0.
@@ -25,9 +27,17 @@
 //!   UseHardDrop) or marked (`forced = "mark"`). An accepted packet that does not fit the
 //!   buffer (`limit`) is dropped as overflow.
 //!
+//! **Step marking** (`min_th = max_th = K`, DCTCP's threshold K, RFC 8257 section 3.3): the
+//! early region is empty, so with `curve = "classic"` every arrival that finds `avg ≥ K` is a
+//! forced decision (marked with `signal = "mark"` and `forced = "mark"`, whatever `max_p`),
+//! and with `w_q = 1` the average is the queue the arrival finds; below K nothing happens.
+//! With the gentle curve the early region is [K, 2K), with `pb` rising from `max_p` (so from
+//! 1 with `max_p = 1`) and the usual first-arrival and count rules.
+//!
 //! **Adaptation** (`adapt`): `"none"`; `"feng1999"` — max_p ÷ α on entering "below min_th",
 //! × β on entering "above max_th", frozen while the status is unchanged (α = 3, β = 2; no
-//! bounds, as in ns-2 and ns-3); `"floyd2001"` — every `interval` (0.5 s): if avg is above the
+//! bounds, as in ns-2 and ns-3; the status starts at `start`, "below" by default, "above" as
+//! ns-3's `InitializeParams`); `"floyd2001"` — every `interval` (0.5 s): if avg is above the
 //! 40–60% band of [min_th, max_th] and max_p ≤ top, `max_p += min(alpha, max_p/4)`; if below
 //! and max_p ≥ bottom, `max_p ·= beta` (0.01, 0.9, top 0.5, bottom 0.01). Evaluated on the
 //! first arrival at or after each interval's end (the queue only changes on arrivals).
@@ -54,7 +64,8 @@
 //! Departures from FJ93, kept for agreement with ns-2/ns-3: count restarts at 1 (not 0) with
 //! no drop on the first arrival above min_th, and no early drop when q ≤ 1 (in the mode's
 //! unit). Feng's status starts as "below" (the queue starts empty); ns-3 starts it "above",
-//! which divides max_p by α on the first packet.
+//! which divides max_p by α on the first packet (`adapt = { kind = "feng1999", start =
+//! "above" }` for ns-3's behaviour).
 
 use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
@@ -75,6 +86,11 @@ const DEFAULT_TARGET_DELAY: Dur = Dur::from_millis(5);
 /// ARED: min_th at least 5 packets, max_th = 3·min_th.
 const AUTO_MIN_TH_PACKETS: f64 = 5.0;
 const AUTO_MAX_OVER_MIN: f64 = 3.0;
+/// Zhou, Yeung & Li, "Nonlinear RED", Computer Networks 50(18), 2006, section 3.1 (and ns-3
+/// `RedQueueDisc::CalculatePNew` with `NLRED`): pb = 1.5·max_p·x² for x the position of avg
+/// between the thresholds, so that the quadratic curve's mean over the region is near the
+/// linear one's while small averages see far less dropping.
+const NONLINEAR_SCALE: f64 = 1.5;
 /// Feng99 (and ns-2/ns-3 FengAdaptiveA/B): divide by 3 below, multiply by 2 above.
 const FENG_ALPHA: f64 = 3.0;
 const FENG_BETA: f64 = 2.0;
@@ -143,11 +159,15 @@ pub enum Forced {
 pub struct FengParams {
     pub alpha: f64,
     pub beta: f64,
+    /// The status before the first arrival: "below" (the queue starts empty), or "above" as
+    /// ns-3 (which then divides max_p by alpha at the first arrival); left out when "below".
+    #[serde(skip_serializing_if = "FengStatus::is_below")]
+    pub start: FengStatus,
 }
 
 impl Default for FengParams {
     fn default() -> Self {
-        FengParams { alpha: FENG_ALPHA, beta: FENG_BETA }
+        FengParams { alpha: FENG_ALPHA, beta: FENG_BETA, start: FengStatus::Below }
     }
 }
 
@@ -313,6 +333,13 @@ pub struct RedConfig {
     pub forced: Forced,
     #[serde(default, deserialize_with = "deserialize_adapt")]
     pub adapt: Adapt,
+    /// Nonlinear RED's quadratic curve below max_th (Zhou, Yeung & Li 2006); left out when off.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub nonlinear: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn default_max_p() -> f64 {
@@ -359,9 +386,10 @@ impl RedConfig {
         validate_limit(&self.limit, "limit")?;
         let (min, max) =
             (self.threshold_in_mode(self.min_th, "min_th")?, self.threshold_in_mode(self.max_th, "max_th")?);
+        // Equal thresholds are a step marker (module notes); only a falling pair is refused.
         if let (Some(lo), Some(hi)) = (min, max) {
-            if lo >= hi {
-                return Err(ConfigError::new("max_th", format!("{hi} must exceed min_th ({lo})")));
+            if lo > hi {
+                return Err(ConfigError::new("max_th", format!("{hi} must be at least min_th ({lo})")));
             }
         }
         if min.is_none() != max.is_none() {
@@ -439,7 +467,17 @@ pub fn average(avg: f64, q: f64, w_q: f64, m: u64) -> f64 {
 
 /// pb for an average in the early region (no spacing, no byte scaling).
 pub fn base_probability(curve: Curve, avg: f64, r: &Resolved, max_p: f64) -> f64 {
-    let p = if avg < r.max_th {
+    early_probability(curve, false, avg, r, max_p)
+}
+
+/// pb as [`base_probability`], on Nonlinear RED's quadratic below max_th when `nonlinear`.
+/// Only reached with `min_th ≤ avg`, so `avg < max_th` implies `min_th < max_th` and the
+/// division is by a positive width even for a step marker.
+pub fn early_probability(curve: Curve, nonlinear: bool, avg: f64, r: &Resolved, max_p: f64) -> f64 {
+    let p = if avg < r.max_th && nonlinear {
+        let x = (avg - r.min_th) / (r.max_th - r.min_th);
+        NONLINEAR_SCALE * x * x * max_p
+    } else if avg < r.max_th {
         max_p * (avg - r.min_th) / (r.max_th - r.min_th)
     } else {
         match curve {
@@ -467,11 +505,19 @@ pub fn spaced_probability(spacing: Spacing, pb: f64, count: f64, size_ratio: Opt
 }
 
 /// Feng99's status of the average relative to the thresholds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FengStatus {
+    #[default]
     Below,
     Between,
     Above,
+}
+
+impl FengStatus {
+    fn is_below(&self) -> bool {
+        *self == FengStatus::Below
+    }
 }
 
 /// One Feng99 update: the new status and max_p.
@@ -519,6 +565,7 @@ pub struct RedParams {
     pub signal: Signal,
     pub forced: Forced,
     pub adapt: Adapt,
+    pub nonlinear: bool,
     /// Bytes of a mean-sized packet: byte mode's unit of count and of the size scaling.
     pub mean_packet_size: u64,
     /// w_q, min_th, max_th and ptc for this link's rate.
@@ -535,6 +582,7 @@ impl RedParams {
             signal: cfg.signal,
             forced: cfg.forced,
             adapt: cfg.adapt.clone(),
+            nonlinear: cfg.nonlinear,
             mean_packet_size: cfg.mean_packet_size.0,
             resolved: cfg.resolve(rate_bps),
         }
@@ -594,10 +642,10 @@ pub struct RedVars {
 
 impl RedVars {
     pub(super) fn new(cfg: &RedConfig) -> Self {
-        // Feng's status starts "below": the queue starts empty (module notes).
-        let adapt = match cfg.adapt {
+        // Feng's status starts "below" by default: the queue starts empty (module notes).
+        let adapt = match &cfg.adapt {
             Adapt::None => AdaptState::None,
-            Adapt::Feng1999(_) => AdaptState::Feng(FengStatus::Below),
+            Adapt::Feng1999(f) => AdaptState::Feng(f.start),
             Adapt::Floyd2001(_) => AdaptState::Floyd { last: Time::ZERO },
         };
         RedVars {
@@ -666,7 +714,7 @@ impl RedVars {
 
     /// pa for `pkt` at the current average and count.
     pub fn drop_probability(&self, p: &RedParams, pkt: &Packet) -> f64 {
-        let pb = base_probability(p.curve, self.avg, &p.resolved, self.max_p);
+        let pb = early_probability(p.curve, p.nonlinear, self.avg, &p.resolved, self.max_p);
         let mean = p.mean_packet_size;
         let (count, ratio) = match p.mode {
             Mode::Packets => (self.count as f64, None),

@@ -286,6 +286,7 @@ fn configuration_errors_name_the_field() {
     let err = |json: &str| Red::new(&serde_json::from_str::<RedConfig>(json).unwrap()).err().unwrap();
     assert_eq!(err(r#"{"min_th":"20KB","max_th":"80KB"}"#).path, "min_th"); // bytes in packet mode
     assert_eq!(err(r#"{"min_th":15,"max_th":5}"#).path, "max_th");
+    assert!(Red::new(&serde_json::from_str::<RedConfig>(r#"{"min_th":5,"max_th":5}"#).unwrap()).is_ok());
     assert_eq!(err(r#"{"min_th":5}"#).path, "max_th");
     assert_eq!(err(r#"{"max_p":1.5}"#).path, "max_p");
     assert_eq!(err(r#"{"w_q":0}"#).path, "w_q");
@@ -321,4 +322,67 @@ fn arrivals_record_the_queue_they_found() {
     // The names keep their first-seen order: avg_queue, max_p, arrival_queue.
     let first: Vec<&str> = b.monitors.iter().take(3).map(|m| m.0).collect();
     assert_eq!(first, ["avg_queue", "max_p", "arrival_queue"]);
+}
+
+/// DCTCP's step marker as RED (RFC 8257 section 3.3: mark when the queue exceeds K): min_th =
+/// max_th = K = 5, w_q = 1 (the average is the queue the arrival finds), the classic curve
+/// (at or above max_th is forced), marking for both early and forced decisions. Twelve ECT(0)
+/// arrivals back to back find 0, 1, ..., 11 packets: those finding 0-4 pass unmarked, the seven
+/// finding 5-11 are all marked (forced marks), whatever max_p (here the default 0.02).
+#[test]
+fn equal_thresholds_make_a_step_marker() {
+    let mut q = red(r#"{"min_th":5,"max_th":5,"w_q":1,"curve":"classic","signal":"mark","forced":"mark"}"#);
+    let mut b = Bench::new(1);
+    for uid in 0..12 {
+        let mut p = packet(uid, 0, 1000);
+        p.ecn = ecn::ECT0;
+        assert_eq!(b.offer(&mut q, p, ms(0.0), RATE), None);
+        assert_eq!(q.average(), uid as f64, "w_q = 1: the queue found");
+    }
+    let marked: Vec<bool> = (0..12).map(|_| b.take(&mut q, ms(1.0)).unwrap().ecn == ecn::CE).collect();
+    assert_eq!(marked, (0..12).map(|k| k >= 5).collect::<Vec<bool>>());
+    let s = q.stats();
+    assert_eq!((s.forced_mark, s.prob_mark, s.prob_drop, s.forced_drop), (7, 0, 0, 0));
+}
+
+/// Nonlinear RED (Zhou, Yeung & Li 2006, section 3.1; ns-3 NLRED): pb = 1.5·max_p·x² with
+/// x = (avg − min_th)/(max_th − min_th). min_th 5, max_th 15, max_p 0.1: avg 10 (x = 0.5)
+/// gives 1.5·0.1·0.25 = 0.0375 (linear: 0.05); avg 7 (x = 0.2) 1.5·0.1·0.04 = 0.006; at
+/// max_th the classic curve forces and the gentle one starts from max_p, as without it. In the
+/// qdisc at avg 12 (x = 0.7), count 4, FJ93 spacing: pb = 1.5·0.1·0.49 = 0.0735 and
+/// pa = 0.0735/(1 − 4·0.0735) = 0.0735/0.706.
+#[test]
+fn nonlinear_red_is_quadratic_below_max_th() {
+    let r = resolved(5.0, 15.0);
+    let nl = |curve, avg| early_probability(curve, true, avg, &r, 0.1);
+    assert!((nl(Curve::Classic, 10.0) - 0.0375).abs() < 1e-12);
+    assert!((nl(Curve::Classic, 7.0) - 0.006).abs() < 1e-12);
+    assert_eq!(nl(Curve::Classic, 15.0), 1.0);
+    assert!((nl(Curve::Gentle, 20.0) - 0.4).abs() < 1e-12);
+    assert_eq!(
+        early_probability(Curve::Classic, false, 10.0, &r, 0.1),
+        base_probability(Curve::Classic, 10.0, &r, 0.1)
+    );
+    let mut q = red(r#"{"min_th":5,"max_th":15,"max_p":0.1,"spacing":"fj93","curve":"classic","nonlinear":true}"#);
+    let p = RedParams { resolved: r, ..RedParams::new(&q.cfg, RATE.0 as f64) };
+    (q.vars.avg, q.vars.count) = (12.0, 4);
+    let pa = q.vars.drop_probability(&p, &packet(0, 0, 1000));
+    assert!((pa - 0.0735 / 0.706).abs() < 1e-12, "{pa}");
+}
+
+/// Feng's adaptation from ns-3's starting status ("above", `RedQueueDisc::InitializeParams`):
+/// the first arrival finds avg 0 < min_th, enters "below" and divides max_p by alpha = 3
+/// (0.1 → 0.0333...). From the default "below" nothing changes. The default is not written
+/// back when the configuration is serialised, so scenarios written before the key read the same.
+#[test]
+fn feng_can_start_above_as_ns3_does() {
+    for (start, want) in [("above", 0.1 / 3.0), ("below", 0.1)] {
+        let json = format!(r#"{{"min_th":5,"max_th":15,"max_p":0.1,"adapt":{{"kind":"feng1999","start":"{start}"}}}}"#);
+        let mut q = red(&json);
+        let mut b = Bench::new(1);
+        b.offer(&mut q, packet(0, 0, 1000), ms(0.0), RATE);
+        assert!((q.max_p() - want).abs() < 1e-15, "{start}: {}", q.max_p());
+    }
+    let written = serde_json::to_string(&red(r#"{"adapt":"feng1999"}"#).cfg).unwrap();
+    assert!(!written.contains("start") && !written.contains("nonlinear"), "{written}");
 }
