@@ -34,6 +34,23 @@ def test_validate_prints_resolved_scenario(capsys):
     assert '"dupack_threshold": 3' in capsys.readouterr().out
 
 
+def test_validate_names_the_source_of_each_tcp_key(tmp_path, capsys):
+    """A flow that writes `sack = false` under the default profile: on stderr, sack comes from
+    the scenario, the minimum RTO (Linux's 200 ms) and the controller (CUBIC) from the profile,
+    and RACK stands down for duplicate ACKs without SACK."""
+    text = SCENARIO.read_text().replace('tcp = { profile = "rfc" }', "tcp = { sack = false }", 1)
+    path = tmp_path / "one.toml"
+    path.write_text(text)
+    assert main(["validate", str(path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "flows[0].tcp.sack = false  (scenario)" in err
+    assert 'flows[0].tcp.rto.min = "200ms"  (profile linux)' in err
+    assert 'flows[0].tcp.loss_detection = "dupack"  (profile linux)' in err
+    assert 'flows[0].cc.kind = "newreno"  (scenario)' in err
+    assert 'flows[1].tcp.profile = "rfc"  (scenario)' in err
+    assert 'flows[1].tcp.rto.min = "1s"  (profile rfc)' in err
+
+
 @pytest.mark.parametrize("args", [["--help"], ["run", "--help"], ["demo", "--help"]])
 def test_help_everywhere(args):
     r = subprocess.run([sys.executable, "-m", "quench.cli", *args], capture_output=True, text=True)

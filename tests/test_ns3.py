@@ -376,3 +376,14 @@ def test_flow_table_sets_each_flow_beside_itself():
     assert [line.split()[0] for line in lines[2:]] == names
     shares = [r.flows["goodput_bps"].iloc[0] / r.flows["goodput_bps"].sum() for r in (quench_run, ns3_run)]
     assert lines[2].split()[1:4] == [f"{shares[0]:.4g}", "/", f"{shares[1]:.4g}"]
+
+
+def test_the_ns3_profile_translates_to_ns3s_defaults():
+    """`tcp.profile = "ns3"` is one line to a cross-check: the plan sets ns-3's own defaults
+    back (CUBIC, 536 bytes of payload, IW 10, SACK, timestamps, PRR, 1 s minimum RTO)."""
+    net = dumbbell(2, rate="10Mbps", rtt="50ms", cc="cubic", tcp_profile="ns3")
+    d = ns3.translate(net.to_dict(DURATION))["defaults"]
+    assert d["ns3::TcpSocket::SegmentSize"][1] == 536
+    assert d["ns3::TcpSocket::InitialCwnd"][1] == 10
+    assert d["ns3::TcpSocketBase::Sack"][1] and d["ns3::TcpSocketBase::Timestamp"][1]
+    assert d["ns3::TcpSocketBase::MinRto"][1] == 1.0

@@ -283,20 +283,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def tcp_key_sources(written: dict, resolved: dict) -> list[str]:
-    """One line per resolved `cc` and `tcp` key of every TCP flow and workload template:
-    `flows[0].tcp.sack = true  (profile linux)`, or `(scenario)` where the scenario wrote it."""
+    """One line per resolved `cc` and `tcp` key of every listed TCP flow:
+    `flows[0].tcp.sack = true  (profile linux)`, or `(scenario)` where the scenario wrote it.
+    A workload's template is resolved for each flow as it arrives, so it is not listed."""
     lines = []
-    for section, inner in (("flows", None), ("workloads", "flow")):
-        for i, item in enumerate(resolved.get(section) or []):
-            flow = item.get(inner) if inner else item
-            if not isinstance(flow, dict) or flow.get("kind") != "tcp":
-                continue
-            given = (written.get(section) or [{}] * (i + 1))[i]
-            given = (given.get(inner) if inner else given) or {}
-            profile = flow.get("tcp", {}).get("profile", "linux")
-            prefix = f"{section}[{i}]" + (f".{inner}" if inner else "")
-            for key in ("cc", "tcp"):
-                lines += _sources(prefix, key, flow.get(key), _as_table(given.get(key)), profile)
+    given_flows = written.get("flows") or []
+    for i, flow in enumerate(resolved.get("flows") or []):
+        if flow.get("kind") != "tcp":
+            continue
+        given = given_flows[i] if i < len(given_flows) else {}
+        profile = flow.get("tcp", {}).get("profile", "linux")
+        for key in ("cc", "tcp"):
+            lines += _sources(f"flows[{i}]", key, flow.get(key), _as_table(given.get(key)), profile)
     return lines
 
 

@@ -463,9 +463,9 @@ class Network:
 
     def _with_profile(self, flow: dict[str, Any]) -> dict[str, Any]:
         """`flow` with this network's TCP profile, if it is a TCP flow that names none."""
-        if self.tcp_profile is None or flow.get("kind") != "tcp":
-            return flow
-        tcp = flow.get("tcp") if isinstance(flow.get("tcp"), dict) else {}
+        tcp = flow.get("tcp", {})
+        if self.tcp_profile is None or flow.get("kind") != "tcp" or not isinstance(tcp, dict):
+            return flow  # a `tcp` that is not a table reaches the engine, which names it
         return {**flow, "tcp": {"profile": self.tcp_profile, **tcp}}
 
     def udp(

@@ -84,7 +84,7 @@ from quench.units import parse_rate
 
 NAME = "aqm"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 PACKET_BYTES = 1500

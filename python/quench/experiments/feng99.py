@@ -53,7 +53,7 @@ from quench.units import parse_bytes, parse_rate
 
 NAME = "feng99"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 # Feng99 slides: aggressive and conservative early detection.

@@ -64,7 +64,7 @@ from quench.units import parse_bytes, parse_duration
 
 NAME = "feng99-fairness"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = 'W. Feng, D. Kandlur, D. Saha, K. Shin, "A Self-Configuring RED Gateway", INFOCOM \'99 (slides), "Future work"'

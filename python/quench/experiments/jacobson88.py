@@ -40,7 +40,7 @@ from quench.trace import parse_pcap
 
 NAME = "jacobson88"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # The email's figures.
 SOURCE_RATE_512_KBPS = 1.54

@@ -58,7 +58,7 @@ from quench.results import Results
 
 NAME = "jacobson88-mss"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = 'V. Jacobson to J. Crowcroft, "Re: Thinking about Congestion", end2end-interest, 18 Jan 1988'

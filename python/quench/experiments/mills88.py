@@ -38,7 +38,7 @@ from quench.units import parse_rate
 
 NAME = "mills88"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # Mills 1988: "about 6.3 seconds", "about 4.2 seconds, or a reduction of about one-third".
 SOURCE_DELAY_NO_QUENCH_S = 6.3

@@ -69,7 +69,7 @@ from quench.units import parse_rate
 
 NAME = "pcp06"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 BOTTLENECK = "r1->r2"
 # IPv4 + TCP headers without options: what each datagram adds to the MSS.

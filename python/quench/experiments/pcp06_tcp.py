@@ -50,7 +50,7 @@ from quench.results import Results
 
 NAME = "pcp06-tcp"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # The source and the question, as the report shows them.
 SOURCE = (

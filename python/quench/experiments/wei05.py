@@ -76,7 +76,7 @@ from quench.units import parse_rate
 
 NAME = "wei05"
 # The TCP this experiment was written for: the plain RFC sender, on which its controllers and
-# timers are set explicitly (tcp.profile; the engine\'s default is Linux\'s).
+# timers are set explicitly (tcp.profile; the engine's default is Linux's).
 TCP_PROFILE = "rfc"
 # Slides 3-4: "About 70,000 packets are lost", "Dummynet Router dropped 30,000 packets only",
 # over the 1000 s the figure spans.

@@ -27,7 +27,7 @@
 //!   UseHardDrop) or marked (`forced = "mark"`). An accepted packet that does not fit the
 //!   buffer (`limit`) is dropped as overflow.
 //!
-//! **Step marking** (`min_th = max_th = K`, DCTCP's threshold K, RFC 8257 section 3.3): the
+//! **Step marking** (`min_th = max_th = K`, DCTCP's threshold K, RFC 8257 section 3.1): the
 //! early region is empty, so with `curve = "classic"` every arrival that finds `avg ≥ K` is a
 //! forced decision (marked with `signal = "mark"` and `forced = "mark"`, whatever `max_p`),
 //! and with `w_q = 1` the average is the queue the arrival finds; below K nothing happens.

@@ -324,7 +324,7 @@ fn arrivals_record_the_queue_they_found() {
     assert_eq!(first, ["avg_queue", "max_p", "arrival_queue"]);
 }
 
-/// DCTCP's step marker as RED (RFC 8257 section 3.3: mark when the queue exceeds K): min_th =
+/// DCTCP's step marker as RED (RFC 8257 section 3.1: mark when the queue exceeds K): min_th =
 /// max_th = K = 5, w_q = 1 (the average is the queue the arrival finds), the classic curve
 /// (at or above max_th is forced), marking for both early and forced decisions. Twelve ECT(0)
 /// arrivals back to back find 0, 1, ..., 11 packets: those finding 0-4 pass unmarked, the seven

@@ -107,7 +107,9 @@ impl Default for DelayedAckConfig {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
-    /// The named set of defaults the other keys start from (`profile.rs`): `"linux"` or `"rfc"`.
+    /// The named set of defaults the other keys start from (`profile.rs`): `"linux"` (a
+    /// scenario's default), `"ns3"` or `"rfc"` (`TcpConfig::default()`'s). Where the comments
+    /// below say "default", they mean the `rfc` profile's value.
     #[serde(default)]
     pub profile: Profile,
     /// Maximum segment size: payload bytes per segment.
@@ -126,7 +128,7 @@ pub struct TcpConfig {
     #[serde(default = "default_dupack_threshold")]
     pub dupack_threshold: u32,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery for Reno/NewReno;
-    /// off by default so the named algorithms run as published (Tahoe ignores it).
+    /// off in the `rfc` profile so the named algorithms run as published (Tahoe ignores it).
     #[serde(default)]
     pub sack: bool,
     /// Limited Transmit: new segments on the duplicate ACKs before loss recovery starts
@@ -180,7 +182,7 @@ pub struct TcpConfig {
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
-    /// included. Off by default, as in ns-3.
+    /// included. Off in the `rfc` profile; on in `linux` and `ns3`.
     #[serde(default)]
     pub timestamps: bool,
 }

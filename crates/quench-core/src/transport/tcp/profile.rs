@@ -14,13 +14,15 @@
 //!
 //! Where quench cannot yet do what Linux does, the profile takes the nearest mechanism quench
 //! has, and says so: HyStart++ (RFC 9406) stands in for Linux's original HyStart (Ha and Rhee
-//! 2008); delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at the start
+//! 2008; the ns3 profile leaves it off, see `fill_cc`); slow start keeps RFC 3465's limit of 2
+//! segments per ACK (`abc_limit`), where Linux adds every segment an ACK covers; delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at the start
 //! of a connection; don't-fragment stays off, since quench has no path MTU discovery to shrink
 //! the MSS where Linux's would.
 
 use super::config::{DelayedAckConfig, LimitedTransmit, LocalDropReaction, RtoConfig, RttSampling, TcpConfig};
 use super::sender::{LossDetection, RecoveryReduction};
 use crate::error::ConfigError;
+use crate::packet::TCP_TIMESTAMP_OPTION;
 use crate::units::{Bytes, Dur};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -33,19 +35,23 @@ const LINUX_RTO_MIN: Dur = Dur::from_millis(200);
 const LINUX_RTO_MAX: Dur = Dur::from_secs(120);
 /// Linux `TCP_TIMEOUT_INIT` (include/net/tcp.h; RFC 6298): 1 s.
 const LINUX_RTO_INITIAL: Dur = Dur::from_secs(1);
-/// Linux `sysctl_tcp_retries2` (Documentation/networking/ip-sysctl.rst): 15 backoffs.
+/// Linux `sysctl_tcp_retries2` (Documentation/networking/ip-sysctl.rst): 15. Linux turns it into
+/// a time (`tcp_model_timeout`: what 15 backoffs from `TCP_RTO_MIN` take, about 924.6 s); quench
+/// counts the backoffs themselves.
 const LINUX_MAX_BACKOFFS: u32 = 15;
 /// Linux `TCP_ATO_MIN` / `TCP_DELACK_MIN` (include/net/tcp.h): HZ/25, the delayed-ACK timeout
 /// a connection starts with.
 const LINUX_DELAYED_ACK_TIMEOUT: Dur = Dur::from_millis(40);
 /// Linux `tcp_wmem[2]` (net/ipv4/tcp.c, `tcp_init`): 4 MiB, the most the send buffer grows to.
 const LINUX_SEND_BUFFER: Bytes = Bytes(4 << 20);
-/// Linux `tcp_rmem[2]` (net/ipv4/tcp.c, `tcp_init`): 6 MiB, the most the receive buffer grows to.
+/// Linux `tcp_rmem[2]` (net/ipv4/tcp.c, `tcp_init`): 6 MiB, the most the receive buffer grows to;
+/// Linux advertises less than its buffer (`tcp_win_from_space`), quench the whole of it.
 const LINUX_RECEIVE_WINDOW: Bytes = Bytes(6 << 20);
 /// ns-3 `TcpSocket::InitialCwnd`: 10 segments.
 const NS3_INITIAL_WINDOW: u64 = 10;
-/// ns-3 `TcpSocket::SegmentSize`: 536 bytes (RFC 879's default MSS).
-const NS3_MSS: u32 = 536;
+/// ns-3 `TcpSocket::SegmentSize`: 536 bytes of payload (RFC 879's default MSS); ns-3 adds the
+/// timestamp option on top, where quench's `mss` includes it (Linux's accounting).
+const NS3_MSS: u32 = 536 + TCP_TIMESTAMP_OPTION;
 /// ns-3 `TcpSocket::SndBufSize` and `RcvBufSize`: 128 KiB.
 const NS3_BUFFER: Bytes = Bytes(128 << 10);
 /// ns-3 `TcpSocket::DataRetries`: 6 retransmissions before the connection gives up.
@@ -143,8 +149,10 @@ impl Profile {
             Profile::Rfc => return,
         };
         fill(cc, "initial_window", Value::from(initial_window));
-        if cc.get("kind").and_then(Value::as_str) == Some("cubic") {
-            // tcp_cubic.c's `hystart` = 1; ns-3's `TcpCubic::HyStart` = true.
+        // tcp_cubic.c's `hystart` = 1, for which HyStart++ stands in. ns-3's `TcpCubic::HyStart`
+        // is the original HyStart too, but `quench ns3` translates only the absence of either, so
+        // the ns3 profile leaves HyStart++ off rather than pair two different algorithms.
+        if self == Profile::Linux && cc.get("kind").and_then(Value::as_str) == Some("cubic") {
             fill(cc, "hystart", Value::Bool(true));
         }
     }
@@ -171,12 +179,11 @@ impl Profile {
     }
 }
 
-/// Set `key` unless the table has a value for it (`null` counts as none: a written scenario's
-/// absent option).
+/// Set `key` unless the table has it. A `null` is kept: it is how a resolved scenario writes an
+/// option left at the controller's own default (RFC 5681's initial window under `rfc`), and
+/// it must read back the same.
 fn fill(table: &mut Map<String, Value>, key: &str, value: Value) {
-    if table.get(key).is_none_or(Value::is_null) {
-        table.insert(key.to_string(), value);
-    }
+    table.entry(key).or_insert(value);
 }
 
 /// Merge `over` into `base`, key by key, tables recursively.
@@ -273,13 +280,14 @@ mod tests {
         assert!(!resolved(json!({"profile": "rfc"}), json!("dctcp")).0.ecn);
     }
 
-    /// ns-3 3.44: CUBIC, IW 10, 536-byte segments, SACK and timestamps, PRR, no RACK, 1 s
+    /// ns-3 3.44: CUBIC (HyStart left off, see `fill_cc`), IW 10, 536 bytes of payload, SACK and timestamps, PRR, no RACK, 1 s
     /// minimum RTO.
     #[test]
     fn the_ns3_profile_is_ns3s_defaults() {
         let (tcp, cc) = resolved(json!({"profile": "ns3"}), Value::Null);
-        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": true}));
-        assert_eq!((tcp.mss, tcp.send_buffer, tcp.receive_window), (536, Bytes(131_072), Bytes(131_072)));
+        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10}));
+        assert_eq!(tcp.segment_payload(), 536, "ns-3's SegmentSize, the option on top");
+        assert_eq!((tcp.send_buffer, tcp.receive_window), (Bytes(131_072), Bytes(131_072)));
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
         assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));

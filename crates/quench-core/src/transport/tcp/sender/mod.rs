@@ -399,7 +399,7 @@ impl TcpSender {
     /// `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram); pacing and
     /// burstiness control. (RFC 3168's one-segment wait is not a hold of one segment but a
     /// stop of new data until the timer: `output` asks it first.) The only sends that do not
-    /// ask are the single retransmissions of `retransmit_at_once`.
+    /// ask are the single segments of `send_at_once`.
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
         self.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
@@ -407,13 +407,14 @@ impl TcpSender {
 
     /// One segment that a loss signal or a timer sends at once, without asking `send_held`:
     /// the fast retransmission that opens a recovery (Tahoe, Reno, NewReno, RFC 6675 step 4.3),
-    /// NewReno's retransmission on a partial ACK, and the tail loss probe. Each is one segment
-    /// whose timing is the signal's own, and the classic procedures keep no scoreboard from
-    /// which a held retransmission could be sent later. Linux likewise sends the loss probe
-    /// unpaced (`tcp_send_loss_probe`), but paces the first retransmission of a recovery
-    /// (`tcp_xmit_retransmit_queue` asks `tcp_pacing_check`): at most one segment's gap of
-    /// difference.
-    fn retransmit_at_once(&mut self, seq: u64, cx: &mut AgentCx<impl Host>) -> Option<u64> {
+    /// NewReno's retransmission on a partial ACK, and the tail loss probe (a retransmission, or
+    /// new data when some is waiting). Each is one segment whose timing is the signal's own;
+    /// the classic procedures keep no scoreboard from which a held retransmission could be sent
+    /// later, and RFC 6675's would resend it by rule 1 only at the next ACK or wake-up. Linux
+    /// differs by at most one pacing gap: it sends a retransmitting loss probe unpaced
+    /// (`tcp_send_loss_probe`) but paces a probe of new data (`tcp_write_xmit`) and the first
+    /// retransmission of a recovery (`tcp_xmit_retransmit_queue` asks `tcp_pacing_check`).
+    fn send_at_once(&mut self, seq: u64, cx: &mut AgentCx<impl Host>) -> Option<u64> {
         self.transmit(seq, cx)
     }
 

@@ -108,7 +108,7 @@ impl TcpSender {
         self.rexmt.cancel();
         // Refused by the host (a Linux host): the segment stays at the send head, and the timer
         // armed next resends it, as Linux's retransmit timer does.
-        self.retransmit_at_once(self.snd_una, cx);
+        self.send_at_once(self.snd_una, cx);
         self.arm_retransmit(cx);
     }
 
@@ -122,7 +122,7 @@ impl TcpSender {
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.prr_start();
         let prr = self.prr_sndcnt();
-        let retransmitted = self.retransmit_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.send_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         self.arm_retransmit(cx);
         match prr {
             // PRR: the fast retransmission is part of this ACK's sndcnt.
@@ -140,7 +140,7 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         let prr = self.prr_sndcnt();
-        let retransmitted = self.retransmit_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.send_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
         if let Some(sndcnt) = prr {
             // PRR instead of deflation: the retransmission is part of this ACK's sndcnt.
             self.w.cwnd = self.snd_nxt - self.snd_una + sndcnt.saturating_sub(retransmitted);
@@ -308,7 +308,7 @@ impl TcpSender {
             let (len, fin) = self.segment_at(seq);
             self.rescue_rxt = Some(seq + len as u64 + fin as u64 - 1);
         }
-        if let Some(end) = first.and_then(|seq| self.retransmit_at_once(seq, cx)) {
+        if let Some(end) = first.and_then(|seq| self.send_at_once(seq, cx)) {
             self.high_rxt = end;
         }
         self.arm_retransmit(cx);

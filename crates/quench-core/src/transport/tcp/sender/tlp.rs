@@ -85,7 +85,7 @@ impl TcpSender {
             let window = self.w.peer_window.min(self.cfg.send_buffer.0);
             let new_data = unsent && self.snd_nxt == self.snd_max && self.flight() + len as u64 <= window;
             let seq = if new_data { self.snd_nxt } else { self.last_segment_start() };
-            if let Some(end) = self.retransmit_at_once(seq, cx) {
+            if let Some(end) = self.send_at_once(seq, cx) {
                 if new_data {
                     self.snd_nxt = end;
                     self.snd_max = end;
