@@ -43,7 +43,14 @@ def run(config: dict, cc: str, tcp: dict, seconds: float, seed: int) -> tuple[in
         controller["abc_limit"] = SLOW_START_SEGMENTS_PER_ACK
     tcp = {"mss": MSS, "send_buffer": BUFFER, "receive_window": BUFFER, "sack": True, "limited_transmit": True, **tcp}
     net = dumbbell(
-        config["flows"], rate=config["rate"], rtt=RTT_S, buffer_packets=buffer_pkts, cc=controller, seed=seed, tcp=tcp, tcp_profile="rfc"
+        config["flows"],
+        rate=config["rate"],
+        rtt=RTT_S,
+        buffer_packets=buffer_pkts,
+        cc=controller,
+        seed=seed,
+        tcp=tcp,
+        tcp_profile="rfc",
     )
     net.record(queues=False, drops=False, cwnd=False, rtt=False, monitors=False)
     sim = quench._core.Simulation(json.dumps(net.to_dict(seconds)))

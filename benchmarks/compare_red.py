@@ -55,7 +55,15 @@ METRICS = [
 
 
 def scenario(ecn: bool, seed: int, warmup: float, duration: float) -> dict[str, Any]:
-    net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc=CC, tcp={**TCP, "ecn": ecn, "recovery": "prr"}, seed=seed, tcp_profile="rfc")
+    net = dumbbell(
+        FLOWS,
+        rate="10Mbps",
+        rtt="50ms",
+        cc=CC,
+        tcp={**TCP, "ecn": ecn, "recovery": "prr"},
+        seed=seed,
+        tcp_profile="rfc",
+    )
     window = [warmup, duration]
     net.record(queues=False, drops=False, cwnd=False, rtt=False, monitors=True, links=[BOTTLENECK], snapshots=window)
     spec = net.to_dict(duration)

@@ -815,7 +815,13 @@ def quench_scenario(n, duration, initial_window=None):
     links = [{"from": f"s{i}", "to": "r1", "rate": rate, "delay": access} for i in range(n)]
     links.append({"from": "r1", "to": "r2", "rate": rate, "delay": bottleneck, "qdisc": red})
     links.append({"from": "r2", "to": "d", "rate": rate, "delay": access})
-    tcp = {"profile": "rfc", "ecn": True, "delayed_ack": {"enabled": False}, "send_buffer": "16MB", "receive_window": "16MB"}
+    tcp = {
+        "profile": "rfc",
+        "ecn": True,
+        "delayed_ack": {"enabled": False},
+        "send_buffer": "16MB",
+        "receive_window": "16MB",
+    }
     cc = {"kind": "dctcp"} if initial_window is None else {"kind": "dctcp", "initial_window": initial_window}
     return {
         "hosts": [f"s{i}" for i in range(n)] + ["d"],

@@ -700,7 +700,12 @@ def seeds(spec: dict, n: int) -> list[dict]:
 
 def red_spec(duration: str) -> dict:
     net = dumbbell(
-        16, rate="10Mbps", rtt="50ms", cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1}, tcp=MATCHED_TCP, tcp_profile="rfc"
+        16,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1},
+        tcp=MATCHED_TCP,
+        tcp_profile="rfc",
     )
     net.record(queues=False, drops=False, cwnd=False, rtt=False)
     spec = net.to_dict(duration)
@@ -718,7 +723,8 @@ def exp_ssthresh(args) -> None:
                 rate="10Mbps",
                 rtt="50ms",
                 cc={"kind": "newreno", "initial_window": 10, "abc_limit": 1},
-                tcp=MATCHED_TCP, tcp_profile="rfc",
+                tcp=MATCHED_TCP,
+                tcp_profile="rfc",
             ).to_dict(args.duration),
         ),
     ):
@@ -900,7 +906,8 @@ def matched(cc: str, flows: int, duration: str, ecn: bool = False) -> dict:
         rate="10Mbps",
         rtt="50ms",
         cc={"kind": cc, "initial_window": 10, "abc_limit": 1},
-        tcp={**MATCHED_TCP, "ecn": ecn}, tcp_profile="rfc",
+        tcp={**MATCHED_TCP, "ecn": ecn},
+        tcp_profile="rfc",
     )
     net.record(queues=False, drops=False, cwnd=False, rtt=False)
     return net.to_dict(duration)
@@ -2051,7 +2058,8 @@ def exp_cubic_ecn_trace(args) -> None:
         rate="10Mbps",
         rtt="50ms",
         cc={"kind": "cubic", "initial_window": 10, "abc_limit": 1},
-        tcp={**MATCHED_TCP, "ecn": True}, tcp_profile="rfc",
+        tcp={**MATCHED_TCP, "ecn": True},
+        tcp_profile="rfc",
     )
     net.record(queues=False, drops=False, cwnd=True, rtt=False)
     spec = net.to_dict(args.duration)

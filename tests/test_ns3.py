@@ -53,7 +53,14 @@ RED = {
 
 def matched_net(cc: str, red_ecn: bool, cwnd: bool = False):
     tcp = {**MATCHED_TCP, "ecn": red_ecn}
-    net = dumbbell(FLOWS, rate="10Mbps", rtt="50ms", cc={"kind": cc, "initial_window": 10, "abc_limit": 1}, tcp=tcp, tcp_profile="rfc")
+    net = dumbbell(
+        FLOWS,
+        rate="10Mbps",
+        rtt="50ms",
+        cc={"kind": cc, "initial_window": 10, "abc_limit": 1},
+        tcp=tcp,
+        tcp_profile="rfc",
+    )
     net.record(queues=True, links=["r1->r2"], drops=False, cwnd=cwnd, rtt=False)
     return net
 
@@ -208,7 +215,11 @@ def test_plan_maps_settings():
 def udp_overload(qdisc: dict) -> dict:
     """One CBR flow of 1500-byte IP datagrams at 12.5 Mb/s into the 10 Mb/s bottleneck
     (rho = 1.25): the AQM alone, without a transport's reaction (benchmarks/ns3_aqm.py `udp`)."""
-    spec = dumbbell(1, rate="10Mbps", rtt="50ms", tcp_profile="rfc").record(queues=True, links=["r1->r2"]).to_dict(DURATION)
+    spec = (
+        dumbbell(1, rate="10Mbps", rtt="50ms", tcp_profile="rfc")
+        .record(queues=True, links=["r1->r2"])
+        .to_dict(DURATION)
+    )
     spec["flows"] = [{"kind": "udp", "src": "s0", "dst": "d0", "rate": "12.5Mbps", "size": "1472B", "name": "udp0"}]
     spec["links"][0]["qdisc"] = qdisc
     return spec
