@@ -51,7 +51,9 @@ test: test-rust test-python
 
 # The engine's tests run twice: optimised, as users run it, and with debug assertions on, so
 # that the invariants the engine asserts (e.g. no event queued in the past) are checked too.
-test-rust:
+# The bindings' tests build pyo3 for PYO3_PYTHON, the interpreter of $(VENV): it must exist
+# first, on a fresh clone too.
+test-rust: $(STAMP)
 	cargo test -p quench-core --release
 	cargo test -p quench-core
 	cargo test -p quench-py --release --lib
