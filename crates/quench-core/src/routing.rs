@@ -152,14 +152,22 @@ impl Routes {
 
     /// The next hop of packet `pkt` at node `at`: the node's choice among equal-cost next hops
     /// where it has a policy and a choice, the table's otherwise (`next_hop`).
-    #[inline]
+    /// A scenario without multipath pays one test per hop here; the choice is out of line so
+    /// that the single-path hop stays small enough to inline.
+    #[inline(always)]
     pub fn route(&mut self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
-        if let Some(mp) = self.multipath.as_mut() {
-            if let Some(l) = column(&self.nodes, at, pkt.dst).and_then(|col| mp.choose(at, col, pkt)) {
+        if self.multipath.is_some() {
+            if let Some(l) = self.choose_among_equal_costs(at, pkt) {
                 return Some(l);
             }
         }
         self.next_hop(at, pkt.dst)
+    }
+
+    #[inline(never)]
+    fn choose_among_equal_costs(&mut self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
+        let mp = self.multipath.as_mut()?;
+        column(&self.nodes, at, pkt.dst).and_then(|col| mp.choose(at, col, pkt))
     }
 
     /// Every next hop node `at` may route a packet for `dst` over: its equal-cost set where it
