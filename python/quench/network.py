@@ -225,7 +225,8 @@ class Network:
     def __init__(self, seed: int = 1, name: str = "", tcp_profile: str | None = None) -> None:
         """`tcp_profile`: the TCP profile ("linux", "ns3" or "rfc"; see `tcp`) of every TCP flow
         and workload of this network that does not name its own; None leaves each flow to the
-        engine's default, "linux". An experiment pins the profile it was written for here."""
+        engine's default, "linux". It applies when the scenario is written (`to_dict`), so it may be
+        set at any time before. An experiment pins the profile it was written for here."""
         self.seed = seed
         self.name = name
         self.tcp_profile = tcp_profile
@@ -458,7 +459,7 @@ class Network:
         flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name}
         if params:
             flow[kind] = params
-        self._flows.append(self._with_profile(_clean(flow)))
+        self._flows.append(_clean(flow))
         return self
 
     def _with_profile(self, flow: dict[str, Any]) -> dict[str, Any]:
@@ -545,7 +546,7 @@ class Network:
             "size": size,
             "start": start,
             "stop": stop,
-            "flow": self._with_profile(flow if flow is not None else {"kind": "tcp"}),
+            "flow": flow if flow is not None else {"kind": "tcp"},
         }
         self._workloads.append(_clean(workload))
         return self
@@ -570,11 +571,11 @@ class Network:
             "hosts": list(self._hosts),
             "routers": list(self._routers),
             "links": copy.deepcopy(self._links),
-            "flows": copy.deepcopy(self._flows),
+            "flows": [self._with_profile(f) for f in copy.deepcopy(self._flows)],
             "record": dict(self._record),
         }
         if self._workloads:
-            spec["workloads"] = copy.deepcopy(self._workloads)
+            spec["workloads"] = [{**w, "flow": self._with_profile(w["flow"])} for w in copy.deepcopy(self._workloads)]
         if self._topologies:
             spec["topologies"] = copy.deepcopy(self._topologies)
         if self._multipath:

@@ -188,6 +188,16 @@ fn ect_packet(uid: u32, codepoint: u8) -> Packet {
     p
 }
 
+/// FQ-CoDel with `ce_threshold` = 1 ms and `selector`, on its bench.
+fn with_ce_threshold_of_1ms(selector: Option<CeSelector>) -> (FqCodel, Bench) {
+    let cfg = FqCodelConfig {
+        ce_threshold: Some(Dur::from_millis(1)),
+        ce_threshold_selector: selector,
+        ..FqCodelConfig::default()
+    };
+    (FqCodel::new(&cfg).unwrap(), Bench::new(3))
+}
+
 /// ce_threshold 1 ms; ECT(1), ECT(0), ECT(1), ECT(0) queued at 0 and sent at 2 ms (sojourn
 /// 2 ms: above the threshold, below CoDel's 5 ms target, so the law does nothing). Without a
 /// selector all four are marked; with `{ value = 1, mask = 3 }` (Linux `ce_threshold_selector
@@ -198,13 +208,7 @@ fn ce_threshold_selector_restricts_marking_to_ect1() {
         (None, [ecn::CE, ecn::CE, ecn::CE, ecn::CE]),
         (Some(CeSelector { value: ecn::ECT1, mask: 0b11 }), [ecn::CE, ecn::ECT0, ecn::CE, ecn::ECT0]),
     ] {
-        let cfg = FqCodelConfig {
-            ce_threshold: Some(Dur::from_millis(1)),
-            ce_threshold_selector: selector,
-            ..FqCodelConfig::default()
-        };
-        let mut q = FqCodel::new(&cfg).unwrap();
-        let mut b = Bench::new(3);
+        let (mut q, mut b) = with_ce_threshold_of_1ms(selector);
         for (uid, cp) in [ecn::ECT1, ecn::ECT0, ecn::ECT1, ecn::ECT0].into_iter().enumerate() {
             b.offer(&mut q, ect_packet(uid as u32, cp), Time::ZERO, LINK);
         }
@@ -224,13 +228,7 @@ fn ce_threshold_selector_restricts_marking_to_ect1() {
 #[test]
 fn law_marks_and_threshold_marks_are_counted_apart() {
     for (selector, ce_mark) in [(None, 6), (Some(CeSelector { value: ecn::ECT1, mask: 0b11 }), 3)] {
-        let cfg = FqCodelConfig {
-            ce_threshold: Some(Dur::from_millis(1)),
-            ce_threshold_selector: selector,
-            ..FqCodelConfig::default()
-        };
-        let mut q = FqCodel::new(&cfg).unwrap();
-        let mut b = Bench::new(3);
+        let (mut q, mut b) = with_ce_threshold_of_1ms(selector);
         for uid in 0..200 {
             b.offer(&mut q, ect_packet(uid, ecn::ECT1), Time::ZERO, LINK);
         }

@@ -11,20 +11,20 @@ use serde_json::Value;
 /// another profile names it.
 pub fn pin_rfc_profile(scenario: &Value) -> Value {
     let mut sc = scenario.clone();
-    let templates = sc.get_mut("workloads").and_then(Value::as_array_mut).into_iter().flatten();
-    let templates: Vec<&mut Value> = templates.filter_map(|w| w.get_mut("flow")).collect();
-    let listed = scenario.get("flows").is_some();
-    let mut pin = |flow: &mut Value| {
-        if flow.get("kind").and_then(Value::as_str) == Some("tcp") {
-            let tcp = flow.as_object_mut().unwrap().entry("tcp").or_insert_with(|| serde_json::json!({}));
-            if let Some(t) = tcp.as_object_mut() {
-                t.entry("profile").or_insert_with(|| "rfc".into());
-            }
+    let pin = |flow: &mut Value| {
+        if flow.get("kind").and_then(Value::as_str) != Some("tcp") {
+            return;
+        }
+        let tcp = flow.as_object_mut().unwrap().entry("tcp").or_insert_with(|| serde_json::json!({}));
+        if let Some(t) = tcp.as_object_mut() {
+            t.entry("profile").or_insert_with(|| "rfc".into());
         }
     };
-    templates.into_iter().for_each(&mut pin);
-    if listed {
-        sc["flows"].as_array_mut().into_iter().flatten().for_each(pin);
+    if let Some(flows) = sc.get_mut("flows").and_then(Value::as_array_mut) {
+        flows.iter_mut().for_each(&pin);
+    }
+    if let Some(workloads) = sc.get_mut("workloads").and_then(Value::as_array_mut) {
+        workloads.iter_mut().filter_map(|w| w.get_mut("flow")).for_each(&pin);
     }
     sc
 }

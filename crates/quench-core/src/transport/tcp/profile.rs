@@ -79,7 +79,7 @@ impl Profile {
     /// The `tcp` table this profile gives a flow that writes none of its keys.
     pub fn tcp(self) -> TcpConfig {
         match self {
-            Profile::Rfc => TcpConfig { profile: Profile::Rfc, ..TcpConfig::default() },
+            Profile::Rfc => TcpConfig::default(),
             Profile::Linux => TcpConfig {
                 profile: Profile::Linux,
                 send_buffer: LINUX_SEND_BUFFER,
