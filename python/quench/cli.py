@@ -13,9 +13,10 @@ from typing import Any, NoReturn
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, staged_dir
-from quench.results import FORMATS, Results, Tables, pcap_file_names
-from quench.scenario import dump, load_scenario, one_line, run_scenario, validate_scenario
-from quench.stream import RecordStream
+from quench.errors import one_line
+from quench.results import FORMATS, Results, Tables
+from quench.scenario import dump, load_scenario, run_scenario, validate_scenario
+from quench.stream import RecordStream, pcap_file_names
 
 EXIT_BAD_INPUT = 2
 

@@ -24,8 +24,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from quench.errors import scenario_error
 from quench.files import MAX_CDF_BYTES, UnreadableFile, open_regular, text_lines
-from quench.scenario import scenario_error
 from quench.units import parse_bytes
 
 Quantity = str | int | float

@@ -42,7 +42,7 @@ from quench.schema import (
     write_parquet,
     write_parquet_chunks,
 )
-from quench.stream import RecordStream, SpilledTable, read_manifest
+from quench.stream import RecordStream, SpilledTable, pcap_file_name, pcap_file_names, read_manifest
 
 if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
     import numpy as np
@@ -444,26 +444,6 @@ def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: li
     every link's name)."""
     files = stream.pcap_files(scenario.get("record", {}).get("pcap", []))
     return {link: files[link] for link in links if link in files}
-
-
-def pcap_file_name(link: str) -> str:
-    """The file a captured link is saved to: link a->b as a-b.pcap."""
-    return f"{link.replace('->', '-')}.pcap"
-
-
-def pcap_file_names(links: Iterable[str]) -> dict[str, str]:
-    """The pcap file of every captured link; refuses two links that would share a file (nodes
-    'a-b'->'c' and 'a'->'b-c' are both a-b-c.pcap) or a name that is not a plain file name."""
-    files: dict[str, str] = {}
-    owner: dict[str, str] = {}
-    for link in links:
-        file = pcap_file_name(link)
-        safe_child(Path("."), file)
-        if file in owner:
-            raise OutputError(f"captured links {owner[file]} and {link} would both be written to {file}")
-        files[link] = file
-        owner[file] = link
-    return files
 
 
 def jain_index(x: np.ndarray) -> float:

@@ -15,6 +15,8 @@ from typing import Any
 
 from quench import _core
 from quench.atomic import OutputError
+from quench.dist import resolve_files
+from quench.errors import scenario_error
 from quench.files import MAX_SCENARIO_BYTES, UnreadableFile, read_regular
 from quench.results import Results
 from quench.stream import RecordStream
@@ -49,23 +51,6 @@ def active_journal() -> list[dict[str, Any]] | None:
 # Scenario data nested deeper than this is refused (real scenarios nest about 5 levels).
 MAX_DEPTH = 32
 _TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
-
-
-def one_line(text: str) -> str:
-    """`text` with line breaks and other unprintable characters escaped: an error is one line,
-    even when a key of the user's is "\n" (as the engine's errors are)."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def scenario_error(path: str, reason: str) -> _core.ScenarioError:
-    """A ScenarioError like the engine's: `path` names the key ('' for the whole scenario)."""
-    path, reason = one_line(path), one_line(reason)
-    e = _core.ScenarioError(f"{path}: {reason}" if path else reason)
-    e.path = path
-    e.reason = reason
-    return e
 
 
 # --- writing TOML ---------------------------------------------------------------------------
@@ -148,8 +133,6 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
     text = _utf8(data, p).removeprefix("\ufeff")
     spec = _load_json(text, p) if p.suffix == ".json" else _load_toml(text, p)
     # Empirical size CDFs given as CSV files are read relative to the scenario file.
-    from quench.dist import resolve_files
-
     return resolve_files(spec, p.parent)
 
 
@@ -241,8 +224,6 @@ def _to_json(spec: dict[str, Any]) -> str:
         raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
     _check_plain(spec)
     # A CSV file of a scenario built in Python is read relative to the working directory.
-    from quench.dist import resolve_files
-
     spec = resolve_files(spec, Path.cwd())
     try:
         return json.dumps(spec, allow_nan=False)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quench.atomic import remove_orphans
+from quench.atomic import OutputError, remove_orphans, safe_child
 
 if TYPE_CHECKING:  # numpy is imported where a spilled table is read: `import quench` stays light
     import numpy as np
@@ -170,8 +170,6 @@ class RecordStream:
         """The file each captured link streams into: its final name in an output folder; in a
         temporary folder a numbered one, so links whose names would clash still run (the clash
         is refused when they are saved, as before)."""
-        from quench.results import pcap_file_names
-
         links = list(links)
         if self.owned:
             return {link: self.folder / f"capture-{i}.pcap" for i, link in enumerate(links)}
@@ -187,6 +185,26 @@ class RecordStream:
             shutil.rmtree(self.folder, ignore_errors=True)
         else:
             self.remove_spill()
+
+
+def pcap_file_name(link: str) -> str:
+    """The file a captured link is saved to: link a->b as a-b.pcap."""
+    return f"{link.replace('->', '-')}.pcap"
+
+
+def pcap_file_names(links: Iterable[str]) -> dict[str, str]:
+    """The pcap file of every captured link; refuses two links that would share a file (nodes
+    'a-b'->'c' and 'a'->'b-c' are both a-b-c.pcap) or a name that is not a plain file name."""
+    files: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for link in links:
+        file = pcap_file_name(link)
+        safe_child(Path("."), file)
+        if file in owner:
+            raise OutputError(f"captured links {owner[file]} and {link} would both be written to {file}")
+        files[link] = file
+        owner[file] = link
+    return files
 
 
 def remove_stale_temporaries(parent: Path) -> list[Path]:
