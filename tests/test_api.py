@@ -89,6 +89,31 @@ def test_units_share_the_engine_parser():
         quench.parse_rate("10ms")
 
 
+@pytest.mark.parametrize(
+    ("written", "packets", "size"),
+    [("100p", 100, None), ("64KB", None, 64_000), ("100p,64KiB", 100, 65_536), (42, 42, None)],
+)
+def test_a_limit_reads_as_the_engine_writes_it(written, packets, size):
+    """parse_limit reads a limit as written and as the engine writes it back (every default
+    filled in: '100p,65536B'), to the same (packets, bytes)."""
+    from quench.units import parse_limit
+
+    spec = quench.Network().host("a").host("b").link("a", "b", "1Mbps", "1ms", qdisc=quench.droptail(written))
+    resolved = quench.validate_scenario(spec.to_dict("1s"))["links"][0]["qdisc"]["limit"]
+    assert parse_limit(written) == parse_limit(resolved) == (packets, size)
+
+
+def test_a_packet_count_is_whole_and_a_limit_names_its_key():
+    from quench.units import parse_limit, parse_packets
+
+    assert parse_packets("12p") == 12
+    with pytest.raises(ValueError, match="whole number"):
+        parse_packets("2.5p")
+    with pytest.raises(ValueError, match="qdisc.limit") as e:
+        parse_limit("100p,10Mbps", "qdisc.limit")
+    assert e.value.path == "qdisc.limit"
+
+
 def test_cwnd_interval_thins_ramps_but_keeps_every_decrease(net):
     """record.cwnd_interval samples a rising window at most once per interval per flow, but every
     decrease and the peak before it stay exact (trace/thinning.rs)."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -22,8 +21,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from quench.errors import scenario_error
 from quench.results import Results, jain_index
-from quench.scenario import scenario_error, validate_scenario
+from quench.scenario import validate_scenario
+from quench.units import parse_bytes, parse_duration, parse_limit, parse_packets, parse_rate
 
 # The ns3 wheel on PyPI (ns-3.44) that `quench ns3 --setup` installs.
 NS3_VERSION = "3.44.post0"
@@ -101,43 +102,14 @@ def setup(quiet: bool = False) -> Path:
 
 # --- translation ---------------------------------------------------------------------------
 
-_SIZE = re.compile(r"^\s*([0-9.eE+]+)\s*([a-zA-Z]*)\s*$")
-_BYTE_UNITS = {"": 1, "B": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
-
-def _bytes(v: Any) -> int:
-    if isinstance(v, int | float):
-        return int(v)
-    m = _SIZE.match(str(v))
-    if not m or m[2] not in _BYTE_UNITS:
-        raise ValueError(f"cannot read {v!r} as bytes")
-    return int(float(m[1]) * _BYTE_UNITS[m[2]])
-
-
+# The plan's times and rates are floats (seconds, bit/s), as ns3_child.py hands them to ns-3.
 def _secs(v: Any) -> float:
-    from quench.units import parse_duration
-
     return float(parse_duration(v))
 
 
 def _rate(v: Any) -> float:
-    from quench.units import parse_rate
-
     return float(parse_rate(v))
-
-
-def _limit(v: Any, key: str) -> tuple[int | None, int | None]:
-    """(packets, bytes) of a quench Limit as written ("42p", "64KB", both, or a table)."""
-    if isinstance(v, dict):
-        return (v.get("packets"), _bytes(v["bytes"]) if v.get("bytes") is not None else None)
-    pkts = byts = None
-    for part in str(v).replace("+", ",").split(","):
-        part = part.strip()
-        if part.endswith("p"):
-            pkts = int(float(part[:-1]))
-        elif part:
-            byts = _bytes(part)
-    return pkts, byts
 
 
 def _refuse(key: str, what: str) -> Exception:
@@ -145,7 +117,7 @@ def _refuse(key: str, what: str) -> Exception:
 
 
 def _queue_size(limit: Any, key: str, *, minus_device: bool) -> str:
-    pkts, byts = _limit(limit, key)
+    pkts, byts = parse_limit(limit, key)
     if pkts is not None and byts is not None:
         raise _refuse(key, "a limit in both packets and bytes")
     if pkts is None and byts is None:
@@ -166,104 +138,131 @@ def _qdisc(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], *,
     if kind == "droptail":
         a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=not own_device))
     elif kind == "red":
-        bytes_mode = spec["mode"] == "bytes"
-        mean = _bytes(spec["mean_packet_size"])
-        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
-        ptc = rate_bps / (8 * mean)  # mean-sized packets per second
-        min_th, max_th = spec["min_th"], spec["max_th"]
-        if min_th == "auto" or max_th == "auto":
-            # quench's (and ARED's) rule, computed here so no ns-3 automatic setting is relied on.
-            lo = max(5.0, _secs(spec["target_delay"]) * ptc / 2)
-            min_th, max_th = (lo * mean, 3 * lo * mean) if bytes_mode else (lo, 3 * lo)
-        else:
-            min_th, max_th = (_threshold(t, mean, bytes_mode, f"{key}.min_th") for t in (min_th, max_th))
-        w_q = 1 - math.exp(-1 / ptc) if spec["w_q"] == "auto" else float(spec["w_q"])
-        max_p = float(spec["max_p"])
-        adaptation, max_p = _red_adaptation(spec["adapt"], max_p, f"{key}.adapt", notes)
-        a.update(adaptation)
-        a.update(
-            MinTh=("double", min_th),
-            MaxTh=("double", max_th),
-            QW=("double", w_q),
-            LInterm=("double", 1 / max_p),
-            MeanPktSize=("uint", mean),
-            Gentle=("bool", spec["curve"] == "gentle"),
-            Wait=("bool", spec["spacing"] == "wait"),
-            UseEcn=("bool", spec["signal"] == "mark"),
-            UseHardDrop=("bool", spec["forced"] == "drop"),
-            # ARED = true would also reset the thresholds and w_q to ns-3's automatic ones;
-            # Floyd's adaptation alone is AdaptMaxP (set above).
-            ARED=("bool", False),
-            NLRED=("bool", bool(spec.get("nonlinear", False))),
-            LinkBandwidth=("rate_bps", rate_bps),
-        )
+        _red(spec, key, rate_bps, notes, a)
     elif kind in ("codel", "fq_codel"):
-        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
-        if kind == "codel":
-            a.update(Target=("time_s", _secs(spec["target"])), Interval=("time_s", _secs(spec["interval"])))
-        else:
-            # FqCoDelQueueDisc takes Target and Interval as strings (it hands them on to the
-            # CoDel of each flow queue): whole nanoseconds, which ns-3's Time parser reads exactly.
-            a.update(
-                Target=("string", f"{round(_secs(spec['target']) * 1e9)}ns"),
-                Interval=("string", f"{round(_secs(spec['interval']) * 1e9)}ns"),
-            )
-        a["UseEcn"] = ("bool", spec["ecn"])
-        if spec.get("control_law", "exact") == "exact":
-            notes.append(
-                f"{key}.control_law: ns-3's CoDel takes interval/sqrt(count) from Linux's Newton step "
-                '(quench\'s control_law = "newton"), not exactly'
-            )
-        if spec.get("ce_threshold") is not None:
-            a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
-        if spec.get("ce_threshold_selector") is not None:
-            raise _refuse(f"{key}.ce_threshold_selector", "a CE threshold for selected packets only")
-        if spec.get("batch_drop_count", False):
-            notes.append(f"{key}.batch_drop_count: not translated (Linux's count increase after a batch drop)")
-        # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are
-        # at most `mtu`; ns-3 holds them while the bytes are below MinBytes: MinBytes = mtu + 1
-        # is the same rule. FqCoDelQueueDisc makes each flow's CoDelQueueDisc from the
-        # attribute defaults, so there it is a Config default.
-        min_bytes = ("uint", _bytes(spec["mtu"]) + 1)
-        if kind == "codel":
-            a["MinBytes"] = min_bytes
-        else:
-            child_defaults["ns3::CoDelQueueDisc::MinBytes"] = min_bytes
-            a.update(
-                Flows=("uint", spec["flows"]),
-                DropBatchSize=("uint", spec["drop_batch_size"]),
-                Perturbation=("uint", 0),
-            )
-            # ns-3's FqCoDel takes its quantum from the device MTU and has no memory limit.
+        _codel(spec, key, notes, a, child_defaults)
     elif kind in ("pie", "fq_pie"):
-        a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
-        a.update(
-            QueueDelayReference=("time_s", _secs(spec["target"])),
-            Tupdate=("time_s", _secs(spec["tupdate"])),
-            A=("double", spec["alpha"]),
-            B=("double", spec["beta"]),
-            MaxBurstAllowance=("time_s", _secs(spec["max_burst"])),
-            UseEcn=("bool", spec["ecn"]),
-            MarkEcnThreshold=("double", spec["mark_ecnth"]),
-            MeanPktSize=("uint", _bytes(spec["mean_packet_size"])),
-            UseDequeueRateEstimator=("bool", spec["delay_estimate"] != "timestamp"),
-            UseDerandomization=("bool", spec["derandomize"]),
-        )
-        if not spec.get("cap_drop_adjustment", True):
-            a["UseCapDropAdjustment"] = ("bool", False)
-        if spec.get("auto_activate", False):
-            # ns-3's ActiveThreshold is a queue delay, not RFC 8033's third of the buffer.
-            raise _refuse(f"{key}.auto_activate", "PIE activated at a third of its limit")
-        if kind == "pie":
-            a["DequeueThreshold"] = ("uint", _bytes(spec["dq_threshold"]))
-        else:
-            a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
-            # FqPieQueueDisc does not pass its MarkEcnThreshold to the per-flow PIEs it builds,
-            # which read PieQueueDisc's default (0.1): set that default too.
-            child_defaults["ns3::PieQueueDisc::MarkEcnThreshold"] = ("double", spec["mark_ecnth"])
+        _pie(spec, key, a, child_defaults)
     else:
         raise _refuse(f"{key}.kind", f"the {kind!r} queue discipline")
     return {"kind": kind, "attributes": a, "defaults": child_defaults}
+
+
+def _red(spec: dict[str, Any], key: str, rate_bps: float, notes: list[str], a: dict[str, tuple[str, Any]]) -> None:
+    """RedQueueDisc's attributes into `a`."""
+    bytes_mode = spec["mode"] == "bytes"
+    mean = parse_bytes(spec["mean_packet_size"])
+    a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+    ptc = rate_bps / (8 * mean)  # mean-sized packets per second
+    min_th, max_th = spec["min_th"], spec["max_th"]
+    if min_th == "auto" or max_th == "auto":
+        # quench's (and ARED's) rule, computed here so no ns-3 automatic setting is relied on.
+        lo = max(5.0, _secs(spec["target_delay"]) * ptc / 2)
+        min_th, max_th = (lo * mean, 3 * lo * mean) if bytes_mode else (lo, 3 * lo)
+    else:
+        min_th, max_th = (_threshold(spec[k], mean, bytes_mode, f"{key}.{k}") for k in ("min_th", "max_th"))
+    w_q = 1 - math.exp(-1 / ptc) if spec["w_q"] == "auto" else float(spec["w_q"])
+    max_p = float(spec["max_p"])
+    adaptation, max_p = _red_adaptation(spec["adapt"], max_p, f"{key}.adapt", notes)
+    a.update(adaptation)
+    a.update(
+        MinTh=("double", min_th),
+        MaxTh=("double", max_th),
+        QW=("double", w_q),
+        LInterm=("double", 1 / max_p),
+        MeanPktSize=("uint", mean),
+        Gentle=("bool", spec["curve"] == "gentle"),
+        Wait=("bool", spec["spacing"] == "wait"),
+        UseEcn=("bool", spec["signal"] == "mark"),
+        UseHardDrop=("bool", spec["forced"] == "drop"),
+        # ARED = true would also reset the thresholds and w_q to ns-3's automatic ones;
+        # Floyd's adaptation alone is AdaptMaxP (set above).
+        ARED=("bool", False),
+        NLRED=("bool", bool(spec.get("nonlinear", False))),
+        LinkBandwidth=("rate_bps", rate_bps),
+    )
+
+
+def _codel(
+    spec: dict[str, Any],
+    key: str,
+    notes: list[str],
+    a: dict[str, tuple[str, Any]],
+    child_defaults: dict[str, tuple[str, Any]],
+) -> None:
+    """CoDelQueueDisc's or FqCoDelQueueDisc's attributes into `a`, its flow queues' defaults
+    into `child_defaults`."""
+    kind = spec["kind"]
+    a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+    if kind == "codel":
+        a.update(Target=("time_s", _secs(spec["target"])), Interval=("time_s", _secs(spec["interval"])))
+    else:
+        # FqCoDelQueueDisc takes Target and Interval as strings (it hands them on to the
+        # CoDel of each flow queue): whole nanoseconds, which ns-3's Time parser reads exactly.
+        a.update(
+            Target=("string", f"{round(_secs(spec['target']) * 1e9)}ns"),
+            Interval=("string", f"{round(_secs(spec['interval']) * 1e9)}ns"),
+        )
+    a["UseEcn"] = ("bool", spec["ecn"])
+    if spec.get("control_law", "exact") == "exact":
+        notes.append(
+            f"{key}.control_law: ns-3's CoDel takes interval/sqrt(count) from Linux's Newton step "
+            '(quench\'s control_law = "newton"), not exactly'
+        )
+    if spec.get("ce_threshold") is not None:
+        a["CeThreshold"] = ("time_s", _secs(spec["ce_threshold"]))
+    if spec.get("ce_threshold_selector") is not None:
+        raise _refuse(f"{key}.ce_threshold_selector", "a CE threshold for selected packets only")
+    if spec.get("batch_drop_count", False):
+        notes.append(f"{key}.batch_drop_count: not translated (Linux's count increase after a batch drop)")
+    # RFC 8289's MAXPACKET test (and Linux's) holds drops while the bytes left behind are
+    # at most `mtu`; ns-3 holds them while the bytes are below MinBytes: MinBytes = mtu + 1
+    # is the same rule. FqCoDelQueueDisc makes each flow's CoDelQueueDisc from the
+    # attribute defaults, so there it is a Config default.
+    min_bytes = ("uint", parse_bytes(spec["mtu"]) + 1)
+    if kind == "codel":
+        a["MinBytes"] = min_bytes
+    else:
+        child_defaults["ns3::CoDelQueueDisc::MinBytes"] = min_bytes
+        a.update(
+            Flows=("uint", spec["flows"]),
+            DropBatchSize=("uint", spec["drop_batch_size"]),
+            Perturbation=("uint", 0),
+        )
+        # ns-3's FqCoDel takes its quantum from the device MTU and has no memory limit.
+
+
+def _pie(
+    spec: dict[str, Any], key: str, a: dict[str, tuple[str, Any]], child_defaults: dict[str, tuple[str, Any]]
+) -> None:
+    """PieQueueDisc's or FqPieQueueDisc's attributes into `a`, its flow queues' defaults into
+    `child_defaults`."""
+    kind = spec["kind"]
+    a["MaxSize"] = ("size", _queue_size(spec["limit"], f"{key}.limit", minus_device=False))
+    a.update(
+        QueueDelayReference=("time_s", _secs(spec["target"])),
+        Tupdate=("time_s", _secs(spec["tupdate"])),
+        A=("double", spec["alpha"]),
+        B=("double", spec["beta"]),
+        MaxBurstAllowance=("time_s", _secs(spec["max_burst"])),
+        UseEcn=("bool", spec["ecn"]),
+        MarkEcnThreshold=("double", spec["mark_ecnth"]),
+        MeanPktSize=("uint", parse_bytes(spec["mean_packet_size"])),
+        UseDequeueRateEstimator=("bool", spec["delay_estimate"] != "timestamp"),
+        UseDerandomization=("bool", spec["derandomize"]),
+    )
+    if not spec.get("cap_drop_adjustment", True):
+        a["UseCapDropAdjustment"] = ("bool", False)
+    if spec.get("auto_activate", False):
+        # ns-3's ActiveThreshold is a queue delay, not RFC 8033's third of the buffer.
+        raise _refuse(f"{key}.auto_activate", "PIE activated at a third of its limit")
+    if kind == "pie":
+        a["DequeueThreshold"] = ("uint", parse_bytes(spec["dq_threshold"]))
+    else:
+        a.update(Flows=("uint", spec["flows"]), Perturbation=("uint", 0))
+        # FqPieQueueDisc does not pass its MarkEcnThreshold to the per-flow PIEs it builds,
+        # which read PieQueueDisc's default (0.1): set that default too.
+        child_defaults["ns3::PieQueueDisc::MarkEcnThreshold"] = ("double", spec["mark_ecnth"])
 
 
 def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tuple[dict[str, tuple[str, Any]], float]:
@@ -313,20 +312,29 @@ def _red_adaptation(adapt: Any, max_p: float, key: str, notes: list[str]) -> tup
 
 
 def _threshold(t: Any, mean: int, bytes_mode: bool, key: str) -> float:
+    """A RED threshold as ns-3 takes it: in packets, or in bytes in byte mode (a threshold
+    given in the other unit converted at the mean packet size)."""
     if isinstance(t, int | float):
         return float(t)
-    s = str(t)
-    if s.endswith("p"):
-        v = float(s[:-1])
+    if str(t).strip().endswith("p"):
+        v = float(parse_packets(t, key))
         return v * mean if bytes_mode else v
-    b = _bytes(s)
+    b = parse_bytes(t, key)
     return float(b) if bytes_mode else b / mean
 
 
 def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, Any]], list[str]]:
     """ns-3 Config defaults for a TCP flow's `tcp` and `cc` settings, and the approximations."""
     tcp, cc = flow["tcp"], flow["cc"]
-    notes = []
+    _refuse_tcp_options(tcp, f"{key}.tcp")
+    defaults = _tcp_socket_defaults(tcp, cc)
+    notes = _tcp_notes(tcp, cc, key)
+    defaults.update(_cc_defaults(tcp, cc, f"{key}.cc", notes))
+    return defaults, notes
+
+
+def _refuse_tcp_options(tcp: dict[str, Any], key: str) -> None:
+    """Refuse the TCP options ns-3 has no counterpart for, naming the first."""
     for k, bad in (
         ("source_quench", lambda v: v != "ignore"),
         ("burstiness_control", lambda v: v is not None),
@@ -336,23 +344,32 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         ("loss_detection", lambda v: v not in (None, "dupack")),
     ):
         if bad(tcp.get(k)):
-            raise _refuse(f"{key}.tcp.{k}", f"{k} = {tcp.get(k)!r}")
-    rto, dack = tcp["rto"], tcp["delayed_ack"]
+            raise _refuse(f"{key}.{k}", f"{k} = {tcp.get(k)!r}")
+    rto = tcp["rto"]
     if _secs(rto["tick"]) > 0:
-        raise _refuse(f"{key}.tcp.rto.tick", "a coarse timer tick")
+        raise _refuse(f"{key}.rto.tick", "a coarse timer tick")
     if rto["k"] != 4:
-        raise _refuse(f"{key}.tcp.rto.k", f"an RTO variance multiplier of {rto['k']} (ns-3's is 4)")
+        raise _refuse(f"{key}.rto.k", f"an RTO variance multiplier of {rto['k']} (ns-3's is 4)")
+    if tcp["recovery"] == "prr_crb":
+        raise _refuse(
+            f"{key}.recovery", "PRR's conservative reduction bound alone (ns-3's PRR switches to SSRB on some ACKs)"
+        )
+
+
+def _tcp_socket_defaults(tcp: dict[str, Any], cc: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """The Config defaults of ns-3's TcpSocket, TcpSocketBase and recovery for these settings."""
+    rto, dack = tcp["rto"], tcp["delayed_ack"]
     mss = int(tcp["mss"])
     iw = cc.get("initial_window")
     if iw is None:
         iw = min(4, max(2, RFC5681_IW_BYTES // mss)) if mss <= RFC5681_IW_BYTES else 2
-    d: dict[str, tuple[str, Any]] = {
+    return {
         # With timestamps quench's full segment carries mss − 12 bytes (Linux's accounting);
         # ns-3's SegmentSize is the payload, to which it adds the option.
         "ns3::TcpSocket::SegmentSize": ("uint", mss - (TCP_TIMESTAMP_OPTION if tcp.get("timestamps") else 0)),
         "ns3::TcpSocket::InitialCwnd": ("uint", iw),
-        "ns3::TcpSocket::SndBufSize": ("uint", _bytes(tcp["send_buffer"])),
-        "ns3::TcpSocket::RcvBufSize": ("uint", _bytes(tcp["receive_window"])),
+        "ns3::TcpSocket::SndBufSize": ("uint", parse_bytes(tcp["send_buffer"])),
+        "ns3::TcpSocket::RcvBufSize": ("uint", parse_bytes(tcp["receive_window"])),
         "ns3::TcpSocket::DelAckCount": ("uint", int(dack["segments"]) if dack["enabled"] else 1),
         "ns3::TcpSocket::DelAckTimeout": ("time_s", _secs(dack["timeout"])),
         "ns3::TcpSocket::DataRetries": ("uint", int(rto["max_backoffs"])),
@@ -383,10 +400,11 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
             "ns3::TcpPrrRecovery" if tcp["recovery"] in ("prr", "prr_rfc9937") else "ns3::TcpClassicRecovery",
         ),
     }
-    if tcp["recovery"] == "prr_crb":
-        raise _refuse(
-            f"{key}.tcp.recovery", "PRR's conservative reduction bound alone (ns-3's PRR switches to SSRB on some ACKs)"
-        )
+
+
+def _tcp_notes(tcp: dict[str, Any], cc: dict[str, Any], key: str) -> list[str]:
+    """Where ns-3's TCP approximates these settings (the controller's own notes aside)."""
+    notes = []
     if tcp["rtt_sampling"] != "every_ack" and not tcp.get("timestamps"):
         # ns-3's TcpSocketBase::EstimateRtt measures on every ACK that covers the oldest
         # unacknowledged send (never a retransmitted one): quench's "every_ack" is the closer.
@@ -396,10 +414,9 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
         )
     if tcp["cwnd_limited_growth"]:
         notes.append(f"{key}.tcp.cwnd_limited_growth: ns-3 grows the window on every ACK")
-    if _secs(rto["max"]) != 60:
+    if _secs(tcp["rto"]["max"]) != 60:
         notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
-    kind = cc["kind"]
-    abc = cc.get("abc_limit")
+    kind, abc = cc["kind"], cc.get("abc_limit")
     if kind == "newreno" and abc != 1:
         notes.append(
             f"{key}.cc.abc_limit: ns-3's NewReno grows slow start by one segment per ACK "
@@ -412,71 +429,86 @@ def _tcp_defaults(flow: dict[str, Any], key: str) -> tuple[dict[str, tuple[str, 
             f"{key}.cc.abc_limit: ns-3's CUBIC grows slow start by every segment an ACK covers "
             f"(RFC 3465 without a limit; quench: up to {abc or 'the default 2'})"
         )
+    return notes
+
+
+def _cc_defaults(tcp: dict[str, Any], cc: dict[str, Any], key: str, notes: list[str]) -> dict[str, tuple[str, Any]]:
+    """The Config defaults of the ns-3 congestion controller for `cc` (`key` names it);
+    approximations go to `notes`."""
+    kind = cc["kind"]
     if kind == "cubic":
-        if cc.get("hystart"):
-            # ns-3's TcpCubic HyStart is Linux's older ack-train and delay detector, not RFC 9406.
-            raise _refuse(f"{key}.cc.hystart", "HyStart++ (RFC 9406)")
-        d.update(
-            {
-                "ns3::TcpCubic::C": ("double", cc["c"]),
-                "ns3::TcpCubic::Beta": ("double", cc["beta"]),
-                "ns3::TcpCubic::FastConvergence": ("bool", cc["fast_convergence"]),
-                "ns3::TcpCubic::TcpFriendliness": ("bool", cc["reno_friendly"]),
-                # quench's CUBIC without `hystart` ends slow start at the first loss.
-                "ns3::TcpCubic::HyStart": ("bool", False),
-            }
+        return _cubic_defaults(cc, key)
+    if kind == "bbr":
+        return _bbr_defaults(cc, key, notes)
+    if kind == "dctcp":
+        return _dctcp_defaults(tcp, cc, key, notes)
+    if kind == "vegas":
+        return _vegas_defaults(cc, key)
+    if kind != "newreno":
+        raise _refuse(f"{key}.kind", f"the {kind!r} congestion controller")
+    return {}
+
+
+def _cubic_defaults(cc: dict[str, Any], key: str) -> dict[str, tuple[str, Any]]:
+    if cc.get("hystart"):
+        # ns-3's TcpCubic HyStart is Linux's older ack-train and delay detector, not RFC 9406.
+        raise _refuse(f"{key}.hystart", "HyStart++ (RFC 9406)")
+    return {
+        "ns3::TcpCubic::C": ("double", cc["c"]),
+        "ns3::TcpCubic::Beta": ("double", cc["beta"]),
+        "ns3::TcpCubic::FastConvergence": ("bool", cc["fast_convergence"]),
+        "ns3::TcpCubic::TcpFriendliness": ("bool", cc["reno_friendly"]),
+        # quench's CUBIC without `hystart` ends slow start at the first loss.
+        "ns3::TcpCubic::HyStart": ("bool", False),
+    }
+
+
+def _bbr_defaults(cc: dict[str, Any], key: str, notes: list[str]) -> dict[str, tuple[str, Any]]:
+    # ns-3's TcpBbr fixes PROBE_BW's cwnd gain at 2 and the pacing margin at 1 %, as quench's
+    # defaults. It turns on its own socket's pacing (TcpBbr::InitPacingRate); the attribute
+    # TcpSocketState::EnablePacing is not set, since as a default it would pace every other
+    # socket too (a CUBIC flow beside BBR at 2 x cwnd/srtt in slow start), which quench's
+    # unpaced flows are not (docs/validation.md#bbr).
+    for p, default in (("cwnd_gain", 2.0), ("pacing_margin", 0.01)):
+        if float(cc[p]) != default:
+            raise _refuse(f"{key}.{p}", f"a BBR {p} other than {default} (ns-3's is fixed)")
+    # Both add Linux's ACK-aggregation allowance and 2 segments in the 5/4 phase to the
+    # window target (TcpBbr::UpdateAckAggregation); quench's can be switched off.
+    if not cc.get("ack_aggregation", True):
+        notes.append(
+            f"{key}.ack_aggregation: ns-3's TcpBbr always adds Linux's ACK-aggregation "
+            "allowance (extra_acked) to its window target (docs/mechanisms.md#bbr)"
         )
-    elif kind == "bbr":
-        # ns-3's TcpBbr fixes PROBE_BW's cwnd gain at 2 and the pacing margin at 1 %, as quench's
-        # defaults. It turns on its own socket's pacing (TcpBbr::InitPacingRate); the attribute
-        # TcpSocketState::EnablePacing is not set, since as a default it would pace every other
-        # socket too (a CUBIC flow beside BBR at 2 x cwnd/srtt in slow start), which quench's
-        # unpaced flows are not (docs/validation.md#bbr).
-        for p, default in (("cwnd_gain", 2.0), ("pacing_margin", 0.01)):
-            if float(cc[p]) != default:
-                raise _refuse(f"{key}.cc.{p}", f"a BBR {p} other than {default} (ns-3's is fixed)")
-        d.update(
-            {
-                "ns3::TcpBbr::HighGain": ("double", cc["high_gain"]),
-            }
+    if cc.get("send_quantum", "draft") != "segment":
+        # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
+        notes.append(
+            f"{key}.send_quantum: ns-3's TcpBbr sends one segment per quantum (quench: the "
+            "draft's, 1 ms of pacing above 24 Mb/s; \"segment\" is ns-3's)"
         )
-        # Both add Linux's ACK-aggregation allowance and 2 segments in the 5/4 phase to the
-        # window target (TcpBbr::UpdateAckAggregation); quench's can be switched off.
-        if not cc.get("ack_aggregation", True):
-            notes.append(
-                f"{key}.cc.ack_aggregation: ns-3's TcpBbr always adds Linux's ACK-aggregation "
-                "allowance (extra_acked) to its window target (docs/mechanisms.md#bbr)"
-            )
-        if cc.get("send_quantum", "draft") != "segment":
-            # ns-3's TcpBbr::SetSendQuantum is one segment at any rate (it has no TSO).
-            notes.append(
-                f"{key}.cc.send_quantum: ns-3's TcpBbr sends one segment per quantum (quench: the "
-                "draft's, 1 ms of pacing above 24 Mb/s; \"segment\" is ns-3's)"
-            )
-    elif kind == "dctcp":
-        # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
-        # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
-        # the receiving socket is a TcpDctcp too (the translator sets the receiver's node).
-        d.update(
-            {
-                "ns3::TcpDctcp::DctcpShiftG": ("double", cc["g"]),
-                "ns3::TcpDctcp::DctcpAlphaOnInit": ("double", cc["initial_alpha"]),
-                "ns3::TcpDctcp::UseEct0": ("bool", True),
-            }
+    return {"ns3::TcpBbr::HighGain": ("double", cc["high_gain"])}
+
+
+def _dctcp_defaults(tcp: dict[str, Any], cc: dict[str, Any], key: str, notes: list[str]) -> dict[str, tuple[str, Any]]:
+    # ns-3's TcpDctcp (RFC 8257 on TcpLinuxReno): alpha's gain g, its initial value, ECT(0);
+    # it turns ECN on for its sockets itself, and echoes CE by RFC 8257's state machine when
+    # the receiving socket is a TcpDctcp too (the translator sets the receiver's node).
+    if tcp["delayed_ack"]["enabled"] and int(tcp["delayed_ack"]["segments"]) > 1:
+        notes.append(
+            f"{key}: ns-3's TcpDctcp (TcpLinuxReno) grows slow start by every segment an ACK "
+            f"covers (quench: up to {cc.get('abc_limit') or 'the default 2'})"
         )
-        if tcp["delayed_ack"]["enabled"] and int(tcp["delayed_ack"]["segments"]) > 1:
-            notes.append(
-                f"{key}.cc: ns-3's TcpDctcp (TcpLinuxReno) grows slow start by every segment an ACK "
-                f"covers (quench: up to {abc or 'the default 2'})"
-            )
-    elif kind == "vegas":
-        for p in ("alpha", "beta", "gamma"):
-            if float(cc[p]) != int(cc[p]):
-                raise _refuse(f"{key}.cc.{p}", f"a fractional Vegas {p} (ns-3's is an integer)")
-        d.update({f"ns3::TcpVegas::{p.capitalize()}": ("uint", int(cc[p])) for p in ("alpha", "beta", "gamma")})
-    elif kind != "newreno":
-        raise _refuse(f"{key}.cc.kind", f"the {kind!r} congestion controller")
-    return d, notes
+    return {
+        "ns3::TcpDctcp::DctcpShiftG": ("double", cc["g"]),
+        "ns3::TcpDctcp::DctcpAlphaOnInit": ("double", cc["initial_alpha"]),
+        "ns3::TcpDctcp::UseEct0": ("bool", True),
+    }
+
+
+def _vegas_defaults(cc: dict[str, Any], key: str) -> dict[str, tuple[str, Any]]:
+    for p in ("alpha", "beta", "gamma"):
+        if float(cc[p]) != int(cc[p]):
+            raise _refuse(f"{key}.{p}", f"a fractional Vegas {p} (ns-3's is an integer)")
+    return {f"ns3::TcpVegas::{p.capitalize()}": ("uint", int(cc[p])) for p in ("alpha", "beta", "gamma")}
 
 
 def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
@@ -488,6 +520,17 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
     departures, utilization; no backlog integrals or maxima), TCP flows only the bytes their
     sinks received (and a finite flow's completion), and nothing is recorded over time."""
     r = validate_scenario(spec)
+    _refuse_sections(r)
+    notes = _record_notes(r["record"])
+    links = [_link(ln, f"links[{i}]", notes) for i, ln in enumerate(r["links"])]
+    defaults = _queue_disc_defaults(links)
+    flows = _flows(r, defaults, notes)
+    if lean:
+        notes.append("lean: counters only (no backlog integrals, TCP counters or records over time)")
+    return _plan(r, links, flows, defaults, notes, lean)
+
+
+def _refuse_sections(r: dict[str, Any]) -> None:
     for key, what in (
         ("workloads", "a workload (random finite-flow arrivals)"),
         ("topologies", "a generated fabric (list its nodes and links instead)"),
@@ -495,49 +538,58 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
     ):
         if r.get(key):
             raise _refuse(key, what)
+
+
+def _record_notes(record: dict[str, Any]) -> list[str]:
+    """The notes every plan starts with: the wire's framing, and what ns-3 does not record."""
     notes: list[str] = ["packets on ns-3's wire carry a 2-byte PPP header (quench: none)"]
     for k in ("pcap", "segments", "sojourn", "rtt"):
-        if r["record"].get(k):
+        if record.get(k):
             notes.append(f"record.{k}: not recorded in ns-3 (the queue, cwnd, monitors and snapshot tables are)")
-    if r["record"].get("monitors"):
+    if record.get("monitors"):
         notes.append("record.monitors: ns-3 records RED's average (avg_queue) only")
-    links = []
-    for i, ln in enumerate(r["links"]):
-        key = f"links[{i}]"
-        if not ln["duplex"]:
-            raise _refuse(f"{key}.duplex", "a one-way link")
-        if _bytes(ln["framing_overhead"]) != 0:
-            raise _refuse(f"{key}.framing_overhead", "link framing other than PPP's 2 bytes")
-        if ln.get("packet_rate") is not None:
-            raise _refuse(f"{key}.packet_rate", "a packet-rate limit")
-        # A device queue of quench's (N packets between the qdisc and the transmitter) is ns-3's
-        # DropTailQueue of N packets; without one, ns-3 still needs one: DEVICE_QUEUE.
-        device = int(ln.get("device_queue") or 0)
-        if ln["fragmentation"] != "rfc791":
-            raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
-        rate = _rate(ln["rate"])
-        rq = ln.get("reverse_qdisc") or ln["qdisc"]
-        links.append(
-            {
-                "from": ln["from"],
-                "to": ln["to"],
-                "rate_bps": rate,
-                "delay_s": _secs(ln["delay"]),
-                "mtu": _bytes(ln["mtu"]),
-                "loss": float(ln["loss"]),
-                "reverse_loss": float(ln["reverse_loss"]),
-                "device_queue": f"{device}p" if device else DEVICE_QUEUE,
-                "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes, own_device=device > 0),
-                # The same notes again for a reverse queue that copies the forward one.
-                "reverse_qdisc": _qdisc(
-                    rq,
-                    f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc",
-                    rate,
-                    notes if ln.get("reverse_qdisc") else [],
-                    own_device=device > 0,
-                ),
-            }
-        )
+    return notes
+
+
+def _link(ln: dict[str, Any], key: str, notes: list[str]) -> dict[str, Any]:
+    """A link's plan entry (both directions' queue discs, their defaults still inside)."""
+    if not ln["duplex"]:
+        raise _refuse(f"{key}.duplex", "a one-way link")
+    if parse_bytes(ln["framing_overhead"]) != 0:
+        raise _refuse(f"{key}.framing_overhead", "link framing other than PPP's 2 bytes")
+    if ln.get("packet_rate") is not None:
+        raise _refuse(f"{key}.packet_rate", "a packet-rate limit")
+    # A device queue of quench's (N packets between the qdisc and the transmitter) is ns-3's
+    # DropTailQueue of N packets; without one, ns-3 still needs one: DEVICE_QUEUE.
+    device = int(ln.get("device_queue") or 0)
+    if ln["fragmentation"] != "rfc791":
+        raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
+    rate = _rate(ln["rate"])
+    rq = ln.get("reverse_qdisc") or ln["qdisc"]
+    return {
+        "from": ln["from"],
+        "to": ln["to"],
+        "rate_bps": rate,
+        "delay_s": _secs(ln["delay"]),
+        "mtu": parse_bytes(ln["mtu"]),
+        "loss": float(ln["loss"]),
+        "reverse_loss": float(ln["reverse_loss"]),
+        "device_queue": f"{device}p" if device else DEVICE_QUEUE,
+        "qdisc": _qdisc(ln["qdisc"], f"{key}.qdisc", rate, notes, own_device=device > 0),
+        # The same notes again for a reverse queue that copies the forward one.
+        "reverse_qdisc": _qdisc(
+            rq,
+            f"{key}.reverse_qdisc" if ln.get("reverse_qdisc") else f"{key}.qdisc",
+            rate,
+            notes if ln.get("reverse_qdisc") else [],
+            own_device=device > 0,
+        ),
+    }
+
+
+def _queue_disc_defaults(links: list[dict[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """The Config defaults the queue discs need, taken out of the links' entries; two queue
+    discs that need one default set differently are refused (ns-3 has one value for all)."""
     defaults: dict[str, tuple[str, Any]] = {}
     set_by: dict[str, str] = {}
     for i, ln in enumerate(links):
@@ -550,78 +602,118 @@ def translate(spec: dict[str, Any], *, lean: bool = False) -> dict[str, Any]:
                         "ns-3 sets it for every queue disc",
                     )
                 defaults[path], set_by[path] = v, f"links[{i}].{side}"
+    return defaults
+
+
+class _NodeControllers:
+    """ns-3 sets the congestion controller per node: the controller each node's TCP sockets
+    use, and whether each receiving node echoes CE as DCTCP's receiver does."""
+
+    def __init__(self) -> None:
+        self.cc_of_node: dict[str, str] = {}
+        self.dctcp_receiver: dict[str, bool] = {}
+
+    def add(self, fl: dict[str, Any], key: str) -> bool:
+        """Record `fl`'s nodes; whether its receiver takes the controller too (DCTCP's)."""
+        kind = fl["cc"]["kind"]
+        # DCTCP's receiver echoes CE by its own controller's rules in ns-3: its node gets
+        # the controller too.
+        receiver_cc = kind == "dctcp"
+        for end in ("src", "dst") if receiver_cc else ("src",):
+            if self.cc_of_node.setdefault(fl[end], kind) != kind:
+                raise scenario_error(
+                    f"{key}.cc",
+                    f"{fl[end]} already uses {self.cc_of_node[fl[end]]}: ns-3 sets the controller per node",
+                )
+        if self.dctcp_receiver.setdefault(fl["dst"], receiver_cc) != receiver_cc:
+            raise scenario_error(
+                f"{key}.dst",
+                f"{fl['dst']} receives DCTCP and other TCP flows: ns-3 sets the controller per node",
+            )
+        return receiver_cc
+
+
+def _flows(r: dict[str, Any], defaults: dict[str, tuple[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
+    """Every flow's plan entry; the TCP sockets' Config defaults go into `defaults` (the first
+    TCP flow's notes into `notes`), and must be the same for every TCP flow."""
     first_tcp: str | None = None
+    nodes = _NodeControllers()
     flows = []
-    cc_of_node: dict[str, str] = {}
-    dctcp_receiver: dict[str, bool] = {}
     for k, fl in enumerate(r["flows"]):
         key = f"flows[{k}]"
         if fl["kind"] == "tcp":
-            d, n = _tcp_defaults(fl, key)
-            if first_tcp is None:
-                defaults.update(d)
-                notes += n
-                first_tcp = key
-            else:
-                for path, v in d.items():
-                    if path in defaults and defaults[path] != v:
-                        raise scenario_error(
-                            key,
-                            f"sets {path} to {v[1]!r} but {first_tcp} to {defaults[path][1]!r}: "
-                            "`quench ns3` gives every TCP socket the same settings",
-                        )
-                defaults.update(d)
-            kind = fl["cc"]["kind"]
-            # DCTCP's receiver echoes CE by its own controller's rules in ns-3: its node gets
-            # the controller too.
-            receiver_cc = kind == "dctcp"
-            for end in ("src", "dst") if receiver_cc else ("src",):
-                if cc_of_node.setdefault(fl[end], kind) != kind:
-                    raise scenario_error(
-                        f"{key}.cc",
-                        f"{fl[end]} already uses {cc_of_node[fl[end]]}: ns-3 sets the controller per node",
-                    )
-            if dctcp_receiver.setdefault(fl["dst"], receiver_cc) != receiver_cc:
-                raise scenario_error(
-                    f"{key}.dst",
-                    f"{fl['dst']} receives DCTCP and other TCP flows: ns-3 sets the controller per node",
-                )
-            flows.append(
-                {
-                    "kind": "tcp",
-                    "src": fl["src"],
-                    "dst": fl["dst"],
-                    "cc": kind,
-                    "receiver_cc": receiver_cc,
-                    "bytes": _bytes(fl["bytes"]) if fl.get("bytes") is not None else None,
-                    "start_s": _secs(fl["start"]),
-                    "send_size": int(fl["tcp"]["mss"]),
-                }
-            )
+            first_tcp = _add_tcp_defaults(fl, key, defaults, notes, first_tcp)
+            receiver_cc = nodes.add(fl, key)
+            flows.append(_tcp_flow(fl, receiver_cc))
         elif fl["kind"] == "udp":
-            size = fl["size"]
-            if isinstance(size, dict):
-                raise _refuse(f"{key}.size", "a drawn datagram size")
-            payload = _bytes(size)
-            # quench's rate counts IP datagrams (payload + 28 bytes of UDP/IP headers).
-            gap = (payload + UDP_IP_HEADERS) * 8 / _rate(fl["rate"])
-            stop = _secs(fl["stop"]) if fl.get("stop") is not None else _secs(r["duration"])
-            flows.append(
-                {
-                    "kind": "udp",
-                    "src": fl["src"],
-                    "dst": fl["dst"],
-                    "payload": payload,
-                    "mean_gap_s": gap,
-                    "poisson": fl["pattern"] == "poisson",
-                    "start_s": _secs(fl["start"]),
-                    "stop_s": stop,
-                }
-            )
+            flows.append(_udp_flow(fl, key, r["duration"]))
         else:
             raise _refuse(f"{key}.kind", f"the {fl['kind']!r} transport")
-    if lean:
-        notes.append("lean: counters only (no backlog integrals, TCP counters or records over time)")
+    return flows
+
+
+def _add_tcp_defaults(
+    fl: dict[str, Any], key: str, defaults: dict[str, tuple[str, Any]], notes: list[str], first_tcp: str | None
+) -> str:
+    """Add a TCP flow's socket defaults to `defaults`; the key of the first TCP flow."""
+    d, n = _tcp_defaults(fl, key)
+    if first_tcp is None:
+        defaults.update(d)
+        notes += n
+        return key
+    for path, v in d.items():
+        if path in defaults and defaults[path] != v:
+            raise scenario_error(
+                key,
+                f"sets {path} to {v[1]!r} but {first_tcp} to {defaults[path][1]!r}: "
+                "`quench ns3` gives every TCP socket the same settings",
+            )
+    defaults.update(d)
+    return first_tcp
+
+
+def _tcp_flow(fl: dict[str, Any], receiver_cc: bool) -> dict[str, Any]:
+    return {
+        "kind": "tcp",
+        "src": fl["src"],
+        "dst": fl["dst"],
+        "cc": fl["cc"]["kind"],
+        "receiver_cc": receiver_cc,
+        "bytes": parse_bytes(fl["bytes"]) if fl.get("bytes") is not None else None,
+        "start_s": _secs(fl["start"]),
+        "send_size": int(fl["tcp"]["mss"]),
+    }
+
+
+def _udp_flow(fl: dict[str, Any], key: str, duration: Any) -> dict[str, Any]:
+    size = fl["size"]
+    if isinstance(size, dict):
+        raise _refuse(f"{key}.size", "a drawn datagram size")
+    payload = parse_bytes(size)
+    # quench's rate counts IP datagrams (payload + 28 bytes of UDP/IP headers).
+    gap = (payload + UDP_IP_HEADERS) * 8 / _rate(fl["rate"])
+    stop = _secs(fl["stop"]) if fl.get("stop") is not None else _secs(duration)
+    return {
+        "kind": "udp",
+        "src": fl["src"],
+        "dst": fl["dst"],
+        "payload": payload,
+        "mean_gap_s": gap,
+        "poisson": fl["pattern"] == "poisson",
+        "start_s": _secs(fl["start"]),
+        "stop_s": stop,
+    }
+
+
+def _plan(
+    r: dict[str, Any],
+    links: list[dict[str, Any]],
+    flows: list[dict[str, Any]],
+    defaults: dict[str, tuple[str, Any]],
+    notes: list[str],
+    lean: bool,
+) -> dict[str, Any]:
+    """The plan: the translated parts with the run's length, seed and records."""
     rec = {} if lean else r["record"]
     names = [f"{ln['from']}->{ln['to']}" for ln in links] + [f"{ln['to']}->{ln['from']}" for ln in links]
     record_queue = (rec.get("links") or names) if rec.get("queues") else []

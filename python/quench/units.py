@@ -5,8 +5,10 @@ a TypeError; both carry `.path`, the key the value was given for (`key`, '' by d
 `.reason`, as the engine's errors do."""
 
 import math
+from typing import Any
 
-from quench._core import ScenarioError, parse_unit
+from quench._core import parse_unit
+from quench.errors import scenario_error
 
 NS_PER_SECOND = 1_000_000_000
 
@@ -21,26 +23,19 @@ class QuantityTypeError(TypeError):
         self.reason = reason
 
 
-def _error(path: str, reason: str) -> ScenarioError:
-    e = ScenarioError(f"{path}: {reason}" if path else reason)
-    e.path = path
-    e.reason = reason
-    return e
-
-
 def _parse(text: str | float, want: str, example: str, key: str) -> int | float:
     if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise QuantityTypeError(key, f"expected a {want} such as '{example}' or a number, got {type(text).__name__}")
     if isinstance(text, int | float):
         if not math.isfinite(text) or text < 0:
-            raise _error(key, f"{text} is not a finite, non-negative {want}")
+            raise scenario_error(key, f"{text} is not a finite, non-negative {want}")
         return text
     try:
         kind, value = parse_unit(text)
     except ValueError as e:
-        raise _error(key, str(e)) from None
+        raise scenario_error(key, str(e)) from None
     if kind != want:
-        raise _error(key, f"'{text}' is a {kind}, not a {want}")
+        raise scenario_error(key, f"'{text}' is a {kind}, not a {want}")
     return value
 
 
@@ -61,3 +56,30 @@ def parse_bytes(text: str | float, key: str = "") -> int:
     """'64KB' -> 64_000 (bytes; KB = 1000, KiB = 1024). A bare number is already in bytes.
     `key` names the value in errors."""
     return int(_parse(text, "size", "64KB", key))
+
+
+def parse_packets(text: str | float, key: str = "") -> int:
+    """'100p' -> 100 (packets). A bare number is already a count. `key` names the value in
+    errors."""
+    return int(_parse(text, "packets", "100p", key))
+
+
+def parse_limit(value: str | float | dict[str, Any], key: str = "") -> tuple[int | None, int | None]:
+    """(packets, bytes) of a buffer limit, each None when not bounded: '100p', '64KB', both
+    joined by a comma ('100p,64KB', as the engine writes a limit), a bare number of packets, or
+    a table {packets = 100, bytes = "64KB"}. `key` names the value in errors."""
+    if isinstance(value, dict):
+        packets, size = value.get("packets"), value.get("bytes")
+        return (
+            None if packets is None else parse_packets(packets, f"{key}.packets" if key else "packets"),
+            None if size is None else parse_bytes(size, f"{key}.bytes" if key else "bytes"),
+        )
+    if not isinstance(value, str):
+        return parse_packets(value, key), None
+    packets = size = None
+    for part in (p.strip() for p in value.split(",")):
+        if part.endswith("p"):
+            packets = parse_packets(part, key)
+        elif part:
+            size = parse_bytes(part, key)
+    return packets, size
