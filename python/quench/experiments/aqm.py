@@ -77,7 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Analysis, Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Analysis, Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network, choke, codel, droptail, dualpi2, fq_codel, fq_pie, pie, red
 from quench.results import Results, jain_index
 from quench.units import parse_rate
@@ -761,8 +761,7 @@ def plot(out: Path, t: pd.DataFrame, cdfs: dict[tuple, list[float]], p: Params) 
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     p = quick_params() if quick else Params()
     t, cdfs, l4s = run_all(p, seed)
     t.to_csv(out / "aqm.csv", index=False)

@@ -301,6 +301,13 @@ def write_scenarios(out: Path, runs: list[dict]) -> dict:
     return {"file": SCENARIOS_FILE, "runs": len(runs)}
 
 
+def output_folder(out: str | Path) -> Path:
+    """An experiment's output folder, created if absent."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def write_summary(out: Path, experiment: str, criteria: list[Criterion], seed: int, parameters: dict, **extra) -> dict:
     """summary.json; inside `scenario.journal()` (as `quench reproduce` runs every experiment)
     the scenarios run so far are written beside it first and referenced under "scenarios"."""

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network
 from quench.results import Results
 from quench.units import parse_bytes, parse_rate
@@ -493,8 +493,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = Params(seed=seed)
     if quick:
         p = dataclasses.replace(p, duration_s=30.0, warmup_s=10.0, phase_s=12.0, sweep_duration_s=30.0)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     static, by_policy, model_rows = run_grid(
         [case_run(p, *case) for case in CASES],
         [varying_run(p, policy) for policy in POLICIES],

@@ -46,17 +46,18 @@ from typing import Any
 import numpy as np
 
 from quench.experiments import feng99
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid
+from quench.experiments.common import Criterion, Figures, Run, output_folder
 from quench.experiments.study import (
     INCONCLUSIVE,
-    by_key,
+    SeededGrid,
     compare,
     fmt_ci,
     mean_ci,
-    printed,
     result_table,
+    run_seeded,
     seed_records,
     seeds_from,
+    study_report,
 )
 from quench.network import Network
 from quench.results import Results
@@ -569,28 +570,25 @@ def plot(out: Path, stats: dict, tuning: dict, p: Params) -> list[str]:
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     seeds, tuning_seeds = seeds_from(seed, p.seeds), seeds_from(seed, p.tuning_seeds)
     fair_keys = [(policy, mix) for mix in ECN_MIXES for policy in POLICIES]
     tune_keys = [(setting, n) for n in p.tuning_sources for setting in TUNING_SETTINGS]
-    fair_kept, tune_kept = run_grid(
-        [fairness_run(p, policy, mix, s) for policy, mix in fair_keys for s in seeds],
-        [tuning_run(p, setting, n, s) for setting, n in tune_keys for s in tuning_seeds],
+    rows, tuning_rows = run_seeded(
+        SeededGrid(fair_keys, seeds, lambda key, s: fairness_run(p, *key, s)),
+        SeededGrid(tune_keys, tuning_seeds, lambda key, s: tuning_run(p, *key, s)),
     )
-    rows = by_key(fair_keys, seeds, fair_kept)
-    tuning_rows = by_key(tune_keys, tuning_seeds, tune_kept)
     stats = fairness_stats(rows, p)
     comparisons = fairness_comparisons(rows)
     ecn = ecn_verdicts(rows)
     tuning = tuning_stats(tuning_rows, p)
     result_tables = tables(stats, comparisons, tuning, p)
     plots = plot(out, stats, tuning, p)
-    return report(
+    return study_report(
         out,
         NAME,
         criteria(rows, tuning_rows, stats, p),
-        printed(result_tables),
+        result_tables,
         seed=seed,
         parameters={
             **dataclasses.asdict(p),
@@ -613,6 +611,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "tuning": seed_records(tuning_rows, tuning_seeds, ("setting", "sources")),
         },
         statistics={"fairness": stats, "jain_comparisons": comparisons, "ecn_share": ecn, "tuning": tuning},
-        result_tables=result_tables,
         plots=plots,
     )

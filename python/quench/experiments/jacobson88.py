@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Analysis, Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Analysis, Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.trace import parse_pcap
@@ -438,8 +438,7 @@ def comparison_table(m512: Measured, m246: Measured, matrix: list[dict]) -> str:
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     p = Params(seed=seed)
     # The experiment's own calibration, then each model's: all independent of each other.
     p, *models = calibrate([p] + [dataclasses.replace(p, echo=e, queue_limit=limit) for e, limit in MODELS])

@@ -42,16 +42,17 @@ from pathlib import Path
 import numpy as np
 
 from quench.experiments import jacobson88
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid
+from quench.experiments.common import Criterion, Figures, Run, output_folder
 from quench.experiments.study import (
-    by_key,
+    SeededGrid,
     compare,
     fmt_ci,
     mean_ci,
-    printed,
     result_table,
+    run_seeded,
     seed_records,
     seeds_from,
+    study_report,
 )
 from quench.network import Network, droptail
 from quench.results import Results
@@ -452,21 +453,19 @@ def plot(out: Path, a: dict, p: Params) -> list[str]:
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     seeds = seeds_from(seed, p.seeds)
     keys = sweep_keys(p)
-    (kept,) = run_grid([sweep_run(p, echo, loss, k, s) for echo, loss, k in keys for s in seeds])
-    rows = by_key(keys, seeds, kept)
+    (rows,) = run_seeded(SeededGrid(keys, seeds, lambda key, s: sweep_run(p, *key, s)))
     a = analyse(p, rows)
     analytic = analytic_table()
     result_tables = tables(a, analytic, p)
     plots = plot(out, a, p)
-    return report(
+    return study_report(
         out,
         NAME,
         criteria(a, p),
-        printed(result_tables),
+        result_tables,
         seed=seed,
         parameters={**dataclasses.asdict(p), "seeds": seeds},
         quick=quick,
@@ -485,6 +484,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         ),
         statistics=a,
         analytic=analytic,
-        result_tables=result_tables,
         plots=plots,
     )

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results, jain_index
 from quench.units import parse_rate
@@ -222,8 +222,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = Params(seed=seed)
     if quick:
         p = dataclasses.replace(p, duration_s=800.0, warmup_s=200.0)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     thresholds = THRESHOLDS[::2] if quick else THRESHOLDS
     (res_off, res_on), by_threshold, by_reaction = run_grid(
         [run(p, quench=False), run(p, quench=True)],

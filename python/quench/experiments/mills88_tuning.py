@@ -40,18 +40,19 @@ from pathlib import Path
 import numpy as np
 
 from quench.experiments import mills88
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid
+from quench.experiments.common import Criterion, Figures, Run, output_folder
 from quench.experiments.study import (
     IDENTICAL,
     INCONCLUSIVE,
-    by_key,
+    SeededGrid,
     compare,
     fmt_ci,
     mean_ci,
-    printed,
     result_table,
+    run_seeded,
     seed_records,
     seeds_from,
+    study_report,
 )
 from quench.results import Results
 
@@ -349,20 +350,20 @@ def plot(out: Path, a: dict, p: Params) -> list[str]:
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     seeds = seeds_from(seed, p.seeds)
     keys = [(n, r, s) for n in p.flows for r in REACTIONS for s in settings(p)]
-    (kept,) = run_grid([tuning_run(p, n, r, s, sd) for n, r, s in keys for sd in seeds])
-    rows = by_key([(n, r, label(s)) for n, r, s in keys], seeds, kept)
+    (rows,) = run_seeded(
+        SeededGrid(keys, seeds, lambda key, sd: tuning_run(p, *key, sd), label=lambda key: (*key[:2], label(key[2])))
+    )
     a = analyse(p, rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
-    return report(
+    return study_report(
         out,
         NAME,
         criteria(rows, p),
-        printed(result_tables),
+        result_tables,
         seed=seed,
         parameters={**dataclasses.asdict(p), "reactions": REACTIONS, "seeds": seeds},
         quick=quick,
@@ -375,6 +376,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         ),
         runs=seed_records(rows, seeds, ("flows", "reaction", "setting")),
         statistics=a,
-        result_tables=result_tables,
         plots=plots,
     )

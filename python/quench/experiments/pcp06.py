@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from quench.experiments.common import Analysis, Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Analysis, Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network, droptail, fq
 from quench.results import Results
 from quench.scenario import validate_scenario
@@ -375,8 +375,7 @@ def source_table(table: pd.DataFrame) -> str:
 
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     p = quick_params() if quick else Params()
     seeds = [seed + i for i in range(p.seeds)]
     points = run_points(p, [(transport, q, load) for transport, q in CONFIGS for load in p.loads], seeds)

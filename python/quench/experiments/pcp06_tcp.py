@@ -34,16 +34,17 @@ from pathlib import Path
 import numpy as np
 
 from quench.experiments import pcp06
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid
+from quench.experiments.common import Criterion, Figures, Run, output_folder
 from quench.experiments.study import (
-    by_key,
+    SeededGrid,
     compare,
     fmt_ci,
     mean_ci,
-    printed,
     result_table,
+    run_seeded,
     seed_records,
     seeds_from,
+    study_report,
 )
 from quench.network import Network, droptail, fq
 from quench.results import Results
@@ -309,20 +310,18 @@ def plot(out: Path, a: dict, p: Params) -> list[str]:
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     seeds = seeds_from(seed, p.seeds)
     ks = keys(p)
-    (kept,) = run_grid([Run.of(network(p, q, t, load, s), p.duration_s, measure) for q, t, load in ks for s in seeds])
-    rows = by_key(ks, seeds, kept)
+    (rows,) = run_seeded(SeededGrid(ks, seeds, lambda key, s: Run.of(network(p, *key, s), p.duration_s, measure)))
     a = analyse(p, rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
-    return report(
+    return study_report(
         out,
         NAME,
         criteria(rows, p),
-        printed(result_tables),
+        result_tables,
         seed=seed,
         parameters={**dataclasses.asdict(p), "tit_for_tat": TFT, "seeds": seeds},
         quick=quick,
@@ -336,6 +335,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
         ),
         runs=seed_records(rows, seeds, ("qdisc", "tft", "load")),
         statistics=a,
-        result_tables=result_tables,
         plots=plots,
     )

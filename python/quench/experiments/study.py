@@ -7,16 +7,24 @@ run's measurements (the recorded sweep), the means and intervals computed from t
 conclusion stated from those intervals: a difference is called only when its paired 95 %
 interval excludes zero; otherwise the comparison is reported as inconclusive. Its criteria are
 checks that the sweep measured what it claims to (every run finished, the link was loaded),
-never the answer."""
+never the answer.
+
+Every study's `reproduce` has the same shape: parameters (quick or full) and the output folder
+(`common.output_folder`), its grids of keys x seeds run at once (`run_seeded`), its analysis
+and tables, then `study_report`, which prints the tables and writes summary.json with the keys
+every study has, in one order."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from quench.experiments.common import Criterion, Run, report, run_grid, text_table
 from quench.stats import CONFIDENCE, confidence_interval
 
 # Verdicts of a paired comparison; IDENTICAL when every pair is equal (the runs did not differ).
@@ -26,6 +34,28 @@ HIGHER, LOWER, INCONCLUSIVE, IDENTICAL = "higher", "lower", "inconclusive", "ide
 def seeds_from(first: int, count: int) -> list[int]:
     """The study's seeds: `count` consecutive seeds from `quench reproduce --seed`."""
     return list(range(first, first + count))
+
+
+def _same(key: Any) -> Any:
+    return key
+
+
+@dataclass(frozen=True)
+class SeededGrid:
+    """A study's grid: one run per key and seed, made key by key with every seed in turn
+    (`make(key, seed)`); its rows are keyed by `label(key)` (the key itself by default)."""
+
+    keys: Sequence[Any]
+    seeds: Sequence[int]
+    make: Callable[[Any, int], Run]
+    label: Callable[[Any], Any] = _same
+
+
+def run_seeded(*grids: SeededGrid) -> list[dict[Any, list[Any]]]:
+    """Run the grids at once on the experiments' grid runner; per grid, what its runs kept as
+    {label(key): [one per seed]}."""
+    kept = run_grid(*[[g.make(key, s) for key in g.keys for s in g.seeds] for g in grids])
+    return [by_key([g.label(k) for k in g.keys], g.seeds, runs) for g, runs in zip(grids, kept, strict=True)]
 
 
 def by_key(keys: Sequence[Any], seeds: Sequence[int], kept: Sequence[Any]) -> dict[Any, list[Any]]:
@@ -85,6 +115,46 @@ def result_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any
 
 def printed(tables: Sequence[dict[str, Any]]) -> list[str]:
     """The result tables as text, for the console."""
-    from quench.experiments.common import text_table
-
     return [text_table([t["columns"], *t["rows"]], t["title"]) for t in tables]
+
+
+def study_report(
+    out: Path,
+    name: str,
+    criteria: list[Criterion],
+    result_tables: list[dict[str, Any]],
+    *,
+    seed: int,
+    parameters: dict[str, Any],
+    quick: bool,
+    source: str,
+    claim: str,
+    conclusion: Any,
+    scope: str,
+    runs: Any,
+    statistics: Any,
+    plots: Any,
+    **extra: Any,
+) -> dict:
+    """Print a study's result tables and criteria, and write its summary.json: the question
+    (`source`, `claim`), the `conclusion` from the intervals, what was varied and fixed
+    (`scope`), every run's measurements, the statistics, anything `extra`, then the tables and
+    figures."""
+    return report(
+        out,
+        name,
+        criteria,
+        printed(result_tables),
+        seed=seed,
+        parameters=parameters,
+        quick=quick,
+        source=source,
+        claim=claim,
+        conclusion=conclusion,
+        scope=scope,
+        runs=runs,
+        statistics=statistics,
+        **extra,
+        result_tables=result_tables,
+        plots=plots,
+    )

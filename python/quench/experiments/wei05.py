@@ -69,7 +69,7 @@ from pathlib import Path
 
 import numpy as np
 
-from quench.experiments.common import Analysis, Criterion, Figures, Run, report, run_grid, text_table
+from quench.experiments.common import Analysis, Criterion, Figures, Run, output_folder, report, run_grid, text_table
 from quench.network import Network, droptail
 from quench.results import Results
 from quench.units import parse_rate
@@ -514,8 +514,7 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = Params(seed=seed)
     if quick:
         p = dataclasses.replace(p, duration_s=30.0, datatag_duration_s=20.0)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     other = next(b for b in BOTTLENECKS if b != p.bottleneck)
     variants = [(p, c) for c in CONTROLS] + [(dataclasses.replace(p, bottleneck=other), c) for c in CONTROLS]
     variants.append((dataclasses.replace(p, ack_path="dummynet"), "no control"))

@@ -38,17 +38,18 @@ from typing import Any
 import numpy as np
 
 from quench.experiments import wei05
-from quench.experiments.common import Criterion, Figures, Run, report, run_grid
+from quench.experiments.common import Criterion, Figures, Run, output_folder
 from quench.experiments.study import (
     INCONCLUSIVE,
-    by_key,
+    SeededGrid,
     compare,
     fmt_ci,
     mean_ci,
-    printed,
     result_table,
+    run_seeded,
     seed_records,
     seeds_from,
+    study_report,
 )
 from quench.network import Network, droptail
 from quench.results import Results
@@ -426,26 +427,23 @@ def plot(out: Path, a: dict, p: Params) -> list[str]:
 
 def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     p = quick_params() if quick else Params()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out)
     seeds, txq_seeds = seeds_from(seed, p.seeds), seeds_from(seed, p.txq_seeds)
     keys = share_keys(p)
     controls = (NONE, PACING, BURSTINESS)
     txq_keys = [(c, n) for c in controls for n in p.txqueuelens]
-    kept, txq_kept = run_grid(
-        [share_run(p, *key, s) for key in keys for s in seeds],
-        [txq_run(p, c, n, s) for c, n in txq_keys for s in txq_seeds],
+    rows, txq_rows = run_seeded(
+        SeededGrid(keys, seeds, lambda key, s: share_run(p, *key, s)),
+        SeededGrid(txq_keys, txq_seeds, lambda key, s: txq_run(p, *key, s)),
     )
-    rows = by_key(keys, seeds, kept)
-    txq_rows = by_key(txq_keys, txq_seeds, txq_kept)
     a = analyse(p, rows, txq_rows)
     result_tables = tables(a, p)
     plots = plot(out, a, p)
-    return report(
+    return study_report(
         out,
         NAME,
         criteria(a, rows, txq_rows, p),
-        printed(result_tables),
+        result_tables,
         seed=seed,
         parameters={
             **dataclasses.asdict(p),
@@ -470,6 +468,5 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
             "txqueuelen": seed_records(txq_rows, txq_seeds, ("control", "txqueuelen")),
         },
         statistics=a,
-        result_tables=result_tables,
         plots=plots,
     )
