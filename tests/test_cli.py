@@ -84,6 +84,43 @@ def test_a_bug_is_one_line_with_exit_status_3(capsys, monkeypatch):
     assert capsys.readouterr().err == "quench: internal error: KeyError: 'oops'\n"
 
 
+def _panic_exception() -> type[BaseException]:
+    """pyo3's PanicException as Python sees it: a BaseException of module pyo3_runtime (pyo3's
+    src/panic.rs), which the engine raises only when a Rust panic crosses the boundary."""
+    return type("PanicException", (BaseException,), {"__module__": "pyo3_runtime"})
+
+
+def test_an_engine_panic_is_one_line_naming_the_command(capsys, monkeypatch):
+    panic = _panic_exception()
+
+    def boom(args):
+        raise panic("index out of bounds: the len is 3 but the index is 7\nat src/world.rs:12")
+
+    monkeypatch.setattr("quench.cli.cmd_validate", boom)
+    monkeypatch.delenv("QUENCH_TRACEBACK", raising=False)
+    assert main(["validate", str(SCENARIO)]) == 3
+    assert capsys.readouterr().err == (
+        "quench: internal error: validate failed: the engine panicked: "
+        "index out of bounds: the len is 3 but the index is 7\\nat src/world.rs:12\n"
+    )
+    # With QUENCH_TRACEBACK the panic itself propagates, for a traceback.
+    monkeypatch.setenv("QUENCH_TRACEBACK", "1")
+    with pytest.raises(panic):
+        main(["validate", str(SCENARIO)])
+
+
+def test_other_base_exceptions_are_not_taken_for_panics(monkeypatch):
+    class Stop(BaseException):
+        pass
+
+    def boom(args):
+        raise Stop
+
+    monkeypatch.setattr("quench.cli.cmd_validate", boom)
+    with pytest.raises(Stop):
+        main(["validate", str(SCENARIO)])
+
+
 def test_messages_stay_on_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text(

@@ -15,6 +15,7 @@ import psutil
 import pytest
 from toml_text import toml_value
 
+from quench import sweep
 from quench.cli import main
 from quench.sweep import parse_spec, run_sweep
 
@@ -214,3 +215,59 @@ def test_a_sweep_under_an_inherited_address_space_limit_runs_its_points(tmp_path
     )
     assert done.returncode == 0, done.stderr
     assert len(parquet_files(out)) == 2
+
+
+def test_the_default_time_limit_follows_the_budget_by_its_rule():
+    """60 s plus the budget's work at 10^6 events a second: 2 events per packet, 10 per flow."""
+    assert sweep.budget_timeout_s({}) == 60 + (2 * 10**8 + 10 * 10**7) / 1e6 == 360
+    assert sweep.budget_timeout_s({"budget": {"packets": 10**9, "flows": 1000}}) == 60 + 2000 + 0.01
+    # A value that is not a positive number counts as the default (validation refuses it).
+    assert sweep.budget_timeout_s({"budget": {"packets": "lots", "flows": -1}}) == 360
+    assert sweep.budget_timeout_s({"budget": "none"}) == 360
+
+
+def test_the_budget_defaults_are_the_engines():
+    """The engine writes budget.flows always and budget.packets only when it differs from its
+    default: both defaults read back from a validated scenario."""
+    from quench import validate_scenario
+
+    base = udp("1Mbps", "100p", "1s")
+    del base["budget"]
+    assert validate_scenario(base)["budget"]["flows"] == sweep.DEFAULT_FLOW_BUDGET
+    at_default = validate_scenario({**base, "budget": {"packets": sweep.DEFAULT_PACKET_BUDGET}})["budget"]
+    above = validate_scenario({**base, "budget": {"packets": sweep.DEFAULT_PACKET_BUDGET + 1}})["budget"]
+    assert "packets" not in at_default and above["packets"] == sweep.DEFAULT_PACKET_BUDGET + 1
+
+
+def test_a_runaway_point_stops_at_its_budgets_time_limit(tmp_path, monkeypatch):
+    """No --point-timeout: a point of 1000 simulated seconds of TCP at 10 Gb/s (work its budget
+    does not count) stops at the limit its budget gives (set-up time shortened to 2 s here),
+    and the short point beside it finishes."""
+    monkeypatch.setattr(sweep, "POINT_SETUP_S", 2.0)
+    base = {
+        "seed": 1,
+        "duration": "1000s",
+        "hosts": ["a", "b"],
+        "links": [{"from": "a", "to": "b", "rate": "10Gbps", "delay": "1ms"}],
+        "flows": [{"kind": "tcp", "src": "a", "dst": "b"}],
+        "record": {"queues": False, "drops": False, "monitors": False},
+        "budget": {"packets": 1, "flows": 1},
+    }
+    spec = {"sweep": {"base": base, "grid": {"duration": ["10ms", "1000s"]}}}
+    started = time.monotonic()
+    summary = run_sweep(spec, tmp_path, jobs=2, quiet=True)
+    assert time.monotonic() - started < SWEEP_S
+    assert (summary["succeeded"], summary["failed"]) == (1, 1)
+    assert summary["limits"]["point_timeout_s"] == "from each point's budget"
+    (failure,) = summary["failures"]
+    limit = sweep.budget_timeout_s(base)
+    assert limit == 2.0 + 12 / 1e6
+    assert failure["params"]["duration"] == "1000s" and failure["cause"] == "timeout"
+    assert failure["error"] == f"exceeded {limit:g} s (the limit from its budget; --point-timeout sets another)"
+
+
+def test_a_zero_point_timeout_turns_the_budgets_limit_off():
+    limits = sweep._limits(1, 0.0, 0.0)
+    assert limits.point_timeout_s({}) is None and limits.memory_mb is None
+    assert sweep._limits(1, None, 0.0).point_timeout_s({}) == 360
+    assert sweep._limits(1, 5.0, 0.0).point_timeout_s({}) == 5.0

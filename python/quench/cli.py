@@ -504,7 +504,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--point-timeout",
         type=float,
         metavar="SECONDS",
-        help="stop a point after this many wall-clock seconds and record it as failed (default, or 0: no limit)",
+        help="stop a point after this many wall-clock seconds and record it as failed (default: from the "
+        "point's budget, 360 s for the default budget; 0: no limit)",
     )
     sw.add_argument(
         "--point-memory",
@@ -584,6 +585,21 @@ def main(argv: list[str] | None = None) -> int:
         prefix = "" if isinstance(e, _core.InternalError) else f"internal error: {type(e).__name__}: "
         print(f"quench: {prefix}{one_line(str(e))}", file=sys.stderr)
         return EXIT_INTERNAL
+    except BaseException as e:
+        if not is_engine_panic(e) or os.environ.get("QUENCH_TRACEBACK"):
+            raise
+        what = f"{args.command} failed: the engine panicked"
+        print(f"quench: internal error: {what}: {one_line(str(e))}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def is_engine_panic(e: BaseException) -> bool:
+    """A Rust panic that reached Python as pyo3's PanicException (`pyo3_runtime.PanicException`,
+    a BaseException, so `except Exception` lets it through). The bindings turn the engine's
+    panics into InternalError (crates/quench-py/src/lib.rs, `guarded`); this is one that got
+    past them. pyo3 creates the type when a panic first crosses, so it is known by name."""
+    t = type(e)
+    return any(c.__name__ == "PanicException" and c.__module__ == "pyo3_runtime" for c in t.__mro__)
 
 
 if __name__ == "__main__":

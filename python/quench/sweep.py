@@ -86,13 +86,59 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 _SIGNALS = {s.value for s in signal.Signals}
 
 
+# A point's default time limit, from its scenario's budget (docs/sweeps.md, "Limits per point").
+# The budget bounds the work a run may do: budget.packets packets from the sources that send at a
+# rate of their own, each at least two events (sent; queued or dropped at the first link), and
+# budget.flows flows, each at least ten (a handshake, a segment and its ACK, a teardown). The
+# engine runs about 10^7 events a second (crates/quench-core/src/limits.rs); the limit allows
+# that work at a tenth of it, for a slow or loaded machine, plus a minute for set-up and saving.
+EVENTS_PER_BUDGET_PACKET = 2
+EVENTS_PER_BUDGET_FLOW = 10
+SLOWEST_EVENTS_PER_S = 1e6
+POINT_SETUP_S = 60.0
+# The engine's budget defaults (crates/quench-core/src/limits.rs), for a scenario that leaves
+# its budget out.
+DEFAULT_PACKET_BUDGET = 100_000_000
+DEFAULT_FLOW_BUDGET = 10_000_000
+
+
+def budget_timeout_s(scenario: dict) -> float:
+    """The default wall-clock limit of a point running `scenario`: the work its budget allows
+    at SLOWEST_EVENTS_PER_S, plus POINT_SETUP_S (360 s for the default budget). A budget value
+    that is not a positive number counts as the default (the point then fails validation)."""
+    budget = scenario.get("budget") if isinstance(scenario, dict) else None
+    budget = budget if isinstance(budget, dict) else {}
+
+    def allowed(key: str, default: int) -> float:
+        v = budget.get(key)
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v > 0
+        return float(v) if ok else float(default)
+
+    events = EVENTS_PER_BUDGET_PACKET * allowed("packets", DEFAULT_PACKET_BUDGET)
+    events += EVENTS_PER_BUDGET_FLOW * allowed("flows", DEFAULT_FLOW_BUDGET)
+    return POINT_SETUP_S + events / SLOWEST_EVENTS_PER_S
+
+
 @dataclass(frozen=True)
 class Limits:
     """Per-point limits of a local sweep: wall-clock seconds, and MB (2^20 bytes) by which a
-    point may grow its worker's address space; None for no limit."""
+    point may grow its worker's address space; None for no limit. With `timeout_from_budget`
+    and no `timeout_s`, each point's time limit is its budget's (`budget_timeout_s`)."""
 
     timeout_s: float | None = None
     memory_mb: float | None = None
+    timeout_from_budget: bool = False
+
+    def point_timeout_s(self, scenario: dict) -> float | None:
+        """The time limit of a point running `scenario`."""
+        if self.timeout_s is None and self.timeout_from_budget:
+            return budget_timeout_s(scenario)
+        return self.timeout_s
+
+    def summary(self) -> dict[str, Any]:
+        """The limits as summary.json records them."""
+        timeout = "from each point's budget" if self.timeout_s is None and self.timeout_from_budget else self.timeout_s
+        return {"point_timeout_s": timeout, "point_memory_mb": self.memory_mb}
 
 
 def default_point_memory_mb(jobs: int) -> float:
@@ -357,6 +403,7 @@ class _Worker:
         os.set_blocking(self.stderr.fileno(), False)
         self.task: tuple[Point, int] | None = None
         self.started = 0.0
+        self.timeout_s: float | None = None
         self.err = bytearray()
         self.stderr_open = True
         self.name = f"{socket.gethostname()}:{self.proc.pid}"
@@ -364,8 +411,9 @@ class _Worker:
     def waitables(self) -> list:
         return [self.conn, self.proc.sentinel, *([self.stderr] if self.stderr_open else [])]
 
-    def submit(self, point: Point, attempt: int, scenario: dict) -> None:
+    def submit(self, point: Point, attempt: int, scenario: dict, timeout_s: float | None) -> None:
         self.task, self.started, self.err = (point, attempt), time.monotonic(), bytearray()
+        self.timeout_s = timeout_s
         with contextlib.suppress(OSError):  # it died: its sentinel tells, and `lost` says why
             self.conn.send(scenario)
 
@@ -406,11 +454,12 @@ class _Worker:
             return payload
         if self.proc.sentinel in ready:
             return self.lost(limits)
-        if limits.timeout_s and time.monotonic() - self.started >= limits.timeout_s:
+        if self.timeout_s and time.monotonic() - self.started >= self.timeout_s:
             self.proc.kill()
             self.proc.join()
             self.drain_stderr()
-            return {"error": f"exceeded {limits.timeout_s:g} s", "cause": "timeout", "worker": self.name}
+            derived = " (the limit from its budget; --point-timeout sets another)" if limits.timeout_s is None else ""
+            return {"error": f"exceeded {self.timeout_s:g} s{derived}", "cause": "timeout", "worker": self.name}
         return None
 
     def lost(self, limits: Limits) -> dict:
@@ -456,15 +505,15 @@ def run_pool(spec: SweepSpec, todo: list[Point], jobs: int, limits: Limits) -> I
                 worker = _Worker(ctx, limits.memory_mb)
                 workers.append(worker)
             point, attempt = queue.popleft()
-            worker.submit(point, attempt, spec.scenario(point))
+            scenario = spec.scenario(point)
+            worker.submit(point, attempt, scenario, limits.point_timeout_s(scenario))
 
     try:
         while queue or any(w.task for w in workers):
             hand_out()
             busy = [w for w in workers if w.task]
-            wait_s = None
-            if limits.timeout_s:
-                wait_s = max(0.0, min(w.started for w in busy) + limits.timeout_s - time.monotonic())
+            deadlines = [w.started + w.timeout_s for w in busy if w.timeout_s]
+            wait_s = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
             ready = set(mpc.wait([x for w in busy for x in w.waitables()], timeout=wait_s))
             finished = []
             for w in busy:
@@ -532,21 +581,23 @@ def default_jobs() -> int:
 
 
 def _limit(value: float | None, where: str) -> float | None:
-    """A limit as given: a positive number, 0 or None for none."""
+    """A limit as given: a positive number, 0 for none, or None when not given (its default)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{where}: must be a non-negative number (0: no limit), got {value!r}")
-    return float(value) or None
+    return float(value)
 
 
 def _limits(jobs: int, point_timeout: float | None, point_memory: float | None) -> Limits:
+    """The limits of a local sweep; None for a limit not given: its default (the budget's time
+    limit, the memory shared among the workers)."""
     if not sys.platform.startswith("linux"):  # the worker reads its size in /proc
         if point_memory:
             raise ValueError("--point-memory: needs Linux")
         point_memory = 0
     memory = default_point_memory_mb(jobs) if point_memory is None else point_memory
-    return Limits(timeout_s=point_timeout or None, memory_mb=memory or None)
+    return Limits(timeout_s=point_timeout or None, memory_mb=memory or None, timeout_from_budget=point_timeout is None)
 
 
 def _progress(total: int, reused: int, quiet: bool) -> Any:
@@ -570,8 +621,9 @@ def run_sweep(
     """Run every point not already in `out`; returns (and writes) the summary.
 
     Local sweeps run each point in a worker process with per-point limits: `point_timeout`
-    wall-clock seconds (default none) and `point_memory` MB of address space (default: physical
-    memory / worker processes); 0 turns a limit off. A point past a limit, or whose worker dies,
+    wall-clock seconds (default: from each point's budget, `budget_timeout_s`, 360 s for the
+    default budget) and `point_memory` MB of address space (default: physical memory / worker
+    processes); 0 turns a limit off. A point past a limit, or whose worker dies,
     is recorded as failed with the reason while the others go on (docs/sweeps.md)."""
     spec = _as_spec(spec)
     if retries is not None:
@@ -646,7 +698,7 @@ def _run_claimed(
         "wall_s": time.perf_counter() - started,
         "metrics": spec.metrics,
         "stats": ["stats.parquet", "stats.csv"],
-        "limits": {"point_timeout_s": limits.timeout_s, "point_memory_mb": limits.memory_mb},
+        "limits": limits.summary(),
         "failures": failures,
     }
     write_json_atomic(sdir.root / "summary.json", summary)
