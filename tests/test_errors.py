@@ -1,5 +1,7 @@
 """Bad input: an exception naming the key and the reason, never a crash or a partial file."""
 
+import json
+
 import pytest
 from conftest import small_net
 
@@ -296,3 +298,24 @@ def test_saving_where_no_folder_can_be_made_names_the_folder_given(tmp_path):
         res.save("/proc/no-such-process/results")
     assert str(e.value).startswith("cannot save the results into /proc/no-such-process/results: "), str(e.value)
     assert "quench-tmp" not in str(e.value)
+
+
+def test_listed_flows_past_the_cap_are_one_error_naming_flows(tmp_path, capsys):
+    """MAX_LISTED_FLOWS flows validate; one more is refused before any is read, from Python and
+    from a file (10⁶ listed flows: at once), pointing to a workload."""
+    from quench.scenario import MAX_LISTED_FLOWS
+
+    net = small_net()
+    spec = net.to_dict("1s")
+    flow = {"kind": "udp", "src": "a", "dst": "b", "rate": "1kbps", "start": "0.5s"}
+    assert len(quench.validate_scenario({**spec, "flows": [flow] * MAX_LISTED_FLOWS})["flows"]) == MAX_LISTED_FLOWS
+    for n in (MAX_LISTED_FLOWS + 1, 10**6):
+        with pytest.raises(quench.ScenarioError) as e:
+            quench.validate_scenario({**spec, "flows": [flow] * n})
+        assert e.value.path == "flows" and e.value.reason.startswith(f"{n} listed flows, more than the 10000")
+        assert "workload" in e.value.reason
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({**spec, "flows": [flow] * (MAX_LISTED_FLOWS + 1)}))
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("quench: error: flows: 10001 listed flows")

@@ -50,6 +50,12 @@ def active_journal() -> list[dict[str, Any]] | None:
 
 # Scenario data nested deeper than this is refused (real scenarios nest about 5 levels).
 MAX_DEPTH = 32
+# Flows a scenario may list (`flows`). Each listed flow costs the Python side about 0.5 ms to
+# validate from the command line (reading the TOML, writing the resolved scenario and where each
+# TCP setting came from; 10⁴ flows: 5 s and 140 MB, 10⁵: 37 s and 1.2 GB, measured on two shared
+# cores), so 10⁴ keeps `quench validate` to seconds; benchmarks/bench_scale.py lists that many.
+# A larger population is a workload (`workloads`), whose flows are drawn as the run goes.
+MAX_LISTED_FLOWS = 10_000
 _TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
 
 
@@ -132,6 +138,7 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
         raise scenario_error("", str(e)) from None
     text = _utf8(data, p).removeprefix("\ufeff")
     spec = _load_json(text, p) if p.suffix == ".json" else _load_toml(text, p)
+    check_listed_flows(spec)
     # Empirical size CDFs given as CSV files are read relative to the scenario file.
     return resolve_files(spec, p.parent)
 
@@ -219,9 +226,21 @@ def _check_plain(spec: Any) -> None:
             raise scenario_error(path, f"a {type(value).__name__} is not plain data (strings, numbers, lists, tables)")
 
 
+def check_listed_flows(spec: dict[str, Any]) -> None:
+    """Refuse more listed flows than MAX_LISTED_FLOWS, naming `flows`, before they are read."""
+    flows = spec.get("flows")
+    if isinstance(flows, list) and len(flows) > MAX_LISTED_FLOWS:
+        raise scenario_error(
+            "flows",
+            f"{len(flows)} listed flows, more than the {MAX_LISTED_FLOWS} a scenario may list; give a larger "
+            "population as a workload (`workloads`), which draws its flows as the run goes",
+        )
+
+
 def _to_json(spec: dict[str, Any]) -> str:
     if not isinstance(spec, dict):
         raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
+    check_listed_flows(spec)
     _check_plain(spec)
     # A CSV file of a scenario built in Python is read relative to the working directory.
     spec = resolve_files(spec, Path.cwd())
