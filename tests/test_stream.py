@@ -233,3 +233,19 @@ def test_a_long_workload_streams_its_flows_table(tmp_path):
     assert streamed["name"].iloc[0] == "cbr" and streamed["name"].iloc[-1] == f"w0.{len(streamed) - 2}"
     expected = pd.read_parquet(memory.save(tmp_path / "memory", plots=False) / "flows.parquet")
     pd.testing.assert_frame_equal(streamed, expected)
+
+
+def test_a_capture_is_readable_after_its_results_are_dropped():
+    """`net.run().pcaps[link]`: the Results go before the capture is read from the temporary
+    folder, which lives while their captures do, and goes with them."""
+    s = spec()
+    s["duration"] = "2s"
+    s["record"] = {"pcap": ["r1->r2"]}
+    pcaps = run_scenario(s, progress=False).pcaps
+    gc.collect()
+    data = pcaps["r1->r2"]
+    assert data[:4] == bytes.fromhex("d4c3b2a1") or data[:4] == bytes.fromhex("4d3cb2a1")
+    folder = pcaps.files["r1->r2"].parent
+    del pcaps
+    gc.collect()
+    assert not folder.exists()

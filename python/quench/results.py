@@ -153,6 +153,11 @@ class Tables(MutableMapping[str, "pd.DataFrame"]):
             yield self._label(name, frame(cols))
 
 
+class _FolderLease:
+    """Held by a run's Results and Captures while they may read its temporary folder; the
+    folder is removed when the last of them is gone."""
+
+
 class Captures(MutableMapping[str, bytes]):
     """Captured links' pcap bytes by link name; a capture streamed to a file is read from it
     when used."""
@@ -198,8 +203,14 @@ class Results:
         self.meta = meta
         self.stream = stream
         if stream is not None and stream.owned:
-            # The temporary folder lives as long as these results.
-            weakref.finalize(self, shutil.rmtree, stream.folder, ignore_errors=True)
+            # The temporary folder lives as long as these results or their captures
+            # (`net.run().pcaps[link]` reads a capture after the Results are gone). The tables
+            # do not hold it: they are freed by the cycle collector only (their labeller refers
+            # back to them), which would keep every discarded run's folder until it runs.
+            lease = _FolderLease()
+            weakref.finalize(lease, shutil.rmtree, stream.folder, ignore_errors=True)
+            for holder in (self, pcaps):
+                holder.__dict__["_lease"] = lease
 
     @classmethod
     def from_raw(
@@ -245,6 +256,7 @@ class Results:
         state["tables"] = {name: self.tables[name] for name in self.tables}
         state["pcaps"] = {link: self.pcaps[link] for link in self.pcaps}
         state["stream"] = None
+        state.pop("_lease", None)
         return state
 
     def __getattr__(self, name: str) -> pd.DataFrame:

@@ -333,12 +333,14 @@ def analyze(
         (staging / RUN_MARKER).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         fig, (a1, a2) = plt.subplots(2, 1, figsize=(9, 7))
         tcp_flows = [f for f in fl["flow"] if f.endswith("/tcp")] if len(fl) else []
+        plotted = False
         for f in tcp_flows[:8]:
             ts = time_sequence(pkts, f)
             if ts["len"].sum() > 0:
                 a1.plot(ts["time_s"], ts["seq"] / 1e3, ".", ms=2, label=f)
+                plotted = True
         a1.set(xlabel="time (s)", ylabel="sequence (KB)", title="time-sequence of TCP data")
-        if tcp_flows:
+        if plotted:  # TCP flows that carried no data (a capture cut after the SYNs) have no line
             a1.legend(fontsize="x-small")
         a2.plot(rate["time_s"], rate["rate_pps"], lw=0.8)
         a2.set(xlabel="time (s)", ylabel="packets/s", title=f"smoothed instantaneous arrival rate (gain {gain})")
