@@ -819,107 +819,20 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
     """The ns-3 run as quench Results (same table and column names where ns-3 has them);
     `wall_run_s` is ns-3's run loop alone, as quench's is."""
     dur = plan["duration_s"]
-    by_name = {ln["name"]: ln for ln in raw["links"]}
-    rows = []
-    for lid, name in enumerate(by_name):
-        ln = by_name[name]
-        a, b = name.split("->")
-        spec = next(x for x in plan["links"] if {x["from"], x["to"]} == {a, b})
-        qd = spec["qdisc"] if spec["from"] == a else spec["reverse_qdisc"]
-        reasons = {"overflow": 0, "preempted": 0, "early": 0, "forced": 0, "link_loss": 0}
-        for why, n in ln["drop_reasons"].items():
-            reasons[DROP_REASON_MAP.get(why, "early" if qd["kind"] != "droptail" else "overflow")] += n
-        rows.append(
-            {
-                "link": lid,
-                "name": name,
-                "from": a,
-                "to": b,
-                "qdisc": qd["kind"],
-                "rate_bps": int(spec["rate_bps"]),
-                "delay_s": spec["delay_s"],
-                "arrived_packets": ln["arrived_packets"],
-                "arrived_bytes": ln["arrived_bytes"],
-                "departed_packets": ln["departed_packets"],
-                "departed_bytes": ln["departed_bytes"],
-                "dropped_packets": ln["dropped_packets"],
-                "dropped_bytes": ln["dropped_bytes"],
-                **{f"drops_{k}": v for k, v in reasons.items()},
-                "marked_packets": ln["marked_packets"],
-                "backlog_packets": ln["backlog_packets"],
-                "backlog_bytes": ln["backlog_bytes"],
-                "utilization": ln["busy_s"] / dur,
-                # Little's law over the run: time-integral of the backlog / packets that left.
-                "mean_sojourn_s": _known(ln["packet_seconds"]) / ln["departed_packets"]
-                if ln["departed_packets"]
-                else np.nan,
-                "max_sojourn_s": np.nan,
-                "mean_backlog_packets": _known(ln["packet_seconds"]) / dur,
-                "mean_backlog_bytes": _known(ln["byte_seconds"]) / dur,
-                "max_backlog_packets": _known(ln["max_backlog_packets"]),
-                "max_backlog_bytes": _known(ln["max_backlog_bytes"]),
-            }
-        )
-    links = pd.DataFrame(rows)
-    frows = []
-    for k, (fl, got) in enumerate(zip(plan["flows"], raw["flows"])):
-        done = got.get("completion_s")
-        none_for_udp = 0 if fl["kind"] == "udp" else None  # UDP retransmits nothing
-        active = (done if done is not None else dur) - fl["start_s"]
-        frows.append(
-            {
-                "flow": k,
-                "name": plan["flow_names"][k],
-                "kind": fl["kind"],
-                "cc": fl.get("cc", ""),
-                "src": fl["src"],
-                "dst": fl["dst"],
-                "start_s": fl["start_s"],
-                "bytes_requested": float(fl["bytes"]) if fl.get("bytes") else np.nan,
-                "bytes_sent": _known(got.get("bytes_sent")),
-                "bytes_delivered": got["bytes_delivered"],
-                "goodput_bps": got["bytes_delivered"] * 8 / active if active > 0 else 0.0,
-                "completion_s": np.nan if done is None else done,
-                "response_time_s": np.nan if done is None else done - fl["start_s"],
-                "packets_sent": _known(got.get("packets_sent")),
-                "packets_received": _packets_received(fl, got),
-                "retransmitted_segments": _known(got.get("retransmitted_segments", none_for_udp)),
-                "timeouts": _known(got.get("timeouts", none_for_udp)),
-                "fast_retransmits": _known(got.get("fast_retransmits", none_for_udp)),
-                "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
-                "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
-                # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").
-                "mean_rtt_s": np.nan,
-                "mean_delay_s": np.nan,
-                "aborted": np.nan,
-            }
-        )
-    flows = pd.DataFrame(frows)
-    link_id = dict(zip(links["name"], links["link"]))
-    q = raw["queue"]
-    queue = pd.DataFrame(
-        {
-            "time_s": np.array([r[0] for r in q], dtype=float),
-            "link": np.array([link_id[r[1]] for r in q], dtype=np.uint32),
-            "packets": np.array([r[2] for r in q], dtype=np.uint64),
-            "bytes": np.array([r[3] for r in q], dtype=np.uint64),
-        }
+    links = pd.DataFrame(
+        [_link_row(plan, lid, ln, dur) for lid, ln in enumerate({ln["name"]: ln for ln in raw["links"]}.values())]
     )
-    queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
-    tables = {"links": links, "flows": flows, "queue": queue, **_monitors_and_snapshots(raw, links, flows)}
+    flows = pd.DataFrame(
+        [_flow_row(plan, k, fl, got, dur) for k, (fl, got) in enumerate(zip(plan["flows"], raw["flows"]))]
+    )
+    tables = {
+        "links": links,
+        "flows": flows,
+        "queue": _queue_table(raw, links),
+        **_monitors_and_snapshots(raw, links, flows),
+    }
     if plan.get("record_cwnd"):
-        cw = raw.get("cwnd", [])
-        cwnd = pd.DataFrame(
-            {
-                "time_s": np.array([r[0] for r in cw], dtype=float),
-                "flow": np.array([r[1] for r in cw], dtype=np.uint32),
-                "cwnd": np.array([r[2] for r in cw], dtype=np.uint64),
-                # ns-3's "no threshold yet" is UINT32_MAX, quench's u64::MAX.
-                "ssthresh": np.array([NO_SSTHRESH if r[3] == NS3_NO_SSTHRESH else r[3] for r in cw], dtype=np.uint64),
-            }
-        )
-        cwnd["flow_name"] = cwnd["flow"].map(dict(zip(flows["flow"], flows["name"]))).astype("string")
-        tables["cwnd"] = cwnd
+        tables["cwnd"] = _cwnd_table(raw, flows)
     meta = {
         "quench_version": _version(),
         "simulator": f"ns-3 (ns3=={NS3_VERSION})",
@@ -931,6 +844,107 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
         "ns3_approximations": plan["notes"],
     }
     return Results(tables, {}, plan["resolved"], meta)
+
+
+def _link_row(plan: dict[str, Any], lid: int, ln: dict[str, Any], dur: float) -> dict[str, Any]:
+    """A link direction's row of the links table from the ns-3 child's record `ln`."""
+    name = ln["name"]
+    a, b = name.split("->")
+    spec = next(x for x in plan["links"] if {x["from"], x["to"]} == {a, b})
+    qd = spec["qdisc"] if spec["from"] == a else spec["reverse_qdisc"]
+    reasons = {"overflow": 0, "preempted": 0, "early": 0, "forced": 0, "link_loss": 0}
+    for why, n in ln["drop_reasons"].items():
+        reasons[DROP_REASON_MAP.get(why, "early" if qd["kind"] != "droptail" else "overflow")] += n
+    return {
+        "link": lid,
+        "name": name,
+        "from": a,
+        "to": b,
+        "qdisc": qd["kind"],
+        "rate_bps": int(spec["rate_bps"]),
+        "delay_s": spec["delay_s"],
+        "arrived_packets": ln["arrived_packets"],
+        "arrived_bytes": ln["arrived_bytes"],
+        "departed_packets": ln["departed_packets"],
+        "departed_bytes": ln["departed_bytes"],
+        "dropped_packets": ln["dropped_packets"],
+        "dropped_bytes": ln["dropped_bytes"],
+        **{f"drops_{k}": v for k, v in reasons.items()},
+        "marked_packets": ln["marked_packets"],
+        "backlog_packets": ln["backlog_packets"],
+        "backlog_bytes": ln["backlog_bytes"],
+        "utilization": ln["busy_s"] / dur,
+        # Little's law over the run: time-integral of the backlog / packets that left.
+        "mean_sojourn_s": _known(ln["packet_seconds"]) / ln["departed_packets"] if ln["departed_packets"] else np.nan,
+        "max_sojourn_s": np.nan,
+        "mean_backlog_packets": _known(ln["packet_seconds"]) / dur,
+        "mean_backlog_bytes": _known(ln["byte_seconds"]) / dur,
+        "max_backlog_packets": _known(ln["max_backlog_packets"]),
+        "max_backlog_bytes": _known(ln["max_backlog_bytes"]),
+    }
+
+
+def _flow_row(plan: dict[str, Any], k: int, fl: dict[str, Any], got: dict[str, Any], dur: float) -> dict[str, Any]:
+    """Flow `k`'s row of the flows table from its plan entry `fl` and the child's record `got`."""
+    done = got.get("completion_s")
+    none_for_udp = 0 if fl["kind"] == "udp" else None  # UDP retransmits nothing
+    active = (done if done is not None else dur) - fl["start_s"]
+    return {
+        "flow": k,
+        "name": plan["flow_names"][k],
+        "kind": fl["kind"],
+        "cc": fl.get("cc", ""),
+        "src": fl["src"],
+        "dst": fl["dst"],
+        "start_s": fl["start_s"],
+        "bytes_requested": float(fl["bytes"]) if fl.get("bytes") else np.nan,
+        "bytes_sent": _known(got.get("bytes_sent")),
+        "bytes_delivered": got["bytes_delivered"],
+        "goodput_bps": got["bytes_delivered"] * 8 / active if active > 0 else 0.0,
+        "completion_s": np.nan if done is None else done,
+        "response_time_s": np.nan if done is None else done - fl["start_s"],
+        "packets_sent": _known(got.get("packets_sent")),
+        "packets_received": _packets_received(fl, got),
+        "retransmitted_segments": _known(got.get("retransmitted_segments", none_for_udp)),
+        "timeouts": _known(got.get("timeouts", none_for_udp)),
+        "fast_retransmits": _known(got.get("fast_retransmits", none_for_udp)),
+        "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
+        "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
+        # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").
+        "mean_rtt_s": np.nan,
+        "mean_delay_s": np.nan,
+        "aborted": np.nan,
+    }
+
+
+def _queue_table(raw: dict[str, Any], links: pd.DataFrame) -> pd.DataFrame:
+    link_id = dict(zip(links["name"], links["link"]))
+    q = raw["queue"]
+    queue = pd.DataFrame(
+        {
+            "time_s": np.array([r[0] for r in q], dtype=float),
+            "link": np.array([link_id[r[1]] for r in q], dtype=np.uint32),
+            "packets": np.array([r[2] for r in q], dtype=np.uint64),
+            "bytes": np.array([r[3] for r in q], dtype=np.uint64),
+        }
+    )
+    queue["link_name"] = queue["link"].map(dict(zip(links["link"], links["name"]))).astype("string")
+    return queue
+
+
+def _cwnd_table(raw: dict[str, Any], flows: pd.DataFrame) -> pd.DataFrame:
+    cw = raw.get("cwnd", [])
+    cwnd = pd.DataFrame(
+        {
+            "time_s": np.array([r[0] for r in cw], dtype=float),
+            "flow": np.array([r[1] for r in cw], dtype=np.uint32),
+            "cwnd": np.array([r[2] for r in cw], dtype=np.uint64),
+            # ns-3's "no threshold yet" is UINT32_MAX, quench's u64::MAX.
+            "ssthresh": np.array([NO_SSTHRESH if r[3] == NS3_NO_SSTHRESH else r[3] for r in cw], dtype=np.uint64),
+        }
+    )
+    cwnd["flow_name"] = cwnd["flow"].map(dict(zip(flows["flow"], flows["name"]))).astype("string")
+    return cwnd
 
 
 # The snapshot tables' columns in quench's order (quench-core's snapshots.rs), with the ns-3

@@ -417,8 +417,38 @@ _DEFINED = set()
 
 def run_one(ns, q, plan):
     """Build, run and destroy one plan's simulation; its result record."""
-    # Experiments only (benchmarks/ns3_experiments.py, never `quench.ns3.translate`): C++ code
-    # defining variants of ns-3 classes, and TCP controllers replaced by such a variant's TypeId.
+    _define_experiment_classes(ns, plan)
+    lean = bool(plan.get("lean"))
+    ns.RngSeedManager.SetSeed(plan["rng_seed"])
+    ns.RngSeedManager.SetRun(plan["rng_run"])
+    for path, (kind, value) in plan["defaults"].items():
+        ns.Config.SetDefault(path, attr_value(ns, kind, value))
+    node = _nodes(ns, plan)
+    devs = _links(ns, plan, node)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    link_ids = _queue_discs(ns, q, plan, devs, lean)
+    tcp_rows, udp_rows = _flows(ns, q, plan, node, lean)
+    snapshots, run_wall_s, run_cpu_s = _run(ns, q, plan, link_ids, tcp_rows, udp_rows)
+    out = {
+        "links": [],
+        "flows": [None] * len(plan["flows"]),
+        "queue": [],
+        "cwnd": [],
+        "monitors": [],
+        "events": int(ns.Simulator.GetEventCount()),
+        "run_wall_s": run_wall_s,
+        "run_cpu_s": run_cpu_s,
+        **snapshots,
+    }
+    _link_results(q, link_ids, lean, out)
+    _flow_results(q, tcp_rows, udp_rows, lean, out)
+    ns.Simulator.Destroy()
+    return out
+
+
+def _define_experiment_classes(ns, plan):
+    """Experiments only (benchmarks/ns3_experiments.py, never `quench.ns3.translate`): C++ code
+    defining variants of ns-3 classes, and TCP controllers replaced by such a variant's TypeId."""
     for code, register in plan.get("experiment_cpp", []):
         if code not in _DEFINED:
             ns.cppyy.cppdef(code)
@@ -428,19 +458,19 @@ def run_one(ns, q, plan):
             for part in path.split("."):
                 obj = getattr(obj, part)
             obj.GetTypeId()
-    tcp_types = {**TCP_TYPES, **plan.get("tcp_types", {})}
-    lean = bool(plan.get("lean"))
-    ns.RngSeedManager.SetSeed(plan["rng_seed"])
-    ns.RngSeedManager.SetRun(plan["rng_run"])
-    for path, (kind, value) in plan["defaults"].items():
-        ns.Config.SetDefault(path, attr_value(ns, kind, value))
 
+
+def _nodes(ns, plan):
+    """The plan's nodes with the internet stack, by name."""
     names = plan["nodes"]
     nodes = ns.NodeContainer()
     nodes.Create(len(names))
-    node = {n: nodes.Get(i) for i, n in enumerate(names)}
     ns.InternetStackHelper().Install(nodes)
+    return {n: nodes.Get(i) for i, n in enumerate(names)}
 
+
+def _links(ns, plan, node):
+    """Each link's point-to-point devices (device queue, loss models) and their addresses."""
     addresses = ns.Ipv4AddressHelper()
     devs = []
     for i, link in enumerate(plan["links"]):
@@ -461,9 +491,12 @@ def run_one(ns, q, plan):
         addresses.SetBase(ns.Ipv4Address(f"10.{i // 256}.{i % 256}.0"), ns.Ipv4Mask("255.255.255.0"))
         ifaces = addresses.Assign(d)
         devs.append((d, ifaces))
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    return devs
 
-    # Replace the default root queue disc (pfifo_fast) of every device with the translated one.
+
+def _queue_discs(ns, q, plan, devs, lean):
+    """Replace the default root queue disc (pfifo_fast) of every device with the translated
+    one; (direction name, its index in the bookkeeping) of each."""
     tc_uninstall = ns.TrafficControlHelper()
     link_ids = []
     for (d, _), link in zip(devs, plan["links"]):
@@ -485,6 +518,13 @@ def run_one(ns, q, plan):
             link_ids.append((name, i))
             if name in plan.get("monitor_links", ()):
                 q.MonitorRed(i)
+    return link_ids
+
+
+def _flows(ns, q, plan, node, lean):
+    """Every flow's applications: (flow index, bookkeeping index) of the TCP flows, and (flow
+    index, bookkeeping index, sink) of the UDP ones."""
+    tcp_types = {**TCP_TYPES, **plan.get("tcp_types", {})}
 
     def address_of(n):
         """The first interface address of node `n` (hosts have one link in quench's sense of
@@ -492,45 +532,51 @@ def run_one(ns, q, plan):
         ipv4 = node[n].GetObject[ns.Ipv4]()
         return ipv4.GetAddress(1, 0).GetLocal()
 
-    stop = ns.Seconds(plan["duration_s"])
     tcp_rows, udp_rows = [], []
     for k, fl in enumerate(plan["flows"]):
         port = plan["base_port"] + k
         dst = ns.InetSocketAddress(address_of(fl["dst"]), port).ConvertTo()
+        sink_factory = "ns3::TcpSocketFactory" if fl["kind"] == "tcp" else "ns3::UdpSocketFactory"
+        sink = ns.PacketSinkHelper(sink_factory, ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
         if fl["kind"] == "tcp":
-            # The receiver's node too where the controller shapes the receiver (DCTCP's ECE
-            # echo of RFC 8257 section 3.2 follows the receiving socket's own controller).
-            for end in ("src", "dst") if fl.get("receiver_cc") else ("src",):
-                ns.Config.Set(
-                    f"/NodeList/{node[fl[end]].GetId()}/$ns3::TcpL4Protocol/SocketType",
-                    ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
-                )
-            sink = ns.PacketSinkHelper(
-                "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-            ).Install(node[fl["dst"]])
-            sink.Start(ns.Seconds(0.0))
-            bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dst)
-            bulk.SetAttribute("MaxBytes", ns.UintegerValue(int(fl["bytes"] or 0)))
-            bulk.SetAttribute("SendSize", ns.UintegerValue(int(fl["send_size"])))
-            app = bulk.Install(node[fl["src"]])
-            app.Start(ns.Seconds(fl["start_s"]))
-            i = q.AddTcpFlow(
-                app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False), not lean
-            )
-            tcp_rows.append((k, i))
+            tcp_rows.append((k, _tcp_flow(ns, q, plan, node, fl, dst, sink, tcp_types, lean)))
         else:
-            sink = ns.PacketSinkHelper(
-                "ns3::UdpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-            ).Install(node[fl["dst"]])
+            sink = sink.Install(node[fl["dst"]])
             sink.Start(ns.Seconds(0.0))
             i = q.AddUdp(
                 node[fl["src"]], dst, int(fl["payload"]), fl["mean_gap_s"], fl["poisson"], fl["start_s"], fl["stop_s"]
             )
             udp_rows.append((k, i, sink.Get(0)))
+    return tcp_rows, udp_rows
 
+
+def _tcp_flow(ns, q, plan, node, fl, dst, sink_helper, tcp_types, lean):
+    """A TCP flow's controller, sink and bulk sender; its bookkeeping index."""
+    # The receiver's node too where the controller shapes the receiver (DCTCP's ECE echo of
+    # RFC 8257 section 3.2 follows the receiving socket's own controller).
+    for end in ("src", "dst") if fl.get("receiver_cc") else ("src",):
+        ns.Config.Set(
+            f"/NodeList/{node[fl[end]].GetId()}/$ns3::TcpL4Protocol/SocketType",
+            ns.TypeIdValue(ns.TypeId.LookupByName(tcp_types[fl["cc"]])),
+        )
+    sink = sink_helper.Install(node[fl["dst"]])
+    sink.Start(ns.Seconds(0.0))
+    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", dst)
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(int(fl["bytes"] or 0)))
+    bulk.SetAttribute("SendSize", ns.UintegerValue(int(fl["send_size"])))
+    app = bulk.Install(node[fl["src"]])
+    app.Start(ns.Seconds(fl["start_s"]))
+    return q.AddTcpFlow(
+        app.Get(0), sink.Get(0), fl["start_s"], int(fl["bytes"] or 0), plan.get("record_cwnd", False), not lean
+    )
+
+
+def _run(ns, q, plan, link_ids, tcp_rows, udp_rows):
+    """Run to the end, stopping at each snapshot instant to read every counter; the snapshots,
+    and the run loop's own wall and CPU seconds (Simulator::Run, without building, snapshots or
+    results), as quench's meta.json `wall_run_s`: what a speed comparison of the two loops
+    times."""
     snapshots = {"link_snapshots": [], "flow_snapshots": []}
-    # The run loop's own time (Simulator::Run, without building, snapshots or results), as
-    # quench's meta.json `wall_run_s`: what a speed comparison of the two loops times.
     run_wall_s = run_cpu_s = 0.0
 
     def run_to(at):
@@ -545,20 +591,13 @@ def run_one(ns, q, plan):
         # Run to the instant and read every counter there; the run goes on from it.
         run_to(ns.Seconds(t))
         take_snapshot(q, t, link_ids, tcp_rows, udp_rows, snapshots)
-    run_to(stop)
+    run_to(ns.Seconds(plan["duration_s"]))
     q.Close()
+    return snapshots, run_wall_s, run_cpu_s
 
-    out = {
-        "links": [],
-        "flows": [None] * len(plan["flows"]),
-        "queue": [],
-        "cwnd": [],
-        "monitors": [],
-        "events": int(ns.Simulator.GetEventCount()),
-        "run_wall_s": run_wall_s,
-        "run_cpu_s": run_cpu_s,
-        **snapshots,
-    }
+
+def _link_results(q, link_ids, lean, out):
+    """Each link direction's record, its sampled queue and its monitors, into `out`."""
     for name, i in link_ids:
         ls = q.links[i]
         out["links"].append(link_record(ls, name, lean))
@@ -567,6 +606,10 @@ def run_one(ns, q, plan):
                 out["queue"].append((float(t), name, int(p), int(b)))
         for t, v in zip(ls.avgT, ls.avgV):
             out["monitors"].append((float(t), name, "avg_queue", float(v)))
+
+
+def _flow_results(q, tcp_rows, udp_rows, lean, out):
+    """Each flow's record and the TCP flows' cwnd rows, into `out`."""
     for k, i in tcp_rows:
         f = q.flows[i]
         out["flows"][k] = {
@@ -593,8 +636,6 @@ def run_one(ns, q, plan):
             "packets_sent": int(u.sent),
             "completion_s": None,
         }
-    ns.Simulator.Destroy()
-    return out
 
 
 # The point-to-point header every packet carries in ns-3's device queue and on its wire.
