@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 
 from quench.experiments import pcp06
+from quench.experiments.study import seed_range
 
 # The paper's compensation (NSDI '06, section 3.2) taken literally: the base rate times
 # 1 − d/RTT for good at the end of each epoch (docs/mechanisms.md#pcp).
@@ -49,8 +50,7 @@ def main() -> None:
     ap.add_argument("study", choices=sorted(STUDIES))
     ap.add_argument("--seeds", default="1-6", help="first-last (default 1-6)")
     args = ap.parse_args()
-    first, last = (int(x) for x in args.seeds.split("-"))
-    seeds = list(range(first, last + 1))
+    seeds = seed_range(args.seeds)
     top = pcp06.Params().loads[-1]
     print(f"| PCP | drops FIFO | drops FQ | RT {top:g} FIFO | RT {top:g} FQ |")
     print("|---|---|---|---|---|")

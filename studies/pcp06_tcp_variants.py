@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 
 from quench.experiments import pcp06
+from quench.experiments.study import seed_range
 
 VARIANTS = {
     "NewReno + SACK, delayed ACKs, min RTO 1 s (default)": {},
@@ -48,8 +49,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="1-3", help="first-last (default 1-3, the reproduction's)")
     ap.add_argument("--loads", default="0.75,0.9", help="comma-separated offered loads")
     args = ap.parse_args()
-    first, last = (int(x) for x in args.seeds.split("-"))
-    seeds = list(range(first, last + 1))
+    seeds = seed_range(args.seeds)
     loads = [float(x) for x in args.loads.split(",")]
     head = " | ".join(f"load {x:g}: mean FIFO / FQ (FQ - FIFO); median FIFO / FQ" for x in loads)
     print(f"| TCP | {head} |")

@@ -192,3 +192,12 @@ def test_matches_its_golden_file(study):
         pytest.skip(f"refreshed {path}: review its diff before committing")
     diff = differences(json.loads(path.read_text()), now)
     assert not diff, "\n".join(diff[:40])
+
+
+def test_a_seed_range_includes_both_ends():
+    from quench.experiments.study import seed_range
+
+    assert seed_range("1-3") == [1, 2, 3] and seed_range("7-7") == [7]
+    for bad in ("3", "3-1", "a-b", "-2"):
+        with pytest.raises(ValueError, match="--seeds"):
+            seed_range(bad)

@@ -36,6 +36,14 @@ def seeds_from(first: int, count: int) -> list[int]:
     return list(range(first, first + count))
 
 
+def seed_range(text: str) -> list[int]:
+    """The seeds of a study script's `--seeds first-last` (both included), e.g. "1-3"."""
+    first, sep, last = text.partition("-")
+    if not sep or not first.strip().isdigit() or not last.strip().isdigit() or int(last) < int(first):
+        raise ValueError(f"--seeds: expected first-last such as 1-3, got {text!r}")
+    return list(range(int(first), int(last) + 1))
+
+
 def _same(key: Any) -> Any:
     return key
 
