@@ -800,6 +800,8 @@ def to_results(plan: dict[str, Any], raw: dict[str, Any]) -> Results:
                 "mean_rtt_s": np.nan,
                 "mean_delay_s": np.nan,
                 "aborted": np.nan,
+                "ideal_fct_s": np.nan,
+                "slowdown": np.nan,
             }
         )
     flows = pd.DataFrame(frows)
