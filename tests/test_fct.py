@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import quench
+from quench import dist
 from quench.results import FCT_SIZE_EDGES, fct_slowdown
 
 RATE_BPS = 1e9
@@ -48,7 +49,7 @@ def test_a_lone_flow_across_the_spine_takes_its_closed_form_ideal():
 
 def test_fct_buckets_hold_the_percentiles_of_the_flows_table():
     net = leaf_spine()
-    net.workload(matrix="all_to_all", load=0.5, size=quench.dist.websearch(), stop="200ms", name="ws")
+    net.workload(matrix="all_to_all", load=0.5, size=dist.websearch(), stop="200ms", name="ws")
     res = net.run("1s", progress=False)
     table = res.fct()
     assert list(table.index) == ["(0B, 10KB]", "(10KB, 100KB]", "(100KB, 1MB]", "(1MB, 10MB]", "(10MB, inf]"]

@@ -62,10 +62,10 @@ FORMATS = ("parquet", "csv")
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
 # Flow-size bucket edges (bytes) of the FCT slowdown table (Results.fct): pFabric's classes
-# (Alizadeh et al., SIGCOMM 2013, section 5: small flows (0, 100KB], large (10MB, inf)) cut
-# at every decade between, as HPCC's (Li et al., SIGCOMM 2019, fig. 11) and Homa's (Montazeri
-# et al., SIGCOMM 2018, fig. 8) size axes are logarithmic; a web-search workload's sizes
-# (about 1.5 KB to 30 MB) fall in the five buckets.
+# (Alizadeh et al., SIGCOMM 2013: small flows (0, 100KB], large (10MB, inf)) cut at every
+# decade between, as the size axes of HPCC's (Li et al., SIGCOMM 2019) and Homa's (Montazeri
+# et al., SIGCOMM 2018) slowdown figures are logarithmic; a web-search workload's sizes (up
+# to 30 MB) fall in the five buckets.
 FCT_SIZE_EDGES = (0.0, 10e3, 100e3, 1e6, 10e6, math.inf)
 
 

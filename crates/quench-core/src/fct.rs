@@ -1,7 +1,7 @@
 //! The ideal flow-completion time of a flow: the time the same flow takes alone on the idle
 //! network, which the flows table divides a flow's response time by to give its slowdown (the
-//! figure of HPCC, Li et al., SIGCOMM 2019, fig. 11; Homa, Montazeri et al., SIGCOMM 2018,
-//! fig. 8; pFabric, Alizadeh et al., SIGCOMM 2013, fig. 5).
+//! figure of the evaluations of HPCC, Li et al., SIGCOMM 2019; Homa, Montazeri et al., SIGCOMM
+//! 2018; pFabric, Alizadeh et al., SIGCOMM 2013).
 //!
 //! Those papers take the ideal as the path's base RTT plus the flow's bytes at the line rate,
 //! their completion being the sender's last ACK and their transports opening without a
