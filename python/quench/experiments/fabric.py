@@ -10,8 +10,8 @@
 2. ECMP collisions (Raiciu et al., "Improving datacenter performance and robustness with
    multipath TCP", SIGCOMM 2011): a permutation of long TCP flows on a k = 8 fat-tree
    (k = 4 in quick mode). Hashing each flow onto one path makes flows collide on links while
-   others idle, so aggregate throughput stays well below the non-blocking ideal; spraying
-   packets over every equal-cost path comes within a few percent of it.
+   others idle, so aggregate throughput stays well below the non-blocking ideal; spreading
+   every flow over all equal-cost paths (here by spraying its packets) comes near it.
 3. Web-search traffic (DCTCP's workload) at loads 0.3-0.8 on a leaf-spine, with drop-tail
    CUBIC, DCTCP over the step marker, and FQ-CoDel: FCT slowdown by flow size (the flows
    table's `slowdown`, `Results.fct`). Short flows wait behind the long flows' standing queue
