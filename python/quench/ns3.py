@@ -914,6 +914,8 @@ def _flow_row(plan: dict[str, Any], k: int, fl: dict[str, Any], got: dict[str, A
         "mean_rtt_s": np.nan,
         "mean_delay_s": np.nan,
         "aborted": np.nan,
+        "ideal_fct_s": np.nan,
+        "slowdown": np.nan,
     }
 
 

@@ -12,6 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas as pd
     from matplotlib.axes import Axes
 
     from quench.results import Results
@@ -73,6 +76,36 @@ def _mss_by_flow(res: Results) -> dict[str, int]:
         if f.get("kind") == "tcp":
             out[res.flows["name"].iloc[i]] = f["tcp"]["mss"]
     return out
+
+
+def fct_slowdown(
+    flows: Results | pd.DataFrame, ax: Axes | None = None, edges: Sequence[float] | None = None, label: str = ""
+) -> Axes:
+    """FCT slowdown against flow size (HPCC's and Homa's figure): every completed sized flow's
+    slowdown as a faint point, and per size bucket (`Results.fct`) its median and 99th
+    percentile, drawn at the bucket's median size. `flows`: a run's Results or a flows table;
+    `label` names the series in the legend (several runs on one axes)."""
+    import numpy as np
+
+    from quench.results import FCT_SIZE_EDGES, Results, fct_slowdown
+
+    ax = _axes(ax)
+    table = flows.flows if isinstance(flows, Results) else flows
+    done = table[table["slowdown"].notna()]
+    size = done["bytes_requested"].to_numpy(dtype=float)
+    points = ax.scatter(size, done["slowdown"], s=3, alpha=0.25)
+    color = points.get_facecolor()[0][:3]
+    buckets = fct_slowdown(table, FCT_SIZE_EDGES if edges is None else edges)
+    buckets = buckets[buckets["completed"] > 0]
+    x = [float(np.median(size[(size > b["lo_bytes"]) & (size <= b["hi_bytes"])])) for _, b in buckets.iterrows()]
+    tag = f"{label} " if label else ""
+    ax.plot(x, buckets["p50"], "o-", color=color, label=f"{tag}p50")
+    ax.plot(x, buckets["p99"], "s--", color=color, label=f"{tag}p99")
+    ax.set(xscale="log", yscale="log", xlabel="flow size (bytes)", ylabel="FCT slowdown")
+    ax.set_title("FCT slowdown by size (response time / the flow alone on the idle network)")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3, which="both")
+    return ax
 
 
 def save_standard_plots(res: Results, out_dir: Path) -> list[Path]:

@@ -267,8 +267,20 @@ impl FlowContext<'_> {
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
             sack: f.sack_permitted(),
+            ideal_fct_s: self.ideal_fct_s(spec, built.bytes, (src, dst)),
         };
         Ok((info, built.sender, built.receiver))
+    }
+}
+
+impl FlowContext<'_> {
+    /// The flow alone on the idle network (`fct.rs`), over the routes just computed.
+    fn ideal_fct_s(&self, spec: &FlowSpec, bytes: Option<u64>, (src, dst): (NodeId, NodeId)) -> f64 {
+        let (Some(fwd), Some(rev)) = (self.routes.path(self.ends, src, dst), self.routes.path(self.ends, dst, src))
+        else {
+            return f64::NAN;
+        };
+        crate::fct::ideal_fct_s(spec, bytes, self.links, &fwd, &rev)
     }
 }
 

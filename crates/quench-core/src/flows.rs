@@ -31,6 +31,8 @@ pub struct FlowInfo {
     /// The connection negotiates SACK (RFC 2018): its SYN and SYN-ACK carry SACK-permitted
     /// in a capture.
     pub sack: bool,
+    /// Seconds the flow takes alone on the idle network (`fct.rs`); NaN where undefined.
+    pub ideal_fct_s: f64,
 }
 
 /// A flow whose row is final: the flow as declared and what its endpoints reported.

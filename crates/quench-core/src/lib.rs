@@ -19,6 +19,7 @@ pub mod builder;
 pub mod cc;
 pub mod dist;
 pub mod error;
+pub mod fct;
 pub mod flows;
 pub mod ip;
 pub mod limits;

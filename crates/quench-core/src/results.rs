@@ -134,6 +134,13 @@ pub(crate) fn flow_rows<'a>(
         .with("mean_rtt_s", f64s(rows.iter().map(|r| r.mean_rtt_s)))
         .with("mean_delay_s", f64s(rows.iter().map(|r| r.mean_delay_s)))
         .with("aborted", Column::U8(rows.iter().map(|r| r.aborted as u8).collect()))
+        .with("ideal_fct_s", f64s(fs.iter().map(|f| f.ideal_fct_s)))
+        .with("slowdown", f64s(fs.iter().zip(&rows).map(|(f, r)| slowdown(f, r))))
+}
+
+/// Response time over the flow's ideal (`fct.rs`); NaN where it did not complete.
+fn slowdown(f: &FlowInfo, r: &FlowRow) -> f64 {
+    r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64() / f.ideal_fct_s)
 }
 
 /// One row per node: its IP layer's fragmentation and reassembly counters.

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from quench.experiments import (
     aqm,
+    fabric,
     feng99,
     feng99_fairness,
     jacobson88,
@@ -30,6 +31,7 @@ EXPERIMENTS = {
     "feng99": feng99,
     "wei05": wei05,
     "aqm": aqm,
+    "fabric": fabric,
     # Studies of the seeds' open questions (docs/reproductions.md, "Studies"), in the order
     # of the experiments they extend.
     "mills88-tuning": mills88_tuning,
