@@ -14,7 +14,7 @@ import pytest
 
 import quench
 from quench import dist
-from quench.results import FCT_SIZE_EDGES, fct_slowdown
+from quench.fct import FCT_SIZE_EDGES, fct_slowdown
 
 RATE_BPS = 1e9
 DELAY_S = 5e-6

@@ -86,11 +86,12 @@ def fct_slowdown(
     percentile, drawn at the bucket's median size. `flows`: a run's Results or a flows table;
     `label` names the series in the legend (several runs on one axes)."""
     import numpy as np
+    import pandas as pd
 
-    from quench.results import FCT_SIZE_EDGES, Results, fct_slowdown
+    from quench.fct import FCT_SIZE_EDGES, fct_slowdown
 
     ax = _axes(ax)
-    table = flows.flows if isinstance(flows, Results) else flows
+    table = flows if isinstance(flows, pd.DataFrame) else flows.flows
     done = table[table["slowdown"].notna()]
     size = done["bytes_requested"].to_numpy(dtype=float)
     points = ax.scatter(size, done["slowdown"], s=3, alpha=0.25)

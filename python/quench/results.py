@@ -20,7 +20,6 @@ a `quench run` that saves Parquet do not load them.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 import weakref
@@ -30,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from quench import _core
 from quench.atomic import OutputError, check_output_dir, safe_child, staged_dir
+from quench.fct import FCT_SIZE_EDGES, fct_slowdown
 from quench.schema import (
     CATEGORIES,
     FLOW_TABLES,
@@ -61,12 +61,6 @@ FORMATS = ("parquet", "csv")
 # 3000 simulated seconds, 128 Ki rows still varied by a third (pyarrow's allocator keeps what
 # a row group's writer used), 64 Ki rows (the engine's chunk) stay within 8%.
 SAVE_CHUNK_ROWS = 64 * 1024
-# Flow-size bucket edges (bytes) of the FCT slowdown table (Results.fct): pFabric's classes
-# (Alizadeh et al., SIGCOMM 2013: small flows (0, 100KB], large (10MB, inf)) cut at every
-# decade between, as the size axes of HPCC's (Li et al., SIGCOMM 2019) and Homa's (Montazeri
-# et al., SIGCOMM 2018) slowdown figures are logarithmic; a web-search workload's sizes (up
-# to 30 MB) fall in the five buckets.
-FCT_SIZE_EDGES = (0.0, 10e3, 100e3, 1e6, 10e6, math.inf)
 
 
 def _frame(raw: RawTable) -> pd.DataFrame:
@@ -471,43 +465,6 @@ def _streamed_captures(stream: RecordStream, scenario: dict[str, Any], links: li
     every link's name)."""
     files = stream.pcap_files(scenario.get("record", {}).get("pcap", []))
     return {link: files[link] for link in links if link in files}
-
-
-def size_label(lo: float, hi: float) -> str:
-    """A size bucket as "(lo, hi]" in KB/MB, e.g. "(10KB, 100KB]"."""
-
-    def fmt(b: float) -> str:
-        if math.isinf(b):
-            return "inf"
-        return f"{b / 1e6:g}MB" if b >= 1e6 else f"{b / 1e3:g}KB" if b >= 1e3 else f"{b:g}B"
-
-    return f"({fmt(lo)}, {fmt(hi)}]"
-
-
-def fct_slowdown(flows: pd.DataFrame, edges: Sequence[float] = FCT_SIZE_EDGES) -> pd.DataFrame:
-    """FCT slowdown by flow size over a flows table: one row per size bucket (lo, hi] of
-    `bytes_requested`, labelled "(lo, hi]", with `lo_bytes`, `hi_bytes`, `flows` (with an
-    ideal), `completed`, and `p50`, `p95`, `p99`, `mean` of the completed flows' slowdown
-    (NaN where none completed). Percentiles interpolate linearly between order statistics
-    (numpy's default); a flow that never completed has no slowdown and counts only in `flows`."""
-    import numpy as np
-    import pandas as pd
-
-    if list(edges) != sorted(edges) or len(edges) < 2:
-        raise ValueError(f"edges: expected at least two increasing sizes in bytes, got {list(edges)}")
-    sized = flows[np.isfinite(flows["ideal_fct_s"].to_numpy(dtype=float))]
-    size = sized["bytes_requested"].to_numpy(dtype=float)
-    slowdown = sized["slowdown"].to_numpy(dtype=float)
-    rows = []
-    for lo, hi in zip(edges[:-1], edges[1:]):
-        inside = (size > lo) & (size <= hi)
-        done = slowdown[inside & np.isfinite(slowdown)]
-        p50, p95, p99 = np.percentile(done, [50, 95, 99]) if len(done) else (math.nan,) * 3
-        mean = float(done.mean()) if len(done) else math.nan
-        row = {"bucket": size_label(lo, hi), "lo_bytes": lo, "hi_bytes": hi}
-        row |= {"flows": int(inside.sum()), "completed": len(done), "p50": float(p50), "p95": float(p95)}
-        rows.append(row | {"p99": float(p99), "mean": mean})
-    return pd.DataFrame(rows).set_index("bucket")
 
 
 def jain_index(x: np.ndarray) -> float:

@@ -52,8 +52,9 @@ import pandas as pd
 
 from quench import dist
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
+from quench.fct import fct_slowdown
 from quench.network import Network, droptail, fq_codel, step
-from quench.results import Results, fct_slowdown
+from quench.results import Results
 from quench.units import parse_bytes, parse_rate
 
 NAME = "fabric"
