@@ -182,6 +182,17 @@ pub struct Link {
     pub(crate) quiet: bool,
 }
 
+/// What a link acts with besides itself and the clock, owned by the world and lent for each
+/// step it asks of a link: the outbox the link fills, every node's buffer pool, and the slab
+/// that holds the packets of every pipe, drop-tail queue and transmitter. One struct passed by
+/// reference: the per-packet calls into a link take two arguments besides the link.
+#[derive(Default)]
+pub struct LinkCx {
+    pub out: LinkOutbox,
+    pub node_buffers: Vec<NodeBuffers>,
+    pub slab: PacketSlab,
+}
+
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
 #[derive(Default)]
 pub struct LinkOutbox {
@@ -282,29 +293,22 @@ impl Link {
     /// Offer the packet held in slab entry `id` to the queue; the answer says whether the queue
     /// kept it. Drops (of it or of queued packets) and control packets the qdisc originates
     /// land in `out`.
-    pub fn enqueue(
-        &mut self,
-        now: Time,
-        id: EntryId,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> Admission {
+    pub fn enqueue(&mut self, now: Time, id: EntryId, lcx: &mut LinkCx) -> Admission {
         let held = self.backlog();
         self.stats.integrate(now, held);
-        let pkt = slab.held_mut(id);
+        let pkt = lcx.slab.held_mut(id);
         pkt.enqueued_at = now;
         let (uid, size) = (pkt.uid, pkt.size);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += size as u64;
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+        let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
         qdisc.enqueue_held(id, &mut cx);
         let marks = cx.marks;
-        self.count_verdicts(marks, &out.drops);
+        self.count_verdicts(marks, &lcx.out.drops);
         let b = self.backlog();
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
-        if out.drops.iter().any(|(p, _)| p.uid == uid) {
+        if lcx.out.drops.iter().any(|(p, _)| p.uid == uid) {
             Admission::Refused
         } else {
             Admission::Accepted
@@ -313,28 +317,22 @@ impl Link {
 
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
-    pub fn start_tx(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> TxStart {
+    pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
         if self.device.is_some() {
-            return self.start_tx_from_device(now, out, node, slab);
+            return self.start_tx_from_device(now, lcx);
         }
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+        let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
         let next = qdisc.dequeue(&mut cx);
         let marks = cx.marks;
-        self.count_verdicts(marks, &out.drops);
+        self.count_verdicts(marks, &lcx.out.drops);
         match next {
-            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, slab.hold(p), slab)),
-            Dequeued::Held(id) => TxStart::Started(self.begin_tx(now, id, slab)),
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, lcx.slab.hold(p), &lcx.slab)),
+            Dequeued::Held(id) => TxStart::Started(self.begin_tx(now, id, &lcx.slab)),
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => {
                 self.wake_pending = true;
@@ -346,18 +344,12 @@ impl Link {
     /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
     /// head and refill the place it left. Called after every enqueue (the device queue takes
     /// what the qdisc releases at once) and whenever the transmitter may start.
-    fn start_tx_from_device(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> TxStart {
+    fn start_tx_from_device(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
         let held = self.backlog();
         self.stats.integrate(now, held);
         // A wake-up already scheduled answers for the qdisc until it comes.
         let scheduled = self.wake_pending;
-        let wait = if scheduled { None } else { self.fill_device(now, out, node, slab) };
+        let wait = if scheduled { None } else { self.fill_device(now, lcx) };
         if self.transmitting.is_some() {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
@@ -366,12 +358,12 @@ impl Link {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
         d.bytes -= p.size as u64;
-        let done = self.begin_tx(now, slab.hold(p), slab);
+        let done = self.begin_tx(now, lcx.slab.hold(p), &lcx.slab);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
             // wake-up (the answer is `Started`): the qdisc is asked again when this
             // transmission ends, which runs as an event because the qdisc is not empty.
-            self.fill_device(now, out, node, slab);
+            self.fill_device(now, lcx);
             self.wake_pending = false;
         }
         TxStart::Started(done)
@@ -379,21 +371,15 @@ impl Link {
 
     /// Move packets from the qdisc into the device queue until it is full or the qdisc has
     /// none to give; returns the qdisc's "not before" time if it gave that answer.
-    fn fill_device(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> Option<Time> {
+    fn fill_device(&mut self, now: Time, lcx: &mut LinkCx) -> Option<Time> {
         while self.device.as_ref().is_some_and(|d| d.packets.len() < d.limit) {
-            let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+            let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
             let next = qdisc.dequeue(&mut cx);
             let marks = cx.marks;
-            self.count_verdicts(marks, &out.drops);
+            self.count_verdicts(marks, &lcx.out.drops);
             match next {
                 Dequeued::Packet(_) | Dequeued::Held(_) => {
-                    let p = next.into_packet(slab).expect("a packet");
+                    let p = next.into_packet(&mut lcx.slab).expect("a packet");
                     let d = self.device.as_mut().expect("checked by the loop");
                     d.bytes += p.size as u64;
                     d.packets.push_back(p);
@@ -411,24 +397,18 @@ impl Link {
     /// The qdisc and the context it acts in: the one place a `QdiscCx` is built. (A closure
     /// run inside the context instead cost an extra copy of the dequeued packet.)
     #[inline]
-    fn qdisc_cx<'a>(
-        &'a mut self,
-        now: Time,
-        out: &'a mut LinkOutbox,
-        node: &'a mut NodeBuffers,
-        slab: &'a mut PacketSlab,
-    ) -> (&'a mut AnyQdisc, QdiscCx<'a>) {
+    fn qdisc_cx<'a>(&'a mut self, now: Time, lcx: &'a mut LinkCx) -> (&'a mut AnyQdisc, QdiscCx<'a>) {
         let cx = QdiscCx {
             now,
             link_rate: self.serializer.rate(),
             rng: &mut self.qdisc_rng,
-            drops: &mut out.drops,
-            emitted: &mut out.emitted,
+            drops: &mut lcx.out.drops,
+            emitted: &mut lcx.out.emitted,
             marks: 0,
-            monitors: &mut out.monitors,
-            node,
+            monitors: &mut lcx.out.monitors,
+            node: &mut lcx.node_buffers[self.from.index()],
             node_id: self.from,
-            slab,
+            slab: &mut lcx.slab,
         };
         (&mut self.qdisc, cx)
     }
@@ -464,21 +444,13 @@ impl Link {
         self.qdisc.passes_through(pkt) && self.ready_to_send() && self.device_is_empty()
     }
 
-    /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
-    /// queue: the statistics are those of an enqueue followed at once by a dequeue (the
-    /// queue held nothing until now, held this one packet for no time, and holds nothing
-    /// after). Returns when the transmission ends.
+    /// Send the packet held in slab entry `id`, for which [`Link::can_cut_through`] holds,
+    /// without storing it in the queue: the entry becomes the transmitter's as it is, and the
+    /// statistics are those of an enqueue followed at once by a dequeue (the queue held
+    /// nothing until now, held this one packet for no time, and holds nothing after).
+    /// Returns when the transmission ends.
     #[inline]
-    pub fn cut_through(&mut self, now: Time, pkt: &Packet, slab: &mut PacketSlab) -> Time {
-        // Copied once, straight into the transmitter's entry (a changed copy passed on costs two).
-        let id = slab.hold(*pkt);
-        self.cut_through_held(now, id, slab)
-    }
-
-    /// [`Link::cut_through`] of a packet already held in the slab (taken off the pipe it
-    /// arrived on): the entry becomes the transmitter's as it is.
-    #[inline]
-    pub fn cut_through_held(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
+    pub fn cut_through(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
         let size = slab.held(id).size;
         self.stats.integrate(now, Backlog::default());
         self.stats.arrived_packets += 1;
@@ -581,8 +553,6 @@ impl Link {
         slab.take(&mut self.pipe.list)
     }
 
-    /// Close the books at the end of the run: busy time counts only the part of a
-    /// transmission in progress that falls before `now`.
     /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
     /// time without the part of the current transmission still to come (busy time is credited
     /// when a transmission starts).
@@ -607,6 +577,11 @@ mod tests {
 
     fn link(limit: Limit) -> Link {
         link_with_device(limit, 0)
+    }
+
+    /// The context of the links of a two-node network.
+    fn link_cx() -> LinkCx {
+        LinkCx { node_buffers: vec![NodeBuffers::default(); 2], ..LinkCx::default() }
     }
 
     fn link_with_device(limit: Limit, device_queue: u32) -> Link {
@@ -646,26 +621,23 @@ mod tests {
     fn cut_through_equals_enqueue_then_dequeue() {
         let limit = Limit { packets: Some(10), bytes: None };
         let (mut queued, mut direct) = (link(limit), link(limit));
-        let mut node = NodeBuffers::default();
-        let mut out = LinkOutbox::default();
-        let mut slab = PacketSlab::default();
+        let mut cx = link_cx();
         let mut now = Time(5);
         for uid in 0..50u32 {
             let p = packet(uid, 1, 40 + (uid as u16 * 37) % 1460);
             assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
-            let id = slab.hold(p);
-            queued.enqueue(now, id, &mut out, &mut node, &mut slab);
-            let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node, &mut slab) else {
-                panic!("not started")
-            };
-            assert_eq!(direct.cut_through(now, &p, &mut slab), done);
-            assert_eq!(queued.in_transmission(&slab), direct.in_transmission(&slab));
+            let id = cx.slab.hold(p);
+            queued.enqueue(now, id, &mut cx);
+            let TxStart::Started(done) = queued.start_tx(now, &mut cx) else { panic!("not started") };
+            let id = cx.slab.hold(p);
+            assert_eq!(direct.cut_through(now, id, &mut cx.slab), done);
+            assert_eq!(queued.in_transmission(&cx.slab), direct.in_transmission(&cx.slab));
             assert!(!direct.can_cut_through(&p), "busy while transmitting");
             now = done + Dur(uid as u64 * 1000);
-            assert_eq!(queued.finish_tx(done, &mut slab), direct.finish_tx(done, &mut slab));
+            assert_eq!(queued.finish_tx(done, &mut cx.slab), direct.finish_tx(done, &mut cx.slab));
         }
         assert_eq!(format!("{:?}", queued.stats_at(now)), format!("{:?}", direct.stats_at(now)));
-        assert!(out.drops.is_empty() && out.emitted.is_empty());
+        assert!(cx.out.drops.is_empty() && cx.out.emitted.is_empty());
     }
 
     /// A byte limit smaller than the packet means a drop, which the queue must decide.
@@ -686,21 +658,20 @@ mod tests {
         let limit = Limit { packets: Some(10), bytes: None };
         for (device, held) in [(4u32, 15u64), (0, 11)] {
             let mut l = link_with_device(limit, device);
-            let (mut node, mut out) = (NodeBuffers::default(), LinkOutbox::default());
-            let mut slab = PacketSlab::default();
+            let mut cx = link_cx();
             let now = Time(1000);
             let (mut in_qdisc, mut drops) = (vec![], vec![]);
             let mut done = None;
             for uid in 0..20u32 {
-                let id = slab.hold(packet(uid, 1, 1000));
-                l.enqueue(now, id, &mut out, &mut node, &mut slab);
+                let id = cx.slab.hold(packet(uid, 1, 1000));
+                l.enqueue(now, id, &mut cx);
                 if l.ready_to_send() || l.has_device_queue() {
-                    if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node, &mut slab) {
+                    if let TxStart::Started(t) = l.start_tx(now, &mut cx) {
                         done = Some(t);
                     }
                 }
                 // The world takes the drops after each step.
-                drops.extend(out.drops.drain(..).map(|(p, _)| p.uid));
+                drops.extend(cx.out.drops.drain(..).map(|(p, _)| p.uid));
                 in_qdisc.push(l.qdisc.backlog().packets);
             }
             assert_eq!(drops, (held as u32..20).collect::<Vec<_>>(), "device queue {device}");
@@ -709,13 +680,13 @@ mod tests {
             assert_eq!(in_qdisc, want, "device queue {device}");
             assert_eq!(l.backlog().packets, held - 1, "all but the one in transmission");
             // Drain: each end of transmission starts the next packet, in arrival order.
-            let mut sent = vec![l.in_transmission(&slab).unwrap().uid];
+            let mut sent = vec![l.in_transmission(&cx.slab).unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
             loop {
-                l.finish_tx(t, &mut slab).unwrap();
-                match l.start_tx(t, &mut out, &mut node, &mut slab) {
+                l.finish_tx(t, &mut cx.slab).unwrap();
+                match l.start_tx(t, &mut cx) {
                     TxStart::Started(next) => {
-                        sent.push(l.in_transmission(&slab).unwrap().uid);
+                        sent.push(l.in_transmission(&cx.slab).unwrap().uid);
                         t = next;
                     }
                     _ => break,
