@@ -20,6 +20,7 @@ pub mod cc;
 pub mod dist;
 pub mod error;
 pub mod flows;
+pub mod icmp;
 pub mod ip;
 pub mod limits;
 pub mod link;
@@ -97,7 +98,7 @@ impl Simulation {
     pub fn stream_to(&mut self, spill_dir: &Path, pcap_files: &[(String, PathBuf)]) -> Result<(), String> {
         self.world.rec.stream(trace::spill::Spill::new(spill_dir)?);
         for (link, path) in pcap_files {
-            let i = self.world.links.iter().position(|l| builder::link_is_named(&self.world.nodes, l, link));
+            let i = self.world.links.iter().position(|l| world::link_is_named(&self.world.nodes, l, link));
             let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(packet::LinkId(i as u32))) else {
                 return Err(format!("link {link} is not captured (record.pcap)"));
             };

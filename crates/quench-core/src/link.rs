@@ -27,15 +27,125 @@
 //! Statistics kept here hold for every qdisc, and satisfy the identities
 //! `arrived = departed + dropped_in_queue + backlog` and
 //! `departed = delivered + lost_on_wire + in_flight`.
+//!
+//! A link owns its queue, transmitter, pipe and statistics, and `LinkSpec`, how a scenario
+//! writes a link. It acts only on itself and on what the world lends it for a step (the clock
+//! and `LinkCx`), and never queues an event: it answers what it wants scheduled (`TxStart`,
+//! `undefer_done`).
 
+use crate::error::ConfigError;
 use crate::ip::FragmentRule;
+use crate::limits::{
+    self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_MTU, MIN_PACKET_RATE,
+};
 use crate::packet::{LinkId, NodeId, Packet};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
+use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx, QdiscSpec};
 use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+
+/// Ethernet's MTU, the default for every link.
+const DEFAULT_MTU: Bytes = Bytes(1500);
+
+/// A link between two nodes; with `duplex` (the default) it is a pair of unidirectional links
+/// named "from->to" and "to->from" with the same rate, delay and MTU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub rate: BitRate,
+    pub delay: Dur,
+    #[serde(default = "yes")]
+    pub duplex: bool,
+    /// Queue discipline of the from->to direction (and the reverse one unless overridden).
+    #[serde(default)]
+    pub qdisc: QdiscSpec,
+    #[serde(default)]
+    pub reverse_qdisc: Option<QdiscSpec>,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Bernoulli loss probability on the from->to direction.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bernoulli loss probability on the to->from direction.
+    #[serde(default)]
+    pub reverse_loss: f64,
+    /// Bytes of link-layer framing added to every packet's transmission time.
+    #[serde(default)]
+    pub framing_overhead: Bytes,
+    /// At most this many packets per second, whatever their size (both directions).
+    #[serde(default)]
+    pub packet_rate: Option<f64>,
+    /// How datagrams larger than the MTU are cut: "rfc791" (8-byte offsets) or "unaligned".
+    #[serde(default)]
+    pub fragmentation: FragmentRule,
+    /// Packets of a device queue under the qdisc (both directions; link.rs): Linux's driver
+    /// ring, ns-3's device queue. 0 (the default) for none; left out of the written scenario
+    /// then, so scenarios without one record what they always did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_queue: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_mtu() -> Bytes {
+    DEFAULT_MTU
+}
+
+impl LinkSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new("rate", "must be positive"));
+        }
+        if self.mtu < MIN_MTU {
+            return Err(ConfigError::new("mtu", format!("{} is below the IPv4 minimum of {MIN_MTU}", self.mtu)));
+        }
+        if self.mtu > MAX_MTU {
+            return Err(ConfigError::new("mtu", format!("{} exceeds {MAX_MTU}, the largest IPv4 datagram", self.mtu)));
+        }
+        if self.framing_overhead > MAX_FRAMING_OVERHEAD {
+            return Err(ConfigError::new(
+                "framing_overhead",
+                format!("{} exceeds {MAX_FRAMING_OVERHEAD}, the largest framing quench accepts", self.framing_overhead),
+            ));
+        }
+        let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
+        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
+            return Err(ConfigError::new("rate", why));
+        }
+        if self.device_queue as u64 > MAX_LIMIT_PACKETS {
+            let why = format!("{} packets exceeds {MAX_LIMIT_PACKETS}, the most a buffer may hold", self.device_queue);
+            return Err(ConfigError::new("device_queue", why));
+        }
+        for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
+            }
+        }
+        if self.packet_rate.is_some_and(|r| !(MIN_PACKET_RATE..=MAX_PACKET_RATE).contains(&r)) {
+            return Err(ConfigError::new(
+                "packet_rate",
+                format!(
+                    "{} must be between {MIN_PACKET_RATE:e} and {MAX_PACKET_RATE:e} packets per second",
+                    limits::shown(self.packet_rate.unwrap_or_default())
+                ),
+            ));
+        }
+        if self.from == self.to {
+            return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
+        }
+        Ok(())
+    }
+}
 
 /// A link's statistics at one instant ([`Link::stats_at`]): the counters every packet updates
 /// (read through `Deref`, e.g. `stats.arrived_packets`) and the drops by reason.

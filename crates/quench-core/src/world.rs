@@ -9,14 +9,23 @@
 //! host's own queue sends back) waits in `deferred` until the acting endpoint returns, and is
 //! then handed over in the order it came.
 //!
+//! Every packet crosses a node by one path (`forward`, then the per-hop pipeline `offer`),
+//! whether an endpoint sent it, a qdisc originated it or it came off a pipe; see `HopRecords`
+//! for how a quiet link skips the records.
+//!
+//! The world owns the event queue, what the links share (`LinkCx`: the packet slab, the
+//! nodes' buffer pools) and the routing of what components emit; it does not build flows (its
+//! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
+//! (the link asks the qdisc about its properties).
+//!
 //! Equal-time order: the timers an endpoint arms while it acts are queued ahead of the events
 //! its packets cause (they take sequence numbers reserved when it starts acting), the order
 //! quench has always had: e.g. a constant-bit-rate source exactly at its link's rate finds
 //! its previous datagram still in transmission, as it did when an activation's packets were
 //! routed after it.
 
-use crate::builder::FlowFactory;
 use crate::flows::{Agents, Flows};
+use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkCx, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
@@ -28,9 +37,8 @@ use crate::slab::EntryId;
 use crate::trace::flow_links::Fate;
 use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
-use crate::transport::icmp;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
-use crate::units::Time;
+use crate::units::{Dur, Time};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +73,39 @@ pub struct Node {
     pub is_router: bool,
 }
 
+/// A link's name, `from->to` by its nodes' names. The builder refuses a second link between two
+/// nodes in one direction, so the name is unique; it is made when asked for rather than kept
+/// in every link (at 10,000 flows a dumbbell has 40,002 links, each name an allocation).
+pub(crate) fn link_name(nodes: &[Node], link: &Link) -> String {
+    format!("{}->{}", nodes[link.from.index()].name, nodes[link.to.index()].name)
+}
+
+/// Whether `link` is the one named `name` (`link_name`), without making its name.
+pub(crate) fn link_is_named(nodes: &[Node], link: &Link, name: &str) -> bool {
+    name.strip_prefix(nodes[link.from.index()].name.as_str())
+        .and_then(|rest| rest.strip_prefix("->"))
+        .is_some_and(|to| to == nodes[link.to.index()].name)
+}
+
+/// Where a run's workload arrivals come from (the builder's flow factory). The world asks when
+/// each workload's next arrival is due and has it built then; how a flow is built, from its
+/// template to its endpoints, is not the world's business. `Send`, as the world is: the
+/// bindings run it with Python's lock released.
+pub(crate) trait Arrivals: Send {
+    /// How many workloads the run has.
+    fn workloads(&self) -> usize;
+    /// When workload `w`'s next arrival is due, from the run's start, if it has one.
+    fn next_at(&self, w: usize) -> Option<Dur>;
+    /// Build workload `w`'s arrival due now, with the given ids, and move on to its next one;
+    /// `None` if the workload has no more.
+    fn build_next(
+        &mut self,
+        w: usize,
+        net: (&[Node], &[Link], &Routes),
+        ids: (FlowId, AgentId, AgentId),
+    ) -> Option<(FlowInfo, Agent, Agent)>;
+}
+
 /// What a node's IP layer did with fragments.
 #[derive(Clone, Debug, Default)]
 pub struct FragmentStats {
@@ -87,7 +128,7 @@ pub struct World {
     pub(crate) agents: Agents,
     pub(crate) flows: Flows,
     /// Builds the workloads' arrivals as they come.
-    factory: FlowFactory,
+    arrivals: Box<dyn Arrivals>,
     /// Arrivals scheduled so far: each takes its place among equal-time events from this
     /// count (`Scheduler::schedule_start`), as if every flow's start had been queued up front.
     arrivals_scheduled: u64,
@@ -171,7 +212,7 @@ pub(crate) struct WorldParts {
     pub routes: Routes,
     pub agents: Vec<Agent>,
     pub flows: Vec<FlowInfo>,
-    pub factory: FlowFactory,
+    pub arrivals: Box<dyn Arrivals>,
     pub budget: Budget,
     pub rec: Recorder,
     pub pcap: Captures,
@@ -207,7 +248,7 @@ impl World {
             arrivals_scheduled: flows.count() as u64,
             agents,
             flows,
-            factory: p.factory,
+            arrivals: p.arrivals,
             maybe_reclaimable: Vec::new(),
             budget: p.budget,
             budget_exceeded: None,
@@ -221,7 +262,7 @@ impl World {
             next_uid: 0,
             settled_events: 0,
         };
-        for w in 0..world.factory.workloads.len() {
+        for w in 0..world.arrivals.workloads() {
             world.schedule_arrival(w);
         }
         for (l, link) in world.links.iter_mut().enumerate() {
@@ -284,7 +325,7 @@ impl World {
 
     /// Queue workload `w`'s next arrival, if it has one.
     fn schedule_arrival(&mut self, w: usize) {
-        let Some(at) = self.factory.workloads[w].next_at() else { return };
+        let Some(at) = self.arrivals.next_at(w) else { return };
         self.sched.schedule_start(Time::ZERO + at, self.arrivals_scheduled, Event::Arrival(w as u32));
         self.arrivals_scheduled += 1;
     }
@@ -296,9 +337,9 @@ impl World {
             self.budget_exceeded.get_or_insert_with(|| self.budget.active_flows_exceeded(self.now));
             return;
         }
-        let Some(spec) = self.factory.workloads[w].take() else { return };
         let ids = self.flows.next_ids();
-        let (info, sender, receiver) = self.factory.build(&self.nodes, &self.links, &self.routes, ids, &spec);
+        let net = (&self.nodes[..], &self.links[..], &self.routes);
+        let Some((info, sender, receiver)) = self.arrivals.build_next(w, net, ids) else { return };
         if sender.reacts_to_source_quench() {
             self.quench_senders.entry((info.src, info.dst)).or_default().push(ids.1);
         }
@@ -343,7 +384,8 @@ impl World {
         }
         let (first, released) = self.flows.take_released();
         let rows = released.iter().enumerate().map(|(i, d)| (FlowId(first.0 + i as u32), &d.info, d.row.clone()));
-        let table = crate::results::flow_rows(&self.nodes, self.end, rows);
+        let nodes = &self.nodes;
+        let table = crate::flows::flow_rows(|n| nodes[n.index()].name.clone(), self.end, rows);
         self.rec.spill_table(&table);
     }
 
@@ -721,6 +763,13 @@ impl Host for World {
 
 #[cfg(test)]
 mod tests {
+    /// The world can move to another thread (the bindings run it with Python's lock released).
+    #[test]
+    fn the_world_is_send() {
+        fn send<T: Send>() {}
+        send::<super::World>();
+    }
+
     /// An event fits 16 bytes, so an event-queue entry (16-byte key beside it) takes 32.
     #[test]
     fn events_stay_small() {
