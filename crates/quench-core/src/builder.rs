@@ -1,6 +1,9 @@
 //! Scenario -> World: resolve names, validate every parameter once (errors name the key),
 //! expand generated fabrics (`topology/`), build links with their qdiscs and random streams,
 //! compute routes with each switch's multipath policy, create endpoints.
+//!
+//! It owns the making of the world and of its flows (the flow factory, which the world sees as
+//! its `Arrivals` source); once the world is assembled the builder touches it no more.
 
 use crate::error::ConfigError;
 use crate::link::{Link, LinkParams};
@@ -16,7 +19,7 @@ use crate::transport::{Agent, FlowBuild, FlowSpec};
 use crate::units::{Dur, Time};
 use crate::workload;
 use crate::workload::WorkloadRun;
-use crate::world::{FlowInfo, Node, World, WorldParts};
+use crate::world::{link_is_named, link_name, Arrivals, FlowInfo, Node, World, WorldParts};
 use std::collections::{HashMap, HashSet};
 
 struct Names(HashMap<String, NodeId>);
@@ -172,7 +175,7 @@ fn add_link(
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);
-    links.push(Link::new(id, params, qdisc, qdisc_rng, loss_rng));
+    links.push(Link::new(params, qdisc, qdisc_rng, loss_rng));
     Ok(())
 }
 
@@ -263,7 +266,6 @@ impl FlowContext<'_> {
             src,
             dst,
             sender,
-            receiver,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
             sack: f.sack_permitted(),
@@ -295,17 +297,23 @@ pub(crate) struct FlowFactory {
     pub workloads: Vec<WorkloadRun>,
 }
 
-impl FlowFactory {
-    /// Build an arrival's flow with the given ids. Its template was checked for its pair before
-    /// the run (`check_workloads`), so it builds.
-    pub fn build(
-        &self,
-        nodes: &[Node],
-        links: &[Link],
-        routes: &Routes,
+impl Arrivals for FlowFactory {
+    fn workloads(&self) -> usize {
+        self.workloads.len()
+    }
+
+    fn next_at(&self, w: usize) -> Option<Dur> {
+        self.workloads[w].next_at()
+    }
+
+    /// Its template was checked for its pair before the run (`check_workloads`), so it builds.
+    fn build_next(
+        &mut self,
+        w: usize,
+        (nodes, links, routes): (&[Node], &[Link], &Routes),
         ids: (FlowId, AgentId, AgentId),
-        spec: &FlowSpec,
-    ) -> (FlowInfo, Agent, Agent) {
+    ) -> Option<(FlowInfo, Agent, Agent)> {
+        let spec = self.workloads[w].take()?;
         let cx = FlowContext {
             seed: self.seed,
             names: &self.names,
@@ -315,7 +323,7 @@ impl FlowFactory {
             routes,
             host_shared: &self.host_shared,
         };
-        cx.flow(ids, spec, self.end).expect("a workload's template was checked for every pair")
+        Some(cx.flow(ids, &spec, self.end).expect("a workload's template was checked for every pair"))
     }
 }
 
@@ -421,22 +429,9 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
     let ip = sc.ip.clone();
     let budget = sc.budget.clone();
-    let parts = WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, factory, budget, rec, pcap, ip };
+    let arrivals = Box::new(factory);
+    let parts = WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, arrivals, budget, rec, pcap, ip };
     Ok(World::assemble(parts))
-}
-
-/// A link's name, `from->to` by its nodes' names. The builder refuses a second link between two
-/// nodes in one direction, so the name is unique; it is made when asked for rather than kept
-/// in every link (at 10,000 flows a dumbbell has 40,002 links, each name an allocation).
-pub(crate) fn link_name(nodes: &[Node], link: &Link) -> String {
-    format!("{}->{}", nodes[link.from.index()].name, nodes[link.to.index()].name)
-}
-
-/// Whether `link` is the one named `name` (`link_name`), without making its name.
-pub(crate) fn link_is_named(nodes: &[Node], link: &Link, name: &str) -> bool {
-    name.strip_prefix(nodes[link.from.index()].name.as_str())
-        .and_then(|rest| rest.strip_prefix("->"))
-        .is_some_and(|to| to == nodes[link.to.index()].name)
 }
 
 #[cfg(test)]

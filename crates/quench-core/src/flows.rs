@@ -11,8 +11,13 @@
 //! of the flow is in the network. Its flows-table row is then final, so it is taken there and
 //! then and the endpoints are dropped. A stale timer event of a reclaimed endpoint finds no
 //! endpoint and is skipped, as the endpoint itself would have ignored it.
+//!
+//! It also writes the flows table's rows (`flow_rows`), from the flows and what their endpoints
+//! report, for the results and for the world when it streams released arrivals' rows. It
+//! knows nodes only by the names it is handed, and schedules nothing.
 
 use crate::packet::{AgentId, FlowId, NodeId};
+use crate::trace::table::{f64s, secs, strs, u64s, Column, Table};
 use crate::transport::{self, Agent, Endpoint, FlowRow};
 use crate::units::Time;
 use std::collections::VecDeque;
@@ -25,7 +30,6 @@ pub struct FlowInfo {
     pub src: NodeId,
     pub dst: NodeId,
     pub sender: AgentId,
-    pub receiver: AgentId,
     pub start: Time,
     pub bytes: Option<u64>,
     /// The connection negotiates SACK (RFC 2018): its SYN and SYN-ACK carry SACK-permitted
@@ -285,4 +289,60 @@ fn row_of(sender: &Agent, receiver: &Agent) -> FlowRow {
     let mut r = FlowRow::undefined();
     transport::report(sender, receiver, &mut r);
     r
+}
+
+/// The flows table's name.
+pub(crate) const FLOWS: &str = "flows";
+
+/// Flows-table rows of `flows`: (id, declaration, what its endpoints reported). Goodput is over
+/// the flow's active period: from its start to completion, or to `end` for a flow that did
+/// not complete.
+pub(crate) fn flow_rows<'a>(
+    node: impl Fn(NodeId) -> String,
+    end: Time,
+    flows: impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)>,
+) -> Table {
+    let (ids, (fs, rows)): (Vec<u32>, (Vec<&FlowInfo>, Vec<FlowRow>)) = flows.map(|(id, f, r)| (id.0, (f, r))).unzip();
+    let goodput = fs.iter().zip(&rows).map(|(f, r)| {
+        let active = (r.completion.unwrap_or(end).saturating_sub(f.start)).as_secs_f64();
+        if active > 0.0 {
+            r.bytes_delivered as f64 * 8.0 / active
+        } else {
+            0.0
+        }
+    });
+    Table::new(FLOWS)
+        .with("flow", Column::U32(ids))
+        .with("name", strs(fs.iter().map(|f| f.name.clone())))
+        .with("kind", strs(fs.iter().map(|f| f.kind.to_string())))
+        .with("cc", strs(fs.iter().map(|f| f.cc.to_string())))
+        .with("src", strs(fs.iter().map(|f| node(f.src))))
+        .with("dst", strs(fs.iter().map(|f| node(f.dst))))
+        .with("start_s", f64s(fs.iter().map(|f| f.start.as_secs_f64())))
+        .with("bytes_requested", f64s(fs.iter().map(|f| f.bytes.map_or(f64::NAN, |b| b as f64))))
+        .with("bytes_sent", u64s(rows.iter().map(|r| r.bytes_sent)))
+        .with("bytes_delivered", u64s(rows.iter().map(|r| r.bytes_delivered)))
+        .with("goodput_bps", f64s(goodput))
+        .with("completion_s", f64s(rows.iter().map(|r| secs(r.completion))))
+        .with(
+            "response_time_s",
+            f64s(fs.iter().zip(&rows).map(|(f, r)| r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()))),
+        )
+        .with("packets_sent", u64s(rows.iter().map(|r| r.packets_sent)))
+        .with("packets_received", u64s(rows.iter().map(|r| r.packets_received)))
+        .with("retransmitted_segments", u64s(rows.iter().map(|r| r.retransmitted_segments)))
+        .with("timeouts", u64s(rows.iter().map(|r| r.timeouts)))
+        .with("fast_retransmits", u64s(rows.iter().map(|r| r.fast_retransmits)))
+        .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.cwnd)))
+        .with("srtt_s", f64s(rows.iter().map(|r| r.srtt_s)))
+        .with("mean_rtt_s", f64s(rows.iter().map(|r| r.mean_rtt_s)))
+        .with("mean_delay_s", f64s(rows.iter().map(|r| r.mean_delay_s)))
+        .with("aborted", Column::U8(rows.iter().map(|r| r.aborted as u8).collect()))
+        .with("ideal_fct_s", f64s(fs.iter().map(|f| f.ideal_fct_s)))
+        .with("slowdown", f64s(fs.iter().zip(&rows).map(|(f, r)| slowdown(f, r))))
+}
+
+/// Response time over the flow's ideal (`fct.rs`); NaN where it did not complete.
+fn slowdown(f: &FlowInfo, r: &FlowRow) -> f64 {
+    r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64() / f.ideal_fct_s)
 }

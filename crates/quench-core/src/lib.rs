@@ -15,24 +15,29 @@
 //! assert!(links.f64s("utilization")[2] > 0.9); // r->b, the bottleneck
 //! ```
 
-pub mod builder;
+// The engine's machinery (the world, its links, slab and flows, the builder and the result
+// tables) is the crate's own: the public surface is `Simulation`, the scenario, the units and
+// the result tables, and the parts a scenario or a binding names (disciplines, controllers,
+// records).
+pub(crate) mod builder;
 pub mod cc;
 pub mod dist;
 pub mod error;
 pub mod fct;
-pub mod flows;
+pub(crate) mod flows;
+pub mod icmp;
 pub mod ip;
 pub mod limits;
-pub mod link;
+pub(crate) mod link;
 pub mod packet;
 pub mod qdisc;
 pub mod ranges;
-pub mod results;
+pub(crate) mod results;
 pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
-pub mod slab;
+pub(crate) mod slab;
 pub mod snapshots;
 pub mod tagged;
 pub mod topology;
@@ -40,7 +45,7 @@ pub mod trace;
 pub mod transport;
 pub mod units;
 pub mod workload;
-pub mod world;
+pub(crate) mod world;
 
 pub use error::{ConfigError, Error};
 pub use results::RunResult;
@@ -98,7 +103,7 @@ impl Simulation {
     pub fn stream_to(&mut self, spill_dir: &Path, pcap_files: &[(String, PathBuf)]) -> Result<(), String> {
         self.world.rec.stream(trace::spill::Spill::new(spill_dir)?);
         for (link, path) in pcap_files {
-            let i = self.world.links.iter().position(|l| builder::link_is_named(&self.world.nodes, l, link));
+            let i = self.world.links.iter().position(|l| world::link_is_named(&self.world.nodes, l, link));
             let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(packet::LinkId(i as u32))) else {
                 return Err(format!("link {link} is not captured (record.pcap)"));
             };

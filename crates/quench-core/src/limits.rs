@@ -1,36 +1,22 @@
-//! The range of every quantity a scenario may give, in one place. A value outside its range is
+//! The range of every quantity a scenario may give, in one place: a value outside its range is
 //! refused when the scenario is read or validated, with the key that holds it, instead of being
-//! clamped, wrapped or left to exhaust time or memory during the run.
+//! clamped, wrapped or left to exhaust time or memory during the run. The unit types' own
+//! ranges, which their parser checks, are defined with the types (`units.rs`) and re-exported
+//! here; this module depends on nothing else of the crate.
 //!
 //! Every bound covers the largest legitimate use in this repository with room to spare (the
 //! longest run is 2000 s, the fastest link 10 Gbit/s, the largest workload a few thousand
 //! flows), and keeps the engine's integer arithmetic exact: times are u64 nanoseconds, rates
 //! u64 bit/s and sizes u64 bytes, and `size · 8 · 10⁹` is computed in u128.
 
+pub use crate::units::{
+    check_duration, check_rate, check_size, shown, MAX_DURATION, MAX_LIMIT_PACKETS, MAX_RATE, MAX_SIZE,
+};
 use crate::units::{BitRate, Bytes, Dur, NS_PER_SEC};
-
-/// The longest duration of any key (the run, delays, timers, starts): 10⁶ s, about 11.6 days.
-/// The longest run in this repository's scenarios, experiments and tests is 2000 s; 10⁶ s is
-/// 10¹⁵ ns, so an instant plus a delay (both at most this) never nears u64's 1.8·10¹⁹ ns.
-pub const MAX_DURATION: Dur = Dur(1_000_000 * NS_PER_SEC);
 
 /// The slowest positive rate: 1 bit/s (rates are whole bit/s; the slowest link in the
 /// repository is 9600 bit/s).
 pub const MIN_RATE: BitRate = BitRate(1);
-
-/// The fastest rate of any key: 10 Tbit/s, a thousand times the fastest link in the repository
-/// (10 Gbit/s). A link or source must also pass [`too_fast_for_nanoseconds`].
-pub const MAX_RATE: BitRate = BitRate(10_000_000_000_000);
-
-/// The largest size of any key (flow bytes, windows, buffers): 10¹⁵ bytes (1 PB). At the
-/// ~10⁷ events per second the engine runs, carrying 10¹⁵ bytes in 1500-byte packets already
-/// takes days; and 10¹⁵·8 bits fits u64 with a factor 2000 to spare.
-pub const MAX_SIZE: Bytes = Bytes(1_000_000_000_000_000);
-
-/// The most packets a buffer limit may name: 10⁹. A queued packet costs about 100 bytes of
-/// memory, so a queue that reached it would need ~100 GB; the largest limit in the repository
-/// is a few thousand packets.
-pub const MAX_LIMIT_PACKETS: u64 = 1_000_000_000;
 
 /// RFC 791: every internet module must forward a 68-byte datagram.
 pub const MIN_MTU: Bytes = Bytes(68);
@@ -157,38 +143,6 @@ pub fn check_controller_gain(key: &str, gain: f64) -> Result<(), crate::ConfigEr
 pub fn check_at_most(key: &str, v: f64, most: f64, what: &str) -> Result<(), crate::ConfigError> {
     if v > most {
         return Err(crate::ConfigError::new(key, format!("{} is more than {}, {what}", shown(v), shown(most))));
-    }
-    Ok(())
-}
-
-/// A number as a message shows it: plain, or in e-notation when very large or small (1e30,
-/// not thirty-one digits).
-pub fn shown(v: f64) -> String {
-    if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
-        format!("{v:e}")
-    } else {
-        format!("{v}")
-    }
-}
-
-/// Is `d` within [`MAX_DURATION`]? The message names the bound.
-pub fn check_duration(d: Dur, shown: &str) -> Result<(), String> {
-    if d > MAX_DURATION {
-        return Err(format!("{shown} is longer than {MAX_DURATION}, the longest duration quench accepts"));
-    }
-    Ok(())
-}
-
-pub fn check_rate(r: BitRate, shown: &str) -> Result<(), String> {
-    if r > MAX_RATE {
-        return Err(format!("{shown} is faster than {MAX_RATE}, the fastest rate quench accepts"));
-    }
-    Ok(())
-}
-
-pub fn check_size(b: Bytes, shown: &str) -> Result<(), String> {
-    if b > MAX_SIZE {
-        return Err(format!("{shown} is larger than {:e} bytes, the largest size quench accepts", MAX_SIZE.0));
     }
     Ok(())
 }

@@ -27,15 +27,125 @@
 //! Statistics kept here hold for every qdisc, and satisfy the identities
 //! `arrived = departed + dropped_in_queue + backlog` and
 //! `departed = delivered + lost_on_wire + in_flight`.
+//!
+//! A link owns its queue, transmitter, pipe and statistics, and `LinkSpec`, how a scenario
+//! writes a link. It acts only on itself and on what the world lends it for a step (the clock
+//! and `LinkCx`), and never queues an event: it answers what it wants scheduled (`TxStart`,
+//! `undefer_done`).
 
+use crate::error::ConfigError;
 use crate::ip::FragmentRule;
-use crate::packet::{LinkId, NodeId, Packet};
-use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
+use crate::limits::{
+    self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_MTU, MIN_PACKET_RATE,
+};
+use crate::packet::{NodeId, Packet};
+use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx, QdiscSpec};
 use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+
+/// Ethernet's MTU, the default for every link.
+const DEFAULT_MTU: Bytes = Bytes(1500);
+
+/// A link between two nodes; with `duplex` (the default) it is a pair of unidirectional links
+/// named "from->to" and "to->from" with the same rate, delay and MTU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub from: String,
+    pub to: String,
+    pub rate: BitRate,
+    pub delay: Dur,
+    #[serde(default = "yes")]
+    pub duplex: bool,
+    /// Queue discipline of the from->to direction (and the reverse one unless overridden).
+    #[serde(default)]
+    pub qdisc: QdiscSpec,
+    #[serde(default)]
+    pub reverse_qdisc: Option<QdiscSpec>,
+    #[serde(default = "default_mtu")]
+    pub mtu: Bytes,
+    /// Bernoulli loss probability on the from->to direction.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bernoulli loss probability on the to->from direction.
+    #[serde(default)]
+    pub reverse_loss: f64,
+    /// Bytes of link-layer framing added to every packet's transmission time.
+    #[serde(default)]
+    pub framing_overhead: Bytes,
+    /// At most this many packets per second, whatever their size (both directions).
+    #[serde(default)]
+    pub packet_rate: Option<f64>,
+    /// How datagrams larger than the MTU are cut: "rfc791" (8-byte offsets) or "unaligned".
+    #[serde(default)]
+    pub fragmentation: FragmentRule,
+    /// Packets of a device queue under the qdisc (both directions; link.rs): Linux's driver
+    /// ring, ns-3's device queue. 0 (the default) for none; left out of the written scenario
+    /// then, so scenarios without one record what they always did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub device_queue: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_mtu() -> Bytes {
+    DEFAULT_MTU
+}
+
+impl LinkSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.rate.0 == 0 {
+            return Err(ConfigError::new("rate", "must be positive"));
+        }
+        if self.mtu < MIN_MTU {
+            return Err(ConfigError::new("mtu", format!("{} is below the IPv4 minimum of {MIN_MTU}", self.mtu)));
+        }
+        if self.mtu > MAX_MTU {
+            return Err(ConfigError::new("mtu", format!("{} exceeds {MAX_MTU}, the largest IPv4 datagram", self.mtu)));
+        }
+        if self.framing_overhead > MAX_FRAMING_OVERHEAD {
+            return Err(ConfigError::new(
+                "framing_overhead",
+                format!("{} exceeds {MAX_FRAMING_OVERHEAD}, the largest framing quench accepts", self.framing_overhead),
+            ));
+        }
+        let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
+        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
+            return Err(ConfigError::new("rate", why));
+        }
+        if self.device_queue as u64 > MAX_LIMIT_PACKETS {
+            let why = format!("{} packets exceeds {MAX_LIMIT_PACKETS}, the most a buffer may hold", self.device_queue);
+            return Err(ConfigError::new("device_queue", why));
+        }
+        for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
+            }
+        }
+        if self.packet_rate.is_some_and(|r| !(MIN_PACKET_RATE..=MAX_PACKET_RATE).contains(&r)) {
+            return Err(ConfigError::new(
+                "packet_rate",
+                format!(
+                    "{} must be between {MIN_PACKET_RATE:e} and {MAX_PACKET_RATE:e} packets per second",
+                    limits::shown(self.packet_rate.unwrap_or_default())
+                ),
+            ));
+        }
+        if self.from == self.to {
+            return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
+        }
+        Ok(())
+    }
+}
 
 /// A link's statistics at one instant ([`Link::stats_at`]): the counters every packet updates
 /// (read through `Deref`, e.g. `stats.arrived_packets`) and the drops by reason.
@@ -141,7 +251,6 @@ pub enum TxStart {
 }
 
 pub struct Link {
-    pub id: LinkId,
     pub from: NodeId,
     pub to: NodeId,
     pub delay: Dur,
@@ -182,6 +291,17 @@ pub struct Link {
     pub(crate) quiet: bool,
 }
 
+/// What a link acts with besides itself and the clock, owned by the world and lent for each
+/// step it asks of a link: the outbox the link fills, every node's buffer pool, and the slab
+/// that holds the packets of every pipe, drop-tail queue and transmitter. One struct passed by
+/// reference: the per-packet calls into a link take two arguments besides the link.
+#[derive(Default)]
+pub struct LinkCx {
+    pub out: LinkOutbox,
+    pub node_buffers: Vec<NodeBuffers>,
+    pub slab: PacketSlab,
+}
+
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
 #[derive(Default)]
 pub struct LinkOutbox {
@@ -212,9 +332,8 @@ pub struct LinkParams {
 }
 
 impl Link {
-    pub fn new(id: LinkId, p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
+    pub fn new(p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
         Link {
-            id,
             from: p.from,
             to: p.to,
             delay: p.delay,
@@ -266,11 +385,6 @@ impl Link {
         self.device.as_ref().is_none_or(|d| d.packets.is_empty())
     }
 
-    /// The probability that a packet is lost on the wire (0 without a loss module).
-    pub fn loss_probability(&self) -> f64 {
-        self.loss.as_ref().map_or(0.0, |l| l.probability)
-    }
-
     pub fn is_transmitting(&self) -> bool {
         self.transmitting.is_some()
     }
@@ -282,29 +396,22 @@ impl Link {
     /// Offer the packet held in slab entry `id` to the queue; the answer says whether the queue
     /// kept it. Drops (of it or of queued packets) and control packets the qdisc originates
     /// land in `out`.
-    pub fn enqueue(
-        &mut self,
-        now: Time,
-        id: EntryId,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> Admission {
+    pub fn enqueue(&mut self, now: Time, id: EntryId, lcx: &mut LinkCx) -> Admission {
         let held = self.backlog();
         self.stats.integrate(now, held);
-        let pkt = slab.held_mut(id);
+        let pkt = lcx.slab.held_mut(id);
         pkt.enqueued_at = now;
         let (uid, size) = (pkt.uid, pkt.size);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += size as u64;
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+        let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
         qdisc.enqueue_held(id, &mut cx);
         let marks = cx.marks;
-        self.count_verdicts(marks, &out.drops);
+        self.count_verdicts(marks, &lcx.out.drops);
         let b = self.backlog();
         self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
         self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
-        if out.drops.iter().any(|(p, _)| p.uid == uid) {
+        if lcx.out.drops.iter().any(|(p, _)| p.uid == uid) {
             Admission::Refused
         } else {
             Admission::Accepted
@@ -313,28 +420,22 @@ impl Link {
 
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
-    pub fn start_tx(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> TxStart {
+    pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
         if self.device.is_some() {
-            return self.start_tx_from_device(now, out, node, slab);
+            return self.start_tx_from_device(now, lcx);
         }
         if self.transmitting.is_some() {
             return TxStart::Idle;
         }
         let held = self.qdisc.backlog();
         self.stats.integrate(now, held);
-        let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+        let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
         let next = qdisc.dequeue(&mut cx);
         let marks = cx.marks;
-        self.count_verdicts(marks, &out.drops);
+        self.count_verdicts(marks, &lcx.out.drops);
         match next {
-            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, slab.hold(p), slab)),
-            Dequeued::Held(id) => TxStart::Started(self.begin_tx(now, id, slab)),
+            Dequeued::Packet(p) => TxStart::Started(self.begin_tx(now, lcx.slab.hold(p), &lcx.slab)),
+            Dequeued::Held(id) => TxStart::Started(self.begin_tx(now, id, &lcx.slab)),
             Dequeued::Empty => TxStart::Idle,
             Dequeued::NotBefore(t) => {
                 self.wake_pending = true;
@@ -346,18 +447,12 @@ impl Link {
     /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
     /// head and refill the place it left. Called after every enqueue (the device queue takes
     /// what the qdisc releases at once) and whenever the transmitter may start.
-    fn start_tx_from_device(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> TxStart {
+    fn start_tx_from_device(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
         let held = self.backlog();
         self.stats.integrate(now, held);
         // A wake-up already scheduled answers for the qdisc until it comes.
         let scheduled = self.wake_pending;
-        let wait = if scheduled { None } else { self.fill_device(now, out, node, slab) };
+        let wait = if scheduled { None } else { self.fill_device(now, lcx) };
         if self.transmitting.is_some() {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
@@ -366,12 +461,12 @@ impl Link {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
         d.bytes -= p.size as u64;
-        let done = self.begin_tx(now, slab.hold(p), slab);
+        let done = self.begin_tx(now, lcx.slab.hold(p), &lcx.slab);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
             // wake-up (the answer is `Started`): the qdisc is asked again when this
             // transmission ends, which runs as an event because the qdisc is not empty.
-            self.fill_device(now, out, node, slab);
+            self.fill_device(now, lcx);
             self.wake_pending = false;
         }
         TxStart::Started(done)
@@ -379,21 +474,15 @@ impl Link {
 
     /// Move packets from the qdisc into the device queue until it is full or the qdisc has
     /// none to give; returns the qdisc's "not before" time if it gave that answer.
-    fn fill_device(
-        &mut self,
-        now: Time,
-        out: &mut LinkOutbox,
-        node: &mut NodeBuffers,
-        slab: &mut PacketSlab,
-    ) -> Option<Time> {
+    fn fill_device(&mut self, now: Time, lcx: &mut LinkCx) -> Option<Time> {
         while self.device.as_ref().is_some_and(|d| d.packets.len() < d.limit) {
-            let (qdisc, mut cx) = self.qdisc_cx(now, out, node, slab);
+            let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
             let next = qdisc.dequeue(&mut cx);
             let marks = cx.marks;
-            self.count_verdicts(marks, &out.drops);
+            self.count_verdicts(marks, &lcx.out.drops);
             match next {
                 Dequeued::Packet(_) | Dequeued::Held(_) => {
-                    let p = next.into_packet(slab).expect("a packet");
+                    let p = next.into_packet(&mut lcx.slab).expect("a packet");
                     let d = self.device.as_mut().expect("checked by the loop");
                     d.bytes += p.size as u64;
                     d.packets.push_back(p);
@@ -411,24 +500,18 @@ impl Link {
     /// The qdisc and the context it acts in: the one place a `QdiscCx` is built. (A closure
     /// run inside the context instead cost an extra copy of the dequeued packet.)
     #[inline]
-    fn qdisc_cx<'a>(
-        &'a mut self,
-        now: Time,
-        out: &'a mut LinkOutbox,
-        node: &'a mut NodeBuffers,
-        slab: &'a mut PacketSlab,
-    ) -> (&'a mut AnyQdisc, QdiscCx<'a>) {
+    fn qdisc_cx<'a>(&'a mut self, now: Time, lcx: &'a mut LinkCx) -> (&'a mut AnyQdisc, QdiscCx<'a>) {
         let cx = QdiscCx {
             now,
             link_rate: self.serializer.rate(),
             rng: &mut self.qdisc_rng,
-            drops: &mut out.drops,
-            emitted: &mut out.emitted,
+            drops: &mut lcx.out.drops,
+            emitted: &mut lcx.out.emitted,
             marks: 0,
-            monitors: &mut out.monitors,
-            node,
+            monitors: &mut lcx.out.monitors,
+            node: &mut lcx.node_buffers[self.from.index()],
             node_id: self.from,
-            slab,
+            slab: &mut lcx.slab,
         };
         (&mut self.qdisc, cx)
     }
@@ -464,21 +547,13 @@ impl Link {
         self.qdisc.passes_through(pkt) && self.ready_to_send() && self.device_is_empty()
     }
 
-    /// Send a packet for which [`Link::can_cut_through`] holds without storing it in the
-    /// queue: the statistics are those of an enqueue followed at once by a dequeue (the
-    /// queue held nothing until now, held this one packet for no time, and holds nothing
-    /// after). Returns when the transmission ends.
+    /// Send the packet held in slab entry `id`, for which [`Link::can_cut_through`] holds,
+    /// without storing it in the queue: the entry becomes the transmitter's as it is, and the
+    /// statistics are those of an enqueue followed at once by a dequeue (the queue held
+    /// nothing until now, held this one packet for no time, and holds nothing after).
+    /// Returns when the transmission ends.
     #[inline]
-    pub fn cut_through(&mut self, now: Time, pkt: &Packet, slab: &mut PacketSlab) -> Time {
-        // Copied once, straight into the transmitter's entry (a changed copy passed on costs two).
-        let id = slab.hold(*pkt);
-        self.cut_through_held(now, id, slab)
-    }
-
-    /// [`Link::cut_through`] of a packet already held in the slab (taken off the pipe it
-    /// arrived on): the entry becomes the transmitter's as it is.
-    #[inline]
-    pub fn cut_through_held(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
+    pub fn cut_through(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
         let size = slab.held(id).size;
         self.stats.integrate(now, Backlog::default());
         self.stats.arrived_packets += 1;
@@ -581,8 +656,6 @@ impl Link {
         slab.take(&mut self.pipe.list)
     }
 
-    /// Close the books at the end of the run: busy time counts only the part of a
-    /// transmission in progress that falls before `now`.
     /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
     /// time without the part of the current transmission still to come (busy time is credited
     /// when a transmission starts).
@@ -609,6 +682,11 @@ mod tests {
         link_with_device(limit, 0)
     }
 
+    /// The context of the links of a two-node network.
+    fn link_cx() -> LinkCx {
+        LinkCx { node_buffers: vec![NodeBuffers::default(); 2], ..LinkCx::default() }
+    }
+
     fn link_with_device(limit: Limit, device_queue: u32) -> Link {
         let params = LinkParams {
             from: NodeId(0),
@@ -624,7 +702,7 @@ mod tests {
         };
         let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
         let rng = |kind| Rng::stream(1, kind, 0);
-        Link::new(LinkId(0), params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
+        Link::new(params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
     }
 
     /// A link is per-link state that every packet through it touches; at 10,000 flows a
@@ -646,26 +724,23 @@ mod tests {
     fn cut_through_equals_enqueue_then_dequeue() {
         let limit = Limit { packets: Some(10), bytes: None };
         let (mut queued, mut direct) = (link(limit), link(limit));
-        let mut node = NodeBuffers::default();
-        let mut out = LinkOutbox::default();
-        let mut slab = PacketSlab::default();
+        let mut cx = link_cx();
         let mut now = Time(5);
         for uid in 0..50u32 {
             let p = packet(uid, 1, 40 + (uid as u16 * 37) % 1460);
             assert!(queued.can_cut_through(&p) && direct.can_cut_through(&p));
-            let id = slab.hold(p);
-            queued.enqueue(now, id, &mut out, &mut node, &mut slab);
-            let TxStart::Started(done) = queued.start_tx(now, &mut out, &mut node, &mut slab) else {
-                panic!("not started")
-            };
-            assert_eq!(direct.cut_through(now, &p, &mut slab), done);
-            assert_eq!(queued.in_transmission(&slab), direct.in_transmission(&slab));
+            let id = cx.slab.hold(p);
+            queued.enqueue(now, id, &mut cx);
+            let TxStart::Started(done) = queued.start_tx(now, &mut cx) else { panic!("not started") };
+            let id = cx.slab.hold(p);
+            assert_eq!(direct.cut_through(now, id, &mut cx.slab), done);
+            assert_eq!(queued.in_transmission(&cx.slab), direct.in_transmission(&cx.slab));
             assert!(!direct.can_cut_through(&p), "busy while transmitting");
             now = done + Dur(uid as u64 * 1000);
-            assert_eq!(queued.finish_tx(done, &mut slab), direct.finish_tx(done, &mut slab));
+            assert_eq!(queued.finish_tx(done, &mut cx.slab), direct.finish_tx(done, &mut cx.slab));
         }
         assert_eq!(format!("{:?}", queued.stats_at(now)), format!("{:?}", direct.stats_at(now)));
-        assert!(out.drops.is_empty() && out.emitted.is_empty());
+        assert!(cx.out.drops.is_empty() && cx.out.emitted.is_empty());
     }
 
     /// A byte limit smaller than the packet means a drop, which the queue must decide.
@@ -686,21 +761,20 @@ mod tests {
         let limit = Limit { packets: Some(10), bytes: None };
         for (device, held) in [(4u32, 15u64), (0, 11)] {
             let mut l = link_with_device(limit, device);
-            let (mut node, mut out) = (NodeBuffers::default(), LinkOutbox::default());
-            let mut slab = PacketSlab::default();
+            let mut cx = link_cx();
             let now = Time(1000);
             let (mut in_qdisc, mut drops) = (vec![], vec![]);
             let mut done = None;
             for uid in 0..20u32 {
-                let id = slab.hold(packet(uid, 1, 1000));
-                l.enqueue(now, id, &mut out, &mut node, &mut slab);
+                let id = cx.slab.hold(packet(uid, 1, 1000));
+                l.enqueue(now, id, &mut cx);
                 if l.ready_to_send() || l.has_device_queue() {
-                    if let TxStart::Started(t) = l.start_tx(now, &mut out, &mut node, &mut slab) {
+                    if let TxStart::Started(t) = l.start_tx(now, &mut cx) {
                         done = Some(t);
                     }
                 }
                 // The world takes the drops after each step.
-                drops.extend(out.drops.drain(..).map(|(p, _)| p.uid));
+                drops.extend(cx.out.drops.drain(..).map(|(p, _)| p.uid));
                 in_qdisc.push(l.qdisc.backlog().packets);
             }
             assert_eq!(drops, (held as u32..20).collect::<Vec<_>>(), "device queue {device}");
@@ -709,13 +783,13 @@ mod tests {
             assert_eq!(in_qdisc, want, "device queue {device}");
             assert_eq!(l.backlog().packets, held - 1, "all but the one in transmission");
             // Drain: each end of transmission starts the next packet, in arrival order.
-            let mut sent = vec![l.in_transmission(&slab).unwrap().uid];
+            let mut sent = vec![l.in_transmission(&cx.slab).unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
             loop {
-                l.finish_tx(t, &mut slab).unwrap();
-                match l.start_tx(t, &mut out, &mut node, &mut slab) {
+                l.finish_tx(t, &mut cx.slab).unwrap();
+                match l.start_tx(t, &mut cx) {
                     TxStart::Started(next) => {
-                        sent.push(l.in_transmission(&slab).unwrap().uid);
+                        sent.push(l.in_transmission(&cx.slab).unwrap().uid);
                         t = next;
                     }
                     _ => break,

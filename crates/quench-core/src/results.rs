@@ -1,14 +1,15 @@
 //! Results of a run: the summary tables (one row per link, one per flow), the recorded time
 //! series, pcap captures, and run metadata. Everything a user sees is derived here from the
 //! components' own counters; nothing is estimated.
+//!
+//! It reads the world and never changes a component's state; the flows table's rows are
+//! `flows.rs`'s, so that the world can write released arrivals' rows without this module.
 
-use crate::packet::FlowId;
+use crate::flows::{flow_rows, FLOWS};
 use crate::qdisc::DropReason;
-use crate::trace::table::{Column, Table};
-use crate::transport::FlowRow;
+use crate::trace::table::{f64s, strs, u64s, Column, Table};
 use crate::units::Time;
-use crate::world::World;
-use crate::world::{FlowInfo, Node};
+use crate::world::{link_name, World};
 
 pub struct RunResult {
     /// Every table; when the run streamed its records, a time-series table with rows on disk
@@ -29,19 +30,6 @@ impl RunResult {
     }
 }
 
-fn f64s(it: impl Iterator<Item = f64>) -> Column {
-    Column::F64(it.collect())
-}
-fn u64s(it: impl Iterator<Item = u64>) -> Column {
-    Column::U64(it.collect())
-}
-fn strs(it: impl Iterator<Item = String>) -> Column {
-    Column::Str(it.collect())
-}
-fn secs(t: Option<Time>) -> f64 {
-    t.map_or(f64::NAN, |t| t.as_secs_f64())
-}
-
 fn links_table(w: &World) -> Table {
     let elapsed = w.now.as_secs_f64();
     let ls = &w.links;
@@ -52,7 +40,7 @@ fn links_table(w: &World) -> Table {
     let node = |n: crate::packet::NodeId| w.nodes[n.index()].name.clone();
     let mut t = Table::new("links")
         .with("link", Column::U32((0..ls.len() as u32).collect()))
-        .with("name", strs(ls.iter().map(|l| crate::builder::link_name(&w.nodes, l))))
+        .with("name", strs(ls.iter().map(|l| link_name(&w.nodes, l))))
         .with("from", strs(ls.iter().map(|l| node(l.from))))
         .with("to", strs(ls.iter().map(|l| node(l.to))))
         .with("qdisc", strs(ls.iter().map(|l| l.qdisc.kind().to_string())))
@@ -82,65 +70,8 @@ fn links_table(w: &World) -> Table {
         .with("max_backlog_bytes", u64s(st().map(|s| s.max_backlog_bytes)))
 }
 
-/// The flows table's name.
-pub(crate) const FLOWS: &str = "flows";
-
 fn flows_table(w: &World) -> Table {
-    flow_rows(&w.nodes, w.now, w.flows.rows(&w.agents))
-}
-
-/// Flows-table rows of `flows`: (id, declaration, what its endpoints reported). Goodput is over
-/// the flow's active period: from its start to completion, or to `end` for a flow that did
-/// not complete.
-pub(crate) fn flow_rows<'a>(
-    nodes: &[Node],
-    end: Time,
-    flows: impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)>,
-) -> Table {
-    let (ids, (fs, rows)): (Vec<u32>, (Vec<&FlowInfo>, Vec<FlowRow>)) = flows.map(|(id, f, r)| (id.0, (f, r))).unzip();
-    let node = |n: crate::packet::NodeId| nodes[n.index()].name.clone();
-    let goodput = fs.iter().zip(&rows).map(|(f, r)| {
-        let active = (r.completion.unwrap_or(end).saturating_sub(f.start)).as_secs_f64();
-        if active > 0.0 {
-            r.bytes_delivered as f64 * 8.0 / active
-        } else {
-            0.0
-        }
-    });
-    Table::new(FLOWS)
-        .with("flow", Column::U32(ids))
-        .with("name", strs(fs.iter().map(|f| f.name.clone())))
-        .with("kind", strs(fs.iter().map(|f| f.kind.to_string())))
-        .with("cc", strs(fs.iter().map(|f| f.cc.to_string())))
-        .with("src", strs(fs.iter().map(|f| node(f.src))))
-        .with("dst", strs(fs.iter().map(|f| node(f.dst))))
-        .with("start_s", f64s(fs.iter().map(|f| f.start.as_secs_f64())))
-        .with("bytes_requested", f64s(fs.iter().map(|f| f.bytes.map_or(f64::NAN, |b| b as f64))))
-        .with("bytes_sent", u64s(rows.iter().map(|r| r.bytes_sent)))
-        .with("bytes_delivered", u64s(rows.iter().map(|r| r.bytes_delivered)))
-        .with("goodput_bps", f64s(goodput))
-        .with("completion_s", f64s(rows.iter().map(|r| secs(r.completion))))
-        .with(
-            "response_time_s",
-            f64s(fs.iter().zip(&rows).map(|(f, r)| r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()))),
-        )
-        .with("packets_sent", u64s(rows.iter().map(|r| r.packets_sent)))
-        .with("packets_received", u64s(rows.iter().map(|r| r.packets_received)))
-        .with("retransmitted_segments", u64s(rows.iter().map(|r| r.retransmitted_segments)))
-        .with("timeouts", u64s(rows.iter().map(|r| r.timeouts)))
-        .with("fast_retransmits", u64s(rows.iter().map(|r| r.fast_retransmits)))
-        .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.cwnd)))
-        .with("srtt_s", f64s(rows.iter().map(|r| r.srtt_s)))
-        .with("mean_rtt_s", f64s(rows.iter().map(|r| r.mean_rtt_s)))
-        .with("mean_delay_s", f64s(rows.iter().map(|r| r.mean_delay_s)))
-        .with("aborted", Column::U8(rows.iter().map(|r| r.aborted as u8).collect()))
-        .with("ideal_fct_s", f64s(fs.iter().map(|f| f.ideal_fct_s)))
-        .with("slowdown", f64s(fs.iter().zip(&rows).map(|(f, r)| slowdown(f, r))))
-}
-
-/// Response time over the flow's ideal (`fct.rs`); NaN where it did not complete.
-fn slowdown(f: &FlowInfo, r: &FlowRow) -> f64 {
-    r.completion.map_or(f64::NAN, |c| (c - f.start).as_secs_f64() / f.ideal_fct_s)
+    flow_rows(|n| w.nodes[n.index()].name.clone(), w.now, w.flows.rows(&w.agents))
 }
 
 /// One row per node: its IP layer's fragmentation and reassembly counters.
@@ -170,8 +101,10 @@ fn nodes_table(w: &World) -> Table {
 /// Returns the placeholder that keeps the table's place.
 fn spill_flows(w: &mut World) -> Table {
     let stored = w.rec.spill_rows(FLOWS);
-    let arrivals = flow_rows(&w.nodes, w.now, w.flows.arrival_rows(&w.agents));
-    let listed = flow_rows(&w.nodes, w.now, w.flows.listed_rows(&w.agents));
+    let nodes = &w.nodes;
+    let name = |n: crate::packet::NodeId| nodes[n.index()].name.clone();
+    let arrivals = flow_rows(name, w.now, w.flows.arrival_rows(&w.agents));
+    let listed = flow_rows(name, w.now, w.flows.listed_rows(&w.agents));
     let (a, l) = (arrivals.rows() as u64, listed.rows() as u64);
     w.rec.spill_table(&arrivals);
     w.rec.spill_table(&listed);
@@ -195,7 +128,7 @@ pub fn collect(mut w: World) -> RunResult {
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {
         match p.finish() {
-            Ok(Some(bytes)) => pcaps.push((crate::builder::link_name(&w.nodes, &w.links[l.index()]), bytes)),
+            Ok(Some(bytes)) => pcaps.push((link_name(&w.nodes, &w.links[l.index()]), bytes)),
             Err(e) => errors.push(e),
             Ok(None) => {}
         }

@@ -1,24 +1,25 @@
 //! The declarative scenario: what the Python API, TOML files and tests all describe. It is
 //! parsed once (serde, unknown keys rejected) and validated once while the world is built;
 //! every error names the key it is about, e.g. `links[1].rate: must be positive`.
+//!
+//! It owns the scenario's top level; each part is declared by the module that runs it (links
+//! in `link.rs`, fabrics in `topology/`, workloads in `workload.rs`, records in `trace/`),
+//! and nothing here reads the world.
 
 use crate::error::ConfigError;
-use crate::ip::{FragmentRule, IpConfig};
-use crate::limits::{self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_PACKET_RATE};
-use crate::qdisc::QdiscSpec;
+use crate::ip::IpConfig;
+use crate::limits;
+pub use crate::limits::MIN_MTU;
+pub use crate::link::LinkSpec;
 use crate::routing::MultipathPolicy;
 use crate::topology::TopologySpec;
 use crate::trace::RecordConfig;
 /// Flows are declared by the transports' registry (`transport/mod.rs`).
 pub use crate::transport::FlowSpec;
-use crate::units::{BitRate, Bytes, Dur};
+use crate::units::Dur;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-
-/// Ethernet's MTU, the default for every link.
-const DEFAULT_MTU: Bytes = Bytes(1500);
-pub use crate::limits::MIN_MTU;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -165,57 +166,6 @@ fn default_seed() -> u64 {
     1
 }
 
-/// A link between two nodes; with `duplex` (the default) it is a pair of unidirectional links
-/// named "from->to" and "to->from" with the same rate, delay and MTU.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    pub from: String,
-    pub to: String,
-    pub rate: BitRate,
-    pub delay: Dur,
-    #[serde(default = "yes")]
-    pub duplex: bool,
-    /// Queue discipline of the from->to direction (and the reverse one unless overridden).
-    #[serde(default)]
-    pub qdisc: QdiscSpec,
-    #[serde(default)]
-    pub reverse_qdisc: Option<QdiscSpec>,
-    #[serde(default = "default_mtu")]
-    pub mtu: Bytes,
-    /// Bernoulli loss probability on the from->to direction.
-    #[serde(default)]
-    pub loss: f64,
-    /// Bernoulli loss probability on the to->from direction.
-    #[serde(default)]
-    pub reverse_loss: f64,
-    /// Bytes of link-layer framing added to every packet's transmission time.
-    #[serde(default)]
-    pub framing_overhead: Bytes,
-    /// At most this many packets per second, whatever their size (both directions).
-    #[serde(default)]
-    pub packet_rate: Option<f64>,
-    /// How datagrams larger than the MTU are cut: "rfc791" (8-byte offsets) or "unaligned".
-    #[serde(default)]
-    pub fragmentation: FragmentRule,
-    /// Packets of a device queue under the qdisc (both directions; link.rs): Linux's driver
-    /// ring, ns-3's device queue. 0 (the default) for none; left out of the written scenario
-    /// then, so scenarios without one record what they always did.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub device_queue: u32,
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
-}
-
-fn yes() -> bool {
-    true
-}
-fn default_mtu() -> Bytes {
-    DEFAULT_MTU
-}
-
 impl Scenario {
     /// Parse JSON, naming the offending key on error.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
@@ -226,52 +176,6 @@ impl Scenario {
 
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a scenario always serializes")
-    }
-}
-
-impl LinkSpec {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.rate.0 == 0 {
-            return Err(ConfigError::new("rate", "must be positive"));
-        }
-        if self.mtu < MIN_MTU {
-            return Err(ConfigError::new("mtu", format!("{} is below the IPv4 minimum of {MIN_MTU}", self.mtu)));
-        }
-        if self.mtu > MAX_MTU {
-            return Err(ConfigError::new("mtu", format!("{} exceeds {MAX_MTU}, the largest IPv4 datagram", self.mtu)));
-        }
-        if self.framing_overhead > MAX_FRAMING_OVERHEAD {
-            return Err(ConfigError::new(
-                "framing_overhead",
-                format!("{} exceeds {MAX_FRAMING_OVERHEAD}, the largest framing quench accepts", self.framing_overhead),
-            ));
-        }
-        let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
-        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
-            return Err(ConfigError::new("rate", why));
-        }
-        if self.device_queue as u64 > MAX_LIMIT_PACKETS {
-            let why = format!("{} packets exceeds {MAX_LIMIT_PACKETS}, the most a buffer may hold", self.device_queue);
-            return Err(ConfigError::new("device_queue", why));
-        }
-        for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
-            }
-        }
-        if self.packet_rate.is_some_and(|r| !(MIN_PACKET_RATE..=MAX_PACKET_RATE).contains(&r)) {
-            return Err(ConfigError::new(
-                "packet_rate",
-                format!(
-                    "{} must be between {MIN_PACKET_RATE:e} and {MAX_PACKET_RATE:e} packets per second",
-                    limits::shown(self.packet_rate.unwrap_or_default())
-                ),
-            ));
-        }
-        if self.from == self.to {
-            return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
-        }
-        Ok(())
     }
 }
 

@@ -13,6 +13,10 @@
 //! entries lie scattered over the slab, where a ring buffer's lie in order for the processor
 //! to fetch ahead, so taking an entry prefetches the next one (`PacketSlab::take`). The slab
 //! grows by doubling; no packet allocates.
+//!
+//! The slab knows only entries and lists: which list is a pipe or a queue, and when a packet
+//! moves from one to another, is for the link, the qdisc and the world to say. A qdisc with
+//! per-flow queues keeps a slab of its own (`qdisc/flow_queues.rs`).
 
 use crate::packet::Packet;
 use crate::units::Time;
@@ -167,6 +171,11 @@ impl PacketSlab {
         // it now instead, while the events before its turn run.
         prefetch(&self.entries[list.head as usize]);
         (EntryId(i), Some(next_at))
+    }
+
+    /// Entries made so far, held or free: the most ever held at once.
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
     }
 
     /// The head of `list`, if any.

@@ -7,8 +7,11 @@
 //!
 //! Serialization time is computed in `u128` so that no rate or size overflows, and callers that
 //! transmit repeatedly carry the remainder (see [`Serializer`]) so a link's long-run rate is exact.
+//!
+//! Each unit type's own range (the longest duration, the fastest rate, the largest size and
+//! buffer) lives here with it, so that the parser checks it; every other key's range is in
+//! `limits.rs`, which builds on this module and depends on nothing else of the crate.
 
-use crate::limits;
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer as SerdeSerializer};
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -345,6 +348,59 @@ impl fmt::Display for Limit {
     }
 }
 
+/// The range of each unit type: a value read from a scenario outside it is refused, naming
+/// the bound (every other key's range is in `limits.rs`).
+/// The longest duration of any key (the run, delays, timers, starts): 10⁶ s, about 11.6 days.
+/// The longest run in this repository's scenarios, experiments and tests is 2000 s; 10⁶ s is
+/// 10¹⁵ ns, so an instant plus a delay (both at most this) never nears u64's 1.8·10¹⁹ ns.
+pub const MAX_DURATION: Dur = Dur(1_000_000 * NS_PER_SEC);
+
+/// The fastest rate of any key: 10 Tbit/s, a thousand times the fastest link in the repository
+/// (10 Gbit/s). A link or source must also pass [`too_fast_for_nanoseconds`].
+pub const MAX_RATE: BitRate = BitRate(10_000_000_000_000);
+
+/// The largest size of any key (flow bytes, windows, buffers): 10¹⁵ bytes (1 PB). At the
+/// ~10⁷ events per second the engine runs, carrying 10¹⁵ bytes in 1500-byte packets already
+/// takes days; and 10¹⁵·8 bits fits u64 with a factor 2000 to spare.
+pub const MAX_SIZE: Bytes = Bytes(1_000_000_000_000_000);
+
+/// The most packets a buffer limit may name: 10⁹. A queued packet costs about 100 bytes of
+/// memory, so a queue that reached it would need ~100 GB; the largest limit in the repository
+/// is a few thousand packets.
+pub const MAX_LIMIT_PACKETS: u64 = 1_000_000_000;
+
+/// A number as a message shows it: plain, or in e-notation when very large or small (1e30,
+/// not thirty-one digits).
+pub fn shown(v: f64) -> String {
+    if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// Is `d` within [`MAX_DURATION`]? The message names the bound.
+pub fn check_duration(d: Dur, shown: &str) -> Result<(), String> {
+    if d > MAX_DURATION {
+        return Err(format!("{shown} is longer than {MAX_DURATION}, the longest duration quench accepts"));
+    }
+    Ok(())
+}
+
+pub fn check_rate(r: BitRate, shown: &str) -> Result<(), String> {
+    if r > MAX_RATE {
+        return Err(format!("{shown} is faster than {MAX_RATE}, the fastest rate quench accepts"));
+    }
+    Ok(())
+}
+
+pub fn check_size(b: Bytes, shown: &str) -> Result<(), String> {
+    if b > MAX_SIZE {
+        return Err(format!("{shown} is larger than {:e} bytes, the largest size quench accepts", MAX_SIZE.0));
+    }
+    Ok(())
+}
+
 /// A unit value as written: a string with a unit, or a bare number in the base unit.
 enum Raw {
     Int(u64),
@@ -385,15 +441,15 @@ impl Raw {
         let v = match self {
             Raw::Int(v) => v as f64,
             Raw::Float(v) if v.is_finite() && v >= 0.0 => v,
-            Raw::Float(v) => return Err(format!("{what} {} must be finite and non-negative", limits::shown(v))),
+            Raw::Float(v) => return Err(format!("{what} {} must be finite and non-negative", shown(v))),
             Raw::Text(s) => return Ok(Err(s)),
         };
-        whole(v * scale).map(Ok).ok_or_else(|| format!("{what} {} does not fit in 64 bits of {unit}", limits::shown(v)))
+        whole(v * scale).map(Ok).ok_or_else(|| format!("{what} {} does not fit in 64 bits of {unit}", shown(v)))
     }
 }
 
 /// `Deserialize` (a string with a unit, or a bare number in the base unit, checked against the
-/// type's range in `limits.rs`) and `Serialize` (the string) for a unit type.
+/// type's range above) and `Serialize` (the string) for a unit type.
 macro_rules! serde_unit {
     ($ty:ty, $parse:ident, $what:literal, $expected:literal, $unit:literal, $scale:expr, $from:expr, $check:expr) => {
         impl<'de> Deserialize<'de> for $ty {
@@ -428,7 +484,7 @@ serde_unit!(
     "nanoseconds",
     NS_PER_SEC as f64,
     Dur,
-    |d, shown| limits::check_duration(*d, shown)
+    |d, shown| check_duration(*d, shown)
 );
 serde_unit!(
     BitRate,
@@ -438,7 +494,7 @@ serde_unit!(
     "bit/s",
     1.0,
     BitRate,
-    |r, shown| limits::check_rate(*r, shown)
+    |r, shown| check_rate(*r, shown)
 );
 serde_unit!(
     Bytes,
@@ -448,7 +504,7 @@ serde_unit!(
     "bytes",
     1.0,
     Bytes,
-    |b, shown| limits::check_size(*b, shown)
+    |b, shown| check_size(*b, shown)
 );
 serde_unit!(
     Limit,
@@ -459,13 +515,13 @@ serde_unit!(
     1.0,
     |p| Limit { packets: Some(p), bytes: None },
     |l, shown| {
-        if l.packets.is_some_and(|p| p > limits::MAX_LIMIT_PACKETS) {
+        if l.packets.is_some_and(|p| p > MAX_LIMIT_PACKETS) {
             return Err(format!(
                 "{shown} holds more than {:e} packets, the largest buffer quench accepts",
-                limits::MAX_LIMIT_PACKETS
+                MAX_LIMIT_PACKETS
             ));
         }
-        l.bytes.map_or(Ok(()), |b| limits::check_size(b, shown))
+        l.bytes.map_or(Ok(()), |b| check_size(b, shown))
     }
 );
 

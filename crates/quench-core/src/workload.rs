@@ -31,7 +31,7 @@ use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;
 use crate::limits;
 use crate::rng::{Rng, StreamKind};
-use crate::scenario::FlowSpec;
+use crate::transport::FlowSpec;
 use crate::units::{BitRate, Dur};
 use serde::{Deserialize, Serialize};
 

@@ -9,28 +9,36 @@
 //! host's own queue sends back) waits in `deferred` until the acting endpoint returns, and is
 //! then handed over in the order it came.
 //!
+//! Every packet crosses a node by one path (`forward`, then the per-hop pipeline `offer`),
+//! whether an endpoint sent it, a qdisc originated it or it came off a pipe; see `HopRecords`
+//! for how a quiet link skips the records.
+//!
+//! The world owns the event queue, what the links share (`LinkCx`: the packet slab, the
+//! nodes' buffer pools) and the routing of what components emit; it does not build flows (its
+//! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
+//! (the link asks the qdisc about its properties).
+//!
 //! Equal-time order: the timers an endpoint arms while it acts are queued ahead of the events
 //! its packets cause (they take sequence numbers reserved when it starts acting), the order
 //! quench has always had: e.g. a constant-bit-rate source exactly at its link's rate finds
 //! its previous datagram still in transmission, as it did when an activation's packets were
 //! routed after it.
 
-use crate::builder::FlowFactory;
 use crate::flows::{Agents, Flows};
+use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkOutbox, TxStart};
+use crate::link::{Link, LinkCx, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
-use crate::qdisc::NodeBuffers;
+use crate::qdisc::{Backlog, NodeBuffers};
 use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
-use crate::slab::{EntryId, PacketSlab};
+use crate::slab::EntryId;
 use crate::trace::flow_links::Fate;
 use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
-use crate::transport::icmp;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
-use crate::units::Time;
+use crate::units::{Dur, Time};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -65,6 +73,39 @@ pub struct Node {
     pub is_router: bool,
 }
 
+/// A link's name, `from->to` by its nodes' names. The builder refuses a second link between two
+/// nodes in one direction, so the name is unique; it is made when asked for rather than kept
+/// in every link (at 10,000 flows a dumbbell has 40,002 links, each name an allocation).
+pub(crate) fn link_name(nodes: &[Node], link: &Link) -> String {
+    format!("{}->{}", nodes[link.from.index()].name, nodes[link.to.index()].name)
+}
+
+/// Whether `link` is the one named `name` (`link_name`), without making its name.
+pub(crate) fn link_is_named(nodes: &[Node], link: &Link, name: &str) -> bool {
+    name.strip_prefix(nodes[link.from.index()].name.as_str())
+        .and_then(|rest| rest.strip_prefix("->"))
+        .is_some_and(|to| to == nodes[link.to.index()].name)
+}
+
+/// Where a run's workload arrivals come from (the builder's flow factory). The world asks when
+/// each workload's next arrival is due and has it built then; how a flow is built, from its
+/// template to its endpoints, is not the world's business. `Send`, as the world is: the
+/// bindings run it with Python's lock released.
+pub(crate) trait Arrivals: Send {
+    /// How many workloads the run has.
+    fn workloads(&self) -> usize;
+    /// When workload `w`'s next arrival is due, from the run's start, if it has one.
+    fn next_at(&self, w: usize) -> Option<Dur>;
+    /// Build workload `w`'s arrival due now, with the given ids, and move on to its next one;
+    /// `None` if the workload has no more.
+    fn build_next(
+        &mut self,
+        w: usize,
+        net: (&[Node], &[Link], &Routes),
+        ids: (FlowId, AgentId, AgentId),
+    ) -> Option<(FlowInfo, Agent, Agent)>;
+}
+
 /// What a node's IP layer did with fragments.
 #[derive(Clone, Debug, Default)]
 pub struct FragmentStats {
@@ -81,13 +122,13 @@ pub struct World {
     pub(crate) sched: Scheduler<Event>,
     pub(crate) nodes: Vec<Node>,
     pub(crate) links: Vec<Link>,
-    /// The entries of every link's propagation pipe and drop-tail queue.
-    slab: PacketSlab,
+    /// What the links share (the packet slab, the nodes' buffer pools, the outbox).
+    link_cx: LinkCx,
     pub(crate) routes: Routes,
     pub(crate) agents: Agents,
     pub(crate) flows: Flows,
     /// Builds the workloads' arrivals as they come.
-    factory: FlowFactory,
+    arrivals: Box<dyn Arrivals>,
     /// Arrivals scheduled so far: each takes its place among equal-time events from this
     /// count (`Scheduler::schedule_start`), as if every flow's start had been queued up front.
     arrivals_scheduled: u64,
@@ -103,8 +144,6 @@ pub struct World {
     pub(crate) rec: Recorder,
     pub(crate) pcap: Captures,
     pub(crate) unroutable_packets: u64,
-    /// Per node: the buffer pool its pooled queues share.
-    node_buffers: Vec<NodeBuffers>,
     pub(crate) ip: IpConfig,
     /// Per node: its reassembly state, made at the first fragment that reaches it (a host that
     /// never gets one, nearly all of them, holds a pointer rather than 96 bytes).
@@ -114,7 +153,6 @@ pub struct World {
     /// The pending reassembly timers' fields (`Event::Reassembly`), and the free places.
     reassembly_timers: Vec<ReassemblyTimer>,
     free_reassembly_timers: Vec<u32>,
-    link_out: LinkOutbox,
     /// The endpoint acting now, if one is (the agents are then out of `agents`).
     acting: Option<AgentId>,
     /// Deliveries to endpoints that came while another endpoint was acting.
@@ -137,6 +175,28 @@ const TIMER_SEQS_PER_ACTIVATION: u64 = 8;
 /// 8 Ki rows keep that under 5 MB, while a write per 8 Ki flows is nothing beside simulating them.
 const FLOW_ROWS_CHUNK: usize = 8192;
 
+/// Whether the per-hop pipeline ([`World::offer`]) records the hop: its flow's arrival and
+/// departure counts, a watched flow's arrival, the queue's length, the capture, and a device
+/// queue's filling. A type parameter rather than a flag, so that on a quiet link the steps are
+/// compiled out and the one pipeline costs what a pipeline written for quiet links alone would.
+trait HopRecords {
+    const ON: bool;
+}
+
+/// A quiet link's hop (`Link::quiet`): nothing recorded, no device queue.
+struct Quiet;
+
+/// A hop that is recorded or captured, or whose link has a device queue.
+struct Recorded;
+
+impl HopRecords for Quiet {
+    const ON: bool = false;
+}
+
+impl HopRecords for Recorded {
+    const ON: bool = true;
+}
+
 /// Something an endpoint is to be handed once the one acting now has returned.
 #[derive(Clone, Copy, Debug)]
 enum Delivery {
@@ -152,7 +212,7 @@ pub(crate) struct WorldParts {
     pub routes: Routes,
     pub agents: Vec<Agent>,
     pub flows: Vec<FlowInfo>,
-    pub factory: FlowFactory,
+    pub arrivals: Box<dyn Arrivals>,
     pub budget: Budget,
     pub rec: Recorder,
     pub pcap: Captures,
@@ -175,21 +235,20 @@ impl World {
             end: p.end,
             seed: p.seed,
             sched,
-            node_buffers: vec![NodeBuffers::default(); p.nodes.len()],
             reassembly: (0..p.nodes.len()).map(|_| None).collect(),
             fragmentation: vec![FragmentStats::default(); p.nodes.len()],
             fragments: Vec::new(),
             reassembly_timers: Vec::new(),
             free_reassembly_timers: Vec::new(),
             ip: p.ip,
+            link_cx: LinkCx { node_buffers: vec![NodeBuffers::default(); p.nodes.len()], ..LinkCx::default() },
             nodes: p.nodes,
             links: p.links,
-            slab: PacketSlab::default(),
             routes: p.routes,
             arrivals_scheduled: flows.count() as u64,
             agents,
             flows,
-            factory: p.factory,
+            arrivals: p.arrivals,
             maybe_reclaimable: Vec::new(),
             budget: p.budget,
             budget_exceeded: None,
@@ -197,14 +256,13 @@ impl World {
             rec: p.rec,
             pcap: p.pcap,
             unroutable_packets: 0,
-            link_out: LinkOutbox::default(),
             acting: None,
             deferred: Vec::new(),
             timer_seqs: 0..0,
             next_uid: 0,
             settled_events: 0,
         };
-        for w in 0..world.factory.workloads.len() {
+        for w in 0..world.arrivals.workloads() {
             world.schedule_arrival(w);
         }
         for (l, link) in world.links.iter_mut().enumerate() {
@@ -226,7 +284,7 @@ impl World {
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
-            link.settle_done(&mut self.slab);
+            link.settle_done(&mut self.link_cx.slab);
             self.settled_events += 1;
         }
     }
@@ -267,7 +325,7 @@ impl World {
 
     /// Queue workload `w`'s next arrival, if it has one.
     fn schedule_arrival(&mut self, w: usize) {
-        let Some(at) = self.factory.workloads[w].next_at() else { return };
+        let Some(at) = self.arrivals.next_at(w) else { return };
         self.sched.schedule_start(Time::ZERO + at, self.arrivals_scheduled, Event::Arrival(w as u32));
         self.arrivals_scheduled += 1;
     }
@@ -279,9 +337,9 @@ impl World {
             self.budget_exceeded.get_or_insert_with(|| self.budget.active_flows_exceeded(self.now));
             return;
         }
-        let Some(spec) = self.factory.workloads[w].take() else { return };
         let ids = self.flows.next_ids();
-        let (info, sender, receiver) = self.factory.build(&self.nodes, &self.links, &self.routes, ids, &spec);
+        let net = (&self.nodes[..], &self.links[..], &self.routes);
+        let Some((info, sender, receiver)) = self.arrivals.build_next(w, net, ids) else { return };
         if sender.reacts_to_source_quench() {
             self.quench_senders.entry((info.src, info.dst)).or_default().push(ids.1);
         }
@@ -326,7 +384,8 @@ impl World {
         }
         let (first, released) = self.flows.take_released();
         let rows = released.iter().enumerate().map(|(i, d)| (FlowId(first.0 + i as u32), &d.info, d.row.clone()));
-        let table = crate::results::flow_rows(&self.nodes, self.end, rows);
+        let nodes = &self.nodes;
+        let table = crate::flows::flow_rows(|n| nodes[n.index()].name.clone(), self.end, rows);
         self.rec.spill_table(&table);
     }
 
@@ -381,35 +440,53 @@ impl World {
         }
     }
 
-    /// A packet is at node `at`: consume it there or send it one hop on; the answer is what
-    /// the next queue did with it. Packets go by reference down to the queue or transmitter
-    /// that stores them: each by-value call would copy all 96 bytes.
-    fn forward(&mut self, at: NodeId, pkt: &Packet) -> Admission {
-        if pkt.dst == at && pkt.frag.is_fragment() {
-            self.reassemble(at, pkt);
-        } else if pkt.dst == at && pkt.proto == Proto::Icmp {
-            self.packet_left(pkt.flow);
-            self.on_icmp(at, pkt);
-        } else if pkt.dst == at && self.acting.is_none() {
-            self.packet_left(pkt.flow);
-            // Straight to the endpoint: through `deliver` the packet would be copied twice more.
-            self.run_agent(pkt.dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
-        } else if pkt.dst == at {
-            self.packet_left(pkt.flow);
-            self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt));
-        } else {
-            let hop = self.routes.route(at, pkt);
-            return self.forward_over(hop, pkt);
+    /// A packet held in slab entry `id` is at node `at`: consume it there, or send it one hop
+    /// on in its entry; the answer is what the next queue did with it. This is the one path
+    /// of every packet through a node, whether an endpoint sent it, a qdisc originated it or
+    /// it came off a link's pipe: the packet stays in the entry it took when it entered the
+    /// network until it reaches its destination or is dropped, so a hop never copies it.
+    /// Inlined into its callers (the end of a pipe, a send), with the quiet pipeline below it,
+    /// so that a hop through a quiet link makes no call of its own.
+    #[inline(always)]
+    fn forward(&mut self, at: NodeId, id: EntryId) -> Admission {
+        let pkt = self.link_cx.slab.held(id);
+        if pkt.dst == at {
+            let pkt = self.link_cx.slab.release(id);
+            self.consume(at, &pkt);
+            return Admission::Accepted;
         }
-        Admission::Accepted
+        let hop = self.routes.route(at, pkt);
+        self.forward_over(hop, id)
     }
 
-    /// Send a packet in transit on over `hop`, the link routing chose for it (once: a
-    /// spraying switch's choice advances its turn), or count it unroutable.
-    fn forward_over(&mut self, hop: Option<LinkId>, pkt: &Packet) -> Admission {
-        if let Some(l) = hop {
-            return self.enqueue(l, pkt);
+    /// A packet reached its destination host `at`: a fragment waits for its datagram, a
+    /// Source Quench goes to the senders it names, anything else to its endpoint (now, or once
+    /// the endpoint acting now has returned).
+    #[inline(never)]
+    fn consume(&mut self, at: NodeId, pkt: &Packet) {
+        if pkt.frag.is_fragment() {
+            self.reassemble(at, pkt);
+            return;
         }
+        self.packet_left(pkt.flow);
+        if pkt.proto == Proto::Icmp {
+            self.on_icmp(at, pkt);
+        } else if self.acting.is_none() {
+            // Straight to the endpoint: through `deliver` the packet would be copied twice more.
+            self.run_agent(pkt.dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
+        } else {
+            self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt));
+        }
+    }
+
+    /// Send the packet in entry `id` on over `hop`, the link routing chose for it (once: a
+    /// spraying switch's choice advances its turn), or count it unroutable.
+    #[inline(always)]
+    fn forward_over(&mut self, hop: Option<LinkId>, id: EntryId) -> Admission {
+        if let Some(l) = hop {
+            return self.enqueue(l, id);
+        }
+        let pkt = self.link_cx.slab.release(id);
         self.packet_left(pkt.flow);
         self.unroutable_packets += 1;
         Admission::Accepted
@@ -431,9 +508,7 @@ impl World {
     fn reassemble(&mut self, at: NodeId, frag: &Packet) {
         let re = self.reassembly[at.index()].get_or_insert_with(Box::default);
         match re.on_fragment(self.now, frag, &self.ip) {
-            Reassembled::Datagram(whole) => {
-                self.forward(at, &whole);
-            }
+            Reassembled::Datagram(whole) => self.consume(at, &whole),
             Reassembled::Held { timer: Some(t) } => {
                 let timer = ReassemblyTimer { node: at, src: frag.src, uid: frag.uid, started: self.now };
                 let i = match self.free_reassembly_timers.pop() {
@@ -452,96 +527,93 @@ impl World {
         }
     }
 
-    /// Send a packet onto link `l`, fragmenting it first if it exceeds the link's MTU. A
+    /// Offer the packet in entry `id` to link `l`, fragmenting it first if it exceeds the
+    /// link's MTU. A quiet link (`Link::quiet`, nearly every link of a large network) takes
+    /// the pipeline with nothing to record; any other the same pipeline with its records.
+    /// Always inlined (see `forward`): as a call, every hop would save and restore the
+    /// registers of the whole pipeline.
+    #[inline(always)]
+    fn enqueue(&mut self, l: LinkId, id: EntryId) -> Admission {
+        let link = &self.links[l.index()];
+        if self.link_cx.slab.held(id).size as u64 > link.mtu.0 {
+            return self.enqueue_fragments(l, id);
+        }
+        if link.quiet {
+            self.offer::<Quiet>(l, id)
+        } else {
+            self.offer_recorded(l, id)
+        }
+    }
+
+    /// [`World::offer`] with the hop's records. Out of line, so that the quiet pipeline,
+    /// inlined into its callers, saves only the registers it uses.
+    #[inline(never)]
+    fn offer_recorded(&mut self, l: LinkId, id: EntryId) -> Admission {
+        self.offer::<Recorded>(l, id)
+    }
+
+    /// The packet in entry `id` is too large for link `l`: send its fragments instead. A
     /// fragmented datagram is refused if any of its fragments is (Linux's `ip_do_fragment`
     /// returns the first fragment's error; unlike Linux, the fragments after it still go).
-    fn enqueue(&mut self, l: LinkId, pkt: &Packet) -> Admission {
-        let link = &mut self.links[l.index()];
-        if pkt.size as u64 > link.mtu.0 {
-            debug_assert!(!pkt.frag.dont, "the builder rejects don't-fragment flows on paths that fragment");
-            self.flows.fragmented(pkt.flow);
-            let mut pieces = std::mem::take(&mut self.fragments);
-            ip::fragment(pkt, link.mtu.0 as u16, link.fragment_rule, &mut pieces);
-            let stats = &mut self.fragmentation[link.from.index()];
-            stats.datagrams_fragmented += 1;
-            stats.fragments_created += pieces.len() as u64;
-            let mut admission = Admission::Accepted;
-            for piece in pieces.drain(..) {
-                if self.enqueue_one(l, &piece) == Admission::Refused {
-                    admission = Admission::Refused;
-                }
-            }
-            self.fragments = pieces;
-            return admission;
-        }
-        self.enqueue_one(l, pkt)
-    }
-
-    #[inline]
-    fn enqueue_one(&mut self, l: LinkId, pkt: &Packet) -> Admission {
-        if self.links[l.index()].quiet {
-            self.enqueue_quiet(l, pkt)
-        } else {
-            self.enqueue_recorded(l, pkt)
-        }
-    }
-
-    /// `enqueue_one` on a link whose hops are recorded or captured, or that has a device
-    /// queue. Out of line, so that the quiet path saves only the registers it uses.
+    #[cold]
     #[inline(never)]
-    fn enqueue_recorded(&mut self, l: LinkId, pkt: &Packet) -> Admission {
-        self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
+    fn enqueue_fragments(&mut self, l: LinkId, id: EntryId) -> Admission {
+        let pkt = self.link_cx.slab.release(id);
+        debug_assert!(!pkt.frag.dont, "the builder rejects don't-fragment flows on paths that fragment");
+        self.flows.fragmented(pkt.flow);
+        let link = &self.links[l.index()];
+        let mut pieces = std::mem::take(&mut self.fragments);
+        ip::fragment(&pkt, link.mtu.0 as u16, link.fragment_rule, &mut pieces);
+        let stats = &mut self.fragmentation[link.from.index()];
+        stats.datagrams_fragmented += 1;
+        stats.fragments_created += pieces.len() as u64;
+        let quiet = link.quiet;
+        let mut admission = Admission::Accepted;
+        for piece in pieces.drain(..) {
+            let id = self.link_cx.slab.hold(piece);
+            let verdict = if quiet { self.offer::<Quiet>(l, id) } else { self.offer::<Recorded>(l, id) };
+            if verdict == Admission::Refused {
+                admission = Admission::Refused;
+            }
+        }
+        self.fragments = pieces;
+        admission
+    }
+
+    /// The per-hop pipeline: offer the packet in entry `id` (within the MTU) to link `l`. An
+    /// idle link whose qdisc lets the packet pass sends it at once, the entry becoming the
+    /// transmitter's (`Link::cut_through`); otherwise the qdisc takes the entry, and the link
+    /// starts sending if it may. `R` says whether the hop is recorded (see [`HopRecords`]).
+    #[inline(always)]
+    fn offer<R: HopRecords>(&mut self, l: LinkId, id: EntryId) -> Admission {
         self.end_deferral(l);
+        let before = if R::ON { Some(self.record_arrival(l, id)) } else { None };
         let link = &mut self.links[l.index()];
-        let before = link.backlog();
-        self.rec.watch_arrival(self.now, l, pkt, before.packets);
-        if link.can_cut_through(pkt) && !self.rec.wants_queue(l) {
-            // Queueing and dequeueing at once would record nothing and change nothing else.
-            let done = link.cut_through(self.now, pkt, &mut self.slab);
+        // A recorded queue must see the packet queue and leave: its length record changes.
+        if link.can_cut_through(self.link_cx.slab.held(id)) && !(R::ON && self.rec.wants_queue(l)) {
+            let done = link.cut_through(self.now, id, &mut self.link_cx.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
         }
-        let id = self.slab.hold(*pkt);
-        let admission =
-            link.enqueue(self.now, id, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
-        self.after_queue_change(l, Some(before));
+        let admission = self.links[l.index()].enqueue(self.now, id, &mut self.link_cx);
+        self.after_queue_change(l, before);
         // A device queue takes what the qdisc releases at once, even while the link sends.
         let link = &self.links[l.index()];
-        if link.ready_to_send() || link.has_device_queue() {
+        if link.ready_to_send() || (R::ON && link.has_device_queue()) {
             self.start_tx(l);
         }
         admission
     }
 
-    /// `enqueue_one` on a quiet link (`Link::quiet`): the same steps less those that record
-    /// or capture the hop, and with no device queue to fill.
-    #[inline]
-    fn enqueue_quiet(&mut self, l: LinkId, pkt: &Packet) -> Admission {
-        // Copied once, into the entry it keeps through the queue and the transmitter.
-        let id = self.slab.hold(*pkt);
-        self.enqueue_quiet_held(l, id)
-    }
-
-    /// `enqueue_quiet` of a packet held in slab entry `id`: the entry becomes the transmitter's
-    /// when the packet cuts through, and the qdisc's otherwise (`Qdisc::enqueue_held`).
-    /// Always inlined into its two callers: as a call it cost 1 % more instructions on the
-    /// small dumbbells than the two copies of these steps it replaces.
-    #[inline(always)]
-    fn enqueue_quiet_held(&mut self, l: LinkId, id: EntryId) -> Admission {
-        self.end_deferral(l);
-        let link = &mut self.links[l.index()];
-        if link.can_cut_through(self.slab.held(id)) {
-            let done = link.cut_through_held(self.now, id, &mut self.slab);
-            self.tx_started(l, done);
-            return Admission::Accepted;
-        }
-        let admission =
-            link.enqueue(self.now, id, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab);
-        self.after_queue_change(l, None);
-        if self.links[l.index()].ready_to_send() {
-            self.start_tx(l);
-        }
-        admission
+    /// Record the arrival of the packet in entry `id` at link `l` (its flow's hop count, a
+    /// watched flow's arrival); returns the link's backlog before it, for the queue record.
+    #[inline(never)]
+    fn record_arrival(&mut self, l: LinkId, id: EntryId) -> Backlog {
+        let pkt = self.link_cx.slab.held(id);
+        self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
+        let before = self.links[l.index()].backlog();
+        self.rec.watch_arrival(self.now, l, pkt, before.packets);
+        before
     }
 
     /// A packet is about to be offered to link `l`: carry out the link's deferred end of
@@ -559,7 +631,7 @@ impl World {
         let link = &mut self.links[l.index()];
         // The backlog before is wanted only for a queue record, never on a quiet link.
         let before = (!link.quiet).then(|| link.backlog());
-        match link.start_tx(self.now, &mut self.link_out, &mut self.node_buffers[link.from.index()], &mut self.slab) {
+        match link.start_tx(self.now, &mut self.link_cx) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}
             TxStart::Wait(t) => self.sched.schedule(t, Event::Wake(l)),
@@ -584,7 +656,7 @@ impl World {
     #[inline(never)]
     fn record_tx_start(&mut self, l: LinkId) {
         let link = &self.links[l.index()];
-        let p = link.in_transmission(&self.slab).expect("a transmission just started");
+        let p = link.in_transmission(&self.link_cx.slab).expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap.get_mut(l) {
@@ -596,25 +668,25 @@ impl World {
     /// Record drops and the new queue length (when `before`, the backlog before the change,
     /// was taken for it); route control packets the qdisc originated.
     #[inline]
-    fn after_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
+    fn after_queue_change(&mut self, l: LinkId, before: Option<Backlog>) {
         // Nearly always nothing to do: one test instead of four.
-        if before.is_some() || !self.link_out.is_empty() {
+        if before.is_some() || !self.link_cx.out.is_empty() {
             self.record_queue_change(l, before);
         }
     }
 
-    fn record_queue_change(&mut self, l: LinkId, before: Option<crate::qdisc::Backlog>) {
-        if !self.link_out.drops.is_empty() {
-            let mut drops = std::mem::take(&mut self.link_out.drops);
+    fn record_queue_change(&mut self, l: LinkId, before: Option<Backlog>) {
+        if !self.link_cx.out.drops.is_empty() {
+            let mut drops = std::mem::take(&mut self.link_cx.out.drops);
             for (p, reason) in drops.drain(..) {
                 self.rec.flow_links.count(p.flow, l, p.size, Fate::Dropped);
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
             }
-            self.link_out.drops = drops;
+            self.link_cx.out.drops = drops;
         }
-        if !self.link_out.monitors.is_empty() {
-            for (name, value) in self.link_out.monitors.drain(..) {
+        if !self.link_cx.out.monitors.is_empty() {
+            for (name, value) in self.link_cx.out.monitors.drain(..) {
                 self.rec.monitor(self.now, l, name, value);
             }
         }
@@ -625,21 +697,22 @@ impl World {
                 self.rec.queue_len(self.now, l, after.packets, after.bytes);
             }
         }
-        if !self.link_out.emitted.is_empty() {
+        if !self.link_cx.out.emitted.is_empty() {
             let from = link.from;
-            let emitted = std::mem::take(&mut self.link_out.emitted);
+            let emitted = std::mem::take(&mut self.link_cx.out.emitted);
             for mut p in emitted {
                 self.flows.sent(p.flow);
                 p.uid = self.next_uid;
                 self.next_uid = self.next_uid.wrapping_add(1);
                 p.sent_at = self.now;
-                self.forward(from, &p);
+                let id = self.link_cx.slab.hold(p);
+                self.forward(from, id);
             }
         }
     }
 
     fn on_tx_done(&mut self, l: LinkId) {
-        match self.links[l.index()].finish_tx(self.now, &mut self.slab) {
+        match self.links[l.index()].finish_tx(self.now, &mut self.link_cx.slab) {
             Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
             Ok(None) => {}
             Err(lost) => {
@@ -655,37 +728,12 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
-        let (id, next) = link.deliver_head(&mut self.slab);
+        let (id, next) = link.deliver_head(&mut self.link_cx.slab);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));
         }
-        self.forward_held(to, id);
-    }
-
-    /// `forward` of a packet that arrived at node `at` and is still held in the slab entry
-    /// `id` (taken off its pipe). A packet passing through to a quiet link within its MTU goes
-    /// down the same steps as `forward`, `enqueue` and `enqueue_quiet` would take, in its
-    /// entry: when it cuts through, the entry becomes the next link's transmitter as it is,
-    /// and otherwise the qdisc takes the entry (`Qdisc::enqueue_held`; drop-tail queues it
-    /// without a copy). Every other packet is copied out (its entry freed) and forwarded.
-    fn forward_held(&mut self, at: NodeId, id: EntryId) {
-        let pkt = self.slab.held(id);
-        let onward = if pkt.dst == at { None } else { self.routes.route(at, pkt) };
-        let Some(l) = onward.filter(|l| {
-            let link = &self.links[l.index()];
-            link.quiet && pkt.size as u64 <= link.mtu.0
-        }) else {
-            let in_transit = pkt.dst != at;
-            let pkt = self.slab.release(id);
-            if in_transit {
-                self.forward_over(onward, &pkt);
-            } else {
-                self.forward(at, &pkt);
-            }
-            return;
-        };
-        self.enqueue_quiet_held(l, id);
+        self.forward(to, id);
     }
 }
 
@@ -695,7 +743,9 @@ impl Host for World {
         self.next_uid = self.next_uid.wrapping_add(1);
         pkt.sent_at = self.now;
         self.flows.sent(pkt.flow);
-        self.forward(node, &pkt)
+        // Copied once, into the entry it keeps until it leaves the network.
+        let id = self.link_cx.slab.hold(pkt);
+        self.forward(node, id)
     }
 
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
@@ -713,6 +763,13 @@ impl Host for World {
 
 #[cfg(test)]
 mod tests {
+    /// The world can move to another thread (the bindings run it with Python's lock released).
+    #[test]
+    fn the_world_is_send() {
+        fn send<T: Send>() {}
+        send::<super::World>();
+    }
+
     /// An event fits 16 bytes, so an event-queue entry (16-byte key beside it) takes 32.
     #[test]
     fn events_stay_small() {

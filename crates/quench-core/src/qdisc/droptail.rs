@@ -5,7 +5,7 @@
 //! Linux `txqueuelen` default (`fifo::DEFAULT_LIMIT_PACKETS`).
 
 use super::fifo::{default_limit, validate_limit, SlabFifo};
-use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx, SlabEnqueue};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::slab::EntryId;
@@ -50,17 +50,6 @@ impl Qdisc for DropTail {
         }
     }
 
-    /// The entry joins the list as it is (no copy); an arrival that does not fit is dropped.
-    #[inline(always)]
-    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
-        if self.fifo.has_room(cx.slab.held(id)) {
-            self.fifo.append(cx.slab, id);
-        } else {
-            let pkt = cx.slab.release(id);
-            cx.drop(pkt, DropReason::Overflow);
-        }
-    }
-
     /// The head leaves in its entry, which becomes the transmitter's.
     #[inline(always)]
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
@@ -78,6 +67,19 @@ impl Qdisc for DropTail {
 
     fn dequeue_is_inert(&self) -> bool {
         self.fifo.is_empty()
+    }
+}
+
+impl SlabEnqueue for DropTail {
+    /// The entry joins the list as it is (no copy); an arrival that does not fit is dropped.
+    #[inline(always)]
+    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        if self.fifo.has_room(cx.slab.held(id)) {
+            self.fifo.append(cx.slab, id);
+        } else {
+            let pkt = cx.slab.release(id);
+            cx.drop(pkt, DropReason::Overflow);
+        }
     }
 }
 

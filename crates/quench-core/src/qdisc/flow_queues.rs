@@ -19,28 +19,29 @@
 //! **Layout** (for speed; the order of service is the RFC's whatever the layout). Linux keeps
 //! each flow's packets in a linked list of socket buffers and the flows on linked lists
 //! (`struct fq_codel_flow`'s `flowchain`); quench does the same with indices: every queued
-//! packet sits in one shared store of slots, each queue is a singly linked list of slots (head,
-//! tail, count), and the new and old lists link the queues through a `next` index in each
-//! queue. Freed slots are reused last-freed first, so an arrival usually writes a slot that a
-//! departure has just left in cache. Against a ring (`VecDeque`) per queue and per list this
-//! keeps the store as large as the largest total backlog, not each queue's largest, and takes
-//! no ring arithmetic per packet (`docs/benchmarks.md`, queue disciplines, gives the counts).
+//! packet sits in one slab of entries (`slab.rs`'s `PacketSlab`, the store of the world's pipes,
+//! here the qdisc's own), each queue is a list of entries (`SlabList`: head, tail, count), and
+//! the new and old lists link the queues through a `next` index in each queue. Freed entries
+//! are reused last-freed first, so an arrival usually writes an entry that a departure has
+//! just left in cache. Against a ring (`VecDeque`) per queue and per list this keeps the store
+//! as large as the largest total backlog, not each queue's largest, and takes no ring
+//! arithmetic per packet (`docs/benchmarks.md`, queue disciplines, gives the counts).
 //!
 //! Nothing is allocated per packet: the queues are allocated when the qdisc is built, and the
-//! store grows amortised (a slot is added only when none is free).
+//! slab grows amortised (an entry is added only when none is free).
 
 use super::classify::FlowKey;
 use super::Backlog;
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::units::Bytes;
+use crate::slab::{PacketSlab, SlabList};
+use crate::units::{Bytes, Time};
 
 /// At most 65536 flow queues (Linux's cap for fq_codel and fq_pie).
 pub const MAX_FLOWS: u32 = 65536;
 
-/// The end of a list of slots or of queues. Slot and queue indices are `u32`: 65536 queues at
-/// most, and 2^32 − 1 queued packets would need hundreds of GB of memory first.
+/// The end of a list of queues (queue indices are `u32`: 65536 queues at most).
 const NIL: u32 = u32::MAX;
 
 /// Which list a queue is on.
@@ -51,23 +52,10 @@ enum Listed {
     Old,
 }
 
-/// A queued packet and the slot of the next packet in its queue (or of the next free slot).
-struct Slot {
-    pkt: Packet,
-    next: u32,
-}
-
-/// The slots of every queued packet, and the free ones linked through `next`.
-struct Store {
-    slots: Vec<Slot>,
-    free: u32,
-}
-
-/// One queue's packets: a list of slots in arrival order, its length and bytes.
+/// One queue's packets: a list of entries of the qdisc's slab in arrival order, and its bytes.
+#[derive(Default)]
 struct Packets {
-    head: u32,
-    tail: u32,
-    len: u32,
+    list: SlabList,
     bytes: u64,
 }
 
@@ -90,11 +78,11 @@ impl<V> FlowQueue<V> {
 
     /// Packets queued.
     pub fn len(&self) -> usize {
-        self.packets.len as usize
+        self.packets.list.len() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.packets.len == 0
+        self.packets.list.is_empty()
     }
 }
 
@@ -114,7 +102,7 @@ pub struct FlowQueues<V> {
     quantum: i64,
     salt: Option<u64>,
     queues: Vec<FlowQueue<V>>,
-    store: Store,
+    store: PacketSlab,
     new_flows: QueueList,
     old_flows: QueueList,
     total: Backlog,
@@ -126,7 +114,7 @@ pub struct FlowQueues<V> {
 /// state: what an AQM that takes packets itself (CoDel) pops from.
 pub struct QueueView<'a> {
     packets: &'a mut Packets,
-    store: &'a mut Store,
+    store: &'a mut PacketSlab,
     total: &'a mut Backlog,
 }
 
@@ -135,19 +123,10 @@ impl QueueView<'_> {
     #[inline]
     pub fn pop(&mut self) -> Option<Packet> {
         let q = &mut *self.packets;
-        let s = q.head;
-        if s == NIL {
+        if q.list.is_empty() {
             return None;
         }
-        let slot = &mut self.store.slots[s as usize];
-        let pkt = slot.pkt;
-        q.head = slot.next;
-        if q.head == NIL {
-            q.tail = NIL;
-        }
-        slot.next = self.store.free;
-        self.store.free = s;
-        q.len -= 1;
+        let (pkt, _) = self.store.pop(&mut q.list);
         q.bytes -= pkt.size as u64;
         self.total.packets -= 1;
         self.total.bytes -= pkt.size as u64;
@@ -171,18 +150,13 @@ impl<V> FlowQueues<V> {
         if quantum.0 == 0 || quantum.0 > u32::MAX as u64 {
             return Err(ConfigError::new("quantum", "must be between one byte and 4 GiB"));
         }
-        let queue = || FlowQueue {
-            packets: Packets { head: NIL, tail: NIL, len: 0, bytes: 0 },
-            deficit: 0,
-            next: NIL,
-            listed: Listed::None,
-            vars: vars(),
-        };
+        let queue =
+            || FlowQueue { packets: Packets::default(), deficit: 0, next: NIL, listed: Listed::None, vars: vars() };
         Ok(FlowQueues {
             quantum: quantum.0 as i64,
             salt: None,
             queues: (0..flows).map(|_| queue()).collect(),
-            store: Store { slots: Vec::new(), free: NIL },
+            store: PacketSlab::default(),
             new_flows: QueueList::EMPTY,
             old_flows: QueueList::EMPTY,
             total: Backlog::default(),
@@ -231,25 +205,9 @@ impl<V> FlowQueues<V> {
     #[inline]
     pub fn push(&mut self, i: usize, pkt: Packet) {
         let size = pkt.size as u64;
-        let store = &mut self.store;
-        let s = if store.free != NIL {
-            let s = store.free;
-            let slot = &mut store.slots[s as usize];
-            store.free = slot.next;
-            *slot = Slot { pkt, next: NIL };
-            s
-        } else {
-            store.slots.push(Slot { pkt, next: NIL });
-            (store.slots.len() - 1) as u32
-        };
         let q = &mut self.queues[i];
-        if q.packets.tail == NIL {
-            q.packets.head = s;
-        } else {
-            store.slots[q.packets.tail as usize].next = s;
-        }
-        q.packets.tail = s;
-        q.packets.len += 1;
+        // A queue's entries need no time of their own (a pipe's arrival time).
+        self.store.push(&mut q.packets.list, Time::ZERO, pkt);
         q.packets.bytes += size;
         self.total.packets += 1;
         self.total.bytes += size;
@@ -377,7 +335,7 @@ mod tests {
             assert_eq!(fq.queue(i).bytes(), rings[i].iter().map(|p| p.size as u64).sum::<u64>());
             peak = peak.max(packets as usize);
         }
-        assert_eq!(fq.store.slots.len(), peak);
+        assert_eq!(fq.store.capacity(), peak);
     }
 
     /// DRR over the linked lists, traced by hand (quantum 1514 B; queues 0 and 1 hold uids

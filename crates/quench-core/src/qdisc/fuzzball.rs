@@ -24,8 +24,8 @@
 use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};
 use crate::error::ConfigError;
+use crate::icmp;
 use crate::packet::{NodeId, Packet};
-use crate::transport::icmp;
 use crate::units::{Limit, Time};
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,8 @@
 //!
 //! Adding a discipline is one file (a config struct with `deny_unknown_fields`, a `new(&cfg)`
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below
-//! (`boxed` unless it is as small as drop-tail: see `slot!`).
+//! (`boxed` unless it is as small as drop-tail: see `slot!`; `own` unless it keeps its packets
+//! in the world's slab: see [`SlabEnqueue`]).
 
 pub mod choke;
 pub mod classify;
@@ -200,14 +201,6 @@ pub struct Backlog {
 pub trait Qdisc {
     /// Take an arriving packet: queue it, or hand it (or another) to `cx.drop`.
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx);
-
-    /// [`Qdisc::enqueue`] of a packet that arrives held in entry `id` of `cx.slab` (see
-    /// `slab.rs`). A discipline that keeps its packets in the slab may queue the entry as it
-    /// is; by default the packet is taken out of the slab and enqueued.
-    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
-        let pkt = cx.slab.release(id);
-        self.enqueue(pkt, cx);
-    }
     fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued;
     fn backlog(&self) -> Backlog;
 
@@ -224,6 +217,28 @@ pub trait Qdisc {
     fn dequeue_is_inert(&self) -> bool {
         false
     }
+}
+
+/// A discipline that keeps its packets in the world's slab (`fifo::SlabFifo`, `slab.rs`): a
+/// packet arrives in the slab entry it has held since it entered the network, and joins the
+/// queue in it without a copy. Only the disciplines registered as `slab` implement it; the
+/// registry hands every other one the packet by value through [`Qdisc::enqueue`], so a
+/// discipline with storage of its own never sees the slab.
+pub trait SlabEnqueue: Qdisc {
+    /// [`Qdisc::enqueue`] of the packet held in entry `id` of `cx.slab`.
+    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx);
+}
+
+/// How an arriving packet held in a slab entry reaches a discipline: in its entry (`slab`,
+/// [`SlabEnqueue`]), or taken out of the slab and enqueued by value (`own`).
+macro_rules! enqueue_held {
+    (slab, $q:expr, $id:expr, $cx:expr) => {
+        $q.enqueue_held($id, $cx)
+    };
+    (own, $q:expr, $id:expr, $cx:expr) => {{
+        let pkt = $cx.slab.release($id);
+        $q.enqueue(pkt, $cx)
+    }};
 }
 
 /// How a discipline is stored in [`AnyQdisc`]: `inline` in the enum, or `boxed` behind a
@@ -246,7 +261,7 @@ macro_rules! into_slot {
 }
 
 macro_rules! registry {
-    ($($slot:ident $variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
+    ($($slot:ident $store:ident $variant:ident: $name:literal => $module:ident::$ty:ident($cfg:ident)),+ $(,)?) => {
         /// A qdisc as written in a scenario: `{ kind = "droptail", limit = "100p" }`.
         #[derive(Clone, Debug, Serialize)]
         // Deserialize: `tagged::deserialize_by_kind!` below, so that an error inside keeps its path.
@@ -281,16 +296,18 @@ macro_rules! registry {
             pub fn kind(&self) -> &'static str {
                 match self { $(AnyQdisc::$variant(_) => $name,)+ }
             }
+
+            /// Offer the packet held in entry `id` of `cx.slab` (see [`SlabEnqueue`]).
+            #[inline]
+            pub fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+                match self { $(AnyQdisc::$variant(q) => enqueue_held!($store, q, id, cx),)+ }
+            }
         }
 
         impl Qdisc for AnyQdisc {
             #[inline]
             fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
                 match self { $(AnyQdisc::$variant(q) => q.enqueue(pkt, cx),)+ }
-            }
-            #[inline]
-            fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
-                match self { $(AnyQdisc::$variant(q) => q.enqueue_held(id, cx),)+ }
             }
             #[inline]
             fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
@@ -313,20 +330,20 @@ macro_rules! registry {
 }
 
 registry! {
-    inline DropTail: "droptail" => droptail::DropTail(DropTailConfig),
-    boxed Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
-    boxed Red: "red" => red::Red(RedConfig),
-    boxed Fq: "fq" => fq::Fq(FqConfig),
-    boxed Drr: "drr" => drr::Drr(DrrConfig),
-    boxed Sfq: "sfq" => sfq::Sfq(SfqConfig),
-    boxed Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
-    boxed Codel: "codel" => codel::Codel(CodelConfig),
-    boxed FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
-    boxed Pie: "pie" => pie::Pie(PieConfig),
-    boxed FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
-    boxed Choke: "choke" => choke::Choke(ChokeConfig),
-    boxed DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
-    boxed Step: "step" => step::Step(StepConfig),
+    inline slab DropTail: "droptail" => droptail::DropTail(DropTailConfig),
+    boxed own Fuzzball: "fuzzball" => fuzzball::Fuzzball(FuzzballConfig),
+    boxed own Red: "red" => red::Red(RedConfig),
+    boxed own Fq: "fq" => fq::Fq(FqConfig),
+    boxed own Drr: "drr" => drr::Drr(DrrConfig),
+    boxed own Sfq: "sfq" => sfq::Sfq(SfqConfig),
+    boxed own Dummynet: "dummynet" => dummynet::Dummynet(DummynetConfig),
+    boxed own Codel: "codel" => codel::Codel(CodelConfig),
+    boxed own FqCodel: "fq_codel" => fq_codel::FqCodel(FqCodelConfig),
+    boxed own Pie: "pie" => pie::Pie(PieConfig),
+    boxed own FqPie: "fq_pie" => fq_pie::FqPie(FqPieConfig),
+    boxed own Choke: "choke" => choke::Choke(ChokeConfig),
+    boxed own DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
+    boxed slab Step: "step" => step::Step(StepConfig),
 }
 
 impl Default for QdiscSpec {

@@ -21,7 +21,7 @@
 //! 1000 packets.
 
 use super::fifo::{default_limit, validate_limit, SlabFifo};
-use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx, SlabEnqueue};
 use crate::error::ConfigError;
 use crate::packet::{ecn, Packet};
 use crate::slab::EntryId;
@@ -156,13 +156,15 @@ impl Step {
     }
 }
 
+impl SlabEnqueue for Step {
+    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        self.admit(id, cx);
+    }
+}
+
 impl Qdisc for Step {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
         let id = cx.slab.hold(pkt);
-        self.admit(id, cx);
-    }
-
-    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
         self.admit(id, cx);
     }
 

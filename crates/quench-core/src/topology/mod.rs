@@ -21,9 +21,9 @@ mod tests;
 
 use crate::error::ConfigError;
 use crate::limits;
+use crate::link::LinkSpec;
 use crate::qdisc::QdiscSpec;
 use crate::routing::MultipathPolicy;
-use crate::scenario::LinkSpec;
 use crate::units::{BitRate, Bytes, Dur};
 use serde::{Deserialize, Serialize};
 

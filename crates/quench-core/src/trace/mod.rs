@@ -5,10 +5,14 @@
 //! With a spill folder (`stream_to`), a buffer that reaches the chunk size is written to disk
 //! and emptied (`spill.rs`), so memory stays flat however long the run; without one, every
 //! record stays in memory until the run ends.
+//!
+//! The recorder only stores what it is handed: it reads no component, and it depends on no
+//! part of the engine above the packet, the units and the ICMP encoding (for captures).
 
 pub mod flow_links;
 pub mod flow_monitor;
 pub mod pcap;
+pub mod snapshot_times;
 pub mod spill;
 pub mod table;
 pub mod thinning;
@@ -64,7 +68,7 @@ pub struct RecordConfig {
     /// Every link's and flow's counters at these instants, or every interval
     /// (`snapshots.rs`): statistics over any window between two of them.
     #[serde(default)]
-    pub snapshots: Option<crate::snapshots::SnapshotTimes>,
+    pub snapshots: Option<snapshot_times::SnapshotTimes>,
     /// Each listed flow's packets and bytes at every link it crossed (`flow_links.rs`).
     #[serde(default)]
     pub flow_links: bool,

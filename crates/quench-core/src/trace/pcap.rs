@@ -16,10 +16,10 @@
 //! simulated size plus 4. Segments of connections with `tcp.timestamps` carry the timestamp
 //! option (RFC 7323), TSval on a microsecond clock.
 
+use crate::icmp;
 use crate::packet::{
     tcp_flags, ts_clock, FlowId, LinkId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
 };
-use crate::transport::icmp;
 use crate::units::Time;
 use std::fs::File;
 use std::io::{BufWriter, Write};

@@ -4,6 +4,7 @@
 //! to disk with `spill.rs`), and a
 //! conversion to named columns.
 
+use crate::units::Time;
 use serde::Serialize;
 
 /// One column of a result table.
@@ -29,6 +30,21 @@ impl Column {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Column builders for the summary tables.
+pub(crate) fn f64s(it: impl Iterator<Item = f64>) -> Column {
+    Column::F64(it.collect())
+}
+pub(crate) fn u64s(it: impl Iterator<Item = u64>) -> Column {
+    Column::U64(it.collect())
+}
+pub(crate) fn strs(it: impl Iterator<Item = String>) -> Column {
+    Column::Str(it.collect())
+}
+/// An instant in seconds, NaN for none.
+pub(crate) fn secs(t: Option<Time>) -> f64 {
+    t.map_or(f64::NAN, |t| t.as_secs_f64())
 }
 
 /// A borrowed column: what the chunk writer (`spill.rs`) appends to disk.

@@ -7,7 +7,6 @@
 
 pub mod assisted;
 pub mod contract;
-pub mod icmp;
 pub mod pcp;
 pub mod tcp;
 pub mod udp;
