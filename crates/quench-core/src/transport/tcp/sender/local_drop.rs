@@ -44,9 +44,9 @@ impl TcpSender {
         if self.snd_una >= self.snd_max {
             // Nothing left in flight, so no ACK will come to send it: try again after one RTO,
             // as Linux's probe timer does (`tcp_check_probe_timer`); it is no timeout.
-            self.rexmt.cancel();
+            self.timers.cancel(TcpTimer::Retransmit);
             let at = cx.now + self.rtt.rto();
-            self.burst_timer.arm(TcpTimer::Burst.kind(), at, cx);
+            self.timers.arm(TcpTimer::Burst, at, cx);
         }
     }
 
@@ -56,7 +56,7 @@ impl TcpSender {
             return;
         }
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::LocalDrop);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::LocalDrop);
         self.w.cwnd = self.w.cwnd.min(self.flight() + self.w.mss);
         self.ca = CaState::Cwr(Cwr { high_seq: self.snd_max, acks: 0 });
         let now = cx.now;

@@ -41,6 +41,7 @@ mod rate;
 mod recovery;
 #[cfg(test)]
 mod tests;
+mod timers;
 mod tlp;
 
 use super::burst::Burstiness;
@@ -51,15 +52,18 @@ use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{Connection, TcpTimer};
-use crate::cc::{AckSample, AnyCc, CaPhase, CongestionControl, ModelState, RateSample, Recovery, Signal, Window};
+use crate::cc::{
+    AckSample, AnyCc, CaPhase, CongestionControl, ControllerMetrics, RateSample, Recovery, Signal, Window,
+};
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
+use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
 pub use prr::RecoveryReduction;
 pub use rack::LossDetection;
+pub(crate) use timers::SENDER_TIMERS;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -119,6 +123,11 @@ pub struct TcpSender {
     conn: Connection,
     cfg: TcpConfig,
     cc: AnyCc,
+    /// The controller's capabilities the sender reads as it runs, read once when it is built
+    /// (`cc::Capabilities`; the ECN ones are the ECN state's): the recovery procedure, and the
+    /// loss window after a timeout in segments.
+    recovery: Recovery,
+    loss_window_segments: u8,
     state: State,
     /// Sequence number one past the last data byte (where the FIN goes).
     data_end: u64,
@@ -141,7 +150,8 @@ pub struct TcpSender {
     /// `rtt_sampling = "every_ack"`: (end sequence, send time) of every first transmission in
     /// flight, in sequence order.
     send_times: VecDeque<(u64, Time)>,
-    rexmt: TimerSlot,
+    /// Every timer of the sender, by kind (`timers.rs`).
+    timers: timers::TimerTable,
     syn_retransmitted: bool,
     /// SACK-based recovery is on (tcp.sack and a controller with fast recovery).
     sack: bool,
@@ -156,7 +166,6 @@ pub struct TcpSender {
     /// RFC 1016 inter-datagram delay (source_quench = "squid").
     squid: Squid,
     last_data_send: Option<Time>,
-    pace: TimerSlot,
     /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
     burst: Option<Box<Burstiness>>,
     /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
@@ -165,23 +174,18 @@ pub struct TcpSender {
     /// the state last written to the `pacing` table.
     rate: Option<Box<rate::RateSampler>>,
     rate_pacer: RatePacer,
-    model_recorded: Option<ModelState>,
+    model_recorded: Option<ControllerMetrics>,
     /// The highest sequence number presumed lost so far (RFC 6675 IsLost): a rate sample's
     /// losses are the bytes newly presumed lost below it.
     lost_mark: u64,
-    burst_timer: TimerSlot,
     ecn: SenderEcn,
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
     /// and nothing more is offered until the next one (`local_drop.rs`).
     host_refused: bool,
     /// `tcp.loss_detection = "rack"`: RACK's per-segment send times and loss marks (`rack.rs`),
-    /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
+    /// and the tail loss probe (`tlp.rs`).
     rack: Option<Box<rack::Rack>>,
-    reorder_timer: TimerSlot,
     tlp: Option<Box<tlp::Tlp>>,
-    probe_timer: TimerSlot,
-    /// When the retransmission timer last armed was due (a loss probe never waits past it).
-    rto_deadline: Time,
     /// `tcp.timestamps`: the peer's latest TSval (echoed on every segment) and the TSecr of
     /// the ACK being processed (its RTT sample, RFC 7323 section 4.1).
     ts_recent: u32,
@@ -195,15 +199,18 @@ impl TcpSender {
         let mss = cfg.segment_payload() as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
-        let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
+        let caps = cc.capabilities();
+        let sack = cfg.sack && caps.recovery != Recovery::SlowStart;
         // The optional mechanisms are boxed: absent, each costs the sender a pointer rather
         // than its whole state (a sender per flow; 10,000 flows are 10,000 senders).
-        let rate = cc.model_based().then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
+        let rate = caps.rate_samples.then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
         TcpSender {
             conn,
             cc,
+            recovery: caps.recovery,
+            loss_window_segments: caps.loss_window_segments,
             state: State::Idle,
             data_end: bytes.map_or(UNLIMITED_END, |b| FIRST_DATA_SEQ + b),
             finite: bytes.is_some(),
@@ -217,7 +224,7 @@ impl TcpSender {
             rtt,
             timed: None,
             send_times: VecDeque::new(),
-            rexmt: TimerSlot::default(),
+            timers: timers::TimerTable::default(),
             syn_retransmitted: false,
             sack,
             scoreboard: Scoreboard::default(),
@@ -226,7 +233,6 @@ impl TcpSender {
             prr: prr::Prr::new(cfg.recovery).map(Box::new),
             squid: Squid::default(),
             last_data_send: None,
-            pace: TimerSlot::default(),
             burst: cfg
                 .burstiness_control
                 .as_ref()
@@ -236,14 +242,10 @@ impl TcpSender {
             rate_pacer: RatePacer::default(),
             model_recorded: None,
             lost_mark: 0,
-            burst_timer: TimerSlot::default(),
-            ecn: SenderEcn::default(),
+            ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
             host_refused: false,
             rack,
-            reorder_timer: TimerSlot::default(),
             tlp,
-            probe_timer: TimerSlot::default(),
-            rto_deadline: Time::ZERO,
             ts_recent: 0,
             ack_echo: None,
             stats: SenderStats::default(),
@@ -290,7 +292,7 @@ impl TcpSender {
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         self.stamp_timestamp(&mut pkt);
         pkt.frag.dont = self.cfg.dont_fragment;
-        self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint(), self.cc.ect_on_every_packet());
+        self.ecn.stamp_segment(&mut pkt, retransmit);
         self.watch_send(seq, len, retransmit, cx);
         let admission = cx.send(pkt);
         let now = cx.now;
@@ -383,8 +385,7 @@ impl TcpSender {
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
         let at = self.rtt.expiry(cx.now, self.rtt.rto());
-        self.rto_deadline = at;
-        self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
+        self.timers.arm(TcpTimer::Retransmit, at, cx);
     }
 
     fn in_recovery(&self) -> bool {
@@ -446,7 +447,7 @@ impl TcpSender {
             self.snd_nxt = next;
             self.snd_max = self.snd_max.max(self.snd_nxt);
             // A loss probe's timer stands in for the retransmission timer (`tlp.rs`).
-            if !self.rexmt.is_armed() && !self.probe_timer.is_armed() {
+            if !self.timers.rto_pending() {
                 self.arm_retransmit(cx);
             }
         }
@@ -481,8 +482,8 @@ impl TcpSender {
         if cx.now >= next {
             return false;
         }
-        if !self.pace.is_armed() {
-            self.pace.arm(TcpTimer::Pace.kind(), next, cx);
+        if !self.timers.is_armed(TcpTimer::Pace) {
+            self.timers.arm(TcpTimer::Pace, next, cx);
         }
         true
     }
@@ -496,14 +497,14 @@ impl TcpSender {
             b.hold_until(cx.now)
         });
         let Some(until) = paced.max(burst) else { return false };
-        self.burst_timer.arm(TcpTimer::Burst.kind(), until, cx);
+        self.timers.arm(TcpTimer::Burst, until, cx);
         true
     }
 
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
-        syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.cc.ect_on_every_packet(), self.cc.ect_codepoint());
+        syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.ecn.ect_on_every_packet, self.ecn.ect_codepoint);
         self.stamp_timestamp(&mut syn);
         cx.send(syn);
         let now = cx.now;
@@ -512,7 +513,7 @@ impl TcpSender {
     }
 
     fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
-        self.rexmt.cancel();
+        self.timers.cancel(TcpTimer::Retransmit);
         if let Some(ecr) = self.ack_echo {
             // The echo says which SYN the answer is to, a retransmitted one included.
             let sent = self.echoed_send_time(ecr, cx.now);
@@ -595,8 +596,9 @@ impl TcpSender {
         newest
     }
 
-    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN.
-    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) {
+    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN. Returns the ACK's
+    /// RTT sample, if it carries one.
+    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) -> Option<Dur> {
         let acked = ack - self.snd_una;
         let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
@@ -612,7 +614,7 @@ impl TcpSender {
             // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged (RFC 6582
             // 3.2 step 3: "all of the data up to and including recover"); Reno
             // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
-            let exits = ack >= self.recover_end || (!self.sack && self.cc.recovery() == Recovery::Reno);
+            let exits = ack >= self.recover_end || (!self.sack && self.recovery == Recovery::Reno);
             if exits {
                 self.exit_recovery(cx);
             } else if !self.sack {
@@ -632,7 +634,8 @@ impl TcpSender {
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
-            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt(), ece_bytes });
+            let ack = AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt(), ece_bytes, rate: None };
+            self.cc.on_ack(&mut self.w, &ack);
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
@@ -644,17 +647,18 @@ impl TcpSender {
         }
         let partial_ack_armed = self.ca == CaState::Recovery { partial_ack_seen: true };
         if self.snd_una >= self.snd_max {
-            self.rexmt.cancel();
+            self.timers.cancel(TcpTimer::Retransmit);
         } else if self.sack || !partial_ack_armed {
             self.arm_retransmit(cx);
         }
         if self.finite && self.snd_una > self.data_end {
             self.state = State::Closed;
             self.stats.closed = Some(cx.now);
-            self.rexmt.cancel();
-            self.probe_timer.cancel();
-            self.reorder_timer.cancel();
+            self.timers.cancel(TcpTimer::Retransmit);
+            self.timers.cancel(TcpTimer::Probe);
+            self.timers.cancel(TcpTimer::Reorder);
         }
+        rtt
     }
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
@@ -682,13 +686,14 @@ impl TcpSender {
             }
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             if let Some(prior_inflight) = prior_inflight {
-                self.model_control(prior_inflight, cx);
+                self.model_control(prior_inflight, AckSample { now: cx.now, ..AckSample::default() }, cx);
                 self.output(cx);
             }
             return;
         }
         let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
-        self.on_new_ack(pkt.ack, ece, cx);
+        let acked = pkt.ack - self.snd_una;
+        let rtt = self.on_new_ack(pkt.ack, ece, cx);
         if self.rack.is_some() && self.state == State::Established {
             self.tlp_on_ack(pkt.ack, cx);
             if self.rack_detect(cx) {
@@ -698,7 +703,12 @@ impl TcpSender {
         }
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         if let Some(prior_inflight) = prior_inflight {
-            self.model_control(prior_inflight, cx);
+            let ece_bytes = if ece { acked } else { 0 };
+            self.model_control(
+                prior_inflight,
+                AckSample { now: cx.now, acked, rtt, ece_bytes, ..AckSample::default() },
+                cx,
+            );
         }
         self.output(cx);
         self.tlp_schedule(cx);
@@ -757,8 +767,9 @@ impl TcpSender {
     }
 
     /// A model-based controller's turn after an ACK (Linux `tcp_cong_control` with a
-    /// `cong_control` hook): the rate sample, the window and pacing rate it sets.
-    fn model_control(&mut self, prior_inflight: u64, cx: &mut AgentCx<impl Host>) {
+    /// `cong_control` hook): the rate sample, the window and pacing rate it sets. `facts`: what
+    /// the ACK itself says (bytes acknowledged, with ECE, its RTT sample).
+    fn model_control(&mut self, prior_inflight: u64, facts: AckSample<'static>, cx: &mut AgentCx<impl Host>) {
         let losses = self.newly_lost();
         let inflight = self.inflight();
         let phase = match self.ca {
@@ -770,14 +781,15 @@ impl TcpSender {
         self.w.flight = self.flight();
         let Some(r) = self.rate.as_mut() else { return };
         let rs = RateSample { losses, inflight, prior_inflight, srtt: self.rtt.srtt(), phase, ..r.sample(cx.now) };
-        let out = self.cc.control(&mut self.w, &rs);
+        let ack = AckSample { srtt: rs.srtt, rate: Some(&rs), ..facts };
+        let out = self.cc.on_ack(&mut self.w, &ack);
         if out.app_limited {
             r.mark_app_limited(inflight);
         }
         self.rate_pacer.set_rate(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
-        let state = self.cc.model_state();
+        let state = self.cc.metrics();
         if state != self.model_recorded {
             self.model_recorded = state;
             if let Some(m) = state {
@@ -802,7 +814,7 @@ impl TcpSender {
         // The controller reduces the window the ACK found, as Linux's `tcp_enter_cwr` does
         // before any growth for that ACK (a controller's rule may scale cwnd: DCTCP, Prague).
         self.w.cwnd = cwnd_at_signal;
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::EcnEcho);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::EcnEcho);
         if cwnd_at_signal <= self.w.mss {
             self.w.cwnd = self.w.mss;
             self.ecn.waiting_for_timer = true;
@@ -840,7 +852,7 @@ impl TcpSender {
         self.send_times.clear();
         if let Some(r) = self.rack.as_mut() {
             r.on_timeout();
-            self.reorder_timer.cancel();
+            self.timers.cancel(TcpTimer::Reorder);
         }
         self.tlp_end_episode();
         if let Some(b) = self.burst.as_mut() {
@@ -855,8 +867,8 @@ impl TcpSender {
             return;
         }
         self.w.flight = self.flight_at_timeout();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
-        self.w.cwnd = self.cc.window_after_timeout(&self.w);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::Timeout);
+        self.w.cwnd = self.loss_window_segments as u64 * self.w.mss;
         self.ca = CaState::Loss;
         self.dupacks = 0;
         self.recover_end = self.snd_max;
@@ -873,12 +885,7 @@ impl Endpoint for TcpSender {
     }
     /// A Source Quench acts only on an established connection.
     fn is_quiescent(&self) -> bool {
-        self.state != State::Established
-            && !self.rexmt.is_armed()
-            && !self.pace.is_armed()
-            && !self.burst_timer.is_armed()
-            && !self.reorder_timer.is_armed()
-            && !self.probe_timer.is_armed()
+        self.state != State::Established && self.timers.all_idle()
     }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -904,13 +911,12 @@ impl Endpoint for TcpSender {
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         self.host_refused = false;
-        match TcpTimer::of(timer) {
-            Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
-            Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
-            Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
-            Some(TcpTimer::Reorder) if self.reorder_timer.on_expiry(timer, cx) => self.on_reorder_timer(cx),
-            Some(TcpTimer::Probe) if self.probe_timer.on_expiry(timer, cx) => self.on_probe_timer(cx),
-            _ => {}
+        match self.timers.on_expiry(timer, cx) {
+            Some(TcpTimer::Retransmit) => self.on_retransmit_timer(cx),
+            Some(TcpTimer::Pace | TcpTimer::Burst) => self.output(cx),
+            Some(TcpTimer::Reorder) => self.on_reorder_timer(cx),
+            Some(TcpTimer::Probe) => self.on_probe_timer(cx),
+            Some(TcpTimer::DelayedAck) | None => {}
         }
     }
 
@@ -929,8 +935,8 @@ impl Endpoint for TcpSender {
             }
             QuenchReaction::Rfc1122 => {
                 self.w.flight = self.flight();
-                self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
-                self.w.cwnd = self.cc.window_after_timeout(&self.w);
+                self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::Timeout);
+                self.w.cwnd = self.loss_window_segments as u64 * self.w.mss;
             }
             QuenchReaction::Squid => self.squid.on_quench(cx.now),
         }

@@ -323,8 +323,8 @@ impl TcpSender {
         let reo_wnd = r.reo_wnd(in_recovery, sacked, dupthresh, srtt);
         let (marked, timeout) = r.detect_loss(cx.now, reo_wnd, &self.scoreboard, una, max);
         match timeout {
-            Some(t) => self.reorder_timer.arm(TcpTimer::Reorder.kind(), cx.now + t, cx),
-            None => self.reorder_timer.cancel(),
+            Some(t) => self.timers.arm(TcpTimer::Reorder, cx.now + t, cx),
+            None => self.timers.cancel(TcpTimer::Reorder),
         }
         if marked > 0 {
             let now = cx.now;

@@ -5,6 +5,7 @@
 //! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
 
 use super::super::LimitedTransmit;
+use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
@@ -60,7 +61,7 @@ impl TcpSender {
     /// Classic (non-SACK) reactions to the third and later duplicate ACKs.
     pub(super) fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx<impl Host>) {
         let threshold = self.cfg.dupack_threshold;
-        match self.cc.recovery() {
+        match self.recovery {
             Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
             Recovery::Reno | Recovery::NewReno if self.in_recovery() => {
                 match self.prr_sndcnt() {
@@ -93,7 +94,7 @@ impl TcpSender {
         if self.ecn.reducing(self.snd_una) {
             return self.w.ssthresh;
         }
-        self.cc.ssthresh_after(&self.w, Signal::DupAcks)
+        self.cc.on_congestion(&self.w, Signal::DupAcks)
     }
 
     pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -105,7 +106,7 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
-        self.rexmt.cancel();
+        self.timers.cancel(TcpTimer::Retransmit);
         // Refused by the host (a Linux host): the segment stays at the send head, and the timer
         // armed next resends it, as Linux's retransmit timer does.
         self.send_at_once(self.snd_una, cx);
@@ -224,7 +225,7 @@ impl TcpSender {
                 NextSeg::Rescue => self.rescue_rxt = Some(self.recover_end - 1),
             }
         }
-        if !self.rexmt.is_armed() {
+        if !self.timers.is_armed(TcpTimer::Retransmit) {
             self.arm_retransmit(cx);
         }
     }

@@ -17,6 +17,7 @@
 //! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
 //! cannot be told apart and also reduces the window.
 
+use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Signal};
 use crate::trace::TcpEvent;
@@ -67,11 +68,14 @@ impl TcpSender {
         let one_segment = self.flight() <= self.w.mss + self.finite as u64;
         // The RTO that would fire: the one last armed, still running or stood in for by a
         // pending probe timer (sends meanwhile do not restart it).
-        let pending = self.rexmt.is_armed() || self.probe_timer.is_armed();
-        let rto_expiry = if pending { self.rto_deadline } else { self.rtt.expiry(cx.now, self.rtt.rto()) };
+        let rto_expiry = if self.timers.rto_pending() {
+            self.timers.rto_deadline()
+        } else {
+            self.rtt.expiry(cx.now, self.rtt.rto())
+        };
         let at = cx.now + pto(self.rtt.srtt(), one_segment, cx.now, rto_expiry);
-        self.rexmt.cancel();
-        self.probe_timer.arm(super::super::TcpTimer::Probe.kind(), at, cx);
+        self.timers.cancel(TcpTimer::Retransmit);
+        self.timers.arm(TcpTimer::Probe, at, cx);
     }
 
     /// Section 7.3 `TLP_send_probe`, at the PTO's expiry.
@@ -128,7 +132,7 @@ impl TcpSender {
         }
         t.recoveries += 1;
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.cwnd.min(self.w.ssthresh);
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::ProbeRecovery);
@@ -141,7 +145,7 @@ impl TcpSender {
         if let Some(t) = self.tlp.as_mut() {
             t.end_seq = None;
         }
-        self.probe_timer.cancel();
+        self.timers.cancel(TcpTimer::Probe);
     }
 }
 
