@@ -120,40 +120,21 @@ pub enum SendQuantum {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct BbrConfig {
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// STARTUP's pacing and cwnd gain (default 2/ln 2 = 2.885).
-    #[serde(default = "default_high_gain")]
     pub high_gain: f64,
     /// PROBE_BW's cwnd gain (default 2).
-    #[serde(default = "default_cwnd_gain")]
     pub cwnd_gain: f64,
     /// The fraction below the estimate that BBR paces at (default 0.01, Linux).
-    #[serde(default = "default_pacing_margin")]
     pub pacing_margin: f64,
     /// The send quantum: "draft" (default) or "segment" (ns-3's).
-    #[serde(default)]
     pub send_quantum: SendQuantum,
     /// Add the measured ACK aggregation to the window target once the pipe is full (Linux
     /// since 4.20, ns-3's `TcpBbr::UpdateAckAggregation`; default true); false: without it.
-    #[serde(default = "default_ack_aggregation")]
     pub ack_aggregation: bool,
-}
-
-fn default_high_gain() -> f64 {
-    HIGH_GAIN
-}
-fn default_cwnd_gain() -> f64 {
-    CWND_GAIN
-}
-fn default_pacing_margin() -> f64 {
-    PACING_MARGIN
-}
-fn default_ack_aggregation() -> bool {
-    true
 }
 
 impl Default for BbrConfig {

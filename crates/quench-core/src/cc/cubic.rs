@@ -41,40 +41,23 @@ const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 const MAX_TARGET_RATIO: f64 = 1.5;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
     /// Scaling constant C (segments/s³).
-    #[serde(default = "default_c")]
     pub c: f64,
     /// Multiplicative decrease factor β in (0, 1).
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Release bandwidth faster to newcomers: a window below the last `W_max` at an event lowers
     /// `W_max` further, to `cwnd·(1 + β)/2` (§4.7).
-    #[serde(default = "yes")]
     pub fast_convergence: bool,
     /// Follow Reno's growth (with CUBIC's β) where it is faster than the cubic (§4.3).
-    #[serde(default = "yes")]
     pub reno_friendly: bool,
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in slow start, in segments (RFC 3465).
-    #[serde(default)]
     pub abc_limit: Option<u64>,
     /// HyStart++ (RFC 9406) in the initial slow start; needs `tcp.rtt_sampling = "every_ack"`.
-    #[serde(default)]
     pub hystart: bool,
-}
-
-fn default_c() -> f64 {
-    DEFAULT_C
-}
-fn default_beta() -> f64 {
-    DEFAULT_BETA
-}
-fn yes() -> bool {
-    true
 }
 
 impl Default for CubicConfig {

@@ -21,27 +21,16 @@ const DEFAULT_G: f64 = 1.0 / 16.0;
 const DEFAULT_INITIAL_ALPHA: f64 = 1.0;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DctcpConfig {
     /// Estimation gain g in (0, 1]: the weight of the newest window's marked fraction.
-    #[serde(default = "default_g")]
     pub g: f64,
     /// alpha before the first window's estimate, in [0, 1].
-    #[serde(default = "default_initial_alpha")]
     pub initial_alpha: f64,
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in segments (RFC 3465).
-    #[serde(default)]
     pub abc_limit: Option<u64>,
-}
-
-fn default_g() -> f64 {
-    DEFAULT_G
-}
-fn default_initial_alpha() -> f64 {
-    DEFAULT_INITIAL_ALPHA
 }
 
 impl Default for DctcpConfig {

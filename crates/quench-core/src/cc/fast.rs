@@ -49,43 +49,22 @@ const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 const DEFAULT_INITIAL_WINDOW: u64 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FastConfig {
     /// Packets each flow aims to keep queued in the path. Required: the papers use 100-500.
-    #[serde(default)]
     pub alpha: Option<f64>,
     /// Upper edge of the hysteresis band in packets; absent = alpha (no band).
-    #[serde(default)]
     pub beta: Option<f64>,
-    #[serde(default = "default_gamma")]
     pub gamma: f64,
     /// Multiplicative-increase start-up lasts while avgRTT − baseRTT is below this.
-    #[serde(default = "default_mi_threshold")]
     pub mi_threshold: Dur,
     /// The window is updated once every this many RTTs.
-    #[serde(default = "default_update_period")]
     pub update_period: u32,
     /// Initial window in segments.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// MI resumes after losses and timeouts whenever the queueing delay is under
     /// `mi_threshold` (ns-2); false: MI is a start-up phase that the first loss ends.
-    #[serde(default = "yes")]
     pub mi_after_loss: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn default_gamma() -> f64 {
-    DEFAULT_GAMMA
-}
-fn default_mi_threshold() -> Dur {
-    DEFAULT_MI_THRESHOLD
-}
-fn default_update_period() -> u32 {
-    DEFAULT_UPDATE_PERIOD_RTTS
 }
 
 impl Default for FastConfig {

@@ -16,13 +16,11 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_ABC_LIMIT_SEGMENTS: u64 = 2;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RenoConfig {
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in segments (RFC 3465); 1 = classic per-ACK growth.
-    #[serde(default)]
     pub abc_limit: Option<u64>,
 }
 

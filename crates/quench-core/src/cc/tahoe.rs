@@ -16,15 +16,10 @@ const TAHOE_INITIAL_WINDOW: u64 = 1;
 const MIN_SSTHRESH_SEGMENTS: u64 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TahoeConfig {
     /// Initial window in segments.
-    #[serde(default = "default_iw")]
     pub initial_window: u64,
-}
-
-fn default_iw() -> u64 {
-    TAHOE_INITIAL_WINDOW
 }
 
 impl Default for TahoeConfig {

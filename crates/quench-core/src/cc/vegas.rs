@@ -35,29 +35,15 @@ const DEFAULT_INITIAL_WINDOW: u64 = 2;
 const SLOW_START_ABC_LIMIT: u64 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct VegasConfig {
     /// Grow while fewer than this many packets are queued.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// Shrink while more than this many packets are queued.
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Leave slow start once more than this many packets are queued.
-    #[serde(default = "default_gamma")]
     pub gamma: f64,
-    #[serde(default)]
     pub initial_window: Option<u64>,
-}
-
-fn default_alpha() -> f64 {
-    DEFAULT_ALPHA
-}
-fn default_beta() -> f64 {
-    DEFAULT_BETA
-}
-fn default_gamma() -> f64 {
-    DEFAULT_GAMMA
 }
 
 impl Default for VegasConfig {

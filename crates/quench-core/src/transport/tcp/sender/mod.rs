@@ -61,8 +61,6 @@ use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
-pub use prr::RecoveryReduction;
-pub use rack::LossDetection;
 pub(crate) use timers::SENDER_TIMERS;
 
 /// Sequence number of the first data byte (the SYN occupies 0).

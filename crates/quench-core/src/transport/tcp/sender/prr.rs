@@ -31,28 +31,9 @@
 //! without SACK, DeliveredData stops at RecoverFS and the duplicate ACKs' estimate in the pipe
 //! is at most RecoverFS. The CEIL stays in whole segments, as Linux (the RFC counts bytes).
 
+use super::super::config::RecoveryReduction;
 use super::TcpSender;
 use crate::transport::{AgentCx, Host};
-use serde::{Deserialize, Serialize};
-
-/// How the sender paces its sending during fast recovery (`tcp.recovery`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecoveryReduction {
-    /// The window rules of the recovery procedure itself: RFC 6675's `pipe < cwnd` with
-    /// SACK, RFC 5681/6582 inflation and deflation without.
-    #[default]
-    Standard,
-    /// RFC 6937 PRR with the slow-start reduction bound (PRR-SSRB).
-    Prr,
-    /// RFC 6937 PRR with the conservative reduction bound (PRR-CRB).
-    PrrCrb,
-    /// RFC 9937 PRR: PRR-CRB, SSRB's segment only on a SafeACK, RecoverFS without what was
-    /// SACKed before recovery, nothing sent on an ACK that delivers nothing, the fast
-    /// retransmission forced.
-    #[serde(rename = "prr_rfc9937")]
-    PrrRfc9937,
-}
 
 /// The state of one recovery episode, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

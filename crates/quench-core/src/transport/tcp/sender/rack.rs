@@ -40,31 +40,7 @@ use crate::packet::Packet;
 use crate::trace::TcpEvent;
 use crate::transport::{AgentCx, Host};
 use crate::units::{Dur, Time};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-/// How a SACK sender decides that a segment is lost (`tcp.loss_detection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LossDetection {
-    /// RFC 6675: DupThresh duplicate ACKs, or more than (DupThresh − 1)·SMSS bytes SACKed above
-    /// (ns-3's only choice; quench's default, so that existing results stand).
-    #[default]
-    Dupack,
-    /// RFC 8985 RACK with the tail loss probe (Linux's default since 4.18).
-    Rack,
-    /// RACK without the tail loss probe.
-    RackNoTlp,
-}
-
-impl LossDetection {
-    pub fn rack(self) -> bool {
-        self != LossDetection::Dupack
-    }
-    pub fn tlp(self) -> bool {
-        self == LossDetection::Rack
-    }
-}
 
 /// Divisor of min_RTT for the default reordering window (RFC 8985 section 6.2 step 4: a
 /// quarter of the minimum RTT).

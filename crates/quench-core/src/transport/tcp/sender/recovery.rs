@@ -158,7 +158,7 @@ impl TcpSender {
         self.record_window(cx);
     }
 
-    /// The RTT sample an ACK up to `ack` carries, if any, folded into the estimator.
+    /// With SACK, the end of the SACKed block that holds `seq`, if one does.
     pub(super) fn sacked_block_end(&self, seq: u64) -> Option<u64> {
         if self.sack {
             self.scoreboard.block_end_containing(seq)
@@ -172,8 +172,9 @@ impl TcpSender {
         (self.cfg.dupack_threshold as u64 - 1) * self.w.mss
     }
 
-    /// The pipe of a SACK sender: RFC 6675's with its IsLost, or with RACK's loss marks (the
-    /// unSACKed bytes less those marked lost and not yet resent, Linux's
+    /// The pipe of a SACK sender now (RFC 6675 section 4's SetPipe): what is outstanding, less
+    /// what is SACKed or deemed lost, plus what was resent; lost by RFC 6675's IsLost, or by
+    /// RACK's marks (the unSACKed bytes less those marked lost and not yet resent, Linux's
     /// `tcp_packets_in_flight`).
     pub(super) fn sack_pipe(&self) -> u64 {
         match self.rack.as_ref() {
@@ -374,7 +375,7 @@ impl TcpSender {
         while self.snd_nxt == self.snd_max {
             let (len, _) = self.segment_at(self.snd_nxt);
             let len = len as u64;
-            if len == 0 || self.pipe_now() + len > self.w.cwnd || self.flight() + len > send_limit {
+            if len == 0 || self.sack_pipe() + len > self.w.cwnd || self.flight() + len > send_limit {
                 break;
             }
             if self.send_held(cx) {
@@ -383,15 +384,6 @@ impl TcpSender {
             let Some(end) = self.transmit(self.snd_nxt, cx) else { break };
             self.snd_nxt = end;
             self.snd_max = end;
-        }
-    }
-
-    /// RFC 6675 section 4's SetPipe now: what is outstanding, less what is SACKed or deemed
-    /// lost (by RFC 6675's IsLost, or RACK's marks), plus what was resent.
-    fn pipe_now(&self) -> u64 {
-        match self.rack.as_ref() {
-            Some(r) => self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes(),
-            None => self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the sender driven by hand through a scripted host: congestion-state
 //! transitions and the Linux host's local drop.
 
-use super::super::config::{LocalDropReaction, TcpConfig};
+use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, TcpConfig};
 use super::super::{Connection, TcpTimer};
 use super::{CaState, TcpSender};
 use crate::cc::CcSpec;
@@ -165,7 +165,7 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
             mss: MSS as u32,
             sack: true,
             limited_transmit: super::super::LimitedTransmit::Rfc3042,
-            recovery: super::RecoveryReduction::Prr,
+            recovery: RecoveryReduction::Prr,
             ..Default::default()
         };
         let cc = format!(r#"{{"kind":"cubic","initial_window":20,"beta":{beta}}}"#);
@@ -210,10 +210,9 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
 #[test]
 fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
     let seg = |k: u64| 1 + k * MSS;
-    for (recovery, expected) in [
-        (super::RecoveryReduction::PrrRfc9937, "- - R R R R RR RRRR"),
-        (super::RecoveryReduction::Prr, "- - RR RR R R R RRRRN"),
-    ] {
+    for (recovery, expected) in
+        [(RecoveryReduction::PrrRfc9937, "- - R R R R RR RRRR"), (RecoveryReduction::Prr, "- - RR RR R R R RRRRN")]
+    {
         let cfg = TcpConfig { mss: MSS as u32, sack: true, recovery, ..Default::default() };
         let mut s = Script::with(r#"{"kind":"cubic","initial_window":20,"beta":0.5}"#, cfg);
         s.establish();
@@ -237,7 +236,7 @@ fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
 /// the estimated pipe exceeds ssthresh (NewReno: half the 20-segment flight, 10).
 #[test]
 fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
-    let cfg = TcpConfig { mss: MSS as u32, recovery: super::RecoveryReduction::Prr, ..Default::default() };
+    let cfg = TcpConfig { mss: MSS as u32, recovery: RecoveryReduction::Prr, ..Default::default() };
     let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
     s.establish();
     std::mem::take(&mut s.host.sent);
@@ -255,7 +254,7 @@ fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
 // window, SACK; SYN at 0, SYN-ACK at 100 ms (the handshake's sample: SRTT 100 ms, RTO 1 s, its
 // 1 s floor), segments 0-9 (segment k starts at 1 + 1000·k) all sent at 100 ms.
 
-fn rack_script(detection: super::LossDetection, bytes: Option<u64>) -> Script {
+fn rack_script(detection: LossDetection, bytes: Option<u64>) -> Script {
     let cfg = TcpConfig { mss: MSS as u32, sack: true, loss_detection: detection, ..Default::default() };
     let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
     let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":10}"#).unwrap();
@@ -296,7 +295,7 @@ fn seg(k: u64) -> u64 {
 /// resent, and reordering is now seen.
 #[test]
 fn rack_does_not_mark_a_segment_reordered_within_the_window() {
-    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    let mut s = rack_script(LossDetection::RackNoTlp, None);
     s.sack(200, 1, 0, Some((seg(1), seg(2))));
     let reorder = s.host.timers.iter().find(|(_, t)| TcpTimer::of(*t) == Some(TcpTimer::Reorder)).map(|x| x.0);
     assert_eq!(reorder, Some(ms(225)));
@@ -311,7 +310,7 @@ fn rack_does_not_mark_a_segment_reordered_within_the_window() {
 /// lost, and fast recovery resends it then (one duplicate ACK only: no count of three).
 #[test]
 fn rack_marks_a_segment_lost_when_the_reordering_window_has_passed() {
-    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    let mut s = rack_script(LossDetection::RackNoTlp, None);
     s.sack(200, 1, 0, Some((seg(1), seg(2))));
     run_timers(&mut s, ms(224));
     assert_eq!(sent_since(&mut s), vec![]);
@@ -332,7 +331,7 @@ fn rack_marks_a_segment_lost_when_the_reordering_window_has_passed() {
 /// retransmission (1202 ms).
 #[test]
 fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
-    for detection in [super::LossDetection::RackNoTlp, super::LossDetection::Dupack] {
+    for detection in [LossDetection::RackNoTlp, LossDetection::Dupack] {
         let mut s = rack_script(detection, None);
         for (t, k) in [(200, 1), (201, 2), (202, 3)] {
             s.sack(t, 1, 0, Some((seg(1), seg(k + 1))));
@@ -343,7 +342,7 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
             s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
         }
         let new: Vec<(u64, u64)> = sent_since(&mut s);
-        if detection == super::LossDetection::RackNoTlp {
+        if detection == LossDetection::RackNoTlp {
             assert_eq!(new, vec![(205, seg(10)), (206, seg(11)), (207, seg(12)), (208, seg(13))]);
         }
         let sent_new = new.len() as u64;
@@ -351,7 +350,7 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
             s.sack(295 + k, 1, 0, Some((seg(1), seg(k + 1))));
         }
         match detection {
-            super::LossDetection::RackNoTlp => {
+            LossDetection::RackNoTlp => {
                 let sent = sent_since(&mut s);
                 assert_eq!(&sent[..2], &[(305, seg(0)), (305, seg(14))]);
                 let all = s.tx.snd_max;
@@ -378,7 +377,7 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
 /// ACK of 9001 at 200 ms) the probe waits WCDelAckT more: 200 + 200 + 200 = 600 ms.
 #[test]
 fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
-    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
     for (t, k) in [(200, 2), (201, 4), (202, 6), (203, 8)] {
         s.ack(t, seg(k), 0);
     }
@@ -392,7 +391,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     assert_eq!((s.tx.state, s.tx.stats.timeouts), (super::State::Closed, 0));
     assert_eq!(s.tx.tlp.unwrap().probes, 1);
 
-    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
     s.ack(200, seg(9), 0);
     run_timers(&mut s, ms(599));
     assert_eq!(sent_since(&mut s), vec![]);
@@ -400,7 +399,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     assert_eq!(sent_since(&mut s), vec![(600, seg(9))]);
 
     // Without TLP the same tail waits for the RTO: 203 ms + 1 s.
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     s.ack(203, seg(8), 0);
     run_timers(&mut s, ms(1203));
     assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
@@ -426,7 +425,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
 /// rule 3 segment 8 waits for the RTO: 302 + 1000 ms.
 #[test]
 fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_left() {
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     for k in 1..=7 {
         s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
     }
@@ -453,7 +452,7 @@ fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_lef
 /// 302 + 1000 ms.
 #[test]
 fn rfc_6675_rule_4_rescues_the_tail_once_after_the_first_partial_ack() {
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     for k in 1..=8 {
         s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
     }
