@@ -165,10 +165,10 @@ pub struct World {
     settled_events: u64,
 }
 
-/// Sequence numbers reserved per activation for the timers it arms: each `TimerSlot` queues at
-/// most one event per activation (two when an early expiry re-queues itself and the slot is
-/// then armed earlier still), and an endpoint has at most three slots (the TCP sender's).
-const TIMER_SEQS_PER_ACTIVATION: u64 = 8;
+/// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
+/// with the most timers, the TCP sender with its timer table, queues in one activation.
+pub(crate) const TIMER_SEQS_PER_ACTIVATION: u64 = crate::transport::tcp::TIMER_EVENTS_PER_ACTIVATION;
+const _: () = assert!(TIMER_SEQS_PER_ACTIVATION >= 2 * crate::transport::tcp::SENDER_TIMERS as u64);
 
 /// Released arrivals whose rows are written out at a time when records stream to disk. A row
 /// and its finished flow take about 250 bytes, its column values as many again while written:

@@ -335,6 +335,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let drop_reasons: Vec<&str> = quench_core::qdisc::DropReason::ALL.iter().map(|r| r.name()).collect();
     m.add("DROP_REASONS", drop_reasons)?;
     m.add("TCP_EVENTS", quench_core::trace::TcpEvent::NAMES.to_vec())?;
-    m.add("PACING_MODES", quench_core::cc::bbr::MODE_NAMES.to_vec())?;
+    m.add("PACING_MODES", quench_core::cc::PACING_MODES.to_vec())?;
     Ok(())
 }

@@ -35,8 +35,8 @@
 //! it is what separates the two simulators' drop counts).
 
 use super::{
-    rfc5681_initial_window, AckSample, CaPhase, CongestionControl, ModelOutput, ModelState, RateSample, Recovery,
-    Signal, Window,
+    rfc5681_initial_window, AckResponse, AckSample, CaPhase, Capabilities, CongestionControl, ControllerMetrics,
+    RateSample, Recovery, Signal, Window,
 };
 use crate::error::ConfigError;
 use crate::limits::{check_at_most, MAX_FACTOR};
@@ -120,40 +120,21 @@ pub enum SendQuantum {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct BbrConfig {
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// STARTUP's pacing and cwnd gain (default 2/ln 2 = 2.885).
-    #[serde(default = "default_high_gain")]
     pub high_gain: f64,
     /// PROBE_BW's cwnd gain (default 2).
-    #[serde(default = "default_cwnd_gain")]
     pub cwnd_gain: f64,
     /// The fraction below the estimate that BBR paces at (default 0.01, Linux).
-    #[serde(default = "default_pacing_margin")]
     pub pacing_margin: f64,
     /// The send quantum: "draft" (default) or "segment" (ns-3's).
-    #[serde(default)]
     pub send_quantum: SendQuantum,
     /// Add the measured ACK aggregation to the window target once the pipe is full (Linux
     /// since 4.20, ns-3's `TcpBbr::UpdateAckAggregation`; default true); false: without it.
-    #[serde(default = "default_ack_aggregation")]
     pub ack_aggregation: bool,
-}
-
-fn default_high_gain() -> f64 {
-    HIGH_GAIN
-}
-fn default_cwnd_gain() -> f64 {
-    CWND_GAIN
-}
-fn default_pacing_margin() -> f64 {
-    PACING_MARGIN
-}
-fn default_ack_aggregation() -> bool {
-    true
 }
 
 impl Default for BbrConfig {
@@ -616,29 +597,10 @@ fn inflight_at_control(rs: &RateSample) -> u64 {
     rs.inflight.saturating_sub(rs.sent_before_control)
 }
 
-impl CongestionControl for Bbr {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
-    }
-    fn initial_window(&self, mss: u64) -> u64 {
-        self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
-    }
-    /// Never called: the sender calls `control` for a model-based controller.
-    fn on_ack(&mut self, _w: &mut Window, _s: &AckSample) {}
-    /// Linux `bbr_ssthresh`: save the window for the restore, leave it where it is (the
-    /// reduction is packet conservation in `control`).
-    fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
-        self.save_cwnd(w);
-        w.cwnd
-    }
-    fn model_based(&self) -> bool {
-        true
-    }
-    fn take_random_stream(&mut self, rng: Rng) {
-        self.rng = Some(rng);
-    }
-
-    fn control(&mut self, w: &mut Window, rs: &RateSample) -> ModelOutput {
+impl Bbr {
+    /// One ACK's rate sample: Linux's `bbr_main` (`cong_control`). Sets the window in every
+    /// state and returns the pacing rate.
+    fn control(&mut self, w: &mut Window, rs: &RateSample) -> AckResponse {
         self.on_loss_state(rs);
         self.update_bandwidth(rs);
         self.update_ack_aggregation(w, rs);
@@ -654,11 +616,34 @@ impl CongestionControl for Bbr {
         }
         self.set_pacing_rate(rs, w.cwnd);
         self.set_cwnd(w, rs);
-        ModelOutput { pacing_rate: self.pacing_rate, app_limited }
+        AckResponse { pacing_rate: self.pacing_rate, app_limited }
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { rate_samples: true, ..Capabilities::window(Recovery::NewReno) }
+    }
+    fn initial_window(&self, mss: u64) -> u64 {
+        self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
+    }
+    /// The sender measures a rate sample for every ACK (`Capabilities::rate_samples`).
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
+        s.rate.map_or_else(AckResponse::default, |rs| self.control(w, rs))
+    }
+    /// Linux `bbr_ssthresh`: save the window for the restore, leave it where it is (the
+    /// reduction is packet conservation in `control`).
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
+        self.save_cwnd(w);
+        w.cwnd
+    }
+    fn take_random_stream(&mut self, rng: Rng) {
+        self.rng = Some(rng);
     }
 
-    fn model_state(&self) -> Option<ModelState> {
-        Some(ModelState {
+    fn metrics(&self) -> Option<ControllerMetrics> {
+        Some(ControllerMetrics {
             pacing_rate: self.pacing_rate.unwrap_or(BitRate(0)),
             bandwidth: BitRate((self.max_bw.get() * 8.0) as u64),
             min_rtt: self.min_rtt,
@@ -788,7 +773,7 @@ mod tests {
         let mut b = bbr();
         let mut w = Window { cwnd: 30 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
         b.control(&mut w, &sample(100, 10 * MSS, 100, 0, 10 * MSS));
-        assert_eq!(b.ssthresh_after(&w, Signal::DupAcks), w.cwnd);
+        assert_eq!(b.on_congestion(&w, Signal::DupAcks), w.cwnd);
         let mut rs = sample(200, 10 * MSS, 100, 0, 11 * MSS);
         rs.phase = CaPhase::Recovery;
         rs.inflight = 12 * MSS;
@@ -805,7 +790,7 @@ mod tests {
         let mut b = bbr();
         let mut w = Window { cwnd: 30 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
         b.control(&mut w, &sample(100, 10 * MSS, 100, 0, 10 * MSS));
-        b.ssthresh_after(&w, Signal::DupAcks);
+        b.on_congestion(&w, Signal::DupAcks);
         // Entering recovery, the sender fast-retransmitted one segment before the controller's
         // turn: 12 segments in flight counting it, 11 before it.
         let mut rs = sample(200, 10 * MSS, 100, 0, 11 * MSS);

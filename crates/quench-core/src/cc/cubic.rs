@@ -26,7 +26,7 @@
 
 use super::hystart::{HyStart, SlowStartStep};
 use super::reno::AimdParams;
-use super::{AckSample, CongestionControl, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -41,40 +41,23 @@ const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 const MAX_TARGET_RATIO: f64 = 1.5;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CubicConfig {
     /// Scaling constant C (segments/s³).
-    #[serde(default = "default_c")]
     pub c: f64,
     /// Multiplicative decrease factor β in (0, 1).
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Release bandwidth faster to newcomers: a window below the last `W_max` at an event lowers
     /// `W_max` further, to `cwnd·(1 + β)/2` (§4.7).
-    #[serde(default = "yes")]
     pub fast_convergence: bool,
     /// Follow Reno's growth (with CUBIC's β) where it is faster than the cubic (§4.3).
-    #[serde(default = "yes")]
     pub reno_friendly: bool,
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in slow start, in segments (RFC 3465).
-    #[serde(default)]
     pub abc_limit: Option<u64>,
     /// HyStart++ (RFC 9406) in the initial slow start; needs `tcp.rtt_sampling = "every_ack"`.
-    #[serde(default)]
     pub hystart: bool,
-}
-
-fn default_c() -> f64 {
-    DEFAULT_C
-}
-fn default_beta() -> f64 {
-    DEFAULT_BETA
-}
-fn yes() -> bool {
-    true
 }
 
 impl Default for CubicConfig {
@@ -191,15 +174,9 @@ impl Cubic {
     }
 }
 
-impl CongestionControl for Cubic {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
-    }
-    fn initial_window(&self, mss: u64) -> u64 {
-        self.aimd.initial_window(mss)
-    }
-
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+impl Cubic {
+    /// The window's growth for one ACK of new data outside loss recovery.
+    fn grow_window(&mut self, w: &mut Window, s: &AckSample) {
         if w.cwnd >= w.ssthresh {
             return self.congestion_avoidance(w, s);
         }
@@ -210,12 +187,26 @@ impl CongestionControl for Cubic {
             Some(SlowStartStep::EnterCongestionAvoidance) => w.ssthresh = w.cwnd,
         }
     }
+}
 
-    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
-        self.hystart.is_some().then_some("HyStart++")
+impl CongestionControl for Cubic {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            rtt_every_ack_needed_by: self.hystart.is_some().then_some("HyStart++"),
+            ..Capabilities::window(Recovery::NewReno)
+        }
+    }
+    fn initial_window(&self, mss: u64) -> u64 {
+        self.aimd.initial_window(mss)
     }
 
-    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
+        self.grow_window(w, s);
+        AckResponse::default()
+    }
+
+    fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
         let cwnd = w.cwnd as f64 / w.mss as f64;
         self.cwnd_prior = cwnd;
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
@@ -252,15 +243,15 @@ mod tests {
         }
     }
 
-    fn ack(at_ms: u64, rtt_ms: u64) -> AckSample {
+    fn ack(at_ms: u64, rtt_ms: u64) -> AckSample<'static> {
         let rtt = Some(Dur::from_millis(rtt_ms));
-        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: rtt, ece_bytes: 0 }
+        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: rtt, ece_bytes: 0, rate: None }
     }
 
     /// A window of 100 segments meets a loss, then one ACK per segment on a 100 ms path.
     fn after_loss_at_100(c: &mut Cubic) -> Window {
         let mut w = win(100);
-        w.ssthresh = c.ssthresh_after(&w, Signal::DupAcks);
+        w.ssthresh = c.on_congestion(&w, Signal::DupAcks);
         w.cwnd = w.ssthresh; // what recovery leaves
         w
     }
@@ -273,10 +264,10 @@ mod tests {
         assert_eq!(c.w_max, 100.0);
         // Below the last plateau, fast convergence lowers it: 60 · 1.7/2 = 51.
         let w2 = win(60);
-        assert_eq!(c.ssthresh_after(&w2, Signal::DupAcks), 42 * MSS);
+        assert_eq!(c.on_congestion(&w2, Signal::DupAcks), 42 * MSS);
         assert!((c.w_max - 51.0).abs() < 1e-9);
         // Never below two segments.
-        assert_eq!(c.ssthresh_after(&win(2), Signal::DupAcks), 2 * MSS);
+        assert_eq!(c.on_congestion(&win(2), Signal::DupAcks), 2 * MSS);
     }
 
     #[test]
@@ -325,7 +316,7 @@ mod tests {
         // it is back at 10, then W² gains 2 per segment (α = 1).
         let mut c = cubic();
         let mut w = win(10);
-        w.ssthresh = c.ssthresh_after(&w, Signal::DupAcks);
+        w.ssthresh = c.on_congestion(&w, Signal::DupAcks);
         w.cwnd = w.ssthresh;
         let segments = |w: &Window| w.cwnd as f64 / MSS as f64;
         let mut t_ms = 0;
@@ -352,7 +343,7 @@ mod tests {
     fn after_a_timeout_the_next_epoch_starts_on_its_own_window() {
         let mut c = cubic();
         let mut w = win(100);
-        w.ssthresh = c.ssthresh_after(&w, Signal::Timeout);
+        w.ssthresh = c.on_congestion(&w, Signal::Timeout);
         assert_eq!(w.ssthresh, 70 * MSS);
         w.cwnd = w.ssthresh;
         c.on_ack(&mut w, &ack(0, 100));

@@ -8,7 +8,9 @@
 //! is ECN-capable, the SYN, pure ACKs and retransmissions too (`ect_on_every_packet`).
 
 use super::reno::AimdParams;
-use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
+use super::{
+    half_flight, AckResponse, AckSample, Capabilities, CongestionControl, EcnFeedback, Recovery, Signal, Window,
+};
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -19,27 +21,16 @@ const DEFAULT_G: f64 = 1.0 / 16.0;
 const DEFAULT_INITIAL_ALPHA: f64 = 1.0;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DctcpConfig {
     /// Estimation gain g in (0, 1]: the weight of the newest window's marked fraction.
-    #[serde(default = "default_g")]
     pub g: f64,
     /// alpha before the first window's estimate, in [0, 1].
-    #[serde(default = "default_initial_alpha")]
     pub initial_alpha: f64,
     /// Initial window in segments; RFC 5681's 2-4 by segment size when absent.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in segments (RFC 3465).
-    #[serde(default)]
     pub abc_limit: Option<u64>,
-}
-
-fn default_g() -> f64 {
-    DEFAULT_G
-}
-fn default_initial_alpha() -> f64 {
-    DEFAULT_INITIAL_ALPHA
 }
 
 impl Default for DctcpConfig {
@@ -106,7 +97,22 @@ impl MarkedFraction {
     pub fn reduced(&self, w: &Window) -> u64 {
         ((w.cwnd as f64 * (1.0 - self.alpha / 2.0)) as u64).max(2 * w.mss)
     }
+
+    /// The slow-start threshold after a congestion signal, DCTCP's and Prague's: ECN-Echo,
+    /// the marked fraction's reduction; a loss is answered as conventional TCP answers it
+    /// (section 3.4): half the flight.
+    pub fn ssthresh_after(&self, w: &Window, signal: Signal) -> u64 {
+        match signal {
+            Signal::EcnEcho => self.reduced(w),
+            _ => half_flight(w),
+        }
+    }
 }
+
+/// What a controller that counts marked bytes needs (DCTCP, Prague): the receiver's accurate
+/// feedback (section 3.2), NewReno recovery for losses (section 3.4).
+pub const MARKED_FRACTION_CAPABILITIES: Capabilities =
+    Capabilities { ecn_feedback: EcnFeedback::Accurate, ..Capabilities::window(Recovery::NewReno) };
 
 pub struct Dctcp {
     params: AimdParams,
@@ -127,31 +133,21 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
+    /// Linux's `tcp_dctcp.c` is `TCP_CONG_NEEDS_ECN`: ECT on every packet, the SYN included,
+    /// so that a switch marking above K marks a handshake rather than dropping it.
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { ect_on_every_packet: true, ..MARKED_FRACTION_CAPABILITIES }
     }
     fn initial_window(&self, mss: u64) -> u64 {
         self.params.initial_window(mss)
     }
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
         self.marked.on_ack(w, s, true);
         self.params.grow(w, s.acked);
+        AckResponse::default()
     }
-    /// ECN-Echo: the marked fraction's reduction; a loss is answered as conventional TCP
-    /// answers it (section 3.4): half the flight.
-    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
-        match signal {
-            Signal::EcnEcho => self.marked.reduced(w),
-            _ => half_flight(w),
-        }
-    }
-    fn ecn_feedback(&self) -> EcnFeedback {
-        EcnFeedback::Accurate
-    }
-    /// Linux's `tcp_dctcp.c` is `TCP_CONG_NEEDS_ECN`: ECT on every packet, the SYN included,
-    /// so that a switch marking above K marks a handshake rather than dropping it.
-    fn ect_on_every_packet(&self) -> bool {
-        true
+    fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+        self.marked.ssthresh_after(w, signal)
     }
 }
 
@@ -162,8 +158,15 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn ack(ece: bool) -> AckSample {
-        AckSample { now: Time::ZERO, acked: MSS, rtt: None, srtt: None, ece_bytes: if ece { MSS } else { 0 } }
+    fn ack(ece: bool) -> AckSample<'static> {
+        AckSample {
+            now: Time::ZERO,
+            acked: MSS,
+            rtt: None,
+            srtt: None,
+            ece_bytes: if ece { MSS } else { 0 },
+            rate: None,
+        }
     }
 
     /// With a fixed marking pattern (every k-th segment's ACK echoes CE) and a steady window,
@@ -197,8 +200,8 @@ mod tests {
         assert_eq!(d.alpha(), 15.0 / 16.0 + 0.3 / 16.0);
         // The reduction: cwnd·(1 − alpha/2); a loss still halves the flight.
         let w = Window { cwnd: 40 * MSS, flight: 40 * MSS, ..w };
-        assert_eq!(d.ssthresh_after(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - d.alpha() / 2.0)) as u64);
-        assert_eq!(d.ssthresh_after(&w, Signal::DupAcks), 20 * MSS);
+        assert_eq!(d.on_congestion(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - d.alpha() / 2.0)) as u64);
+        assert_eq!(d.on_congestion(&w, Signal::DupAcks), 20 * MSS);
     }
 
     #[test]

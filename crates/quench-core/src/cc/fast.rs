@@ -28,7 +28,7 @@
 //! Departure: the "window when the acked packet was sent" is approximated by the window at the
 //! previous RTT boundary (the controller does not see per-segment send-time windows).
 
-use super::{AckSample, CongestionControl, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::units::Dur;
 use serde::{Deserialize, Serialize};
@@ -49,43 +49,22 @@ const MIN_WINDOW_SEGMENTS: f64 = 2.0;
 const DEFAULT_INITIAL_WINDOW: u64 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FastConfig {
     /// Packets each flow aims to keep queued in the path. Required: the papers use 100-500.
-    #[serde(default)]
     pub alpha: Option<f64>,
     /// Upper edge of the hysteresis band in packets; absent = alpha (no band).
-    #[serde(default)]
     pub beta: Option<f64>,
-    #[serde(default = "default_gamma")]
     pub gamma: f64,
     /// Multiplicative-increase start-up lasts while avgRTT − baseRTT is below this.
-    #[serde(default = "default_mi_threshold")]
     pub mi_threshold: Dur,
     /// The window is updated once every this many RTTs.
-    #[serde(default = "default_update_period")]
     pub update_period: u32,
     /// Initial window in segments.
-    #[serde(default)]
     pub initial_window: Option<u64>,
     /// MI resumes after losses and timeouts whenever the queueing delay is under
     /// `mi_threshold` (ns-2); false: MI is a start-up phase that the first loss ends.
-    #[serde(default = "yes")]
     pub mi_after_loss: bool,
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn default_gamma() -> f64 {
-    DEFAULT_GAMMA
-}
-fn default_mi_threshold() -> Dur {
-    DEFAULT_MI_THRESHOLD
-}
-fn default_update_period() -> u32 {
-    DEFAULT_UPDATE_PERIOD_RTTS
 }
 
 impl Default for FastConfig {
@@ -240,15 +219,9 @@ impl Fast {
     }
 }
 
-impl CongestionControl for Fast {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
-    }
-    fn initial_window(&self, _mss: u64) -> u64 {
-        self.initial_window
-    }
-
-    fn on_ack(&mut self, win: &mut Window, s: &AckSample) {
+impl Fast {
+    /// The window's growth for one ACK of new data outside loss recovery.
+    fn grow_window(&mut self, win: &mut Window, s: &AckSample) {
         if let Some(rtt) = s.rtt {
             self.fold_rtt(rtt.as_secs_f64(), win.cwnd as f64 / win.mss as f64);
         }
@@ -268,15 +241,26 @@ impl CongestionControl for Fast {
         }
         self.spread_increase(win);
     }
+}
 
-    fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
+impl CongestionControl for Fast {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { loss_window_segments: MIN_WINDOW_SEGMENTS as u8, ..Capabilities::window(Recovery::NewReno) }
+    }
+    fn initial_window(&self, _mss: u64) -> u64 {
+        self.initial_window
+    }
+
+    #[inline]
+    fn on_ack(&mut self, win: &mut Window, s: &AckSample) -> AckResponse {
+        self.grow_window(win, s);
+        AckResponse::default()
+    }
+
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
         self.pending = 0;
         self.mi_allowed &= self.mi_after_loss;
         (w.cwnd / 2).max(MIN_WINDOW_SEGMENTS as u64 * w.mss)
-    }
-
-    fn window_after_timeout(&self, w: &Window) -> u64 {
-        MIN_WINDOW_SEGMENTS as u64 * w.mss
     }
 }
 
@@ -308,6 +292,7 @@ mod tests {
             rtt: Some(Dur::from_millis(rtt_ms)),
             srtt: None,
             ece_bytes: 0,
+            rate: None,
         };
         f.on_ack(w, &s);
     }
@@ -391,7 +376,14 @@ mod tests {
         // After a timeout nothing may be timed for a while; the window must still move.
         let (mut f, mut w) = (fast(10.0, 1, 0), win(2));
         ack(&mut f, &mut w, 0, 100);
-        let none = |t: u64| AckSample { now: Time(t * 1_000_000), acked: MSS, rtt: None, srtt: None, ece_bytes: 0 };
+        let none = |t: u64| AckSample {
+            now: Time(t * 1_000_000),
+            acked: MSS,
+            rtt: None,
+            srtt: None,
+            ece_bytes: 0,
+            rate: None,
+        };
         // Boundary with avg = base: target = min(2·2, 0.5·2 + 0.5·(2 + 10)) = 4 segments, all of
         // it at once since the last RTT had a single ACK.
         f.on_ack(&mut w, &none(100));
@@ -404,9 +396,9 @@ mod tests {
     fn loss_halves_and_timeout_leaves_two_segments() {
         let mut f = fast(10.0, 2, 0);
         let w = win(100);
-        assert_eq!(f.ssthresh_after(&w, Signal::DupAcks), 50 * MSS);
-        assert_eq!(f.window_after_timeout(&w), 2 * MSS);
-        assert_eq!(f.recovery(), Recovery::NewReno);
+        assert_eq!(f.on_congestion(&w, Signal::DupAcks), 50 * MSS);
+        assert_eq!(f.capabilities().loss_window_segments as u64 * w.mss, 2 * MSS);
+        assert_eq!(f.capabilities().recovery, Recovery::NewReno);
     }
 
     /// Start-up ended by queueing delay, then a loss; afterwards the queue has drained (every
@@ -423,7 +415,7 @@ mod tests {
         ack(&mut f, &mut w, 0, 100);
         w.cwnd = 100 * MSS; // undo that first ACK's start-up step
         f.avg_rtt = 0.11; // 10 ms of queueing delay: past start-up
-        w.ssthresh = f.ssthresh_after(&w, Signal::DupAcks);
+        w.ssthresh = f.on_congestion(&w, Signal::DupAcks);
         w.cwnd = w.ssthresh; // what fast recovery leaves
         f.avg_rtt = 0.1005; // the queue has drained: 0.5 ms < mi_threshold
         ack(&mut f, &mut w, 10, 100); // inside the RTT that began at 0: no boundary
@@ -445,8 +437,8 @@ mod tests {
         let cfg = FastConfig { alpha: Some(10.0), update_period: 1, mi_after_loss: false, ..Default::default() };
         let (mut f, mut w) = (Fast::new(&cfg).unwrap(), win(100));
         ack(&mut f, &mut w, 0, 100); // base = avg = 0.1 s (MI would apply: 0 < 1.5 ms)
-        w.ssthresh = f.ssthresh_after(&w, Signal::Timeout);
-        w.cwnd = f.window_after_timeout(&w);
+        w.ssthresh = f.on_congestion(&w, Signal::Timeout);
+        w.cwnd = f.capabilities().loss_window_segments as u64 * w.mss;
         ack(&mut f, &mut w, 50, 100);
         assert_eq!(w.cwnd, 2 * MSS, "no MI after the timeout");
         // Boundary at 100 ms: the target is capped at twice the window, 4 segments, and spread

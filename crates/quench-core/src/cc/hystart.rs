@@ -157,8 +157,15 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn ack(rtt_ms: u64) -> AckSample {
-        AckSample { now: Time::ZERO, acked: MSS, rtt: Some(Dur::from_millis(rtt_ms)), srtt: None, ece_bytes: 0 }
+    fn ack(rtt_ms: u64) -> AckSample<'static> {
+        AckSample {
+            now: Time::ZERO,
+            acked: MSS,
+            rtt: Some(Dur::from_millis(rtt_ms)),
+            srtt: None,
+            ece_bytes: 0,
+            rate: None,
+        }
     }
 
     /// A round of ACKs of one segment each with the given RTTs: the first ends the previous

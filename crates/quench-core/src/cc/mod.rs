@@ -1,17 +1,27 @@
 //! Congestion control, apart from TCP's reliability machinery (smoltcp's split). TCP owns the
-//! sequence space, timers and loss detection; a controller owns how the window grows and how
-//! far it falls. `recovery()` tells TCP which loss-recovery procedure to run after three
-//! duplicate ACKs, because that is what distinguishes Tahoe, Reno and NewReno.
+//! sequence space, timers and loss detection; a controller owns how the window grows, how far
+//! it falls, and, if it likes, the rate at which the sender paces.
 //!
-//! Two kinds of controller share the trait, as in Linux's `tcp_congestion_ops`. A window
-//! controller (Reno to DCTCP) grows the window per ACK (`on_ack`) and says how far it falls
-//! (`ssthresh_after`); TCP's recovery procedures do the rest. A model-based controller (BBR)
-//! answers `model_based()` with true: the sender then measures a [`RateSample`] on every ACK
-//! (delivery-rate estimation, `transport/tcp/sender/rate.rs`) and hands it to `control`, which
-//! sets the window in every state and returns the pacing rate (Linux's `cong_control` hook).
+//! The interface, as Linux's `tcp_congestion_ops` and quinn's `Controller`:
+//! - [`Capabilities`], returned once as data and read when the sender is built (Linux's
+//!   `flags` such as `TCP_CONG_NEEDS_ECN`): the loss-recovery procedure after three duplicate
+//!   ACKs (what distinguishes Tahoe, Reno and NewReno), the ECN feedback and codepoint, the RTT
+//!   sampling and the delivery-rate samples it needs, the window after a timeout.
+//! - `on_ack`, the one per-ACK entry point, with one [`AckSample`]: bytes delivered, bytes with
+//!   ECN-Echo, the RTT sample and smoothed RTT, and the [`RateSample`] (delivered and lost
+//!   counts over an interval) when the controller asked for it. It sets the window and may
+//!   return a pacing rate. A window controller (Reno to DCTCP) is called for ACKs of new data
+//!   outside loss recovery, and TCP's recovery procedures do the rest; one that asks for rate
+//!   samples (BBR, `Capabilities::rate_samples`) is called on every ACK, in every state, after
+//!   the sender's loss detection, and sets the window itself (Linux's `cong_control` hook).
+//! - `on_congestion`, the one congestion-event entry point: a [`Signal`] (duplicate ACKs,
+//!   timeout, ECN-Echo, local drop) and the slow-start threshold it leaves.
+//! - `metrics`, a controller-neutral record for the `pacing` table ([`ControllerMetrics`],
+//!   Linux's `get_info`, quinn's `ControllerMetrics`).
 //!
 //! Adding a controller is one file (config with `deny_unknown_fields`, `new(&cfg)`, the trait
-//! impl, tests) plus one line in `registry!` below.
+//! impl, tests) plus one line in `registry!` below. Must not touch: the sender's state; it sees
+//! only the [`Window`] and the samples.
 
 pub mod bbr;
 pub mod cubic;
@@ -41,11 +51,13 @@ pub struct Window {
     pub peer_window: u64,
 }
 
-/// What one ACK of new data tells the controller.
-#[derive(Clone, Copy, Debug)]
-pub struct AckSample {
+/// What one ACK tells the controller: the one per-ACK record every controller gets.
+/// Per-hop telemetry (HPCC's INT records) is to be one more field, borrowed from the ACK as
+/// `rate` is, filled for a controller whose capabilities ask for it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AckSample<'a> {
     pub now: Time,
-    /// Bytes newly acknowledged.
+    /// Bytes newly acknowledged cumulatively (0 on a duplicate ACK).
     pub acked: u64,
     /// An RTT measurement carried by this ACK, if any (Karn's rule applied).
     pub rtt: Option<Dur>,
@@ -54,13 +66,16 @@ pub struct AckSample {
     /// Of `acked`, the bytes this ACK acknowledges with ECN-Echo set: all of them or none
     /// (RFC 8257 section 3.3's "bytes acknowledged with ECE"; zero without ECN).
     pub ece_bytes: u64,
+    /// The delivery-rate sample, with the bytes delivered and newly lost and the sender's
+    /// phase: measured only for a controller with `Capabilities::rate_samples`.
+    pub rate: Option<&'a RateSample>,
 }
 
 /// What ECN-Echo on an ACK means, and so how the receiver sets it (the controller says which).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum EcnFeedback {
     /// RFC 3168: ECE from a CE mark until CWR arrives; the sender reduces once per window by
-    /// the controller's `ssthresh_after(Signal::EcnEcho)`.
+    /// the controller's `on_congestion(Signal::EcnEcho)`.
     #[default]
     Rfc3168,
     /// RFC 8257 section 3.2: ECE mirrors the CE mark of the data it acknowledges (an immediate
@@ -125,9 +140,10 @@ pub struct RateSample {
     pub phase: CaPhase,
 }
 
-/// A model-based controller's answer to one ACK, besides the window it sets.
+/// A controller's answer to one ACK, besides the window it sets (a window controller's is the
+/// default: no pacing).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ModelOutput {
+pub struct AckResponse {
     /// The pacing rate of payload; None: no pacing.
     pub pacing_rate: Option<BitRate>,
     /// Samples taken until what is in flight now is delivered are to be marked app-limited
@@ -135,20 +151,28 @@ pub struct ModelOutput {
     pub app_limited: bool,
 }
 
-/// A model-based controller's state as the `pacing` table records it.
+/// A controller's state as the `pacing` table records it, whatever the controller (Linux's
+/// `get_info`, quinn's `ControllerMetrics`); written when it changes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ModelState {
+pub struct ControllerMetrics {
     pub pacing_rate: BitRate,
     /// The bandwidth estimate (payload).
     pub bandwidth: BitRate,
     pub min_rtt: Option<Dur>,
-    /// The state machine's mode, an index into the controller's own list of mode names.
+    /// The state machine's mode, an index into [`PACING_MODES`].
     pub mode: u8,
     /// The phase within the mode's gain cycle (BBR's PROBE_BW: 0-7), 0 elsewhere.
     pub cycle_phase: u8,
     pub pacing_gain: f64,
     pub cwnd_gain: f64,
 }
+
+/// The modes a controller's [`ControllerMetrics::mode`] names, the `pacing` table's category:
+/// BBR's state machine, so far the only one; a controller with modes of its own appends them.
+pub const PACING_MODES: &[&str] = &bbr::MODE_NAMES;
+
+/// The `pacing` table's name for the metrics record.
+pub type ModelState = ControllerMetrics;
 
 /// A congestion signal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,57 +198,67 @@ pub enum Recovery {
     NewReno,
 }
 
+/// What a controller needs from the sender, fixed for its life: returned once as data and read
+/// when the flow and its sender are built (Linux's `tcp_congestion_ops.flags`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The procedure that follows the third duplicate ACK.
+    pub recovery: Recovery,
+    /// The ECN feedback this controller needs from the receiver.
+    pub ecn_feedback: EcnFeedback,
+    /// The ECT codepoint on this controller's ECN-capable data (`packet::ecn`): ECT(0) for a
+    /// Classic controller (RFC 3168), ECT(1) for a scalable one (RFC 9331 section 4.1).
+    pub ect_codepoint: u8,
+    /// Every packet of an ECN connection carries the ECT codepoint, the SYN, the SYN-ACK, pure
+    /// ACKs and retransmissions included, rather than new data only (RFC 3168 section
+    /// 6.1.1/6.1.5). Linux does so for a controller flagged `TCP_CONG_NEEDS_ECN`
+    /// (`tcp_assign_congestion_control` sets ECT on the socket, `tcp_ecn_send_syn` before the
+    /// SYN) and clears it again when the handshake does not agree on ECN.
+    pub ect_on_every_packet: bool,
+    /// The mechanism that needs an RTT sample on every ACK (HyStart++, Vegas), if any: the
+    /// flow's `tcp.rtt_sampling = "every_ack"` provides them; checked when the flow is built.
+    pub rtt_every_ack_needed_by: Option<&'static str>,
+    /// The controller is model-based: the sender measures a delivery-rate sample per ACK and
+    /// calls `on_ack` on every ACK, in every state, after its loss detection; the controller
+    /// sets the window itself and may pace (Linux's `cong_control`).
+    pub rate_samples: bool,
+    /// The window after a retransmission timeout, in segments (RFC 5681's loss window: 1).
+    pub loss_window_segments: u8,
+}
+
+impl Capabilities {
+    /// A Classic window controller's: RFC 3168 ECN on new data with ECT(0), RTT samples as
+    /// the flow takes them, no rate samples, a one-segment loss window.
+    pub const fn window(recovery: Recovery) -> Self {
+        Capabilities {
+            recovery,
+            ecn_feedback: EcnFeedback::Rfc3168,
+            ect_codepoint: crate::packet::ecn::ECT0,
+            ect_on_every_packet: false,
+            rtt_every_ack_needed_by: None,
+            rate_samples: false,
+            loss_window_segments: 1,
+        }
+    }
+}
+
 pub trait CongestionControl {
-    fn recovery(&self) -> Recovery;
+    /// What the controller needs from the sender (read once, when the sender is built).
+    fn capabilities(&self) -> Capabilities;
     /// Initial window in segments.
     fn initial_window(&self, mss: u64) -> u64;
-    /// Grow the window for an ACK of new data outside loss recovery.
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample);
-    /// The slow-start threshold after a congestion signal.
-    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64;
-    /// The window after a retransmission timeout (the loss window).
-    fn window_after_timeout(&self, w: &Window) -> u64 {
-        w.mss
-    }
-    /// The ECN feedback this controller needs from the receiver.
-    fn ecn_feedback(&self) -> EcnFeedback {
-        EcnFeedback::Rfc3168
-    }
-    /// True for a model-based controller: the sender builds a rate sample per ACK and calls
-    /// `control` (and never `on_ack`).
-    fn model_based(&self) -> bool {
-        false
-    }
-    /// A model-based controller's response to every ACK, new or duplicate, in every state,
-    /// after the sender's loss detection: set `w.cwnd`, return the pacing rate.
-    fn control(&mut self, _w: &mut Window, _rs: &RateSample) -> ModelOutput {
-        ModelOutput::default()
-    }
-    /// A model-based controller's state, for the `pacing` table.
-    fn model_state(&self) -> Option<ModelState> {
+    /// One ACK: update the window (and the controller's own state) from the record.
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse;
+    /// A congestion event: the slow-start threshold after it. The sender applies it as its
+    /// procedure for the signal says (fast recovery, the loss window, once per window for ECN).
+    fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64;
+    /// The controller's state for the `pacing` table; None for one without (window controllers).
+    fn metrics(&self) -> Option<ControllerMetrics> {
         None
     }
     /// The flow's own seeded random stream, for a controller that draws (BBR's first gain
     /// phase); handed over once, before the connection opens.
     fn take_random_stream(&mut self, _rng: Rng) {}
-    /// The mechanism that needs an RTT sample on every ACK (HyStart++, Vegas), if any: the
-    /// flow's `tcp.rtt_sampling = "every_ack"` provides them; checked when the flow is built.
-    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
-        None
-    }
-    /// The ECT codepoint on this controller's ECN-capable data (`packet::ecn`): ECT(0) for a
-    /// Classic controller (RFC 3168), ECT(1) for a scalable one (RFC 9331 section 4.1).
-    fn ect_codepoint(&self) -> u8 {
-        crate::packet::ecn::ECT0
-    }
-    /// Whether every packet of an ECN connection carries the ECT codepoint, the SYN, the
-    /// SYN-ACK, pure ACKs and retransmissions included, rather than new data only (RFC 3168
-    /// section 6.1.1/6.1.5). Linux does so for a controller flagged `TCP_CONG_NEEDS_ECN`
-    /// (`tcp_assign_congestion_control` sets ECT on the socket, `tcp_ecn_send_syn` before the
-    /// SYN) and clears it again when the handshake does not agree on ECN.
-    fn ect_on_every_packet(&self) -> bool {
-        false
-    }
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -291,51 +325,26 @@ macro_rules! registry {
         }
 
         impl CongestionControl for AnyCc {
-            #[inline]
-            fn recovery(&self) -> Recovery {
-                match self { $(AnyCc::$variant(c) => c.recovery(),)+ }
+            fn capabilities(&self) -> Capabilities {
+                match self { $(AnyCc::$variant(c) => c.capabilities(),)+ }
             }
             #[inline]
             fn initial_window(&self, mss: u64) -> u64 {
                 match self { $(AnyCc::$variant(c) => c.initial_window(mss),)+ }
             }
             #[inline]
-            fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+            fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
                 match self { $(AnyCc::$variant(c) => c.on_ack(w, s),)+ }
             }
             #[inline]
-            fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
-                match self { $(AnyCc::$variant(c) => c.ssthresh_after(w, signal),)+ }
+            fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+                match self { $(AnyCc::$variant(c) => c.on_congestion(w, signal),)+ }
             }
-            #[inline]
-            fn window_after_timeout(&self, w: &Window) -> u64 {
-                match self { $(AnyCc::$variant(c) => c.window_after_timeout(w),)+ }
-            }
-            fn ecn_feedback(&self) -> EcnFeedback {
-                match self { $(AnyCc::$variant(c) => c.ecn_feedback(),)+ }
-            }
-            #[inline]
-            fn model_based(&self) -> bool {
-                match self { $(AnyCc::$variant(c) => c.model_based(),)+ }
-            }
-            #[inline]
-            fn control(&mut self, w: &mut Window, rs: &RateSample) -> ModelOutput {
-                match self { $(AnyCc::$variant(c) => c.control(w, rs),)+ }
-            }
-            fn model_state(&self) -> Option<ModelState> {
-                match self { $(AnyCc::$variant(c) => c.model_state(),)+ }
+            fn metrics(&self) -> Option<ControllerMetrics> {
+                match self { $(AnyCc::$variant(c) => c.metrics(),)+ }
             }
             fn take_random_stream(&mut self, rng: Rng) {
                 match self { $(AnyCc::$variant(c) => c.take_random_stream(rng),)+ }
-            }
-            fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
-                match self { $(AnyCc::$variant(c) => c.rtt_every_ack_needed_by(),)+ }
-            }
-            fn ect_codepoint(&self) -> u8 {
-                match self { $(AnyCc::$variant(c) => c.ect_codepoint(),)+ }
-            }
-            fn ect_on_every_packet(&self) -> bool {
-                match self { $(AnyCc::$variant(c) => c.ect_on_every_packet(),)+ }
             }
         }
     };

@@ -28,8 +28,9 @@
 //! wanted). Without them this is DCTCP's rule on ECT(1) with a byte-counted increase.
 
 use super::dctcp::MarkedFraction;
+use super::dctcp::MARKED_FRACTION_CAPABILITIES;
 use super::reno::AimdParams;
-use super::{half_flight, AckSample, CongestionControl, EcnFeedback, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, Signal, Window};
 use crate::error::ConfigError;
 use crate::packet::ecn;
 
@@ -60,39 +61,31 @@ impl Prague {
 }
 
 impl CongestionControl for Prague {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { ect_codepoint: ecn::ECT1, ..MARKED_FRACTION_CAPABILITIES }
     }
     fn initial_window(&self, mss: u64) -> u64 {
         self.params.initial_window(mss)
     }
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
         self.saw_ce |= s.ece_bytes > 0;
         self.marked.on_ack(w, s, self.saw_ce);
         let unmarked = s.acked - s.ece_bytes.min(s.acked);
         if w.cwnd < w.ssthresh {
             self.params.grow(w, unmarked);
             self.ai_bytes = 0;
-            return;
+            return AckResponse::default();
         }
         self.ai_bytes += unmarked;
         if self.ai_bytes >= w.cwnd {
             self.ai_bytes -= w.cwnd;
             w.cwnd += w.mss;
         }
+        AckResponse::default()
     }
     /// ECN-Echo: DCTCP's `cwnd·(1 − alpha/2)`, at least two segments; a loss: half the flight.
-    fn ssthresh_after(&mut self, w: &Window, signal: Signal) -> u64 {
-        match signal {
-            Signal::EcnEcho => self.marked.reduced(w),
-            _ => half_flight(w),
-        }
-    }
-    fn ecn_feedback(&self) -> EcnFeedback {
-        EcnFeedback::Accurate
-    }
-    fn ect_codepoint(&self) -> u8 {
-        ecn::ECT1
+    fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+        self.marked.ssthresh_after(w, signal)
     }
 }
 
@@ -103,8 +96,8 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    fn ack(acked: u64, ece: bool) -> AckSample {
-        AckSample { now: Time::ZERO, acked, rtt: None, srtt: None, ece_bytes: if ece { acked } else { 0 } }
+    fn ack(acked: u64, ece: bool) -> AckSample<'static> {
+        AckSample { now: Time::ZERO, acked, rtt: None, srtt: None, ece_bytes: if ece { acked } else { 0 }, rate: None }
     }
 
     /// One window of 10 segments, 3 echoing CE: alpha_1 = (15/16)·1 + (1/16)·0.3; the next
@@ -126,9 +119,9 @@ mod tests {
         assert_eq!(c.alpha(), 15.0 / 16.0 * a1);
         let w = Window { cwnd: 40 * MSS, flight: 40 * MSS, ..w };
         let a = c.alpha();
-        assert_eq!(c.ssthresh_after(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - a / 2.0)) as u64);
-        assert_eq!(c.ssthresh_after(&w, Signal::DupAcks), 20 * MSS);
-        assert_eq!(c.ssthresh_after(&Window { cwnd: 2 * MSS, ..w }, Signal::EcnEcho), 2 * MSS);
+        assert_eq!(c.on_congestion(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - a / 2.0)) as u64);
+        assert_eq!(c.on_congestion(&w, Signal::DupAcks), 20 * MSS);
+        assert_eq!(c.on_congestion(&Window { cwnd: 2 * MSS, ..w }, Signal::EcnEcho), 2 * MSS);
     }
 
     /// Congestion avoidance: one MSS per cwnd of bytes acknowledged, whether the receiver acks
@@ -175,7 +168,8 @@ mod tests {
     #[test]
     fn l4s_identifier_and_accurate_feedback() {
         let c = Prague::new(&PragueConfig::default()).unwrap();
-        assert_eq!((c.ect_codepoint(), c.ecn_feedback()), (ecn::ECT1, EcnFeedback::Accurate));
+        let caps = c.capabilities();
+        assert_eq!((caps.ect_codepoint, caps.ecn_feedback), (ecn::ECT1, super::super::EcnFeedback::Accurate));
         assert_eq!(Prague::new(&PragueConfig { g: 1.5, ..Default::default() }).err().unwrap().path, "g");
         let e = Prague::new(&PragueConfig { initial_alpha: -0.1, ..Default::default() }).err().unwrap();
         assert_eq!(e.path, "initial_alpha");

@@ -6,7 +6,7 @@
 //! `ssthresh = max(min(snd_wnd, cwnd)/2/maxseg, 2)·maxseg` and `cwnd = maxseg`; fast
 //! retransmit resends one segment with no fast recovery. Initial window one segment.
 
-use super::{AckSample, CongestionControl, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -16,15 +16,10 @@ const TAHOE_INITIAL_WINDOW: u64 = 1;
 const MIN_SSTHRESH_SEGMENTS: u64 = 2;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct TahoeConfig {
     /// Initial window in segments.
-    #[serde(default = "default_iw")]
     pub initial_window: u64,
-}
-
-fn default_iw() -> u64 {
-    TAHOE_INITIAL_WINDOW
 }
 
 impl Default for TahoeConfig {
@@ -47,17 +42,18 @@ impl Tahoe {
 }
 
 impl CongestionControl for Tahoe {
-    fn recovery(&self) -> Recovery {
-        Recovery::SlowStart
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::window(Recovery::SlowStart)
     }
     fn initial_window(&self, _mss: u64) -> u64 {
         self.initial_window
     }
-    fn on_ack(&mut self, w: &mut Window, _s: &AckSample) {
+    fn on_ack(&mut self, w: &mut Window, _s: &AckSample) -> AckResponse {
         let incr = if w.cwnd > w.ssthresh { (w.mss * w.mss / w.cwnd).max(1) } else { w.mss };
         w.cwnd += incr;
+        AckResponse::default()
     }
-    fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
         let segments = (w.peer_window.min(w.cwnd) / 2 / w.mss).max(MIN_SSTHRESH_SEGMENTS);
         segments * w.mss
     }
@@ -75,7 +71,7 @@ mod tests {
     #[test]
     fn slow_start_then_linear_growth_hand_computed() {
         let mut t = Tahoe::new(&TahoeConfig::default()).unwrap();
-        let s = AckSample { now: Time::ZERO, acked: 512, rtt: None, srtt: None, ece_bytes: 0 };
+        let s = AckSample { now: Time::ZERO, acked: 512, rtt: None, srtt: None, ece_bytes: 0, rate: None };
         let mut w = window(512, 2048);
         for _ in 0..3 {
             t.on_ack(&mut w, &s);
@@ -91,11 +87,11 @@ mod tests {
     fn loss_halves_the_smaller_of_cwnd_and_peer_window_in_whole_segments() {
         let mut t = Tahoe::new(&TahoeConfig::default()).unwrap();
         let mut w = window(5 * 512 + 100, 1 << 30);
-        assert_eq!(t.ssthresh_after(&w, Signal::Timeout), 2 * 512);
+        assert_eq!(t.on_congestion(&w, Signal::Timeout), 2 * 512);
         w.peer_window = 2000;
-        assert_eq!(t.ssthresh_after(&w, Signal::DupAcks), 2 * 512); // floor of two segments
+        assert_eq!(t.on_congestion(&w, Signal::DupAcks), 2 * 512); // floor of two segments
         w.cwnd = 20 * 512;
         w.peer_window = 1 << 20;
-        assert_eq!(t.ssthresh_after(&w, Signal::DupAcks), 10 * 512);
+        assert_eq!(t.on_congestion(&w, Signal::DupAcks), 10 * 512);
     }
 }

@@ -15,7 +15,9 @@
 //! larger diff). A round ends when the last RTT sample's duration has elapsed since it began
 //! (the controller sees times, not snd_nxt), as FAST's rounds do here.
 
-use super::{aimd_growth, half_flight, AckSample, CongestionControl, Recovery, Signal, Window};
+use super::{
+    aimd_growth, half_flight, AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window,
+};
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
 
@@ -33,29 +35,15 @@ const DEFAULT_INITIAL_WINDOW: u64 = 2;
 const SLOW_START_ABC_LIMIT: u64 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct VegasConfig {
     /// Grow while fewer than this many packets are queued.
-    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// Shrink while more than this many packets are queued.
-    #[serde(default = "default_beta")]
     pub beta: f64,
     /// Leave slow start once more than this many packets are queued.
-    #[serde(default = "default_gamma")]
     pub gamma: f64,
-    #[serde(default)]
     pub initial_window: Option<u64>,
-}
-
-fn default_alpha() -> f64 {
-    DEFAULT_ALPHA
-}
-fn default_beta() -> f64 {
-    DEFAULT_BETA
-}
-fn default_gamma() -> f64 {
-    DEFAULT_GAMMA
 }
 
 impl Default for VegasConfig {
@@ -135,15 +123,9 @@ impl Vegas {
     }
 }
 
-impl CongestionControl for Vegas {
-    fn recovery(&self) -> Recovery {
-        Recovery::NewReno
-    }
-    fn initial_window(&self, _mss: u64) -> u64 {
-        self.initial_window
-    }
-
-    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+impl Vegas {
+    /// The window's growth for one ACK of new data outside loss recovery.
+    fn grow_window(&mut self, w: &mut Window, s: &AckSample) {
         let now = s.now.as_secs_f64();
         if let Some(rtt) = s.rtt.map(|d| d.as_secs_f64()) {
             self.base_rtt = self.base_rtt.min(rtt);
@@ -165,15 +147,26 @@ impl CongestionControl for Vegas {
         self.round_ends = s.rtt.map(|d| now + d.as_secs_f64());
         (self.round_min, self.round_samples) = (f64::INFINITY, 0);
     }
+}
 
-    fn ssthresh_after(&mut self, w: &Window, _signal: Signal) -> u64 {
-        half_flight(w)
+impl CongestionControl for Vegas {
+    fn capabilities(&self) -> Capabilities {
+        // A round's minimum RTT needs `MIN_SAMPLES_PER_ROUND` samples; one timed segment per
+        // round would leave Vegas in its Reno fallback for good (Linux samples every ACK).
+        Capabilities { rtt_every_ack_needed_by: Some("Vegas"), ..Capabilities::window(Recovery::NewReno) }
+    }
+    fn initial_window(&self, _mss: u64) -> u64 {
+        self.initial_window
     }
 
-    /// A round's minimum RTT needs `MIN_SAMPLES_PER_ROUND` samples; one timed segment per
-    /// round would leave Vegas in its Reno fallback for good (Linux samples every ACK).
-    fn rtt_every_ack_needed_by(&self) -> Option<&'static str> {
-        Some("Vegas")
+    #[inline]
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
+        self.grow_window(w, s);
+        AckResponse::default()
+    }
+
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
+        half_flight(w)
     }
 }
 
@@ -200,8 +193,9 @@ mod tests {
                     rtt: Some(Dur::from_millis(rtt_ms)),
                     srtt: None,
                     ece_bytes: 0,
+                    rate: None,
                 },
-            )
+            );
         };
         (0..3).for_each(|i| ack(v, w, t + i));
         ack(v, w, t + rtt_ms + 10);
@@ -243,7 +237,8 @@ mod tests {
         let (mut v, mut w) = (vegas(2.0, 4.0), win(10, 1000));
         let ack = |v: &mut Vegas, w: &mut Window, at_ms: u64, rtt_ms: u64| {
             let rtt = Some(Dur::from_millis(rtt_ms));
-            let sample = AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: None, ece_bytes: 0 };
+            let sample =
+                AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: None, ece_bytes: 0, rate: None };
             v.on_ack(w, &sample);
         };
         (0..3).for_each(|i| ack(&mut v, &mut w, i, 100)); // a round of 100 ms begins at 0

@@ -6,7 +6,6 @@
 use super::burst::BurstControlConfig;
 use super::profile::Profile;
 use super::quench::QuenchReaction;
-pub use super::sender::{LossDetection, RecoveryReduction};
 use crate::error::ConfigError;
 use crate::packet::TCP_TIMESTAMP_OPTION;
 use crate::units::{Bytes, Dur};
@@ -24,83 +23,64 @@ const MIN_MSS: u32 = 8;
 /// The largest payload a 65535-byte IPv4 datagram can carry after 40 bytes of headers.
 const MAX_MSS: u32 = 65_495;
 
+/// RFC 6298 section 2 and the revised 1988 paper: `rto = srtt + 4·rttvar`.
+const DEFAULT_RTO_K: u32 = 4;
+/// RFC 6298 section 2.4's lower bound and section 2.1's RTO before a sample: 1 s.
+const ONE_SECOND: Dur = Dur::from_secs(1);
+/// RFC 6298 section 2.5 allows an upper bound of at least 60 s.
+const DEFAULT_MAX_RTO: Dur = Dur::from_secs(60);
+/// Tahoe's TCP_MAXRXTSHIFT.
+const DEFAULT_MAX_BACKOFFS: u32 = 12;
+/// RFC 1122 4.2.3.2: an ACK for at least every second full-sized segment.
+const DEFAULT_DELACK_SEGMENTS: u32 = 2;
+/// RFC 1122 4.2.3.2: under 500 ms; the BSD fast timeout's 200 ms.
+const DEFAULT_DELACK_TIMEOUT: Dur = Dur::from_millis(200);
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RtoConfig {
     /// Variance multiplier: `rto = srtt + k·rttvar`. 4 per RFC 6298 and the revised 1988 paper;
     /// 2 in the SIGCOMM '88 paper and 4.3BSD-Tahoe.
-    #[serde(default = "default_k")]
     pub k: u32,
     /// Lower bound (RFC 6298 section 2.4: 1 s; Tahoe TCPTV_MIN: 1 s).
-    #[serde(default = "one_second")]
     pub min: Dur,
     /// Upper bound (RFC 6298 allows >= 60 s; Tahoe TCPTV_REXMTMAX: 64 s).
-    #[serde(default = "default_max_rto")]
     pub max: Dur,
     /// RTO before the first sample (RFC 6298 section 2.1: 1 s; Tahoe: 3 s via TCPTV_SRTTDFLT).
-    #[serde(default = "one_second")]
     pub initial: Dur,
     /// Timer granularity: 0 for exact timers, "500ms" for the BSD slow timeout. With ticks,
     /// RTT samples count tick boundaries crossed (+1, as BSD's t_rtt) and timers fire on ticks.
-    #[serde(default)]
     pub tick: Dur,
     /// Give up after this many consecutive backoffs (Tahoe TCP_MAXRXTSHIFT = 12).
-    #[serde(default = "default_max_backoffs")]
     pub max_backoffs: u32,
-}
-
-fn default_k() -> u32 {
-    4
-}
-fn one_second() -> Dur {
-    Dur::from_secs(1)
-}
-fn default_max_rto() -> Dur {
-    Dur::from_secs(60)
-}
-fn default_max_backoffs() -> u32 {
-    12
 }
 
 impl Default for RtoConfig {
     fn default() -> Self {
         RtoConfig {
-            k: default_k(),
-            min: one_second(),
-            max: default_max_rto(),
-            initial: one_second(),
+            k: DEFAULT_RTO_K,
+            min: ONE_SECOND,
+            max: DEFAULT_MAX_RTO,
+            initial: ONE_SECOND,
             tick: Dur::ZERO,
-            max_backoffs: default_max_backoffs(),
+            max_backoffs: DEFAULT_MAX_BACKOFFS,
         }
     }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DelayedAckConfig {
-    #[serde(default = "yes")]
     pub enabled: bool,
     /// ACK at once when this many full-sized segments are unacknowledged (RFC 1122: 2).
-    #[serde(default = "default_ack_every")]
     pub segments: u32,
     /// Otherwise ACK when this timer expires (RFC 1122: < 500 ms; BSD fast timeout 200 ms).
-    #[serde(default = "default_delack_timeout")]
     pub timeout: Dur,
-}
-
-fn yes() -> bool {
-    true
-}
-fn default_ack_every() -> u32 {
-    2
-}
-fn default_delack_timeout() -> Dur {
-    Dur::from_millis(200)
 }
 
 impl Default for DelayedAckConfig {
     fn default() -> Self {
-        DelayedAckConfig { enabled: true, segments: default_ack_every(), timeout: default_delack_timeout() }
+        DelayedAckConfig { enabled: true, segments: DEFAULT_DELACK_SEGMENTS, timeout: DEFAULT_DELACK_TIMEOUT }
     }
 }
 
@@ -268,6 +248,48 @@ fn default_window() -> Bytes {
 }
 fn default_dupack_threshold() -> u32 {
     DEFAULT_DUPACK_THRESHOLD
+}
+
+/// How the sender paces its sending during fast recovery (`tcp.recovery`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryReduction {
+    /// The window rules of the recovery procedure itself: RFC 6675's `pipe < cwnd` with
+    /// SACK, RFC 5681/6582 inflation and deflation without.
+    #[default]
+    Standard,
+    /// RFC 6937 PRR with the slow-start reduction bound (PRR-SSRB).
+    Prr,
+    /// RFC 6937 PRR with the conservative reduction bound (PRR-CRB).
+    PrrCrb,
+    /// RFC 9937 PRR: PRR-CRB, SSRB's segment only on a SafeACK, RecoverFS without what was
+    /// SACKed before recovery, nothing sent on an ACK that delivers nothing, the fast
+    /// retransmission forced.
+    #[serde(rename = "prr_rfc9937")]
+    PrrRfc9937,
+}
+
+/// How a SACK sender decides that a segment is lost (`tcp.loss_detection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossDetection {
+    /// RFC 6675: DupThresh duplicate ACKs, or more than (DupThresh − 1)·SMSS bytes SACKed above
+    /// (ns-3's only choice; quench's default, so that existing results stand).
+    #[default]
+    Dupack,
+    /// RFC 8985 RACK with the tail loss probe (Linux's default since 4.18).
+    Rack,
+    /// RACK without the tail loss probe.
+    RackNoTlp,
+}
+
+impl LossDetection {
+    pub fn rack(self) -> bool {
+        self != LossDetection::Dupack
+    }
+    pub fn tlp(self) -> bool {
+        self == LossDetection::Rack
+    }
 }
 
 impl Default for TcpConfig {

@@ -32,9 +32,18 @@ pub(crate) struct SenderEcn {
     cwr_pending: bool,
     /// One-MSS case: no new data until the retransmission timer expires.
     pub waiting_for_timer: bool,
+    /// The controller's ECT codepoint and whether every packet carries it
+    /// (`cc::Capabilities`), fixed when the sender is built.
+    pub ect_codepoint: u8,
+    pub ect_on_every_packet: bool,
 }
 
 impl SenderEcn {
+    /// Before negotiation, for a controller with these ECN capabilities.
+    pub fn new(ect_codepoint: u8, ect_on_every_packet: bool) -> Self {
+        SenderEcn { ect_codepoint, ect_on_every_packet, ..SenderEcn::default() }
+    }
+
     /// The SYN's flags: ECE|CWR when ECN is requested.
     pub fn syn_flags(requested: bool) -> u8 {
         if requested {
@@ -88,6 +97,12 @@ impl SenderEcn {
     /// The controller's ECT codepoint (`codepoint`: ECT(0), or ECT(1) for a scalable
     /// controller) on new data, or on every segment when the controller wants it so
     /// (`every_packet`), and CWR on the first new data segment after a reduction.
+    /// [`SenderEcn::stamp`] with the controller's codepoint and scope.
+    #[inline]
+    pub fn stamp_segment(&self, pkt: &mut Packet, retransmit: bool) {
+        self.stamp(pkt, retransmit, self.ect_codepoint, self.ect_on_every_packet)
+    }
+
     pub fn stamp(&self, pkt: &mut Packet, retransmit: bool, codepoint: u8, every_packet: bool) {
         if !self.negotiated {
             return;

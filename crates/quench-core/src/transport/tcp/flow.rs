@@ -67,7 +67,8 @@ impl TransportSpec for TcpFlowSpec {
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
-        if let Some(mechanism) = cc.rtt_every_ack_needed_by() {
+        let caps = cc.capabilities();
+        if let Some(mechanism) = caps.rtt_every_ack_needed_by {
             if self.tcp.rtt_sampling != RttSampling::EveryAck && !self.tcp.timestamps {
                 let why = format!(
                     "{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\" (or tcp.timestamps = true)"
@@ -75,7 +76,7 @@ impl TransportSpec for TcpFlowSpec {
                 return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
             }
         }
-        if self.tcp.loss_detection.rack() && cc.recovery() == crate::cc::Recovery::SlowStart {
+        if self.tcp.loss_detection.rack() && caps.recovery == crate::cc::Recovery::SlowStart {
             let why = "RACK marks losses for fast recovery, which Tahoe does not have";
             return Err(ConfigError::new("loss_detection", why).within("tcp"));
         }
@@ -87,8 +88,8 @@ impl TransportSpec for TcpFlowSpec {
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
         let (forward, backward) = cx.connections();
-        let feedback = cc.ecn_feedback();
-        let ect_on_every_packet = cc.ect_on_every_packet().then(|| cc.ect_codepoint());
+        let feedback = caps.ecn_feedback;
+        let ect_on_every_packet = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
         Ok(BuiltFlow {
             sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
             receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(

@@ -27,6 +27,7 @@ pub use flow::TcpFlowSpec;
 pub use profile::Profile;
 pub use receiver::{ReceiverStats, TcpReceiver};
 pub use rtt::RttEstimator;
+pub(crate) use sender::SENDER_TIMERS;
 pub use sender::{SenderStats, TcpSender};
 
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER};
@@ -34,14 +35,13 @@ use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADE
 /// Header bytes of every TCP segment on the wire.
 pub const HEADERS: u32 = IP_HEADER + TCP_HEADER;
 
-/// The timers of TCP endpoints, as their events carry them (`Timer::kind`).
+/// The timers of TCP endpoints, as their events carry them (`Timer::kind`). The sender's
+/// come first: each is its index in the sender's timer table (`sender/timers.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum TcpTimer {
     /// The sender's retransmission timer (RFC 6298).
     Retransmit,
-    /// The receiver's delayed-ACK timer (RFC 1122 4.2.3.2).
-    DelayedAck,
     /// SQuID's inter-datagram delay (RFC 1016).
     Pace,
     /// The wake-up of a send held by pacing, burstiness control or a local drop's probe.
@@ -50,16 +50,18 @@ pub(crate) enum TcpTimer {
     Reorder,
     /// The tail loss probe's timer (RFC 8985 section 7.2).
     Probe,
+    /// The receiver's delayed-ACK timer (RFC 1122 4.2.3.2).
+    DelayedAck,
 }
 
 impl TcpTimer {
     const ALL: [TcpTimer; 6] = [
         TcpTimer::Retransmit,
-        TcpTimer::DelayedAck,
         TcpTimer::Pace,
         TcpTimer::Burst,
         TcpTimer::Reorder,
         TcpTimer::Probe,
+        TcpTimer::DelayedAck,
     ];
 
     pub(crate) fn kind(self) -> u8 {
@@ -68,9 +70,15 @@ impl TcpTimer {
 
     /// The timer an expiry is for; None for a kind no TCP endpoint arms.
     pub(crate) fn of(timer: crate::transport::Timer) -> Option<TcpTimer> {
-        Self::ALL.into_iter().find(|t| t.kind() == timer.kind)
+        Self::ALL.get(timer.kind as usize).copied()
     }
 }
+
+/// The most timer events a TCP endpoint queues in one activation: a `TimerSlot` queues at
+/// most two (one when armed; a second when an expiry due earlier re-queues itself for a later
+/// deadline and the slot is then armed earlier still), and the sender has the most slots, its
+/// table's. The world reserves this many sequence numbers per activation (`world.rs`).
+pub(crate) const TIMER_EVENTS_PER_ACTIVATION: u64 = 2 * sender::SENDER_TIMERS as u64;
 
 /// Addressing shared by both ends of a connection.
 #[derive(Clone, Copy, Debug)]

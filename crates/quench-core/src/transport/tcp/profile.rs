@@ -19,8 +19,10 @@
 //! of a connection; don't-fragment stays off, since quench has no path MTU discovery to shrink
 //! the MSS where Linux's would.
 
-use super::config::{DelayedAckConfig, LimitedTransmit, LocalDropReaction, RtoConfig, RttSampling, TcpConfig};
-use super::sender::{LossDetection, RecoveryReduction};
+use super::config::{
+    DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
+    TcpConfig,
+};
 use crate::error::ConfigError;
 use crate::packet::TCP_TIMESTAMP_OPTION;
 use crate::units::{Bytes, Dur};

@@ -39,26 +39,26 @@ impl TcpSender {
     /// The host's queue refused a segment: offer nothing more in this activation, enter CWR,
     /// and, with nothing in flight, try again after one RTO.
     pub(super) fn on_local_drop(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.host_refused = true;
+        self.send.host_refused = true;
         self.enter_cwr(cx);
-        if self.snd_una >= self.snd_max {
+        if self.send.snd_una >= self.send.snd_max {
             // Nothing left in flight, so no ACK will come to send it: try again after one RTO,
             // as Linux's probe timer does (`tcp_check_probe_timer`); it is no timeout.
-            self.rexmt.cancel();
-            let at = cx.now + self.rtt.rto();
-            self.burst_timer.arm(TcpTimer::Burst.kind(), at, cx);
+            self.timers.cancel(TcpTimer::Retransmit);
+            let at = cx.now + self.timing.rtt.rto();
+            self.timers.arm(TcpTimer::Burst, at, cx);
         }
     }
 
     /// Linux `tcp_enter_cwr`: nothing if already reducing for this window or recovering.
     fn enter_cwr(&mut self, cx: &mut AgentCx<impl Host>) {
-        if matches!(self.ca, CaState::Cwr(_) | CaState::Recovery { .. }) {
+        if matches!(self.loss.ca, CaState::Cwr(_) | CaState::Recovery { .. }) {
             return;
         }
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::LocalDrop);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::LocalDrop);
         self.w.cwnd = self.w.cwnd.min(self.flight() + self.w.mss);
-        self.ca = CaState::Cwr(Cwr { high_seq: self.snd_max, acks: 0 });
+        self.loss.ca = CaState::Cwr(Cwr { high_seq: self.send.snd_max, acks: 0 });
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::LocalCwr);
         self.record_window(cx);
@@ -67,12 +67,12 @@ impl TcpSender {
     /// After the controller saw a new ACK in CWR: undo any growth (`cwnd_before`); leave CWR
     /// once its window is acknowledged (Linux `tcp_complete_cwr`), else reduce (`tcp_cwnd_down`).
     pub(super) fn cwr_after_ack(&mut self, cwnd_before: u64) {
-        let CaState::Cwr(cwr) = &mut self.ca else { return };
+        let CaState::Cwr(cwr) = &mut self.loss.ca else { return };
         let mss = self.w.mss;
         self.w.cwnd = self.w.cwnd.min(cwnd_before);
-        if self.snd_una >= cwr.high_seq {
+        if self.send.snd_una >= cwr.high_seq {
             self.w.cwnd = self.w.cwnd.min(self.w.ssthresh).max(mss);
-            self.ca = CaState::Open;
+            self.loss.ca = CaState::Open;
             return;
         }
         cwr.acks += 1;
@@ -82,6 +82,6 @@ impl TcpSender {
                 self.w.cwnd -= mss;
             }
         }
-        self.w.cwnd = self.w.cwnd.min(self.snd_max - self.snd_una + mss);
+        self.w.cwnd = self.w.cwnd.min(self.send.snd_max - self.send.snd_una + mss);
     }
 }

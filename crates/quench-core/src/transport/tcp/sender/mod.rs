@@ -32,6 +32,12 @@
 //! (RFC 3042), or, with `"rfc6675"` and SACK, each duplicate ACK before recovery releases what
 //! the pipe leaves room for in cwnd (RFC 6675 section 5 step 3). On timeout: back off,
 //! `ssthresh` from the controller, `cwnd` = loss window, go back N (skipping SACKed ranges).
+//!
+//! The sender's state is split by concern, each part with its invariants written on it: the
+//! sequence space and connection state (`SendState`), loss detection and recovery
+//! (`LossRecovery`, owned by `recovery.rs`, `prr.rs`, `rack.rs`, `tlp.rs`, `local_drop.rs`),
+//! RTT measurement (`RttTiming`), what holds a send and the rate machinery (`Pacing`), the ECN
+//! state (`ecn.rs`), the timers (`timers.rs`) and the controller's window (`cc::Window`).
 
 mod local_drop;
 mod monitor;
@@ -41,6 +47,7 @@ mod rate;
 mod recovery;
 #[cfg(test)]
 mod tests;
+mod timers;
 mod tlp;
 
 use super::burst::Burstiness;
@@ -51,15 +58,16 @@ use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{Connection, TcpTimer};
-use crate::cc::{AckSample, AnyCc, CaPhase, CongestionControl, ModelState, RateSample, Recovery, Signal, Window};
+use crate::cc::{
+    AckSample, AnyCc, CaPhase, CongestionControl, ControllerMetrics, RateSample, Recovery, Signal, Window,
+};
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer, TimerSlot};
+use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
-pub use prr::RecoveryReduction;
-pub use rack::LossDetection;
+pub(crate) use timers::SENDER_TIMERS;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -115,77 +123,119 @@ pub struct SenderStats {
     pub rtt_sum: Dur,
 }
 
-pub struct TcpSender {
-    conn: Connection,
-    cfg: TcpConfig,
-    cc: AnyCc,
+/// The sequence space and the connection's progress (RFC 793's send variables).
+///
+/// Invariants: `snd_una <= snd_nxt <= snd_max`; `snd_max <= data_end + finite` (the FIN takes
+/// one sequence number after the data); before the handshake completes all three are 0, after
+/// it at least `FIRST_DATA_SEQ`. `snd_nxt < snd_max` only while going back N after a timeout.
+struct SendState {
     state: State,
     /// Sequence number one past the last data byte (where the FIN goes).
     data_end: u64,
+    /// The application's transfer has an end (a FIN follows the data).
     finite: bool,
     snd_una: u64,
     snd_nxt: u64,
     snd_max: u64,
-    w: Window,
+    /// The SYN was sent again (its answer then gives no RTT sample without timestamps).
+    syn_retransmitted: bool,
+    /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
+    /// and nothing more is offered until the next one (`local_drop.rs`).
+    host_refused: bool,
+}
+
+/// Loss detection and recovery: the congestion state, the duplicate ACKs, the SACK scoreboard
+/// and the optional mechanisms (PRR, RACK-TLP). `recovery.rs`, `prr.rs`, `rack.rs`, `tlp.rs`
+/// and `local_drop.rs` own it.
+///
+/// Invariants: `high_rxt` and `rescue_rxt` lie within `[snd_una, recover_end)` during a SACK
+/// recovery; `lost_mark <= snd_max`; `prr` is `Some` exactly when `tcp.recovery` asks for PRR,
+/// `rack` when `sack` and `tcp.loss_detection` is RACK, `tlp` when RACK with the probe.
+struct LossRecovery {
     ca: CaState,
     /// Duplicate ACKs since the last new ACK (counted in every state).
     dupacks: u32,
+    /// The controller's recovery procedure and loss window in segments after a timeout
+    /// (`cc::Capabilities`, read once when the sender is built).
+    recovery: Recovery,
+    loss_window_segments: u8,
+    /// SACK-based recovery is on (tcp.sack and a controller with fast recovery).
+    sack: bool,
     /// One past RFC 6582's `recover` (RFC 6675's RecoveryPoint), the highest sequence number
     /// sent when the last recovery or timeout began: snd_max then. Recovery ends with the ACK
     /// of `recover_end` (all the data up to and including `recover`); when a new one may
     /// start is `past_recovery_point`. 0 before any.
     recover_end: u64,
-    rtt: RttEstimator,
-    /// The timed segment: (sequence number, send time).
-    timed: Option<(u64, Time)>,
-    /// `rtt_sampling = "every_ack"`: (end sequence, send time) of every first transmission in
-    /// flight, in sequence order.
-    send_times: VecDeque<(u64, Time)>,
-    rexmt: TimerSlot,
-    syn_retransmitted: bool,
-    /// SACK-based recovery is on (tcp.sack and a controller with fast recovery).
-    sack: bool,
     scoreboard: Scoreboard,
     /// RFC 6675 HighRxt: the end of the highest retransmission in this recovery.
     high_rxt: u64,
     /// RFC 6675 RescueRxt, as the RFC keeps it (an octet, not one past): no rescue
     /// retransmission (NextSeg rule 4) until snd_una − 1 is above it.
     rescue_rxt: Option<u64>,
-    /// `tcp.recovery = "prr"`: RFC 6937's state of the current recovery (`prr.rs`).
-    prr: Option<Box<prr::Prr>>,
-    /// RFC 1016 inter-datagram delay (source_quench = "squid").
-    squid: Squid,
-    last_data_send: Option<Time>,
-    pace: TimerSlot,
-    /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
-    burst: Option<Box<Burstiness>>,
-    /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
-    pacer: Option<Pacer>,
-    /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
-    /// the state last written to the `pacing` table.
-    rate: Option<Box<rate::RateSampler>>,
-    rate_pacer: RatePacer,
-    model_recorded: Option<ModelState>,
     /// The highest sequence number presumed lost so far (RFC 6675 IsLost): a rate sample's
     /// losses are the bytes newly presumed lost below it.
     lost_mark: u64,
-    burst_timer: TimerSlot,
-    ecn: SenderEcn,
-    /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
-    /// and nothing more is offered until the next one (`local_drop.rs`).
-    host_refused: bool,
+    /// `tcp.recovery = "prr"`: RFC 6937's state of the current recovery (`prr.rs`).
+    prr: Option<Box<prr::Prr>>,
     /// `tcp.loss_detection = "rack"`: RACK's per-segment send times and loss marks (`rack.rs`),
-    /// its reorder timer, and the tail loss probe with its timer (`tlp.rs`).
+    /// and the tail loss probe (`tlp.rs`).
     rack: Option<Box<rack::Rack>>,
-    reorder_timer: TimerSlot,
     tlp: Option<Box<tlp::Tlp>>,
-    probe_timer: TimerSlot,
-    /// When the retransmission timer last armed was due (a loss probe never waits past it).
-    rto_deadline: Time,
+}
+
+/// RTT measurement and the retransmission timeout (RFC 6298, RFC 7323 timestamps).
+///
+/// Invariants: at most one of `timed` (one timed segment per window) and `send_times` (every
+/// segment, `rtt_sampling = "every_ack"` without timestamps) is in use; `send_times` is in
+/// sequence order and holds only first transmissions above snd_una, or a retransmission's own
+/// time (RFC 7323 semantics); nothing retransmitted is timed (Karn).
+struct RttTiming {
+    rtt: RttEstimator,
+    /// The timed segment: (sequence number, send time).
+    timed: Option<(u64, Time)>,
+    /// `rtt_sampling = "every_ack"`: (end sequence, send time) of every first transmission in
+    /// flight, in sequence order.
+    send_times: VecDeque<(u64, Time)>,
     /// `tcp.timestamps`: the peer's latest TSval (echoed on every segment) and the TSecr of
     /// the ACK being processed (its RTT sample, RFC 7323 section 4.1).
     ts_recent: u32,
     ack_echo: Option<u32>,
+}
+
+/// What may hold a send until a time, and a model-based controller's rate machinery.
+///
+/// Invariants: `pacer` is `Some` exactly with `tcp.pacing`, `burst` with
+/// `tcp.burstiness_control`, `rate` for a controller with rate samples; `rate_pacer` paces
+/// only at a rate the controller set.
+struct Pacing {
+    /// RFC 1016 inter-datagram delay (source_quench = "squid").
+    squid: Squid,
+    last_data_send: Option<Time>,
+    /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
+    burst: Option<Box<Burstiness>>,
+    /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
+    pacer: Option<Box<Pacer>>,
+    /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
+    /// the state last written to the `pacing` table.
+    rate: Option<Box<rate::RateSampler>>,
+    rate_pacer: RatePacer,
+    model_recorded: Option<ControllerMetrics>,
+}
+
+/// A TCP sender, its state split by concern: each part's invariants are written on it, and
+/// each file of `sender/` works on the parts it names.
+pub struct TcpSender {
+    conn: Connection,
+    cfg: TcpConfig,
+    cc: AnyCc,
+    send: SendState,
+    w: Window,
+    loss: LossRecovery,
+    timing: RttTiming,
+    /// Every timer of the sender, by kind (`timers.rs`).
+    timers: timers::TimerTable,
+    pacing: Pacing,
+    ecn: SenderEcn,
     pub stats: SenderStats,
 }
 
@@ -195,57 +245,57 @@ impl TcpSender {
         let mss = cfg.segment_payload() as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
-        let sack = cfg.sack && cc.recovery() != Recovery::SlowStart;
+        let caps = cc.capabilities();
+        let sack = cfg.sack && caps.recovery != Recovery::SlowStart;
         // The optional mechanisms are boxed: absent, each costs the sender a pointer rather
         // than its whole state (a sender per flow; 10,000 flows are 10,000 senders).
-        let rate = cc.model_based().then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
+        let rate = caps.rate_samples.then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
         TcpSender {
             conn,
             cc,
-            state: State::Idle,
-            data_end: bytes.map_or(UNLIMITED_END, |b| FIRST_DATA_SEQ + b),
-            finite: bytes.is_some(),
-            snd_una: 0,
-            snd_nxt: 0,
-            snd_max: 0,
+            send: SendState {
+                state: State::Idle,
+                data_end: bytes.map_or(UNLIMITED_END, |b| FIRST_DATA_SEQ + b),
+                finite: bytes.is_some(),
+                snd_una: 0,
+                snd_nxt: 0,
+                snd_max: 0,
+                syn_retransmitted: false,
+                host_refused: false,
+            },
             w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
-            ca: CaState::Open,
-            dupacks: 0,
-            recover_end: 0,
-            rtt,
-            timed: None,
-            send_times: VecDeque::new(),
-            rexmt: TimerSlot::default(),
-            syn_retransmitted: false,
-            sack,
-            scoreboard: Scoreboard::default(),
-            high_rxt: 0,
-            rescue_rxt: None,
-            prr: prr::Prr::new(cfg.recovery).map(Box::new),
-            squid: Squid::default(),
-            last_data_send: None,
-            pace: TimerSlot::default(),
-            burst: cfg
-                .burstiness_control
-                .as_ref()
-                .map(|b| Box::new(Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64))),
-            pacer: cfg.pacing.then(Pacer::default),
-            rate,
-            rate_pacer: RatePacer::default(),
-            model_recorded: None,
-            lost_mark: 0,
-            burst_timer: TimerSlot::default(),
-            ecn: SenderEcn::default(),
-            host_refused: false,
-            rack,
-            reorder_timer: TimerSlot::default(),
-            tlp,
-            probe_timer: TimerSlot::default(),
-            rto_deadline: Time::ZERO,
-            ts_recent: 0,
-            ack_echo: None,
+            loss: LossRecovery {
+                ca: CaState::Open,
+                dupacks: 0,
+                recovery: caps.recovery,
+                loss_window_segments: caps.loss_window_segments,
+                sack,
+                recover_end: 0,
+                scoreboard: Scoreboard::default(),
+                high_rxt: 0,
+                rescue_rxt: None,
+                lost_mark: 0,
+                prr: prr::Prr::new(cfg.recovery).map(Box::new),
+                rack,
+                tlp,
+            },
+            timing: RttTiming { rtt, timed: None, send_times: VecDeque::new(), ts_recent: 0, ack_echo: None },
+            timers: timers::TimerTable::default(),
+            pacing: Pacing {
+                squid: Squid::default(),
+                last_data_send: None,
+                burst: cfg
+                    .burstiness_control
+                    .as_ref()
+                    .map(|b| Box::new(Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64))),
+                pacer: cfg.pacing.then(Box::default),
+                rate,
+                rate_pacer: RatePacer::default(),
+                model_recorded: None,
+            },
+            ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
             stats: SenderStats::default(),
             cfg,
         }
@@ -255,13 +305,13 @@ impl TcpSender {
         self.w
     }
     pub fn rtt_estimator(&self) -> &RttEstimator {
-        &self.rtt
+        &self.timing.rtt
     }
     pub fn bytes_acked(&self) -> u64 {
-        self.snd_una.saturating_sub(FIRST_DATA_SEQ).min(self.data_end - FIRST_DATA_SEQ)
+        self.send.snd_una.saturating_sub(FIRST_DATA_SEQ).min(self.send.data_end - FIRST_DATA_SEQ)
     }
     pub fn is_aborted(&self) -> bool {
-        self.state == State::Aborted
+        self.send.state == State::Aborted
     }
 
     fn record_window(&mut self, cx: &mut AgentCx<impl Host>) {
@@ -275,8 +325,8 @@ impl TcpSender {
 
     /// Length and FIN flag of the segment starting at `seq`.
     fn segment_at(&self, seq: u64) -> (u32, bool) {
-        let len = (self.data_end.saturating_sub(seq)).min(self.w.mss) as u32;
-        let fin = self.finite && seq + len as u64 == self.data_end;
+        let len = (self.send.data_end.saturating_sub(seq)).min(self.w.mss) as u32;
+        let fin = self.send.finite && seq + len as u64 == self.send.data_end;
         (len, fin)
     }
 
@@ -286,11 +336,11 @@ impl TcpSender {
     fn transmit(&mut self, seq: u64, cx: &mut AgentCx<impl Host>) -> Option<u64> {
         let (len, fin) = self.segment_at(seq);
         let flags = tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 };
-        let retransmit = seq < self.snd_max;
+        let retransmit = seq < self.send.snd_max;
         let mut pkt = self.conn.segment(seq, 1, len, flags, self.cfg.receive_window.0);
         self.stamp_timestamp(&mut pkt);
         pkt.frag.dont = self.cfg.dont_fragment;
-        self.ecn.stamp(&mut pkt, retransmit, self.cc.ect_codepoint(), self.cc.ect_on_every_packet());
+        self.ecn.stamp_segment(&mut pkt, retransmit);
         self.watch_send(seq, len, retransmit, cx);
         let admission = cx.send(pkt);
         let now = cx.now;
@@ -300,39 +350,39 @@ impl TcpSender {
             return None;
         }
         self.ecn.sent(&pkt);
-        if let Some(r) = self.rate.as_mut() {
-            r.on_send(seq, len, cx.now, self.snd_una == self.snd_max);
-            self.rate_pacer.on_send(cx.now, len as u64);
+        if let Some(r) = self.pacing.rate.as_mut() {
+            r.on_send(seq, len, cx.now, self.send.snd_una == self.send.snd_max);
+            self.pacing.rate_pacer.on_send(cx.now, len as u64);
         }
-        if let Some(r) = self.rack.as_mut() {
+        if let Some(r) = self.loss.rack.as_mut() {
             r.on_send(seq, len, cx.now);
         }
-        if let Some(p) = self.prr.as_mut() {
-            if matches!(self.ca, CaState::Recovery { .. }) {
+        if let Some(p) = self.loss.prr.as_mut() {
+            if matches!(self.loss.ca, CaState::Recovery { .. }) {
                 p.on_sent(len as u64);
             }
         }
-        if let Some(b) = self.burst.as_mut() {
+        if let Some(b) = self.pacing.burst.as_mut() {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
-        if let Some(p) = self.pacer.as_mut() {
-            p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
+        if let Some(p) = self.pacing.pacer.as_mut() {
+            p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.srtt());
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += len as u64;
         if retransmit {
             self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;
-            if self.timed.is_some_and(|(s, _)| s >= seq) {
-                self.timed = None; // Karn: never time a retransmitted segment
+            if self.timing.timed.is_some_and(|(s, _)| s >= seq) {
+                self.timing.timed = None; // Karn: never time a retransmitted segment
             }
             if self.times_every_send() {
                 self.time_retransmission(seq + len as u64 + fin as u64, cx.now);
             }
         } else if self.times_every_send() {
-            self.send_times.push_back((seq + len as u64 + fin as u64, cx.now));
-        } else if self.timed.is_none() {
-            self.timed = Some((seq, cx.now));
+            self.timing.send_times.push_back((seq + len as u64 + fin as u64, cx.now));
+        } else if self.timing.timed.is_none() {
+            self.timing.timed = Some((seq, cx.now));
         }
         Some(seq + len as u64 + fin as u64)
     }
@@ -347,7 +397,7 @@ impl TcpSender {
     /// latest TSval (RFC 7323 section 3.2).
     fn stamp_timestamp(&self, pkt: &mut Packet) {
         if self.cfg.timestamps {
-            (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
+            (pkt.ts_on, pkt.ts_ecr) = (true, self.timing.ts_recent);
             pkt.size += self.cfg.option_bytes() as u16;
         }
     }
@@ -355,13 +405,13 @@ impl TcpSender {
     /// The sender's side of RFC 7323 section 4.3 for an arriving segment: remember its TSval,
     /// and its TSecr as the RTT sample of this ACK.
     fn note_timestamp(&mut self, pkt: &Packet) {
-        self.ack_echo = None;
+        self.timing.ack_echo = None;
         if self.cfg.timestamps && pkt.ts_on {
             let tsval = ts_clock(pkt.sent_at);
-            if tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
-                self.ts_recent = tsval;
+            if tsval.wrapping_sub(self.timing.ts_recent) as i32 >= 0 {
+                self.timing.ts_recent = tsval;
             }
-            self.ack_echo = Some(pkt.ts_ecr);
+            self.timing.ack_echo = Some(pkt.ts_ecr);
         }
     }
 
@@ -375,20 +425,19 @@ impl TcpSender {
     /// echoed): a retransmission is timed from its own send. Timings of segments at or above it
     /// are dropped, since an ACK covering them now echoes the retransmission, not them.
     fn time_retransmission(&mut self, end: u64, now: Time) {
-        while self.send_times.back().is_some_and(|&(e, _)| e >= end) {
-            self.send_times.pop_back();
+        while self.timing.send_times.back().is_some_and(|&(e, _)| e >= end) {
+            self.timing.send_times.pop_back();
         }
-        self.send_times.push_back((end, now));
+        self.timing.send_times.push_back((end, now));
     }
 
     fn arm_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
-        let at = self.rtt.expiry(cx.now, self.rtt.rto());
-        self.rto_deadline = at;
-        self.rexmt.arm(TcpTimer::Retransmit.kind(), at, cx);
+        let at = self.timing.rtt.expiry(cx.now, self.timing.rtt.rto());
+        self.timers.arm(TcpTimer::Retransmit, at, cx);
     }
 
     fn in_recovery(&self) -> bool {
-        matches!(self.ca, CaState::Recovery { .. })
+        matches!(self.loss.ca, CaState::Recovery { .. })
     }
 
     /// The one gate a segment passes once the window has room for it, on every path where the
@@ -402,7 +451,7 @@ impl TcpSender {
     /// ask are the single segments of `send_at_once`.
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        self.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
+        self.send.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
     }
 
     /// One segment that a loss signal or a timer sends at once, without asking `send_held`:
@@ -420,38 +469,38 @@ impl TcpSender {
 
     /// Send what the window allows.
     fn output(&mut self, cx: &mut AgentCx<impl Host>) {
-        if self.state != State::Established {
+        if self.send.state != State::Established {
             return;
         }
-        if self.sack && self.in_recovery() {
+        if self.loss.sack && self.in_recovery() {
             return self.sack_output(cx);
         }
         if self.ecn.waiting_for_timer {
             return;
         }
         let wnd = self.limit_window();
-        let snd_max_before = self.snd_max;
-        while self.snd_nxt < self.data_end + self.finite as u64 {
-            if let Some(end) = self.sacked_block_end(self.snd_nxt) {
-                self.snd_nxt = end; // the receiver has it: going back N need not resend it
+        let snd_max_before = self.send.snd_max;
+        while self.send.snd_nxt < self.send.data_end + self.send.finite as u64 {
+            if let Some(end) = self.sacked_block_end(self.send.snd_nxt) {
+                self.send.snd_nxt = end; // the receiver has it: going back N need not resend it
                 continue;
             }
-            let (len, _) = self.segment_at(self.snd_nxt);
-            let flight = self.snd_nxt - self.snd_una;
+            let (len, _) = self.segment_at(self.send.snd_nxt);
+            let flight = self.send.snd_nxt - self.send.snd_una;
             if flight + len as u64 > wnd || self.send_held(cx) {
                 break;
             }
-            self.last_data_send = Some(cx.now);
-            let Some(next) = self.transmit(self.snd_nxt, cx) else { break };
-            self.snd_nxt = next;
-            self.snd_max = self.snd_max.max(self.snd_nxt);
+            self.pacing.last_data_send = Some(cx.now);
+            let Some(next) = self.transmit(self.send.snd_nxt, cx) else { break };
+            self.send.snd_nxt = next;
+            self.send.snd_max = self.send.snd_max.max(self.send.snd_nxt);
             // A loss probe's timer stands in for the retransmission timer (`tlp.rs`).
-            if !self.rexmt.is_armed() && !self.probe_timer.is_armed() {
+            if !self.timers.rto_pending() {
                 self.arm_retransmit(cx);
             }
         }
         self.check_app_limited();
-        if self.snd_max > snd_max_before {
+        if self.send.snd_max > snd_max_before {
             self.tlp_schedule(cx);
         }
     }
@@ -461,8 +510,8 @@ impl TcpSender {
     /// rate-estimation section 3.4, Linux `tcp_rate_check_app_limited`).
     fn check_app_limited(&mut self) {
         let flight = self.flight();
-        let exhausted = self.snd_nxt >= self.data_end + self.finite as u64;
-        let Some(r) = self.rate.as_mut() else { return };
+        let exhausted = self.send.snd_nxt >= self.send.data_end + self.send.finite as u64;
+        let Some(r) = self.pacing.rate.as_mut() else { return };
         if exhausted && flight < self.w.cwnd {
             r.mark_app_limited(flight);
         }
@@ -473,16 +522,16 @@ impl TcpSender {
         if self.cfg.source_quench != QuenchReaction::Squid {
             return false;
         }
-        self.squid.decay(cx.now);
-        let next = match self.last_data_send {
-            Some(t) if !self.squid.delay().is_zero() => t + self.squid.delay(),
+        self.pacing.squid.decay(cx.now);
+        let next = match self.pacing.last_data_send {
+            Some(t) if !self.pacing.squid.delay().is_zero() => t + self.pacing.squid.delay(),
             _ => return false,
         };
         if cx.now >= next {
             return false;
         }
-        if !self.pace.is_armed() {
-            self.pace.arm(TcpTimer::Pace.kind(), next, cx);
+        if !self.timers.is_armed(TcpTimer::Pace) {
+            self.timers.arm(TcpTimer::Pace, next, cx);
         }
         true
     }
@@ -490,44 +539,49 @@ impl TcpSender {
     /// Burstiness control or pacing (plain, or at a model-based controller's rate): true (and
     /// a wake-up armed) if any forbids sending now.
     fn burst_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        let paced = self.pacer.as_ref().and_then(|p| p.hold_until(cx.now)).max(self.rate_pacer.hold_until(cx.now));
-        let burst = self.burst.as_mut().and_then(|b| {
-            b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.rtt.srtt());
+        let paced = self
+            .pacing
+            .pacer
+            .as_ref()
+            .and_then(|p| p.hold_until(cx.now))
+            .max(self.pacing.rate_pacer.hold_until(cx.now));
+        let burst = self.pacing.burst.as_mut().and_then(|b| {
+            b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.srtt());
             b.hold_until(cx.now)
         });
         let Some(until) = paced.max(burst) else { return false };
-        self.burst_timer.arm(TcpTimer::Burst.kind(), until, cx);
+        self.timers.arm(TcpTimer::Burst, until, cx);
         true
     }
 
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
-        syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.cc.ect_on_every_packet(), self.cc.ect_codepoint());
+        syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.ecn.ect_on_every_packet, self.ecn.ect_codepoint);
         self.stamp_timestamp(&mut syn);
         cx.send(syn);
         let now = cx.now;
-        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.syn_retransmitted);
+        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.send.syn_retransmitted);
         self.arm_retransmit(cx);
     }
 
     fn on_syn_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
-        self.rexmt.cancel();
-        if let Some(ecr) = self.ack_echo {
+        self.timers.cancel(TcpTimer::Retransmit);
+        if let Some(ecr) = self.timing.ack_echo {
             // The echo says which SYN the answer is to, a retransmitted one included.
             let sent = self.echoed_send_time(ecr, cx.now);
-            self.take_rtt_sample(self.rtt.measure(sent, cx.now), cx);
-        } else if !self.syn_retransmitted {
+            self.take_rtt_sample(self.timing.rtt.measure(sent, cx.now), cx);
+        } else if !self.send.syn_retransmitted {
             let start = self.stats.start.unwrap_or(cx.now);
-            self.take_rtt_sample(self.rtt.measure(start, cx.now), cx);
+            self.take_rtt_sample(self.timing.rtt.measure(start, cx.now), cx);
         }
-        self.state = State::Established;
+        self.send.state = State::Established;
         self.stats.established = Some(cx.now);
         self.ecn.on_syn_ack(self.cfg.ecn, pkt);
-        self.snd_una = FIRST_DATA_SEQ;
-        self.snd_nxt = FIRST_DATA_SEQ;
-        self.snd_max = FIRST_DATA_SEQ;
-        self.recover_end = 0; // no recovery yet: every ACK is past it (`past_recovery_point`)
+        self.send.snd_una = FIRST_DATA_SEQ;
+        self.send.snd_nxt = FIRST_DATA_SEQ;
+        self.send.snd_max = FIRST_DATA_SEQ;
+        self.loss.recover_end = 0; // no recovery yet: every ACK is past it (`past_recovery_point`)
         self.w.peer_window = pkt.window as u64;
         self.w.cwnd = self.cc.initial_window(self.w.mss) * self.w.mss;
         self.record_window(cx);
@@ -535,19 +589,19 @@ impl TcpSender {
     }
 
     fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
-        self.rtt.sample(m);
-        if let Some(r) = self.rack.as_mut() {
+        self.timing.rtt.sample(m);
+        if let Some(r) = self.loss.rack.as_mut() {
             r.note_rtt(m);
         }
         self.stats.rtt_samples += 1;
         self.stats.rtt_sum = self.stats.rtt_sum + m;
-        let srtt = self.rtt.srtt().unwrap_or(m);
+        let srtt = self.timing.rtt.srtt().unwrap_or(m);
         let now = cx.now;
-        cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
+        cx.rec().rtt(now, self.conn.flow, m, srtt, self.timing.rtt.rto());
     }
 
     fn flight(&self) -> u64 {
-        self.snd_max - self.snd_una
+        self.send.snd_max - self.send.snd_una
     }
 
     /// FlightSize for the ssthresh of a retransmission timeout. With SACK, RFC 6675's pipe:
@@ -559,7 +613,7 @@ impl TcpSender {
     /// next timeout, every 2.6 s. ns-3 takes BytesInFlight (the pipe) here too; Linux keeps the
     /// ssthresh that recovery set.
     fn flight_at_timeout(&self) -> u64 {
-        if self.sack {
+        if self.loss.sack {
             self.sack_pipe()
         } else {
             self.flight()
@@ -570,14 +624,14 @@ impl TcpSender {
         let sent = match self.cfg.rtt_sampling {
             // RFC 7323 section 4.1: every ACK of new data times the segment it echoes; valid
             // for retransmissions too (Karn's rule is not needed, RFC 6298 section 3).
-            _ if self.cfg.timestamps => Some(self.echoed_send_time(self.ack_echo?, cx.now)),
-            RttSampling::TimedSegment => match self.timed {
-                Some((seq, sent)) if ack > seq => self.timed.take().map(|_| sent),
+            _ if self.cfg.timestamps => Some(self.echoed_send_time(self.timing.ack_echo?, cx.now)),
+            RttSampling::TimedSegment => match self.timing.timed {
+                Some((seq, sent)) if ack > seq => self.timing.timed.take().map(|_| sent),
                 _ => None,
             },
             RttSampling::EveryAck => self.newest_timing_acked(ack),
         }?;
-        let m = self.rtt.measure(sent, cx.now);
+        let m = self.timing.rtt.measure(sent, cx.now);
         self.take_rtt_sample(m, cx);
         Some(m)
     }
@@ -585,46 +639,47 @@ impl TcpSender {
     /// Drop the timings an ACK up to `ack` covers; the send time of the newest of them.
     fn newest_timing_acked(&mut self, ack: u64) -> Option<Time> {
         let mut newest = None;
-        while let Some(&(end, sent)) = self.send_times.front() {
+        while let Some(&(end, sent)) = self.timing.send_times.front() {
             if end > ack {
                 break;
             }
             newest = Some(sent);
-            self.send_times.pop_front();
+            self.timing.send_times.pop_front();
         }
         newest
     }
 
-    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN.
-    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) {
-        let acked = ack - self.snd_una;
+    /// `ece`: the ACK carries ECN-Echo on a connection that negotiated ECN. Returns the ACK's
+    /// RTT sample, if it carries one.
+    fn on_new_ack(&mut self, ack: u64, ece: bool, cx: &mut AgentCx<impl Host>) -> Option<Dur> {
+        let acked = ack - self.send.snd_una;
         let flight_before = self.flight();
         let rtt = self.rtt_sample_for(ack, cx);
-        self.snd_una = ack;
-        self.snd_nxt = self.snd_nxt.max(ack);
-        if let Some(b) = self.burst.as_mut() {
+        self.send.snd_una = ack;
+        self.send.snd_nxt = self.send.snd_nxt.max(ack);
+        if let Some(b) = self.pacing.burst.as_mut() {
             b.on_ack(ack);
         }
-        if self.sack {
-            self.scoreboard.advance(ack);
+        if self.loss.sack {
+            self.loss.scoreboard.advance(ack);
         }
         if self.in_recovery() {
             // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged (RFC 6582
             // 3.2 step 3: "all of the data up to and including recover"); Reno
             // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
-            let exits = ack >= self.recover_end || (!self.sack && self.cc.recovery() == Recovery::Reno);
+            let exits = ack >= self.loss.recover_end || (!self.loss.sack && self.loss.recovery == Recovery::Reno);
             if exits {
                 self.exit_recovery(cx);
-            } else if !self.sack {
+            } else if !self.loss.sack {
                 self.on_partial_ack(acked, cx);
             } else if let Some(sndcnt) = self.prr_sndcnt() {
                 self.prr_allow(sndcnt, cx);
             }
         } else {
-            self.dupacks = 0;
+            self.loss.dupacks = 0;
             // A timeout's window ends with the ACK of its last octet (RFC 6675 section 5.1).
-            if self.ca == CaState::Disorder || (self.ca == CaState::Loss && ack >= self.recover_end) {
-                self.ca = CaState::Open;
+            if self.loss.ca == CaState::Disorder || (self.loss.ca == CaState::Loss && ack >= self.loss.recover_end) {
+                self.loss.ca = CaState::Open;
             }
             // Linux 2.4-2.6 `tcp_ack` grows the window only if it was full when the ACK came
             // (`prior_in_flight >= snd_cwnd` in packets; in bytes: no room for another segment).
@@ -632,29 +687,31 @@ impl TcpSender {
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
-            self.cc.on_ack(&mut self.w, &AckSample { now: cx.now, acked, rtt, srtt: self.rtt.srtt(), ece_bytes });
+            let ack = AckSample { now: cx.now, acked, rtt, srtt: self.timing.rtt.srtt(), ece_bytes, rate: None };
+            self.cc.on_ack(&mut self.w, &ack);
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
             self.cwr_after_ack(cwnd_before);
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
-            if self.rate.is_none() {
+            if self.pacing.rate.is_none() {
                 self.record_window(cx); // a model-based controller's window is recorded after `control`
             }
         }
-        let partial_ack_armed = self.ca == CaState::Recovery { partial_ack_seen: true };
-        if self.snd_una >= self.snd_max {
-            self.rexmt.cancel();
-        } else if self.sack || !partial_ack_armed {
+        let partial_ack_armed = self.loss.ca == CaState::Recovery { partial_ack_seen: true };
+        if self.send.snd_una >= self.send.snd_max {
+            self.timers.cancel(TcpTimer::Retransmit);
+        } else if self.loss.sack || !partial_ack_armed {
             self.arm_retransmit(cx);
         }
-        if self.finite && self.snd_una > self.data_end {
-            self.state = State::Closed;
+        if self.send.finite && self.send.snd_una > self.send.data_end {
+            self.send.state = State::Closed;
             self.stats.closed = Some(cx.now);
-            self.rexmt.cancel();
-            self.probe_timer.cancel();
-            self.reorder_timer.cancel();
+            self.timers.cancel(TcpTimer::Retransmit);
+            self.timers.cancel(TcpTimer::Probe);
+            self.timers.cancel(TcpTimer::Reorder);
         }
+        rtt
     }
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
@@ -662,34 +719,35 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
         self.w.peer_window = pkt.window as u64;
-        if pkt.ack > self.snd_max || pkt.ack < self.snd_una {
+        if pkt.ack > self.send.snd_max || pkt.ack < self.send.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
         }
         let prr_before = self.prr_before_ack();
-        let prior_inflight = self.rate.is_some().then(|| self.rate_deliver(pkt));
+        let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt));
         self.rack_deliver(pkt, cx.now);
-        if self.sack {
+        if self.loss.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
-                self.scoreboard.add(start.max(self.snd_una), end.min(self.snd_max));
+                self.loss.scoreboard.add(start.max(self.send.snd_una), end.min(self.send.snd_max));
             }
         }
-        let duplicate = pkt.ack == self.snd_una && self.snd_max > self.snd_una && pkt.payload == 0;
+        let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
         self.prr_note_delivered(pkt.ack, prr_before, duplicate);
-        if pkt.ack == self.snd_una {
+        if pkt.ack == self.send.snd_una {
             self.rack_detect(cx);
-            if self.snd_max > self.snd_una && pkt.payload == 0 {
+            if self.send.snd_max > self.send.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
             }
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             if let Some(prior_inflight) = prior_inflight {
-                self.model_control(prior_inflight, cx);
+                self.model_control(prior_inflight, AckSample { now: cx.now, ..AckSample::default() }, cx);
                 self.output(cx);
             }
             return;
         }
         let ece = self.ecn.negotiated && pkt.has_flag(tcp_flags::ECE);
-        self.on_new_ack(pkt.ack, ece, cx);
-        if self.rack.is_some() && self.state == State::Established {
+        let acked = pkt.ack - self.send.snd_una;
+        let rtt = self.on_new_ack(pkt.ack, ece, cx);
+        if self.loss.rack.is_some() && self.send.state == State::Established {
             self.tlp_on_ack(pkt.ack, cx);
             if self.rack_detect(cx) {
                 self.prr_loss_found(cx);
@@ -698,7 +756,12 @@ impl TcpSender {
         }
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         if let Some(prior_inflight) = prior_inflight {
-            self.model_control(prior_inflight, cx);
+            let ece_bytes = if ece { acked } else { 0 };
+            self.model_control(
+                prior_inflight,
+                AckSample { now: cx.now, acked, rtt, ece_bytes, ..AckSample::default() },
+                cx,
+            );
         }
         self.output(cx);
         self.tlp_schedule(cx);
@@ -707,7 +770,7 @@ impl TcpSender {
     /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
     /// everything unacknowledged.
     fn inflight(&self) -> u64 {
-        if self.sack {
+        if self.loss.sack {
             self.sack_pipe()
         } else {
             self.flight()
@@ -720,14 +783,14 @@ impl TcpSender {
     /// flight before the ACK.
     fn rate_deliver(&mut self, pkt: &Packet) -> u64 {
         let prior_inflight = self.inflight();
-        let (una, max) = (self.snd_una, self.snd_max);
-        let Some(r) = self.rate.as_mut() else { return prior_inflight };
-        if self.sack {
-            for (a, b) in self.scoreboard.holes_in(una, pkt.ack) {
+        let (una, max) = (self.send.snd_una, self.send.snd_max);
+        let Some(r) = self.pacing.rate.as_mut() else { return prior_inflight };
+        if self.loss.sack {
+            for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
                 r.deliver(a, b);
             }
             for (start, end) in pkt.sack.ranges(pkt.ack) {
-                for (a, b) in self.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
+                for (a, b) in self.loss.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
                     r.deliver(a, b);
                 }
             }
@@ -740,46 +803,49 @@ impl TcpSender {
 
     /// Bytes newly presumed lost (RFC 6675 IsLost) since the last call.
     fn newly_lost(&mut self) -> u64 {
-        if !self.sack {
+        if !self.loss.sack {
             return 0;
         }
-        if let Some(r) = self.rack.as_mut() {
+        if let Some(r) = self.loss.rack.as_mut() {
             return r.take_newly_lost();
         }
-        let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-        let from = self.lost_mark.max(self.snd_una);
-        self.lost_mark = self.lost_mark.max(lost_end);
+        let lost_end = self.loss.scoreboard.lost_below(self.lost_threshold()).min(self.send.snd_max);
+        let from = self.loss.lost_mark.max(self.send.snd_una);
+        self.loss.lost_mark = self.loss.lost_mark.max(lost_end);
         if lost_end > from {
-            self.scoreboard.unsacked_in(from, lost_end)
+            self.loss.scoreboard.unsacked_in(from, lost_end)
         } else {
             0
         }
     }
 
     /// A model-based controller's turn after an ACK (Linux `tcp_cong_control` with a
-    /// `cong_control` hook): the rate sample, the window and pacing rate it sets.
-    fn model_control(&mut self, prior_inflight: u64, cx: &mut AgentCx<impl Host>) {
+    /// `cong_control` hook): the rate sample, the window and pacing rate it sets. `facts`: what
+    /// the ACK itself says (bytes acknowledged, with ECE, its RTT sample).
+    fn model_control(&mut self, prior_inflight: u64, facts: AckSample<'static>, cx: &mut AgentCx<impl Host>) {
         let losses = self.newly_lost();
         let inflight = self.inflight();
-        let phase = match self.ca {
+        let phase = match self.loss.ca {
             CaState::Open | CaState::Disorder => CaPhase::Open,
             CaState::Cwr(_) => CaPhase::Cwr,
             CaState::Recovery { .. } => CaPhase::Recovery,
             CaState::Loss => CaPhase::Loss,
         };
         self.w.flight = self.flight();
-        let Some(r) = self.rate.as_mut() else { return };
-        let rs = RateSample { losses, inflight, prior_inflight, srtt: self.rtt.srtt(), phase, ..r.sample(cx.now) };
-        let out = self.cc.control(&mut self.w, &rs);
+        let Some(r) = self.pacing.rate.as_mut() else { return };
+        let rs =
+            RateSample { losses, inflight, prior_inflight, srtt: self.timing.rtt.srtt(), phase, ..r.sample(cx.now) };
+        let ack = AckSample { srtt: rs.srtt, rate: Some(&rs), ..facts };
+        let out = self.cc.on_ack(&mut self.w, &ack);
         if out.app_limited {
             r.mark_app_limited(inflight);
         }
-        self.rate_pacer.set_rate(out.pacing_rate);
+        self.pacing.rate_pacer.set_rate(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
-        let state = self.cc.model_state();
-        if state != self.model_recorded {
-            self.model_recorded = state;
+        let state = self.cc.metrics();
+        if state != self.pacing.model_recorded {
+            self.pacing.model_recorded = state;
             if let Some(m) = state {
                 let now = cx.now;
                 cx.rec().pacing(now, self.conn.flow, &m);
@@ -795,14 +861,14 @@ impl TcpSender {
         // reduction (`ack > recover_end`: the octet at recover_end itself), a different
         // question from RFC 6582's; Linux likewise holds CWR until something above high_seq
         // is acknowledged (`tcp_fastretrans_alert`).
-        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.recover_end) {
+        if !self.ecn.wants_reduction(pkt, self.in_recovery(), self.loss.recover_end) {
             return;
         }
         self.w.flight = self.flight();
         // The controller reduces the window the ACK found, as Linux's `tcp_enter_cwr` does
         // before any growth for that ACK (a controller's rule may scale cwnd: DCTCP, Prague).
         self.w.cwnd = cwnd_at_signal;
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::EcnEcho);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::EcnEcho);
         if cwnd_at_signal <= self.w.mss {
             self.w.cwnd = self.w.mss;
             self.ecn.waiting_for_timer = true;
@@ -810,7 +876,7 @@ impl TcpSender {
         } else {
             self.w.cwnd = cwnd_at_signal.min(self.w.ssthresh);
         }
-        self.ecn.reduced(self.snd_max);
+        self.ecn.reduced(self.send.snd_max);
         self.stats.ecn_reductions += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::EcnReduction);
@@ -820,15 +886,15 @@ impl TcpSender {
     /// The retransmission timer expired: the end of an ECN one-segment wait when nothing is
     /// outstanding, otherwise a timeout.
     fn on_retransmit_timer(&mut self, cx: &mut AgentCx<impl Host>) {
-        if std::mem::take(&mut self.ecn.waiting_for_timer) && self.snd_una >= self.snd_max {
+        if std::mem::take(&mut self.ecn.waiting_for_timer) && self.send.snd_una >= self.send.snd_max {
             return self.output(cx);
         }
         self.on_retransmit_timeout(cx);
     }
 
     fn on_retransmit_timeout(&mut self, cx: &mut AgentCx<impl Host>) {
-        if !self.rtt.back_off() {
-            self.state = State::Aborted;
+        if !self.timing.rtt.back_off() {
+            self.send.state = State::Aborted;
             let now = cx.now;
             cx.rec().event(now, self.conn.flow, TcpEvent::Aborted);
             return;
@@ -836,32 +902,32 @@ impl TcpSender {
         self.stats.timeouts += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
-        self.timed = None;
-        self.send_times.clear();
-        if let Some(r) = self.rack.as_mut() {
+        self.timing.timed = None;
+        self.timing.send_times.clear();
+        if let Some(r) = self.loss.rack.as_mut() {
             r.on_timeout();
-            self.reorder_timer.cancel();
+            self.timers.cancel(TcpTimer::Reorder);
         }
         self.tlp_end_episode();
-        if let Some(b) = self.burst.as_mut() {
+        if let Some(b) = self.pacing.burst.as_mut() {
             b.on_timeout();
         }
-        if let Some(p) = self.pacer.as_mut() {
+        if let Some(p) = self.pacing.pacer.as_mut() {
             p.on_timeout();
         }
-        if self.state == State::SynSent {
-            self.syn_retransmitted = true;
+        if self.send.state == State::SynSent {
+            self.send.syn_retransmitted = true;
             self.send_syn(cx);
             return;
         }
         self.w.flight = self.flight_at_timeout();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
-        self.w.cwnd = self.cc.window_after_timeout(&self.w);
-        self.ca = CaState::Loss;
-        self.dupacks = 0;
-        self.recover_end = self.snd_max;
-        self.high_rxt = self.snd_una;
-        self.snd_nxt = self.snd_una; // go back N
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::Timeout);
+        self.w.cwnd = self.loss.loss_window_segments as u64 * self.w.mss;
+        self.loss.ca = CaState::Loss;
+        self.loss.dupacks = 0;
+        self.loss.recover_end = self.send.snd_max;
+        self.loss.high_rxt = self.send.snd_una;
+        self.send.snd_nxt = self.send.snd_una; // go back N
         self.record_window(cx);
         self.output(cx);
     }
@@ -873,28 +939,23 @@ impl Endpoint for TcpSender {
     }
     /// A Source Quench acts only on an established connection.
     fn is_quiescent(&self) -> bool {
-        self.state != State::Established
-            && !self.rexmt.is_armed()
-            && !self.pace.is_armed()
-            && !self.burst_timer.is_armed()
-            && !self.reorder_timer.is_armed()
-            && !self.probe_timer.is_armed()
+        self.send.state != State::Established && self.timers.all_idle()
     }
 
     fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.host_refused = false;
-        if self.state != State::Idle {
+        self.send.host_refused = false;
+        if self.send.state != State::Idle {
             return;
         }
-        self.state = State::SynSent;
+        self.send.state = State::SynSent;
         self.stats.start = Some(cx.now);
         self.send_syn(cx);
     }
 
     fn on_packet(&mut self, pkt: Packet, cx: &mut AgentCx<impl Host>) {
-        self.host_refused = false;
+        self.send.host_refused = false;
         self.note_timestamp(&pkt);
-        match self.state {
+        match self.send.state {
             State::SynSent if pkt.has_flag(tcp_flags::SYN) && pkt.has_flag(tcp_flags::ACK) => self.on_syn_ack(&pkt, cx),
             State::Established if !pkt.has_flag(tcp_flags::SYN) => self.on_ack(&pkt, cx),
             _ => {}
@@ -903,20 +964,19 @@ impl Endpoint for TcpSender {
     }
 
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
-        self.host_refused = false;
-        match TcpTimer::of(timer) {
-            Some(TcpTimer::Retransmit) if self.rexmt.on_expiry(timer, cx) => self.on_retransmit_timer(cx),
-            Some(TcpTimer::Pace) if self.pace.on_expiry(timer, cx) => self.output(cx),
-            Some(TcpTimer::Burst) if self.burst_timer.on_expiry(timer, cx) => self.output(cx),
-            Some(TcpTimer::Reorder) if self.reorder_timer.on_expiry(timer, cx) => self.on_reorder_timer(cx),
-            Some(TcpTimer::Probe) if self.probe_timer.on_expiry(timer, cx) => self.on_probe_timer(cx),
-            _ => {}
+        self.send.host_refused = false;
+        match self.timers.on_expiry(timer, cx) {
+            Some(TcpTimer::Retransmit) => self.on_retransmit_timer(cx),
+            Some(TcpTimer::Pace | TcpTimer::Burst) => self.output(cx),
+            Some(TcpTimer::Reorder) => self.on_reorder_timer(cx),
+            Some(TcpTimer::Probe) => self.on_probe_timer(cx),
+            Some(TcpTimer::DelayedAck) | None => {}
         }
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.host_refused = false;
-        if self.state != State::Established {
+        self.send.host_refused = false;
+        if self.send.state != State::Established {
             return;
         }
         let mss = self.w.mss;
@@ -924,15 +984,15 @@ impl Endpoint for TcpSender {
             QuenchReaction::Ignore => return,
             QuenchReaction::Tahoe => self.w.cwnd = mss,
             QuenchReaction::Bsd43 => {
-                let outstanding = (self.snd_nxt - self.snd_una) as f64;
+                let outstanding = (self.send.snd_nxt - self.send.snd_una) as f64;
                 self.w.cwnd = ((BSD43_OUTSTANDING_FRACTION * outstanding) as u64).max(mss);
             }
             QuenchReaction::Rfc1122 => {
                 self.w.flight = self.flight();
-                self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::Timeout);
-                self.w.cwnd = self.cc.window_after_timeout(&self.w);
+                self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::Timeout);
+                self.w.cwnd = self.loss.loss_window_segments as u64 * self.w.mss;
             }
-            QuenchReaction::Squid => self.squid.on_quench(cx.now),
+            QuenchReaction::Squid => self.pacing.squid.on_quench(cx.now),
         }
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::SourceQuench);

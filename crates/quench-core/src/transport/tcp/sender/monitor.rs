@@ -11,7 +11,7 @@ impl TcpSender {
     pub(super) fn watch_send(&self, seq: u64, len: u32, retransmit: bool, cx: &mut AgentCx<impl Host>) {
         let now = cx.now;
         if cx.rec().watching(self.conn.flow, now) {
-            let b = self.burst.as_ref().map_or(f64::NAN, |b| b.value(now));
+            let b = self.pacing.burst.as_ref().map_or(f64::NAN, |b| b.value(now));
             cx.rec().watch_send(now, seq, len, retransmit, self.w.cwnd, self.flight(), b);
         }
     }

@@ -31,28 +31,9 @@
 //! without SACK, DeliveredData stops at RecoverFS and the duplicate ACKs' estimate in the pipe
 //! is at most RecoverFS. The CEIL stays in whole segments, as Linux (the RFC counts bytes).
 
+use super::super::config::RecoveryReduction;
 use super::TcpSender;
 use crate::transport::{AgentCx, Host};
-use serde::{Deserialize, Serialize};
-
-/// How the sender paces its sending during fast recovery (`tcp.recovery`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RecoveryReduction {
-    /// The window rules of the recovery procedure itself: RFC 6675's `pipe < cwnd` with
-    /// SACK, RFC 5681/6582 inflation and deflation without.
-    #[default]
-    Standard,
-    /// RFC 6937 PRR with the slow-start reduction bound (PRR-SSRB).
-    Prr,
-    /// RFC 6937 PRR with the conservative reduction bound (PRR-CRB).
-    PrrCrb,
-    /// RFC 9937 PRR: PRR-CRB, SSRB's segment only on a SafeACK, RecoverFS without what was
-    /// SACKed before recovery, nothing sent on an ACK that delivers nothing, the fast
-    /// retransmission forced.
-    #[serde(rename = "prr_rfc9937")]
-    PrrRfc9937,
-}
 
 /// The state of one recovery episode, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -212,20 +193,20 @@ impl TcpSender {
     /// with SACK; without it, the flight less what duplicate ACKs reported delivered (the hole
     /// at snd.una is both lost and retransmitted, and counts once).
     pub(super) fn prr_sndcnt(&mut self) -> Option<u64> {
-        let pipe = if self.sack {
+        let pipe = if self.loss.sack {
             self.sack_pipe()
         } else {
-            let credit = self.prr.as_ref()?.dupack_credit();
+            let credit = self.loss.prr.as_ref()?.dupack_credit();
             self.flight().saturating_sub(credit)
         };
         let (ssthresh, mss) = (self.w.ssthresh, self.w.mss);
-        Some(self.prr.as_mut()?.sndcnt(pipe, ssthresh, mss))
+        Some(self.loss.prr.as_mut()?.sndcnt(pipe, ssthresh, mss))
     }
 
     /// Let `allowance` more bytes out: cwnd becomes what the output loop counts as in flight
     /// (the pipe with SACK, snd.nxt − snd.una without) plus the allowance.
     pub(super) fn prr_allow(&mut self, allowance: u64, cx: &mut AgentCx<impl Host>) {
-        let counted = if self.sack { self.sack_pipe() } else { self.snd_nxt - self.snd_una };
+        let counted = if self.loss.sack { self.sack_pipe() } else { self.send.snd_nxt - self.send.snd_una };
         self.w.cwnd = counted + allowance;
         self.record_window(cx);
     }
@@ -234,10 +215,10 @@ impl TcpSender {
     /// the SACKed bytes above snd.una and, for RFC 9937 with RFC 6675's loss detection, the end
     /// of what IsLost marks (to tell whether the ACK indicates a further loss).
     pub(super) fn prr_before_ack(&self) -> (u64, u64) {
-        match self.prr.as_deref() {
-            Some(p) if self.sack => {
-                let sacked = self.scoreboard.sacked_in(self.snd_una, self.snd_max);
-                let lost_end = if p.rfc9937 && self.rack.is_none() { self.rfc6675_lost_end() } else { 0 };
+        match self.loss.prr.as_deref() {
+            Some(p) if self.loss.sack => {
+                let sacked = self.loss.scoreboard.sacked_in(self.send.snd_una, self.send.snd_max);
+                let lost_end = if p.rfc9937 && self.loss.rack.is_none() { self.rfc6675_lost_end() } else { 0 };
                 (sacked, lost_end)
             }
             _ => (0, 0),
@@ -246,7 +227,7 @@ impl TcpSender {
 
     /// The end of the octets RFC 6675's IsLost marks (all of them below it not SACKed).
     fn rfc6675_lost_end(&self) -> u64 {
-        self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)
+        self.loss.scoreboard.lost_below(self.lost_threshold()).min(self.send.snd_max)
     }
 
     /// The DeliveredData of an ACK up to `ack` (RFC 6937 section 2), noted before the sender
@@ -256,16 +237,16 @@ impl TcpSender {
     /// back). Without SACK no ACK is safe: a partial ACK indicates the loss of the segment at
     /// the new snd.una (RFC 6582 section 3.2 step 3), the full ACK ends recovery.
     pub(super) fn prr_note_delivered(&mut self, ack: u64, before: (u64, u64), duplicate: bool) {
-        let Some(rfc9937) = self.prr.as_ref().map(|p| p.rfc9937) else { return };
+        let Some(rfc9937) = self.loss.prr.as_ref().map(|p| p.rfc9937) else { return };
         let (sacked_before, lost_end_before) = before;
-        let safe = rfc9937 && self.sack && ack > self.snd_una && {
+        let safe = rfc9937 && self.loss.sack && ack > self.send.snd_una && {
             // Octets IsLost marks now and did not before this ACK's blocks: a new loss.
             let from = lost_end_before.max(ack);
-            self.rack.is_some() || self.scoreboard.unsacked_in(from, self.rfc6675_lost_end().max(from)) == 0
+            self.loss.rack.is_some() || self.loss.scoreboard.unsacked_in(from, self.rfc6675_lost_end().max(from)) == 0
         };
-        let sacked_after = if self.sack { self.scoreboard.sacked_in(ack, self.snd_max) } else { 0 };
-        let (una, mss, sack) = (self.snd_una, self.w.mss, self.sack);
-        let Some(p) = self.prr.as_mut() else { return };
+        let sacked_after = if self.loss.sack { self.loss.scoreboard.sacked_in(ack, self.send.snd_max) } else { 0 };
+        let (una, mss, sack) = (self.send.snd_una, self.w.mss, self.loss.sack);
+        let Some(p) = self.loss.prr.as_mut() else { return };
         if sack {
             p.deliver((ack - una + sacked_after).saturating_sub(sacked_before));
         } else if duplicate {
@@ -280,7 +261,7 @@ impl TcpSender {
     /// recovery they start: with RFC 9937 the ACK is no SafeACK, and a slow-start segment it
     /// was given comes off the window.
     pub(super) fn prr_loss_found(&mut self, cx: &mut AgentCx<impl Host>) {
-        let Some(extra) = self.prr.as_mut().map(|p| p.withdraw_slow_start_segment()) else { return };
+        let Some(extra) = self.loss.prr.as_mut().map(|p| p.withdraw_slow_start_segment()) else { return };
         if extra > 0 && self.in_recovery() {
             self.w.cwnd = self.w.cwnd.saturating_sub(extra);
             self.record_window(cx);
@@ -290,9 +271,10 @@ impl TcpSender {
     /// Recovery begins: RecoverFS from snd.nxt − snd.una and the SACKed bytes above snd.una.
     pub(super) fn prr_start(&mut self) {
         let flight = self.flight();
-        let sacked = if self.sack { self.scoreboard.sacked_in(self.snd_una, self.snd_max) } else { 0 };
+        let sacked =
+            if self.loss.sack { self.loss.scoreboard.sacked_in(self.send.snd_una, self.send.snd_max) } else { 0 };
         let mss = self.w.mss;
-        if let Some(p) = self.prr.as_mut() {
+        if let Some(p) = self.loss.prr.as_mut() {
             p.start(flight, sacked, mss);
         }
     }

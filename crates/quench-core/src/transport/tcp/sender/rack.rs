@@ -40,31 +40,7 @@ use crate::packet::Packet;
 use crate::trace::TcpEvent;
 use crate::transport::{AgentCx, Host};
 use crate::units::{Dur, Time};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-/// How a SACK sender decides that a segment is lost (`tcp.loss_detection`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LossDetection {
-    /// RFC 6675: DupThresh duplicate ACKs, or more than (DupThresh − 1)·SMSS bytes SACKed above
-    /// (ns-3's only choice; quench's default, so that existing results stand).
-    #[default]
-    Dupack,
-    /// RFC 8985 RACK with the tail loss probe (Linux's default since 4.18).
-    Rack,
-    /// RACK without the tail loss probe.
-    RackNoTlp,
-}
-
-impl LossDetection {
-    pub fn rack(self) -> bool {
-        self != LossDetection::Dupack
-    }
-    pub fn tlp(self) -> bool {
-        self == LossDetection::Rack
-    }
-}
 
 /// Divisor of min_RTT for the default reordering window (RFC 8985 section 6.2 step 4: a
 /// quarter of the minimum RTT).
@@ -299,13 +275,13 @@ impl TcpSender {
     /// Pass what this ACK delivers for the first time to RACK (before its SACK blocks enter the
     /// scoreboard): the holes below the cumulative ACK and within each block.
     pub(super) fn rack_deliver(&mut self, pkt: &Packet, now: Time) {
-        let (una, max) = (self.snd_una, self.snd_max);
-        let Some(r) = self.rack.as_mut() else { return };
-        for (a, b) in self.scoreboard.holes_in(una, pkt.ack) {
+        let (una, max) = (self.send.snd_una, self.send.snd_max);
+        let Some(r) = self.loss.rack.as_mut() else { return };
+        for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
             r.deliver(a, b, now);
         }
         for (start, end) in pkt.sack.ranges(pkt.ack) {
-            for (a, b) in self.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
+            for (a, b) in self.loss.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
                 r.deliver(a, b, now);
             }
         }
@@ -315,16 +291,16 @@ impl TcpSender {
     /// RFC 8985 `RACK_detect_loss_and_arrange_timer`: mark what is due, arm the reorder timer
     /// for what is not yet. True if something was marked.
     pub(super) fn rack_detect(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        let in_recovery = matches!(self.ca, CaState::Recovery { .. } | CaState::Loss);
-        let una = self.snd_una.max(self.rack.as_ref().map_or(0, |r| r.base));
-        let sacked = self.scoreboard.sacked_in(una, self.snd_max).div_ceil(self.w.mss);
-        let (dupthresh, srtt, max) = (self.cfg.dupack_threshold, self.rtt.srtt(), self.snd_max);
-        let Some(r) = self.rack.as_mut() else { return false };
+        let in_recovery = matches!(self.loss.ca, CaState::Recovery { .. } | CaState::Loss);
+        let una = self.send.snd_una.max(self.loss.rack.as_ref().map_or(0, |r| r.base));
+        let sacked = self.loss.scoreboard.sacked_in(una, self.send.snd_max).div_ceil(self.w.mss);
+        let (dupthresh, srtt, max) = (self.cfg.dupack_threshold, self.timing.rtt.srtt(), self.send.snd_max);
+        let Some(r) = self.loss.rack.as_mut() else { return false };
         let reo_wnd = r.reo_wnd(in_recovery, sacked, dupthresh, srtt);
-        let (marked, timeout) = r.detect_loss(cx.now, reo_wnd, &self.scoreboard, una, max);
+        let (marked, timeout) = r.detect_loss(cx.now, reo_wnd, &self.loss.scoreboard, una, max);
         match timeout {
-            Some(t) => self.reorder_timer.arm(TcpTimer::Reorder.kind(), cx.now + t, cx),
-            None => self.reorder_timer.cancel(),
+            Some(t) => self.timers.arm(TcpTimer::Reorder, cx.now + t, cx),
+            None => self.timers.cancel(TcpTimer::Reorder),
         }
         if marked > 0 {
             let now = cx.now;
@@ -337,8 +313,8 @@ impl TcpSender {
     /// response to RFC 6675/6937), unless one is under way, the sender is in RTO recovery, or
     /// the marks are of data sent before the last recovery began (RFC 6675 section 5).
     pub(super) fn rack_start_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
-        let lost = self.rack.as_ref().is_some_and(|r| r.lost_bytes() > 0);
-        if lost && !self.in_recovery() && self.ca != CaState::Loss && self.past_recovery_point() {
+        let lost = self.loss.rack.as_ref().is_some_and(|r| r.lost_bytes() > 0);
+        if lost && !self.in_recovery() && self.loss.ca != CaState::Loss && self.past_recovery_point() {
             self.enter_sack_recovery(cx);
         }
     }

@@ -5,6 +5,7 @@
 //! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
 
 use super::super::LimitedTransmit;
+use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Recovery, Signal};
 use crate::trace::TcpEvent;
@@ -25,30 +26,33 @@ enum NextSeg {
 
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
-        if self.sack && self.in_recovery() {
+        if self.loss.sack && self.in_recovery() {
             if let Some(sndcnt) = self.prr_sndcnt() {
                 self.prr_allow(sndcnt, cx);
             }
             return self.sack_output(cx);
         }
-        self.dupacks += 1;
-        if self.ca == CaState::Open {
-            self.ca = CaState::Disorder;
+        self.loss.dupacks += 1;
+        if self.loss.ca == CaState::Open {
+            self.loss.ca = CaState::Disorder;
         }
         let threshold = self.cfg.dupack_threshold;
-        if self.sack {
+        if self.loss.sack {
             // RACK (`rack.rs`) replaces the duplicate count by its own loss marks.
-            let (by_count, lost) = match self.rack.as_ref() {
+            let (by_count, lost) = match self.loss.rack.as_ref() {
                 Some(r) => (false, r.lost_bytes() > 0),
-                None => (self.dupacks >= threshold, self.scoreboard.lost_below(self.lost_threshold()) > self.snd_una),
+                None => (
+                    self.loss.dupacks >= threshold,
+                    self.loss.scoreboard.lost_below(self.lost_threshold()) > self.send.snd_una,
+                ),
             };
             if (by_count || lost) && self.past_recovery_point() {
                 return self.enter_sack_recovery(cx);
             }
-        } else if self.dupacks >= threshold {
+        } else if self.loss.dupacks >= threshold {
             return self.on_dupack_beyond_limit(cx);
         }
-        if self.dupacks < threshold {
+        if self.loss.dupacks < threshold {
             match self.cfg.limited_transmit {
                 LimitedTransmit::Off => {}
                 LimitedTransmit::Rfc3042 => self.limited_transmit(cx),
@@ -60,8 +64,8 @@ impl TcpSender {
     /// Classic (non-SACK) reactions to the third and later duplicate ACKs.
     pub(super) fn on_dupack_beyond_limit(&mut self, cx: &mut AgentCx<impl Host>) {
         let threshold = self.cfg.dupack_threshold;
-        match self.cc.recovery() {
-            Recovery::SlowStart if self.dupacks == threshold => self.tahoe_fast_retransmit(cx),
+        match self.loss.recovery {
+            Recovery::SlowStart if self.loss.dupacks == threshold => self.tahoe_fast_retransmit(cx),
             Recovery::Reno | Recovery::NewReno if self.in_recovery() => {
                 match self.prr_sndcnt() {
                     Some(sndcnt) => self.prr_allow(sndcnt, cx),
@@ -69,7 +73,7 @@ impl TcpSender {
                     // inflates cwnd for BBR): inflating it here would feed BBR's packet
                     // conservation, which keeps the larger of cwnd and what is in flight, one
                     // more segment per duplicate ACK for a whole round.
-                    None if self.rate.is_some() => {}
+                    None if self.pacing.rate.is_some() => {}
                     None => {
                         self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
                         self.record_window(cx);
@@ -77,9 +81,9 @@ impl TcpSender {
                 }
                 self.output(cx);
             }
-            Recovery::Reno if self.dupacks == threshold => self.enter_fast_recovery(cx),
+            Recovery::Reno if self.loss.dupacks == threshold => self.enter_fast_recovery(cx),
             // RFC 6582 section 3.2 step 2: no new recovery for data sent before the last one.
-            Recovery::NewReno if self.dupacks == threshold && self.past_recovery_point() => {
+            Recovery::NewReno if self.loss.dupacks == threshold && self.past_recovery_point() => {
                 self.enter_fast_recovery(cx)
             }
             _ => {}
@@ -90,14 +94,14 @@ impl TcpSender {
     /// unless the loss lies in the window of an ECN reduction, which has already reduced for
     /// that window (`SenderEcn::reducing`; RFC 3168 section 6.1.2).
     fn loss_ssthresh(&mut self) -> u64 {
-        if self.ecn.reducing(self.snd_una) {
+        if self.ecn.reducing(self.send.snd_una) {
             return self.w.ssthresh;
         }
-        self.cc.ssthresh_after(&self.w, Signal::DupAcks)
+        self.cc.on_congestion(&self.w, Signal::DupAcks)
     }
 
     pub(super) fn tahoe_fast_retransmit(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.ca = CaState::Disorder; // a loss response supersedes CWR, as in Linux
+        self.loss.ca = CaState::Disorder; // a loss response supersedes CWR, as in Linux
         self.w.flight = self.flight();
         self.w.ssthresh = self.loss_ssthresh();
         self.w.cwnd = self.w.mss;
@@ -105,24 +109,24 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.record_window(cx);
-        self.rexmt.cancel();
+        self.timers.cancel(TcpTimer::Retransmit);
         // Refused by the host (a Linux host): the segment stays at the send head, and the timer
         // armed next resends it, as Linux's retransmit timer does.
-        self.send_at_once(self.snd_una, cx);
+        self.send_at_once(self.send.snd_una, cx);
         self.arm_retransmit(cx);
     }
 
     pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.loss_ssthresh();
-        self.recover_end = self.snd_max;
-        self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
+        self.loss.recover_end = self.send.snd_max;
+        self.loss.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
         self.prr_start();
         let prr = self.prr_sndcnt();
-        let retransmitted = self.send_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.send_at_once(self.send.snd_una, cx).map_or(0, |end| end - self.send.snd_una);
         self.arm_retransmit(cx);
         match prr {
             // PRR: the fast retransmission is part of this ACK's sndcnt.
@@ -140,27 +144,27 @@ impl TcpSender {
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::PartialAckRetransmit);
         let prr = self.prr_sndcnt();
-        let retransmitted = self.send_at_once(self.snd_una, cx).map_or(0, |end| end - self.snd_una);
+        let retransmitted = self.send_at_once(self.send.snd_una, cx).map_or(0, |end| end - self.send.snd_una);
         if let Some(sndcnt) = prr {
             // PRR instead of deflation: the retransmission is part of this ACK's sndcnt.
-            self.w.cwnd = self.snd_nxt - self.snd_una + sndcnt.saturating_sub(retransmitted);
+            self.w.cwnd = self.send.snd_nxt - self.send.snd_una + sndcnt.saturating_sub(retransmitted);
         } else {
             self.w.cwnd = self.w.cwnd.saturating_sub(acked).max(self.w.mss);
             if acked >= self.w.mss {
                 self.w.cwnd += self.w.mss;
             }
         }
-        if self.ca == (CaState::Recovery { partial_ack_seen: false }) {
-            self.ca = CaState::Recovery { partial_ack_seen: true };
+        if self.loss.ca == (CaState::Recovery { partial_ack_seen: false }) {
+            self.loss.ca = CaState::Recovery { partial_ack_seen: true };
             self.arm_retransmit(cx);
         }
         self.record_window(cx);
     }
 
-    /// The RTT sample an ACK up to `ack` carries, if any, folded into the estimator.
+    /// With SACK, the end of the SACKed block that holds `seq`, if one does.
     pub(super) fn sacked_block_end(&self, seq: u64) -> Option<u64> {
-        if self.sack {
-            self.scoreboard.block_end_containing(seq)
+        if self.loss.sack {
+            self.loss.scoreboard.block_end_containing(seq)
         } else {
             None
         }
@@ -171,23 +175,24 @@ impl TcpSender {
         (self.cfg.dupack_threshold as u64 - 1) * self.w.mss
     }
 
-    /// The pipe of a SACK sender: RFC 6675's with its IsLost, or with RACK's loss marks (the
-    /// unSACKed bytes less those marked lost and not yet resent, Linux's
+    /// The pipe of a SACK sender now (RFC 6675 section 4's SetPipe): what is outstanding, less
+    /// what is SACKed or deemed lost, plus what was resent; lost by RFC 6675's IsLost, or by
+    /// RACK's marks (the unSACKed bytes less those marked lost and not yet resent, Linux's
     /// `tcp_packets_in_flight`).
     pub(super) fn sack_pipe(&self) -> u64 {
-        match self.rack.as_ref() {
-            Some(r) => self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes(),
-            None => self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)),
+        match self.loss.rack.as_ref() {
+            Some(r) => self.loss.scoreboard.unsacked_in(self.send.snd_una, self.send.snd_max) - r.lost_bytes(),
+            None => self.pipe(self.loss.scoreboard.lost_below(self.lost_threshold()).min(self.send.snd_max)),
         }
     }
 
     /// RFC 6675 SetPipe from the scoreboard: unSACKed octets not presumed lost, plus those
     /// retransmitted (below HighRxt).
     pub(super) fn pipe(&self, lost_end: u64) -> u64 {
-        let (una, max) = (self.snd_una, self.snd_max);
-        let sb = &self.scoreboard;
+        let (una, max) = (self.send.snd_una, self.send.snd_max);
+        let sb = &self.loss.scoreboard;
         sb.unsacked_in(una, max) - sb.unsacked_in(una, lost_end.clamp(una, max))
-            + sb.unsacked_in(una, self.high_rxt.clamp(una, max))
+            + sb.unsacked_in(una, self.loss.high_rxt.clamp(una, max))
     }
 
     /// RFC 6675 section 5 step (C): while the pipe leaves room for the segment NextSeg
@@ -198,14 +203,17 @@ impl TcpSender {
         loop {
             // The lowest lost segment not yet resent and the pipe: by RFC 6675's IsLost above
             // HighRxt, or the lowest segment RACK marked lost.
-            let (lost, pipe) = match self.rack.as_mut() {
+            let (lost, pipe) = match self.loss.rack.as_mut() {
                 Some(r) => {
                     let hole = r.next_lost();
-                    (hole, self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes())
+                    (hole, self.loss.scoreboard.unsacked_in(self.send.snd_una, self.send.snd_max) - r.lost_bytes())
                 }
                 None => {
-                    let lost_end = self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max);
-                    (self.scoreboard.next_hole(self.high_rxt.max(self.snd_una), lost_end), self.pipe(lost_end))
+                    let lost_end = self.loss.scoreboard.lost_below(self.lost_threshold()).min(self.send.snd_max);
+                    (
+                        self.loss.scoreboard.next_hole(self.loss.high_rxt.max(self.send.snd_una), lost_end),
+                        self.pipe(lost_end),
+                    )
                 }
             };
             let Some((next, rule)) = self.next_seg(lost, send_limit) else { break };
@@ -216,15 +224,15 @@ impl TcpSender {
             let Some(end) = self.transmit(next, cx) else { break };
             match rule {
                 NextSeg::NewData => {
-                    self.snd_nxt = end;
-                    self.snd_max = end;
+                    self.send.snd_nxt = end;
+                    self.send.snd_max = end;
                 }
-                NextSeg::Lost | NextSeg::BelowSacked => self.high_rxt = end,
+                NextSeg::Lost | NextSeg::BelowSacked => self.loss.high_rxt = end,
                 // RescueRxt = RecoveryPoint (HighData when recovery began); HighRxt unchanged.
-                NextSeg::Rescue => self.rescue_rxt = Some(self.recover_end - 1),
+                NextSeg::Rescue => self.loss.rescue_rxt = Some(self.loss.recover_end - 1),
             }
         }
-        if !self.rexmt.is_armed() {
+        if !self.timers.is_armed(TcpTimer::Retransmit) {
             self.arm_retransmit(cx);
         }
     }
@@ -240,19 +248,19 @@ impl TcpSender {
         if let Some(seq) = lost {
             return Some((seq, NextSeg::Lost));
         }
-        if self.snd_nxt < self.data_end + self.finite as u64 {
-            let len = (self.segment_at(self.snd_nxt).0 as u64).max(1);
+        if self.send.snd_nxt < self.send.data_end + self.send.finite as u64 {
+            let len = (self.segment_at(self.send.snd_nxt).0 as u64).max(1);
             if self.flight() + len <= send_limit {
-                return Some((self.snd_nxt, NextSeg::NewData));
+                return Some((self.send.snd_nxt, NextSeg::NewData));
             }
         }
-        if self.rack.is_some() {
+        if self.loss.rack.is_some() {
             return None;
         }
         // Rule 3: the first unSACKed sequence number above HighRxt (1.a) and below the highest
         // SACKed octet (1.b), whether IsLost or not.
-        let from = self.high_rxt.max(self.snd_una);
-        if let Some(seq) = self.scoreboard.sacked_end().and_then(|end| self.scoreboard.next_hole(from, end)) {
+        let from = self.loss.high_rxt.max(self.send.snd_una);
+        if let Some(seq) = self.loss.scoreboard.sacked_end().and_then(|end| self.loss.scoreboard.next_hole(from, end)) {
             return Some((seq, NextSeg::BelowSacked));
         }
         self.rescue()
@@ -273,14 +281,15 @@ impl TcpSender {
     /// - not a hole that rule 1 or 3 already resent in this recovery (below HighRxt): a third
     ///   copy within one RTT of the second (rule 3's resend followed by a partial ACK).
     fn rescue(&self) -> Option<(u64, NextSeg)> {
-        if self.rescue_rxt.is_some_and(|r| self.snd_una.saturating_sub(1) <= r) {
+        if self.loss.rescue_rxt.is_some_and(|r| self.send.snd_una.saturating_sub(1) <= r) {
             return None;
         }
-        let (lo, hi) = self.scoreboard.last_hole(self.snd_una, self.recover_end.min(self.snd_max))?;
-        if hi <= self.high_rxt {
+        let (lo, hi) =
+            self.loss.scoreboard.last_hole(self.send.snd_una, self.loss.recover_end.min(self.send.snd_max))?;
+        if hi <= self.loss.high_rxt {
             return None;
         }
-        let last = if hi > self.data_end && self.data_end > lo { self.data_end } else { hi };
+        let last = if hi > self.send.data_end && self.send.data_end > lo { self.send.data_end } else { hi };
         Some((lo + (last - 1 - lo) / self.w.mss * self.w.mss, NextSeg::Rescue))
     }
 
@@ -288,8 +297,8 @@ impl TcpSender {
         self.w.flight = self.flight();
         self.w.ssthresh = self.loss_ssthresh();
         self.w.cwnd = self.w.ssthresh;
-        self.recover_end = self.snd_max;
-        self.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
+        self.loss.recover_end = self.send.snd_max;
+        self.loss.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
@@ -303,13 +312,13 @@ impl TcpSender {
         // the lowest one marked; Linux's `tcp_xmit_retransmit_queue` sends it whatever the pipe).
         self.tlp_end_episode();
         // RescueRxt: the last octet of that segment (no rescue before it is acknowledged).
-        let first = self.rack.as_mut().map_or(Some(self.snd_una), |r| r.next_lost());
+        let first = self.loss.rack.as_mut().map_or(Some(self.send.snd_una), |r| r.next_lost());
         if let Some(seq) = first {
             let (len, fin) = self.segment_at(seq);
-            self.rescue_rxt = Some(seq + len as u64 + fin as u64 - 1);
+            self.loss.rescue_rxt = Some(seq + len as u64 + fin as u64 - 1);
         }
         if let Some(end) = first.and_then(|seq| self.send_at_once(seq, cx)) {
-            self.high_rxt = end;
+            self.loss.high_rxt = end;
         }
         self.arm_retransmit(cx);
         self.sack_output(cx);
@@ -335,18 +344,18 @@ impl TcpSender {
     ///   the SACK blocks above the hole say the loss is of data sent after the last recovery
     ///   began. RACK's marks likewise.
     pub(super) fn past_recovery_point(&self) -> bool {
-        if self.sack {
-            self.snd_una >= self.recover_end
+        if self.loss.sack {
+            self.send.snd_una >= self.loss.recover_end
         } else {
-            self.snd_una > self.recover_end
+            self.send.snd_una > self.loss.recover_end
         }
     }
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582
     /// 3.2 step 3, RFC 6675 section 5).
     pub(super) fn exit_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.ca = CaState::Open;
-        self.dupacks = 0;
+        self.loss.ca = CaState::Open;
+        self.loss.dupacks = 0;
         self.w.cwnd = self.w.ssthresh;
         self.record_window(cx);
     }
@@ -354,13 +363,17 @@ impl TcpSender {
     /// RFC 3042: on the first and second duplicate ACK, one new segment if the receiver's
     /// window allows, without touching cwnd.
     pub(super) fn limited_transmit(&mut self, cx: &mut AgentCx<impl Host>) {
-        let (len, _) = self.segment_at(self.snd_nxt);
-        let allowance = self.w.cwnd + self.dupacks as u64 * self.w.mss;
+        let (len, _) = self.segment_at(self.send.snd_nxt);
+        let allowance = self.w.cwnd + self.loss.dupacks as u64 * self.w.mss;
         let limit = self.w.peer_window.min(self.cfg.send_buffer.0).min(allowance);
-        if self.snd_nxt == self.snd_max && len > 0 && self.flight() + len as u64 <= limit && !self.send_held(cx) {
-            if let Some(end) = self.transmit(self.snd_nxt, cx) {
-                self.snd_nxt = end;
-                self.snd_max = end;
+        if self.send.snd_nxt == self.send.snd_max
+            && len > 0
+            && self.flight() + len as u64 <= limit
+            && !self.send_held(cx)
+        {
+            if let Some(end) = self.transmit(self.send.snd_nxt, cx) {
+                self.send.snd_nxt = end;
+                self.send.snd_max = end;
             }
         }
     }
@@ -370,27 +383,18 @@ impl TcpSender {
     /// receiver's window and the send buffer take it, one new segment, then back to (3.2).
     pub(super) fn limited_transmit_by_pipe(&mut self, cx: &mut AgentCx<impl Host>) {
         let send_limit = self.w.peer_window.min(self.cfg.send_buffer.0);
-        while self.snd_nxt == self.snd_max {
-            let (len, _) = self.segment_at(self.snd_nxt);
+        while self.send.snd_nxt == self.send.snd_max {
+            let (len, _) = self.segment_at(self.send.snd_nxt);
             let len = len as u64;
-            if len == 0 || self.pipe_now() + len > self.w.cwnd || self.flight() + len > send_limit {
+            if len == 0 || self.sack_pipe() + len > self.w.cwnd || self.flight() + len > send_limit {
                 break;
             }
             if self.send_held(cx) {
                 break;
             }
-            let Some(end) = self.transmit(self.snd_nxt, cx) else { break };
-            self.snd_nxt = end;
-            self.snd_max = end;
-        }
-    }
-
-    /// RFC 6675 section 4's SetPipe now: what is outstanding, less what is SACKed or deemed
-    /// lost (by RFC 6675's IsLost, or RACK's marks), plus what was resent.
-    fn pipe_now(&self) -> u64 {
-        match self.rack.as_ref() {
-            Some(r) => self.scoreboard.unsacked_in(self.snd_una, self.snd_max) - r.lost_bytes(),
-            None => self.pipe(self.scoreboard.lost_below(self.lost_threshold()).min(self.snd_max)),
+            let Some(end) = self.transmit(self.send.snd_nxt, cx) else { break };
+            self.send.snd_nxt = end;
+            self.send.snd_max = end;
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Unit tests of the sender driven by hand through a scripted host: congestion-state
 //! transitions and the Linux host's local drop.
 
-use super::super::config::{LocalDropReaction, TcpConfig};
+use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, TcpConfig};
 use super::super::{Connection, TcpTimer};
 use super::{CaState, TcpSender};
 use crate::cc::CcSpec;
@@ -68,18 +68,18 @@ const NEWRENO: &str = r#"{"kind":"newreno","initial_window":4}"#;
 fn duplicate_acks_lead_through_disorder_and_recovery_back_to_open() {
     let mut s = Script::new(NEWRENO, LocalDropReaction::Loss);
     s.establish();
-    assert_eq!(s.tx.ca, CaState::Open);
-    assert_eq!(s.tx.snd_max, 1 + 4 * MSS);
+    assert_eq!(s.tx.loss.ca, CaState::Open);
+    assert_eq!(s.tx.send.snd_max, 1 + 4 * MSS);
     s.ack(200, 1, 0);
-    assert_eq!(s.tx.ca, CaState::Disorder);
+    assert_eq!(s.tx.loss.ca, CaState::Disorder);
     s.ack(201, 1, 0);
     s.ack(202, 1, 0);
-    assert_eq!(s.tx.ca, CaState::Recovery { partial_ack_seen: false });
-    let recover = s.tx.recover_end;
+    assert_eq!(s.tx.loss.ca, CaState::Recovery { partial_ack_seen: false });
+    let recover = s.tx.loss.recover_end;
     s.ack(300, 1 + MSS, 0);
-    assert_eq!(s.tx.ca, CaState::Recovery { partial_ack_seen: true }, "a partial ACK");
+    assert_eq!(s.tx.loss.ca, CaState::Recovery { partial_ack_seen: true }, "a partial ACK");
     s.ack(400, recover, 0);
-    assert_eq!(s.tx.ca, CaState::Open);
+    assert_eq!(s.tx.loss.ca, CaState::Open);
     assert_eq!(s.tx.w.cwnd, s.tx.w.ssthresh);
 }
 
@@ -95,12 +95,12 @@ fn a_timeout_holds_loss_until_its_window_is_acknowledged() {
         at = due;
         s.act(due, |tx, cx| tx.on_timer(timer, cx));
     }
-    assert_eq!(s.tx.ca, CaState::Loss);
-    let recover = s.tx.recover_end;
+    assert_eq!(s.tx.loss.ca, CaState::Loss);
+    let recover = s.tx.loss.recover_end;
     s.ack(at.0 / 1_000_000 + 100, 1 + MSS, 0);
-    assert_eq!(s.tx.ca, CaState::Loss, "part of the window is still unacknowledged");
+    assert_eq!(s.tx.loss.ca, CaState::Loss, "part of the window is still unacknowledged");
     s.ack(at.0 / 1_000_000 + 200, recover, 0);
-    assert_eq!(s.tx.ca, CaState::Open);
+    assert_eq!(s.tx.loss.ca, CaState::Open);
 }
 
 /// A refused segment commits nothing, and nothing more is offered in that activation: the
@@ -116,14 +116,14 @@ fn a_refused_segment_is_never_committed() {
     s.ack(100, 1, tcp_flags::SYN);
     assert_eq!(s.host.offers - offers_before, 1, "one offer, then the activation stops");
     assert_eq!(s.tx.stats.segments_sent, 0);
-    assert_eq!((s.tx.snd_nxt, s.tx.snd_max), (1, 1));
-    assert!(matches!(s.tx.ca, CaState::Cwr(_)));
+    assert_eq!((s.tx.send.snd_nxt, s.tx.send.snd_max), (1, 1));
+    assert!(matches!(s.tx.loss.ca, CaState::Cwr(_)));
     let (probe, timer) = *s.host.timers.last().expect("a probe is armed");
     assert_eq!(TcpTimer::of(timer), Some(TcpTimer::Burst));
-    assert_eq!(probe, ms(100) + s.tx.rtt.rto());
+    assert_eq!(probe, ms(100) + s.tx.timing.rtt.rto());
     s.host.refuse = false;
     s.act(probe, |tx, cx| tx.on_timer(Timer { kind: timer.kind, generation: timer.generation }, cx));
-    assert!(s.tx.stats.segments_sent >= 1 && s.tx.snd_nxt > 1);
+    assert!(s.tx.stats.segments_sent >= 1 && s.tx.send.snd_nxt > 1);
 }
 
 /// What the sender sent in response to one ACK, as RFC 6937's example tables write it: "R" a
@@ -165,7 +165,7 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
             mss: MSS as u32,
             sack: true,
             limited_transmit: super::super::LimitedTransmit::Rfc3042,
-            recovery: super::RecoveryReduction::Prr,
+            recovery: RecoveryReduction::Prr,
             ..Default::default()
         };
         let cc = format!(r#"{{"kind":"cubic","initial_window":20,"beta":{beta}}}"#);
@@ -174,19 +174,19 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
         assert_eq!(std::mem::take(&mut s.host.sent).len(), 21, "the SYN and 20 segments");
         let mut row = vec![];
         for k in 1..20 {
-            let before = s.tx.snd_max;
+            let before = s.tx.send.snd_max;
             s.sack(200 + k, 1, 0, Some((1 + MSS, 1 + (k + 1) * MSS)));
             row.push(sends(&std::mem::take(&mut s.host.sent), before));
         }
         assert_eq!(row.join(" "), expected, "beta {beta}");
         let ssthresh = (beta * 20.0) as u64 * MSS;
         assert_eq!(s.tx.w.ssthresh, ssthresh);
-        let lost_end = s.tx.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.snd_max);
+        let lost_end = s.tx.loss.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.send.snd_max);
         assert_eq!(s.tx.pipe(lost_end), ssthresh, "pipe ends at ssthresh");
         // The retransmission is acknowledged with everything sent before the loss: recovery
         // ends with cwnd = ssthresh.
-        s.ack(300, s.tx.recover_end, 0);
-        assert_eq!(s.tx.ca, CaState::Open);
+        s.ack(300, s.tx.loss.recover_end, 0);
+        assert_eq!(s.tx.loss.ca, CaState::Open);
         assert_eq!(s.tx.w.cwnd, ssthresh);
     }
 }
@@ -210,10 +210,9 @@ fn prr_follows_the_rfc_6937_single_loss_example() {
 #[test]
 fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
     let seg = |k: u64| 1 + k * MSS;
-    for (recovery, expected) in [
-        (super::RecoveryReduction::PrrRfc9937, "- - R R R R RR RRRR"),
-        (super::RecoveryReduction::Prr, "- - RR RR R R R RRRRN"),
-    ] {
+    for (recovery, expected) in
+        [(RecoveryReduction::PrrRfc9937, "- - R R R R RR RRRR"), (RecoveryReduction::Prr, "- - RR RR R R R RRRRN")]
+    {
         let cfg = TcpConfig { mss: MSS as u32, sack: true, recovery, ..Default::default() };
         let mut s = Script::with(r#"{"kind":"cubic","initial_window":20,"beta":0.5}"#, cfg);
         s.establish();
@@ -223,7 +222,7 @@ fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
         let acks =
             [(0, 10, 11), (0, 10, 12), (0, 10, 13), (0, 10, 14), (0, 10, 15), (0, 10, 16), (1, 10, 16), (2, 17, 20)];
         for (k, (una, lo, hi)) in acks.into_iter().enumerate() {
-            let before = s.tx.snd_max;
+            let before = s.tx.send.snd_max;
             s.sack(200 + k as u64, seg(una), 0, Some((seg(lo), seg(hi))));
             row.push(sends(&std::mem::take(&mut s.host.sent), before));
         }
@@ -237,13 +236,13 @@ fn prr_rfc_9937_adds_the_slow_start_segment_only_on_a_safe_ack() {
 /// the estimated pipe exceeds ssthresh (NewReno: half the 20-segment flight, 10).
 #[test]
 fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
-    let cfg = TcpConfig { mss: MSS as u32, recovery: super::RecoveryReduction::Prr, ..Default::default() };
+    let cfg = TcpConfig { mss: MSS as u32, recovery: RecoveryReduction::Prr, ..Default::default() };
     let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
     s.establish();
     std::mem::take(&mut s.host.sent);
     let mut row = vec![];
     for k in 1..20 {
-        let before = s.tx.snd_max;
+        let before = s.tx.send.snd_max;
         s.ack(200 + k, 1, 0);
         row.push(sends(&std::mem::take(&mut s.host.sent), before));
     }
@@ -255,7 +254,7 @@ fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
 // window, SACK; SYN at 0, SYN-ACK at 100 ms (the handshake's sample: SRTT 100 ms, RTO 1 s, its
 // 1 s floor), segments 0-9 (segment k starts at 1 + 1000·k) all sent at 100 ms.
 
-fn rack_script(detection: super::LossDetection, bytes: Option<u64>) -> Script {
+fn rack_script(detection: LossDetection, bytes: Option<u64>) -> Script {
     let cfg = TcpConfig { mss: MSS as u32, sack: true, loss_detection: detection, ..Default::default() };
     let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
     let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":10}"#).unwrap();
@@ -296,13 +295,13 @@ fn seg(k: u64) -> u64 {
 /// resent, and reordering is now seen.
 #[test]
 fn rack_does_not_mark_a_segment_reordered_within_the_window() {
-    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    let mut s = rack_script(LossDetection::RackNoTlp, None);
     s.sack(200, 1, 0, Some((seg(1), seg(2))));
     let reorder = s.host.timers.iter().find(|(_, t)| TcpTimer::of(*t) == Some(TcpTimer::Reorder)).map(|x| x.0);
     assert_eq!(reorder, Some(ms(225)));
     s.ack(210, seg(2), 0);
     run_timers(&mut s, ms(1000));
-    let rack = s.tx.rack.as_ref().unwrap();
+    let rack = s.tx.loss.rack.as_ref().unwrap();
     assert_eq!((rack.marked, s.tx.stats.retransmitted_segments, s.tx.stats.fast_retransmits), (0, 0, 0));
     assert!(rack.reo_wnd(true, 0, 3, None) > Dur::ZERO, "reordering seen keeps the window open in recovery");
 }
@@ -311,13 +310,13 @@ fn rack_does_not_mark_a_segment_reordered_within_the_window() {
 /// lost, and fast recovery resends it then (one duplicate ACK only: no count of three).
 #[test]
 fn rack_marks_a_segment_lost_when_the_reordering_window_has_passed() {
-    let mut s = rack_script(super::LossDetection::RackNoTlp, None);
+    let mut s = rack_script(LossDetection::RackNoTlp, None);
     s.sack(200, 1, 0, Some((seg(1), seg(2))));
     run_timers(&mut s, ms(224));
     assert_eq!(sent_since(&mut s), vec![]);
     run_timers(&mut s, ms(225));
     assert_eq!(sent_since(&mut s), vec![(225, seg(0))]);
-    assert_eq!((s.tx.ca, s.tx.stats.fast_retransmits), (CaState::Recovery { partial_ack_seen: false }, 1));
+    assert_eq!((s.tx.loss.ca, s.tx.stats.fast_retransmits), (CaState::Recovery { partial_ack_seen: false }, 1));
 }
 
 /// A lost retransmission (the scenario RFC 8985 section 3.3.2 gives for RACK): segment 0 is
@@ -332,7 +331,7 @@ fn rack_marks_a_segment_lost_when_the_reordering_window_has_passed() {
 /// retransmission (1202 ms).
 #[test]
 fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
-    for detection in [super::LossDetection::RackNoTlp, super::LossDetection::Dupack] {
+    for detection in [LossDetection::RackNoTlp, LossDetection::Dupack] {
         let mut s = rack_script(detection, None);
         for (t, k) in [(200, 1), (201, 2), (202, 3)] {
             s.sack(t, 1, 0, Some((seg(1), seg(k + 1))));
@@ -343,7 +342,7 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
             s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
         }
         let new: Vec<(u64, u64)> = sent_since(&mut s);
-        if detection == super::LossDetection::RackNoTlp {
+        if detection == LossDetection::RackNoTlp {
             assert_eq!(new, vec![(205, seg(10)), (206, seg(11)), (207, seg(12)), (208, seg(13))]);
         }
         let sent_new = new.len() as u64;
@@ -351,13 +350,13 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
             s.sack(295 + k, 1, 0, Some((seg(1), seg(k + 1))));
         }
         match detection {
-            super::LossDetection::RackNoTlp => {
+            LossDetection::RackNoTlp => {
                 let sent = sent_since(&mut s);
                 assert_eq!(&sent[..2], &[(305, seg(0)), (305, seg(14))]);
-                let all = s.tx.snd_max;
+                let all = s.tx.send.snd_max;
                 s.ack(405, all, 0);
                 run_timers(&mut s, ms(1202));
-                assert_eq!((s.tx.stats.timeouts, s.tx.ca), (0, CaState::Open));
+                assert_eq!((s.tx.stats.timeouts, s.tx.loss.ca), (0, CaState::Open));
             }
             _ => {
                 run_timers(&mut s, ms(1202));
@@ -378,7 +377,7 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
 /// ACK of 9001 at 200 ms) the probe waits WCDelAckT more: 200 + 200 + 200 = 600 ms.
 #[test]
 fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
-    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
     for (t, k) in [(200, 2), (201, 4), (202, 6), (203, 8)] {
         s.ack(t, seg(k), 0);
     }
@@ -389,10 +388,10 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     s.sack(503, seg(8), 0, Some((seg(9), seg(10) + 1)));
     assert_eq!(sent_since(&mut s), vec![(503, seg(8))]);
     s.ack(603, seg(10) + 1, 0);
-    assert_eq!((s.tx.state, s.tx.stats.timeouts), (super::State::Closed, 0));
-    assert_eq!(s.tx.tlp.unwrap().probes, 1);
+    assert_eq!((s.tx.send.state, s.tx.stats.timeouts), (super::State::Closed, 0));
+    assert_eq!(s.tx.loss.tlp.unwrap().probes, 1);
 
-    let mut s = rack_script(super::LossDetection::Rack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
     s.ack(200, seg(9), 0);
     run_timers(&mut s, ms(599));
     assert_eq!(sent_since(&mut s), vec![]);
@@ -400,7 +399,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     assert_eq!(sent_since(&mut s), vec![(600, seg(9))]);
 
     // Without TLP the same tail waits for the RTO: 203 ms + 1 s.
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     s.ack(203, seg(8), 0);
     run_timers(&mut s, ms(1203));
     assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
@@ -426,7 +425,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
 /// rule 3 segment 8 waits for the RTO: 302 + 1000 ms.
 #[test]
 fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_left() {
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     for k in 1..=7 {
         s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
     }
@@ -434,13 +433,13 @@ fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_lef
     assert_eq!(s.tx.w.cwnd, 5 * MSS);
     s.sack(207, 1, 0, Some((seg(9), seg(10) + 1)));
     assert_eq!(sent_since(&mut s), vec![(207, seg(8))], "rule 3 at the ACK that carries the SACK");
-    let lost_end = s.tx.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.snd_max);
+    let lost_end = s.tx.loss.scoreboard.lost_below(s.tx.lost_threshold()).min(s.tx.send.snd_max);
     assert_eq!(s.tx.pipe(lost_end), 3 * MSS);
     s.sack(302, seg(8), 0, Some((seg(9), seg(10) + 1)));
     assert_eq!(sent_since(&mut s), vec![], "segment 8 is below HighRxt: neither rule 3 nor a rescue");
     s.ack(307, seg(10) + 1, 0);
     run_timers(&mut s, ms(2000));
-    assert_eq!((s.tx.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+    assert_eq!((s.tx.send.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
 }
 
 /// Rule 4: segments 0 and 9 (the tail, with the FIN) lost. SACKs of 1-8 (200-207 ms): recovery
@@ -453,19 +452,19 @@ fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_lef
 /// 302 + 1000 ms.
 #[test]
 fn rfc_6675_rule_4_rescues_the_tail_once_after_the_first_partial_ack() {
-    let mut s = rack_script(super::LossDetection::Dupack, Some(10 * MSS));
+    let mut s = rack_script(LossDetection::Dupack, Some(10 * MSS));
     for k in 1..=8 {
         s.sack(199 + k, 1, 0, Some((seg(1), seg(k + 1))));
     }
     assert_eq!(sent_since(&mut s), vec![(202, seg(0))]);
     s.ack(302, seg(9), 0);
     assert_eq!(sent_since(&mut s), vec![(302, seg(9))], "the rescue retransmission");
-    assert_eq!(s.tx.high_rxt, seg(1), "HighRxt is not updated by a rescue");
+    assert_eq!(s.tx.loss.high_rxt, seg(1), "HighRxt is not updated by a rescue");
     s.ack(303, seg(9), 0);
     assert_eq!(sent_since(&mut s), vec![], "one rescue per recovery");
     s.ack(402, seg(10) + 1, 0);
     run_timers(&mut s, ms(2000));
-    assert_eq!((s.tx.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+    assert_eq!((s.tx.send.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
 }
 
 /// The boundary of a new recovery, `recover` (the highest sequence number sent when the last
@@ -494,20 +493,20 @@ fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
         let want: Vec<(u64, u64)> =
             [(202, 0), (205, 10), (206, 11), (207, 12), (208, 13)].iter().map(|&(t, k)| (t, seg(k))).collect();
         assert_eq!(sent_since(&mut s), want, "sack {sack}");
-        assert_eq!(s.tx.recover_end, seg(10), "one past the highest sequence number sent");
+        assert_eq!(s.tx.loss.recover_end, seg(10), "one past the highest sequence number sent");
         s.ack(302, seg(10), 0);
-        assert_eq!((s.tx.ca, s.tx.w.cwnd), (CaState::Open, 5 * MSS));
+        assert_eq!((s.tx.loss.ca, s.tx.w.cwnd), (CaState::Open, 5 * MSS));
         assert_eq!(sent_since(&mut s), vec![(302, seg(14))]);
         for k in 11..=13 {
             s.sack(294 + k, seg(10), 0, sack.then_some((seg(11), seg(k + 1))));
         }
         if sack {
             assert_eq!(sent_since(&mut s), vec![(307, seg(10))]);
-            assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (2, CaState::Recovery { partial_ack_seen: false }));
+            assert_eq!((s.tx.stats.fast_retransmits, s.tx.loss.ca), (2, CaState::Recovery { partial_ack_seen: false }));
             continue;
         }
         assert_eq!(sent_since(&mut s), vec![]);
-        assert_eq!((s.tx.stats.fast_retransmits, s.tx.ca), (1, CaState::Disorder));
+        assert_eq!((s.tx.stats.fast_retransmits, s.tx.loss.ca), (1, CaState::Disorder));
         s.ack(308, seg(11), 0);
         assert_eq!(sent_since(&mut s), vec![(308, seg(15))]);
         for t in 309..=311 {
@@ -529,7 +528,7 @@ fn senders_stay_small() {
     assert!(size <= SENDER_BYTES, "TcpSender {size} > {SENDER_BYTES}");
     assert_eq!(std::mem::size_of::<crate::cc::AnyCc>(), 32);
 }
-const SENDER_BYTES: usize = 1024;
+const SENDER_BYTES: usize = 1016;
 
 /// Limited Transmit's two rules on a duplicate ACK that SACKs two segments (a delayed ACK's
 /// worth): 10 segments in flight = cwnd, segment 0 lost, the first duplicate ACK SACKs
@@ -546,12 +545,12 @@ fn limited_transmit_by_rfc_3042_and_by_rfc_6675s_pipe() {
         let mut s = Script::with(r#"{"kind":"newreno","initial_window":10}"#, cfg);
         s.establish();
         assert_eq!(std::mem::take(&mut s.host.sent).len(), 11, "the SYN and 10 segments");
-        let before = s.tx.snd_max;
+        let before = s.tx.send.snd_max;
         s.sack(200, 1, 0, Some((1 + MSS, 1 + 3 * MSS)));
         assert_eq!(sends(&std::mem::take(&mut s.host.sent), before), expected, "{rule:?}");
-        assert_eq!(s.tx.ca, CaState::Disorder, "{rule:?}");
+        assert_eq!(s.tx.loss.ca, CaState::Disorder, "{rule:?}");
         s.sack(201, 1, 0, Some((1 + MSS, 1 + 4 * MSS)));
-        assert!(matches!(s.tx.ca, CaState::Recovery { .. }), "{rule:?}");
+        assert!(matches!(s.tx.loss.ca, CaState::Recovery { .. }), "{rule:?}");
     }
 }
 

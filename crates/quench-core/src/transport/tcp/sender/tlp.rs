@@ -17,6 +17,7 @@
 //! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
 //! cannot be told apart and also reduces the window.
 
+use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Signal};
 use crate::trace::TcpEvent;
@@ -56,42 +57,45 @@ pub(crate) fn pto(srtt: Option<Dur>, one_segment: bool, now: Time, rto_expiry: T
 impl TcpSender {
     /// Section 7.2: arm the PTO in place of the RTO timer if a probe may be scheduled now.
     pub(super) fn tlp_schedule(&mut self, cx: &mut AgentCx<impl Host>) {
-        let Some(tlp) = self.tlp.as_ref() else { return };
-        let eligible = matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
-            && self.snd_max > self.snd_una
-            && self.scoreboard.sacked_in(self.snd_una, self.snd_max) == 0
+        let Some(tlp) = self.loss.tlp.as_ref() else { return };
+        let eligible = matches!(self.loss.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
+            && self.send.snd_max > self.send.snd_una
+            && self.loss.scoreboard.sacked_in(self.send.snd_una, self.send.snd_max) == 0
             && tlp.end_seq.is_none();
         if !eligible {
             return;
         }
-        let one_segment = self.flight() <= self.w.mss + self.finite as u64;
+        let one_segment = self.flight() <= self.w.mss + self.send.finite as u64;
         // The RTO that would fire: the one last armed, still running or stood in for by a
         // pending probe timer (sends meanwhile do not restart it).
-        let pending = self.rexmt.is_armed() || self.probe_timer.is_armed();
-        let rto_expiry = if pending { self.rto_deadline } else { self.rtt.expiry(cx.now, self.rtt.rto()) };
-        let at = cx.now + pto(self.rtt.srtt(), one_segment, cx.now, rto_expiry);
-        self.rexmt.cancel();
-        self.probe_timer.arm(super::super::TcpTimer::Probe.kind(), at, cx);
+        let rto_expiry = if self.timers.rto_pending() {
+            self.timers.rto_deadline()
+        } else {
+            self.timing.rtt.expiry(cx.now, self.timing.rtt.rto())
+        };
+        let at = cx.now + pto(self.timing.rtt.srtt(), one_segment, cx.now, rto_expiry);
+        self.timers.cancel(TcpTimer::Retransmit);
+        self.timers.arm(TcpTimer::Probe, at, cx);
     }
 
     /// Section 7.3 `TLP_send_probe`, at the PTO's expiry.
     pub(super) fn on_probe_timer(&mut self, cx: &mut AgentCx<impl Host>) {
-        let probing = matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
-            && self.snd_max > self.snd_una
-            && self.tlp.as_ref().is_some_and(|t| t.end_seq.is_none());
+        let probing = matches!(self.loss.ca, CaState::Open | CaState::Disorder | CaState::Cwr(_))
+            && self.send.snd_max > self.send.snd_una
+            && self.loss.tlp.as_ref().is_some_and(|t| t.end_seq.is_none());
         if probing {
-            let (len, _) = self.segment_at(self.snd_nxt);
-            let unsent = self.snd_nxt < self.data_end + self.finite as u64;
+            let (len, _) = self.segment_at(self.send.snd_nxt);
+            let unsent = self.send.snd_nxt < self.send.data_end + self.send.finite as u64;
             let window = self.w.peer_window.min(self.cfg.send_buffer.0);
-            let new_data = unsent && self.snd_nxt == self.snd_max && self.flight() + len as u64 <= window;
-            let seq = if new_data { self.snd_nxt } else { self.last_segment_start() };
+            let new_data = unsent && self.send.snd_nxt == self.send.snd_max && self.flight() + len as u64 <= window;
+            let seq = if new_data { self.send.snd_nxt } else { self.last_segment_start() };
             if let Some(end) = self.send_at_once(seq, cx) {
                 if new_data {
-                    self.snd_nxt = end;
-                    self.snd_max = end;
+                    self.send.snd_nxt = end;
+                    self.send.snd_max = end;
                 }
-                let snd_max = self.snd_max;
-                if let Some(t) = self.tlp.as_mut() {
+                let snd_max = self.send.snd_max;
+                if let Some(t) = self.loss.tlp.as_mut() {
                     (t.end_seq, t.is_retrans) = (Some(snd_max), !new_data);
                     t.probes += 1;
                 }
@@ -101,7 +105,7 @@ impl TcpSender {
         }
         // "After attempting to send a loss probe, regardless of whether a loss probe was sent,
         // the sender MUST re-arm the RTO timer, not the PTO timer, if FlightSize is not zero."
-        if self.snd_max > self.snd_una {
+        if self.send.snd_max > self.send.snd_una {
             self.arm_retransmit(cx);
         }
     }
@@ -109,15 +113,15 @@ impl TcpSender {
     /// Where the highest segment sent so far starts (segments lie `mss` apart from the first
     /// data byte; a FIN's sequence number rides on the last one).
     fn last_segment_start(&self) -> u64 {
-        let last = self.snd_max.min(self.data_end).max(super::FIRST_DATA_SEQ + 1) - 1;
+        let last = self.send.snd_max.min(self.send.data_end).max(super::FIRST_DATA_SEQ + 1) - 1;
         super::FIRST_DATA_SEQ + (last - super::FIRST_DATA_SEQ) / self.w.mss * self.w.mss
     }
 
     /// Section 7.4 `TLP_process_ack` for a cumulative ACK of `ack`: the episode ends once it
     /// reaches TLP.end_seq; a probe that resent data then costs one window reduction.
     pub(super) fn tlp_on_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
-        let recovering = self.in_recovery() || self.ca == CaState::Loss;
-        let Some(t) = self.tlp.as_mut() else { return };
+        let recovering = self.in_recovery() || self.loss.ca == CaState::Loss;
+        let Some(t) = self.loss.tlp.as_mut() else { return };
         let Some(end) = t.end_seq else { return };
         if ack < end {
             return;
@@ -128,7 +132,7 @@ impl TcpSender {
         }
         t.recoveries += 1;
         self.w.flight = self.flight();
-        self.w.ssthresh = self.cc.ssthresh_after(&self.w, Signal::DupAcks);
+        self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::DupAcks);
         self.w.cwnd = self.w.cwnd.min(self.w.ssthresh);
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::ProbeRecovery);
@@ -138,10 +142,10 @@ impl TcpSender {
     /// Fast recovery or a retransmission timeout ends any probe episode: their own window
     /// reduction takes over (Linux clears `tlp_high_seq` in `tcp_init_cwnd_reduction`).
     pub(super) fn tlp_end_episode(&mut self) {
-        if let Some(t) = self.tlp.as_mut() {
+        if let Some(t) = self.loss.tlp.as_mut() {
             t.end_seq = None;
         }
-        self.probe_timer.cancel();
+        self.timers.cancel(TcpTimer::Probe);
     }
 }
 
