@@ -175,7 +175,7 @@ fn add_link(
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);
-    links.push(Link::new(id, params, qdisc, qdisc_rng, loss_rng));
+    links.push(Link::new(params, qdisc, qdisc_rng, loss_rng));
     Ok(())
 }
 
@@ -266,7 +266,6 @@ impl FlowContext<'_> {
             src,
             dst,
             sender,
-            receiver,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
             sack: f.sack_permitted(),

@@ -30,7 +30,6 @@ pub struct FlowInfo {
     pub src: NodeId,
     pub dst: NodeId,
     pub sender: AgentId,
-    pub receiver: AgentId,
     pub start: Time,
     pub bytes: Option<u64>,
     /// The connection negotiates SACK (RFC 2018): its SYN and SYN-ACK carry SACK-permitted

@@ -15,24 +15,28 @@
 //! assert!(links.f64s("utilization")[2] > 0.9); // r->b, the bottleneck
 //! ```
 
-pub mod builder;
+// The engine's machinery (the world, its links, slab and flows, the builder and the result
+// tables) is the crate's own: the public surface is `Simulation`, the scenario, the units and
+// the result tables, and the parts a scenario or a binding names (disciplines, controllers,
+// records).
+pub(crate) mod builder;
 pub mod cc;
 pub mod dist;
 pub mod error;
-pub mod flows;
+pub(crate) mod flows;
 pub mod icmp;
 pub mod ip;
 pub mod limits;
-pub mod link;
+pub(crate) mod link;
 pub mod packet;
 pub mod qdisc;
 pub mod ranges;
-pub mod results;
+pub(crate) mod results;
 pub mod rng;
 pub mod routing;
 pub mod scenario;
 pub mod sched;
-pub mod slab;
+pub(crate) mod slab;
 pub mod snapshots;
 pub mod tagged;
 pub mod topology;
@@ -40,7 +44,7 @@ pub mod trace;
 pub mod transport;
 pub mod units;
 pub mod workload;
-pub mod world;
+pub(crate) mod world;
 
 pub use error::{ConfigError, Error};
 pub use results::RunResult;

@@ -38,7 +38,7 @@ use crate::ip::FragmentRule;
 use crate::limits::{
     self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_MTU, MIN_PACKET_RATE,
 };
-use crate::packet::{LinkId, NodeId, Packet};
+use crate::packet::{NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx, QdiscSpec};
 use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
@@ -251,7 +251,6 @@ pub enum TxStart {
 }
 
 pub struct Link {
-    pub id: LinkId,
     pub from: NodeId,
     pub to: NodeId,
     pub delay: Dur,
@@ -333,9 +332,8 @@ pub struct LinkParams {
 }
 
 impl Link {
-    pub fn new(id: LinkId, p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
+    pub fn new(p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
         Link {
-            id,
             from: p.from,
             to: p.to,
             delay: p.delay,
@@ -385,11 +383,6 @@ impl Link {
     /// Whether the device queue, if any, is empty.
     fn device_is_empty(&self) -> bool {
         self.device.as_ref().is_none_or(|d| d.packets.is_empty())
-    }
-
-    /// The probability that a packet is lost on the wire (0 without a loss module).
-    pub fn loss_probability(&self) -> f64 {
-        self.loss.as_ref().map_or(0.0, |l| l.probability)
     }
 
     pub fn is_transmitting(&self) -> bool {
@@ -709,7 +702,7 @@ mod tests {
         };
         let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
         let rng = |kind| Rng::stream(1, kind, 0);
-        Link::new(LinkId(0), params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
+        Link::new(params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
     }
 
     /// A link is per-link state that every packet through it touches; at 10,000 flows a

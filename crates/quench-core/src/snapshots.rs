@@ -12,7 +12,7 @@
 //! It reads the world between events and changes nothing in it; the instants themselves
 //! (`SnapshotTimes`) are the recorder's configuration, in `trace/snapshot_times.rs`.
 
-pub use crate::trace::snapshot_times::{SnapshotTimes, MAX_SNAPSHOTS};
+use crate::trace::snapshot_times::SnapshotTimes;
 use crate::trace::table::{columnar, Table};
 use crate::trace::Recorder;
 use crate::units::Time;
