@@ -237,9 +237,12 @@ impl CongestionControl for Ledbat {
         AckResponse::default()
     }
 
-    /// RFC 6817 section 2.4.2: `cwnd = min(cwnd, max(cwnd/2, MIN_CWND·MSS))` on loss.
+    /// RFC 6817 section 2.4.2 halves cwnd on loss (at least MIN_CWND segments); halved here is
+    /// the flight size, as ns-3's `TcpLedbat` (NewReno's `GetSsThresh`) and RFC 5681 eq. 4 do:
+    /// outside recovery LEDBAT's cwnd is at most the flight plus ALLOWED_INCREASE, so the two
+    /// agree, while the window fast recovery inflates would double-count the duplicate ACKs.
     fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
-        (w.cwnd / 2).max(self.min_cwnd * w.mss).min(w.cwnd)
+        (w.flight / 2).max(self.min_cwnd * w.mss)
     }
 }
 
@@ -324,12 +327,12 @@ mod tests {
         assert_eq!(f.queuing_delay(), Some(Dur::ZERO));
     }
 
-    /// RFC 6817 section 2.4.2: half the window on loss, at least MIN_CWND segments.
+    /// RFC 6817 section 2.4.2: half the window (here the flight) on loss, at least MIN_CWND.
     #[test]
     fn loss_halves_the_window() {
         let mut l = Ledbat::new(&LedbatConfig::default()).unwrap();
-        assert_eq!(l.on_congestion(&ca_window(20, 3), Signal::DupAcks), 10 * MSS);
-        assert_eq!(l.on_congestion(&ca_window(3, 3), Signal::DupAcks), 2 * MSS);
+        assert_eq!(l.on_congestion(&ca_window(21, 20), Signal::DupAcks), 10 * MSS);
+        assert_eq!(l.on_congestion(&ca_window(4, 3), Signal::DupAcks), 2 * MSS);
     }
 
     /// Slow start as ns-3: while cwnd ≤ ssthresh until congestion avoidance first runs.
