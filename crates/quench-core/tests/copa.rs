@@ -38,9 +38,9 @@ fn lone_copa(delta: f64) -> quench_core::RunResult {
     run(&sc)
 }
 
-/// Measured over [10, 30] s: δ = 0.5, 2.75 packets (the paper's section 2.2 puts the mean
-/// near 2.5 for δ = 0.5: the queue oscillates above the 1/δ that RTTstanding sees at its
-/// least), utilization 0.993; δ = 0.1, 13.5 packets, utilization 0.996.
+/// Measured over [10, 30] s: δ = 0.5, 2.75 packets, utilization 0.993; δ = 0.1, 13.5 packets,
+/// utilization 0.996: about 1.35/δ, the queue oscillating above the 1/δ that RTTstanding, its
+/// least over srtt/2, sees at equilibrium.
 #[test]
 fn lone_copa_keeps_about_one_over_delta_packets_queued_and_fills_the_link() {
     for delta in [0.5, 0.1] {

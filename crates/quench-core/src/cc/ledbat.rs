@@ -273,8 +273,8 @@ mod tests {
     /// 1. RTT 50 ms (base 50, current 50): off_target 1, cwnd += 1000·1000/20000 = 50 → 20 050.
     /// 2. RTT 110 ms (base 50, current min(50, 110) = 50): +1000·1000/20050 = 49.875… → 20 099
     ///    (carry 0.875).
-    /// 3-5. RTT 110 ms four more times pushes the 50 ms sample out of the 4-sample filter:
-    ///    from the 5th sample on, queuing 60 ms, off_target 0.4.
+    /// 3. to 5. RTT 110 ms three more times pushes the 50 ms sample out of the 4-sample
+    ///    filter: from the 5th sample on, queuing 60 ms, off_target 0.4.
     #[test]
     fn window_update_follows_rfc6817_by_hand() {
         let cfg = LedbatConfig { slow_start: false, ..Default::default() };
