@@ -5,8 +5,9 @@
 //! `off_target = (TARGET − queuing_delay)/TARGET`; `cwnd += GAIN·off_target·bytes_acked·MSS/cwnd`,
 //! at most `flightsize + ALLOWED_INCREASE·MSS` and at least `MIN_CWND·MSS`. The base delay is the
 //! minimum over `BASE_HISTORY` one-minute buckets (section 3.4.1); the current delay the minimum
-//! of the last `CURRENT_FILTER` samples (section 3.4.2). Loss: `cwnd = max(cwnd/2, MIN_CWND·MSS)`,
-//! once per window by the sender's recovery (section 2.4.2 "at most once per RTT").
+//! of the last `CURRENT_FILTER` samples (section 3.4.2). Loss: ssthresh = half the flight, at
+//! least `MIN_CWND·MSS` (the RFC halves cwnd, which outside recovery is the flight plus at most
+//! a segment), once per window by the sender's recovery.
 //!
 //! Delay samples: RTT samples rather than one-way delays. RFC 6817 measures one-way delay
 //! from the receiver's timestamps; ns-3's `TcpLedbat` uses TSval − TSecr of each ACK (the
