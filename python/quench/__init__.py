@@ -13,7 +13,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.controllers import bbr, cubic, dctcp, fast, newreno, prague, reno, tahoe, vegas
+from quench.controllers import bbr, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, tahoe, vegas
 from quench.network import (
     Network,
     choke,
@@ -45,6 +45,7 @@ __all__ = [
     "bbr",
     "choke",
     "codel",
+    "copa",
     "cubic",
     "dctcp",
     "droptail",
@@ -56,6 +57,7 @@ __all__ = [
     "fq_codel",
     "fq_pie",
     "fuzzball",
+    "ledbat",
     "load_scenario",
     "newreno",
     "parse_bytes",

@@ -157,3 +157,41 @@ def prague(
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
     segments one ACK may add in slow start (default 2)."""
     return _table("prague", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit)
+
+
+def ledbat(
+    target: str | float | None = None,
+    gain: float | None = None,
+    allowed_increase: float | None = None,
+    min_cwnd: int | None = None,
+    base_history: int | None = None,
+    current_filter: int | None = None,
+    slow_start: bool | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """LEDBAT (RFC 6817), a less-than-best-effort sender: per ACK the window moves by
+    `gain`·(`target` − queuing delay)/`target` segments per window, the queuing delay being the
+    least of the last `current_filter` RTT samples (default 4) minus the least of `base_history`
+    one-minute minima (default 10). `target`: a time (default "100ms"); `gain` (default 1, at
+    most 1); `allowed_increase`: segments the window may exceed the flight by (default 1);
+    `min_cwnd`: segments (default 2); `slow_start`: slow start until the first loss, as ns-3
+    (default True); `initial_window`: segments (default 10). Needs `rtt_sampling="every_ack"`
+    or timestamps."""
+    return _table(
+        "ledbat",
+        target=target,
+        gain=gain,
+        allowed_increase=allowed_increase,
+        min_cwnd=min_cwnd,
+        base_history=base_history,
+        current_filter=current_filter,
+        slow_start=slow_start,
+        initial_window=initial_window,
+    )
+
+
+def copa(delta: float | None = None, initial_window: int | None = None) -> dict[str, Any]:
+    """Copa (Arun and Balakrishnan 2018), default mode: the window moves towards the target rate
+    1/(`delta`·queuing delay), about 1/`delta` packets queued per flow (default 0.5), pacing at
+    twice the window per standing RTT. `initial_window`: segments (default 10)."""
+    return _table("copa", delta=delta, initial_window=initial_window)

@@ -24,10 +24,12 @@
 //! only the [`Window`] and the samples.
 
 pub mod bbr;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod fast;
 pub mod hystart;
+pub mod ledbat;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
@@ -363,6 +365,8 @@ registry! {
     Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig) boxed,
     Bbr: "bbr" => bbr::Bbr(BbrConfig) boxed,
     Prague: "prague" => prague::Prague(PragueConfig) boxed,
+    Ledbat: "ledbat" => ledbat::Ledbat(LedbatConfig) boxed,
+    Copa: "copa" => copa::Copa(CopaConfig) boxed,
 }
 
 impl Default for CcSpec {

@@ -1,0 +1,361 @@
+//! LEDBAT, Low Extra Delay Background Transport (RFC 6817): a less-than-best-effort controller
+//! that keeps the queuing delay it adds near `TARGET` and yields to loss-based flows.
+//!
+//! Per ACK (RFC 6817 section 2.4.2): queuing delay = FILTER(current delays) − MIN(base delays);
+//! `off_target = (TARGET − queuing_delay)/TARGET`; `cwnd += GAIN·off_target·bytes_acked·MSS/cwnd`,
+//! at most `flightsize + ALLOWED_INCREASE·MSS` and at least `MIN_CWND·MSS`. The base delay is the
+//! minimum over `BASE_HISTORY` one-minute buckets (section 3.4.1); the current delay the minimum
+//! of the last `CURRENT_FILTER` samples (section 3.4.2). Loss: ssthresh = half the flight, at
+//! least `MIN_CWND·MSS` (the RFC halves cwnd, which outside recovery is the flight plus at most
+//! a segment), once per window by the sender's recovery.
+//!
+//! Delay samples: RTT samples rather than one-way delays. RFC 6817 measures one-way delay
+//! from the receiver's timestamps; ns-3's `TcpLedbat` uses TSval − TSecr of each ACK (the
+//! receiver's clock minus the echoed sender's: the forward delay plus the receiver's ACK hold).
+//! Either way only the difference from the base matters, and with an uncongested return path
+//! RTT − baseRTT is the forward queuing delay. So the flow needs a sample per ACK (every-ACK
+//! RTT sampling or timestamps, as ns-3's needs timestamps), checked when it is built.
+//!
+//! Slow start (an option, on by default as in ns-3's `TcpLedbat`, `SSParam`): Reno's slow start
+//! while cwnd ≤ ssthresh until congestion avoidance first runs, and again only after the window
+//! has fallen to one segment (a timeout); congestion avoidance keeps ssthresh below cwnd.
+//! Must not touch: the sender; it sees only the window and the samples.
+
+use super::{aimd_growth, AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
+use crate::error::ConfigError;
+use crate::units::{Dur, Time};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// RFC 6817 section 2.5: TARGET MUST be 100 ms or less; ns-3 `TcpLedbat::TargetDelay` = 100 ms.
+const DEFAULT_TARGET: Dur = Dur::from_millis(100);
+/// RFC 6817 section 2.5: GAIN MUST be 1 or less (ns-3 `Gain` = 1).
+const DEFAULT_GAIN: f64 = 1.0;
+/// RFC 6817 section 2.5: ALLOWED_INCREASE SHOULD be 1 (segments).
+const DEFAULT_ALLOWED_INCREASE: f64 = 1.0;
+/// RFC 6817 section 2.5: MIN_CWND SHOULD be 2 (segments; ns-3 `MinCwnd` = 2).
+const DEFAULT_MIN_CWND: u64 = 2;
+/// RFC 6817 section 3.4.1: BASE_HISTORY SHOULD be 10 (ns-3 `BaseHistoLen` = 10).
+const DEFAULT_BASE_HISTORY: usize = 10;
+/// RFC 6817 section 3.4.2: a MIN filter over a few recent samples (ns-3 `NoiseFilterLen` = 4).
+const DEFAULT_CURRENT_FILTER: usize = 4;
+/// RFC 6817 section 3.4.1: the base delay history keeps one minimum per minute.
+const BASE_BUCKET: Dur = Dur::from_secs(60);
+/// Slow start's byte counting: a segment per segment acknowledged (ns-3's NewReno slow start),
+/// up to RFC 3465's L = 2 segments per ACK.
+const SLOW_START_ABC_LIMIT: u64 = 2;
+/// Initial window in segments when none is set: ns-3's `TcpSocket::InitialCwnd` default (RFC
+/// 6817 sets none).
+const DEFAULT_INITIAL_WINDOW: u64 = 10;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LedbatConfig {
+    /// The queuing delay LEDBAT aims to add (RFC 6817 TARGET).
+    pub target: Dur,
+    /// How fast the window moves towards the target (RFC 6817 GAIN, at most 1).
+    pub gain: f64,
+    /// Segments the window may exceed the flight size by (RFC 6817 ALLOWED_INCREASE).
+    pub allowed_increase: f64,
+    /// The smallest window, in segments (RFC 6817 MIN_CWND).
+    pub min_cwnd: u64,
+    /// One-minute buckets of the base delay's history (RFC 6817 BASE_HISTORY).
+    pub base_history: usize,
+    /// Samples the current delay's MIN filter spans (RFC 6817 CURRENT_FILTER).
+    pub current_filter: usize,
+    /// Slow start as ns-3's `TcpLedbat` (`SSParam`); false: congestion avoidance from the start.
+    pub slow_start: bool,
+    pub initial_window: Option<u64>,
+}
+
+impl Default for LedbatConfig {
+    fn default() -> Self {
+        LedbatConfig {
+            target: DEFAULT_TARGET,
+            gain: DEFAULT_GAIN,
+            allowed_increase: DEFAULT_ALLOWED_INCREASE,
+            min_cwnd: DEFAULT_MIN_CWND,
+            base_history: DEFAULT_BASE_HISTORY,
+            current_filter: DEFAULT_CURRENT_FILTER,
+            slow_start: true,
+            initial_window: None,
+        }
+    }
+}
+
+/// The two delay estimates of RFC 6817 section 3.4: per-minute minima and the last few samples.
+struct DelayFilters {
+    /// Minimum delay of each one-minute bucket, oldest first; the last is the current minute's.
+    base: VecDeque<Dur>,
+    base_len: usize,
+    /// The bucket (minutes since time zero) that `base`'s last entry covers.
+    current_bucket: u64,
+    current: VecDeque<Dur>,
+    current_len: usize,
+}
+
+impl DelayFilters {
+    fn new(base_len: usize, current_len: usize) -> Self {
+        DelayFilters {
+            base: VecDeque::with_capacity(base_len),
+            base_len,
+            current_bucket: 0,
+            current: VecDeque::with_capacity(current_len),
+            current_len,
+        }
+    }
+
+    /// RFC 6817 `update_base_delay` and `update_current_delay`.
+    fn add(&mut self, now: Time, delay: Dur) {
+        let bucket = now.0 / BASE_BUCKET.0;
+        match self.base.back_mut() {
+            Some(last) if bucket == self.current_bucket => *last = (*last).min(delay),
+            _ => {
+                if self.base.len() == self.base_len {
+                    self.base.pop_front();
+                }
+                self.base.push_back(delay);
+                self.current_bucket = bucket;
+            }
+        }
+        if self.current.len() == self.current_len {
+            self.current.pop_front();
+        }
+        self.current.push_back(delay);
+    }
+
+    /// FILTER(current delays) − MIN(base delays); None before the first sample.
+    fn queuing_delay(&self) -> Option<Dur> {
+        let current = self.current.iter().min()?;
+        let base = self.base.iter().min()?;
+        Some(Dur(current.0.saturating_sub(base.0)))
+    }
+}
+
+pub struct Ledbat {
+    target: Dur,
+    gain: f64,
+    allowed_increase: f64,
+    min_cwnd: u64,
+    slow_start: bool,
+    initial_window: u64,
+    delays: DelayFilters,
+    /// Slow start may run (ns-3's `LEDBAT_CAN_SS`): until congestion avoidance first runs, and
+    /// again once the window has fallen to one segment.
+    may_slow_start: bool,
+    /// The fraction of a byte the window update carries to the next ACK (the update is often
+    /// a few bytes per ACK, so truncating it would bias the window downwards).
+    carry: f64,
+}
+
+impl Ledbat {
+    pub fn new(cfg: &LedbatConfig) -> Result<Self, ConfigError> {
+        if cfg.target.is_zero() {
+            return Err(ConfigError::new("target", "must be a positive duration"));
+        }
+        if !(cfg.gain > 0.0 && cfg.gain <= 1.0) {
+            return Err(ConfigError::new("gain", "must be in (0, 1] (RFC 6817: GAIN MUST be 1 or less)"));
+        }
+        if !(cfg.allowed_increase > 0.0 && cfg.allowed_increase.is_finite()) {
+            return Err(ConfigError::new("allowed_increase", "must be a positive number of segments"));
+        }
+        for (field, v) in [("min_cwnd", cfg.min_cwnd as usize), ("base_history", cfg.base_history)] {
+            if v == 0 {
+                return Err(ConfigError::new(field, "must be at least 1"));
+            }
+        }
+        if cfg.current_filter == 0 {
+            return Err(ConfigError::new("current_filter", "must be at least 1"));
+        }
+        if cfg.initial_window == Some(0) {
+            return Err(ConfigError::new("initial_window", "must be at least 1"));
+        }
+        Ok(Ledbat {
+            target: cfg.target,
+            gain: cfg.gain,
+            allowed_increase: cfg.allowed_increase,
+            min_cwnd: cfg.min_cwnd,
+            slow_start: cfg.slow_start,
+            initial_window: cfg.initial_window.unwrap_or(DEFAULT_INITIAL_WINDOW),
+            delays: DelayFilters::new(cfg.base_history, cfg.current_filter),
+            may_slow_start: true,
+            carry: 0.0,
+        })
+    }
+
+    /// RFC 6817 section 2.4.2's window update for `acked` bytes at `queuing` delay; `flight`:
+    /// the flight size before this ACK.
+    fn congestion_avoidance(&mut self, w: &mut Window, acked: u64, flight: u64, queuing: Dur) {
+        let target = self.target.as_secs_f64();
+        let off_target = (target - queuing.as_secs_f64()) / target;
+        let mss = w.mss as f64;
+        let step = self.gain * off_target * acked as f64 * mss / w.cwnd.max(1) as f64 + self.carry;
+        let whole = step.trunc();
+        self.carry = step - whole;
+        let cwnd = (w.cwnd as f64 + whole).max(0.0) as u64;
+        let max_allowed = flight + (self.allowed_increase * mss) as u64;
+        w.cwnd = cwnd.min(max_allowed).max(self.min_cwnd * w.mss);
+        // ns-3 TcpLedbat: keep ssthresh below the window, so that slow start does not resume.
+        if w.cwnd <= w.ssthresh {
+            w.ssthresh = w.cwnd - 1;
+        }
+    }
+
+    /// The queuing delay LEDBAT sees now (FILTER(current) − MIN(base)), once it has a sample.
+    pub fn queuing_delay(&self) -> Option<Dur> {
+        self.delays.queuing_delay()
+    }
+}
+
+impl CongestionControl for Ledbat {
+    fn capabilities(&self) -> Capabilities {
+        // The current delay's filter spans a few samples: one per window would make it span a
+        // few RTTs (ns-3's needs the timestamp option on every ACK).
+        Capabilities { rtt_every_ack_needed_by: Some("LEDBAT"), ..Capabilities::window(Recovery::NewReno) }
+    }
+    fn initial_window(&self, _mss: u64) -> u64 {
+        self.initial_window
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
+        if let Some(rtt) = s.rtt {
+            self.delays.add(s.now, rtt);
+        }
+        if w.cwnd <= w.mss {
+            self.may_slow_start = true;
+        }
+        let queuing = self.delays.queuing_delay();
+        if self.slow_start && self.may_slow_start && w.cwnd <= w.ssthresh {
+            aimd_growth(w, s.acked, SLOW_START_ABC_LIMIT);
+            return AckResponse::default();
+        }
+        self.may_slow_start = false;
+        match queuing {
+            Some(q) => self.congestion_avoidance(w, s.acked, w.flight + s.acked, q),
+            // No delay sample yet: Reno's growth (ns-3's fallback without timestamps).
+            None => aimd_growth(w, s.acked, SLOW_START_ABC_LIMIT),
+        }
+        AckResponse::default()
+    }
+
+    /// RFC 6817 section 2.4.2 halves cwnd on loss (at least MIN_CWND segments); halved here is
+    /// the flight size, as ns-3's `TcpLedbat` (NewReno's `GetSsThresh`) and RFC 5681 eq. 4 do:
+    /// outside recovery LEDBAT's cwnd is at most the flight plus ALLOWED_INCREASE, so the two
+    /// agree, while the window fast recovery inflates would double-count the duplicate ACKs.
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
+        (w.flight / 2).max(self.min_cwnd * w.mss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    fn ack(l: &mut Ledbat, w: &mut Window, at_ms: u64, acked: u64, rtt_ms: u64) {
+        let s = AckSample {
+            now: Time(at_ms * 1_000_000),
+            acked,
+            rtt: Some(Dur::from_millis(rtt_ms)),
+            srtt: None,
+            ece_bytes: 0,
+            rate: None,
+        };
+        l.on_ack(w, &s);
+    }
+
+    fn ca_window(segments: u64, flight_segments: u64) -> Window {
+        Window { cwnd: segments * MSS, ssthresh: 0, mss: MSS, flight: flight_segments * MSS, peer_window: u64::MAX }
+    }
+
+    /// Hand trace of RFC 6817's update, TARGET 100 ms, GAIN 1, MSS 1000 B, cwnd 20 000 B, a
+    /// flight far above cwnd so that the cap does not bind:
+    /// 1. RTT 50 ms (base 50, current 50): off_target 1, cwnd += 1000·1000/20000 = 50 → 20 050.
+    /// 2. RTT 110 ms (base 50, current min(50, 110) = 50): +1000·1000/20050 = 49.875… → 20 099
+    ///    (carry 0.875).
+    /// 3. to 5. RTT 110 ms three more times pushes the 50 ms sample out of the 4-sample
+    ///    filter: from the 5th sample on, queuing 60 ms, off_target 0.4.
+    #[test]
+    fn window_update_follows_rfc6817_by_hand() {
+        let cfg = LedbatConfig { slow_start: false, ..Default::default() };
+        let mut l = Ledbat::new(&cfg).unwrap();
+        let mut w = ca_window(20, 1000);
+        ack(&mut l, &mut w, 0, MSS, 50);
+        assert_eq!(w.cwnd, 20_050);
+        ack(&mut l, &mut w, 1, MSS, 110);
+        assert_eq!(w.cwnd, 20_099); // 20 050 + 49.875, 0.875 carried
+        ack(&mut l, &mut w, 2, MSS, 110); // + 1e6/20099 = 49.753 + 0.875 = 50.628 → 20 149
+        assert_eq!(w.cwnd, 20_149);
+        ack(&mut l, &mut w, 3, MSS, 110); // + 49.630 + 0.628 = 50.258 → 20 199
+        assert_eq!(w.cwnd, 20_199);
+        ack(&mut l, &mut w, 4, MSS, 110); // filter now 110 ×4: off_target 0.4: + 19.803 + 0.258
+        assert_eq!(w.cwnd, 20_219);
+        assert_eq!(l.queuing_delay(), Some(Dur::from_millis(60)));
+        // Above target: 250 ms RTTs, once they fill the filter, queuing 200 ms, off_target −1.
+        (5..9).for_each(|t| ack(&mut l, &mut w, t, MSS, 250));
+        let before = w.cwnd;
+        ack(&mut l, &mut w, 9, MSS, 250); // − 1e6/before, plus the carry
+        assert!(before - w.cwnd == 49 || before - w.cwnd == 50, "{before} → {}", w.cwnd);
+    }
+
+    /// The window may exceed the flight size before the ACK by ALLOWED_INCREASE segments only,
+    /// and never falls below MIN_CWND segments.
+    #[test]
+    fn window_is_capped_by_flight_and_floored_by_min_cwnd() {
+        let cfg = LedbatConfig { slow_start: false, ..Default::default() };
+        let mut l = Ledbat::new(&cfg).unwrap();
+        let mut w = ca_window(20, 5); // 5 segments still in flight after this ACK of 1
+        ack(&mut l, &mut w, 0, MSS, 50);
+        assert_eq!(w.cwnd, 7 * MSS); // flight before the ACK (6) + 1
+        let mut w = ca_window(2, 1000);
+        ack(&mut l, &mut w, 1, MSS, 50);
+        (2..6).for_each(|t| ack(&mut l, &mut w, t, MSS, 1000)); // far above target
+        assert_eq!(w.cwnd, 2 * MSS);
+    }
+
+    /// The base delay is the minimum over the last BASE_HISTORY one-minute buckets: a low
+    /// sample leaves the history ten minutes after its minute.
+    #[test]
+    fn base_delay_forgets_after_base_history_minutes() {
+        let mut f = DelayFilters::new(10, 1);
+        f.add(Time(0), Dur::from_millis(10));
+        for minute in 1..=9 {
+            f.add(Time(minute * BASE_BUCKET.0), Dur::from_millis(40));
+        }
+        assert_eq!(f.queuing_delay(), Some(Dur::from_millis(30)));
+        f.add(Time(10 * BASE_BUCKET.0), Dur::from_millis(40)); // the 10 ms minute drops out
+        assert_eq!(f.queuing_delay(), Some(Dur::ZERO));
+    }
+
+    /// RFC 6817 section 2.4.2: half the window (here the flight) on loss, at least MIN_CWND.
+    #[test]
+    fn loss_halves_the_window() {
+        let mut l = Ledbat::new(&LedbatConfig::default()).unwrap();
+        assert_eq!(l.on_congestion(&ca_window(21, 20), Signal::DupAcks), 10 * MSS);
+        assert_eq!(l.on_congestion(&ca_window(4, 3), Signal::DupAcks), 2 * MSS);
+    }
+
+    /// Slow start as ns-3: while cwnd ≤ ssthresh until congestion avoidance first runs.
+    #[test]
+    fn slow_start_ends_for_good_at_the_first_congestion_avoidance() {
+        let mut l = Ledbat::new(&LedbatConfig::default()).unwrap();
+        let mut w = Window { ssthresh: u64::MAX, ..ca_window(10, 1000) };
+        ack(&mut l, &mut w, 0, MSS, 50);
+        assert_eq!(w.cwnd, 11 * MSS);
+        w.ssthresh = 5 * MSS; // as after a loss
+        ack(&mut l, &mut w, 1, MSS, 50); // congestion avoidance: +1000·1000/11000 = 90
+        assert_eq!(w.cwnd, 11 * MSS + 90);
+        w.ssthresh = u64::MAX;
+        ack(&mut l, &mut w, 2, MSS, 50); // still avoidance, ssthresh pulled below cwnd
+        assert!(w.cwnd < 12 * MSS && w.ssthresh < w.cwnd);
+    }
+
+    #[test]
+    fn config_errors_name_the_field() {
+        let e = Ledbat::new(&LedbatConfig { gain: 1.5, ..Default::default() }).err().unwrap();
+        assert_eq!(e.path, "gain");
+        let e = Ledbat::new(&LedbatConfig { target: Dur::ZERO, ..Default::default() }).err().unwrap();
+        assert_eq!(e.path, "target");
+    }
+}

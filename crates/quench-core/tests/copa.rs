@@ -1,0 +1,59 @@
+//! Copa against its paper's claim (Arun, Balakrishnan, NSDI 2018, section 2.1;
+//! docs/mechanisms.md#copa): at equilibrium `λ = 1/(δ·dq)`, so a lone flow's rate times its
+//! queuing delay, the packets it keeps queued, is 1/δ (2 packets for δ = 0.5), while the link
+//! stays busy.
+
+mod common;
+use common::*;
+use serde_json::json;
+
+const BOTTLENECK_BPS: f64 = 10e6;
+
+/// Time-weighted mean of the bottleneck queue (packets) over [from, to] seconds.
+fn mean_queue(r: &quench_core::RunResult, from: f64, to: f64) -> f64 {
+    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
+    let (mut area, mut level, mut last) = (0.0, 0.0, from);
+    for (&ti, &qi) in t.iter().zip(&q) {
+        if ti > to {
+            break;
+        }
+        if ti > from {
+            area += level * (ti - last);
+            last = ti;
+        }
+        level = qi;
+    }
+    area += level * (to - last);
+    area / (to - from)
+}
+
+/// A 10 Mb/s bottleneck, 44 ms base RTT, a buffer Copa never fills.
+fn lone_copa(delta: f64) -> quench_core::RunResult {
+    let qdisc = json!({"kind": "droptail", "limit": "1000p"});
+    let mut sc = dumbbell(1, "1Gbps", "1ms", "10Mbps", "20ms", qdisc);
+    sc["duration"] = json!("30s");
+    sc["record"] = json!({"queues": true, "cwnd": false, "rtt": false, "drops": true, "links": ["r1->r2"]});
+    let tcp = json!({"send_buffer": "4MB", "receive_window": "4MB"});
+    sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": {"kind": "copa", "delta": delta}, "tcp": tcp}]);
+    run(&sc)
+}
+
+/// Measured over [10, 30] s: δ = 0.5, 2.75 packets, utilization 0.993; δ = 0.1, 13.5 packets,
+/// utilization 0.996: about 1.35/δ, the queue oscillating above the 1/δ that RTTstanding, its
+/// least over srtt/2, sees at equilibrium.
+#[test]
+fn lone_copa_keeps_about_one_over_delta_packets_queued_and_fills_the_link() {
+    for delta in [0.5, 0.1] {
+        let r = lone_copa(delta);
+        let q = mean_queue(&r, 10.0, 30.0);
+        let goodput = flow_value(&r, 0, "goodput_bps");
+        let utilization = goodput / (BOTTLENECK_BPS * 1460.0 / 1500.0);
+        eprintln!(
+            "Copa δ = {delta}: mean queue over [10, 30] s {q:.2} packets (1/δ = {}), utilization {utilization:.3}",
+            1.0 / delta
+        );
+        assert_eq!(link_value(&r, "r1->r2", "dropped_packets"), 0.0, "the buffer must not overflow");
+        assert!(q > 0.8 / delta && q < 1.6 / delta, "mean queue {q} packets for δ = {delta}");
+        assert!(utilization > 0.9, "utilization {utilization}");
+    }
+}
