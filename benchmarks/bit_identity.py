@@ -7,9 +7,8 @@ hash what they write, so that a refactor or a speed-up can be shown to change no
 
 `record` writes MANIFEST.json (path -> SHA-256 of every file) beside the outputs; `compare`
 prints each file that differs, is missing or is new, and exits 1 if any does. Files that hold
-the wall-clock time (`meta.json`'s and the summaries' timing fields) or
-the output folder's path are compared with those removed, since they differ between any two
-runs.
+the wall-clock time (`meta.json`'s and the summaries' timing fields) or the paths of the output
+folder and of the checkout are compared with those removed, since they differ between runs.
 """
 
 from __future__ import annotations
@@ -54,8 +53,10 @@ def record(out: Path) -> None:
 
 
 def _digest(path: Path, root: Path) -> str:
-    # The report names the folder each experiment wrote into: the same output under another root.
-    data = path.read_bytes().replace(str(root).encode(), b"OUT")
+    # The report names the folder each experiment wrote into and links into the checkout's docs
+    # by a relative path: the same output from another checkout or under another root.
+    checkout = os.path.relpath(ROOT, path.parent).encode()
+    data = path.read_bytes().replace(str(root).encode(), b"OUT").replace(checkout + b"/", b"CHECKOUT/")
     if path.suffix == ".json":
         try:
             data = json.dumps(_without_volatile(json.loads(data)), sort_keys=True).encode()
