@@ -9,24 +9,6 @@ use serde_json::json;
 
 const BOTTLENECK_BPS: f64 = 10e6;
 
-/// Time-weighted mean of the bottleneck queue (packets) over [from, to] seconds.
-fn mean_queue(r: &quench_core::RunResult, from: f64, to: f64) -> f64 {
-    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
-    let (mut area, mut level, mut last) = (0.0, 0.0, from);
-    for (&ti, &qi) in t.iter().zip(&q) {
-        if ti > to {
-            break;
-        }
-        if ti > from {
-            area += level * (ti - last);
-            last = ti;
-        }
-        level = qi;
-    }
-    area += level * (to - last);
-    area / (to - from)
-}
-
 /// A 10 Mb/s bottleneck, 44 ms base RTT, a buffer Copa never fills.
 fn lone_copa(delta: f64) -> quench_core::RunResult {
     let qdisc = json!({"kind": "droptail", "limit": "1000p"});

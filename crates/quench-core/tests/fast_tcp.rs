@@ -20,26 +20,6 @@ fn fast_path(n: usize, alpha: f64, initial_window: u64, duration: f64) -> Value 
     sc
 }
 
-/// Time-weighted mean of the bottleneck queue (packets) over [from, to] seconds.
-fn mean_queue(r: &quench_core::RunResult, from: f64, to: f64) -> f64 {
-    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
-    let mut area = 0.0;
-    let mut level = 0.0;
-    let mut last = from;
-    for (&ti, &qi) in t.iter().zip(&q) {
-        if ti > to {
-            break;
-        }
-        if ti > from {
-            area += level * (ti - last);
-            last = ti;
-        }
-        level = qi;
-    }
-    area += level * (to - last);
-    area / (to - from)
-}
-
 fn check_equilibrium(n: usize, alpha: f64, initial_window: u64) -> quench_core::RunResult {
     let r = run(&fast_path(n, alpha, initial_window, 30.0));
     assert_eq!(link_value(&r, "r1->r2", "dropped_packets"), 0.0, "the buffer must not overflow");

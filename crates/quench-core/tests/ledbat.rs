@@ -29,24 +29,6 @@ fn path(ccs: &[&str], duration_s: f64) -> Value {
     sc
 }
 
-/// Time-weighted mean of the bottleneck queue (packets) over [from, to] seconds.
-fn mean_queue(r: &quench_core::RunResult, from: f64, to: f64) -> f64 {
-    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
-    let (mut area, mut level, mut last) = (0.0, 0.0, from);
-    for (&ti, &qi) in t.iter().zip(&q) {
-        if ti > to {
-            break;
-        }
-        if ti > from {
-            area += level * (ti - last);
-            last = ti;
-        }
-        level = qi;
-    }
-    area += level * (to - last);
-    area / (to - from)
-}
-
 /// The queuing delay of a mean queue of full segments at the bottleneck.
 fn queue_delay_s(packets: f64) -> f64 {
     packets * PACKET_BYTES * 8.0 / BOTTLENECK_BPS

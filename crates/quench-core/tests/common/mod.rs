@@ -180,3 +180,22 @@ pub mod event {
     pub const LOSS_PROBE: u64 = 8;
     pub const PROBE_RECOVERY: u64 = 9;
 }
+
+/// Time-weighted mean of the recorded queue (packets) over [from, to] seconds: the queue table's
+/// level held from each row to the next (a one-link queue record).
+pub fn mean_queue(r: &RunResult, from: f64, to: f64) -> f64 {
+    let (t, q) = (f64s(r, "queue", "time_s"), f64s(r, "queue", "packets"));
+    let (mut area, mut level, mut last) = (0.0, 0.0, from);
+    for (&ti, &qi) in t.iter().zip(&q) {
+        if ti > to {
+            break;
+        }
+        if ti > from {
+            area += level * (ti - last);
+            last = ti;
+        }
+        level = qi;
+    }
+    area += level * (to - last);
+    area / (to - from)
+}
