@@ -79,6 +79,7 @@ bench: build
 	$(PY) -m quench.cli ns3 --setup
 	$(PY) benchmarks/bench_dumbbell.py
 	$(PY) benchmarks/bench_start.py
+	$(PY) benchmarks/bench_fabric.py
 
 # The API reference, built with pdoc from the docstrings into docs/api/ (git-ignored); fails when
 # pdoc warns (tests/test_api_docs.py runs the same build in `make test`).
