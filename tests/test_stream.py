@@ -105,6 +105,27 @@ def test_the_api_streams_to_a_temporary_folder_its_results_own(runs, tmp_path, m
     assert [p.name for p in tmp_path.iterdir()] == ["saved"]
 
 
+def test_a_streamed_table_stays_readable_while_only_the_tables_are_held(runs, tmp_path, monkeypatch):
+    """`run_scenario(...).tables[name]`: the Results are gone before the table is read, the
+    tables keep their temporary folder, and it goes with them (no cycle collection needed)."""
+    _, memory = runs
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    tables = run_scenario(spec(), progress=False).tables
+    assert tables.on_disk("queue") is not None  # streamed: read from the folder now
+    pd.testing.assert_frame_equal(tables["queue"], memory.tables["queue"])
+    segments = tables.on_disk("segments")
+    assert segments is not None and len(tables["segments"]) == segments.rows == len(memory.segments)
+    gc.disable()
+    try:
+        del tables
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        gc.enable()
+
+
 def test_a_short_api_run_keeps_no_temporary_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
