@@ -270,3 +270,25 @@ def test_a_capture_is_readable_after_its_results_are_dropped():
     del pcaps
     gc.collect()
     assert not folder.exists()
+
+
+def test_a_killed_run_staging_folder_is_removed_by_the_next_run_into_its_out(tmp_path):
+    """A `quench run --out` killed while it streams leaves its hidden staging folder (bounded by
+    budget.record_bytes, tests/test_errors.py); the next run into the same `--out` removes it."""
+    import time
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "quench.cli", "run", str(SCENARIO), "--out", str(out), "--duration", "2000s"]
+    child = subprocess.Popen([*cmd, "--quiet", "--no-plots"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(f".out.quench-tmp-*/{SPILL_DIR}/*.bin")):
+            assert child.poll() is None and time.monotonic() < deadline, "no spill file after 60 s"
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
+        child.stderr.close()
+    assert len(list(tmp_path.glob(".out.quench-tmp-*"))) == 1
+    assert main(["run", str(SCENARIO), "--out", str(out), "--duration", "1s", "--quiet", "--no-plots"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
