@@ -206,8 +206,8 @@ def _overload(active_flows: int | None) -> dict:
 
 
 def test_an_active_flow_budget_beyond_the_memory_available_is_refused_with_the_figures():
-    """budget.active_flows × ACTIVE_FLOW_BYTES (2.1 KB) against the memory available: 10⁶
-    arrivals need 2.1 GB, more than 1 GB; 4.7·10⁵ fit (10⁹ / 2100 = 476,190)."""
+    """budget.active_flows × ACTIVE_FLOW_BYTES (2.1 KB) against half the memory available: 10⁶
+    arrivals need 2.1 GB, more than half of 1 GB; 2.4·10⁵ fit (10⁹ / 4200 = 238,095)."""
     from quench.scenario import ACTIVE_FLOW_BYTES, check_budget_memory
 
     assert ACTIVE_FLOW_BYTES == 2_100
@@ -216,14 +216,48 @@ def test_an_active_flow_budget_beyond_the_memory_available_is_refused_with_the_f
         check_budget_memory(_overload(10**6), one_gb)
     assert e.value.path == "budget.active_flows"
     assert e.value.reason == (
-        "1e6 workload arrivals in progress at once would take up to 2.1 GB (about 2.1 KB each), more than the "
-        "1.0 GB available (a test's figure); at most 4.76e5 fit"
+        "1e6 workload arrivals in progress at once would take up to 2.1 GB (about 2.1 KB each), more than half "
+        "the 1.0 GB available (a test's figure; the other half is kept for the engine's tables as they grow and "
+        "the rest of the process); at most 2.38e5 fit"
     )
-    check_budget_memory(_overload(476_190), one_gb)  # fits
-    check_budget_memory(_overload(None), one_gb)  # the default is not checked
+    fits = _overload(238_095)
+    assert check_budget_memory(fits, one_gb) is fits
     no_workload = _overload(10**9)
     del no_workload["workloads"]
-    check_budget_memory(no_workload, one_gb)  # the budget bounds workload arrivals only
+    assert check_budget_memory(no_workload, one_gb) is no_workload  # it bounds workload arrivals only
+    # The default (10⁶, 2.1 GB) is lowered to what fits; the caller's dict is left as it was.
+    default = _overload(None)
+    assert check_budget_memory(default, one_gb)["budget"] == {"active_flows": 238_095}
+    assert "budget" not in default
+    assert check_budget_memory(default, (10**10, "ten GB")) is default
+
+
+def test_the_default_active_flow_budget_is_the_engines():
+    from quench.scenario import DEFAULT_ACTIVE_FLOWS, validate_scenario
+
+    assert validate_scenario(_overload(None))["budget"]["active_flows"] == DEFAULT_ACTIVE_FLOWS
+
+
+def test_an_overloaded_workload_under_a_small_address_space_limit_stops_at_the_lowered_budget(tmp_path):
+    """Under `ulimit -v` 1.5 GB the default 10⁶ arrivals in progress (2.1 GB) cannot fit: the
+    budget is lowered to what the limit leaves, so a workload offering 50 times what its path
+    carries stops with the budget's one line instead of an allocator abort."""
+    import subprocess
+    import sys
+
+    spec = _overload(None)
+    spec["workloads"][0]["arrival_rate"] = 50_000
+    spec["duration"] = "60s"
+    spec["budget"] = {"flows": 10**7}
+    scenario = tmp_path / "overload.json"
+    scenario.write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    cmd = f"ulimit -v 1500000 && exec {sys.executable} -m quench.cli run {scenario} --out {out} --quiet --no-plots"
+    done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("quench: error: budget.active_flows: more than "), lines
+    assert not out.exists()
 
 
 def test_an_active_flow_budget_beyond_the_address_space_limit_is_one_line(tmp_path):

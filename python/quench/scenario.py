@@ -62,6 +62,13 @@ MAX_LISTED_FLOWS = 10_000
 # 10 Mbit/s link: 70.5 and 280.5 MB, so 2.1 KB per arrival); `limits::DEFAULT_ACTIVE_FLOW_BUDGET`
 # says 2 KB.
 ACTIVE_FLOW_BYTES = 2_100
+# Memory kept per byte the arrivals in progress hold: as much again, for the engine's tables
+# of flows and agents, which grow by doubling (both copies are held while one moves), and the
+# rest of the process. Without it, the default budget lowered to the whole of a 1.5 GB
+# `ulimit -v` ended in an allocator abort at 1.43 GB resident.
+MEMORY_HEADROOM = 2
+# The engine's default budget.active_flows (`limits::DEFAULT_ACTIVE_FLOW_BUDGET`).
+DEFAULT_ACTIVE_FLOWS = 1_000_000
 _TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
 
 
@@ -264,29 +271,36 @@ def available_memory() -> tuple[int, str] | None:
     return min(found) if found else None
 
 
-def check_budget_memory(spec: dict[str, Any], available: tuple[int, str] | None = None) -> None:
-    """Refuse a `budget.active_flows` given for a scenario with workloads whose arrivals in
-    progress, at ACTIVE_FLOW_BYTES each, would need more memory than is available (see
-    `available_memory`): the run would end in an allocator abort instead of the budget's
-    error. The default budget (10⁶, about 2 GB) is not checked: a scenario that does not ask
-    for more runs as it always did. `budget.flows` and `budget.packets` bound work, not memory
+def check_budget_memory(spec: dict[str, Any], available: tuple[int, str] | None = None) -> dict[str, Any]:
+    """The scenario with its `budget.active_flows` held to the memory available (see
+    `available_memory`) when it has workloads: their arrivals in progress, at
+    ACTIVE_FLOW_BYTES each, would otherwise end the run in an allocator abort instead of the
+    budget's one-line error. A budget the scenario gives beyond that is refused with both
+    figures; the default (DEFAULT_ACTIVE_FLOWS, about 2.1 GB) is lowered to what fits (with
+    MEMORY_HEADROOM), which
+    changes nothing but where an overloaded workload stops (on a machine with the memory, the
+    scenario is returned as it is). `budget.flows` and `budget.packets` bound work, not memory
     held at once (finished arrivals are reclaimed, the flows table streams to disk, and a
     packet is held only while a queue, bounded by its own limit, holds it)."""
-    budget, workloads = spec.get("budget"), spec.get("workloads")
-    if not (isinstance(budget, dict) and workloads):
-        return
-    n = budget.get("active_flows")
+    budget = spec.get("budget", {})
+    if not (isinstance(budget, dict) and spec.get("workloads")):
+        return spec
+    n = budget.get("active_flows", DEFAULT_ACTIVE_FLOWS)
     if isinstance(n, bool) or not isinstance(n, int | float) or not n > 0:
-        return  # the engine refuses it, naming the key
+        return spec  # the engine refuses it, naming the key
     available = available or available_memory()
-    if available is None or n * ACTIVE_FLOW_BYTES <= available[0]:
-        return
+    if available is None or n * ACTIVE_FLOW_BYTES * MEMORY_HEADROOM <= available[0]:
+        return spec
     free, source = available
+    fit = max(int(free // (ACTIVE_FLOW_BYTES * MEMORY_HEADROOM)), 1)
+    if "active_flows" not in budget:
+        return {**spec, "budget": {**budget, "active_flows": fit}}
     raise scenario_error(
         "budget.active_flows",
         f"{_count(n)} workload arrivals in progress at once would take up to {_bytes(n * ACTIVE_FLOW_BYTES)} "
-        f"(about {ACTIVE_FLOW_BYTES / 1000:.1f} KB each), more than the {_bytes(free)} available ({source}); "
-        f"at most {_count(free // ACTIVE_FLOW_BYTES)} fit",
+        f"(about {ACTIVE_FLOW_BYTES / 1000:.1f} KB each), more than half the {_bytes(free)} available ({source}; "
+        f"the other half is kept for the engine's tables as they grow and the rest of the process); at most "
+        f"{_count(fit)} fit",
     )
 
 
@@ -308,7 +322,7 @@ def _to_json(spec: dict[str, Any]) -> str:
         raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
     check_listed_flows(spec)
     _check_plain(spec)
-    check_budget_memory(spec)
+    spec = check_budget_memory(spec)
     # A CSV file of a scenario built in Python is read relative to the working directory.
     spec = resolve_files(spec, Path.cwd())
     try:
