@@ -69,6 +69,9 @@ cwnd = false
 rtt = false
 monitors = false
 pcap = ["a->b"]
+# The 1000-s capture (1.5 GB) is past the default budget.record_bytes (10⁹ bytes streamed).
+[budget]
+record_bytes = 10_000_000_000
 """
 
 
@@ -101,6 +104,9 @@ drops = false
 cwnd = false
 rtt = false
 monitors = false
+# 10⁷ arrivals stream a flows table of a few GB, past the default budget.record_bytes (10⁹).
+[budget]
+record_bytes = 100_000_000_000
 """
 
 

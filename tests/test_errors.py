@@ -193,6 +193,108 @@ def test_an_overloaded_workload_stops_at_its_active_flow_budget(tmp_path, capsys
     assert not out.exists() and list(tmp_path.iterdir()) == [scenario]
 
 
+def _overload(active_flows: int | None) -> dict:
+    spec = {
+        "duration": "20s",
+        "hosts": ["a", "b"],
+        "links": [{"from": "a", "to": "b", "rate": "10Mbps", "delay": "10ms"}],
+        "workloads": [{"pairs": [["a", "b"]], "arrival_rate": 200, "size": "1MB", "flow": {"kind": "tcp"}}],
+    }
+    if active_flows is not None:
+        spec["budget"] = {"active_flows": active_flows}
+    return spec
+
+
+def test_an_active_flow_budget_beyond_the_memory_available_is_refused_with_the_figures():
+    """budget.active_flows × ACTIVE_FLOW_BYTES (2.1 KB) against half the memory available: 10⁶
+    arrivals need 2.1 GB, more than half of 1 GB; 2.4·10⁵ fit (10⁹ / 4200 = 238,095)."""
+    from quench.scenario import ACTIVE_FLOW_BYTES, check_budget_memory
+
+    assert ACTIVE_FLOW_BYTES == 2_100
+    one_gb = (10**9, "a test's figure")
+    with pytest.raises(quench.ScenarioError) as e:
+        check_budget_memory(_overload(10**6), one_gb)
+    assert e.value.path == "budget.active_flows"
+    assert e.value.reason == (
+        "1e6 workload arrivals in progress at once would take up to 2.1 GB (about 2.1 KB each), more than half "
+        "the 1.0 GB available (a test's figure; the other half is kept for the engine's tables as they grow and "
+        "the rest of the process); at most 2.38e5 fit"
+    )
+    fits = _overload(238_095)
+    assert check_budget_memory(fits, one_gb) is fits
+    no_workload = _overload(10**9)
+    del no_workload["workloads"]
+    assert check_budget_memory(no_workload, one_gb) is no_workload  # it bounds workload arrivals only
+    # The default (10⁶, 2.1 GB) is lowered to what fits; the caller's dict is left as it was.
+    default = _overload(None)
+    assert check_budget_memory(default, one_gb)["budget"] == {"active_flows": 238_095}
+    assert "budget" not in default
+    assert check_budget_memory(default, (10**10, "ten GB")) is default
+
+
+def test_the_default_active_flow_budget_is_the_engines():
+    from quench.scenario import DEFAULT_ACTIVE_FLOWS, validate_scenario
+
+    assert validate_scenario(_overload(None))["budget"]["active_flows"] == DEFAULT_ACTIVE_FLOWS
+
+
+def test_an_overloaded_workload_under_a_small_address_space_limit_stops_at_the_lowered_budget(tmp_path):
+    """Under `ulimit -v` 1.5 GB the default 10⁶ arrivals in progress (2.1 GB) cannot fit: the
+    budget is lowered to what the limit leaves, so a workload offering 50 times what its path
+    carries stops with the budget's one line instead of an allocator abort."""
+    import subprocess
+    import sys
+
+    spec = _overload(None)
+    spec["workloads"][0]["arrival_rate"] = 50_000
+    spec["duration"] = "60s"
+    spec["budget"] = {"flows": 10**7}
+    scenario = tmp_path / "overload.json"
+    scenario.write_text(json.dumps(spec))
+    out = tmp_path / "out"
+    cmd = f"ulimit -v 1500000 && exec {sys.executable} -m quench.cli run {scenario} --out {out} --quiet --no-plots"
+    done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("quench: error: budget.active_flows: more than "), lines
+    assert not out.exists()
+
+
+def test_an_active_flow_budget_beyond_the_address_space_limit_is_one_line(tmp_path):
+    """Under `ulimit -v` 2 GB, 10⁶ arrivals in progress (2.1 GB) cannot fit: refused before the
+    run, naming the limit, instead of an allocator abort once the workload piles up."""
+    import subprocess
+    import sys
+
+    scenario = tmp_path / "overload.json"
+    scenario.write_text(json.dumps(_overload(10**6)))
+    cmd = f"ulimit -v 2000000 && exec {sys.executable} -m quench.cli validate {scenario}"
+    done = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("quench: error: budget.active_flows: 1e6 workload arrivals"), lines
+    assert "the address-space limit (ulimit -v)" in lines[0]
+
+
+def test_a_run_past_its_record_budget_stops_with_one_line_and_leaves_nothing(tmp_path, capsys):
+    """budget.record_bytes bounds what a run streams to its staging folder before anything is
+    final: a 20 s capture at 10 Mbit/s (headers only: the capture keeps no payload) passes 300 kB after about 5 s."""
+    scenario = tmp_path / "capture.toml"
+    scenario.write_text(
+        'duration = "20s"\nhosts = ["a", "b"]\n'
+        'links = [{from = "a", to = "b", rate = "10Mbps", delay = "10ms"}]\n'
+        'flows = [{kind = "tcp", src = "a", dst = "b"}]\n'
+        'record = {segments = true, pcap = ["a->b"]}\n'
+        "budget = {record_bytes = 300000}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("quench: error: budget.record_bytes: the run's records"), err
+    assert "more than budget.record_bytes, 3e5" in err[0]
+    assert not out.exists() and list(tmp_path.iterdir()) == [scenario]
+
+
 def test_a_json_scenario_giving_a_key_twice_is_refused_naming_it(tmp_path, capsys):
     path = tmp_path / "s.json"
     text = (

@@ -126,8 +126,8 @@ def _check_pcap(data: bytes) -> None:
     assert time.monotonic() - started < SLOW_S
 
 
-def _header(magic: int, endian: str = "<", linktype: int = 101) -> bytes:
-    return struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, 65535, linktype)
+def _header(magic: int, endian: str = "<", linktype: int = 101, snaplen: int = 65535) -> bytes:
+    return struct.pack(endian + "IHHiIII", magic, 2, 4, 0, 0, snaplen, linktype)
 
 
 @FUZZ
@@ -142,9 +142,22 @@ def test_any_bytes_as_a_pcap_are_a_table_or_one_error(data):
     st.sampled_from(["<", ">"]),
     st.sampled_from([1, 101, 228, 0, 113]),
     st.binary(max_size=2048),
+    st.sampled_from([0, 96, 65535, 2**31, 2**32 - 1]),
 )
-def test_a_valid_header_then_any_records_is_a_table_or_one_error(magic, endian, linktype, records):
-    _check_pcap(_header(magic, endian, linktype) + records)
+def test_a_valid_header_then_any_records_is_a_table_or_one_error(magic, endian, linktype, records, snaplen):
+    _check_pcap(_header(magic, endian, linktype, snaplen) + records)
+
+
+@pytest.mark.parametrize("length", [2**31 - 1, 2**32 - 1])
+def test_a_huge_snaplen_and_record_length_are_one_error_without_reading_them(length):
+    """A header claiming a 4 GB snaplen and a record claiming `length` bytes of a 40-byte file:
+    the record is truncated, refused at once (nothing of that size is allocated)."""
+    record = struct.pack("<IIII", 0, 0, length, length) + bytes(40)
+    started = time.monotonic()
+    with pytest.raises(PcapError) as e:
+        parse_pcap(_header(MAGIC_US, snaplen=2**32 - 1) + record, "in.pcap")
+    assert str(e.value) == "in.pcap: truncated record at byte 24"
+    assert time.monotonic() - started < SLOW_S
 
 
 @FUZZ

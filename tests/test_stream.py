@@ -105,6 +105,27 @@ def test_the_api_streams_to_a_temporary_folder_its_results_own(runs, tmp_path, m
     assert [p.name for p in tmp_path.iterdir()] == ["saved"]
 
 
+def test_a_streamed_table_stays_readable_while_only_the_tables_are_held(runs, tmp_path, monkeypatch):
+    """`run_scenario(...).tables[name]`: the Results are gone before the table is read, the
+    tables keep their temporary folder, and it goes with them (no cycle collection needed)."""
+    _, memory = runs
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    tables = run_scenario(spec(), progress=False).tables
+    assert tables.on_disk("queue") is not None  # streamed: read from the folder now
+    pd.testing.assert_frame_equal(tables["queue"], memory.tables["queue"])
+    segments = tables.on_disk("segments")
+    assert segments is not None and len(tables["segments"]) == segments.rows == len(memory.segments)
+    gc.disable()
+    try:
+        del tables
+        assert list(tmp_path.iterdir()) == []
+    finally:
+        gc.enable()
+
+
 def test_a_short_api_run_keeps_no_temporary_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     import tempfile
@@ -249,3 +270,25 @@ def test_a_capture_is_readable_after_its_results_are_dropped():
     del pcaps
     gc.collect()
     assert not folder.exists()
+
+
+def test_a_killed_run_staging_folder_is_removed_by_the_next_run_into_its_out(tmp_path):
+    """A `quench run --out` killed while it streams leaves its hidden staging folder (bounded by
+    budget.record_bytes, tests/test_errors.py); the next run into the same `--out` removes it."""
+    import time
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "quench.cli", "run", str(SCENARIO), "--out", str(out), "--duration", "2000s"]
+    child = subprocess.Popen([*cmd, "--quiet", "--no-plots"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(f".out.quench-tmp-*/{SPILL_DIR}/*.bin")):
+            assert child.poll() is None and time.monotonic() < deadline, "no spill file after 60 s"
+            time.sleep(0.05)
+    finally:
+        child.kill()
+        child.wait()
+        child.stderr.close()
+    assert len(list(tmp_path.glob(".out.quench-tmp-*"))) == 1
+    assert main(["run", str(SCENARIO), "--out", str(out), "--duration", "1s", "--quiet", "--no-plots"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -217,6 +217,24 @@ def test_a_sweep_under_an_inherited_address_space_limit_runs_its_points(tmp_path
     assert len(parquet_files(out)) == 2
 
 
+EXAMPLE_SWEEP = Path(__file__).resolve().parents[1] / "scenarios" / "sweep_example.toml"
+# The example sweep's points: 3 buffers × 2 controllers × 3 seeds.
+EXAMPLE_POINTS = 18
+
+
+def test_the_example_sweep_runs_every_point_under_ulimit_v_4_gb(tmp_path):
+    """`ulimit -v 4194304; quench sweep scenarios/sweep_example.toml`: every point of the
+    example sweep runs (the default per-point memory is capped at the inherited limit), none
+    fails (exit status 0, not EXIT_POINTS_FAILED)."""
+    out = tmp_path / "out"
+    command = " ".join(sweep_cmd(EXAMPLE_SWEEP, out, "--jobs", "2", "--quiet"))
+    done = subprocess.run(
+        ["bash", "-c", f"ulimit -v 4194304 && exec {command}"], capture_output=True, text=True, timeout=4 * SWEEP_S
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(parquet_files(out)) == EXAMPLE_POINTS
+
+
 def test_the_default_time_limit_follows_the_budget_by_its_rule():
     """60 s plus the budget's work at 10^6 events a second: 2 events per packet, 10 per flow."""
     assert sweep.budget_timeout_s({}) == 60 + (2 * 10**8 + 10 * 10**7) / 1e6 == 360

@@ -204,13 +204,14 @@ class Results:
         self.meta = meta
         self.stream = stream
         if stream is not None and stream.owned:
-            # The temporary folder lives as long as these results or their captures
-            # (`net.run().pcaps[link]` reads a capture after the Results are gone). The tables
-            # do not hold it: they are freed by the cycle collector only (their labeller refers
-            # back to them), which would keep every discarded run's folder until it runs.
+            # The temporary folder lives as long as these results, their tables or their
+            # captures (`net.run().tables[name]` and `net.run().pcaps[link]` read a streamed
+            # table or capture after the Results are gone). Nothing here is in a reference
+            # cycle (the tables' labeller refers back to them weakly), so the folder goes as
+            # soon as the last holder does, not when the cycle collector runs.
             lease = _FolderLease()
             weakref.finalize(lease, shutil.rmtree, stream.folder, ignore_errors=True)
-            for holder in (self, pcaps):
+            for holder in (self, tables, pcaps):
                 holder.__dict__["_lease"] = lease
 
     @classmethod
@@ -224,10 +225,16 @@ class Results:
             name: None if name in spilled else cols for name, cols in raw["tables"].items()
         }
 
+        # The labeller reads the names from the tables it labels: through a weak reference, so
+        # that the tables are not in a cycle and go (with their folder lease) when unused.
         def link_names() -> dict[Any, str]:
+            tables = tables_ref()
+            assert tables is not None, "a table is labelled only while its tables exist"
             return dict(zip(tables.column("links", "link"), tables.column("links", "name")))
 
         def flow_names() -> dict[Any, str]:
+            tables = tables_ref()
+            assert tables is not None, "a table is labelled only while its tables exist"
             if tables.on_disk("flows") is None:
                 return dict(zip(tables.column("flows", "flow"), tables.column("flows", "name")))
             # streamed (one row per arrival of a long workload): its ids and names only
@@ -235,6 +242,7 @@ class Results:
             return dict(zip(f["flow"], f["name"]))
 
         tables = Tables(frames, spilled, Names(link_names, flow_names))
+        tables_ref = weakref.ref(tables)
         captured = dict(raw["pcaps"])
         files = {} if stream is None else _streamed_captures(stream, scenario, tables.column("links", "name"))
         if stream is not None and stream.owned and not spilled and not files:

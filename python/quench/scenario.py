@@ -56,6 +56,19 @@ MAX_DEPTH = 32
 # cores), so 10⁴ keeps `quench validate` to seconds; benchmarks/bench_scale.py lists that many.
 # A larger population is a workload (`workloads`), whose flows are drawn as the run goes.
 MAX_LISTED_FLOWS = 10_000
+# Memory a workload arrival in progress holds, bytes: its endpoints, their connection state and
+# its bookkeeping. Measured as the growth of the peak resident set between two overloaded runs
+# stopped at budget.active_flows = 2·10⁴ and 1.2·10⁵ (50,000 arrivals/s of 1 MB TCP flows over a
+# 10 Mbit/s link: 70.5 and 280.5 MB, so 2.1 KB per arrival); `limits::DEFAULT_ACTIVE_FLOW_BUDGET`
+# says 2 KB.
+ACTIVE_FLOW_BYTES = 2_100
+# Memory kept per byte the arrivals in progress hold: as much again, for the engine's tables
+# of flows and agents, which grow by doubling (both copies are held while one moves), and the
+# rest of the process. Without it, the default budget lowered to the whole of a 1.5 GB
+# `ulimit -v` ended in an allocator abort at 1.43 GB resident.
+MEMORY_HEADROOM = 2
+# The engine's default budget.active_flows (`limits::DEFAULT_ACTIVE_FLOW_BUDGET`).
+DEFAULT_ACTIVE_FLOWS = 1_000_000
 _TOML_AT = re.compile(r"(.*) \(at (line \d+, column \d+|end of document)\)", re.DOTALL)
 
 
@@ -237,11 +250,79 @@ def check_listed_flows(spec: dict[str, Any]) -> None:
         )
 
 
+def available_memory() -> tuple[int, str] | None:
+    """The memory a run may still take, bytes, and where that figure comes from: the kernel's
+    estimate of what can be allocated without swapping (MemAvailable, /proc/meminfo), or, when
+    lower, what the address-space limit (`ulimit -v`, RLIMIT_AS) leaves this process. None
+    where neither is known."""
+    found: list[tuple[int, str]] = []
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo", encoding="ascii") as f:
+            line = next(x for x in f if x.startswith("MemAvailable:"))
+        found.append((int(line.split()[1]) * 1024, "MemAvailable in /proc/meminfo"))
+    with contextlib.suppress(OSError, ValueError, ImportError):
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm", encoding="ascii") as f:
+                used = int(f.read().split()[0]) * resource.getpagesize()
+            found.append((max(soft - used, 0), "the address-space limit (ulimit -v) less this process's size"))
+    return min(found) if found else None
+
+
+def check_budget_memory(spec: dict[str, Any], available: tuple[int, str] | None = None) -> dict[str, Any]:
+    """The scenario with its `budget.active_flows` held to the memory available (see
+    `available_memory`) when it has workloads: their arrivals in progress, at
+    ACTIVE_FLOW_BYTES each, would otherwise end the run in an allocator abort instead of the
+    budget's one-line error. A budget the scenario gives beyond that is refused with both
+    figures; the default (DEFAULT_ACTIVE_FLOWS, about 2.1 GB) is lowered to what fits (with
+    MEMORY_HEADROOM), which
+    changes nothing but where an overloaded workload stops (on a machine with the memory, the
+    scenario is returned as it is). `budget.flows` and `budget.packets` bound work, not memory
+    held at once (finished arrivals are reclaimed, the flows table streams to disk, and a
+    packet is held only while a queue, bounded by its own limit, holds it)."""
+    budget = spec.get("budget", {})
+    if not (isinstance(budget, dict) and spec.get("workloads")):
+        return spec
+    n = budget.get("active_flows", DEFAULT_ACTIVE_FLOWS)
+    if isinstance(n, bool) or not isinstance(n, int | float) or not n > 0:
+        return spec  # the engine refuses it, naming the key
+    available = available or available_memory()
+    if available is None or n * ACTIVE_FLOW_BYTES * MEMORY_HEADROOM <= available[0]:
+        return spec
+    free, source = available
+    fit = max(int(free // (ACTIVE_FLOW_BYTES * MEMORY_HEADROOM)), 1)
+    if "active_flows" not in budget:
+        return {**spec, "budget": {**budget, "active_flows": fit}}
+    raise scenario_error(
+        "budget.active_flows",
+        f"{_count(n)} workload arrivals in progress at once would take up to {_bytes(n * ACTIVE_FLOW_BYTES)} "
+        f"(about {ACTIVE_FLOW_BYTES / 1000:.1f} KB each), more than half the {_bytes(free)} available ({source}; "
+        f"the other half is kept for the engine's tables as they grow and the rest of the process); at most "
+        f"{_count(fit)} fit",
+    )
+
+
+def _count(n: float) -> str:
+    """A count to three digits, exponents as the engine writes them (1e9, 1.06e7)."""
+    return re.sub(r"e\+0*", "e", f"{n:.3g}")
+
+
+def _bytes(n: float) -> str:
+    """A byte count in decimal units, as `quench` writes sizes."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
 def _to_json(spec: dict[str, Any]) -> str:
     if not isinstance(spec, dict):
         raise scenario_error("", f"a scenario is a table of keys, not a {type(spec).__name__}")
     check_listed_flows(spec)
     _check_plain(spec)
+    spec = check_budget_memory(spec)
     # A CSV file of a scenario built in Python is read relative to the working directory.
     spec = resolve_files(spec, Path.cwd())
     try:

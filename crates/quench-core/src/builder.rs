@@ -420,6 +420,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let packets: Vec<(usize, f64)> =
         sc.flows.iter().enumerate().map(|(i, f)| (i, f.spec().expected_packets(sc.duration))).collect();
     sc.budget.check_packets(&packets)?;
+    sc.budget.check_record_bytes()?;
     let expanded = workload::expand(&sc.workloads, || host_access(&nodes, &links), sc.seed)?;
     let workloads = workload::prepare(&expanded, sc.seed, sc.duration)?;
     check_workloads(sc, &cx, &workloads, end)?;

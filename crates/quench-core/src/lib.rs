@@ -57,12 +57,26 @@ pub use units::{BitRate, Bytes, Dur, Time};
 pub struct Simulation {
     world: world::World,
     snapshots: snapshots::Snapshots,
+    /// The files captures stream into (`stream_to`), counted against `budget.record_bytes`.
+    capture_files: Vec<PathBuf>,
+    /// The scenario's budget, for `budget.record_bytes`.
+    budget: scenario::Budget,
+    /// Set when the streamed records passed `budget.record_bytes`: the run stops there.
+    records_exceeded: Option<ConfigError>,
 }
+
+/// How much simulated time a streaming run advances between two looks at the bytes it has
+/// streamed (`budget.record_bytes`): ten looks per simulated second cost nothing next to the
+/// events between them, and the spill folder stops growing at its limit by itself
+/// (`Spill::with_limit`), so the look bounds only the captures and the time run in vain.
+const RECORD_CHECK_PERIOD: units::Dur = units::Dur(100_000_000);
 
 impl Simulation {
     pub fn new(scenario: &Scenario) -> Result<Self, ConfigError> {
         let world = builder::build(scenario)?;
-        Ok(Simulation { world, snapshots: snapshots::Snapshots::new(scenario.record.snapshots.clone()) })
+        let snapshots = snapshots::Snapshots::new(scenario.record.snapshots.clone());
+        let budget = scenario.budget.clone();
+        Ok(Simulation { world, snapshots, capture_files: Vec::new(), budget, records_exceeded: None })
     }
 
     pub fn from_json(json: &str) -> Result<Self, ConfigError> {
@@ -101,7 +115,9 @@ impl Simulation {
     /// the captures of the links named in `pcap_files` into those files, instead of keeping
     /// them in memory; call before running. An error names the file it could not create.
     pub fn stream_to(&mut self, spill_dir: &Path, pcap_files: &[(String, PathBuf)]) -> Result<(), String> {
-        self.world.rec.stream(trace::spill::Spill::new(spill_dir)?);
+        let limit = self.budget.record_bytes;
+        self.world.rec.stream(trace::spill::Spill::new(spill_dir)?.with_limit(limit));
+        self.capture_files = pcap_files.iter().map(|(_, path)| path.clone()).collect();
         for (link, path) in pcap_files {
             let i = self.world.links.iter().position(|l| world::link_is_named(&self.world.nodes, l, link));
             let Some(slot) = i.and_then(|i| self.world.pcap.get_mut(packet::LinkId(i as u32))) else {
@@ -113,10 +129,11 @@ impl Simulation {
     }
 
     /// What stopped the workloads' arrivals, if anything did: more arrivals in progress at
-    /// once than `budget.active_flows` allows. The run goes on without further arrivals, so
-    /// its results do not answer the scenario; callers stop and report this error.
+    /// once than `budget.active_flows` allows (the run goes on without further arrivals, so
+    /// its results do not answer the scenario), or what stopped the run: more bytes streamed
+    /// to disk than `budget.record_bytes`. Callers stop and report this error.
     pub fn budget_exceeded(&self) -> Option<&ConfigError> {
-        self.world.budget_exceeded.as_ref()
+        self.world.budget_exceeded.as_ref().or(self.records_exceeded.as_ref())
     }
 
     /// The first error writing streamed records or captures so far, if any.
@@ -130,10 +147,40 @@ impl Simulation {
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.world.end);
         while let Some(at) = self.snapshots.next(t) {
-            self.world.run_until(at);
+            if !self.advance(at) {
+                return;
+            }
             self.snapshots.take(&mut self.world);
         }
-        self.world.run_until(t);
+        self.advance(t);
+    }
+
+    /// Run the world to `t`; while streaming, a [`RECORD_CHECK_PERIOD`] at a time, stopping
+    /// at the first look that finds more bytes on disk than `budget.record_bytes` (the world
+    /// runs the same events whatever its steps). Whether it reached `t`.
+    fn advance(&mut self, t: Time) -> bool {
+        if self.records_exceeded.is_some() {
+            return false;
+        }
+        if self.world.rec.streaming_chunk().is_none() {
+            self.world.run_until(t);
+            return true;
+        }
+        loop {
+            let step = (self.world.now + RECORD_CHECK_PERIOD).min(t);
+            self.world.run_until(step);
+            let (spilled, full) = self.world.rec.spilled();
+            let captured: u64 =
+                self.capture_files.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).sum();
+            let written = spilled + captured;
+            if full || written > self.budget.record_bytes {
+                self.records_exceeded = Some(self.budget.records_exceeded(self.world.now, written));
+                return false;
+            }
+            if step >= t {
+                return true;
+            }
+        }
     }
 
     /// The summary tables (links, flows, nodes) as they stand now; the run goes on.

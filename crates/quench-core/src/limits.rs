@@ -58,6 +58,16 @@ pub const DEFAULT_PACKET_BUDGET: u64 = 100_000_000;
 /// The most `budget.packets` may allow: 10¹² packets is a day of events at 10⁷ a second.
 pub const MAX_PACKET_BUDGET: u64 = 1_000_000_000_000;
 
+/// The bytes a run may stream to disk by default (`budget.record_bytes`): its recorded tables'
+/// spill files and its captures together, before its output files are written from them. A
+/// killed run leaves them in its hidden staging folder, so they must not reach gigabytes
+/// unasked: 10⁹ bytes is four times what the dumbbell's every record and capture take over
+/// 3000 simulated seconds (about 125 MB per 1000 s, `benchmarks/bench_memory.py`), and a
+/// longer or fuller recording raises it.
+pub const DEFAULT_RECORD_BUDGET: u64 = 1_000_000_000;
+/// The most `budget.record_bytes` may allow: 10¹⁴ bytes (100 TB), more than any disk holds.
+pub const MAX_RECORD_BUDGET: u64 = 100_000_000_000_000;
+
 /// The most unidirectional links a generated fabric may have: 10⁶. A link with its queue takes
 /// about 600 bytes before it holds a packet, so 10⁶ of them 0.6 GB, and the routing set-up runs
 /// one search over every link per switch (`routing.rs`). The largest fat-tree quench generates

@@ -76,6 +76,19 @@ pub struct Budget {
     /// written scenario at its default, so scenarios record what they always did.
     #[serde(default = "default_packet_budget", skip_serializing_if = "is_default_packet_budget")]
     pub packets: u64,
+    /// Bytes the run may stream to disk (recorded tables and captures) before its output files
+    /// are written: the run stops with an error when it passes them. Left out of the written
+    /// scenario at its default, so scenarios record what they always did.
+    #[serde(default = "default_record_budget", skip_serializing_if = "is_default_record_budget")]
+    pub record_bytes: u64,
+}
+
+fn default_record_budget() -> u64 {
+    limits::DEFAULT_RECORD_BUDGET
+}
+
+fn is_default_record_budget(n: &u64) -> bool {
+    *n == limits::DEFAULT_RECORD_BUDGET
 }
 
 fn default_packet_budget() -> u64 {
@@ -100,6 +113,7 @@ impl Default for Budget {
             flows: limits::DEFAULT_FLOW_BUDGET,
             active_flows: limits::DEFAULT_ACTIVE_FLOW_BUDGET,
             packets: limits::DEFAULT_PACKET_BUDGET,
+            record_bytes: limits::DEFAULT_RECORD_BUDGET,
         }
     }
 }
@@ -116,6 +130,30 @@ impl Budget {
             limits::MAX_FLOW_BUDGET as f64
         );
         ConfigError::new("budget.active_flows", msg)
+    }
+
+    /// The error that stops a run whose streamed records and captures reached `written`
+    /// bytes, past `record_bytes`, at `now`.
+    pub fn records_exceeded(&self, now: crate::units::Time, written: u64) -> ConfigError {
+        let msg = format!(
+            "the run's records and captures reached {:.3e} bytes on disk at {:.3} s, more than budget.record_bytes, \
+             {:e}; record fewer tables or links (`record`), capture fewer links, shorten the run, or raise \
+             budget.record_bytes (at most {:e})",
+            written as f64,
+            now.as_secs_f64(),
+            self.record_bytes as f64,
+            limits::MAX_RECORD_BUDGET as f64
+        );
+        ConfigError::new("budget.record_bytes", msg)
+    }
+
+    /// Refuse a `record_bytes` outside 1 to [`limits::MAX_RECORD_BUDGET`].
+    pub fn check_record_bytes(&self) -> Result<(), ConfigError> {
+        if self.record_bytes == 0 || self.record_bytes > limits::MAX_RECORD_BUDGET {
+            let why = format!("{} is outside 1 to {:e}", self.record_bytes, limits::MAX_RECORD_BUDGET as f64);
+            return Err(ConfigError::new("budget.record_bytes", why));
+        }
+        Ok(())
     }
 
     /// Refuse a scenario whose rate-driven sources are expected to send more packets than

@@ -162,8 +162,25 @@ impl WorkloadSpec {
         entry.insert("bytes".into(), format!("{}B", a.bytes).into());
         let text = serde_json::Value::Object(entry).to_string();
         let de = &mut serde_json::Deserializer::from_str(&text);
-        serde_path_to_error::deserialize(de)
-            .map_err(|e| ConfigError::from_serde(&e.path().to_string(), &e.inner().to_string()).within("flow"))
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let e = ConfigError::from_serde(&e.path().to_string(), &e.inner().to_string());
+            if e.path == "bytes" && e.message.starts_with("unknown field") {
+                return self.not_finite();
+            }
+            e.within("flow")
+        })
+    }
+
+    /// The error for a template whose transport has no size (`bytes`) to fill: its flows
+    /// would not end (a UDP source sends at its rate until it stops), so they are no workload's.
+    fn not_finite(&self) -> ConfigError {
+        let kind = self.flow.get("kind").and_then(|k| k.as_str()).unwrap_or_default();
+        let why = format!(
+            "a `{kind}` flow has no size (`bytes`) for the workload to fill, so its arrivals would never \
+             finish; list it under `flows` instead, where budget.packets bounds a source that sends at a rate \
+             of its own"
+        );
+        ConfigError::new("flow.kind", why)
     }
 }
 

@@ -201,3 +201,75 @@ fn a_rate_driven_source_beyond_the_packet_budget_is_refused_naming_both_keys() {
     sc["budget"] = json!({"packets": 0});
     expect(sc, "budget.packets", "outside 1 to 1e12");
 }
+
+/// A streaming run that writes its records and captures: 20 s of a TCP flow over 10 Mbit/s with
+/// the first link captured, into a fresh folder.
+fn recording_run(budget: Option<u64>, name: &str) -> (quench_core::Simulation, std::path::PathBuf) {
+    let mut sc = base();
+    sc["duration"] = json!("20s");
+    sc["record"] = json!({"segments": true, "pcap": ["a->r"]});
+    if let Some(bytes) = budget {
+        sc["budget"] = json!({"record_bytes": bytes});
+    }
+    let dir = std::env::temp_dir().join(format!("quench-bounds-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut sim = quench_core::Simulation::from_json(&sc.to_string()).unwrap();
+    sim.stream_to(&dir.join("spill"), &[("a->r".to_string(), dir.join("a-r.pcap"))]).unwrap();
+    (sim, dir)
+}
+
+fn bytes_under(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| if p.is_dir() { bytes_under(&p) } else { std::fs::metadata(&p).unwrap().len() })
+        .sum()
+}
+
+/// `budget.record_bytes`: a run stops at the first look (every 100 ms of simulated time) that
+/// finds more bytes streamed to disk than the budget, so a killed or runaway run cannot fill
+/// the disk before anything is final; the same run under the default budget (10⁹) reaches its
+/// end. At 10 Mbit/s a 100 ms step captures at most 1.25·10⁶ bits of packets, so the folder
+/// exceeds the budget by less than one step's capture plus the 16-byte record headers.
+#[test]
+fn a_run_stops_once_its_streamed_records_pass_the_record_budget() {
+    let budget = 300_000;
+    let (mut sim, dir) = recording_run(Some(budget), "small");
+    sim.run_until(sim.end());
+    let e = sim.budget_exceeded().expect("the run passed its record budget").clone();
+    assert_eq!(e.path, "budget.record_bytes", "{e}");
+    assert!(e.message.contains("more than budget.record_bytes, 3e5"), "{e}");
+    assert!(sim.now() < sim.end(), "stopped at {:?}", sim.now());
+    let on_disk = bytes_under(&dir);
+    assert!(on_disk > budget && on_disk < budget + 200_000, "{on_disk} bytes on disk");
+    let stopped_at = sim.now();
+    sim.run_until(sim.end()); // stays stopped
+    assert_eq!(sim.now(), stopped_at);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let (mut sim, dir) = recording_run(None, "default");
+    sim.run_until(sim.end());
+    assert!(sim.budget_exceeded().is_none() && sim.now() == sim.end());
+    assert!(bytes_under(&dir) > 4 * budget);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_record_budget_has_a_range() {
+    let mut sc = base();
+    sc["budget"] = json!({"record_bytes": 0});
+    expect(sc.clone(), "budget.record_bytes", "outside 1 to 1e14");
+    sc["budget"] = json!({"record_bytes": 100_000_000_000_001u64});
+    expect(sc, "budget.record_bytes", "outside 1 to 1e14");
+}
+
+/// A workload fills each arrival's `bytes`; a UDP source has none (it sends until it stops):
+/// refused naming the template's kind, not the key the workload itself adds.
+#[test]
+fn a_workload_of_a_transport_without_a_size_is_refused_naming_its_kind() {
+    let mut sc = base();
+    sc["workloads"] = json!([{"pairs": [["a", "b"]], "arrival_rate": 10, "size": "1MB",
+        "flow": {"kind": "udp", "rate": "1Tbps", "pattern": "poisson"}}]);
+    expect(sc, "workloads[0].flow.kind", "a `udp` flow has no size (`bytes`)");
+}

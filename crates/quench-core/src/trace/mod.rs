@@ -332,6 +332,12 @@ impl Recorder {
         self.spill.as_ref().and_then(|s| s.error())
     }
 
+    /// Bytes streamed to the spill folder so far, and whether it reached its limit and
+    /// dropped rows (`Spill::full`); (0, false) without one.
+    pub fn spilled(&self) -> (u64, bool) {
+        self.spill.as_ref().map_or((0, false), |s| (s.written(), s.full()))
+    }
+
     #[inline]
     fn link_wanted(&self, link: LinkId) -> bool {
         self.link_on.get(link.index()).copied().unwrap_or(false)

@@ -120,6 +120,12 @@ pub struct Spill {
     /// One chunk's bytes, reused for every column.
     scratch: Vec<u8>,
     error: Option<String>,
+    /// Bytes written to the column files so far.
+    written: u64,
+    /// Past this many bytes written, further chunks are dropped (`full`): the caller's budget
+    /// for the folder, so that it exceeds the budget by at most the chunk that passed it.
+    limit: u64,
+    full: bool,
 }
 
 fn dtype(col: &ColumnRef) -> &'static str {
@@ -143,7 +149,25 @@ impl Spill {
     /// A writer into `dir` (created if absent; its files are created as tables spill).
     pub fn new(dir: &Path) -> Result<Self, String> {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        Ok(Spill { dir: dir.to_path_buf(), tables: Vec::new(), scratch: Vec::new(), error: None })
+        let (written, limit, full) = (0, u64::MAX, false);
+        Ok(Spill { dir: dir.to_path_buf(), tables: Vec::new(), scratch: Vec::new(), error: None, written, limit, full })
+    }
+
+    /// Drop every chunk once `bytes` have been written (see `full`).
+    pub fn with_limit(mut self, bytes: u64) -> Self {
+        self.limit = bytes;
+        self
+    }
+
+    /// Bytes written to the folder's column files so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Whether a chunk was dropped because the folder had reached its limit: the tables are
+    /// incomplete, and the caller stops the run.
+    pub fn full(&self) -> bool {
+        self.full
     }
 
     pub fn dir(&self) -> &Path {
@@ -164,6 +188,10 @@ impl Spill {
     /// at every call.
     pub fn append(&mut self, table: &str, columns: &[(&str, ColumnRef)]) {
         if self.error.is_some() {
+            return;
+        }
+        if self.written >= self.limit {
+            self.full = true;
             return;
         }
         if let Err(e) = self.try_append(table, columns) {
@@ -207,11 +235,13 @@ impl Spill {
                         extend_le(&mut bytes, &offsets, u64::to_le_bytes);
                         let path = self.dir.join(t.entry.columns[k].ends.as_deref().unwrap_or_default());
                         ends.write_all(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                        self.written += bytes.len() as u64;
                     }
                 },
             }
             let path = self.dir.join(&t.entry.columns[k].file);
             t.files[k].write_all(&self.scratch).map_err(|e| format!("{}: {e}", path.display()))?;
+            self.written += self.scratch.len() as u64;
         }
         t.entry.rows += rows as u64;
         Ok(())
