@@ -72,8 +72,11 @@ fn swift_holds_the_incast_queue_near_its_target_where_loss_based_controllers_fil
     assert!(ratio > 0.7 && ratio < 1.3, "fabric delay {fabric_us} µs against a {target} µs target");
     for cc in ["newreno", "cubic"] {
         let r = incast(n, json!(cc));
-        let (other_us, _) = queue_delay_us_and_utilization(&r, n);
-        eprintln!("{cc} 16-to-1: queuing delay {other_us:.1} µs");
+        let (other_us, other_utilization) = queue_delay_us_and_utilization(&r, n);
+        let other_drops = link_value(&r, "r1->r2", "dropped_packets");
+        eprintln!(
+            "{cc} 16-to-1: queuing delay {other_us:.1} µs, utilization {other_utilization:.3}, drops {other_drops}"
+        );
         assert!(other_us > 10.0 * queue_us, "{cc}: {other_us} µs against Swift's {queue_us} µs");
     }
 }

@@ -101,10 +101,7 @@ impl TcpReceiver {
         ack.ecn = self.ecn.codepoint();
         self.stamp_timestamp(&mut ack);
         if self.report_ack_delay {
-            // The data this ACK covers last advanced the window at `last_delivery`.
-            if let Some(arrived) = self.stats.last_delivery {
-                ack.set_ack_delay(cx.now.saturating_sub(arrived));
-            }
+            self.stamp_ack_delay(&mut ack, cx.now);
         }
         self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack {
@@ -152,6 +149,15 @@ impl TcpReceiver {
         if self.cfg.timestamps {
             (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
             pkt.size += self.cfg.option_bytes() as u16;
+        }
+    }
+
+    /// The ACK delay: the data this ACK covers last advanced the window at `last_delivery`.
+    /// Out of line, so that the ACK path of a flow that does not ask stays as it was.
+    #[inline(never)]
+    fn stamp_ack_delay(&self, ack: &mut Packet, now: Time) {
+        if let Some(arrived) = self.stats.last_delivery {
+            ack.set_ack_delay(now.saturating_sub(arrived));
         }
     }
 
