@@ -1,4 +1,4 @@
-"""LEDBAT and Copa from Python by name and by helper: each runs on the default (Linux) profile,
+"""LEDBAT, Copa and Swift from Python by name and by helper: each runs on the default (Linux) profile,
 whose timestamps give LEDBAT its per-ACK delay samples, fills a 10 Mb/s link, and keeps the
 queue near its own target: LEDBAT's 100 ms (83 packets of 1500 B at 10 Mb/s), Copa's about
 1/delta packets (docs/mechanisms.md#ledbat, #copa)."""
@@ -34,3 +34,23 @@ def test_copa_keeps_a_shorter_queue_than_ledbat() -> None:
     copa, ledbat = late_queue(_run("copa")), late_queue(_run("ledbat"))
     assert copa < 10.0  # about 1/delta = 2 packets, with its oscillation
     assert ledbat > 5 * copa  # LEDBAT aims at 100 ms, 83 packets
+
+
+def test_swift_holds_a_datacenter_queue_near_its_target() -> None:
+    """Four Swift flows into a 10 Gb/s link with 1 µs links (base RTT about 10 µs): the queue
+    stays within the fabric-delay target (20 µs + 2 hops of 3.053 µs + flow scaling, under
+    60 µs at these windows), the link full (docs/mechanisms.md#swift)."""
+    net = quench.Network()
+    net.hosts("a0", "a1", "a2", "a3", "b")
+    net.routers("r1", "r2")
+    for a in ("a0", "a1", "a2", "a3"):
+        net.link(a, "r1", rate="10Gbps", delay="1us")
+        net.tcp(a, "b", cc=quench.swift(), rtt_sampling="every_ack", timestamps=False)
+    net.link("r1", "r2", rate="10Gbps", delay="1us", qdisc=quench.droptail(limit="2000p"))
+    net.link("r2", "b", rate="10Gbps", delay="1us")
+    res = net.run("50ms")
+    assert set(res.flows["cc"]) == {"swift"}
+    q = res.queue[(res.queue["link_name"] == "r1->r2") & (res.queue["time_s"] > 0.01)]
+    queue_us = float(q["packets"].mean()) * 1500 * 8 / 10e9 * 1e6
+    assert 5.0 < queue_us < 60.0
+    assert res.flows["goodput_bps"].sum() > 0.9 * 10e9 * 1460 / 1500

@@ -195,3 +195,43 @@ def copa(delta: float | None = None, initial_window: int | None = None) -> dict[
     1/(`delta`·queuing delay), about 1/`delta` packets queued per flow (default 0.5), pacing at
     twice the window per standing RTT. `initial_window`: segments (default 10)."""
     return _table("copa", delta=delta, initial_window=initial_window)
+
+
+def swift(
+    base_target: str | None = None,
+    per_hop: str | None = None,
+    fs_range: str | None = None,
+    fs_min_cwnd: float | None = None,
+    fs_max_cwnd: float | None = None,
+    ai: float | None = None,
+    beta: float | None = None,
+    max_mdf: float | None = None,
+    retx_reset_threshold: int | None = None,
+    min_cwnd: float | None = None,
+    max_cwnd: float | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """Swift (Kumar et al. 2020): additive increase of `ai` packets per RTT (default 1) while the
+    fabric delay (RTT less the receiver's ACK delay) is below the target, else a decrease of
+    `beta`·(delay − target)/delay (default 0.8), at most `max_mdf` (default 0.5), once per RTT.
+    Target: `base_target` (default "20us") + `per_hop` (default "3.053us") per router on the path
+    + a flow-scaling term from `fs_range` (default "100us") at `fs_min_cwnd` packets (default
+    0.1) down to 0 at `fs_max_cwnd` (default 100). Loss: `1 − max_mdf` once per RTT;
+    `retx_reset_threshold` timeouts in a row (default 5) drop the window to `min_cwnd`.
+    Window bounds in packets: `min_cwnd` (default 0.001, paced below one packet) and `max_cwnd`
+    (default 1000). `initial_window`: segments (default 10). Needs `rtt_sampling="every_ack"`."""
+    return _table(
+        "swift",
+        base_target=base_target,
+        per_hop=per_hop,
+        fs_range=fs_range,
+        fs_min_cwnd=fs_min_cwnd,
+        fs_max_cwnd=fs_max_cwnd,
+        ai=ai,
+        beta=beta,
+        max_mdf=max_mdf,
+        retx_reset_threshold=retx_reset_threshold,
+        min_cwnd=min_cwnd,
+        max_cwnd=max_cwnd,
+        initial_window=initial_window,
+    )

@@ -387,8 +387,10 @@ class Network:
         samples or timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
         rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; needs ecn=True and a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1), prague,
-        ledbat (RFC 6817, a 100 ms target; needs every-ACK RTT samples or timestamps) or copa
-        (NSDI 2018's default mode, `delta` 0.5); see docs/mechanisms.md.
+        ledbat (RFC 6817, a 100 ms target; needs every-ACK RTT samples or timestamps), copa
+        (NSDI 2018's default mode, `delta` 0.5) or swift (SIGCOMM 2020, a fabric-delay target of
+        20 µs plus hops and flow scaling; needs every-ACK RTT samples or timestamps, and without
+        timestamps takes the receiver's ACK delay out of the RTT); see docs/mechanisms.md.
         Every window controller also takes `initial_window` (segments; the profile's, or RFC
         5681's 2-4 by MSS under "rfc") and `abc_limit` (RFC 3465's L, segments per ACK in slow
         start; default 2).

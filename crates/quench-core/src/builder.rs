@@ -223,6 +223,9 @@ impl Topology for FlowContext<'_> {
     fn check_path(&self, ends: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError> {
         check_path(self.routes, self.ends, self.links, self.nodes, ends, dont_fragment)
     }
+    fn path_links(&self, (src, dst): (NodeId, NodeId)) -> usize {
+        self.routes.path(self.ends, src, dst).map_or(0, |p| p.len())
+    }
     fn host_shared(&self) -> &HostShared {
         self.host_shared
     }

@@ -228,6 +228,7 @@ mod tests {
             rtt: Some(Dur::from_millis(rtt_ms)),
             srtt: Some(Dur::from_millis(srtt_ms)),
             ece_bytes: 0,
+            ack_delay: None,
             rate: Some(&rs),
         };
         c.on_ack(w, &s)

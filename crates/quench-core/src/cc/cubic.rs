@@ -245,7 +245,15 @@ mod tests {
 
     fn ack(at_ms: u64, rtt_ms: u64) -> AckSample<'static> {
         let rtt = Some(Dur::from_millis(rtt_ms));
-        AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: rtt, ece_bytes: 0, rate: None }
+        AckSample {
+            now: Time(at_ms * 1_000_000),
+            acked: MSS,
+            rtt,
+            srtt: rtt,
+            ece_bytes: 0,
+            ack_delay: None,
+            rate: None,
+        }
     }
 
     /// A window of 100 segments meets a loss, then one ACK per segment on a 100 ms path.

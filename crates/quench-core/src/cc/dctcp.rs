@@ -165,6 +165,7 @@ mod tests {
             rtt: None,
             srtt: None,
             ece_bytes: if ece { MSS } else { 0 },
+            ack_delay: None,
             rate: None,
         }
     }

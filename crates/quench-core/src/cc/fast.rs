@@ -292,6 +292,7 @@ mod tests {
             rtt: Some(Dur::from_millis(rtt_ms)),
             srtt: None,
             ece_bytes: 0,
+            ack_delay: None,
             rate: None,
         };
         f.on_ack(w, &s);
@@ -382,6 +383,7 @@ mod tests {
             rtt: None,
             srtt: None,
             ece_bytes: 0,
+            ack_delay: None,
             rate: None,
         };
         // Boundary with avg = base: target = min(2·2, 0.5·2 + 0.5·(2 + 10)) = 4 segments, all of

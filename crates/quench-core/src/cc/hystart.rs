@@ -164,6 +164,7 @@ mod tests {
             rtt: Some(Dur::from_millis(rtt_ms)),
             srtt: None,
             ece_bytes: 0,
+            ack_delay: None,
             rate: None,
         }
     }

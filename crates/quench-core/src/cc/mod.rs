@@ -33,6 +33,7 @@ pub mod ledbat;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
+pub mod swift;
 pub mod tahoe;
 pub mod vegas;
 
@@ -68,6 +69,10 @@ pub struct AckSample<'a> {
     /// Of `acked`, the bytes this ACK acknowledges with ECN-Echo set: all of them or none
     /// (RFC 8257 section 3.3's "bytes acknowledged with ECE"; zero without ECN).
     pub ece_bytes: u64,
+    /// How long the receiver held this ACK after the data it acknowledges arrived (QUIC's ACK
+    /// Delay, RFC 9000 section 13.2.5; Swift's remote-host delay): carried inside the
+    /// simulation, not on the wire, only for a controller with `Capabilities::ack_delay`.
+    pub ack_delay: Option<Dur>,
     /// The delivery-rate sample, with the bytes delivered and newly lost and the sender's
     /// phase: measured only for a controller with `Capabilities::rate_samples`.
     pub rate: Option<&'a RateSample>,
@@ -226,6 +231,9 @@ pub struct Capabilities {
     pub rate_samples: bool,
     /// The window after a retransmission timeout, in segments (RFC 5681's loss window: 1).
     pub loss_window_segments: u8,
+    /// The receiver reports its ACK delay (`AckSample::ack_delay`) to a model-based controller
+    /// (one with `rate_samples`), so that it can separate fabric from endpoint delay (Swift).
+    pub ack_delay: bool,
 }
 
 impl Capabilities {
@@ -240,6 +248,7 @@ impl Capabilities {
             rtt_every_ack_needed_by: None,
             rate_samples: false,
             loss_window_segments: 1,
+            ack_delay: false,
         }
     }
 }
@@ -261,6 +270,9 @@ pub trait CongestionControl {
     /// The flow's own seeded random stream, for a controller that draws (BBR's first gain
     /// phase); handed over once, before the connection opens.
     fn take_random_stream(&mut self, _rng: Rng) {}
+    /// The routers on the flow's forward path (Swift's per-hop target scaling), handed over
+    /// once, when the flow is built.
+    fn take_path_hops(&mut self, _hops: u8) {}
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -348,6 +360,9 @@ macro_rules! registry {
             fn take_random_stream(&mut self, rng: Rng) {
                 match self { $(AnyCc::$variant(c) => c.take_random_stream(rng),)+ }
             }
+            fn take_path_hops(&mut self, hops: u8) {
+                match self { $(AnyCc::$variant(c) => c.take_path_hops(hops),)+ }
+            }
         }
     };
 }
@@ -367,6 +382,7 @@ registry! {
     Prague: "prague" => prague::Prague(PragueConfig) boxed,
     Ledbat: "ledbat" => ledbat::Ledbat(LedbatConfig) boxed,
     Copa: "copa" => copa::Copa(CopaConfig) boxed,
+    Swift: "swift" => swift::Swift(SwiftConfig) boxed,
 }
 
 impl Default for CcSpec {

@@ -97,7 +97,15 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(acked: u64, ece: bool) -> AckSample<'static> {
-        AckSample { now: Time::ZERO, acked, rtt: None, srtt: None, ece_bytes: if ece { acked } else { 0 }, rate: None }
+        AckSample {
+            now: Time::ZERO,
+            acked,
+            rtt: None,
+            srtt: None,
+            ece_bytes: if ece { acked } else { 0 },
+            ack_delay: None,
+            rate: None,
+        }
     }
 
     /// One window of 10 segments, 3 echoing CE: alpha_1 = (15/16)·1 + (1/16)·0.3; the next

@@ -110,7 +110,15 @@ mod tests {
         for _ in 0..5 {
             r.on_ack(
                 &mut w,
-                &AckSample { now: Time::ZERO, acked: 2 * mss, rtt: None, srtt: None, ece_bytes: 0, rate: None },
+                &AckSample {
+                    now: Time::ZERO,
+                    acked: 2 * mss,
+                    rtt: None,
+                    srtt: None,
+                    ece_bytes: 0,
+                    ack_delay: None,
+                    rate: None,
+                },
             );
         }
         assert_eq!(w.cwnd, 20 * mss);
@@ -124,7 +132,15 @@ mod tests {
         for _ in 0..10 {
             r.on_ack(
                 &mut w,
-                &AckSample { now: Time::ZERO, acked: mss, rtt: None, srtt: None, ece_bytes: 0, rate: None },
+                &AckSample {
+                    now: Time::ZERO,
+                    acked: mss,
+                    rtt: None,
+                    srtt: None,
+                    ece_bytes: 0,
+                    ack_delay: None,
+                    rate: None,
+                },
             );
         }
         // 10 increments of mss²/cwnd with cwnd creeping up: 100+99+99+...: just under one MSS.

@@ -193,6 +193,7 @@ mod tests {
                     rtt: Some(Dur::from_millis(rtt_ms)),
                     srtt: None,
                     ece_bytes: 0,
+                    ack_delay: None,
                     rate: None,
                 },
             );
@@ -237,8 +238,15 @@ mod tests {
         let (mut v, mut w) = (vegas(2.0, 4.0), win(10, 1000));
         let ack = |v: &mut Vegas, w: &mut Window, at_ms: u64, rtt_ms: u64| {
             let rtt = Some(Dur::from_millis(rtt_ms));
-            let sample =
-                AckSample { now: Time(at_ms * 1_000_000), acked: MSS, rtt, srtt: None, ece_bytes: 0, rate: None };
+            let sample = AckSample {
+                now: Time(at_ms * 1_000_000),
+                acked: MSS,
+                rtt,
+                srtt: None,
+                ece_bytes: 0,
+                ack_delay: None,
+                rate: None,
+            };
             v.on_ack(w, &sample);
         };
         (0..3).for_each(|i| ack(&mut v, &mut w, i, 100)); // a round of 100 ms begins at 0

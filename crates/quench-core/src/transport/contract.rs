@@ -79,6 +79,13 @@ impl FlowBuild<'_> {
             .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))
     }
 
+    /// The routers a packet from `src` to `dst` passes (the links of its path less one), as an
+    /// IP TTL would count them; 0 if unreachable (`check_path` reports that). The paths ECMP or
+    /// spraying choose among in a Clos fabric are all of this length.
+    pub fn path_hops(&self) -> u8 {
+        self.topology.path_links((self.src, self.dst)).saturating_sub(1).min(u8::MAX as usize) as u8
+    }
+
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
     pub fn host_shared<T: Clone + Send + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
         let mut map = self.topology.host_shared().borrow_mut();
@@ -112,6 +119,8 @@ pub(crate) trait Topology {
     /// Check that `to` is reachable from `from`; with `dont_fragment = Some(size)`, also that
     /// `size`-byte datagrams fit every MTU on the way (an MTU error leaves its path empty).
     fn check_path(&self, from_to: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError>;
+    /// The links on the route from `from` to `to` (0 if there is none).
+    fn path_links(&self, from_to: (NodeId, NodeId)) -> usize;
     /// The values the flows of each host share.
     fn host_shared(&self) -> &HostShared;
 }

@@ -82,6 +82,7 @@ impl TransportSpec for TcpFlowSpec {
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
+        cc.take_path_hops(cx.path_hops());
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
         cx.check_path(size)?;
@@ -92,13 +93,10 @@ impl TransportSpec for TcpFlowSpec {
         let ect_on_every_packet = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
         Ok(BuiltFlow {
             sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
-            receiver: Agent::TcpReceiver(Box::new(TcpReceiver::new(
-                backward,
-                self.tcp.clone(),
-                bytes,
-                feedback,
-                ect_on_every_packet,
-            ))),
+            receiver: Agent::TcpReceiver(Box::new(
+                TcpReceiver::new(backward, self.tcp.clone(), bytes, feedback, ect_on_every_packet)
+                    .with_ack_delay(caps.ack_delay),
+            )),
             cc: self.cc.kind(),
             bytes,
         })

@@ -48,6 +48,9 @@ pub struct TcpReceiver {
     /// last ACK sent (a segment at or below it may update TS.Recent).
     ts_recent: u32,
     last_ack_sent: u64,
+    /// Each ACK carries how long it was held after the data it acknowledges last advanced the
+    /// window (`Packet::set_ack_delay`), for a controller that reads it (Swift).
+    report_ack_delay: bool,
     pub stats: ReceiverStats,
 }
 
@@ -75,8 +78,15 @@ impl TcpReceiver {
             ecn: ReceiverEcn::new(feedback, ect_on_every_packet),
             ts_recent: 0,
             last_ack_sent: 0,
+            report_ack_delay: false,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Report the ACK delay on every ACK (`Capabilities::ack_delay`).
+    pub fn with_ack_delay(mut self, report: bool) -> Self {
+        self.report_ack_delay = report;
+        self
     }
 
     fn window(&self) -> u64 {
@@ -90,6 +100,9 @@ impl TcpReceiver {
         let mut ack = self.conn.segment(1, self.rcv_nxt, 0, flags, self.window());
         ack.ecn = self.ecn.codepoint();
         self.stamp_timestamp(&mut ack);
+        if self.report_ack_delay {
+            self.stamp_ack_delay(&mut ack, cx.now);
+        }
         self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack {
             ack.sack = self.sack_blocks();
@@ -136,6 +149,15 @@ impl TcpReceiver {
         if self.cfg.timestamps {
             (pkt.ts_on, pkt.ts_ecr) = (true, self.ts_recent);
             pkt.size += self.cfg.option_bytes() as u16;
+        }
+    }
+
+    /// The ACK delay: the data this ACK covers last advanced the window at `last_delivery`.
+    /// Out of line, so that the ACK path of a flow that does not ask stays as it was.
+    #[inline(never)]
+    fn stamp_ack_delay(&self, ack: &mut Packet, now: Time) {
+        if let Some(arrived) = self.stats.last_delivery {
+            ack.set_ack_delay(now.saturating_sub(arrived));
         }
     }
 

@@ -200,6 +200,8 @@ struct RttTiming {
     /// the ACK being processed (its RTT sample, RFC 7323 section 4.1).
     ts_recent: u32,
     ack_echo: Option<u32>,
+    /// The controller reads the receiver's ACK delay (`Capabilities::ack_delay`).
+    ack_delay: bool,
 }
 
 /// What may hold a send until a time, and a model-based controller's rate machinery.
@@ -281,7 +283,14 @@ impl TcpSender {
                 rack,
                 tlp,
             },
-            timing: RttTiming { rtt, timed: None, send_times: VecDeque::new(), ts_recent: 0, ack_echo: None },
+            timing: RttTiming {
+                rtt,
+                timed: None,
+                send_times: VecDeque::new(),
+                ts_recent: 0,
+                ack_echo: None,
+                ack_delay: caps.ack_delay,
+            },
             timers: timers::TimerTable::default(),
             pacing: Pacing {
                 squid: Squid::default(),
@@ -687,7 +696,8 @@ impl TcpSender {
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
-            let ack = AckSample { now: cx.now, acked, rtt, srtt: self.timing.rtt.srtt(), ece_bytes, rate: None };
+            let srtt = self.timing.rtt.srtt();
+            let ack = AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None };
             self.cc.on_ack(&mut self.w, &ack);
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
@@ -759,12 +769,28 @@ impl TcpSender {
             let ece_bytes = if ece { acked } else { 0 };
             self.model_control(
                 prior_inflight,
-                AckSample { now: cx.now, acked, rtt, ece_bytes, ..AckSample::default() },
+                AckSample {
+                    now: cx.now,
+                    acked,
+                    rtt,
+                    ece_bytes,
+                    ack_delay: self.ack_delay_of(pkt),
+                    ..AckSample::default()
+                },
                 cx,
             );
         }
         self.output(cx);
         self.tlp_schedule(cx);
+    }
+
+    /// The receiver's ACK delay this ACK carries, for a controller that reads it.
+    fn ack_delay_of(&self, pkt: &Packet) -> Option<Dur> {
+        if self.timing.ack_delay {
+            pkt.ack_delay()
+        } else {
+            None
+        }
     }
 
     /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
