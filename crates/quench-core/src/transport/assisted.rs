@@ -50,33 +50,20 @@ const TIMER_PACE: u8 = 0;
 const TIMER_RTO: u8 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct AssistedConfig {
     /// Payload bytes per data packet (1460 fills a 1500-byte MTU, as TCP's default).
-    #[serde(default = "default_mss")]
     pub mss: u32,
     /// Retransmission timeout as a multiple of the smoothed RTT.
-    #[serde(default = "default_rto_rtts")]
     pub rto_rtts: f64,
     /// Smallest retransmission timeout (RFC 6298's 1 s is tuned for TCP's RTT variance; the
     /// paced ideal has little, so 200 ms as Linux's TCP minimum).
-    #[serde(default = "default_min_rto")]
     pub min_rto: Dur,
-}
-
-fn default_mss() -> u32 {
-    1460
-}
-fn default_rto_rtts() -> f64 {
-    3.0
-}
-fn default_min_rto() -> Dur {
-    Dur::from_millis(200)
 }
 
 impl Default for AssistedConfig {
     fn default() -> Self {
-        AssistedConfig { mss: default_mss(), rto_rtts: default_rto_rtts(), min_rto: default_min_rto() }
+        AssistedConfig { mss: 1460, rto_rtts: 3.0, min_rto: Dur::from_millis(200) }
     }
 }
 
