@@ -9,7 +9,6 @@
 use crate::error::ConfigError;
 use crate::ip::IpConfig;
 use crate::limits;
-pub use crate::limits::MIN_MTU;
 pub use crate::link::LinkSpec;
 use crate::routing::MultipathPolicy;
 use crate::topology::TopologySpec;

@@ -146,10 +146,6 @@ impl Spill {
         Ok(Spill { dir: dir.to_path_buf(), tables: Vec::new(), scratch: Vec::new(), error: None })
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The first I/O error, if any: nothing after it was written.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()
