@@ -86,7 +86,7 @@ struct Run {
 
 /// Packets the bottleneck `r1->r2` sent.
 fn departed(result: &quench_core::RunResult) -> u64 {
-    use quench_core::trace::table::Column;
+    use quench_core::table::Column;
     let Some(Column::Str(names)) = result.table("links").column("name") else { panic!("links.name") };
     let row = names.iter().position(|n| n == "r1->r2").expect("the bottleneck");
     let Some(Column::U64(v)) = result.table("links").column("departed_packets") else { panic!("departed_packets") };

@@ -25,7 +25,7 @@ fn main() {
         let heap_events = sim.heap_events();
         let result = sim.finish();
         let column = |name| match result.table("links").column(name) {
-            Some(quench_core::trace::table::Column::U64(v)) => v.clone(),
+            Some(quench_core::table::Column::U64(v)) => v.clone(),
             _ => vec![],
         };
         let departed: u64 = column("departed_packets").iter().sum();

@@ -41,20 +41,11 @@ const DEFAULT_REASSEMBLY_BUFFER: Bytes = Bytes(65_535);
 
 /// Host IP parameters, the same for every host of a scenario.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct IpConfig {
-    #[serde(default = "default_timeout")]
     pub reassembly_timeout: Dur,
     /// Bytes of fragments a host holds while waiting for the rest of their datagrams.
-    #[serde(default = "default_buffer")]
     pub reassembly_buffer: Bytes,
-}
-
-fn default_timeout() -> Dur {
-    DEFAULT_REASSEMBLY_TIMEOUT
-}
-fn default_buffer() -> Bytes {
-    DEFAULT_REASSEMBLY_BUFFER
 }
 
 impl Default for IpConfig {

@@ -15,43 +15,64 @@
 //! assert!(links.f64s("utilization")[2] > 0.9); // r->b, the bottleneck
 //! ```
 
-// The engine's machinery (the world, its links, slab and flows, the builder and the result
-// tables) is the crate's own: the public surface is `Simulation`, the scenario, the units and
-// the result tables, and the parts a scenario or a binding names (disciplines, controllers,
-// records).
+// The engine's machinery is the crate's own: every module but the units, the random
+// streams and the event queue (which the benches time alone) is `pub(crate)`. The public
+// surface is `Simulation`, the scenario, the units, the result tables, the workload spec (whose
+// arrivals tests draw as the engine does) and the names of the codes the tables hold.
 pub(crate) mod builder;
-pub mod cc;
-pub mod dist;
-pub mod error;
-pub mod fct;
+pub(crate) mod cc;
+pub(crate) mod dist;
+pub(crate) mod error;
+pub(crate) mod fct;
 pub(crate) mod flows;
-pub mod icmp;
-pub mod ip;
-pub mod limits;
+pub(crate) mod icmp;
+pub(crate) mod ip;
+pub(crate) mod limits;
 pub(crate) mod link;
-pub mod packet;
-pub mod qdisc;
-pub mod ranges;
+pub(crate) mod packet;
+pub(crate) mod qdisc;
+pub(crate) mod ranges;
 pub(crate) mod results;
 pub mod rng;
-pub mod routing;
-pub mod scenario;
+pub(crate) mod routing;
+pub(crate) mod scenario;
 pub mod sched;
 pub(crate) mod slab;
-pub mod snapshots;
-pub mod tagged;
-pub mod topology;
-pub mod trace;
-pub mod transport;
+pub(crate) mod snapshots;
+pub(crate) mod tagged;
+pub(crate) mod topology;
+pub(crate) mod trace;
+pub(crate) mod transport;
 pub mod units;
-pub mod workload;
+pub(crate) mod workload;
 pub(crate) mod world;
 
 pub use error::{ConfigError, Error};
 pub use results::RunResult;
 pub use scenario::Scenario;
-use std::path::{Path, PathBuf};
 pub use units::{BitRate, Bytes, Dur, Time};
+pub use workload::WorkloadSpec;
+
+/// The result tables: named columns of equal length.
+pub mod table {
+    pub use crate::trace::table::{Column, Table};
+}
+
+/// The names of the codes some table columns hold, in code order, and of the disciplines a
+/// scenario may name: what a binding lists so that its users can read the codes.
+pub mod names {
+    /// `drops.reason`.
+    pub fn drop_reasons() -> Vec<&'static str> {
+        crate::qdisc::DropReason::ALL.iter().map(|r| r.name()).collect()
+    }
+    /// `tcp_events.event`.
+    pub const TCP_EVENTS: &[&str] = &crate::trace::TcpEvent::NAMES;
+    /// `pacing.mode`.
+    pub const PACING_MODES: &[&str] = crate::cc::PACING_MODES;
+    /// A link's `qdisc.kind`.
+    pub const QDISCS: &[&str] = crate::qdisc::QdiscSpec::NAMES;
+}
+use std::path::{Path, PathBuf};
 
 /// A built scenario, ready to run in one go or in steps (for progress reporting).
 pub struct Simulation {

@@ -9,14 +9,8 @@
 //! flows), and keeps the engine's integer arithmetic exact: times are u64 nanoseconds, rates
 //! u64 bit/s and sizes u64 bytes, and `size · 8 · 10⁹` is computed in u128.
 
-pub use crate::units::{
-    check_duration, check_rate, check_size, shown, MAX_DURATION, MAX_LIMIT_PACKETS, MAX_RATE, MAX_SIZE,
-};
+pub use crate::units::{shown, MAX_DURATION, MAX_LIMIT_PACKETS, MAX_SIZE};
 use crate::units::{BitRate, Bytes, Dur, NS_PER_SEC};
-
-/// The slowest positive rate: 1 bit/s (rates are whole bit/s; the slowest link in the
-/// repository is 9600 bit/s).
-pub const MIN_RATE: BitRate = BitRate(1);
 
 /// RFC 791: every internet module must forward a 68-byte datagram.
 pub const MIN_MTU: Bytes = Bytes(68);
@@ -167,6 +161,6 @@ mod tests {
         assert!(too_fast_for_nanoseconds(BitRate(320_000_000_000), SMALLEST_PACKET, "a packet").is_none());
         let e = too_fast_for_nanoseconds(BitRate(320_000_000_001), SMALLEST_PACKET, "a packet").unwrap();
         assert!(e.contains("rounds to 0 ns") && e.contains("320Gbps"), "{e}");
-        assert!(too_fast_for_nanoseconds(MAX_RATE, Bytes(1500), "a packet").is_none());
+        assert!(too_fast_for_nanoseconds(crate::units::MAX_RATE, Bytes(1500), "a packet").is_none());
     }
 }

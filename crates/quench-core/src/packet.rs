@@ -1,6 +1,9 @@
 //! The packet: a plain value moved through queues and links. It carries no payload bytes; the
 //! pcap writer synthesizes headers from these fields. Sizes are IP datagram sizes (headers
 //! included), since that is what occupies buffers and wire time.
+//!
+//! A packet knows nothing above itself: it depends on the units only, and every component
+//! (links, disciplines, transports, the pcap writer) reads it without it reading them.
 
 use crate::units::{Bytes, Dur, Time};
 

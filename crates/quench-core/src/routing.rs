@@ -27,7 +27,7 @@
 
 mod multipath;
 
-pub use multipath::{five_tuple_hash, MultipathPolicy};
+pub use multipath::MultipathPolicy;
 
 use crate::packet::{LinkId, NodeId, Packet};
 use multipath::Multipath;
@@ -71,6 +71,7 @@ pub struct Routes {
 
 impl Routes {
     /// `links[i] = (from, to)` of link i; every node keeps the table's one next hop.
+    #[cfg(test)]
     pub fn compute(nodes: usize, links: &[(NodeId, NodeId)]) -> Routes {
         Self::compute_with(nodes, links, &[], 0)
     }
@@ -172,6 +173,7 @@ impl Routes {
 
     /// Every next hop node `at` may route a packet for `dst` over: its equal-cost set where it
     /// chooses, else the one next hop (none when it does not reach `dst`).
+    #[cfg(test)]
     pub fn next_hops(&self, at: NodeId, dst: NodeId) -> Vec<LinkId> {
         let set = self.multipath.as_ref().and_then(|mp| column(&self.nodes, at, dst).and_then(|c| mp.set(at, c)));
         match set {
@@ -181,6 +183,7 @@ impl Routes {
     }
 
     /// Distinct equal-cost sets and per-(switch, column) entries kept for multipath.
+    #[cfg(test)]
     pub fn multipath_entries(&self) -> (usize, usize) {
         self.multipath.as_ref().map_or((0, 0), Multipath::sizes)
     }
@@ -228,6 +231,7 @@ impl Routes {
     }
 
     /// Entries of the routing table (for tests and memory accounting).
+    #[cfg(test)]
     pub fn table_entries(&self) -> usize {
         self.table.len()
     }

@@ -9,7 +9,6 @@
 use crate::error::ConfigError;
 use crate::ip::IpConfig;
 use crate::limits;
-pub use crate::limits::MIN_MTU;
 pub use crate::link::LinkSpec;
 use crate::routing::MultipathPolicy;
 use crate::topology::TopologySpec;
@@ -62,14 +61,12 @@ pub struct Scenario {
 
 /// Limits a scenario is held to before it runs; raise them explicitly for larger runs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Budget {
     /// Flows the run may create: listed flows plus the workloads' expected arrivals.
-    #[serde(default = "default_flow_budget")]
     pub flows: u64,
     /// Workload arrivals that may be in progress at once; the run stops with an error when
     /// one more arrives.
-    #[serde(default = "default_active_flow_budget")]
     pub active_flows: u64,
     /// Packets the sources that send at a rate of their own (UDP) may send in the run, all
     /// together: each costs events whatever the network does with it. Left out of the
@@ -97,14 +94,6 @@ fn default_packet_budget() -> u64 {
 
 fn is_default_packet_budget(n: &u64) -> bool {
     *n == limits::DEFAULT_PACKET_BUDGET
-}
-
-fn default_active_flow_budget() -> u64 {
-    limits::DEFAULT_ACTIVE_FLOW_BUDGET
-}
-
-fn default_flow_budget() -> u64 {
-    limits::DEFAULT_FLOW_BUDGET
 }
 
 impl Default for Budget {

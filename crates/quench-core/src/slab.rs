@@ -174,12 +174,14 @@ impl PacketSlab {
     }
 
     /// Entries made so far, held or free: the most ever held at once.
+    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.entries.len()
     }
 
     /// The head of `list`, if any.
     #[inline]
+    #[cfg(test)]
     pub fn front(&self, list: &SlabList) -> Option<&Packet> {
         (list.len > 0).then(|| &self.entries[list.head as usize].pkt)
     }

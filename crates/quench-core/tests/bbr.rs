@@ -12,7 +12,7 @@ use serde_json::json;
 const MSS: f64 = 1460.0;
 /// The bottleneck's rate of payload: 100 Mb/s carrying 1460 of every 1500 bytes.
 const PAYLOAD_RATE_BPS: f64 = 100e6 * MSS / 1500.0;
-/// `pacing` table modes (quench_core::cc::bbr::MODE_NAMES).
+/// `pacing` table modes (quench_core::names::PACING_MODES).
 const STARTUP: u64 = 0;
 const DRAIN: u64 = 1;
 const PROBE_BW: u64 = 2;

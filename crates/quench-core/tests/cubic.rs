@@ -77,7 +77,7 @@ fn goodput_follows_the_response_function_under_random_loss() {
 #[test]
 fn loss_intervals_follow_the_cubic_between_the_measured_windows() {
     let r = run(&path("100Mbps", 50.0, "417p", 0.0, 200.0));
-    const FAST_RETRANSMIT: u64 = 1; // quench_core::trace::TcpEvent::FastRetransmit
+    const FAST_RETRANSMIT: u64 = 1; // "fast_retransmit" in quench_core::names::TCP_EVENTS
     let (events, times) = (u64s(&r, "tcp_events", "event"), f64s(&r, "tcp_events", "time_s"));
     let losses: Vec<f64> = events.iter().zip(&times).filter(|(e, _)| **e == FAST_RETRANSMIT).map(|(_, t)| *t).collect();
     let (t, cwnd) = (f64s(&r, "cwnd", "time_s"), f64s(&r, "cwnd", "cwnd"));

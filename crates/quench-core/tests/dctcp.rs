@@ -31,7 +31,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 
-const ECN_REDUCTION: u64 = 4; // quench_core::trace::TcpEvent::EcnReduction
+const ECN_REDUCTION: u64 = 4; // "ecn_reduction" in quench_core::names::TCP_EVENTS
 /// A data packet on the wire: 1460 B of MSS plus 40 B of TCP/IP header.
 const PACKET_BITS: f64 = 1500.0 * 8.0;
 /// An ACK on the wire.

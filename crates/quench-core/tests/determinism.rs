@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use quench_core::trace::table::{Column, Table};
+use quench_core::table::{Column, Table};
 use serde_json::json;
 
 /// Bit-for-bit equality of two sets of tables, NaN included (tables use NaN for undefined

@@ -93,7 +93,7 @@ fn a_ticking_qdisc_keeps_the_link_going() {
 /// a liveness check: docs/validation.md lists what each delivers.)
 #[test]
 fn every_qdisc_runs_over_a_device_queue() {
-    for kind in quench_core::qdisc::QdiscSpec::NAMES {
+    for kind in quench_core::names::QDISCS {
         let mut qdisc = json!({"kind": kind});
         if *kind == "dummynet" {
             qdisc["bandwidth"] = json!("10Mbps");

@@ -7,7 +7,7 @@ use common::*;
 use serde_json::json;
 
 const MSS: u64 = 1460;
-const LOCAL_CWR: u64 = 6; // quench_core::trace::TcpEvent::LocalCwr
+const LOCAL_CWR: u64 = 6; // "local_cwr" in quench_core::names::TCP_EVENTS
 
 /// One NewReno+SACK flow of `segments` full segments from s0, whose NIC (`nic_rate`) has a
 /// drop-tail transmit queue of `txqueue` packets, over a fast, deep path.

@@ -11,7 +11,7 @@
 //! paths (Source Quench senders by host pair, fragments by datagram), which this test does
 //! not count.
 
-use quench_core::trace::table::Column;
+use quench_core::table::Column;
 use quench_core::units::NS_PER_SEC;
 use quench_core::{Simulation, Time};
 use serde_json::{json, Value};

@@ -92,7 +92,7 @@ fn sack_blocks_reach_the_sender_in_acks_with_option_bytes() {
 /// segments and each slow start overshot into the next timeout: 22 in 60 s.
 #[test]
 fn a_timeout_in_sack_recovery_sets_ssthresh_within_what_the_path_holds() {
-    const TIMEOUT: u64 = 0; // quench_core::trace::TcpEvent::Timeout
+    const TIMEOUT: u64 = 0; // "timeout" in quench_core::names::TCP_EVENTS
     let sc = json!({
         "duration": "60s", "hosts": ["s", "d"], "routers": ["r1", "r2"],
         "links": [{"from": "s", "to": "r1", "rate": "10Gbps", "delay": "1ms",

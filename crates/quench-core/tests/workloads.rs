@@ -80,7 +80,7 @@ fn errors_name_the_workload_key() {
 /// The workload of `sc` written out as listed flows: the same arrivals (drawn by the engine's
 /// own `WorkloadSpec::arrivals`), names, starts and sizes, with the template's other keys.
 fn listed_equivalent(sc: &Value) -> Value {
-    let w: quench_core::workload::WorkloadSpec = serde_json::from_value(sc["workloads"][0].clone()).unwrap();
+    let w: quench_core::WorkloadSpec = serde_json::from_value(sc["workloads"][0].clone()).unwrap();
     let duration: quench_core::Dur = serde_json::from_value(sc["duration"].clone()).unwrap();
     let arrivals = w.arrivals(sc["seed"].as_u64().unwrap(), 0, duration);
     let flows: Vec<Value> = arrivals
@@ -111,7 +111,7 @@ fn assert_same_tables(a: &quench_core::RunResult, b: &quench_core::RunResult) {
         assert_eq!(t.rows(), u.rows(), "rows of {}", t.name);
         for (name, col) in &t.columns {
             let other = u.column(name).unwrap();
-            let bits = |c: &quench_core::trace::table::Column| format!("{c:?}");
+            let bits = |c: &quench_core::table::Column| format!("{c:?}");
             assert!(bits(col) == bits(other), "{}.{name} differs", t.name);
         }
     }

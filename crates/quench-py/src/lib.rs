@@ -10,7 +10,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
-use quench_core::trace::table::{Column, Table};
+use quench_core::table::{Column, Table};
 use quench_core::units::{parse_quantity, Quantity};
 use quench_core::{ConfigError, RunResult, Time};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -332,9 +332,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulation>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     // The engine's codes of the drops and tcp_events tables, in code order.
-    let drop_reasons: Vec<&str> = quench_core::qdisc::DropReason::ALL.iter().map(|r| r.name()).collect();
-    m.add("DROP_REASONS", drop_reasons)?;
-    m.add("TCP_EVENTS", quench_core::trace::TcpEvent::NAMES.to_vec())?;
-    m.add("PACING_MODES", quench_core::cc::PACING_MODES.to_vec())?;
+    m.add("DROP_REASONS", quench_core::names::drop_reasons())?;
+    m.add("TCP_EVENTS", quench_core::names::TCP_EVENTS.to_vec())?;
+    m.add("PACING_MODES", quench_core::names::PACING_MODES.to_vec())?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Shared by the benchmarks: a digest of everything a run produces, so that a speed change can
 //! be checked to leave results bit-identical (compare the digest before and after).
 
-use quench_core::trace::table::Column;
+use quench_core::table::Column;
 use quench_core::RunResult;
 
 /// FNV-1a 64-bit (Fowler, Noll, Vo; http://www.isthe.com/chongo/tech/comp/fnv/): offset basis

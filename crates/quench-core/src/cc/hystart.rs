@@ -76,6 +76,7 @@ impl Default for HyStart {
 
 impl HyStart {
     /// Rounds started so far (the first ACK starts round 1).
+    #[cfg(test)]
     pub fn rounds(&self) -> u64 {
         self.rounds
     }

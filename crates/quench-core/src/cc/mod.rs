@@ -402,6 +402,9 @@ pub fn deserialize_cc<'de, D: serde::Deserializer<'de>>(d: D) -> Result<CcSpec, 
 }
 
 #[cfg(test)]
+mod linux_flags_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

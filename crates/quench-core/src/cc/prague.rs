@@ -24,8 +24,11 @@
 //!
 //! Left out: RTT independence (section 4.3 item 3's "reduce RTT bias": tcp_prague's
 //! `prague_rtt_scaling` toward a 25 ms virtual RTT), fractional windows below two segments,
-//! and a controller-set pacing rate (the sender's `tcp.pacing` option paces at cwnd/srtt where
-//! wanted). Without them this is DCTCP's rule on ECT(1) with a byte-counted increase.
+//! a controller-set pacing rate (the sender's `tcp.pacing` option paces at cwnd/srtt where
+//! wanted), the per-ACK `cong_control` hook (this is a window controller) and ECT(1) on the
+//! handshake and pure ACKs (tcp_prague's `TCP_CONG_NEEDS_ECN`; here on data only). Without
+//! them this is DCTCP's rule on ECT(1) with a byte-counted increase (`linux_flags_tests.rs`
+//! lists these departures).
 
 use super::dctcp::MarkedFraction;
 use super::dctcp::MARKED_FRACTION_CAPABILITIES;

@@ -54,14 +54,6 @@ impl FlowIndex {
         let next = self.map.len();
         *self.map.entry(FlowKey::of(p)).or_insert(next)
     }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
 }
 
 /// Bytes queued per flow (or bucket), with the heaviest found in O(log n).

@@ -13,9 +13,8 @@ use crate::units::Limit;
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DropTailConfig {
-    #[serde(default = "default_limit")]
     pub limit: Limit,
 }
 

@@ -30,16 +30,10 @@ use std::collections::VecDeque;
 pub const DEFAULT_QUANTUM: Bytes = Bytes(1500);
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct DrrConfig {
-    #[serde(default = "default_limit")]
     pub limit: Limit,
-    #[serde(default = "default_quantum")]
     pub quantum: Bytes,
-}
-
-pub fn default_quantum() -> Bytes {
-    DEFAULT_QUANTUM
 }
 
 impl Default for DrrConfig {

@@ -80,10 +80,6 @@ impl<V> FlowQueue<V> {
     pub fn len(&self) -> usize {
         self.packets.list.len() as usize
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.packets.list.is_empty()
-    }
 }
 
 /// A list of queues (the new or the old list), first and last.

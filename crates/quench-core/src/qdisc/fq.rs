@@ -37,11 +37,9 @@ use std::collections::{BTreeSet, VecDeque};
 const NANOBITS_PER_BYTE: u128 = 8 * NS_PER_SEC as u128;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FqConfig {
-    #[serde(default = "default_limit")]
     pub limit: Limit,
-    #[serde(default)]
     pub advertise_rate: bool,
 }
 

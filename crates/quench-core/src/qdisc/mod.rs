@@ -6,6 +6,11 @@
 //! that names any bad field, the [`Qdisc`] impl, its tests) plus one line in `registry!` below
 //! (`boxed` unless it is as small as drop-tail: see `slot!`; `own` unless it keeps its packets
 //! in the world's slab: see [`SlabEnqueue`]).
+//!
+//! Must not touch: the link, the world or any endpoint. A discipline sees the packets it is
+//! given and its [`QdiscCx`] (clock, link rate, random stream, outboxes, the node's buffer
+//! pool); it reads a transport's constants only where a packet's fields mean them
+//! (`rate_advert.rs`, the assisted ideal's stamp).
 
 pub mod choke;
 pub mod classify;

@@ -19,6 +19,7 @@ pub struct RateAdvertiser {
 }
 
 impl RateAdvertiser {
+    #[cfg(test)]
     pub fn open_flows(&self) -> usize {
         self.open.len()
     }

@@ -466,6 +466,7 @@ pub fn average(avg: f64, q: f64, w_q: f64, m: u64) -> f64 {
 }
 
 /// pb for an average in the early region (no spacing, no byte scaling).
+#[cfg(test)]
 pub fn base_probability(curve: Curve, avg: f64, r: &Resolved, max_p: f64) -> f64 {
     early_probability(curve, false, avg, r, max_p)
 }

@@ -16,7 +16,7 @@
 //! `quantum` (default 1500 B), `perturb` (default 0 s).
 
 use super::classify::FlowKey;
-use super::drr::{default_quantum, RoundRobin};
+use super::drr::{RoundRobin, DEFAULT_QUANTUM};
 use super::fifo::{default_limit, validate_limit};
 use super::{Backlog, Dequeued, Qdisc, QdiscCx};
 use crate::error::ConfigError;
@@ -29,26 +29,18 @@ const DEFAULT_BUCKETS: u32 = 1024;
 const MAX_BUCKETS: u32 = 65536;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct SfqConfig {
-    #[serde(default = "default_limit")]
     pub limit: Limit,
-    #[serde(default = "default_buckets")]
     pub buckets: u32,
-    #[serde(default = "default_quantum")]
     pub quantum: Bytes,
     /// Interval between salt redraws; 0 never redraws (Linux's default `perturb 0`).
-    #[serde(default)]
     pub perturb: Dur,
-}
-
-fn default_buckets() -> u32 {
-    DEFAULT_BUCKETS
 }
 
 impl Default for SfqConfig {
     fn default() -> Self {
-        SfqConfig { limit: default_limit(), buckets: DEFAULT_BUCKETS, quantum: default_quantum(), perturb: Dur::ZERO }
+        SfqConfig { limit: default_limit(), buckets: DEFAULT_BUCKETS, quantum: DEFAULT_QUANTUM, perturb: Dur::ZERO }
     }
 }
 

@@ -182,11 +182,13 @@ impl Multipath {
     }
 
     /// Every equal-cost next hop of `at` towards column `col`, when it chooses there.
+    #[cfg(test)]
     pub fn set(&self, at: NodeId, col: u32) -> Option<impl Iterator<Item = LinkId> + '_> {
         self.group(at, col).map(|r| self.links[r].iter().map(|&l| LinkId(l)))
     }
 
     /// Distinct equal-cost sets and per-(switch, column) entries (for memory accounting).
+    #[cfg(test)]
     pub fn sizes(&self) -> (usize, usize) {
         (self.start.len() - 1, self.groups.len())
     }

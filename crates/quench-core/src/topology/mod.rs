@@ -13,6 +13,9 @@
 //! top-level `rate`, `delay` and `qdisc`, overridden per tier by a table of the tier's name.
 //! The switches choose among equal-cost next hops by the fabric's `multipath` policy, `ecmp`
 //! unless set (`routing.rs`).
+//!
+//! A generator only names nodes and links and sets their parameters for the builder to add;
+//! it must not touch the world, the routes or any flow.
 
 pub mod fat_tree;
 pub mod leaf_spine;

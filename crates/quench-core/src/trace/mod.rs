@@ -27,55 +27,38 @@ use thinning::CwndThinning;
 
 /// What to record. Summary tables (per link, per flow) are always produced.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RecordConfig {
     /// Queue length in packets and bytes at every change (exact, event-driven).
-    #[serde(default = "yes")]
     pub queues: bool,
     /// One row per packet leaving a queue with its sojourn time and ECN codepoint.
-    #[serde(default)]
     pub sojourn: bool,
     /// One row per drop with its reason.
-    #[serde(default = "yes")]
     pub drops: bool,
     /// Congestion state at every change: TCP's window and slow-start threshold (`cwnd` table),
     /// PCP's base rate and probe increment (`pcp_rate` table), a model-based controller's
     /// pacing rate, bandwidth and RTT estimates, mode and gains (`pacing` table).
-    #[serde(default = "yes")]
     pub cwnd: bool,
     /// At most one `cwnd` row per flow per interval, plus every decrease with the value before
     /// it (`thinning.rs`); every change when absent.
-    #[serde(default)]
     pub cwnd_interval: Option<Dur>,
     /// Every RTT sample with the smoothed RTT and RTO after it.
-    #[serde(default = "yes")]
     pub rtt: bool,
     /// Every TCP segment sent and ACK received (for time-sequence graphs).
-    #[serde(default)]
     pub segments: bool,
     /// Internal variables that queue disciplines report (RED's average, max_p, ...).
-    #[serde(default = "yes")]
     pub monitors: bool,
     /// Restrict queue/sojourn/drop/monitor records to these links (names "a->b"); all when absent.
-    #[serde(default)]
     pub links: Option<Vec<String>>,
     /// Links to capture in pcap format, by name "a->b".
-    #[serde(default)]
     pub pcap: Vec<String>,
     /// Every packet event of one flow in a time window (`flow_monitor.rs`).
-    #[serde(default)]
     pub monitor_flow: Option<FlowMonitorConfig>,
     /// Every link's and flow's counters at these instants, or every interval
     /// (`snapshots.rs`): statistics over any window between two of them.
-    #[serde(default)]
     pub snapshots: Option<snapshot_times::SnapshotTimes>,
     /// Each listed flow's packets and bytes at every link it crossed (`flow_links.rs`).
-    #[serde(default)]
     pub flow_links: bool,
-}
-
-fn yes() -> bool {
-    true
 }
 
 impl Default for RecordConfig {

@@ -196,10 +196,6 @@ impl PcapWriter {
         Ok(w)
     }
 
-    pub fn packets(&self) -> u64 {
-        self.packets
-    }
-
     /// The first error writing the capture's file, if it streams to one.
     pub fn error(&self) -> Option<&str> {
         self.sink.as_ref().and_then(|s| s.error.as_deref())
@@ -213,11 +209,6 @@ impl PcapWriter {
             sink.error.get_or_insert(format!("{}: {e}", sink.path.display()));
         }
         sink.error.map_or(Ok(None), Err)
-    }
-
-    /// The capture's bytes (an in-memory writer's; empty for one that streamed to a file).
-    pub fn into_bytes(self) -> Vec<u8> {
-        self.finish().ok().flatten().unwrap_or_default()
     }
 
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts;

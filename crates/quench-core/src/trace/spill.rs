@@ -170,10 +170,6 @@ impl Spill {
         self.full
     }
 
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The first I/O error, if any: nothing after it was written.
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()

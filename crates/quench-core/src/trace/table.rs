@@ -169,9 +169,8 @@ macro_rules! columnar {
             pub fn len(&self) -> usize {
                 columnar!(@first self; $($field),+).len()
             }
-            pub fn is_empty(&self) -> bool {
-                self.len() == 0
-            }
+            // Generated for every family; one that is only streamed is never collected whole.
+            #[allow(dead_code)]
             pub fn into_table(self, table: &str) -> $crate::trace::table::Table {
                 let mut t = $crate::trace::table::Table::new(table);
                 $(t = t.with(stringify!($field), $crate::trace::table::IntoColumn::into_column(self.$field));)+

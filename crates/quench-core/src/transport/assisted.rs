@@ -23,7 +23,8 @@ use crate::packet::{tcp_flags, NodeId, Packet, Proto};
 use crate::ranges::FrontVec;
 use crate::transport::tcp::Connection;
 use crate::transport::{
-    Agent, AgentCx, BuiltFlow, Endpoint, FlowBuild, FlowReport, FlowRow, Host, Timer, TimerSlot, TransportSpec,
+    Agent, AgentCx, BuiltFlow, DeliveryCounts, Endpoint, FlowBuild, FlowReport, FlowRow, Host, SendCounts, Timer,
+    TimerSlot, TransportSpec,
 };
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -49,33 +50,20 @@ const TIMER_PACE: u8 = 0;
 const TIMER_RTO: u8 = 1;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct AssistedConfig {
     /// Payload bytes per data packet (1460 fills a 1500-byte MTU, as TCP's default).
-    #[serde(default = "default_mss")]
     pub mss: u32,
     /// Retransmission timeout as a multiple of the smoothed RTT.
-    #[serde(default = "default_rto_rtts")]
     pub rto_rtts: f64,
     /// Smallest retransmission timeout (RFC 6298's 1 s is tuned for TCP's RTT variance; the
     /// paced ideal has little, so 200 ms as Linux's TCP minimum).
-    #[serde(default = "default_min_rto")]
     pub min_rto: Dur,
-}
-
-fn default_mss() -> u32 {
-    1460
-}
-fn default_rto_rtts() -> f64 {
-    3.0
-}
-fn default_min_rto() -> Dur {
-    Dur::from_millis(200)
 }
 
 impl Default for AssistedConfig {
     fn default() -> Self {
-        AssistedConfig { mss: default_mss(), rto_rtts: default_rto_rtts(), min_rto: default_min_rto() }
+        AssistedConfig { mss: 1460, rto_rtts: 3.0, min_rto: Dur::from_millis(200) }
     }
 }
 
@@ -110,12 +98,8 @@ fn packet(conn: &Connection, seq: u64, ack: u64, payload: u32, flags: u8, window
 
 #[derive(Clone, Debug, Default)]
 pub struct AssistedSenderStats {
-    pub segments_sent: u64,
-    pub bytes_sent: u64,
-    pub retransmitted_segments: u64,
-    pub timeouts: u64,
-    pub rtt_sum: Dur,
-    pub rtt_samples: u64,
+    /// Segments, bytes, retransmissions, timeouts and RTT samples, as every transfer counts them.
+    pub sent: SendCounts,
     pub stamps: u64,
 }
 
@@ -198,8 +182,7 @@ impl AssistedSender {
     fn on_stamp(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         let Some(sent) = self.request_sent_at.take() else { return };
         let sample = cx.now - sent;
-        self.stats.rtt_sum = self.stats.rtt_sum + sample;
-        self.stats.rtt_samples += 1;
+        self.stats.sent.rtt_sample(sample);
         // RFC 6298's gain of 1/8 smooths the per-RTT samples.
         let srtt = self.srtt.map_or(sample, |s| Dur((s.0 * 7 + sample.0) / 8));
         self.srtt = Some(srtt);
@@ -254,11 +237,7 @@ impl AssistedSender {
         }
         let window = if flags & RATE_REQUEST != 0 { UNSTAMPED } else { 0 };
         cx.send(packet(&self.conn, self.snd_nxt, 0, payload as u32, flags, window));
-        if self.snd_nxt < self.snd_max {
-            self.stats.retransmitted_segments += 1;
-        }
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += payload;
+        self.stats.sent.sent(payload, self.snd_nxt < self.snd_max);
         self.snd_nxt += payload;
         self.snd_max = self.snd_max.max(self.snd_nxt);
         if !self.rto.is_armed() {
@@ -298,13 +277,11 @@ impl AssistedSender {
         let last = self.end.is_some_and(|end| self.snd_una + payload == end);
         let flags = tcp_flags::ACK | if last { tcp_flags::FIN } else { 0 };
         cx.send(packet(&self.conn, self.snd_una, 0, payload as u32, flags, 0));
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += payload;
-        self.stats.retransmitted_segments += 1;
+        self.stats.sent.sent(payload, true);
     }
 
     fn on_timeout(&mut self, cx: &mut AgentCx<impl Host>) {
-        self.stats.timeouts += 1;
+        self.stats.sent.timeouts += 1;
         self.consecutive_timeouts += 1;
         self.request_sent_at = None;
         match self.state {
@@ -361,10 +338,8 @@ impl Endpoint for AssistedSender {
 
 #[derive(Clone, Debug, Default)]
 pub struct AssistedReceiverStats {
-    pub bytes_delivered: u64,
-    pub packets_received: u64,
-    /// When the last byte of a finite transfer was delivered.
-    pub completed: Option<Time>,
+    /// Bytes delivered, packets received and completion, as every transfer counts them.
+    pub delivery: DeliveryCounts,
 }
 
 /// Reassembles, ACKs every packet at once, and echoes stamps.
@@ -393,16 +368,12 @@ impl AssistedReceiver {
     }
 
     fn on_data(&mut self, pkt: &Packet, now: Time) {
-        self.stats.packets_received += 1;
+        self.stats.delivery.packets_received += 1;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         crate::ranges::insert(&mut self.held, start, end);
         let before = self.rcv_nxt;
         self.rcv_nxt = crate::ranges::advance(&mut self.held, before);
-        self.stats.bytes_delivered += self.rcv_nxt - before;
-        let done = self.expected.is_some_and(|n| self.stats.bytes_delivered >= n);
-        if done && self.stats.completed.is_none() {
-            self.stats.completed = Some(now);
-        }
+        self.stats.delivery.delivered(self.rcv_nxt - before, self.expected, now);
     }
 }
 
@@ -466,16 +437,7 @@ impl TransportSpec for AssistedFlowSpec {
 impl FlowReport for AssistedSender {
     type Receiver = AssistedReceiver;
     fn report(&self, rx: &AssistedReceiver, r: &mut FlowRow) {
-        r.bytes_sent = self.stats.bytes_sent;
-        r.bytes_delivered = rx.stats.bytes_delivered;
-        r.completion = rx.stats.completed;
-        r.segments_sent = self.stats.segments_sent;
-        r.packets_sent = self.stats.segments_sent;
-        r.packets_received = rx.stats.packets_received;
-        r.retransmitted_segments = self.stats.retransmitted_segments;
-        r.timeouts = self.stats.timeouts;
-        r.srtt_s = self.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-        r.cwnd = self.srtt().map_or(f64::NAN, |d| self.rate().bytes_in(d));
-        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
+        let cwnd = self.srtt().map_or(f64::NAN, |d| self.rate().bytes_in(d));
+        r.fill_transfer(&self.stats.sent, &rx.stats.delivery, self.srtt(), cwnd);
     }
 }

@@ -1,7 +1,9 @@
 //! The contract between the engine and a transport: what a transport's flow spec gets while
 //! the world is built ([`FlowBuild`]) and gives back ([`BuiltFlow`]), and the flows-table row
-//! its sender fills at the end of a run ([`FlowRow`]). The builder and the results import these
-//! from here; a transport needs nothing from either.
+//! its sender fills at the end of a run ([`FlowRow`]), with the counts every reliable transfer
+//! keeps alike ([`SendCounts`], [`DeliveryCounts`]) and the one function that writes them into
+//! the row. The builder and the results import these from here; a transport needs nothing from
+//! either.
 
 use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId};
@@ -149,5 +151,76 @@ impl FlowRow {
     /// A row before its sender fills it: counts zero, averages undefined (NaN).
     pub(crate) fn undefined() -> Self {
         FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() }
+    }
+
+    /// The columns a reliable transfer (TCP, PCP, the assisted ideal) fills alike: its two
+    /// ends' counts, its smoothed RTT (NaN before a sample) and its window in bytes. Every
+    /// segment is one packet, so `packets_sent` is `segments_sent`; the mean RTT is NaN
+    /// without samples (0/0).
+    pub(crate) fn fill_transfer(&mut self, sent: &SendCounts, received: &DeliveryCounts, srtt: Option<Dur>, cwnd: f64) {
+        self.bytes_sent = sent.bytes_sent;
+        self.bytes_delivered = received.bytes_delivered;
+        self.completion = received.completed;
+        self.segments_sent = sent.segments_sent;
+        self.packets_sent = sent.segments_sent;
+        self.packets_received = received.packets_received;
+        self.retransmitted_segments = sent.retransmitted_segments;
+        self.timeouts = sent.timeouts;
+        self.cwnd = cwnd;
+        self.srtt_s = srtt.map_or(f64::NAN, |d| d.as_secs_f64());
+        self.mean_rtt_s = sent.rtt_sum.as_secs_f64() / sent.rtt_samples as f64;
+    }
+}
+
+/// What the sender of a reliable transfer counts for the flows table, the same for every
+/// transport that has one (each keeps its other counters beside it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SendCounts {
+    /// Segments sent, retransmissions included.
+    pub segments_sent: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub bytes_sent: u64,
+    pub retransmitted_segments: u64,
+    /// Retransmission timeouts that fired.
+    pub timeouts: u64,
+    /// RTT samples taken and their sum: the flows table's mean RTT is the quotient.
+    pub rtt_samples: u64,
+    pub rtt_sum: Dur,
+}
+
+impl SendCounts {
+    /// One segment of `payload` bytes sent; `retransmit` when it carries data sent before.
+    pub fn sent(&mut self, payload: u64, retransmit: bool) {
+        self.segments_sent += 1;
+        self.bytes_sent += payload;
+        self.retransmitted_segments += retransmit as u64;
+    }
+
+    pub fn rtt_sample(&mut self, rtt: Dur) {
+        self.rtt_samples += 1;
+        self.rtt_sum = self.rtt_sum + rtt;
+    }
+}
+
+/// What the receiver of a reliable transfer counts for the flows table, the same for every
+/// transport that has one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeliveryCounts {
+    /// Data bytes delivered in order to the application.
+    pub bytes_delivered: u64,
+    /// Data packets that arrived, duplicates included.
+    pub packets_received: u64,
+    /// When the last byte of a finite transfer was delivered.
+    pub completed: Option<Time>,
+}
+
+impl DeliveryCounts {
+    /// `bytes` more delivered in order at `now`; a transfer of `expected` bytes completes at
+    /// the first delivery that reaches them.
+    pub fn delivered(&mut self, bytes: u64, expected: Option<u64>, now: Time) {
+        self.bytes_delivered += bytes;
+        if self.completed.is_none() && expected.is_some_and(|n| self.bytes_delivered >= n) {
+            self.completed = Some(now);
+        }
     }
 }

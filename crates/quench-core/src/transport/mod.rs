@@ -14,7 +14,7 @@ pub mod udp;
 use crate::packet::{AgentId, NodeId, Packet};
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
-pub use contract::{BuiltFlow, FlowBuild, FlowReport, FlowRow, TransportSpec};
+pub use contract::{BuiltFlow, DeliveryCounts, FlowBuild, FlowReport, FlowRow, SendCounts, TransportSpec};
 use serde::Serialize;
 
 /// What the host's first queue did with a packet offered to it.

@@ -2,7 +2,7 @@
 //! Python API and scenario files use) and run through the public `Simulation` API only.
 #![allow(dead_code)]
 
-use quench_core::trace::table::Column;
+use quench_core::table::Column;
 use quench_core::{ConfigError, RunResult, Simulation};
 use serde_json::Value;
 
@@ -171,7 +171,7 @@ pub fn dumbbell(n: usize, access_rate: &str, access_delay: &str, rate: &str, del
     serde_json::json!({"hosts": hosts, "routers": ["r1", "r2"], "links": links, "flows": []})
 }
 
-/// Event codes of the `tcp_events` table (quench_core::trace::TcpEvent).
+/// Event codes of the `tcp_events` table (their names: quench_core::names::TCP_EVENTS).
 pub mod event {
     pub const TIMEOUT: u64 = 0;
     pub const FAST_RETRANSMIT: u64 = 1;

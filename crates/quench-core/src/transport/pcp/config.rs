@@ -60,122 +60,53 @@ const DEFAULT_TFT_FACTOR: f64 = 10.0;
 const DEFAULT_REORDER_THRESHOLD: u32 = 3;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct PcpConfig {
     /// Payload bytes per data packet.
-    #[serde(default = "default_mss")]
     pub mss: u32,
     /// The receiver's advertised window (flow control): at most this many bytes outstanding.
-    #[serde(default = "default_window")]
     pub receive_window: Bytes,
     /// Packets in one probe.
-    #[serde(default = "default_probe_packets")]
     pub probe_packets: u32,
     /// Longest probe in RTTs (fewer packets at low rates, never under three).
-    #[serde(default = "default_probe_span")]
     pub probe_span_rtts: f64,
     /// Accept a probe iff the least-squares slope of its one-way delays is at most this.
-    #[serde(default = "default_slope_tolerance")]
     pub slope_tolerance: f64,
     /// Standard errors of the slope's fit added to `slope_tolerance`.
-    #[serde(default = "default_slope_confidence")]
     pub slope_confidence: f64,
     /// Smallest probe increment, packets per RTT.
-    #[serde(default = "default_min_increment")]
     pub min_increment: f64,
     /// Smallest base rate, packets per RTT.
-    #[serde(default = "default_min_rate")]
     pub min_rate: f64,
     /// Cap of the exponential probe back-off, in RTTs.
-    #[serde(default = "default_max_backoff")]
     pub max_backoff_rtts: f64,
     /// Uniform random delay in [0, this) RTTs before a probe after a failure or compensation.
-    #[serde(default = "default_probe_jitter")]
     pub probe_jitter_rtts: f64,
     /// Queueing delay treated as no queue (for compensation and for starting probes).
-    #[serde(default = "default_queue_tolerance")]
     pub queue_tolerance: Dur,
     /// One sample with this much queueing delay (in RTTs) compensates at once, without
     /// waiting for the epoch's end.
-    #[serde(default = "default_queue_alarm")]
     pub queue_alarm_rtts: f64,
     /// Cut also by the queue's growth: `× 1/(1 + slope)`, the slope of the epoch's delays
     /// against send time (how much faster than the path drains it the queue is fed).
-    #[serde(default = "yes")]
     pub compensate_growth: bool,
     /// Lower the rate by `1 − d/RTT` for one RTT only, which drains the standing queue, and
     /// keep only the growth cut; false: keep both (the literal `base·(1 − d/RTT)` for good).
-    #[serde(default = "yes")]
     pub drain_once: bool,
     /// Ineffective compensation rounds before tit-for-tat weakens compensation.
-    #[serde(default = "default_tft_rounds")]
     pub tit_for_tat_rounds: u32,
     /// Factor by which tit-for-tat weakens compensation.
-    #[serde(default = "default_tft_factor")]
     pub tit_for_tat_factor: f64,
     /// Loss detection: later-sent packets delivered before a packet is declared lost.
-    #[serde(default = "default_reorder_threshold")]
     pub reorder_threshold: u32,
     /// Use and update the source host's per-destination rate history.
-    #[serde(default = "yes")]
     pub history: bool,
     /// A new flow starts from the smallest one-way delay its host has seen towards the
     /// destination (with `history`), not from its own first sample, which includes any queue
     /// standing when it opens.
-    #[serde(default = "yes")]
     pub history_owd: bool,
     /// Retransmission timeout (TCP's estimator and bounds).
-    #[serde(default)]
     pub rto: RtoConfig,
-}
-
-fn default_mss() -> u32 {
-    DEFAULT_MSS
-}
-fn default_window() -> Bytes {
-    DEFAULT_WINDOW
-}
-fn default_probe_packets() -> u32 {
-    DEFAULT_PROBE_PACKETS
-}
-fn default_probe_span() -> f64 {
-    DEFAULT_PROBE_SPAN_RTTS
-}
-fn default_slope_tolerance() -> f64 {
-    DEFAULT_SLOPE_TOLERANCE
-}
-fn default_slope_confidence() -> f64 {
-    DEFAULT_SLOPE_CONFIDENCE
-}
-fn default_min_increment() -> f64 {
-    DEFAULT_MIN_INCREMENT
-}
-fn default_min_rate() -> f64 {
-    DEFAULT_MIN_RATE
-}
-fn default_max_backoff() -> f64 {
-    DEFAULT_MAX_BACKOFF_RTTS
-}
-fn default_probe_jitter() -> f64 {
-    DEFAULT_PROBE_JITTER_RTTS
-}
-fn default_queue_tolerance() -> Dur {
-    DEFAULT_QUEUE_TOLERANCE
-}
-fn default_queue_alarm() -> f64 {
-    DEFAULT_QUEUE_ALARM_RTTS
-}
-fn default_tft_rounds() -> u32 {
-    DEFAULT_TFT_ROUNDS
-}
-fn default_tft_factor() -> f64 {
-    DEFAULT_TFT_FACTOR
-}
-fn default_reorder_threshold() -> u32 {
-    DEFAULT_REORDER_THRESHOLD
-}
-fn yes() -> bool {
-    true
 }
 
 impl Default for PcpConfig {

@@ -48,16 +48,7 @@ impl TransportSpec for PcpFlowSpec {
 impl FlowReport for PcpSender {
     type Receiver = PcpReceiver;
     fn report(&self, rx: &PcpReceiver, r: &mut FlowRow) {
-        r.bytes_sent = self.stats.bytes_sent;
-        r.bytes_delivered = rx.stats.bytes_delivered;
-        r.completion = rx.stats.completed;
-        r.segments_sent = self.stats.segments_sent;
-        r.packets_sent = self.stats.segments_sent;
-        r.packets_received = rx.stats.packets_received;
-        r.retransmitted_segments = self.stats.retransmitted_segments;
-        r.timeouts = self.stats.timeouts;
-        r.srtt_s = self.srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-        r.cwnd = self.srtt().map_or(f64::NAN, |d| self.base_rate().bytes_in(d));
-        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
+        let cwnd = self.srtt().map_or(f64::NAN, |d| self.base_rate().bytes_in(d));
+        r.fill_transfer(&self.stats.sent, &rx.stats.delivery, self.srtt(), cwnd);
     }
 }

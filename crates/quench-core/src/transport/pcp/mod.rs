@@ -79,8 +79,8 @@ mod sender;
 pub use config::PcpConfig;
 pub use flow::PcpFlowSpec;
 pub use history::{HostHistory, SharedHistory};
-pub use receiver::{PcpReceiver, PcpReceiverStats};
-pub use sender::{PcpSender, PcpSenderStats};
+pub use receiver::PcpReceiver;
+pub use sender::PcpSender;
 
 /// Timer kinds of a PCP sender.
 pub(crate) const TIMER_RTO: u8 = 0;

@@ -8,19 +8,16 @@ use super::config::PcpConfig;
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::ranges::FrontVec;
 use crate::transport::tcp::Connection;
-use crate::transport::{AgentCx, Endpoint, Host, Timer};
+use crate::transport::{AgentCx, DeliveryCounts, Endpoint, Host, Timer};
 use crate::units::Time;
 
 #[derive(Clone, Debug, Default)]
 pub struct PcpReceiverStats {
-    /// Data bytes delivered in order to the application.
-    pub bytes_delivered: u64,
+    /// Bytes delivered, packets received and completion, as every transfer counts them.
+    pub delivery: DeliveryCounts,
     pub duplicate_bytes: u64,
-    pub packets_received: u64,
     pub acks_sent: u64,
     pub first_syn: Option<Time>,
-    /// When the last byte of a finite transfer was delivered.
-    pub completed: Option<Time>,
 }
 
 pub struct PcpReceiver {
@@ -62,7 +59,7 @@ impl PcpReceiver {
     }
 
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
-        self.stats.packets_received += 1;
+        self.stats.delivery.packets_received += 1;
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64);
         if end <= self.rcv_nxt {
             self.stats.duplicate_bytes += pkt.payload as u64;
@@ -79,10 +76,7 @@ impl PcpReceiver {
     }
 
     fn deliver(&mut self, bytes: u64, now: Time) {
-        self.stats.bytes_delivered += bytes;
-        if self.stats.completed.is_none() && self.expected_bytes.is_some_and(|n| self.stats.bytes_delivered >= n) {
-            self.stats.completed = Some(now);
-        }
+        self.stats.delivery.delivered(bytes, self.expected_bytes, now);
     }
 }
 

@@ -10,18 +10,13 @@ use super::{FIRST_DATA_SEQ, TIMER_PACE, TIMER_PROBE, TIMER_RTO};
 use crate::packet::{tcp_flags, NodeId, Packet};
 use crate::rng::Rng;
 use crate::transport::tcp::{Connection, RttEstimator, HEADERS};
-use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
+use crate::transport::{AgentCx, Endpoint, Host, SendCounts, Timer, TimerSlot};
 use crate::units::{BitRate, Bytes, Dur, Time};
 
 #[derive(Clone, Debug, Default)]
 pub struct PcpSenderStats {
-    pub segments_sent: u64,
-    /// Payload bytes sent, retransmissions included (as TCP's counter).
-    pub bytes_sent: u64,
-    pub retransmitted_segments: u64,
-    pub timeouts: u64,
-    pub rtt_sum: Dur,
-    pub rtt_samples: u64,
+    /// Segments, bytes, retransmissions, timeouts and RTT samples, as every transfer counts them.
+    pub sent: SendCounts,
     pub probes: u64,
     pub probes_accepted: u64,
     pub probes_rejected: u64,
@@ -115,7 +110,7 @@ impl PcpSender {
     fn send_syn(&mut self, cx: &mut AgentCx<impl Host>) {
         cx.send(self.conn.segment(0, 0, 0, tcp_flags::SYN, self.cfg.receive_window.0));
         let now = cx.now;
-        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.stats.segments_sent > 0);
+        cx.rec().segment(now, self.conn.flow, 0, 0, false, self.stats.sent.segments_sent > 0);
         let at = cx.now + self.rtt.rto();
         self.rto.arm(TIMER_RTO, at, cx);
     }
@@ -142,8 +137,7 @@ impl PcpSender {
 
     fn sample_rtt(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
         self.rtt.sample(m);
-        self.stats.rtt_sum = self.stats.rtt_sum + m;
-        self.stats.rtt_samples += 1;
+        self.stats.sent.rtt_sample(m);
         let srtt = self.rtt.srtt().unwrap_or(m);
         let now = cx.now;
         cx.rec().rtt(now, self.conn.flow, m, srtt, self.rtt.rto());
@@ -387,9 +381,7 @@ impl PcpSender {
                 p.last_order = Some(order);
             }
         }
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += len as u64;
-        self.stats.retransmitted_segments += retransmit as u64;
+        self.stats.sent.sent(len as u64, retransmit);
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, seq, len, false, retransmit);
         if !self.rto.is_armed() {
@@ -408,7 +400,7 @@ impl PcpSender {
             Phase::Open if self.board.outstanding() => {}
             _ => return,
         }
-        self.stats.timeouts += 1;
+        self.stats.sent.timeouts += 1;
         for lost in self.board.on_timeout() {
             self.mark_probe_loss(lost);
         }

@@ -85,7 +85,9 @@ impl Default for DelayedAckConfig {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+// Every key defaults to `TcpConfig::default()`'s value (the `rfc` profile's), but for
+// `profile`: a table without it names the scenario's default profile (`Profile::default()`).
+#[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// The named set of defaults the other keys start from (`profile.rs`): `"linux"` (a
     /// scenario's default), `"ns3"` or `"rfc"` (`TcpConfig::default()`'s). Where the comments
@@ -93,77 +95,58 @@ pub struct TcpConfig {
     #[serde(default)]
     pub profile: Profile,
     /// Maximum segment size: payload bytes per segment.
-    #[serde(default = "default_mss")]
     pub mss: u32,
     /// Sender window limit: at most this many bytes outstanding.
-    #[serde(default = "default_window")]
     pub send_buffer: Bytes,
     /// The window the receiver advertises.
-    #[serde(default = "default_window")]
     pub receive_window: Bytes,
-    #[serde(default)]
     pub rto: RtoConfig,
-    #[serde(default)]
     pub delayed_ack: DelayedAckConfig,
-    #[serde(default = "default_dupack_threshold")]
     pub dupack_threshold: u32,
     /// Selective acknowledgements (RFC 2018) with RFC 6675 loss recovery for Reno/NewReno;
     /// off in the `rfc` profile so the named algorithms run as published (Tahoe ignores it).
-    #[serde(default)]
     pub sack: bool,
     /// Limited Transmit: new segments on the duplicate ACKs before loss recovery starts
     /// (`false`, `true` or `"rfc3042"`, `"rfc6675"`).
-    #[serde(default)]
     pub limited_transmit: LimitedTransmit,
     /// Set don't-fragment on every segment (path MTU discovery style); by default a segment
     /// larger than a link's MTU is fragmented, as in 1988.
-    #[serde(default)]
     pub dont_fragment: bool,
     /// Reaction to ICMP Source Quench: ignore (default, RFC 6633), tahoe, bsd43, rfc1122, squid.
-    #[serde(default)]
     pub source_quench: QuenchReaction,
     /// Explicit Congestion Notification (RFC 3168): request it on the SYN, mark new data
     /// ECT(0) when the peer agrees, react to ECE once per window, echo CE as ECE.
-    #[serde(default)]
     pub ecn: bool,
     /// Which ACKs carry an RTT sample: one timed segment per window (BSD, the default) or
     /// every ACK of never-retransmitted data (what delay-based control such as FAST needs).
-    #[serde(default)]
     pub rtt_sampling: RttSampling,
     /// Burstiness control (Wei, Hegde, Low 2005): send a packet only while the burstiness of
     /// the last RTT is under a threshold (`{ threshold = 10, rate = "cwnd/rtt" }`); off when absent.
-    #[serde(default)]
     pub burstiness_control: Option<BurstControlConfig>,
     /// Plain pacing: one full segment every srtt/cwnd instead of a burst per ACK (the second
     /// control of Wei, Hegde, Low 2005); combines with burstiness control (both must allow).
-    #[serde(default)]
     pub pacing: bool,
     /// What the sender learns when its own host's transmit queue refuses a segment: nothing
     /// (`"loss"`, the default: it is found like any network loss), or Linux's answer
     /// (`"linux_cwr"`: the segment stays unsent and the window enters CWR, `local_drop.rs`).
-    #[serde(default)]
     pub local_drop: LocalDropReaction,
     /// Grow the window only on an ACK that arrived while it was full, as Linux 2.4-2.6 does
     /// (`tcp_ack`: `prior_in_flight >= snd_cwnd`); decreases always apply. Off by default, as
     /// in ns-2.
-    #[serde(default)]
     pub cwnd_limited_growth: bool,
     /// How much is sent per ACK during fast recovery: `"standard"` (the recovery procedure's
     /// own rules, the default), `"prr"` (RFC 6937 Proportional Rate Reduction with the
     /// slow-start reduction bound), `"prr_crb"` (with the conservative bound) or
     /// `"prr_rfc9937"` (RFC 9937's PRR: the conservative bound, the slow-start one on an ACK
     /// that advances snd.una and indicates no further loss).
-    #[serde(default)]
     pub recovery: RecoveryReduction,
     /// How a SACK sender finds losses: `"dupack"` (RFC 6675, the default, ns-3's only choice),
     /// `"rack"` (RFC 8985 RACK with the tail loss probe, Linux's default) or `"rack_no_tlp"`.
-    #[serde(default)]
     pub loss_detection: LossDetection,
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
     /// included. Off in the `rfc` profile; on in `linux` and `ns3`.
-    #[serde(default)]
     pub timestamps: bool,
 }
 
@@ -238,16 +221,6 @@ pub enum RttSampling {
     /// Every new ACK times the newest segment it acknowledges, as RFC 7323 timestamps would:
     /// a retransmission is timed from its own send and replaces the timings above it.
     EveryAck,
-}
-
-fn default_mss() -> u32 {
-    DEFAULT_MSS
-}
-fn default_window() -> Bytes {
-    DEFAULT_WINDOW
-}
-fn default_dupack_threshold() -> u32 {
-    DEFAULT_DUPACK_THRESHOLD
 }
 
 /// How the sender paces its sending during fast recovery (`tcp.recovery`).

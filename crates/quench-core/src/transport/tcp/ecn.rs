@@ -424,7 +424,7 @@ mod tests {
             // ECE on an ACK beyond the window at the reduction (1 + 4 MSS): a new reduction.
             s.ack(300, 1 + 5 * MSS, tcp_flags::ECE);
             assert_eq!(s.reductions(), 2);
-            assert_eq!(s.tx.stats.retransmitted_segments, 0);
+            assert_eq!(s.tx.stats.sent.retransmitted_segments, 0);
             assert_eq!(s.tx.stats.ecn_reductions, 2);
         }
 
@@ -513,8 +513,8 @@ mod tests {
             assert_eq!(sent.len(), 1);
             assert_eq!(sent[0].seq, 1 + MSS);
             assert_eq!((sent[0].ecn, sent[0].flags & tcp_flags::CWR), (ecn::ECT0, tcp_flags::CWR));
-            assert_eq!(s.tx.stats.timeouts, 0);
-            assert_eq!(s.tx.stats.retransmitted_segments, 0);
+            assert_eq!(s.tx.stats.sent.timeouts, 0);
+            assert_eq!(s.tx.stats.sent.retransmitted_segments, 0);
         }
     }
 }

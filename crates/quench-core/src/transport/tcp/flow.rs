@@ -106,18 +106,8 @@ impl TransportSpec for TcpFlowSpec {
 impl FlowReport for TcpSender {
     type Receiver = TcpReceiver;
     fn report(&self, rx: &TcpReceiver, r: &mut FlowRow) {
-        r.bytes_sent = self.stats.bytes_sent;
-        r.bytes_delivered = rx.stats.bytes_delivered;
-        r.completion = rx.stats.completed;
-        r.segments_sent = self.stats.segments_sent;
-        r.packets_sent = self.stats.segments_sent;
-        r.packets_received = rx.stats.segments_received;
-        r.retransmitted_segments = self.stats.retransmitted_segments;
-        r.timeouts = self.stats.timeouts;
+        r.fill_transfer(&self.stats.sent, &rx.stats.delivery, self.rtt_estimator().srtt(), self.window().cwnd as f64);
         r.fast_retransmits = self.stats.fast_retransmits;
-        r.cwnd = self.window().cwnd as f64;
-        r.srtt_s = self.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
-        r.mean_rtt_s = self.stats.rtt_sum.as_secs_f64() / self.stats.rtt_samples as f64;
         r.aborted = self.is_aborted();
     }
 }

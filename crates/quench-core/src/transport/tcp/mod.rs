@@ -6,6 +6,10 @@
 //! the destination. Sequence numbers are 64-bit internally with ISN 0 (the SYN is seq 0, data
 //! starts at 1); the pcap writer maps them onto 32-bit wire values. Every segment carries 20
 //! bytes of IP and 20 of TCP header on the wire.
+//!
+//! Must not touch: the world or another endpoint. The sender and receiver act through their
+//! `AgentCx` (send, timers, records); the congestion controller sees only the `cc::Window`
+//! and the per-ACK record, never the sender's state.
 
 pub mod burst;
 mod config;
@@ -19,16 +23,12 @@ mod rtt;
 mod sack;
 mod sender;
 
-pub use config::{
-    DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
-    TcpConfig,
-};
+pub use config::{LimitedTransmit, RtoConfig, TcpConfig};
 pub use flow::TcpFlowSpec;
-pub use profile::Profile;
-pub use receiver::{ReceiverStats, TcpReceiver};
+pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
+pub use sender::TcpSender;
 pub(crate) use sender::SENDER_TIMERS;
-pub use sender::{SenderStats, TcpSender};
 
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER};
 

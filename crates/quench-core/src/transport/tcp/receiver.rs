@@ -10,20 +10,17 @@ use super::{Connection, TcpTimer};
 use crate::cc::EcnFeedback;
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet, SackBlocks};
 use crate::ranges::FrontVec;
-use crate::transport::{AgentCx, Endpoint, Host, Timer, TimerSlot};
+use crate::transport::{AgentCx, DeliveryCounts, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
-    /// Data bytes delivered in order to the application.
-    pub bytes_delivered: u64,
+    /// Bytes delivered, segments received and completion, as every transfer counts them.
+    pub delivery: DeliveryCounts,
     /// Data bytes that arrived more than once.
     pub duplicate_bytes: u64,
-    pub segments_received: u64,
     pub acks_sent: u64,
     pub first_syn: Option<Time>,
-    /// When the last byte of a finite transfer was delivered.
-    pub completed: Option<Time>,
     pub last_delivery: Option<Time>,
 }
 
@@ -192,16 +189,13 @@ impl TcpReceiver {
         let fin_inside = self.fin_seq.is_some_and(|f| (before..self.rcv_nxt).contains(&f));
         let new_bytes = self.rcv_nxt - before - fin_inside as u64;
         if new_bytes > 0 {
-            self.stats.bytes_delivered += new_bytes;
             self.stats.last_delivery = Some(cx.now);
         }
-        if self.stats.completed.is_none() && self.expected_bytes.is_some_and(|n| self.stats.bytes_delivered >= n) {
-            self.stats.completed = Some(cx.now);
-        }
+        self.stats.delivery.delivered(new_bytes, self.expected_bytes, cx.now);
     }
 
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
-        self.stats.segments_received += 1;
+        self.stats.delivery.packets_received += 1;
         self.note_timestamp(pkt);
         if self.ecn.ce_state_changes(pkt) && self.unacked_segments > 0 {
             self.send_ack(cx); // RFC 8257 3.2: what came before, with the old CE state

@@ -63,7 +63,7 @@ use crate::cc::{
 };
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
 use crate::trace::TcpEvent;
-use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer};
+use crate::transport::{Admission, AgentCx, Endpoint, Host, SendCounts, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
@@ -111,16 +111,12 @@ pub struct SenderStats {
     pub established: Option<Time>,
     /// When the FIN was acknowledged.
     pub closed: Option<Time>,
-    pub segments_sent: u64,
-    pub bytes_sent: u64,
-    pub retransmitted_segments: u64,
+    /// Segments, bytes, retransmissions, timeouts and RTT samples, as every transfer counts them.
+    pub sent: SendCounts,
     pub retransmitted_bytes: u64,
-    pub timeouts: u64,
     pub fast_retransmits: u64,
     /// Window reductions for ECN-Echo (RFC 3168).
     pub ecn_reductions: u64,
-    pub rtt_samples: u64,
-    pub rtt_sum: Dur,
 }
 
 /// The sequence space and the connection's progress (RFC 793's send variables).
@@ -377,10 +373,8 @@ impl TcpSender {
         if let Some(p) = self.pacing.pacer.as_mut() {
             p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.srtt());
         }
-        self.stats.segments_sent += 1;
-        self.stats.bytes_sent += len as u64;
+        self.stats.sent.sent(len as u64, retransmit);
         if retransmit {
-            self.stats.retransmitted_segments += 1;
             self.stats.retransmitted_bytes += len as u64;
             if self.timing.timed.is_some_and(|(s, _)| s >= seq) {
                 self.timing.timed = None; // Karn: never time a retransmitted segment
@@ -602,8 +596,7 @@ impl TcpSender {
         if let Some(r) = self.loss.rack.as_mut() {
             r.note_rtt(m);
         }
-        self.stats.rtt_samples += 1;
-        self.stats.rtt_sum = self.stats.rtt_sum + m;
+        self.stats.sent.rtt_sample(m);
         let srtt = self.timing.rtt.srtt().unwrap_or(m);
         let now = cx.now;
         cx.rec().rtt(now, self.conn.flow, m, srtt, self.timing.rtt.rto());
@@ -925,7 +918,7 @@ impl TcpSender {
             cx.rec().event(now, self.conn.flow, TcpEvent::Aborted);
             return;
         }
-        self.stats.timeouts += 1;
+        self.stats.sent.timeouts += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::Timeout);
         self.timing.timed = None;

@@ -90,7 +90,7 @@ fn a_timeout_holds_loss_until_its_window_is_acknowledged() {
     s.establish();
     // Expiries queued for an earlier deadline re-queue themselves for the current one.
     let mut at = Time::ZERO;
-    while s.tx.stats.timeouts == 0 {
+    while s.tx.stats.sent.timeouts == 0 {
         let (due, timer) = s.host.timers.pop().expect("a retransmission timer is pending");
         at = due;
         s.act(due, |tx, cx| tx.on_timer(timer, cx));
@@ -115,7 +115,7 @@ fn a_refused_segment_is_never_committed() {
     let offers_before = s.host.offers;
     s.ack(100, 1, tcp_flags::SYN);
     assert_eq!(s.host.offers - offers_before, 1, "one offer, then the activation stops");
-    assert_eq!(s.tx.stats.segments_sent, 0);
+    assert_eq!(s.tx.stats.sent.segments_sent, 0);
     assert_eq!((s.tx.send.snd_nxt, s.tx.send.snd_max), (1, 1));
     assert!(matches!(s.tx.loss.ca, CaState::Cwr(_)));
     let (probe, timer) = *s.host.timers.last().expect("a probe is armed");
@@ -123,7 +123,7 @@ fn a_refused_segment_is_never_committed() {
     assert_eq!(probe, ms(100) + s.tx.timing.rtt.rto());
     s.host.refuse = false;
     s.act(probe, |tx, cx| tx.on_timer(Timer { kind: timer.kind, generation: timer.generation }, cx));
-    assert!(s.tx.stats.segments_sent >= 1 && s.tx.send.snd_nxt > 1);
+    assert!(s.tx.stats.sent.segments_sent >= 1 && s.tx.send.snd_nxt > 1);
 }
 
 /// What the sender sent in response to one ACK, as RFC 6937's example tables write it: "R" a
@@ -302,7 +302,7 @@ fn rack_does_not_mark_a_segment_reordered_within_the_window() {
     s.ack(210, seg(2), 0);
     run_timers(&mut s, ms(1000));
     let rack = s.tx.loss.rack.as_ref().unwrap();
-    assert_eq!((rack.marked, s.tx.stats.retransmitted_segments, s.tx.stats.fast_retransmits), (0, 0, 0));
+    assert_eq!((rack.marked, s.tx.stats.sent.retransmitted_segments, s.tx.stats.fast_retransmits), (0, 0, 0));
     assert!(rack.reo_wnd(true, 0, 3, None) > Dur::ZERO, "reordering seen keeps the window open in recovery");
 }
 
@@ -356,13 +356,13 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
                 let all = s.tx.send.snd_max;
                 s.ack(405, all, 0);
                 run_timers(&mut s, ms(1202));
-                assert_eq!((s.tx.stats.timeouts, s.tx.loss.ca), (0, CaState::Open));
+                assert_eq!((s.tx.stats.sent.timeouts, s.tx.loss.ca), (0, CaState::Open));
             }
             _ => {
                 run_timers(&mut s, ms(1202));
                 let sent = sent_since(&mut s);
                 assert_eq!(sent.iter().find(|x| x.1 == seg(0)), Some(&(1202, seg(0))), "{sent:?}");
-                assert_eq!(s.tx.stats.timeouts, 1);
+                assert_eq!(s.tx.stats.sent.timeouts, 1);
             }
         }
     }
@@ -388,7 +388,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     s.sack(503, seg(8), 0, Some((seg(9), seg(10) + 1)));
     assert_eq!(sent_since(&mut s), vec![(503, seg(8))]);
     s.ack(603, seg(10) + 1, 0);
-    assert_eq!((s.tx.send.state, s.tx.stats.timeouts), (super::State::Closed, 0));
+    assert_eq!((s.tx.send.state, s.tx.stats.sent.timeouts), (super::State::Closed, 0));
     assert_eq!(s.tx.loss.tlp.unwrap().probes, 1);
 
     let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
@@ -403,7 +403,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     s.ack(203, seg(8), 0);
     run_timers(&mut s, ms(1203));
     assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
-    assert_eq!(s.tx.stats.timeouts, 1);
+    assert_eq!(s.tx.stats.sent.timeouts, 1);
 }
 
 // RFC 6675 section 4 NextSeg rules 3 and 4 by hand, on the RACK scripts' set-up with RFC 6675's
@@ -439,7 +439,10 @@ fn rfc_6675_rule_3_resends_a_hole_below_the_highest_sack_when_no_new_data_is_lef
     assert_eq!(sent_since(&mut s), vec![], "segment 8 is below HighRxt: neither rule 3 nor a rescue");
     s.ack(307, seg(10) + 1, 0);
     run_timers(&mut s, ms(2000));
-    assert_eq!((s.tx.send.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+    assert_eq!(
+        (s.tx.send.state, s.tx.stats.sent.timeouts, s.tx.stats.sent.retransmitted_segments),
+        (super::State::Closed, 0, 2)
+    );
 }
 
 /// Rule 4: segments 0 and 9 (the tail, with the FIN) lost. SACKs of 1-8 (200-207 ms): recovery
@@ -464,7 +467,10 @@ fn rfc_6675_rule_4_rescues_the_tail_once_after_the_first_partial_ack() {
     assert_eq!(sent_since(&mut s), vec![], "one rescue per recovery");
     s.ack(402, seg(10) + 1, 0);
     run_timers(&mut s, ms(2000));
-    assert_eq!((s.tx.send.state, s.tx.stats.timeouts, s.tx.stats.retransmitted_segments), (super::State::Closed, 0, 2));
+    assert_eq!(
+        (s.tx.send.state, s.tx.stats.sent.timeouts, s.tx.stats.sent.retransmitted_segments),
+        (super::State::Closed, 0, 2)
+    );
 }
 
 /// The boundary of a new recovery, `recover` (the highest sequence number sent when the last
@@ -566,14 +572,14 @@ fn limited_transmit_of_both_kinds_waits_for_the_pacing_gate() {
         let cfg = TcpConfig { mss: MSS as u32, sack: true, pacing: true, limited_transmit, ..Default::default() };
         let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
         s.establish();
-        assert_eq!(s.tx.stats.segments_sent, 1, "pacing: one segment, the next 5 ms later");
+        assert_eq!(s.tx.stats.sent.segments_sent, 1, "pacing: one segment, the next 5 ms later");
         s.ack(101, 1, 0);
-        assert_eq!(s.tx.stats.segments_sent, 1, "{limited_transmit:?}: held by the gate");
+        assert_eq!(s.tx.stats.sent.segments_sent, 1, "{limited_transmit:?}: held by the gate");
         let wake_up = s.host.timers.iter().rev().find(|(_, t)| TcpTimer::of(*t) == Some(TcpTimer::Burst));
         let (at, timer) = *wake_up.expect("the pacing wake-up");
         assert_eq!(at, ms(105));
         s.act(at, |tx, cx| tx.on_timer(timer, cx));
-        assert_eq!(s.tx.stats.segments_sent, 2, "{limited_transmit:?}: sent at the wake-up");
+        assert_eq!(s.tx.stats.sent.segments_sent, 2, "{limited_transmit:?}: sent at the wake-up");
     }
 }
 
@@ -586,7 +592,7 @@ fn the_fast_retransmission_is_not_held_by_pacing() {
         let mut s = Script::with(r#"{"kind":"newreno","initial_window":20}"#, cfg);
         s.establish();
         // Let the paced window out: one segment every 5 ms from 100 ms.
-        while s.tx.stats.segments_sent < 4 {
+        while s.tx.stats.sent.segments_sent < 4 {
             let (at, timer) = s.host.timers.pop().unwrap();
             s.act(at, |tx, cx| tx.on_timer(timer, cx));
         }
@@ -595,6 +601,6 @@ fn the_fast_retransmission_is_not_held_by_pacing() {
             s.sack(last_send.0 / 1_000_000 + 1, 1, 0, sack.then_some((1 + MSS, 1 + (k + 1) * MSS)));
         }
         assert_eq!(s.tx.stats.fast_retransmits, 1);
-        assert_eq!(s.tx.stats.retransmitted_segments, 1, "sack {sack}: resent 1 ms after a paced send");
+        assert_eq!(s.tx.stats.sent.retransmitted_segments, 1, "sack {sack}: resent 1 ms after a paced send");
     }
 }
