@@ -109,7 +109,15 @@ fn paces(cc: &mut AnyCc) -> bool {
             srtt: rtt,
             ..RateSample::default()
         };
-        let s = AckSample { now, acked: mss, rtt, srtt: rtt, ece_bytes: 0, rate: rate_samples.then_some(&rs) };
+        let s = AckSample {
+            now,
+            acked: mss,
+            rtt,
+            srtt: rtt,
+            ece_bytes: 0,
+            rate: rate_samples.then_some(&rs),
+            ack_delay: None,
+        };
         cc.on_ack(&mut w, &s).pacing_rate.is_some()
     })
 }
