@@ -44,6 +44,7 @@ pub mod topology;
 pub mod trace;
 pub mod transport;
 pub mod units;
+pub mod wire;
 pub mod workload;
 pub(crate) mod world;
 

@@ -728,12 +728,37 @@ impl World {
     fn on_arrive(&mut self, l: LinkId) {
         self.settle(l);
         let link = &mut self.links[l.index()];
+        if link.has_wire_effects() {
+            return self.on_wire_arrive(l);
+        }
         let (id, next) = link.deliver_head(&mut self.link_cx.slab);
         let to = link.to;
         if let Some(t) = next {
             self.sched.schedule(t, Event::Arrive(l));
         }
         self.forward(to, id);
+    }
+}
+
+impl World {
+    /// An arrival on a link with jitter or corruption (each packet has its own event): forward
+    /// the earliest packet, or record the discard of a corrupted one at the receiving node.
+    #[cold]
+    #[inline(never)]
+    fn on_wire_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.index()];
+        let to = link.to;
+        match link.arrive_on_wire(&mut self.link_cx.slab) {
+            Ok(id) => {
+                self.forward(to, id);
+            }
+            Err(corrupted) => {
+                let reason = crate::qdisc::DropReason::Corrupted as u8;
+                self.rec.flow_links.count(corrupted.flow, l, corrupted.size, Fate::Lost);
+                self.rec.packet_dropped(self.now, l, &corrupted, reason);
+                self.packet_left(corrupted.flow);
+            }
+        }
     }
 }
 
