@@ -10,7 +10,7 @@
 //! lost on the wire after transmission, Bernoulli or Gilbert-Elliott, drawn from the link's own
 //! random stream), delay jitter and corruption. A link with jitter or corruption keeps its
 //! packets on the wire in `wire.rs`'s `WireEffects` instead of its FIFO pipe, each with an
-//! arrival event of its own, since jitter may reorder them.
+//! arrival event of its own (the world's `WireArrive`), since jitter may reorder them.
 //!
 //! The propagation pipes of all links, and their drop-tail queues, share one slab of entries
 //! ([`PacketSlab`], owned by the world): a link holds the ends of its own lists of entries, so
@@ -47,7 +47,7 @@ use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
-use crate::wire::{JitterSpec, LossSpec, WireEffects, WireLoss};
+use crate::wire::{JitterSpec, LossSpec, Sent, Wire};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -262,6 +262,17 @@ struct Pipe {
     tail_at: Time,
 }
 
+/// What became of a packet at the end of its transmission ([`Link::finish_tx`]).
+#[derive(Debug, PartialEq)]
+pub enum TxEnd {
+    /// It joined the fixed-delay pipe; the arrival time to schedule if it became the head.
+    Pipe(Option<Time>),
+    /// It is on a wire with jitter or corruption, arriving then (an event of its own).
+    OnWire(Time),
+    /// Lost on the wire.
+    Lost(Packet),
+}
+
 /// What happened when the link looked for the next packet to send.
 pub enum TxStart {
     /// Transmission started; it completes at the given time.
@@ -287,10 +298,8 @@ pub struct Link {
     // their room: 136 bytes a link.
     /// Drops by reason; room is taken at the link's first drop.
     drops: Option<Box<Drops>>,
-    /// The loss module, if the direction can lose packets.
-    loss: Option<Box<WireLoss>>,
-    /// Jitter and corruption with the packets on the wire, if either is asked for.
-    wire: Option<Box<WireEffects>>,
+    /// Loss, jitter and corruption (`wire.rs`), if the direction has any of them.
+    wire: Option<Box<Wire>>,
     /// The device queue, if there is one.
     device: Option<Box<DeviceQueue>>,
     serializer: Serializer,
@@ -372,9 +381,8 @@ impl Link {
             qdisc,
             stats: LinkCounters::default(),
             drops: None,
-            // Without a loss module the stream is never drawn from, so it is not kept.
-            loss: WireLoss::new(&p.loss, loss_rng),
-            wire: WireEffects::new(p.jitter, p.corrupt, wire_rng),
+            // Without a module a stream is never drawn from, so it is not kept.
+            wire: Wire::new(&p.loss, p.jitter, p.corrupt, (loss_rng, wire_rng)),
             device: (p.device_queue > 0).then(|| {
                 let limit = p.device_queue as usize;
                 let packets = VecDeque::with_capacity(limit.min(DEVICE_QUEUE_RESERVED));
@@ -625,25 +633,25 @@ impl Link {
     }
 
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
-    /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
-    pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> Result<Option<Time>, Packet> {
+    /// propagation pipe, or on a wire with jitter or corruption (see [`TxEnd`]).
+    pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> TxEnd {
         let id = self.transmitting.take().expect("finish_tx without a packet in transmission");
-        if let Some(loss) = &mut self.loss {
-            if loss.loses() {
-                let lost = slab.release(id);
-                self.count_drop(lost.size, DropReason::LinkLoss);
-                return Err(lost);
-            }
-        }
         if let Some(wire) = &mut self.wire {
-            // Every packet on this wire has its own arrival event.
-            return Ok(Some(wire.send(now, self.delay, id)));
+            match wire.send(now, self.delay, id) {
+                Sent::Lost => {
+                    let lost = slab.release(id);
+                    self.count_drop(lost.size, DropReason::LinkLoss);
+                    return TxEnd::Lost(lost);
+                }
+                Sent::Arrives(at) => return TxEnd::OnWire(at),
+                Sent::Pipe => {}
+            }
         }
         // The transmitter's entry joins the pipe as it is.
         let arrival = now + self.delay;
         slab.append(&mut self.pipe.list, arrival, id);
         self.pipe.tail_at = arrival;
-        Ok((self.pipe.list.len() == 1).then_some(arrival))
+        TxEnd::Pipe((self.pipe.list.len() == 1).then_some(arrival))
     }
 
     /// Whether the end of the transmission just started can go without an event: a dequeue
@@ -654,7 +662,7 @@ impl Link {
     pub fn defer_done(&mut self, seq: u64) -> bool {
         let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
         let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
-        self.done_deferred = self.loss.is_none() && self.wire.is_none() && quiet && pipe_busy_then;
+        self.done_deferred = self.wire.is_none() && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred
     }
@@ -678,7 +686,7 @@ impl Link {
     pub fn settle_done(&mut self, slab: &mut PacketSlab) {
         self.done_deferred = false;
         let head_scheduled = self.finish_tx(self.tx_done_at, slab);
-        debug_assert!(matches!(head_scheduled, Ok(None)), "a deferred end needs no event");
+        debug_assert!(matches!(head_scheduled, TxEnd::Pipe(None)), "a deferred end needs no event");
     }
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
@@ -687,12 +695,6 @@ impl Link {
         assert!(!self.pipe.list.is_empty(), "delivery event with an empty pipe");
         self.stats.delivered_packets += 1;
         slab.take(&mut self.pipe.list)
-    }
-
-    /// Whether the link has jitter or corruption: its arrivals go through [`Link::arrive_on_wire`].
-    #[inline]
-    pub fn has_wire_effects(&self) -> bool {
-        self.wire.is_some()
     }
 
     /// Whether packets may be corrupted on this link.
@@ -704,7 +706,7 @@ impl Link {
     /// or, if it was corrupted, the packet itself, taken out of the slab and counted as a drop
     /// of its own reason (the receiving node discards it; it is not delivered).
     pub fn arrive_on_wire(&mut self, slab: &mut PacketSlab) -> Result<EntryId, Packet> {
-        let wire = self.wire.as_mut().expect("arrive_on_wire on a link without wire effects");
+        let wire = self.wire.as_mut().expect("a wire arrival on a link without wire effects");
         let (id, corrupted) = wire.arrive();
         if corrupted {
             let p = slab.release(id);
@@ -847,7 +849,7 @@ mod tests {
             let mut sent = vec![l.in_transmission(&cx.slab).unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
             loop {
-                l.finish_tx(t, &mut cx.slab).unwrap();
+                assert!(matches!(l.finish_tx(t, &mut cx.slab), TxEnd::Pipe(_)));
                 match l.start_tx(t, &mut cx) {
                     TxStart::Started(next) => {
                         sent.push(l.in_transmission(&cx.slab).unwrap().uid);

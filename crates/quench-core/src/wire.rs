@@ -8,8 +8,9 @@
 //!   node discards it (its checksum fails), counted under its own reason, "corrupted".
 //!
 //! The module owns how a scenario writes these (`LossSpec`, `JitterSpec`), their range checks,
-//! and the state a direction keeps for them: its random streams, the Gilbert-Elliott state and,
-//! with jitter or corruption, the packets on the wire ([`WireEffects`]). It never touches a
+//! and the state a direction keeps for them ([`Wire`]): its random streams, the Gilbert-Elliott
+//! state and, with jitter or corruption, the packets on the wire ([`WireEffects`]). A link
+//! without any of them keeps no `Wire` and runs as before the models. It never touches a
 //! packet's contents, the queue or the event queue: the link calls it at the end of a
 //! transmission and at each arrival, and schedules what it answers.
 
@@ -157,14 +158,14 @@ enum LossState {
 
 impl WireLoss {
     /// The module for `spec`, or none when it can lose nothing (then its stream is not kept).
-    pub fn new(spec: &LossSpec, rng: Rng) -> Option<Box<WireLoss>> {
+    pub fn new(spec: &LossSpec, rng: Rng) -> Option<WireLoss> {
         let model = match spec {
             _ if spec.is_lossless() => return None,
             LossSpec::Bernoulli(p) => LossState::Bernoulli(*p),
             // netem starts in Good (`clg.state = GOOD_STATE` in get_loss_clg).
             LossSpec::Model(LossModel::GilbertElliott(ge)) => LossState::GilbertElliott { ge: *ge, bad: false },
         };
-        Some(Box::new(WireLoss { model, rng }))
+        Some(WireLoss { model, rng })
     }
 
     /// Whether the packet whose transmission just ended is lost. Gilbert-Elliott draws as
@@ -275,11 +276,11 @@ pub(crate) struct WireEffects {
 
 impl WireEffects {
     /// The effects, or none when neither jitter nor corruption is asked for.
-    pub fn new(jitter: Option<JitterSpec>, corrupt: f64, rng: Rng) -> Option<Box<WireEffects>> {
-        let jitter = jitter.filter(|j| j.sigma > Dur::ZERO || !j.reorder);
+    pub fn new(jitter: Option<JitterSpec>, corrupt: f64, rng: Rng) -> Option<WireEffects> {
+        let jitter = jitter.filter(|j| j.sigma > Dur::ZERO);
         (jitter.is_some() || corrupt > 0.0).then(|| {
             let wire = BinaryHeap::new();
-            Box::new(WireEffects { jitter, corrupt, rng, wire, sent: 0, last_arrival: Time::ZERO })
+            WireEffects { jitter, corrupt, rng, wire, sent: 0, last_arrival: Time::ZERO }
         })
     }
 
@@ -327,6 +328,67 @@ impl WireEffects {
     pub fn arrive(&mut self) -> (EntryId, bool) {
         let Reverse(p) = self.wire.pop().expect("an arrival event with nothing on the wire");
         (p.id, p.corrupted)
+    }
+}
+
+/// Everything one direction's wire does besides its fixed delay: a loss module, jitter and
+/// corruption, any of them absent. A link keeps one only if it has at least one.
+pub(crate) struct Wire {
+    loss: Option<WireLoss>,
+    effects: Option<WireEffects>,
+}
+
+/// What became of a packet put on the wire ([`Wire::send`]).
+pub(crate) enum Sent {
+    /// Lost: the link drops it now.
+    Lost,
+    /// On a wire with jitter or corruption, arriving then (an event of its own).
+    Arrives(Time),
+    /// Neither: it joins the link's fixed-delay pipe.
+    Pipe,
+}
+
+impl Wire {
+    /// The wire of a direction with `loss`, `jitter` and `corrupt`, from the loss module's
+    /// stream and the stream of jitter and corruption; none when it would do nothing.
+    pub fn new(
+        loss: &LossSpec,
+        jitter: Option<JitterSpec>,
+        corrupt: f64,
+        (loss_rng, effects_rng): (Rng, Rng),
+    ) -> Option<Box<Wire>> {
+        let wire =
+            Wire { loss: WireLoss::new(loss, loss_rng), effects: WireEffects::new(jitter, corrupt, effects_rng) };
+        (wire.loss.is_some() || wire.effects.is_some()).then(|| Box::new(wire))
+    }
+
+    /// The packet in entry `id` has left the transmitter `now`; `delay` is the link's delay.
+    /// The loss draw comes first; a lost packet draws nothing else.
+    #[inline]
+    pub fn send(&mut self, now: Time, delay: Dur, id: EntryId) -> Sent {
+        if self.loss.as_mut().is_some_and(|l| l.loses()) {
+            return Sent::Lost;
+        }
+        match &mut self.effects {
+            Some(e) => Sent::Arrives(e.send(now, delay, id)),
+            None => Sent::Pipe,
+        }
+    }
+
+    /// Whether packets may be corrupted here.
+    pub fn corrupts(&self) -> bool {
+        self.effects.as_ref().is_some_and(|e| e.corrupts())
+    }
+
+    /// Packets on a wire with jitter or corruption (the fixed-delay pipe counts its own).
+    pub fn len(&self) -> u64 {
+        self.effects.as_ref().map_or(0, |e| e.len())
+    }
+
+    /// The earliest packet on a wire with jitter or corruption: its entry, and whether it was
+    /// corrupted.
+    pub fn arrive(&mut self) -> (EntryId, bool) {
+        self.effects.as_mut().expect("an arrival off the pipe on a wire without effects").arrive()
     }
 }
 
