@@ -594,7 +594,7 @@ def _refuse_wire_effects(ln: dict[str, Any], key: str) -> None:
     has one fixed delay, and a corrupted packet is counted as lost there, not apart."""
     for side in ("loss", "reverse_loss"):
         if isinstance(ln.get(side), dict):
-            raise _refuse(f"{key}.{side}", "a Gilbert-Elliott loss model (ns-3's error models have none)")
+            raise _refuse(f"{key}.{side}", "a Gilbert-Elliott loss model (none among ns-3's error models)")
     for side in ("jitter", "reverse_jitter"):
         if ln.get(side) is not None:
             raise _refuse(f"{key}.{side}", "delay jitter (ns-3's point-to-point channel has one fixed delay)")
