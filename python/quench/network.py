@@ -264,8 +264,12 @@ class Network:
         qdisc: dict[str, Any] | None = None,
         reverse_qdisc: dict[str, Any] | None = None,
         mtu: Quantity | None = None,
-        loss: float | None = None,
-        reverse_loss: float | None = None,
+        loss: float | dict[str, Any] | None = None,
+        reverse_loss: float | dict[str, Any] | None = None,
+        jitter: dict[str, Any] | None = None,
+        reverse_jitter: dict[str, Any] | None = None,
+        corrupt: float | None = None,
+        reverse_corrupt: float | None = None,
         duplex: bool = True,
         framing_overhead: Quantity | None = None,
         packet_rate: float | None = None,
@@ -273,7 +277,13 @@ class Network:
         device_queue: int | None = None,
     ) -> Network:
         """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
-        unless reverse_qdisc is given; loss is the Bernoulli loss probability a->b;
+        unless reverse_qdisc is given; loss is the loss a->b on the wire: a Bernoulli probability,
+        or {"model": "gilbert-elliott", "p": ..., "r": ..., "h": 0.0, "k": 1.0} (netem's gemodel:
+        per packet Good->Bad with p, Bad->Good with r, lost with 1-k in Good and 1-h in Bad);
+        jitter a->b is {"sigma": "2ms", "dist": "uniform" | "normal", "reorder": True} (each
+        packet's delay drawn around `delay`; reorder=False: no packet overtakes an earlier one);
+        corrupt a->b is the probability that a packet is corrupted on the wire (the far node
+        discards it: drops reason "corrupted"); the reverse_ keywords are b->a;
         packet_rate caps packets per second; fragmentation is "rfc791" or "unaligned";
         device_queue is a FIFO of that many packets under the qdisc (Linux's driver ring, ns-3's
         device queue; none by default)."""
@@ -290,6 +300,10 @@ class Network:
                     "mtu": mtu,
                     "loss": loss,
                     "reverse_loss": reverse_loss,
+                    "jitter": jitter,
+                    "reverse_jitter": reverse_jitter,
+                    "corrupt": corrupt,
+                    "reverse_corrupt": reverse_corrupt,
                     "framing_overhead": framing_overhead,
                     "packet_rate": packet_rate,
                     "fragmentation": fragmentation,

@@ -564,6 +564,7 @@ def _link(ln: dict[str, Any], key: str, notes: list[str]) -> dict[str, Any]:
     device = int(ln.get("device_queue") or 0)
     if ln["fragmentation"] != "rfc791":
         raise _refuse(f"{key}.fragmentation", f"fragmentation rule {ln['fragmentation']!r}")
+    _refuse_wire_effects(ln, key)
     rate = _rate(ln["rate"])
     rq = ln.get("reverse_qdisc") or ln["qdisc"]
     return {
@@ -585,6 +586,21 @@ def _link(ln: dict[str, Any], key: str, notes: list[str]) -> dict[str, Any]:
             own_device=device > 0,
         ),
     }
+
+
+def _refuse_wire_effects(ln: dict[str, Any], key: str) -> None:
+    """Refuse what ns-3's point-to-point link cannot do faithfully: its error models
+    (RateErrorModel, BurstErrorModel, ListErrorModel) have no Gilbert-Elliott chain, its channel
+    has one fixed delay, and a corrupted packet is counted as lost there, not apart."""
+    for side in ("loss", "reverse_loss"):
+        if isinstance(ln.get(side), dict):
+            raise _refuse(f"{key}.{side}", "a Gilbert-Elliott loss model (none among ns-3's error models)")
+    for side in ("jitter", "reverse_jitter"):
+        if ln.get(side) is not None:
+            raise _refuse(f"{key}.{side}", "delay jitter (ns-3's point-to-point channel has one fixed delay)")
+    for side in ("corrupt", "reverse_corrupt"):
+        if ln.get(side):
+            raise _refuse(f"{key}.{side}", "corruption counted apart from loss")
 
 
 def _queue_disc_defaults(links: list[dict[str, Any]]) -> dict[str, tuple[str, Any]]:

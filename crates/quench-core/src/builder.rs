@@ -170,12 +170,15 @@ fn add_link(
         framing_overhead: spec.framing_overhead,
         min_packet_gap: spec.packet_rate.map_or(Dur::ZERO, |r| Dur::from_secs_f64(1.0 / r)),
         fragment_rule: spec.fragmentation,
-        loss_probability: if reverse { spec.reverse_loss } else { spec.loss },
+        loss: if reverse { spec.reverse_loss.clone() } else { spec.loss.clone() },
+        jitter: if reverse { spec.reverse_jitter } else { spec.jitter },
+        corrupt: if reverse { spec.reverse_corrupt } else { spec.corrupt },
         device_queue: spec.device_queue,
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);
-    links.push(Link::new(params, qdisc, qdisc_rng, loss_rng));
+    let wire_rng = Rng::stream(seed, StreamKind::Wire, id.0 as u64);
+    links.push(Link::new(params, qdisc, qdisc_rng, (loss_rng, wire_rng)));
     Ok(())
 }
 

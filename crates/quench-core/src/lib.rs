@@ -44,6 +44,7 @@ pub(crate) mod topology;
 pub(crate) mod trace;
 pub(crate) mod transport;
 pub mod units;
+pub(crate) mod wire;
 pub(crate) mod workload;
 pub(crate) mod world;
 

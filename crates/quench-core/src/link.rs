@@ -6,8 +6,11 @@
 //! Optional per-link framing overhead (bytes added to each packet's wire time, e.g. HDLC
 //! framing on a serial line), an optional packet-rate limit (a channel that carries at most
 //! `packet_rate` packets per second whatever their size, such as the ~9.1 packets/s SATNET
-//! path of Jacobson's 1988 email), and a Bernoulli loss module (packets lost on the wire after
-//! transmission, with probability `loss`, drawn from the link's own random stream).
+//! path of Jacobson's 1988 email), and the wire's effects of `wire.rs`: a loss module (packets
+//! lost on the wire after transmission, Bernoulli or Gilbert-Elliott, drawn from the link's own
+//! random stream), delay jitter and corruption. A link with jitter or corruption keeps its
+//! packets on the wire in `wire.rs`'s `WireEffects` instead of its FIFO pipe, each with an
+//! arrival event of its own (the world's `WireArrive`), since jitter may reorder them.
 //!
 //! The propagation pipes of all links, and their drop-tail queues, share one slab of entries
 //! ([`PacketSlab`], owned by the world): a link holds the ends of its own lists of entries, so
@@ -26,7 +29,7 @@
 //!
 //! Statistics kept here hold for every qdisc, and satisfy the identities
 //! `arrived = departed + dropped_in_queue + backlog` and
-//! `departed = delivered + lost_on_wire + in_flight`.
+//! `departed = delivered + lost_on_wire + corrupted + in_flight`.
 //!
 //! A link owns its queue, transmitter, pipe and statistics, and `LinkSpec`, how a scenario
 //! writes a link. It acts only on itself and on what the world lends it for a step (the clock
@@ -44,6 +47,7 @@ use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
+use crate::wire::{JitterSpec, LossSpec, Sent, Wire};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -68,12 +72,23 @@ pub struct LinkSpec {
     pub reverse_qdisc: Option<QdiscSpec>,
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
-    /// Bernoulli loss probability on the from->to direction.
+    /// Loss on the from->to direction: a Bernoulli probability, or a model (`wire.rs`).
     #[serde(default)]
-    pub loss: f64,
-    /// Bernoulli loss probability on the to->from direction.
+    pub loss: LossSpec,
+    /// Loss on the to->from direction.
     #[serde(default)]
-    pub reverse_loss: f64,
+    pub reverse_loss: LossSpec,
+    /// Delay jitter on the from->to direction (`wire.rs`); none by default, and left out of
+    /// the written scenario then, as are the keys below at their defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<JitterSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_jitter: Option<JitterSpec>,
+    /// Probability that a packet is corrupted on the from->to wire (discarded on arrival).
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub corrupt: f64,
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub reverse_corrupt: f64,
     /// Bytes of link-layer framing added to every packet's transmission time.
     #[serde(default)]
     pub framing_overhead: Bytes,
@@ -92,6 +107,10 @@ pub struct LinkSpec {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 fn yes() -> bool {
@@ -126,10 +145,15 @@ impl LinkSpec {
             let why = format!("{} packets exceeds {MAX_LIMIT_PACKETS}, the most a buffer may hold", self.device_queue);
             return Err(ConfigError::new("device_queue", why));
         }
-        for (key, p) in [("loss", self.loss), ("reverse_loss", self.reverse_loss)] {
+        self.loss.validate("loss")?;
+        self.reverse_loss.validate("reverse_loss")?;
+        for (key, p) in [("corrupt", self.corrupt), ("reverse_corrupt", self.reverse_corrupt)] {
             if !(0.0..=1.0).contains(&p) {
                 return Err(ConfigError::new(key, format!("probability {p} is not in [0, 1]")));
             }
+        }
+        for (key, j) in [("jitter", &self.jitter), ("reverse_jitter", &self.reverse_jitter)] {
+            j.as_ref().map_or(Ok(()), |j| j.validate(key))?;
         }
         if self.packet_rate.is_some_and(|r| !(MIN_PACKET_RATE..=MAX_PACKET_RATE).contains(&r)) {
             return Err(ConfigError::new(
@@ -187,10 +211,14 @@ impl std::ops::Deref for LinkStats {
 
 impl LinkStats {
     pub fn dropped_in_queue(&self) -> u64 {
-        self.dropped_packets.iter().sum::<u64>() - self.dropped_packets[DropReason::LinkLoss as usize]
+        let wire =
+            self.dropped_packets[DropReason::LinkLoss as usize] + self.dropped_packets[DropReason::Corrupted as usize];
+        self.dropped_packets.iter().sum::<u64>() - wire
     }
     pub fn dropped_in_queue_bytes(&self) -> u64 {
-        self.dropped_bytes.iter().sum::<u64>() - self.dropped_bytes[DropReason::LinkLoss as usize]
+        let wire =
+            self.dropped_bytes[DropReason::LinkLoss as usize] + self.dropped_bytes[DropReason::Corrupted as usize];
+        self.dropped_bytes.iter().sum::<u64>() - wire
     }
 }
 
@@ -199,13 +227,6 @@ impl LinkStats {
 struct Drops {
     packets: [u64; DropReason::COUNT],
     bytes: [u64; DropReason::COUNT],
-}
-
-/// The loss module: packets lost on the wire with `probability`, drawn from the link's own
-/// random stream.
-struct WireLoss {
-    probability: f64,
-    rng: Rng,
 }
 
 /// The packets of room a device queue reserves when it is built; beyond them it grows as
@@ -241,6 +262,17 @@ struct Pipe {
     tail_at: Time,
 }
 
+/// What became of a packet at the end of its transmission ([`Link::finish_tx`]).
+#[derive(Debug, PartialEq)]
+pub enum TxEnd {
+    /// It joined the fixed-delay pipe; the arrival time to schedule if it became the head.
+    Pipe(Option<Time>),
+    /// It is on a wire with jitter or corruption, arriving then (an event of its own).
+    OnWire(Time),
+    /// Lost on the wire.
+    Lost(Packet),
+}
+
 /// What happened when the link looked for the next packet to send.
 pub enum TxStart {
     /// Transmission started; it completes at the given time.
@@ -266,8 +298,8 @@ pub struct Link {
     // their room: 136 bytes a link.
     /// Drops by reason; room is taken at the link's first drop.
     drops: Option<Box<Drops>>,
-    /// The loss module, if the loss probability is above 0.
-    loss: Option<Box<WireLoss>>,
+    /// Loss, jitter and corruption (`wire.rs`), if the direction has any of them.
+    wire: Option<Box<Wire>>,
     /// The device queue, if there is one.
     device: Option<Box<DeviceQueue>>,
     serializer: Serializer,
@@ -326,13 +358,18 @@ pub struct LinkParams {
     pub framing_overhead: Bytes,
     pub min_packet_gap: Dur,
     pub fragment_rule: FragmentRule,
-    pub loss_probability: f64,
+    pub loss: LossSpec,
+    pub jitter: Option<JitterSpec>,
+    /// Probability that a packet is corrupted on the wire.
+    pub corrupt: f64,
     /// Packets the device queue under the qdisc holds; 0 for none.
     pub device_queue: u32,
 }
 
 impl Link {
-    pub fn new(p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, loss_rng: Rng) -> Self {
+    /// A link with its discipline and its random streams: the qdisc's, the loss module's, and
+    /// that of the jitter and corruption draws.
+    pub fn new(p: LinkParams, qdisc: AnyQdisc, qdisc_rng: Rng, (loss_rng, wire_rng): (Rng, Rng)) -> Self {
         Link {
             from: p.from,
             to: p.to,
@@ -344,9 +381,8 @@ impl Link {
             qdisc,
             stats: LinkCounters::default(),
             drops: None,
-            // Without a loss module the stream is never drawn from, so it is not kept.
-            loss: (p.loss_probability > 0.0)
-                .then(|| Box::new(WireLoss { probability: p.loss_probability, rng: loss_rng })),
+            // Without a module a stream is never drawn from, so it is not kept.
+            wire: Wire::new(&p.loss, p.jitter, p.corrupt, (loss_rng, wire_rng)),
             device: (p.device_queue > 0).then(|| {
                 let limit = p.device_queue as usize;
                 let packets = VecDeque::with_capacity(limit.min(DEVICE_QUEUE_RESERVED));
@@ -390,7 +426,8 @@ impl Link {
     }
 
     pub fn in_flight(&self) -> u64 {
-        self.pipe.list.len() as u64 + self.transmitting.is_some() as u64
+        let on_wire = self.wire.as_ref().map_or(0, |w| w.len());
+        self.pipe.list.len() as u64 + on_wire + self.transmitting.is_some() as u64
     }
 
     /// Offer the packet held in slab entry `id` to the queue; the answer says whether the queue
@@ -596,21 +633,25 @@ impl Link {
     }
 
     /// The packet being sent has left the transmitter: lose it on the wire, or put it in the
-    /// propagation pipe. Returns the arrival time to schedule if it became the pipe's head.
-    pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> Result<Option<Time>, Packet> {
+    /// propagation pipe, or on a wire with jitter or corruption (see [`TxEnd`]).
+    pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> TxEnd {
         let id = self.transmitting.take().expect("finish_tx without a packet in transmission");
-        if let Some(loss) = &mut self.loss {
-            if loss.rng.bernoulli(loss.probability) {
-                let lost = slab.release(id);
-                self.count_drop(lost.size, DropReason::LinkLoss);
-                return Err(lost);
+        if let Some(wire) = &mut self.wire {
+            match wire.send(now, self.delay, id) {
+                Sent::Lost => {
+                    let lost = slab.release(id);
+                    self.count_drop(lost.size, DropReason::LinkLoss);
+                    return TxEnd::Lost(lost);
+                }
+                Sent::Arrives(at) => return TxEnd::OnWire(at),
+                Sent::Pipe => {}
             }
         }
         // The transmitter's entry joins the pipe as it is.
         let arrival = now + self.delay;
         slab.append(&mut self.pipe.list, arrival, id);
         self.pipe.tail_at = arrival;
-        Ok((self.pipe.list.len() == 1).then_some(arrival))
+        TxEnd::Pipe((self.pipe.list.len() == 1).then_some(arrival))
     }
 
     /// Whether the end of the transmission just started can go without an event: a dequeue
@@ -621,7 +662,7 @@ impl Link {
     pub fn defer_done(&mut self, seq: u64) -> bool {
         let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
         let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
-        self.done_deferred = self.loss.is_none() && quiet && pipe_busy_then;
+        self.done_deferred = self.wire.is_none() && quiet && pipe_busy_then;
         self.done_seq = seq;
         self.done_deferred
     }
@@ -645,7 +686,7 @@ impl Link {
     pub fn settle_done(&mut self, slab: &mut PacketSlab) {
         self.done_deferred = false;
         let head_scheduled = self.finish_tx(self.tx_done_at, slab);
-        debug_assert!(matches!(head_scheduled, Ok(None)), "a deferred end needs no event");
+        debug_assert!(matches!(head_scheduled, TxEnd::Pipe(None)), "a deferred end needs no event");
     }
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
@@ -654,6 +695,26 @@ impl Link {
         assert!(!self.pipe.list.is_empty(), "delivery event with an empty pipe");
         self.stats.delivered_packets += 1;
         slab.take(&mut self.pipe.list)
+    }
+
+    /// Whether packets may be corrupted on this link.
+    pub fn corrupts(&self) -> bool {
+        self.wire.as_ref().is_some_and(|w| w.corrupts())
+    }
+
+    /// The earliest packet on a wire with jitter or corruption has arrived at `to`: its entry,
+    /// or, if it was corrupted, the packet itself, taken out of the slab and counted as a drop
+    /// of its own reason (the receiving node discards it; it is not delivered).
+    pub fn arrive_on_wire(&mut self, slab: &mut PacketSlab) -> Result<EntryId, Packet> {
+        let wire = self.wire.as_mut().expect("a wire arrival on a link without wire effects");
+        let (id, corrupted) = wire.arrive();
+        if corrupted {
+            let p = slab.release(id);
+            self.count_drop(p.size, DropReason::Corrupted);
+            return Err(p);
+        }
+        self.stats.delivered_packets += 1;
+        Ok(id)
     }
 
     /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
@@ -697,12 +758,14 @@ mod tests {
             framing_overhead: Bytes(0),
             min_packet_gap: Dur(0),
             fragment_rule: FragmentRule::default(),
-            loss_probability: 0.0,
+            loss: LossSpec::default(),
+            jitter: None,
+            corrupt: 0.0,
             device_queue,
         };
         let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
         let rng = |kind| Rng::stream(1, kind, 0);
-        Link::new(params, qdisc, rng(StreamKind::Qdisc), rng(StreamKind::LinkLoss))
+        Link::new(params, qdisc, rng(StreamKind::Qdisc), (rng(StreamKind::LinkLoss), rng(StreamKind::Wire)))
     }
 
     /// A link is per-link state that every packet through it touches; at 10,000 flows a
@@ -786,7 +849,7 @@ mod tests {
             let mut sent = vec![l.in_transmission(&cx.slab).unwrap().uid];
             let mut t = done.expect("the first packet starts at once");
             loop {
-                l.finish_tx(t, &mut cx.slab).unwrap();
+                assert!(matches!(l.finish_tx(t, &mut cx.slab), TxEnd::Pipe(_)));
                 match l.start_tx(t, &mut cx) {
                     TxStart::Started(next) => {
                         sent.push(l.in_transmission(&cx.slab).unwrap().uid);

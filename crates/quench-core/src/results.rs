@@ -53,7 +53,12 @@ fn links_table(w: &World) -> Table {
         .with("delivered_packets", u64s(st().map(|s| s.delivered_packets)))
         .with("dropped_packets", u64s(st().map(|s| s.dropped_in_queue())))
         .with("dropped_bytes", u64s(st().map(|s| s.dropped_in_queue_bytes())));
+    // Corruption's column only where a link corrupts: tables of runs without it keep their form.
+    let corrupts = ls.iter().any(|l| l.corrupts());
     for reason in DropReason::ALL {
+        if reason == DropReason::Corrupted && !corrupts {
+            continue;
+        }
         let col = u64s(st().map(|s| s.dropped_packets[reason as usize]));
         t = t.with(&format!("drops_{}", reason.name()), col);
     }

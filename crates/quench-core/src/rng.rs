@@ -17,6 +17,8 @@ pub enum StreamKind {
     Routing = 5,
     /// A workload's traffic matrix (`workload.rs`): the permutation's derangement.
     Matrix = 6,
+    /// A link's jitter and corruption draws (`wire.rs`).
+    Wire = 7,
 }
 
 #[derive(Clone, Debug)]

@@ -27,7 +27,7 @@
 use crate::flows::{Agents, Flows};
 use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkCx, TxStart};
+use crate::link::{Link, LinkCx, TxEnd, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::{Backlog, NodeBuffers};
 use crate::routing::Routes;
@@ -47,6 +47,9 @@ pub(crate) enum Event {
     TxDone(LinkId),
     /// The packet at the head of a link's propagation pipe reached the far end.
     Arrive(LinkId),
+    /// A packet on a link's wire with jitter or corruption (`wire.rs`) reached the far end:
+    /// each has its own event, the earliest on the wire arrives.
+    WireArrive(LinkId),
     /// A qdisc that said "not before t" may release a packet now.
     Wake(LinkId),
     Timer(AgentId, Timer),
@@ -303,6 +306,7 @@ impl World {
         match ev {
             Event::TxDone(l) => self.on_tx_done(l),
             Event::Arrive(l) => self.on_arrive(l),
+            Event::WireArrive(l) => self.on_wire_arrive(l),
             Event::Wake(l) => {
                 self.settle(l);
                 self.links[l.index()].on_wake();
@@ -713,9 +717,10 @@ impl World {
 
     fn on_tx_done(&mut self, l: LinkId) {
         match self.links[l.index()].finish_tx(self.now, &mut self.link_cx.slab) {
-            Ok(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
-            Ok(None) => {}
-            Err(lost) => {
+            TxEnd::Pipe(Some(arrival)) => self.sched.schedule(arrival, Event::Arrive(l)),
+            TxEnd::Pipe(None) => {}
+            TxEnd::OnWire(arrival) => self.sched.schedule(arrival, Event::WireArrive(l)),
+            TxEnd::Lost(lost) => {
                 let reason = crate::qdisc::DropReason::LinkLoss as u8;
                 self.rec.flow_links.count(lost.flow, l, lost.size, Fate::Lost);
                 self.rec.packet_dropped(self.now, l, &lost, reason);
@@ -734,6 +739,27 @@ impl World {
             self.sched.schedule(t, Event::Arrive(l));
         }
         self.forward(to, id);
+    }
+}
+
+impl World {
+    /// An arrival on a link with jitter or corruption (each packet has its own event): forward
+    /// the earliest packet, or record the discard of a corrupted one at the receiving node.
+    #[inline(never)]
+    fn on_wire_arrive(&mut self, l: LinkId) {
+        let link = &mut self.links[l.index()];
+        let to = link.to;
+        match link.arrive_on_wire(&mut self.link_cx.slab) {
+            Ok(id) => {
+                self.forward(to, id);
+            }
+            Err(corrupted) => {
+                let reason = crate::qdisc::DropReason::Corrupted as u8;
+                self.rec.flow_links.count(corrupted.flow, l, corrupted.size, Fate::Lost);
+                self.rec.packet_dropped(self.now, l, &corrupted, reason);
+                self.packet_left(corrupted.flow);
+            }
+        }
     }
 }
 

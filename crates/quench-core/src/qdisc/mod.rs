@@ -54,11 +54,19 @@ pub enum DropReason {
     Forced,
     /// Lost on the wire by a link's loss module.
     LinkLoss,
+    /// Corrupted on the wire and discarded by the receiving node (`wire.rs`).
+    Corrupted,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 5] =
-        [DropReason::Overflow, DropReason::Preempted, DropReason::Early, DropReason::Forced, DropReason::LinkLoss];
+    pub const ALL: [DropReason; 6] = [
+        DropReason::Overflow,
+        DropReason::Preempted,
+        DropReason::Early,
+        DropReason::Forced,
+        DropReason::LinkLoss,
+        DropReason::Corrupted,
+    ];
     pub const COUNT: usize = Self::ALL.len();
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +75,7 @@ impl DropReason {
             DropReason::Early => "early",
             DropReason::Forced => "forced",
             DropReason::LinkLoss => "link_loss",
+            DropReason::Corrupted => "corrupted",
         }
     }
 }

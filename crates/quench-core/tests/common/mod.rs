@@ -107,7 +107,7 @@ pub fn flow_value(r: &RunResult, flow: usize, col: &str) -> f64 {
 /// Conservation of packets and bytes on every link (the identities of link.rs, checked from
 /// the outside on the published table):
 ///   arrived = departed + dropped (in queue) + backlog     (packets and bytes)
-///   departed = delivered + lost on the wire + in flight  (packets)
+///   departed = delivered + lost on the wire + corrupted + in flight  (packets)
 pub fn assert_link_identities(r: &RunResult) {
     let names = strs(r, "links", "name");
     let c = |col: &str| u64s(r, "links", col);
@@ -116,6 +116,11 @@ pub fn assert_link_identities(r: &RunResult) {
     let (arr_b, dep_b, drop_b, back_b) =
         (c("arrived_bytes"), c("departed_bytes"), c("dropped_bytes"), c("backlog_bytes"));
     let (deliv, lost, flying) = (c("delivered_packets"), c("drops_link_loss"), c("in_flight_packets"));
+    // The corruption column is there only when some link corrupts.
+    let corrupted = match r.table("links").column("drops_corrupted") {
+        Some(_) => c("drops_corrupted"),
+        None => vec![0; names.len()],
+    };
     for (i, name) in names.iter().enumerate() {
         assert_eq!(
             arr[i],
@@ -127,7 +132,11 @@ pub fn assert_link_identities(r: &RunResult) {
             dep_b[i] + drop_b[i] + back_b[i],
             "link {name}: arrived != departed + dropped + backlog (bytes)"
         );
-        assert_eq!(dep[i], deliv[i] + lost[i] + flying[i], "link {name}: departed != delivered + lost + in flight");
+        assert_eq!(
+            dep[i],
+            deliv[i] + lost[i] + corrupted[i] + flying[i],
+            "link {name}: departed != delivered + lost + corrupted + in flight"
+        );
     }
 }
 
