@@ -399,7 +399,7 @@ class Network:
         `cc`: a controller name or a table with `kind` and its keys (the profile's when absent):
         tahoe, reno, newreno, cubic (`hystart` for RFC 9406 HyStart++, which needs every-ACK RTT
         samples or timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
-        rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; needs ecn=True and a marking
+        rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; turns ECN on, needs a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1), prague,
         ledbat (RFC 6817, a 100 ms target; needs every-ACK RTT samples or timestamps), copa
         (NSDI 2018's default mode, `delta` 0.5) or swift (SIGCOMM 2020, a fabric-delay target of

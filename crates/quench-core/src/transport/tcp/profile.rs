@@ -58,9 +58,11 @@ const NS3_MSS: u32 = 536 + TCP_TIMESTAMP_OPTION;
 const NS3_BUFFER: Bytes = Bytes(128 << 10);
 /// ns-3 `TcpSocket::DataRetries`: 6 retransmissions before the connection gives up.
 const NS3_MAX_BACKOFFS: u32 = 6;
-/// Controllers whose Linux module sets `TCP_CONG_NEEDS_ECN` (tcp_dctcp.c, and tcp_prague.c out
-/// of tree): the connection negotiates ECN whatever `tcp_ecn` says.
-const LINUX_NEEDS_ECN: [&str; 2] = ["dctcp", "prague"];
+/// Controllers that cannot work without ECN: DCTCP (RFC 8257 section 3: "DCTCP requires
+/// ECN") and Prague (L4S, RFC 9331). Their Linux modules set `TCP_CONG_NEEDS_ECN` (tcp_dctcp.c,
+/// and tcp_prague.c out of tree), so the connection negotiates ECN whatever `tcp_ecn` says, and
+/// ns-3's `TcpDctcp::Init` turns its socket's `UseEcn` on: every profile does the same.
+const NEEDS_ECN: [&str; 2] = ["dctcp", "prague"];
 
 /// A named set of TCP defaults (`tcp.profile`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,13 +161,6 @@ impl Profile {
         }
     }
 
-    /// Fill the `tcp` keys that depend on the controller: ECN for one that needs it.
-    fn fill_tcp_for_cc(self, tcp: &mut Map<String, Value>, cc_kind: Option<&str>) {
-        if self == Profile::Linux && cc_kind.is_some_and(|k| LINUX_NEEDS_ECN.contains(&k)) {
-            fill(tcp, "ecn", Value::Bool(true));
-        }
-    }
-
     /// The profile's SACK-based mechanisms stand down where the flow turned SACK off, or named
     /// Tahoe, which has no fast recovery for them to serve: loss detection by duplicate ACKs
     /// (RACK needs SACK, RFC 8985 section 3) and Limited Transmit by RFC 3042's count (the
@@ -229,10 +224,25 @@ pub fn resolve(tcp: Option<Value>, cc: Option<Value>) -> Result<(Value, Value), 
         unreachable!("a TcpConfig serializes to a table")
     };
     let cc_kind = cc.get("kind").and_then(Value::as_str);
-    profile.fill_tcp_for_cc(&mut written, cc_kind);
+    fill_tcp_for_cc(&mut written, cc_kind)?;
     profile.fit_sackless(&mut written, cc_kind);
     merge(&mut tcp, written);
     Ok((Value::Object(tcp), cc))
+}
+
+/// Fill the `tcp` keys that depend on the controller: ECN for one that needs it, in every
+/// profile; a flow that writes `ecn = false` for it is refused rather than run as another
+/// controller (without ECN, DCTCP is Reno with a useless estimator).
+fn fill_tcp_for_cc(tcp: &mut Map<String, Value>, cc_kind: Option<&str>) -> Result<(), ConfigError> {
+    let Some(kind) = cc_kind.filter(|k| NEEDS_ECN.contains(k)) else {
+        return Ok(());
+    };
+    if tcp.get("ecn") == Some(&Value::Bool(false)) {
+        let why = format!("{kind} needs ECN (RFC 8257 section 3, Linux's TCP_CONG_NEEDS_ECN): leave ecn on");
+        return Err(ConfigError::new("tcp.ecn", why));
+    }
+    fill(tcp, "ecn", Value::Bool(true));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -274,12 +284,18 @@ mod tests {
         assert_eq!(cc, json!({"kind": "newreno"}));
     }
 
-    /// Linux turns ECN on for a controller that needs it (`TCP_CONG_NEEDS_ECN`), unless written.
+    /// Every profile turns ECN on for a controller that needs it (Linux's
+    /// `TCP_CONG_NEEDS_ECN`, ns-3's `TcpDctcp::Init`); writing it off is refused.
     #[test]
-    fn dctcp_under_linux_negotiates_ecn() {
-        assert!(resolved(json!({}), json!("dctcp")).0.ecn);
-        assert!(!resolved(json!({"ecn": false}), json!("dctcp")).0.ecn);
-        assert!(!resolved(json!({"profile": "rfc"}), json!("dctcp")).0.ecn);
+    fn dctcp_and_prague_negotiate_ecn_in_every_profile() {
+        for profile in ["linux", "ns3", "rfc"] {
+            for cc in ["dctcp", "prague"] {
+                assert!(resolved(json!({"profile": profile}), json!(cc)).0.ecn, "{profile} {cc}");
+            }
+        }
+        assert!(!resolved(json!({"profile": "rfc"}), json!("newreno")).0.ecn);
+        let e = resolve(Some(json!({"ecn": false})), Some(json!("dctcp"))).unwrap_err().to_string();
+        assert!(e.starts_with("tcp.ecn: dctcp needs ECN"), "{e}");
     }
 
     /// ns-3 3.44: CUBIC (HyStart left off, see `fill_cc`), IW 10, 536 bytes of payload, SACK and timestamps, PRR, no RACK, 1 s
