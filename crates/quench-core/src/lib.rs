@@ -46,6 +46,8 @@ pub mod transport;
 pub mod units;
 pub mod workload;
 pub(crate) mod world;
+#[cfg(test)]
+mod order_tests;
 
 pub use error::{ConfigError, Error};
 pub use results::RunResult;

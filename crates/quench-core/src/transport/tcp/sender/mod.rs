@@ -67,7 +67,6 @@ use crate::transport::{Admission, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
-pub(crate) use timers::SENDER_TIMERS;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
