@@ -29,6 +29,8 @@ pub mod icmp;
 pub mod ip;
 pub mod limits;
 pub(crate) mod link;
+#[cfg(test)]
+mod order_tests;
 pub mod packet;
 pub mod qdisc;
 pub mod ranges;
@@ -46,8 +48,6 @@ pub mod transport;
 pub mod units;
 pub mod workload;
 pub(crate) mod world;
-#[cfg(test)]
-mod order_tests;
 
 pub use error::{ConfigError, Error};
 pub use results::RunResult;

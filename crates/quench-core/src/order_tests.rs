@@ -40,7 +40,9 @@ fn dumbbell(n: usize, qdisc: Value, flows: Vec<Value>) -> Value {
 }
 
 fn tcp_flows(n: usize, cc: &str) -> Vec<Value> {
-    (0..n).map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": "d", "cc": cc, "tcp": {"sack": true}})).collect()
+    (0..n)
+        .map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": "d", "cc": cc, "tcp": {"sack": true}}))
+        .collect()
 }
 
 #[test]

@@ -320,8 +320,7 @@ mod tests {
     /// The same events queued in any order come out in one order.
     #[test]
     fn pop_order_does_not_depend_on_push_order() {
-        let events: Vec<(u64, Ev)> =
-            (0..200u32).map(|i| ((i % 7) as u64, Ev((i % 5) as u8, i % 11, i / 55))).collect();
+        let events: Vec<(u64, Ev)> = (0..200u32).map(|i| ((i % 7) as u64, Ev((i % 5) as u8, i % 11, i / 55))).collect();
         let mut orders = vec![];
         for order in [PushOrder::AsScheduled, PushOrder::Reversed, PushOrder::Shuffled(1), PushOrder::Shuffled(2)] {
             set_push_order(order);
