@@ -41,22 +41,23 @@ use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::HashMap;
 
+/// The variants are in the order of their class among equal-time events (`Event::rank`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// A link finished serializing its current packet.
     TxDone(LinkId),
-    /// The packet at the head of a link's propagation pipe reached the far end.
-    Arrive(LinkId),
     /// A qdisc that said "not before t" may release a packet now.
     Wake(LinkId),
+    /// The packet at the head of a link's propagation pipe reached the far end.
+    Arrive(LinkId),
+    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
+    /// fields live there so that an event takes 16 bytes and a heap entry 32.
+    Reassembly(u32),
     Timer(AgentId, Timer),
     /// An application starts.
     Start(AgentId),
     /// The next arrival of a workload (its index) is due: its flow is built and starts.
     Arrival(u32),
-    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
-    /// fields live there so that an event takes 16 bytes and a heap entry 32.
-    Reassembly(u32),
 }
 
 /// The equal-time order of events by class, first to last (see the module's header).
