@@ -18,11 +18,11 @@
 //! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
 //! (the link asks the qdisc about its properties).
 //!
-//! Equal-time order: each event ranks by its content ([`Event`]'s `Ranked`): links release
-//! (ends of transmission, then qdisc wake-ups) before anything offers them a packet (pipes'
-//! arrivals, then hosts' and endpoints' timers, then flows' starts), each class in the order
-//! of its component's id; docs/design.md ("Simultaneous events") gives the reasons. E.g. a
-//! constant-bit-rate source exactly at its link's rate finds its previous datagram sent.
+//! Equal-time order: each event ranks by its content ([`Event`]'s `Ranked`): packets come off
+//! pipes, then links end transmissions and qdiscs wake (choosing among every packet that
+//! reached them by then), then hosts' and endpoints' timers, then flows' starts, each class in
+//! the order of its component's id; docs/design.md ("Simultaneous events") gives the reasons.
+//! E.g. a constant-bit-rate source exactly at its link's rate finds its previous datagram sent.
 
 use crate::flows::{Agents, Flows};
 use crate::icmp;
@@ -41,7 +41,6 @@ use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::HashMap;
 
-/// The variants are in the order of their class among equal-time events (`Event::rank`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// A link finished serializing its current packet.
@@ -62,9 +61,9 @@ pub(crate) enum Event {
 
 /// The equal-time order of events by class, first to last (see the module's header).
 mod class {
-    pub const TX_DONE: u8 = 0;
-    pub const WAKE: u8 = 1;
-    pub const ARRIVE: u8 = 2;
+    pub const ARRIVE: u8 = 0;
+    pub const TX_DONE: u8 = 1;
+    pub const WAKE: u8 = 2;
     pub const REASSEMBLY: u8 = 3;
     pub const TIMER: u8 = 4;
     pub const START: u8 = 5;
