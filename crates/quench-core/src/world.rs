@@ -41,14 +41,16 @@ use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Dur, Time};
 use std::collections::HashMap;
 
+/// The variants are in the order of their class among equal-time events (`Event::rank`),
+/// so that the class is the variant's index and the rank a few instructions.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
+    /// The packet at the head of a link's propagation pipe reached the far end.
+    Arrive(LinkId),
     /// A link finished serializing its current packet.
     TxDone(LinkId),
     /// A qdisc that said "not before t" may release a packet now.
     Wake(LinkId),
-    /// The packet at the head of a link's propagation pipe reached the far end.
-    Arrive(LinkId),
     /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
     /// fields live there so that an event takes 16 bytes and a heap entry 32.
     Reassembly(u32),
