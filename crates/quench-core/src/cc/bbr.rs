@@ -33,6 +33,8 @@
 //! `send_quantum = "segment"` takes ns-3's `TcpBbr` quantum instead (one segment at any rate,
 //! `TcpBbr::SetSendQuantum`), for like-for-like comparisons with ns-3 (docs/validation.md#bbr:
 //! it is what separates the two simulators' drop counts).
+//! Owns the bandwidth and RTprop filters, the phase and its random stream. Must not touch: the
+//! sender; it sees only the window and the samples.
 
 use super::{
     rfc5681_initial_window, AckResponse, AckSample, CaPhase, Capabilities, CongestionControl, ControllerMetrics,

@@ -23,6 +23,8 @@
 //!
 //! Units: windows in segments (f64) inside, bytes in `Window`; time in seconds (f64) from
 //! integer-nanosecond `Time`; `C` in segments/s³.
+//! Owns the epoch (`W_max`, `K`, `W_est`) and its HyStart++ state. Must not touch: the sender; it
+//! sees only the window and the samples.
 
 use super::hystart::{HyStart, SlowStartStep};
 use super::reno::AimdParams;

@@ -6,6 +6,8 @@
 //! (section 3.2, `EcnFeedback::Accurate`); the once-per-window timing of the reduction is the
 //! sender's RFC 3168 one, as in Linux's `tcp_dctcp.c`. As there, every packet of the connection
 //! is ECN-capable, the SYN, pure ACKs and retransmissions too (`ect_on_every_packet`).
+//! Owns `alpha` and its per-window byte counts (`MarkedFraction`, which Prague shares). Must not
+//! touch: the sender; it sees only the window and the samples.
 
 use super::reno::AimdParams;
 use super::{

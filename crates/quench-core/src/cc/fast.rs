@@ -27,6 +27,8 @@
 //! `gamma` dimensionless in (0, 1]; `mi_threshold` a duration; `update_period` in RTTs.
 //! Departure: the "window when the acked packet was sent" is approximated by the window at the
 //! previous RTT boundary (the controller does not see per-segment send-time windows).
+//! Owns `baseRTT`, `avgRTT` and the pending increase. Must not touch: the sender; it sees only the
+//! window and the samples.
 
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;

@@ -14,6 +14,8 @@
 //! the initial slow start only (section 4.3): after any congestion event the controller's
 //! plain slow start applies. It needs an RTT sample on every ACK (section 4.2's
 //! `currentRTT`): the flow must set `tcp.rtt_sampling = "every_ack"`, checked when it is built.
+//! Owns the per-round RTT minima and the CSS count only: it changes no window, but tells CUBIC per
+//! ACK how to grow (`SlowStartStep`).
 
 use super::AckSample;
 use crate::units::Dur;

@@ -22,6 +22,8 @@
 //! Controllers without a Linux module (Tahoe, FAST, LEDBAT, Copa) have no row. Where ours
 //! departs from Linux on purpose, the departure is listed with its reason, so that the test
 //! fails both when a controller drifts from Linux and when a listed departure is closed.
+//! Tests only: it builds each controller from its defaults and reads its declarations; it drives no
+//! sender and no world.
 
 use super::*;
 use crate::packet::ecn;

@@ -29,6 +29,8 @@
 //! handshake and pure ACKs (tcp_prague's `TCP_CONG_NEEDS_ECN`; here on data only). Without
 //! them this is DCTCP's rule on ECT(1) with a byte-counted increase (`linux_flags_tests.rs`
 //! lists these departures).
+//! Owns `alpha` and the byte-counted increase. Must not touch: the sender; it sees only the window
+//! and the samples, and of the packet only the ECN codepoints.
 
 use super::dctcp::MarkedFraction;
 use super::dctcp::MARKED_FRACTION_CAPABILITIES;

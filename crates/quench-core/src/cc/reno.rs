@@ -4,6 +4,8 @@
 //! procedure TCP runs (its parameter): Reno's fast recovery ends at the first ACK of new data,
 //! NewReno's lasts until all data outstanding when loss was detected is acknowledged, partial
 //! ACKs retransmitting the next hole. The procedures live in TCP; this controller selects one.
+//! Owns no state beyond its parameters (`AimdParams`, shared with CUBIC, DCTCP and Prague).
+//! Must not touch: the sender; it sees only the window and the samples.
 
 use super::{
     aimd_growth, half_flight, rfc5681_initial_window, AckResponse, AckSample, Capabilities, CongestionControl,

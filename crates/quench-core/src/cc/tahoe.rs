@@ -5,6 +5,8 @@
 //! (no +maxseg/8 term: that came with 4.3-Reno). On loss (timeout or third duplicate ACK):
 //! `ssthresh = max(min(snd_wnd, cwnd)/2/maxseg, 2)·maxseg` and `cwnd = maxseg`; fast
 //! retransmit resends one segment with no fast recovery. Initial window one segment.
+//! Owns no state beyond its parameters. Must not touch: the sender; it sees only the window and the
+//! samples.
 
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
