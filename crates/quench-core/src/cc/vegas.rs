@@ -14,8 +14,8 @@
 //! Departures: Brakmo divides by the observed RTT as above; Linux divides by baseRTT (a little
 //! larger diff). A round ends when the last RTT sample's duration has elapsed since it began
 //! (the controller sees times, not snd_nxt), as FAST's rounds do here.
-//! Owns `baseRTT` and the round's RTT minimum and sample count. Must not touch: the sender; it sees only the window
-//! and the samples.
+//! Owns `baseRTT` and the round's RTT minimum and sample count. Must not touch: the sender; it
+//! sees only the window and the samples.
 
 use super::{
     aimd_growth, half_flight, AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window,
