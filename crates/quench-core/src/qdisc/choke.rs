@@ -24,6 +24,8 @@
 //! `mode`, `curve`, `spacing`, `signal`, `forced`, `adapt`, `mean_packet_size`,
 //! `target_delay`), with RED's defaults. Monitors: RED's (`avg_queue`, `arrival_queue`, `max_p`).
 //! Nothing is allocated per packet (the FIFO's ring grows amortised).
+//! Owns a RED state and its FIFO. Must not touch: the link, the world or any endpoint; it sees only
+//! the packets it is given and its `QdiscCx`.
 
 use super::classify::FlowKey;
 use super::fifo::Fifo;

@@ -1,3 +1,8 @@
+//! CHOKe unit tests: choose-and-kill traced by hand, the comparison with the drawn packet, RED's
+//! behaviour below `min_th`, conservation and per-flow order, and configuration errors. Tests only:
+//! they drive the discipline by hand through the harness's `Bench` (what a `QdiscCx` borrows),
+//! never a link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

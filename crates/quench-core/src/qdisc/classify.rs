@@ -3,6 +3,8 @@
 //!
 //! A flow is the IP 5-tuple. quench packets carry no port numbers; `Packet::flow` names one
 //! connection (one TCP connection or one UDP stream), so it stands in for the port pair.
+//! Owns the flow keys and the per-flow occupancy counts only; it stores no packet and decides
+//! nothing, the disciplines that use it do.
 
 use crate::packet::{FlowId, NodeId, Packet};
 use crate::units::Limit;

@@ -54,6 +54,8 @@
 //!
 //! Structure: [`CodelParams`] (fixed), [`CodelVars`] (the state machine, which also runs each
 //! flow queue of FQ-CoDel through [`CodelQueue`]), [`CodelStats`]; the packets in a [`Fifo`].
+//! Owns the CoDel state (the drop schedule, `count`) and its FIFO. Must not touch: the link, the
+//! world or any endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};

@@ -1,3 +1,8 @@
+//! CoDel unit tests: the control law (square root and Newton's iteration) against hand values, the
+//! drop schedule against hand traces, the count's restart, ECN marking and the CE threshold,
+//! overflow counting, conservation and configuration errors. Tests only: they drive the discipline
+//! by hand through the harness's `Bench` (what a `QdiscCx` borrows), never a link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

@@ -3,6 +3,9 @@
 //!
 //! Parameters: `limit` — "100p", "64KB", or "100p,64KB" for both. Default 1000 packets, the
 //! Linux `txqueuelen` default (`fifo::DEFAULT_LIMIT_PACKETS`).
+//! Owns its FIFO's order and counts (`SlabFifo`); the packets themselves sit in the slab its
+//! `QdiscCx` lends it. Must not touch: the link, the world or any endpoint; it sees only the
+//! packets it is given and its `QdiscCx`.
 
 use super::fifo::{default_limit, validate_limit, SlabFifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx, SlabEnqueue};

@@ -15,6 +15,8 @@
 //! `Overflow`.
 //!
 //! Parameters: `limit` (default 1000 packets, Linux `txqueuelen`), `quantum` (default 1500 B).
+//! Owns the per-flow queues, deficits and the active list. Must not touch: the link, the world or
+//! any endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::classify::{over_limit, FlowIndex, Occupancy};
 use super::fifo::{default_limit, validate_limit};

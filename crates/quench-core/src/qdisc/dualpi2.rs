@@ -69,6 +69,9 @@
 //!
 //! Structure: [`DualPi2Params`], [`DualPi2Vars`], [`DualPi2Stats`]; the packets in two
 //! [`Fifo`]s.
+//! Owns the L4S and Classic queues, the PI controller's state and the scheduler's credit. Must not
+//! touch: the link, the world or any endpoint; it sees only the packets it is given and its
+//! `QdiscCx`.
 
 use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};

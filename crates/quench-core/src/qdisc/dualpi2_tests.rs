@@ -1,3 +1,9 @@
+//! DualPI2 unit tests: the PI2 update against a hand computation, the lazy updates, classification,
+//! the time-shifted FIFO and WRR schedulers, the coupled probabilities and their rates, the step
+//! threshold, overload, the shared limit, conservation and configuration errors. Tests only: they
+//! drive the discipline by hand through the harness's `Bench` (what a `QdiscCx` borrows), never a
+//! link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

@@ -27,6 +27,8 @@
 //! Parameters: `bandwidth` (absent: a delay-only pipe), `limit` ("50p" default, ipfw(8):
 //! "Default value is 50 slots"), `tick` ("1ms" default: HZ = 1000, the rate at which xnu's
 //! `dummynet()` handler runs, "This is called every 1ms", and the value dummynet users set).
+//! Owns the pipe's queue and its release schedule. Must not touch: the link, the world or any
+//! endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};

@@ -13,6 +13,8 @@
 //! queue in its entry, and the head leaves in it for the transmitter). The disciplines that take
 //! packets from the middle or look through the queue (the Fuzzball's and CHOKe's preemptions,
 //! RED's drop-front) keep a [`Fifo`] of their own.
+//! Owns the stored packets, their byte count and the limit; it answers only whether a packet fits,
+//! and dropping or marking is the discipline's.
 
 use super::Backlog;
 use crate::error::ConfigError;

@@ -29,6 +29,8 @@
 //!
 //! Nothing is allocated per packet: the queues are allocated when the qdisc is built, and the
 //! slab grows amortised (an entry is added only when none is free).
+//! Owns the queues, the new and old lists and their slab; the drop and mark decisions belong to the
+//! discipline above it (`fq_codel.rs`, `fq_pie.rs`).
 
 use super::classify::FlowKey;
 use super::Backlog;

@@ -21,6 +21,9 @@
 //! Parameters: `limit` — "100p", "64KB" or both; default 1000 packets (Linux `txqueuelen`);
 //! `advertise_rate` — stamp the router-assisted transport's rate requests with the flow's fair
 //! share and its queue here (`rate_advert.rs`; PCP's "fair queueing" ideal), off by default.
+//! Owns the per-flow queues, the finish tags and `R(t)`, and the rate advertiser when on. Must not
+//! touch: the link, the world or any endpoint; it sees only the packets it is given and its
+//! `QdiscCx`.
 
 use super::classify::{over_limit, FlowIndex, Occupancy};
 use super::fifo::{default_limit, validate_limit};

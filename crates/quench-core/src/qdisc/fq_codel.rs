@@ -42,6 +42,8 @@
 //! cover what it does).
 //! Nothing is allocated per packet: the queues and lists are allocated when the qdisc is
 //! built, and the shared packet store grows amortised (`flow_queues.rs`).
+//! Owns the flow queues and one CoDel state per queue. Must not touch: the link, the world or any
+//! endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::codel::{
     default_interval, default_mtu, default_target, CeSelector, CodelParams, CodelQueue, CodelStats, CodelVars,

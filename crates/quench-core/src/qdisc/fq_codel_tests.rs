@@ -1,3 +1,8 @@
+//! FQ-CoDel unit tests: new flows before old ones, the batch drop from the fattest queue under
+//! either limit, CoDel on each queue alone, conservation and per-flow order, and configuration
+//! errors. Tests only: they drive the discipline by hand through the harness's `Bench` (what a
+//! `QdiscCx` borrows), never a link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

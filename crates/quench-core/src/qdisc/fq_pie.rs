@@ -38,6 +38,8 @@
 //!
 //! Monitors: none (PIE's state is per queue; the link's drop, mark and sojourn records cover
 //! what it does). Nothing is allocated per packet (see `flow_queues.rs`).
+//! Owns the flow queues and one PIE state per queue. Must not touch: the link, the world or any
+//! endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::flow_queues::FlowQueues;
 use super::fq_codel;

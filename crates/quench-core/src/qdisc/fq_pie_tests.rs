@@ -1,3 +1,8 @@
+//! FQ-PIE unit tests: the limits, PIE on each queue alone and its drops on the congested queue
+//! only, conservation and per-flow order, and configuration errors. Tests only: they drive the
+//! discipline by hand through the harness's `Bench` (what a `QdiscCx` borrows), never a link or a
+//! world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

@@ -1,5 +1,7 @@
 //! DKS fair queueing against hand-computed traces: R(t), the finish tags and the departure
 //! order worked out by hand in the comments, and the drop rule on a full buffer.
+//! Tests only: they drive the discipline by hand through the harness's `Bench` (what a `QdiscCx`
+//! borrows), never a link or a world.
 
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;

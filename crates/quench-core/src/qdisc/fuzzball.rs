@@ -20,6 +20,9 @@
 //! length above a preset threshold, in this case about 1.5"; the estimator, its gain, the rate
 //! law and its limit are ours and are parameters. The message quotes the newest packet of
 //! that host in this queue (RFC 792: its IP header and first 8 data bytes).
+//! Owns its FIFO and the time of its last source quench; it shares the node's buffer pool
+//! (`NodeBuffers`) and emits ICMP source quenches through its `QdiscCx`. Must not touch: the link,
+//! the world or any endpoint.
 
 use super::fifo::{validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx};

@@ -61,6 +61,9 @@
 //! true, `auto_activate` false.
 //!
 //! Structure: [`PieParams`], [`PieVars`], [`PieStats`]; the packets in a [`Fifo`].
+//! Owns the PIE state (drop probability, delay estimate, burst allowance) and its FIFO. Must not
+//! touch: the link, the world or any endpoint; it sees only the packets it is given and its
+//! `QdiscCx`.
 
 use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};

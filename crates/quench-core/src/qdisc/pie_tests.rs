@@ -1,3 +1,8 @@
+//! PIE unit tests: the update against hand computations, the cap and the decay, both delay
+//! estimates, the catch-up of missed updates, the tuning scale, ECN marking, auto-activation,
+//! conservation and configuration errors. Tests only: they drive the discipline by hand through the
+//! harness's `Bench` (what a `QdiscCx` borrows), never a link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;

@@ -7,6 +7,9 @@
 //! which is what makes it the ideal: no estimation of how many flows are active). A request
 //! only ever lowers the rate field and raises the queue field, so the tightest router on the
 //! path decides.
+//! Owns the set of open flows only (the queued bytes are the caller's); it reads the assisted
+//! transport's constants only to interpret the fields it stamps, and never sees the sender or the
+//! receiver.
 
 use crate::packet::{tcp_flags, FlowId, Packet, Proto};
 use crate::transport::assisted::{RATE_REQUEST, RATE_UNIT_BPS};

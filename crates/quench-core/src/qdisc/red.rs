@@ -66,6 +66,8 @@
 //! unit). Feng's status starts as "below" (the queue starts empty); ns-3 starts it "above",
 //! which divides max_p by α on the first packet (`adapt = { kind = "feng1999", start =
 //! "above" }` for ns-3's behaviour).
+//! Owns the RED state (average, count, adapted `max_p`) and its FIFO. Must not touch: the link, the
+//! world or any endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::fifo::{default_limit, validate_limit, Fifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};

@@ -1,6 +1,8 @@
 //! RED unit tests: hand-computed probabilities, the idle decay, the count mechanism's
 //! inter-drop distribution, gentle and byte modes, both adaptation rules, ECN marking, the
 //! accounting identities and configuration errors.
+//! Tests only: they drive the discipline by hand through the harness's `Bench` (what a `QdiscCx`
+//! borrows), never a link or a world.
 
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;

@@ -14,6 +14,8 @@
 //!
 //! Parameters: `limit` (default 1000 packets), `buckets` (default 1024, at most 65536),
 //! `quantum` (default 1500 B), `perturb` (default 0 s).
+//! Owns the buckets, their round robin and the salt. Must not touch: the link, the world or any
+//! endpoint; it sees only the packets it is given and its `QdiscCx`.
 
 use super::classify::FlowKey;
 use super::drr::{RoundRobin, DEFAULT_QUANTUM};

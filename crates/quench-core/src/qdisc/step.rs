@@ -19,6 +19,8 @@
 //! ([`DEFAULT_THRESHOLD_PACKETS`]; DCTCP's K depends on the link: 20 packets at 1 Gb/s, 65 at
 //! 10 Gb/s, paper section 3.4); `limit` — as drop-tail's ("100p", "64KB", or both), default
 //! 1000 packets.
+//! Must not touch: the link, the world or any endpoint; it sees only the packets it is given and
+//! its `QdiscCx`.
 
 use super::fifo::{default_limit, validate_limit, SlabFifo};
 use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx, SlabEnqueue};

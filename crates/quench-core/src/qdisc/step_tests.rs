@@ -1,3 +1,8 @@
+//! Step-marking unit tests: marks exactly the arrivals that find more than `K` (packets or bytes),
+//! no early drop of non-ECT packets, `K = 0`, the empty queue, conservation and configuration
+//! errors. Tests only: they drive the discipline by hand through the harness's `Bench` (what a
+//! `QdiscCx` borrows), never a link or a world.
+
 use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;
