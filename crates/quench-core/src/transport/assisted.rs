@@ -17,6 +17,9 @@
 //! ideal rarely needs: the third duplicate ACK resends the first unacknowledged packet; a
 //! timeout of `rto_rtts`·srtt (at least `min_rto`, doubling per consecutive timeout) goes back
 //! to the first unacknowledged byte.
+//! Owns the assisted sender's and receiver's state. Like every endpoint it acts only through its
+//! `AgentCx`, never on the world or a router's queue; the router side is `qdisc/rate_advert.rs`,
+//! which shares only the wire constants.
 
 use crate::error::ConfigError;
 use crate::packet::{tcp_flags, NodeId, Packet, Proto};

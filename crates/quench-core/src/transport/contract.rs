@@ -4,6 +4,7 @@
 //! keeps alike ([`SendCounts`], [`DeliveryCounts`]) and the one function that writes them into
 //! the row. The builder and the results import these from here; a transport needs nothing from
 //! either.
+//! Plain data and one function: it holds no simulation state and touches no component.
 
 use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId};

@@ -2,6 +2,8 @@
 //! spacing (CBR) or exponential spacing (Poisson), at a mean rate given in bit/s of IP
 //! datagrams, with a fixed or distributed payload size. The sink counts what arrives and
 //! measures one-way delay.
+//! Owns the source's schedule and random draws and the sink's counts. Both act only through their
+//! `AgentCx`, never on the world.
 
 use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;

@@ -35,6 +35,8 @@
 //! whenever TCP backed off, so PCP was cut at full strength exactly when the capacity it could
 //! take appeared: beside one TCP flow on 10 Mb/s it held 0.35 Mb/s, the same as without
 //! tit-for-tat (`tests/pcp.rs`).
+//! Owns the epoch's samples and the cut in force. It computes on the delays the sender hands it: it
+//! sends nothing, arms no timer and sees no packet.
 
 use crate::units::{Dur, Time};
 

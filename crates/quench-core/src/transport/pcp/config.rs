@@ -1,5 +1,6 @@
 //! PCP parameters, one per constant the paper leaves open; every default is justified in the
 //! module header of `transport/pcp/mod.rs`.
+//! Plain parameters, checked once when the flow is built; it holds no run-time state.
 
 use crate::error::ConfigError;
 use crate::limits::{check_at_most, MAX_FACTOR, MAX_PACKETS_TARGET, MAX_RTT_MULTIPLE};

@@ -1,4 +1,6 @@
 //! A PCP flow as a scenario declares it, how it is built, and its flows-table row.
+//! It owns the flow's declaration only: it builds the sender and receiver from the `FlowBuild` it
+//! is given and hands them back as a `BuiltFlow`, never touching the world.
 
 use super::{HostHistory, PcpConfig, PcpReceiver, PcpSender, SharedHistory};
 use crate::error::ConfigError;

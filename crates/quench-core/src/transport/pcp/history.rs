@@ -17,6 +17,7 @@
 //! The builder creates one table per source host and hands each of its PCP senders a clone of
 //! the `Arc`. An `Arc<Mutex<_>>` rather than `Rc<RefCell<_>>` because the simulation must be
 //! `Send` (the Python extension releases the GIL while it runs); the lock is uncontended.
+//! It owns that table only: it sends nothing and sees no packet.
 
 use crate::packet::NodeId;
 use crate::units::{BitRate, Dur};

@@ -1,5 +1,7 @@
 //! Probes and the rate search: the accept/reject rule (least-squares slope of one-way delay),
 //! direct jump, doubling/halving of the increment, exponential back-off after failures.
+//! Owns the probe in flight and the search's increment and back-off. It computes on the send times
+//! and delays the sender hands it: it sends nothing, arms no timer and sees no packet.
 
 use crate::units::{BitRate, Dur, Time};
 

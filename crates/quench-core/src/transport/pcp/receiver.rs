@@ -3,6 +3,8 @@
 //! packet's send time echoed (see `mod.rs` for the wire format). The ACK leaves at the
 //! arrival instant, so its own `sent_at` is the receive timestamp: the sender reads the
 //! one-way delay as `ack.sent_at − echo` with no reverse-path noise.
+//! Owns the receive state and its counts. It acts only through its `AgentCx`, never on the world or
+//! the sender.
 
 use super::config::PcpConfig;
 use crate::packet::{tcp_flags, NodeId, Packet};

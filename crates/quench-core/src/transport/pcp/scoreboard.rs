@@ -6,6 +6,8 @@
 //! been delivered (RFC 6675's DupThresh applied to send order, as RACK does), so a lost
 //! retransmission is detected like any other loss; a retransmission timeout declares every
 //! undelivered transmission lost. Lost segments are resent first, at the pacing rate.
+//! Owns the record of transmissions and their fates. It sends nothing and sees no packet: the
+//! sender asks it what to resend.
 
 use crate::units::Time;
 use std::collections::{BTreeSet, VecDeque};

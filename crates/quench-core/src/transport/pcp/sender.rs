@@ -1,5 +1,7 @@
 //! The sending end of a PCP connection: handshake, paced transmission at the base rate,
 //! probes, rate compensation, history and loss recovery (see `mod.rs` for the mechanism).
+//! Owns the connection's sending state. It acts only through its `AgentCx`, never on the world or
+//! the receiver; the one state it shares is its host's history table (`history.rs`).
 
 use super::compensation::{Compensator, Policy};
 use super::config::PcpConfig;

@@ -17,6 +17,8 @@
 //! Every transmission, retransmissions included, enters the history in send order, and leaves
 //! it once it and everything sent before it are acknowledged: a retransmission may stay a
 //! little beyond its ACK, which can only make B larger (more terms), never smaller.
+//! Owns the send history and the rate estimate X. It only answers whether a send may go now: the
+//! sender holds and releases the segment.
 
 use crate::error::ConfigError;
 use crate::units::{BitRate, Dur, Time};

@@ -2,6 +2,8 @@
 //! profile); a scenario's flow starts from its profile (`profile.rs`, Linux unless it names
 //! another) and the keys it writes. The 1988 behaviours are one setting away (`rto.k = 2`,
 //! `rto.tick = "500ms"`, `cc = "tahoe"`).
+//! Plain parameters, checked once when the flow is built; it holds no run-time state and builds
+//! nothing.
 
 use super::burst::BurstControlConfig;
 use super::profile::Profile;

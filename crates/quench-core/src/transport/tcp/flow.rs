@@ -1,4 +1,6 @@
 //! A TCP flow as a scenario declares it, how it is built, and its flows-table row.
+//! It owns the flow's declaration only: it builds the sender (with its controller) and the receiver
+//! from the `FlowBuild` it is given and hands them back as a `BuiltFlow`, never touching the world.
 
 use super::config::RttSampling;
 use super::{TcpConfig, TcpReceiver, TcpSender, HEADERS};

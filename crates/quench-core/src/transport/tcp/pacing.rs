@@ -12,6 +12,8 @@
 //! the later of now and the previous earliest departure, so idle time earns no burst. Linux
 //! forgives up to half a gap of a late send ("OS jitter"); a simulated host is never late, so
 //! that credit is left out.
+//! Owns the earliest departure time. It only answers when a segment may leave: the sender arms the
+//! timer.
 
 use crate::units::{BitRate, Bytes, Dur, Time};
 

@@ -3,6 +3,8 @@
 //! out-of-order segments, for segments that fill a hole, and for the FIN; otherwise every
 //! `delayed_ack.segments` full-sized segments or when the delayed-ACK timer expires.
 //! The application reads data as soon as it is in order, so the advertised window is constant.
+//! Owns the receive state (what has arrived, the delayed-ACK count, the ECN echo). It acts only
+//! through its `AgentCx`, never on the world or the sender.
 
 use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;

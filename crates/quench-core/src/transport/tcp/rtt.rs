@@ -6,6 +6,7 @@
 //! With a coarse tick G (BSD's 500 ms slow timeout) a sample is the number of tick boundaries
 //! crossed plus one, the RTO is rounded up to whole ticks, and the timer fires on a boundary
 //! (BSD decrements its counters on each tick), so a 1-tick timer fires 0-500 ms after arming.
+//! Owns SRTT, RTTVAR and the back-off. It arms no timer: the sender reads the RTO from it.
 
 use super::config::RtoConfig;
 use crate::units::{Dur, Time};

@@ -4,6 +4,8 @@
 //! number), the next hole to repair, the highest SACKed octet (NextSeg rule 3's bound), the
 //! highest hole (rule 4's rescue), and unSACKed byte counts for SetPipe. All queries walk
 //! the few blocks there are, never the window, so they stay cheap at any bandwidth.
+//! Owns the SACKed ranges of the send sequence space. It sends nothing and sees no packet: the
+//! sender's recovery asks it.
 
 use crate::ranges::FrontVec;
 

@@ -19,6 +19,9 @@
 //! second ACK takes one segment off it while it is above ssthresh, never above in flight + 1
 //! segment; at the end `cwnd = min(cwnd, ssthresh)`. Loss recovery and timeouts supersede CWR,
 //! as Linux's Recovery and Loss states do.
+//! Part of `TcpSender`: it owns no state of its own, but drives the CWR state (`CaState`), the
+//! window and the retry timer. It reaches the host only through its `AgentCx`, never the world or
+//! the receiver.
 
 use super::super::TcpTimer;
 use super::{CaState, TcpSender};

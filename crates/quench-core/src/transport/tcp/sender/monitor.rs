@@ -1,5 +1,7 @@
 //! The sender's hooks into the high-frequency monitor (`trace/flow_monitor.rs`): one branch
 //! per segment and per ACK when the flow is not watched.
+//! It reads the sender's window, flight and burstiness and changes no sender state; what it writes
+//! goes to the recorder through `AgentCx`.
 
 use super::TcpSender;
 use crate::packet::Packet;

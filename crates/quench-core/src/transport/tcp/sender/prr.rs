@@ -30,6 +30,9 @@
 //! lost packet); `prr_out = 0` with a zero sndcnt sends one MSS (the fast retransmission);
 //! without SACK, DeliveredData stops at RecoverFS and the duplicate ACKs' estimate in the pipe
 //! is at most RecoverFS. The CEIL stays in whole segments, as Linux (the RFC counts bytes).
+//! Part of `TcpSender`: owns RFC 6937's state of the current recovery (`Prr`, in `LossRecovery`)
+//! and sets the window while recovery lasts. It reaches the host only through its `AgentCx`, never
+//! the world or the receiver.
 
 use super::super::config::RecoveryReduction;
 use super::TcpSender;

@@ -32,6 +32,9 @@
 //! visits only the scoreboard's holes and stops at the first never-retransmitted segment sent
 //! after the RACK segment (every segment above it was first sent later still), as Linux walks
 //! its time-sorted queue.
+//! Part of `TcpSender`: owns RACK's per-segment send times and loss marks (`Rack`, in
+//! `LossRecovery`); it reads the scoreboard's holes and arms the reordering timer. It reaches the
+//! host only through its `AgentCx`, never the world or the receiver.
 
 use super::super::sack::Scoreboard;
 use super::super::TcpTimer;

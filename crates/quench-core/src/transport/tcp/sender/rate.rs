@@ -13,6 +13,8 @@
 //! Segments start `mss` apart from the first data byte (the sender sends full segments but
 //! the last, and retransmits on the same boundaries), so a segment's record is found by
 //! division, with no search and no allocation once the ring has grown to the window.
+//! Owns the per-segment delivery records; it hands the controller a `RateSample` and touches no
+//! other sender state.
 
 use crate::cc::RateSample;
 use crate::units::{Dur, Time};

@@ -3,6 +3,9 @@
 //! SACK-based one of RFC 6675 (sections 4 and 5: NextSeg's four rules, SetPipe, IsLost by the
 //! bytes rule) with Limited Transmit (RFC 3042). See the module header of `sender` for the
 //! rules, and `next_seg`/`rescue` for where quench departs from RFC 6675's wording.
+//! Part of `TcpSender`: owns the duplicate-ACK count, the recovery point and HighRxt/RescueRxt of
+//! `LossRecovery`, and sets the window on entering and leaving recovery. It reaches the host only
+//! through its `AgentCx`, never the world or the receiver.
 
 use super::super::LimitedTransmit;
 use super::super::TcpTimer;

@@ -1,5 +1,6 @@
 //! Unit tests of the sender driven by hand through a scripted host: congestion-state
 //! transitions and the Linux host's local drop.
+//! Tests only: the sender is driven through a `ScriptedHost`, never a world or a link.
 
 use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, TcpConfig};
 use super::super::{Connection, TcpTimer};

@@ -16,6 +16,8 @@
 //! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). quench's
 //! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
 //! cannot be told apart and also reduces the window.
+//! Part of `TcpSender`: owns the probe's episode (`Tlp`, in `LossRecovery`) and arms the PTO in the
+//! RTO's place. It reaches the host only through its `AgentCx`, never the world or the receiver.
 
 use super::super::TcpTimer;
 use super::{CaState, TcpSender};
