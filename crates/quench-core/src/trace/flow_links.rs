@@ -8,6 +8,8 @@
 //! totals). A flow keeps its pairs in a short list found by a linear scan: a packet crosses a
 //! handful of links, so the scan beats a hash and nothing is allocated after a pair's first
 //! packet. Off, each hook costs one branch.
+//! Owns the counters only; it is handed each packet's fate by the recorder's hooks and reads no
+//! component.
 
 use crate::packet::{FlowId, LinkId};
 use crate::trace::table::{columnar, Table};

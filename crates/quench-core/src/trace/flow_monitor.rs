@@ -14,6 +14,8 @@
 //!   arrival).
 //!
 //! Columns that do not apply to an event are 0 (`b` NaN; `link` u32::MAX for sender events).
+//! Owns the watch window and the table's rows; it stores what the recorder's hooks hand it (from
+//! the sender and the links) and reads no component.
 
 use super::table::{columnar, Column, Table};
 use super::Recorder;

@@ -15,6 +15,8 @@
 //! either way), so the capture's IP total length and original length of such a SYN are the
 //! simulated size plus 4. Segments of connections with `tcp.timestamps` carry the timestamp
 //! option (RFC 7323), TSval on a microsecond clock.
+//! Owns each capture's buffer or file; it writes the packets the world hands it as a link starts
+//! sending them, and reads no component.
 
 use crate::icmp;
 use crate::packet::{

@@ -13,6 +13,8 @@
 //! Python (`python/quench/stream.py`) reads them back chunk by chunk into the Parquet/CSV files
 //! a run saves. Works for any `Table`-shaped rows (`append`), not only the recorder's buffers.
 //! An I/O error is kept (the first one) and later appends are dropped; `error` reports it.
+//! Owns the spill folder's files and the manifest; it writes the rows it is handed and knows
+//! nothing of what they mean.
 
 use super::table::ColumnRef;
 use serde::Serialize;

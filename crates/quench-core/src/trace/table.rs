@@ -3,6 +3,7 @@
 //! a typed `push` that returns the rows buffered (a streaming recorder flushes a full chunk
 //! to disk with `spill.rs`), and a
 //! conversion to named columns.
+//! It holds rows only: it reads no component and writes no file.
 
 use crate::units::Time;
 use serde::Serialize;

@@ -8,6 +8,8 @@
 //! it (at the time that value was set). Peaks and troughs of a sawtooth, and every loss
 //! reaction, therefore stay exact; only the points on a rising ramp are sampled. A flow's rows
 //! stay in time order; a peak written at its decrease can follow later rows of other flows.
+//! Owns each flow's last recorded time and latest value; it decides which changes become rows and
+//! reads no component.
 
 use crate::packet::FlowId;
 use crate::units::{Dur, Time};
