@@ -26,6 +26,8 @@
 //!
 //! Every draw takes its uniforms from the owner's random stream in a fixed order (one per
 //! draw; two for a lognormal), so the same seed gives the same sizes.
+//! Owns the distributions' declarations, their checks and the samplers; it draws from the stream
+//! its caller passes and keeps none of its own.
 
 use crate::error::{nested_message, ConfigError};
 use crate::rng::Rng;

@@ -1,5 +1,6 @@
 //! Typed errors. Every configuration error names the offending key by its path in the scenario
 //! (e.g. `links[2].qdisc.limit`) and says why, so the Python layer can raise a precise exception.
+//! Owns the error type and its key paths; it depends on no other part of the crate.
 
 use std::fmt;
 

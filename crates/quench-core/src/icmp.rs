@@ -7,6 +7,9 @@
 //! `flow` and `seq` are the offending datagram's, `window` holds its destination node, and
 //! `ack` packs its uid, size and protocol (see [`quoted`]); the pcap writer rebuilds the quoted
 //! header from them.
+//! Owns the encoding and decoding of ICMP messages only: it builds the packet and reads it back,
+//! and it never sends, queues or routes one (the qdisc that originates it emits it through its
+//! `QdiscCx`, and the world routes it).
 
 use crate::packet::{AgentId, NodeId, Packet, Proto, IP_HEADER};
 

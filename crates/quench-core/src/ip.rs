@@ -16,6 +16,9 @@
 //! into the original datagram. A datagram any of whose fragments is lost never completes: its
 //! pieces are discarded when its reassembly timer (RFC 791 suggests 15 s) expires, and
 //! fragments that would exceed the host's reassembly buffer are discarded on arrival.
+//! Owns the fragmentation rule and each host's reassembly buffers and counts. It splits and joins
+//! the packets it is handed and schedules nothing: the world forwards the fragments and arms the
+//! reassembly timer a held datagram asks for.
 
 use crate::packet::{Fragment, NodeId, Packet, IP_HEADER};
 use crate::ranges::FrontVec;

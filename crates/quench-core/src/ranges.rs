@@ -8,6 +8,8 @@
 //! run moving them (docs/benchmarks.md, "Large windows: the range lists"). The lists are
 //! therefore [`FrontVec`]s, whose front is removed in amortised constant time while every
 //! query still sees one contiguous slice.
+//! Owns the ranges only: it knows no packet, sequence-number wrap or clock; its users say what a
+//! range means.
 
 use std::ops::{Deref, DerefMut, Range};
 

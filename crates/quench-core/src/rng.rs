@@ -4,6 +4,8 @@
 //!
 //! The generator is xoshiro256++ (Blackman & Vigna, 2018) seeded through SplitMix64, written
 //! here rather than taken from a crate so its output can never change under a dependency update.
+//! Owns the generator and the derivation of streams; it depends on no other part of the crate, and
+//! each component keeps its own stream.
 
 /// Which kind of component owns a stream; part of the stream's derivation key.
 #[derive(Clone, Copy, Debug)]

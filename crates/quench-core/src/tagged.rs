@@ -5,6 +5,8 @@
 //! body deserialized on its own with `serde_path_to_error`; the inner path travels in the error
 //! message (`nested_message`) and `ConfigError::from_serde` appends it to the outer one
 //! ("flows[0].pcp.drain_once: invalid type ...").
+//! Owns the parsing of tagged tables only; which kinds exist is the caller's (the flow, qdisc and
+//! topology registries), and it builds nothing.
 
 use crate::error::{nested_message, ConfigError};
 use serde::de::{DeserializeOwned, Error};

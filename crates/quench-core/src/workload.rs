@@ -26,6 +26,9 @@
 //! (pFabric, SIGCOMM 2013, section 5; HPCC, SIGCOMM 2019, section 5.1), so the total is that
 //! times the number of senders. With neither, every pair sends one flow at `start`, all at
 //! once (a synchronised incast, a one-shot permutation).
+//! Owns a workload's declaration and its arrival draws (its own seeded stream). It builds no flow
+//! and touches no world: the builder's flow factory asks it for the next arrival and builds the
+//! flow.
 
 use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;

@@ -2,6 +2,8 @@
 //! little-endian byte buffers that Python wraps with numpy without copying element by element.
 //! Configuration errors become `quench.ScenarioError` naming the offending key; a Rust panic
 //! never crosses the boundary (it becomes `quench.InternalError`).
+//! It owns the Python-facing classes and conversions only: it reaches the engine through
+//! `quench_core`'s public facade, and simulates nothing itself.
 
 // pyo3 0.22 macros test a `gil-refs` cfg that newer rustc reports as unknown, and wrap every
 // PyResult in a conversion that newer clippy calls useless.

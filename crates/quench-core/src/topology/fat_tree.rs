@@ -10,6 +10,8 @@
 //! switches `tor<p·k/2 + e>`; aggregation switches `agg<p>_<a>`; core switches `core<j·k/2 + m>`.
 //! Tiers: `access` (host to edge), `aggregation` (edge to aggregation), `core` (aggregation to
 //! core).
+//! Owns the expansion of a fat-tree declaration into nodes, links and policies (`Expansion`); the
+//! builder turns them into the world, and this module never sees it.
 
 use super::{check_range, default_multipath, link, Expansion, FabricCommon, Generator, TierSpec};
 use crate::error::ConfigError;

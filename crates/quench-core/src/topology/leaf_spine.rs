@@ -9,6 +9,8 @@
 //!
 //! Names: hosts `h<leaf · hosts_per_leaf + j>`, leaves `tor<leaf>`, spines `spine<s>`. Tiers:
 //! `access` (host to leaf) and `fabric` (leaf to spine).
+//! Owns the expansion of a leaf-spine declaration into nodes, links and policies (`Expansion`); the
+//! builder turns them into the world, and this module never sees it.
 
 use super::{check_range, default_multipath, link, Expansion, FabricCommon, Generator, TierSpec};
 use crate::error::ConfigError;

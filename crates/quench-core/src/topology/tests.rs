@@ -1,6 +1,7 @@
 //! Generated fabrics routed end to end through the builder, against closed forms: the number
 //! of equal-cost paths between hosts, the spread of flows (ECMP) and of one flow's packets
 //! (spraying) over a switch's uplinks, and routes unchanged where switches keep `first`.
+//! Tests only: they build worlds from scenarios and read their routes; they change no engine code.
 
 use crate::packet::{FlowId, LinkId, NodeId, Packet, Proto};
 use crate::qdisc::harness::packet;
