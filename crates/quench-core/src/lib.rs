@@ -14,6 +14,9 @@
 //! let links = result.table("links");
 //! assert!(links.f64s("utilization")[2] > 0.9); // r->b, the bottleneck
 //! ```
+//!
+//! This file owns the crate's public facade: the bindings, tests and benches reach the engine
+//! only through what it declares public (below); every other module is `pub(crate)`.
 
 // The engine's machinery is the crate's own: every module but the units, the random
 // streams and the event queue (which the benches time alone) is `pub(crate)`. The public

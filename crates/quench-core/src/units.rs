@@ -11,6 +11,8 @@
 //! Each unit type's own range (the longest duration, the fastest rate, the largest size and
 //! buffer) lives here with it, so that the parser checks it; every other key's range is in
 //! `limits.rs`, which builds on this module and depends on nothing else of the crate.
+//!
+//! It depends on no other part of the crate; every component measures in its types.
 
 use serde::{de, Deserialize, Deserializer, Serialize, Serializer as SerdeSerializer};
 use std::fmt;

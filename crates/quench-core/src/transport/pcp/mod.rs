@@ -66,6 +66,9 @@
 //! SYN-ACK, data and ACKs). Data sequence numbers start at 1 after the SYN. An ACK's `seq`
 //! field carries the echoed send time in nanoseconds (TCP's ACKs send no data, so the field is
 //! free; keeping the Packet at 96 bytes), which the pcap writer prints as a 32-bit sequence.
+//!
+//! Must not touch: the world or another endpoint. The sender and the receiver act only through
+//! their `AgentCx`; the one state PCP flows share is their host's history table (`history.rs`).
 
 mod compensation;
 mod config;

@@ -38,6 +38,9 @@
 //! (`LossRecovery`, owned by `recovery.rs`, `prr.rs`, `rack.rs`, `tlp.rs`, `local_drop.rs`),
 //! RTT measurement (`RttTiming`), what holds a send and the rate machinery (`Pacing`), the ECN
 //! state (`ecn.rs`), the timers (`timers.rs`) and the controller's window (`cc::Window`).
+//!
+//! Must not touch: the world, the receiver or another flow. The sender acts only through its
+//! `AgentCx` (send, timers, records); its controller sees only the `cc::Window` and the samples.
 
 mod local_drop;
 mod monitor;
