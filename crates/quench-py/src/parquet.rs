@@ -14,6 +14,7 @@
 //! - `("str", [str | None, ...])`: text as `large_string`, pandas 3's string dtype in Arrow;
 //! - `("category", (bytes, [str, ...]))`: int8 codes into the category names, a
 //!   `dictionary<int8, large_string>` column (pandas' categorical with fewer than 128 categories).
+//!
 //! Owns the file's encoding and its I/O only: it imports neither the engine nor pyo3 (`lib.rs`
 //! converts Python's columns into [`ColumnData`]).
 

@@ -17,6 +17,7 @@
 //!   hash-threshold; the per-switch salt avoids the polarization of every tier hashing alike);
 //! - `spray`: per-packet round robin over the set (packet spraying, Dixit et al., INFOCOM 2013);
 //! - `spray_random`: per packet, a uniform draw from the switch's own seeded stream.
+//!
 //! Owns the next-hop sets of the switches that choose, with each one's salt, round-robin turn and
 //! random stream; it picks a link for a packet and changes nothing else.
 

@@ -16,6 +16,7 @@
 //!   outstanding then, the expiry is an ordinary timeout; otherwise sending resumes.
 //! - **Receiver** (6.1.3): from a CE data segment on, every ACK carries ECE until a segment with
 //!   CWR arrives (a segment with both CWR and CE starts a new echo).
+//!
 //! Owns the sender's and the receiver's ECN state. It reads and sets the ECN codepoint and flags of
 //! the packets it is handed, but sends nothing and never changes the window: the sender applies the
 //! reduction.

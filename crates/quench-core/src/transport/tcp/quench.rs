@@ -12,6 +12,7 @@
 //!   `D = max(D − J, 0)`, J = 1 ms. Our sender is always backlogged, so decreases are applied
 //!   lazily when it next sends; D is kept per connection (every connection to the quenched
 //!   destination is quenched together, so their delays evolve alike).
+//!
 //! Owns the SQuID delay; the other reactions are rules the sender applies to its own window. It
 //! sends nothing and arms no timer.
 
