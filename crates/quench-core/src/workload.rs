@@ -26,9 +26,9 @@
 //! (pFabric, SIGCOMM 2013, section 5; HPCC, SIGCOMM 2019, section 5.1), so the total is that
 //! times the number of senders. With neither, every pair sends one flow at `start`, all at
 //! once (a synchronised incast, a one-shot permutation).
-//! Owns a workload's declaration and its arrival draws (its own seeded stream). It builds no flow
-//! and touches no world: the builder's flow factory asks it for the next arrival and builds the
-//! flow.
+//! Owns a workload's declaration and its arrival draws (its own seeded stream). It writes each
+//! arrival as a flow declaration (`FlowSpec`) and touches no world: the builder's flow factory asks
+//! it for the next one and builds the endpoints.
 
 use crate::dist::{Bounds, Sampler, Size};
 use crate::error::ConfigError;
