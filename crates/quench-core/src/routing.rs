@@ -23,7 +23,7 @@
 //! Where a node has several equally short next hops and its policy chooses among them (`ecmp`,
 //! `spray`: the switches of generated fabrics, `topology/`), `multipath` keeps the set per
 //! node and destination column and `route` chooses per packet. Every other node keeps the
-//! table's one next hop, so scenarios without multipath route exactly as before.
+//! table's one next hop: the fewest-hops route with ties to the link declared first.
 //! Owns the routing tables and the multipath sets. It answers which link a packet leaves by and
 //! never forwards, queues or changes a packet: the world does.
 

@@ -10,8 +10,8 @@
 //! have no column, see `routing.rs`).
 //!
 //! Policies, per switch:
-//! - `first`: the table's next hop, the tie-break every scenario had before multipath (the
-//!   default for listed routers, so their routes and results do not change);
+//! - `first`: the table's next hop, ties to the link declared first (the default for listed
+//!   routers);
 //! - `ecmp`: a hash of the packet's five-tuple (source and destination node, the flow id that
 //!   stands for the port pair, protocol) salted per switch, so a flow keeps one path (RFC 2992,
 //!   hash-threshold; the per-switch salt avoids the polarization of every tier hashing alike);
