@@ -32,8 +32,6 @@ pub(crate) mod icmp;
 pub(crate) mod ip;
 pub(crate) mod limits;
 pub(crate) mod link;
-#[cfg(test)]
-mod order_tests;
 pub(crate) mod packet;
 pub(crate) mod qdisc;
 pub(crate) mod ranges;
