@@ -5,6 +5,7 @@
 //! It owns the making of the world and of its flows (the flow factory, which the world sees as
 //! its `Arrivals` source); once the world is assembled the builder touches it no more.
 
+use crate::changes::Timetable;
 use crate::error::ConfigError;
 use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
@@ -16,7 +17,7 @@ use crate::trace::pcap::{Captures, PcapWriter};
 use crate::trace::Recorder;
 use crate::transport::contract::{HostShared, Topology};
 use crate::transport::{Agent, FlowBuild, FlowSpec};
-use crate::units::{Dur, Time};
+use crate::units::{Bytes, Dur, Time};
 use crate::workload;
 use crate::workload::WorkloadRun;
 use crate::world::{link_is_named, link_name, Arrivals, FlowInfo, Node, World, WorldParts};
@@ -117,6 +118,37 @@ fn build_links(sc: &Scenario, fabrics: &[Expansion], names: &Names) -> Result<Ve
     Ok(links)
 }
 
+/// The links' scheduled changes: each listed link's own schedule (both directions of a duplex
+/// link), then the changes of named links.
+fn link_changes(sc: &Scenario, nodes: &[Node], links: &[Link]) -> Result<Timetable, ConfigError> {
+    let mut table = Timetable::default();
+    let find = |name: &str| links.iter().position(|l| link_is_named(nodes, l, name)).map(|i| LinkId(i as u32));
+    for (i, spec) in sc.links.iter().enumerate().filter(|(_, s)| !s.schedule.is_empty()) {
+        spec.validate_schedule(sc.duration).map_err(|e| e.within(&format!("links[{i}]")))?;
+        let forward = find(&format!("{}->{}", spec.from, spec.to));
+        let reverse = spec.duplex.then(|| find(&format!("{}->{}", spec.to, spec.from))).flatten();
+        let ids: Vec<LinkId> = forward.into_iter().chain(reverse).collect();
+        for change in &spec.schedule {
+            table.add(ids.clone(), change.clone());
+        }
+    }
+    for (i, change) in sc.link_changes.iter().enumerate() {
+        let key = format!("link_changes[{i}]");
+        let Some(name) = &change.link else {
+            return Err(ConfigError::new(format!("{key}.link"), "names the link changed, e.g. 'a->b'"));
+        };
+        let id = find(name).ok_or_else(|| ConfigError::new(format!("{key}.link"), format!("no link '{name}'")))?;
+        let link = &links[id.index()];
+        let smallest = Bytes(crate::limits::SMALLEST_PACKET.0 + link.framing_overhead.0);
+        change.validate(sc.duration, smallest).map_err(|e| e.within(&key))?;
+        let reverse = |l: &Link| l.from == link.to && l.to == link.from;
+        let back = change.both_directions.then(|| links.iter().position(reverse)).flatten();
+        let ids = std::iter::once(id).chain(back.map(|i| LinkId(i as u32))).collect();
+        table.add(ids, change.clone());
+    }
+    Ok(table)
+}
+
 /// Each node's multipath policy: `first` (the routing table's route) unless a generated fabric
 /// gives its switches one, or `multipath` names the router.
 fn multipath_policies(
@@ -174,6 +206,7 @@ fn add_link(
         jitter: if reverse { spec.reverse_jitter } else { spec.jitter },
         corrupt: if reverse { spec.reverse_corrupt } else { spec.corrupt },
         device_queue: spec.device_queue,
+        capacity: if reverse { spec.reverse_capacity.clone() } else { spec.capacity.clone() },
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);
@@ -401,6 +434,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     drop(fabrics);
     let ends: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
     let routes = Routes::compute_with(nodes.len(), &ends, &policies, sc.seed);
+    let changes = link_changes(sc, &nodes, &links)?;
     let host_shared = HostShared::default();
     let cx = FlowContext {
         seed: sc.seed,
@@ -437,7 +471,23 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let ip = sc.ip.clone();
     let budget = sc.budget.clone();
     let arrivals = Box::new(factory);
-    let parts = WorldParts { end, seed: sc.seed, nodes, links, routes, agents, flows, arrivals, budget, rec, pcap, ip };
+    let routing_convergence = sc.routing_convergence;
+    let parts = WorldParts {
+        end,
+        seed: sc.seed,
+        nodes,
+        links,
+        routes,
+        agents,
+        flows,
+        arrivals,
+        budget,
+        rec,
+        pcap,
+        ip,
+        changes,
+        routing_convergence,
+    };
     Ok(World::assemble(parts))
 }
 

@@ -49,7 +49,7 @@ impl Hop {
             delay_s: link.delay.as_secs_f64(),
             rate_bps: link.rate().0 as f64,
             framing: link.framing_overhead.0,
-            min_gap_s: link.min_packet_gap.as_secs_f64(),
+            min_gap_s: link.min_packet_gap().as_secs_f64(),
         }
     }
 

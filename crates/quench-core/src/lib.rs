@@ -23,7 +23,9 @@
 // surface is `Simulation`, the scenario, the units, the result tables, the workload spec (whose
 // arrivals tests draw as the engine does) and the names of the codes the tables hold.
 pub(crate) mod builder;
+pub(crate) mod capacity;
 pub(crate) mod cc;
+pub(crate) mod changes;
 pub(crate) mod dist;
 pub(crate) mod error;
 pub(crate) mod fct;

@@ -36,6 +36,8 @@
 //! and `LinkCx`), and never queues an event: it answers what it wants scheduled (`TxStart`,
 //! `undefer_done`).
 
+use crate::capacity::{Capacity, CapacitySpec};
+use crate::changes::LinkChangeSpec;
 use crate::error::ConfigError;
 use crate::ip::FragmentRule;
 use crate::limits::{
@@ -47,7 +49,7 @@ use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
 use crate::transport::Admission;
 use crate::units::{BitRate, Bytes, Dur, Serializer, Time};
-use crate::wire::{JitterSpec, LossSpec, Sent, Wire};
+use crate::wire::{JitterSpec, LossSpec, Sent, Wire, WireFate};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
@@ -103,6 +105,17 @@ pub struct LinkSpec {
     /// then, so scenarios without one record what they always did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub device_queue: u32,
+    /// The from->to direction's capacity over time, from a trace (`capacity.rs`); `rate` is
+    /// then the nominal rate the qdisc is told. None by default,
+    /// and left out of the written scenario then, as are the keys below at their defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_capacity: Option<CapacitySpec>,
+    /// Changes of this link's rate, delay or state during the run, both directions
+    /// (`changes.rs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedule: Vec<LinkChangeSpec>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -137,8 +150,9 @@ impl LinkSpec {
                 format!("{} exceeds {MAX_FRAMING_OVERHEAD}, the largest framing quench accepts", self.framing_overhead),
             ));
         }
-        let smallest = Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0);
-        if let Some(why) = limits::too_fast_for_nanoseconds(self.rate, smallest, "the smallest packet with framing") {
+        if let Some(why) =
+            limits::too_fast_for_nanoseconds(self.rate, self.smallest_frame(), "the smallest packet with framing")
+        {
             return Err(ConfigError::new("rate", why));
         }
         if self.device_queue as u64 > MAX_LIMIT_PACKETS {
@@ -167,7 +181,32 @@ impl LinkSpec {
         if self.from == self.to {
             return Err(ConfigError::new("to", format!("a link from '{}' to itself", self.from)));
         }
+        for (key, c) in [("capacity", &self.capacity), ("reverse_capacity", &self.reverse_capacity)] {
+            c.as_ref().map_or(Ok(()), |c| c.validate(key))?;
+        }
         Ok(())
+    }
+
+    /// Check the link's schedule against the run's `duration`.
+    pub fn validate_schedule(&self, duration: Dur) -> Result<(), ConfigError> {
+        let traced = self.capacity.is_some() || self.reverse_capacity.is_some();
+        for (i, change) in self.schedule.iter().enumerate() {
+            let key = format!("schedule[{i}]");
+            if change.link.is_some() {
+                return Err(ConfigError::new(format!("{key}.link"), "a link's own schedule names no link"));
+            }
+            if traced && change.rate.is_some() {
+                let why = "the link's capacity follows its trace: a rate change has nothing to change";
+                return Err(ConfigError::new(format!("{key}.rate"), why));
+            }
+            change.validate(duration, self.smallest_frame()).map_err(|e| e.within(&key))?;
+        }
+        Ok(())
+    }
+
+    /// The smallest packet the link sends, with its framing.
+    pub fn smallest_frame(&self) -> Bytes {
+        Bytes(limits::SMALLEST_PACKET.0 + self.framing_overhead.0)
     }
 }
 
@@ -211,14 +250,13 @@ impl std::ops::Deref for LinkStats {
 
 impl LinkStats {
     pub fn dropped_in_queue(&self) -> u64 {
-        let wire =
-            self.dropped_packets[DropReason::LinkLoss as usize] + self.dropped_packets[DropReason::Corrupted as usize];
-        self.dropped_packets.iter().sum::<u64>() - wire
+        Self::in_queue(&self.dropped_packets)
     }
     pub fn dropped_in_queue_bytes(&self) -> u64 {
-        let wire =
-            self.dropped_bytes[DropReason::LinkLoss as usize] + self.dropped_bytes[DropReason::Corrupted as usize];
-        self.dropped_bytes.iter().sum::<u64>() - wire
+        Self::in_queue(&self.dropped_bytes)
+    }
+    fn in_queue(by_reason: &[u64; DropReason::COUNT]) -> u64 {
+        DropReason::ALL.iter().filter(|r| !r.on_the_wire()).map(|&r| by_reason[r as usize]).sum()
     }
 }
 
@@ -262,6 +300,38 @@ struct Pipe {
     tail_at: Time,
 }
 
+/// What a link with a packet-rate limit, or whose capacity or state changes, keeps (a pointer
+/// in every other link).
+#[derive(Default)]
+struct Dynamics {
+    /// Shortest time between the starts of two transmissions (packet-rate limit), or zero.
+    min_packet_gap: Dur,
+    /// The trace that sets when transmissions end, if any (`capacity.rs`); the serializer's
+    /// rate is then only the nominal rate.
+    trace: Option<Capacity>,
+    /// The link is down (`changes.rs`): it takes no packet and starts no transmission.
+    down: bool,
+    /// The packet in transmission was cut off when the link went down (its drop is recorded);
+    /// the end of its transmission discards it.
+    tx_cut: bool,
+    /// The first packets of the pipe were cut off when the link went down (their drops are
+    /// recorded): each is discarded when its arrival comes, so every event stays in place.
+    pipe_cut: u32,
+}
+
+impl Dynamics {
+    /// How long a transmission of `wire` bytes that starts now takes: by the trace if there is
+    /// one, else at the serializer's rate; no less than the packet-rate limit's gap.
+    #[inline(never)]
+    fn tx_time(&mut self, now: Time, wire: Bytes, serializer: &mut Serializer) -> Dur {
+        let tx = match &mut self.trace {
+            None => serializer.next_tx_time(wire),
+            Some(trace) => trace.tx_end(now, wire) - now,
+        };
+        tx.max(self.min_packet_gap)
+    }
+}
+
 /// What became of a packet at the end of its transmission ([`Link::finish_tx`]).
 #[derive(Debug, PartialEq)]
 pub enum TxEnd {
@@ -271,6 +341,8 @@ pub enum TxEnd {
     OnWire(Time),
     /// Lost on the wire.
     Lost(Packet),
+    /// Cut off when the link went down (its drop already recorded).
+    Cut,
 }
 
 /// What happened when the link looked for the next packet to send.
@@ -288,8 +360,6 @@ pub struct Link {
     pub delay: Dur,
     pub mtu: Bytes,
     pub framing_overhead: Bytes,
-    /// Shortest time between the starts of two transmissions (packet-rate limit), if any.
-    pub min_packet_gap: Dur,
     pub fragment_rule: FragmentRule,
     pub qdisc: AnyQdisc,
     stats: LinkCounters,
@@ -302,6 +372,9 @@ pub struct Link {
     wire: Option<Box<Wire>>,
     /// The device queue, if there is one.
     device: Option<Box<DeviceQueue>>,
+    /// A packet-rate limit, a capacity trace and the state of a link that may go down, if it
+    /// has any of them.
+    dynamics: Option<Box<Dynamics>>,
     serializer: Serializer,
     qdisc_rng: Rng,
     /// The packet in transmission: an entry of the world's slab, which the end of the
@@ -364,6 +437,8 @@ pub struct LinkParams {
     pub corrupt: f64,
     /// Packets the device queue under the qdisc holds; 0 for none.
     pub device_queue: u32,
+    /// A capacity trace, if the direction has one.
+    pub capacity: Option<CapacitySpec>,
 }
 
 impl Link {
@@ -376,7 +451,6 @@ impl Link {
             delay: p.delay,
             mtu: p.mtu,
             framing_overhead: p.framing_overhead,
-            min_packet_gap: p.min_packet_gap,
             fragment_rule: p.fragment_rule,
             qdisc,
             stats: LinkCounters::default(),
@@ -387,6 +461,10 @@ impl Link {
                 let limit = p.device_queue as usize;
                 let packets = VecDeque::with_capacity(limit.min(DEVICE_QUEUE_RESERVED));
                 Box::new(DeviceQueue { limit, packets, bytes: 0 })
+            }),
+            dynamics: (p.capacity.is_some() || !p.min_packet_gap.is_zero()).then(|| {
+                let trace = p.capacity.as_ref().map(Capacity::new);
+                Box::new(Dynamics { min_packet_gap: p.min_packet_gap, trace, ..Default::default() })
             }),
             serializer: Serializer::new(p.rate),
             qdisc_rng,
@@ -402,6 +480,11 @@ impl Link {
 
     pub fn rate(&self) -> BitRate {
         self.serializer.rate()
+    }
+
+    /// Shortest time between the starts of two transmissions (a packet-rate limit), or zero.
+    pub fn min_packet_gap(&self) -> Dur {
+        self.dynamics.as_ref().map_or(Dur::ZERO, |d| d.min_packet_gap)
     }
 
     /// Packets and bytes waiting to be sent: the qdisc's and the device queue's.
@@ -425,9 +508,12 @@ impl Link {
         self.transmitting.is_some()
     }
 
+    /// Packets sent and not yet arrived (in transmission, in the pipe or on the wire), but for
+    /// those cut off when the link went down, which count as dropped.
     pub fn in_flight(&self) -> u64 {
         let on_wire = self.wire.as_ref().map_or(0, |w| w.len());
-        self.pipe.list.len() as u64 + on_wire + self.transmitting.is_some() as u64
+        let cut = self.dynamics.as_ref().map_or(0, |d| d.pipe_cut as u64 + d.tx_cut as u64);
+        self.pipe.list.len() as u64 + on_wire + self.transmitting.is_some() as u64 - cut
     }
 
     /// Offer the packet held in slab entry `id` to the queue; the answer says whether the queue
@@ -458,6 +544,9 @@ impl Link {
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
+        if self.is_down() {
+            return TxStart::Idle;
+        }
         if self.device.is_some() {
             return self.start_tx_from_device(now, lcx);
         }
@@ -589,7 +678,7 @@ impl Link {
     /// statistics are those of an enqueue followed at once by a dequeue (the queue held
     /// nothing until now, held this one packet for no time, and holds nothing after).
     /// Returns when the transmission ends.
-    #[inline]
+    #[inline(always)]
     pub fn cut_through(&mut self, now: Time, id: EntryId, slab: &mut PacketSlab) -> Time {
         let size = slab.held(id).size;
         self.stats.integrate(now, Backlog::default());
@@ -621,7 +710,10 @@ impl Link {
         self.stats.departed_packets += 1;
         self.stats.departed_bytes += size as u64;
         let wire = Bytes(size as u64 + self.framing_overhead.0);
-        let tx = self.serializer.next_tx_time(wire).max(self.min_packet_gap);
+        let tx = match &mut self.dynamics {
+            None => self.serializer.next_tx_time(wire),
+            Some(d) => d.tx_time(now, wire, &mut self.serializer),
+        };
         self.stats.busy = self.stats.busy + tx;
         self.tx_done_at = now + tx;
         self.tx_done_at
@@ -636,6 +728,11 @@ impl Link {
     /// propagation pipe, or on a wire with jitter or corruption (see [`TxEnd`]).
     pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> TxEnd {
         let id = self.transmitting.take().expect("finish_tx without a packet in transmission");
+        if let Some(d) = self.dynamics.as_mut().filter(|d| d.tx_cut) {
+            d.tx_cut = false;
+            slab.release(id);
+            return TxEnd::Cut;
+        }
         if let Some(wire) = &mut self.wire {
             match wire.send(now, self.delay, id) {
                 Sent::Lost => {
@@ -647,8 +744,9 @@ impl Link {
                 Sent::Pipe => {}
             }
         }
-        // The transmitter's entry joins the pipe as it is.
-        let arrival = now + self.delay;
+        // The transmitter's entry joins the pipe as it is. A pipe is first in, first out: after
+        // the delay falls (`set_delay`), a packet arrives no earlier than the one before it.
+        let arrival = (now + self.delay).max(self.pipe.tail_at);
         slab.append(&mut self.pipe.list, arrival, id);
         self.pipe.tail_at = arrival;
         TxEnd::Pipe((self.pipe.list.len() == 1).then_some(arrival))
@@ -689,12 +787,18 @@ impl Link {
         debug_assert!(matches!(head_scheduled, TxEnd::Pipe(None)), "a deferred end needs no event");
     }
 
-    /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it and the
-    /// arrival time of the next one, if any.
-    pub fn deliver_head(&mut self, slab: &mut PacketSlab) -> (EntryId, Option<Time>) {
+    /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it, or None if
+    /// it was cut off when the link went down, and the arrival time of the next one, if any.
+    pub fn deliver_head(&mut self, slab: &mut PacketSlab) -> (Option<EntryId>, Option<Time>) {
         assert!(!self.pipe.list.is_empty(), "delivery event with an empty pipe");
+        let (id, next) = slab.take(&mut self.pipe.list);
+        if let Some(d) = self.dynamics.as_mut().filter(|d| d.pipe_cut > 0) {
+            d.pipe_cut -= 1;
+            slab.release(id);
+            return (None, next);
+        }
         self.stats.delivered_packets += 1;
-        slab.take(&mut self.pipe.list)
+        (Some(id), next)
     }
 
     /// Whether packets may be corrupted on this link.
@@ -705,16 +809,113 @@ impl Link {
     /// The earliest packet on a wire with jitter or corruption has arrived at `to`: its entry,
     /// or, if it was corrupted, the packet itself, taken out of the slab and counted as a drop
     /// of its own reason (the receiving node discards it; it is not delivered).
-    pub fn arrive_on_wire(&mut self, slab: &mut PacketSlab) -> Result<EntryId, Packet> {
+    pub fn arrive_on_wire(&mut self, slab: &mut PacketSlab) -> Result<EntryId, Option<Packet>> {
         let wire = self.wire.as_mut().expect("a wire arrival on a link without wire effects");
-        let (id, corrupted) = wire.arrive();
-        if corrupted {
-            let p = slab.release(id);
-            self.count_drop(p.size, DropReason::Corrupted);
-            return Err(p);
+        let (id, fate) = wire.arrive();
+        match fate {
+            WireFate::Delivered => {
+                self.stats.delivered_packets += 1;
+                Ok(id)
+            }
+            WireFate::Corrupted => {
+                let p = slab.release(id);
+                self.count_drop(p.size, DropReason::Corrupted);
+                Err(Some(p))
+            }
+            WireFate::Cut => {
+                slab.release(id);
+                Err(None)
+            }
         }
-        self.stats.delivered_packets += 1;
-        Ok(id)
+    }
+
+    /// Whether the link is down (`changes.rs`).
+    pub fn is_down(&self) -> bool {
+        self.dynamics.as_ref().is_some_and(|d| d.down)
+    }
+
+    /// Transmissions that start from now on go at `rate`; the one in progress ends as planned
+    /// (ns-3's `DataRate` attribute, set on a device mid-run, acts so).
+    pub fn set_rate(&mut self, rate: BitRate) {
+        self.serializer = Serializer::new(rate);
+    }
+
+    /// Packets whose transmission ends from now on take `delay` to cross; those on the wire
+    /// keep theirs.
+    pub fn set_delay(&mut self, delay: Dur) {
+        self.delay = delay;
+    }
+
+    /// The link goes down now: everything on it is dropped into `lcx.out.drops`, what was
+    /// queued as `LinkDown` (as Linux resets a device's qdisc when its carrier goes, in
+    /// `dev_deactivate`) and what was on the wire as `LinkCut`. The packets in transmission and
+    /// on the wire stay where they are, marked, until their events come and discard them, so
+    /// no event is left without its packet. A qdisc that holds packets back ("not before t")
+    /// keeps those until the link is up again.
+    pub fn go_down(&mut self, now: Time, lcx: &mut LinkCx) {
+        if self.is_down() {
+            return;
+        }
+        let held = self.backlog();
+        self.stats.integrate(now, held);
+        let d = self.dynamics.get_or_insert_with(Box::default);
+        d.down = true;
+        let mut cut: Vec<Packet> = Vec::new();
+        if let Some(id) = self.transmitting.filter(|_| !d.tx_cut) {
+            d.tx_cut = true;
+            cut.push(*lcx.slab.held(id));
+        }
+        cut.extend(lcx.slab.iter(&self.pipe.list).skip(d.pipe_cut as usize).copied());
+        d.pipe_cut = self.pipe.list.len();
+        if let Some(wire) = &mut self.wire {
+            cut.extend(wire.cut_all().into_iter().map(|id| *lcx.slab.held(id)));
+        }
+        for p in cut {
+            self.count_drop(p.size, DropReason::LinkCut);
+            lcx.out.drops.push((p, DropReason::LinkCut));
+        }
+        self.flush_queue(now, lcx);
+    }
+
+    /// Drop what the device queue and the qdisc hold, as `LinkDown`; drops the qdisc makes
+    /// itself while it is emptied keep their own reasons.
+    fn flush_queue(&mut self, now: Time, lcx: &mut LinkCx) {
+        if let Some(d) = &mut self.device {
+            d.bytes = 0;
+            let flushed: Vec<Packet> = d.packets.drain(..).collect();
+            for p in flushed {
+                self.count_drop(p.size, DropReason::LinkDown);
+                lcx.out.drops.push((p, DropReason::LinkDown));
+            }
+        }
+        loop {
+            let before = lcx.out.drops.len();
+            let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
+            let next = qdisc.dequeue(&mut cx);
+            let marks = cx.marks;
+            self.count_verdicts(marks, &lcx.out.drops[before..]);
+            let Some(p) = next.into_packet(&mut lcx.slab) else { break };
+            self.count_drop(p.size, DropReason::LinkDown);
+            lcx.out.drops.push((p, DropReason::LinkDown));
+        }
+    }
+
+    /// The link is up again: it takes packets and sends from now on.
+    pub fn come_up(&mut self) {
+        if let Some(d) = &mut self.dynamics {
+            d.down = false;
+        }
+    }
+
+    /// A packet offered to the link while it is down: dropped into `lcx.out.drops`.
+    pub fn refuse_while_down(&mut self, now: Time, id: EntryId, lcx: &mut LinkCx) {
+        let held = self.backlog();
+        self.stats.integrate(now, held);
+        let p = lcx.slab.release(id);
+        self.stats.arrived_packets += 1;
+        self.stats.arrived_bytes += p.size as u64;
+        self.count_drop(p.size, DropReason::LinkDown);
+        lcx.out.drops.push((p, DropReason::LinkDown));
     }
 
     /// The statistics as they stand at `now`: the backlog integrated up to it, and the busy
@@ -762,6 +963,7 @@ mod tests {
             jitter: None,
             corrupt: 0.0,
             device_queue,
+            capacity: None,
         };
         let qdisc = AnyQdisc::DropTail(DropTail::new(&DropTailConfig { limit }).unwrap());
         let rng = |kind| Rng::stream(1, kind, 0);

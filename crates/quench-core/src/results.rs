@@ -53,10 +53,17 @@ fn links_table(w: &World) -> Table {
         .with("delivered_packets", u64s(st().map(|s| s.delivered_packets)))
         .with("dropped_packets", u64s(st().map(|s| s.dropped_in_queue())))
         .with("dropped_bytes", u64s(st().map(|s| s.dropped_in_queue_bytes())));
-    // Corruption's column only where a link corrupts: tables of runs without it keep their form.
+    // Corruption's column only where a link corrupts, and those of a link going down only
+    // where one may: tables of runs without them keep their form.
     let corrupts = ls.iter().any(|l| l.corrupts());
+    let may_fail = w.changes_take_links_down();
     for reason in DropReason::ALL {
-        if reason == DropReason::Corrupted && !corrupts {
+        let shown = match reason {
+            DropReason::Corrupted => corrupts,
+            DropReason::LinkDown | DropReason::LinkCut => may_fail,
+            _ => true,
+        };
+        if !shown {
             continue;
         }
         let col = u64s(st().map(|s| s.dropped_packets[reason as usize]));

@@ -69,6 +69,10 @@ pub struct Routes {
     rows_reach_all: bool,
     /// The equal-cost sets of the nodes that choose among them; None when none does.
     multipath: Option<Multipath>,
+    /// Each node's policy and the seed of their choices, kept to compute the routes again
+    /// when links go down or up (`recompute`).
+    policies: Box<[MultipathPolicy]>,
+    seed: u64,
 }
 
 impl Routes {
@@ -81,12 +85,30 @@ impl Routes {
     /// As `compute`, with node n choosing among equal-cost next hops by `policies[n]` (nodes
     /// past the end: `first`), its choices seeded from `seed`.
     pub fn compute_with(nodes: usize, links: &[(NodeId, NodeId)], policies: &[MultipathPolicy], seed: u64) -> Routes {
+        Self::compute_over(nodes, links, &|_| true, policies, seed)
+    }
+
+    /// The routes again, over the links for which `usable(link)` holds (those up): the
+    /// equal-cost sets shrink and regrow with them. A switch's choices start afresh from its
+    /// seed, as a switch's hardware tables are rewritten when its routes change.
+    pub fn recompute(&mut self, links: &[(NodeId, NodeId)], usable: &dyn Fn(usize) -> bool) {
+        let policies = std::mem::take(&mut self.policies);
+        *self = Self::compute_over(self.nodes.len(), links, usable, &policies, self.seed);
+    }
+
+    fn compute_over(
+        nodes: usize,
+        links: &[(NodeId, NodeId)],
+        usable: &dyn Fn(usize) -> bool,
+        policies: &[MultipathPolicy],
+        seed: u64,
+    ) -> Routes {
         let mut out_degree = vec![0u32; nodes];
         let mut in_degree = vec![0u32; nodes];
         let mut only_out = vec![NONE; nodes];
         let mut only_in = vec![NONE; nodes];
         let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        for (i, &(from, to)) in links.iter().enumerate() {
+        for (i, &(from, to)) in links.iter().enumerate().filter(|(i, _)| usable(*i)) {
             out_degree[from.index()] += 1;
             in_degree[to.index()] += 1;
             only_out[from.index()] = i as u32;
@@ -119,7 +141,7 @@ impl Routes {
         }
         let cols = cols as usize;
         let mut table = vec![NONE; rows as usize * cols];
-        let mut mp = multipath::Builder::new(nodes, policies, |n| info[n].row != NONE, links, cols, seed);
+        let mut mp = multipath::Builder::new(nodes, policies, |n| info[n].row != NONE, (links, usable), cols, seed);
         // Hops to the column's destination (NONE: not reached yet); the multipath sets need
         // the distances, the table only whether a node was reached.
         let mut dist = vec![NONE; nodes];
@@ -150,7 +172,8 @@ impl Routes {
         }
         let diagonal = info.iter().filter(|n| n.row != NONE && n.col != NONE).count();
         let rows_reach_all = table.iter().filter(|&&hop| hop == NONE).count() == diagonal;
-        Routes { nodes: info, cols, table, rows_reach_all, multipath: mp.map(multipath::Builder::finish) }
+        let multipath = mp.map(multipath::Builder::finish);
+        Routes { nodes: info, cols, table, rows_reach_all, multipath, policies: policies.into(), seed }
     }
 
     /// The next hop of packet `pkt` at node `at`: the node's choice among equal-cost next hops
@@ -331,6 +354,58 @@ mod tests {
         let isolated = Routes::compute(7, &links);
         assert!(isolated.path(&links, NodeId(0), NodeId(6)).is_none());
         assert_same_as_reference(7, &links);
+    }
+
+    /// Links that go down leave the routes: recomputing over the links that are up gives the
+    /// reference search's routes on the graph without them (each made a loop on a node of its
+    /// own, so that link indices stay), and bringing them back restores the first routes.
+    #[test]
+    fn recomputing_without_failed_links() {
+        // 0 - 1 - 2 - 3 directly, plus a longer detour 1 - 4 - 5 - 2; 1<->2 (links 2, 3) fails.
+        let links: Vec<_> = [duplex(0, 1), duplex(1, 2), duplex(2, 3), duplex(1, 4), duplex(4, 5), duplex(5, 2)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let all = |r: &Routes| -> Vec<Option<LinkId>> {
+            (0..6).flat_map(|a| (0..6).map(move |d| (a, d))).map(|(a, d)| r.next_hop(NodeId(a), NodeId(d))).collect()
+        };
+        let mut r = Routes::compute(6, &links);
+        let before = all(&r);
+        let down = [2usize, 3];
+        r.recompute(&links, &|i| !down.contains(&i));
+        let mut cut = links.clone();
+        for &i in &down {
+            cut[i] = (NodeId(6), NodeId(6));
+        }
+        let want = reference(7, &cut);
+        for at in 0..6u32 {
+            for dst in 0..6u32 {
+                let w = want[at as usize * 7 + dst as usize];
+                assert_eq!(r.next_hop(NodeId(at), NodeId(dst)), (w != NONE).then_some(LinkId(w)), "{at} -> {dst}");
+            }
+        }
+        let detour = r.path(&links, NodeId(0), NodeId(3)).unwrap();
+        assert_eq!(detour, vec![LinkId(0), LinkId(6), LinkId(8), LinkId(10), LinkId(4)]);
+        r.recompute(&links, &|_| true);
+        assert_eq!(all(&r), before);
+    }
+
+    /// An ECMP set shrinks when one of its links goes down and regrows when it comes back:
+    /// 0 -> 1 -> {2 | 3} -> 4, node 1 choosing by ECMP.
+    #[test]
+    fn equal_cost_sets_shrink_and_regrow() {
+        let links: Vec<_> =
+            [duplex(0, 1), duplex(1, 2), duplex(1, 3), duplex(2, 4), duplex(3, 4)].into_iter().flatten().collect();
+        let mut policies = vec![MultipathPolicy::First; 5];
+        policies[1] = MultipathPolicy::Ecmp;
+        let mut r = Routes::compute_with(5, &links, &policies, 7);
+        assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(2), LinkId(4)]);
+        r.recompute(&links, &|i| i != 2);
+        assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(4)]);
+        r.recompute(&links, &|i| i != 2 && i != 4);
+        assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![], "no path left");
+        r.recompute(&links, &|_| true);
+        assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(2), LinkId(4)]);
     }
 
     /// A dumbbell's hosts are single-homed: only its two routers keep a table, whatever the

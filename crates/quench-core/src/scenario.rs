@@ -6,6 +6,7 @@
 //! in `link.rs`, fabrics in `topology/`, workloads in `workload.rs`, records in `trace/`),
 //! and nothing here reads the world.
 
+use crate::changes::LinkChangeSpec;
 use crate::error::ConfigError;
 use crate::ip::IpConfig;
 use crate::limits;
@@ -19,6 +20,10 @@ use crate::units::Dur;
 use crate::workload::WorkloadSpec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+fn is_zero_dur(d: &Dur) -> bool {
+    d.is_zero()
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,6 +49,15 @@ pub struct Scenario {
     /// fabric's own policy for the switches it names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub multipath: BTreeMap<String, MultipathPolicy>,
+    /// Changes of named links during the run (`changes.rs`): for links a fabric generated, or
+    /// several links at once. Left out of the written scenario when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub link_changes: Vec<LinkChangeSpec>,
+    /// How long after a link goes down or up routing takes to converge around it: until then
+    /// packets routed over a down link are dropped there. 0 (the default) recomputes at once,
+    /// as ns-3's global routing does with `RespondToInterfaceEvents`.
+    #[serde(default, skip_serializing_if = "is_zero_dur")]
+    pub routing_convergence: Dur,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
     /// Finite flows arriving at random (Poisson), each built into a flow when it arrives.

@@ -173,6 +173,16 @@ impl PacketSlab {
         (EntryId(i), Some(next_at))
     }
 
+    /// The packets of `list`, head first.
+    pub fn iter<'a>(&'a self, list: &SlabList) -> impl Iterator<Item = &'a Packet> + 'a {
+        let mut at = list.head;
+        (0..list.len).map(move |_| {
+            let e = &self.entries[at as usize];
+            at = e.next;
+            &e.pkt
+        })
+    }
+
     /// Entries made so far, held or free: the most ever held at once.
     #[cfg(test)]
     pub fn capacity(&self) -> usize {

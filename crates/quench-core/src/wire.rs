@@ -242,7 +242,17 @@ struct OnWire {
     /// Order of sending, which breaks ties between equal arrival times (first sent, first out).
     order: u64,
     id: EntryId,
-    corrupted: bool,
+    fate: WireFate,
+}
+
+/// What becomes of a packet on a wire with jitter or corruption when its arrival comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WireFate {
+    Delivered,
+    /// Corrupted: the receiving node discards it.
+    Corrupted,
+    /// Cut off when the link went down (`changes.rs`); its drop is already recorded.
+    Cut,
 }
 
 impl PartialEq for OnWire {
@@ -270,6 +280,8 @@ pub(crate) struct WireEffects {
     corrupt: f64,
     rng: Rng,
     wire: BinaryHeap<Reverse<OnWire>>,
+    /// Of the packets on the wire, those cut off when the link went down.
+    cut: u64,
     sent: u64,
     last_arrival: Time,
 }
@@ -280,7 +292,7 @@ impl WireEffects {
         let jitter = jitter.filter(|j| j.sigma > Dur::ZERO);
         (jitter.is_some() || corrupt > 0.0).then(|| {
             let wire = BinaryHeap::new();
-            WireEffects { jitter, corrupt, rng, wire, sent: 0, last_arrival: Time::ZERO }
+            WireEffects { jitter, corrupt, rng, wire, cut: 0, sent: 0, last_arrival: Time::ZERO }
         })
     }
 
@@ -289,9 +301,9 @@ impl WireEffects {
         self.corrupt > 0.0
     }
 
-    /// Packets on the wire.
+    /// Packets on the wire, but for those cut off (they count as dropped).
     pub fn len(&self) -> u64 {
-        self.wire.len() as u64
+        self.wire.len() as u64 - self.cut
     }
 
     /// Put the packet in entry `id`, whose transmission ended `now`, on the wire with `delay`
@@ -308,8 +320,8 @@ impl WireEffects {
             }
         }
         self.last_arrival = self.last_arrival.max(at);
-        let corrupted = self.rng.bernoulli(self.corrupt);
-        self.wire.push(Reverse(OnWire { at, order: self.sent, id, corrupted }));
+        let fate = if self.rng.bernoulli(self.corrupt) { WireFate::Corrupted } else { WireFate::Delivered };
+        self.wire.push(Reverse(OnWire { at, order: self.sent, id, fate }));
         self.sent += 1;
         at
     }
@@ -323,11 +335,27 @@ impl WireEffects {
         }
     }
 
-    /// Take the packet arriving now (the earliest on the wire): its entry, and whether it was
-    /// corrupted.
-    pub fn arrive(&mut self) -> (EntryId, bool) {
+    /// Take the packet arriving now (the earliest on the wire): its entry and its fate.
+    pub fn arrive(&mut self) -> (EntryId, WireFate) {
         let Reverse(p) = self.wire.pop().expect("an arrival event with nothing on the wire");
-        (p.id, p.corrupted)
+        self.cut -= (p.fate == WireFate::Cut) as u64;
+        (p.id, p.fate)
+    }
+
+    /// Mark every packet on the wire not yet cut off as cut (the link went down); returns
+    /// their entries, in no particular order. Arrival times and order are unchanged.
+    pub fn cut_all(&mut self) -> Vec<EntryId> {
+        let mut on_wire = std::mem::take(&mut self.wire).into_vec();
+        let mut cut = Vec::new();
+        for Reverse(p) in &mut on_wire {
+            if p.fate != WireFate::Cut {
+                p.fate = WireFate::Cut;
+                cut.push(p.id);
+            }
+        }
+        self.wire = BinaryHeap::from(on_wire);
+        self.cut += cut.len() as u64;
+        cut
     }
 }
 
@@ -386,10 +414,14 @@ impl Wire {
         self.effects.as_ref().map_or(0, |e| e.len())
     }
 
-    /// The earliest packet on a wire with jitter or corruption: its entry, and whether it was
-    /// corrupted.
-    pub fn arrive(&mut self) -> (EntryId, bool) {
+    /// The earliest packet on a wire with jitter or corruption: its entry and its fate.
+    pub fn arrive(&mut self) -> (EntryId, WireFate) {
         self.effects.as_mut().expect("an arrival off the pipe on a wire without effects").arrive()
+    }
+
+    /// Mark the packets on a wire with jitter or corruption as cut (see `WireEffects::cut_all`).
+    pub fn cut_all(&mut self) -> Vec<EntryId> {
+        self.effects.as_mut().map_or_else(Vec::new, WireEffects::cut_all)
     }
 }
 

@@ -56,18 +56,29 @@ pub enum DropReason {
     LinkLoss,
     /// Corrupted on the wire and discarded by the receiving node (`wire.rs`).
     Corrupted,
+    /// Queued at, or offered to, a link that went down (`changes.rs`): never sent.
+    LinkDown,
+    /// In transmission or propagation on a link when it went down: cut off on the wire.
+    LinkCut,
 }
 
 impl DropReason {
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 8] = [
         DropReason::Overflow,
         DropReason::Preempted,
         DropReason::Early,
         DropReason::Forced,
         DropReason::LinkLoss,
         DropReason::Corrupted,
+        DropReason::LinkDown,
+        DropReason::LinkCut,
     ];
     pub const COUNT: usize = Self::ALL.len();
+    /// Whether the packet had left the queue (it was lost, corrupted or cut off on the wire):
+    /// the link's identities count these among departures, the others among arrivals.
+    pub fn on_the_wire(self) -> bool {
+        matches!(self, DropReason::LinkLoss | DropReason::Corrupted | DropReason::LinkCut)
+    }
     pub fn name(self) -> &'static str {
         match self {
             DropReason::Overflow => "overflow",
@@ -76,6 +87,8 @@ impl DropReason {
             DropReason::Forced => "forced",
             DropReason::LinkLoss => "link_loss",
             DropReason::Corrupted => "corrupted",
+            DropReason::LinkDown => "link_down",
+            DropReason::LinkCut => "link_cut",
         }
     }
 }

@@ -67,6 +67,9 @@ pub(super) struct Multipath {
     links: Vec<u32>,
 }
 
+/// Whether link i may carry packets (it is up).
+pub(super) type Usable<'u> = &'u dyn Fn(usize) -> bool;
+
 /// Builds [`Multipath`] one destination column at a time, from each column's hop distances.
 pub(super) struct Builder<'a> {
     ends: &'a [(NodeId, NodeId)],
@@ -84,7 +87,7 @@ impl<'a> Builder<'a> {
         nodes: usize,
         policies: &[MultipathPolicy],
         has_row: impl Fn(usize) -> bool,
-        ends: &'a [(NodeId, NodeId)],
+        (ends, usable): (&'a [(NodeId, NodeId)], Usable),
         cols: usize,
         seed: u64,
     ) -> Option<Self> {
@@ -104,7 +107,7 @@ impl<'a> Builder<'a> {
         if switches.is_empty() {
             return None;
         }
-        for (i, &(from, _)) in ends.iter().enumerate() {
+        for (i, &(from, _)) in ends.iter().enumerate().filter(|(i, _)| usable(*i)) {
             let s = slot[from.index()];
             if s != NONE {
                 outgoing[s as usize].1.push(i as u32);

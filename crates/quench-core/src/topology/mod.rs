@@ -158,6 +158,9 @@ impl FabricCommon {
             packet_rate: None,
             fragmentation: Default::default(),
             device_queue: 0,
+            capacity: None,
+            reverse_capacity: None,
+            schedule: Vec::new(),
         };
         // `from == to` is the one check of an unnamed link that fails: name them apart.
         let named = LinkSpec { from: "a".into(), to: "b".into(), ..spec.clone() };

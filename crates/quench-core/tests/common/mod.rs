@@ -107,7 +107,7 @@ pub fn flow_value(r: &RunResult, flow: usize, col: &str) -> f64 {
 /// Conservation of packets and bytes on every link (the identities of link.rs, checked from
 /// the outside on the published table):
 ///   arrived = departed + dropped (in queue) + backlog     (packets and bytes)
-///   departed = delivered + lost on the wire + corrupted + in flight  (packets)
+///   departed = delivered + lost on the wire + corrupted + cut + in flight  (packets)
 pub fn assert_link_identities(r: &RunResult) {
     let names = strs(r, "links", "name");
     let c = |col: &str| u64s(r, "links", col);
@@ -116,11 +116,13 @@ pub fn assert_link_identities(r: &RunResult) {
     let (arr_b, dep_b, drop_b, back_b) =
         (c("arrived_bytes"), c("departed_bytes"), c("dropped_bytes"), c("backlog_bytes"));
     let (deliv, lost, flying) = (c("delivered_packets"), c("drops_link_loss"), c("in_flight_packets"));
-    // The corruption column is there only when some link corrupts.
-    let corrupted = match r.table("links").column("drops_corrupted") {
-        Some(_) => c("drops_corrupted"),
+    // The corruption column is there only when some link corrupts, the cut one only when
+    // some link may go down.
+    let optional = |col: &str| match r.table("links").column(col) {
+        Some(_) => c(col),
         None => vec![0; names.len()],
     };
+    let (corrupted, cut) = (optional("drops_corrupted"), optional("drops_link_cut"));
     for (i, name) in names.iter().enumerate() {
         assert_eq!(
             arr[i],
@@ -134,8 +136,8 @@ pub fn assert_link_identities(r: &RunResult) {
         );
         assert_eq!(
             dep[i],
-            deliv[i] + lost[i] + corrupted[i] + flying[i],
-            "link {name}: departed != delivered + lost + corrupted + in flight"
+            deliv[i] + lost[i] + corrupted[i] + cut[i] + flying[i],
+            "link {name}: departed != delivered + lost + corrupted + cut + in flight"
         );
     }
 }
