@@ -535,6 +535,8 @@ def _refuse_sections(r: dict[str, Any]) -> None:
         ("workloads", "a workload (random finite-flow arrivals)"),
         ("topologies", "a generated fabric (list its nodes and links instead)"),
         ("multipath", "multipath routing (ECMP or spraying)"),
+        ("link_changes", "links that change during the run"),
+        ("routing_convergence", "routing that moves around failed links"),
     ):
         if r.get(key):
             raise _refuse(key, what)
@@ -601,6 +603,11 @@ def _refuse_wire_effects(ln: dict[str, Any], key: str) -> None:
     for side in ("corrupt", "reverse_corrupt"):
         if ln.get(side):
             raise _refuse(f"{key}.{side}", "corruption counted apart from loss")
+    for side in ("capacity", "reverse_capacity"):
+        if ln.get(side) is not None:
+            raise _refuse(f"{key}.{side}", "a capacity trace (ns-3's point-to-point link has one rate)")
+    if ln.get("schedule"):
+        raise _refuse(f"{key}.schedule", "a link that changes during the run")
 
 
 def _queue_disc_defaults(links: list[dict[str, Any]]) -> dict[str, tuple[str, Any]]:

@@ -20,6 +20,7 @@ from quench.errors import scenario_error
 from quench.files import MAX_SCENARIO_BYTES, UnreadableFile, read_regular
 from quench.results import Results
 from quench.stream import RecordStream
+from quench.traces import resolve_traces
 
 # Runs expected to take longer than this many wall seconds show a progress bar.
 PROGRESS_AFTER_S = 2.0
@@ -152,8 +153,8 @@ def load_scenario(path: str | Path) -> dict[str, Any]:
     text = _utf8(data, p).removeprefix("\ufeff")
     spec = _load_json(text, p) if p.suffix == ".json" else _load_toml(text, p)
     check_listed_flows(spec)
-    # Empirical size CDFs given as CSV files are read relative to the scenario file.
-    return resolve_files(spec, p.parent)
+    # Empirical size CDFs and capacity traces given as files are read relative to the scenario file.
+    return resolve_traces(resolve_files(spec, p.parent), p.parent)
 
 
 def _utf8(data: bytes, p: Path) -> str:
@@ -323,8 +324,8 @@ def _to_json(spec: dict[str, Any]) -> str:
     check_listed_flows(spec)
     _check_plain(spec)
     spec = check_budget_memory(spec)
-    # A CSV file of a scenario built in Python is read relative to the working directory.
-    spec = resolve_files(spec, Path.cwd())
+    # A file of a scenario built in Python is read relative to the working directory.
+    spec = resolve_traces(resolve_files(spec, Path.cwd()), Path.cwd())
     try:
         return json.dumps(spec, allow_nan=False)
     except (TypeError, ValueError) as e:

@@ -83,6 +83,10 @@ fn yes() -> bool {
     true
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 /// A change as a scenario writes it (see the module header).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -92,7 +96,7 @@ pub struct LinkChangeSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// With `link`: change the reverse direction too, if there is one (a cable fails both ways).
-    #[serde(default = "yes")]
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub both_directions: bool,
     /// When the change first applies, from the run's start.
     #[serde(default)]

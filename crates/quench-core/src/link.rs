@@ -12,6 +12,13 @@
 //! packets on the wire in `wire.rs`'s `WireEffects` instead of its FIFO pipe, each with an
 //! arrival event of its own (the world's `WireArrive`), since jitter may reorder them.
 //!
+//! A link whose capacity follows a trace (`capacity.rs`) asks the trace when each transmission
+//! ends instead of its serializer. A link may change while the run goes (`changes.rs`): its
+//! rate and delay for what it sends next, and whether it is up; going down, it drops what it
+//! queued and marks what was in transmission or on the wire as cut, to be discarded when each
+//! one's event comes (so no event is left without its packet). These, and a packet-rate limit,
+//! live behind one pointer (`Dynamics`) that every other link leaves empty.
+//!
 //! The propagation pipes of all links, and their drop-tail queues, share one slab of entries
 //! ([`PacketSlab`], owned by the world): a link holds the ends of its own lists of entries, so
 //! memory follows the packets in flight in the whole network at once, not the sum of every

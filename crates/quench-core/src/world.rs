@@ -13,6 +13,10 @@
 //! whether an endpoint sent it, a qdisc originated it or it came off a pipe; see `HopRecords`
 //! for how a quiet link skips the records.
 //!
+//! Scheduled link changes (`changes.rs`) are events too: the world applies each to its links
+//! and, when a link went down or came up, has the routes computed again once routing has
+//! converged (`routing_convergence`).
+//!
 //! The world owns the event queue, what the links share (`LinkCx`: the packet slab, the
 //! nodes' buffer pools) and the routing of what components emit; it does not build flows (its
 //! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
@@ -307,6 +311,7 @@ impl World {
     pub(crate) fn changes_take_links_down(&self) -> bool {
         self.changes.takes_links_down()
     }
+
     pub fn events_executed(&self) -> u64 {
         let due = self.links.iter().filter(|l| l.deferred_done().is_some_and(|(at, _)| at <= self.now)).count();
         self.sched.executed() + self.settled_events + due as u64
