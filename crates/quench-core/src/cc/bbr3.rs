@@ -17,8 +17,9 @@
 //!   level) until 2-3 s (drawn from the flow's seeded stream) have passed since DOWN began, or
 //!   as many rounds as a Reno flow of this BDP would take (at most 63); REFILL (gain 1, lower
 //!   bounds cleared) for one round; UP (pacing gain 1.25, cwnd gain 2.25, `inflight_hi`
-//!   raised 1, 2, 4, ... segments per round) until too much loss or ECN, in flight above
-//!   1.25 BDP after one min RTT, or a bandwidth plateau; then DOWN again;
+//!   raised 1, 2, 4, ... segments per round) until too much loss or ECN, or three rounds
+//!   without 25 % growth of the delivery rate while `inflight_hi` does not limit it (draft
+//!   BBRIsTimeToGoDown); then DOWN again;
 //! - PROBE_RTT: when the min RTT has not been lowered for 5 s, cwnd half a BDP for 200 ms and a
 //!   round, then PROBE_BW (CRUISE) or STARTUP.
 //!
@@ -81,8 +82,6 @@ const PROBE_WAIT_RAND: Dur = Dur(1_000_000_000);
 /// most every 63 rounds, the count starting at 0 or 1 at random.
 const PROBE_MAX_ROUNDS: u64 = 63;
 const PROBE_RAND_ROUNDS: u64 = 2;
-/// Draft 5.3.3.6 / Linux `bbr_bw_probe_pif_gain`: UP ends once in flight passes 1.25 BDP.
-const UP_INFLIGHT_GAIN: f64 = 1.25;
 /// Draft BBRMinRTTFilterLen, BBRProbeRTTInterval, BBRProbeRTTDuration, BBRProbeRTTCwndGain
 /// (Linux `bbr_min_rtt_win_sec`, `bbr_probe_rtt_win_ms`, `bbr_probe_rtt_mode_ms`,
 /// `bbr_probe_rtt_cwnd_gain`).
@@ -708,7 +707,7 @@ impl Bbr3 {
         false
     }
 
-    /// Linux `bbr_update_cycle_phase` (with the draft's end of UP at 1.25 BDP after a min RTT).
+    /// Linux `bbr_update_cycle_phase`.
     fn update_cycle_phase(&mut self, rs: &RateSample, sample_bw: Option<f64>, w: &Window, ce_ratio: Option<f64>) {
         if !self.full_bw_reached || self.adapt_upper_bounds(rs, w, ce_ratio) || self.mode != Mode::ProbeBw {
             return;
@@ -737,8 +736,9 @@ impl Bbr3 {
         }
     }
 
-    /// When UP ends: in flight back at an `inflight_hi` that was too high before (Linux), past
-    /// 1.25 BDP after one min RTT (draft 5.3.3.6), or a plateau of the delivery rate (Linux).
+    /// When UP ends (Linux, draft BBRIsTimeToGoDown): in flight back at an `inflight_hi` that
+    /// was too high before, or a plateau of the delivery rate while `inflight_hi` is not what
+    /// limits it (BBR v2's end at 1.25 BDP after a min RTT is gone in v3).
     fn check_up_done(&mut self, rs: &RateSample, sample_bw: Option<f64>, w: &Window) {
         let inflight = rs.prior_inflight;
         let mut done = false;
@@ -752,8 +752,6 @@ impl Bbr3 {
         } else if self.full_bw_now {
             done = true;
         }
-        let elapsed = self.min_rtt.is_some_and(|m| rs.now.saturating_sub(self.cycle_stamp) > m);
-        done |= elapsed && inflight > self.inflight(self.max_bw(), UP_INFLIGHT_GAIN, w.mss);
         if done {
             self.prev_probe_too_high = false;
             self.start_down(rs);
@@ -982,7 +980,11 @@ impl CongestionControl for Bbr3 {
     /// Accurate ECN feedback (Linux v3 asks for per-segment CE echo, `precise_ece_ack`), so
     /// that the CE-marked share of the data can be counted; ECN itself is the flow's choice.
     fn capabilities(&self) -> Capabilities {
-        Capabilities { rate_samples: true, ecn_feedback: EcnFeedback::Accurate, ..Capabilities::window(Recovery::NewReno) }
+        Capabilities {
+            rate_samples: true,
+            ecn_feedback: EcnFeedback::Accurate,
+            ..Capabilities::window(Recovery::NewReno)
+        }
     }
     fn initial_window(&self, mss: u64) -> u64 {
         self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
@@ -1010,5 +1012,170 @@ impl CongestionControl for Bbr3 {
             pacing_gain: self.pacing_gain,
             cwnd_gain: self.cwnd_gain,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+    const RTT: Dur = Dur(100_000_000);
+
+    /// One ACK a round: 10 segments delivered over 100 ms (100 KB/s), 10 in flight.
+    fn round_sample(k: u64) -> RateSample {
+        RateSample {
+            now: Time(k * RTT.0),
+            delivered: 10 * MSS,
+            interval: Some(RTT),
+            prior_delivered: (k - 1) * 10 * MSS,
+            total_delivered: k * 10 * MSS,
+            acked_sacked: MSS,
+            rtt: Some(RTT),
+            srtt: Some(RTT),
+            inflight: 10 * MSS,
+            prior_inflight: 10 * MSS,
+            ..RateSample::default()
+        }
+    }
+
+    fn window(cwnd_segments: u64) -> Window {
+        Window { cwnd: cwnd_segments * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX }
+    }
+
+    /// A flow past STARTUP with BtlBw 100 KB/s and a min RTT of 100 ms, starting a cycle at
+    /// t = 0 (no random stream: a 2 s wait, no round counted in advance).
+    fn in_probe_bw() -> Bbr3 {
+        let mut b = Bbr3::new(&Bbr3Config { initial_window: Some(10), ..Default::default() }).unwrap();
+        b.mode = Mode::ProbeBw;
+        (b.full_bw_reached, b.full_bw_now) = (true, true);
+        b.bw_hi = [100_000.0, 0.0];
+        (b.min_rtt, b.probe_rtt_min) = (Some(RTT), Some(RTT));
+        b.pacing_rate = Some(BitRate(800_000));
+        b.has_seen_rtt = true;
+        b.start_down(&RateSample::default());
+        b
+    }
+
+    fn ack(b: &mut Bbr3, w: &mut Window, rs: &RateSample) {
+        b.control(w, &AckSample { now: rs.now, acked: rs.acked_sacked, ..AckSample::default() }, rs);
+    }
+
+    /// A clean path, one ACK a round: DOWN ends on the first ACK (in flight is one BDP);
+    /// CRUISE lasts until as many rounds as the BDP has segments (10, Linux's Reno-coexistence
+    /// bound, shorter here than the 2 s wall-clock wait); REFILL one round; UP until three
+    /// rounds without 25 % growth; then DOWN, and CRUISE again. Gains by phase: DOWN 0.9,
+    /// CRUISE and REFILL 1, UP 1.25 with cwnd gain 2.25, else 2.
+    #[test]
+    fn the_probe_bw_cycle_on_a_clean_path_follows_the_draft() {
+        let mut b = in_probe_bw();
+        let mut w = window(20);
+        assert_eq!((b.phase, b.probe_wait), (Phase::Down, PROBE_WAIT_BASE));
+        let mut trace = vec![];
+        for k in 1..=15 {
+            ack(&mut b, &mut w, &round_sample(k));
+            trace.push((b.phase, b.pacing_gain, b.cwnd_gain));
+        }
+        let (c, r, u, d) =
+            ((Phase::Cruise, 1.0, 2.0), (Phase::Refill, 1.0, 2.0), (Phase::Up, 1.25, 2.25), (Phase::Down, 0.9, 2.0));
+        assert_eq!(trace, vec![c, c, c, c, c, c, c, c, c, r, u, u, u, d, c]);
+        assert_eq!(b.metrics().unwrap().cycle_phase, Phase::Cruise as u8);
+        assert_eq!(b.inflight_hi(), None, "no loss, no upper bound");
+    }
+
+    /// UP with 8 segments in flight and 1 lost (12.5 % > 2 %): `inflight_hi` = max(in flight,
+    /// 0.7 × target in flight) where the target is min(BDP + UP's 2 segments, cwnd) =
+    /// min(12, 20) segments: max(8000, 8400) = 8400 B, and UP gives way to DOWN. With 20 in
+    /// flight the in-flight is the larger: 20,000 B.
+    #[test]
+    fn a_lossy_probe_sets_inflight_hi_and_ends_up() {
+        for (inflight_segments, expected) in [(8, 8400), (20, 20_000)] {
+            let mut b = in_probe_bw();
+            let mut w = window(20);
+            let rs = round_sample(1);
+            b.start_refill(0, &rs);
+            b.bw_probe_samples = true;
+            b.start_up(&rs, Some(100_000.0), &w);
+            let mut lossy = round_sample(2);
+            lossy.prior_inflight = inflight_segments * MSS;
+            lossy.losses = MSS;
+            ack(&mut b, &mut w, &lossy);
+            assert_eq!(b.inflight_hi(), Some(expected), "{inflight_segments} segments in flight");
+            assert_eq!(b.phase, Phase::Down);
+            assert!(!b.bw_probe_samples, "once per probe");
+            assert!(w.cwnd <= expected, "DOWN's cwnd is capped by inflight_hi: {}", w.cwnd);
+        }
+    }
+
+    /// A loss below 2 % of what is in flight does not end UP: 1 segment of 60 in flight.
+    #[test]
+    fn a_loss_rate_below_two_percent_leaves_up_alone() {
+        let mut b = in_probe_bw();
+        let mut w = window(60);
+        let rs = round_sample(1);
+        b.start_refill(0, &rs);
+        b.bw_probe_samples = true;
+        b.start_up(&rs, Some(100_000.0), &w);
+        let mut rs = round_sample(2);
+        rs.prior_inflight = 60 * MSS;
+        rs.losses = MSS;
+        ack(&mut b, &mut w, &rs);
+        assert_eq!((b.phase, b.inflight_hi()), (Phase::Up, None));
+    }
+
+    /// A round with loss outside probing (CRUISE): at the next loss-round start the lower
+    /// bounds are max(latest, 0.7 × bound): bw_lo = max(50 KB/s, 0.7 × 100 KB/s) = 70 KB/s,
+    /// inflight_lo = max(5000 B, 0.7 × cwnd), and the window is capped by it.
+    #[test]
+    fn a_lossy_round_outside_probing_cuts_the_lower_bounds_by_beta() {
+        let mut b = in_probe_bw();
+        let mut w = window(20);
+        ack(&mut b, &mut w, &round_sample(1));
+        assert_eq!(b.phase, Phase::Cruise);
+        b.signals = RoundSignals::default();
+        let half_rate = |k: u64| RateSample { delivered: 5 * MSS, ..round_sample(k) };
+        let mut lossy = half_rate(2);
+        lossy.losses = MSS;
+        ack(&mut b, &mut w, &lossy);
+        assert_eq!(b.inflight_lo, UNBOUNDED, "the bounds move once the loss round ends");
+        let cwnd_before = w.cwnd;
+        ack(&mut b, &mut w, &half_rate(3));
+        assert_eq!(b.bw_lo, 70_000.0);
+        assert_eq!(b.inflight_lo, 5000u64.max((cwnd_before as f64 * 0.7) as u64));
+        assert_eq!(b.bandwidth(), 70_000.0);
+        assert!(w.cwnd <= b.inflight_lo);
+    }
+
+    /// ECN, once the flow has seen an ECN-Echo and its min RTT is within 5 ms: a round with
+    /// every byte CE-marked keeps α at 1 (15/16 + 1/16) and, at the next loss-round start, cuts
+    /// inflight_lo from the window to (1 − α/3) of it. The sender is in CWR for the marks, so
+    /// Linux's quick reprobe after ECN (only in the Open state) does not clear the bound.
+    #[test]
+    fn an_ecn_marked_round_cuts_inflight_lo_by_alpha_over_three() {
+        let mut b = in_probe_bw();
+        (b.min_rtt, b.probe_rtt_min) = (Some(Dur(1_000_000)), Some(Dur(1_000_000)));
+        let mut w = window(30);
+        for k in 1..=2 {
+            let rs = RateSample { rtt: Some(Dur(1_000_000)), phase: CaPhase::Cwr, ..round_sample(k) };
+            let s = AckSample { now: rs.now, acked: MSS, ece_bytes: MSS, ..AckSample::default() };
+            let cwnd_before = w.cwnd;
+            b.control(&mut w, &s, &rs);
+            if k == 1 {
+                assert!(!b.ecn_eligible, "eligible from the round after the first ECN-Echo");
+                assert_eq!(b.inflight_lo, UNBOUNDED);
+            } else {
+                assert!(b.ecn_eligible);
+                assert_eq!(b.ecn_alpha, 1.0);
+                assert_eq!(b.inflight_lo, (cwnd_before as f64 * (2.0 / 3.0)) as u64);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_settings_name_their_key() {
+        let e = |c: Bbr3Config| Bbr3::new(&c).err().unwrap().to_string();
+        assert!(e(Bbr3Config { loss_thresh: 0.0, ..Default::default() }).contains("loss_thresh"));
+        assert!(e(Bbr3Config { beta: f64::NAN, ..Default::default() }).contains("beta"));
+        assert!(e(Bbr3Config { initial_window: Some(0), ..Default::default() }).contains("initial_window"));
     }
 }
