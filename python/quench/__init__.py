@@ -13,7 +13,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.controllers import bbr, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, swift, tahoe, vegas
+from quench.controllers import bbr, bbr3, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, swift, tahoe, vegas
 from quench.network import (
     Network,
     choke,
@@ -43,6 +43,7 @@ __all__ = [
     "Simulation",
     "__version__",
     "bbr",
+    "bbr3",
     "choke",
     "codel",
     "copa",

@@ -131,6 +131,21 @@ def bbr(
     )
 
 
+def bbr3(
+    initial_window: int | None = None,
+    loss_thresh: float | None = None,
+    beta: float | None = None,
+    ecn_max_rtt: str | None = None,
+) -> dict[str, Any]:
+    """BBRv3 (draft-ietf-ccwg-bbr; Linux tcp_bbr.c v3), paced at its own rate: BBR's model with
+    upper and lower bounds from loss and ECN. `loss_thresh`: the loss rate above which probing
+    stops and `inflight_hi` is set (default 0.02); `beta`: what the lower bounds keep of
+    themselves after a round with loss (default 0.7); `ecn_max_rtt`: ECN marks are acted on
+    only while the min RTT is at most this (default "5ms", Linux; "0s": at any RTT; ECN itself
+    is the flow's `ecn=True`). `initial_window`: segments (RFC 5681's 2-4 by MSS when None)."""
+    return _table("bbr3", initial_window=initial_window, loss_thresh=loss_thresh, beta=beta, ecn_max_rtt=ecn_max_rtt)
+
+
 def dctcp(
     g: float | None = None,
     initial_alpha: float | None = None,

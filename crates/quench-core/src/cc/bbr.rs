@@ -158,7 +158,7 @@ impl Default for BbrConfig {
 /// (two slots of 5 rounds, the older dropped as a new one opens) is the window the sender
 /// needs to keep sending through the silences between aggregated ACKs. Bytes.
 #[derive(Clone, Copy, Debug, Default)]
-struct AckAggregation {
+pub(super) struct AckAggregation {
     epoch_start: Time,
     epoch_acked: u64,
     extra_acked: [u64; 2],
@@ -169,13 +169,13 @@ struct AckAggregation {
 
 impl AckAggregation {
     /// The maximum of both slots.
-    fn extra_acked(&self) -> u64 {
+    pub(super) fn extra_acked(&self) -> u64 {
         self.extra_acked[0].max(self.extra_acked[1])
     }
 
     /// One ACK that delivered `acked` bytes at `now`, with the bandwidth estimate `bw` (bytes
     /// per second) and the window `cwnd` (the measured excess is at most the window).
-    fn update(&mut self, now: Time, acked: u64, round_start: bool, bw: f64, cwnd: u64, mss: u64) {
+    pub(super) fn update(&mut self, now: Time, acked: u64, round_start: bool, bw: f64, cwnd: u64, mss: u64) {
         if round_start {
             self.slot_rounds = (self.slot_rounds + 1).min(31);
             if self.slot_rounds >= EXTRA_ACKED_WIN_ROUNDS {
@@ -595,7 +595,7 @@ impl Bbr {
 /// sender's RFC 6675 recovery sends on a duplicate ACK before `control`; counting those
 /// would let packet conservation (cwnd = in flight + delivered) grow the window by what was
 /// just sent, one segment per ACK for a whole round.
-fn inflight_at_control(rs: &RateSample) -> u64 {
+pub(super) fn inflight_at_control(rs: &RateSample) -> u64 {
     rs.inflight.saturating_sub(rs.sent_before_control)
 }
 

@@ -24,6 +24,7 @@
 //! only the [`Window`] and the samples.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod copa;
 pub mod cubic;
 pub mod dctcp;
@@ -379,6 +380,7 @@ registry! {
     Cubic: "cubic" => cubic::Cubic(CubicConfig) boxed,
     Dctcp: "dctcp" => dctcp::Dctcp(DctcpConfig) boxed,
     Bbr: "bbr" => bbr::Bbr(BbrConfig) boxed,
+    Bbr3: "bbr3" => bbr3::Bbr3(Bbr3Config) boxed,
     Prague: "prague" => prague::Prague(PragueConfig) boxed,
     Ledbat: "ledbat" => ledbat::Ledbat(LedbatConfig) boxed,
     Copa: "copa" => copa::Copa(CopaConfig) boxed,
