@@ -153,17 +153,26 @@ def sprout_trace(
     max_pps: float = 1000.0,
     outage_escape_per_s: float = 1.0,
     tick_ms: int = 1,
+    reversion_per_s: float = 0.0,
+    mean_pps: float | None = None,
 ) -> list[int]:
     """Delivery opportunities (ms) of a synthetic cellular link, from Sprout's model (Winstein et
     al., NSDI 2013, section 3.1): deliveries of MTU-sized packets are Poisson with rate λ, and λ
     moves as Brownian motion of σ packets/s per √s, held within [0, max_pps]; once at 0 (an
     outage) it stays there until it escapes, at `outage_escape_per_s`. The defaults are the
-    paper's (σ = 200, λ_max = 1000, λ_z = 1). Drawn per tick of `tick_ms` from a seeded stream:
-    the same arguments give the same trace."""
+    paper's (σ = 200, λ_max = 1000, λ_z = 1). Brownian motion wanders: how far a trace's mean
+    rate lands from `start_pps` depends on the seed. `reversion_per_s` > 0 adds a pull back
+    towards `mean_pps` (default `start_pps`) of that rate (an Ornstein-Uhlenbeck drift, not in
+    Sprout's model), so that traces of several σ share one mean rate and differ in variability
+    alone; its stationary deviation is σ/√(2·reversion). Drawn per tick of `tick_ms` from a
+    seeded stream: the same arguments give the same trace."""
     if not (0 < duration_s <= 86_400 and 1 <= tick_ms <= 1000):
         raise ValueError("sprout_trace: duration_s in (0, 86400] and tick_ms in [1, 1000]")
-    if not (0 <= start_pps <= max_pps and sigma_pps >= 0 and max_pps > 0 and outage_escape_per_s >= 0):
-        raise ValueError("sprout_trace: rates must satisfy 0 <= start_pps <= max_pps, sigma_pps >= 0")
+    mean = start_pps if mean_pps is None else mean_pps
+    if not (0 <= start_pps <= max_pps and 0 <= mean <= max_pps and sigma_pps >= 0 and outage_escape_per_s >= 0):
+        raise ValueError("sprout_trace: rates must satisfy 0 <= start_pps, mean_pps <= max_pps, sigma_pps >= 0")
+    if reversion_per_s < 0:
+        raise ValueError("sprout_trace: reversion_per_s must be >= 0")
     rng = np.random.default_rng(seed)
     dt = tick_ms / 1000.0
     ticks = int(round(duration_s / dt))
@@ -174,7 +183,8 @@ def sprout_trace(
             if rng.random() < outage_escape_per_s * dt:
                 rate = sigma_pps * math.sqrt(dt)
         else:
-            rate = min(max_pps, max(0.0, rate + sigma_pps * math.sqrt(dt) * rng.standard_normal()))
+            step = reversion_per_s * (mean - rate) * dt + sigma_pps * math.sqrt(dt) * rng.standard_normal()
+            rate = min(max_pps, max(0.0, rate + step))
         out.extend([k * tick_ms] * int(rng.poisson(rate * dt)))
     if not out:
         raise ValueError("sprout_trace: the link was out for the whole duration; draw another seed")
