@@ -13,7 +13,7 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.controllers import bbr, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, swift, tahoe, vegas
+from quench.controllers import bbr, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, swift, tahoe, vegas, vivace
 from quench.network import (
     Network,
     choke,
@@ -74,4 +74,5 @@ __all__ = [
     "tahoe",
     "validate_scenario",
     "vegas",
+    "vivace",
 ]
