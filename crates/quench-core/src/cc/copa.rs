@@ -15,16 +15,18 @@
 //! Copa is a model-based controller here (`Capabilities::rate_samples`): it is called on every
 //! ACK, in every state, and sets the window and pacing rate itself, as mvfst's Copa does on
 //! each ACK. Loss (section 2.3): the default mode does not respond to it (ssthresh is left at
-//! the window); a timeout restarts from `MIN_CWND` segments. Departures: the windowed minima keep every sample of their window that may yet be the minimum (a monotone
-//! deque) rather than mvfst's approximate filter.
+//! the window); a timeout restarts from `MIN_CWND` segments. Departures: the windowed minima
+//! keep every sample of their window that may yet be the minimum (a monotone deque) rather
+//! than mvfst's approximate filter.
 //!
 //! Competitive mode (section 2.3, `mode = "competitive"`; off by default): with Copa alone the
 //! queue empties every few RTTs (its window oscillates around the target); a buffer-filling
 //! competitor keeps it from emptying. The queue counts as nearly empty when the queuing delay
-//! is below 10 % of the largest over the last 4 RTTs (`RTTstanding − RTTmin < 0.1·(RTTmax −
-//! RTTmin)`, RTTmax the largest RTT sample of the last 4 srtt). Not nearly empty for 5 RTTs:
-//! competitive, with δ adapted by AIMD on 1/δ (+1 per RTT without loss, halved on loss, δ at
-//! most the configured `delta`); nearly empty again: back to the configured δ.
+//! is at most 10 % of the largest over the last 4 RTTs (`RTTstanding − RTTmin ≤ 0.1·(RTTmax −
+//! RTTmin)`, RTTmax the largest RTT sample of the last 4 srtt; with no queue at all, 0 ≤ 0).
+//! Not nearly empty for 5 RTTs: competitive, with δ adapted by AIMD on 1/δ (+1 per RTT
+//! without loss, halved on loss, δ at most the configured `delta`); nearly empty again: back
+//! to the configured δ.
 //! Must not touch: the sender; it sees only the window and the samples.
 
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
