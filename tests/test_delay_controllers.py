@@ -1,7 +1,7 @@
-"""LEDBAT, Copa and Swift from Python by name and by helper: each runs on the default (Linux) profile,
+"""LEDBAT, Copa, Swift and Vivace from Python by name and by helper: each runs on the default (Linux) profile,
 whose timestamps give LEDBAT its per-ACK delay samples, fills a 10 Mb/s link, and keeps the
 queue near its own target: LEDBAT's 100 ms (83 packets of 1500 B at 10 Mb/s), Copa's about
-1/delta packets (docs/mechanisms.md#ledbat, #copa)."""
+1/delta packets, Vivace's a fraction of a packet (docs/mechanisms.md#ledbat, #copa, #vivace)."""
 
 import pytest
 
@@ -54,3 +54,13 @@ def test_swift_holds_a_datacenter_queue_near_its_target() -> None:
     queue_us = float(q["packets"].mean()) * 1500 * 8 / 10e9 * 1e6
     assert 5.0 < queue_us < 60.0
     assert res.flows["goodput_bps"].sum() > 0.9 * 10e9 * 1460 / 1500
+
+
+@pytest.mark.parametrize("cc", ["vivace", quench.vivace(epsilon=0.05, latency_coefficient=900.0)])
+def test_vivace_runs_by_name_and_by_helper_and_fills_the_link_with_a_short_queue(cc: object) -> None:
+    res = _run(cc)
+    assert res.flows["cc"].iloc[0] == "vivace"
+    # Its starting phase and probing at r(1 ± 0.05) leave some of the link idle: above 80 %.
+    assert res.flows["goodput_bps"].iloc[0] > 0.8 * 10e6 * 1448 / 1500
+    # The RTT-gradient penalty keeps the queue short (CUBIC fills the 300 packets).
+    assert float(res.queue[res.queue["time_s"] > 10.0]["packets"].mean()) < 5.0

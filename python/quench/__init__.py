@@ -13,7 +13,22 @@ Build a network in a few lines, run it, and get pandas DataFrames back::
 """
 
 from quench._core import InternalError, ScenarioError, __version__
-from quench.controllers import bbr, bbr3, copa, cubic, dctcp, fast, ledbat, newreno, prague, reno, swift, tahoe, vegas
+from quench.controllers import (
+    bbr,
+    bbr3,
+    copa,
+    cubic,
+    dctcp,
+    fast,
+    ledbat,
+    newreno,
+    prague,
+    reno,
+    swift,
+    tahoe,
+    vegas,
+    vivace,
+)
 from quench.network import (
     Network,
     choke,
@@ -75,4 +90,5 @@ __all__ = [
     "tahoe",
     "validate_scenario",
     "vegas",
+    "vivace",
 ]

@@ -205,11 +205,14 @@ def ledbat(
     )
 
 
-def copa(delta: float | None = None, initial_window: int | None = None) -> dict[str, Any]:
-    """Copa (Arun and Balakrishnan 2018), default mode: the window moves towards the target rate
+def copa(delta: float | None = None, mode: str | None = None, initial_window: int | None = None) -> dict[str, Any]:
+    """Copa (Arun and Balakrishnan 2018): the window moves towards the target rate
     1/(`delta`·queuing delay), about 1/`delta` packets queued per flow (default 0.5), pacing at
-    twice the window per standing RTT. `initial_window`: segments (default 10)."""
-    return _table("copa", delta=delta, initial_window=initial_window)
+    twice the window per standing RTT. `mode`: "default" (δ fixed) or "competitive" (section
+    2.3: while the queue has not nearly emptied for 5 RTTs, a buffer-filling flow is assumed and
+    1/δ grows by 1 per RTT without loss and halves on loss, δ at most `delta`).
+    `initial_window`: segments (default 10)."""
+    return _table("copa", delta=delta, mode=mode, initial_window=initial_window)
 
 
 def swift(
@@ -248,5 +251,36 @@ def swift(
         retx_reset_threshold=retx_reset_threshold,
         min_cwnd=min_cwnd,
         max_cwnd=max_cwnd,
+        initial_window=initial_window,
+    )
+
+
+def vivace(
+    exponent: float | None = None,
+    latency_coefficient: float | None = None,
+    loss_coefficient: float | None = None,
+    epsilon: float | None = None,
+    theta0: float | None = None,
+    omega0: float | None = None,
+    omega_step: float | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """PCC Vivace (Dong et al. 2018): a paced rate learned by gradient ascent on the utility
+    x^`exponent` − `latency_coefficient`·x·dRTT/dT − `loss_coefficient`·x·loss of each monitor
+    interval of about one RTT (x in Mb/s; defaults 0.9, 900, 11.35). A starting phase doubles
+    the rate while the utility grows; each decision then probes r(1 ± `epsilon`) (default 0.05)
+    and moves r by the amplified gradient times `theta0` (default 1 Mb/s per utility per Mb/s),
+    at most (`omega0` + k·`omega_step`) of r (defaults 0.05, 0.05; k counts consecutive clipped
+    steps). `initial_window`: segments before the first RTT sample (default 10). Losses are
+    measured with SACK (each fast retransmit counts one segment without)."""
+    return _table(
+        "vivace",
+        exponent=exponent,
+        latency_coefficient=latency_coefficient,
+        loss_coefficient=loss_coefficient,
+        epsilon=epsilon,
+        theta0=theta0,
+        omega0=omega0,
+        omega_step=omega_step,
         initial_window=initial_window,
     )

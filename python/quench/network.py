@@ -445,9 +445,11 @@ class Network:
         rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; turns ECN on, needs a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1), prague,
         ledbat (RFC 6817, a 100 ms target; needs every-ACK RTT samples or timestamps), copa
-        (NSDI 2018's default mode, `delta` 0.5) or swift (SIGCOMM 2020, a fabric-delay target of
-        20 µs plus hops and flow scaling; needs every-ACK RTT samples or timestamps, and without
-        timestamps takes the receiver's ACK delay out of the RTT); see docs/mechanisms.md.
+        (NSDI 2018, `delta` 0.5; `mode` "competitive" adapts δ beside buffer-filling flows),
+        swift (SIGCOMM 2020, a fabric-delay target of 20 µs plus hops and flow scaling; needs
+        every-ACK RTT samples or timestamps, and without timestamps takes the receiver's ACK
+        delay out of the RTT) or vivace (PCC Vivace, NSDI 2018: a paced rate learned from a
+        utility of rate, RTT gradient and loss; losses need SACK); see docs/mechanisms.md.
         Every window controller also takes `initial_window` (segments; the profile's, or RFC
         5681's 2-4 by MSS under "rfc") and `abc_limit` (RFC 3465's L, segments per ACK in slow
         start; default 2).

@@ -37,6 +37,7 @@ pub mod reno;
 pub mod swift;
 pub mod tahoe;
 pub mod vegas;
+pub mod vivace;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
@@ -385,6 +386,7 @@ registry! {
     Ledbat: "ledbat" => ledbat::Ledbat(LedbatConfig) boxed,
     Copa: "copa" => copa::Copa(CopaConfig) boxed,
     Swift: "swift" => swift::Swift(SwiftConfig) boxed,
+    Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
 }
 
 impl Default for CcSpec {
