@@ -126,6 +126,17 @@ def test_sprout_traces_are_seeded_and_bounded() -> None:
     assert abs(len(flat) - 10_000) < 4 * 10_000**0.5
 
 
+def test_a_pull_to_the_mean_keeps_traces_of_any_sigma_near_it() -> None:
+    # Stationary deviation σ/√(2·0.5) = σ packets/s; a minute's mean is within a few tenths of
+    # it of 500 for σ up to 100, where pure Brownian motion may end anywhere in [0, 1000].
+    for sigma in (25.0, 100.0):
+        for seed in (1, 2, 3):
+            ms = traces.sprout_trace(60.0, seed=seed, sigma_pps=sigma, mean_pps=500.0, reversion_per_s=0.5)
+            assert abs(len(ms) / 60 - 500) < 0.5 * sigma, (sigma, seed, len(ms) / 60)
+    with pytest.raises(ValueError, match="reversion_per_s"):
+        traces.sprout_trace(1.0, seed=1, reversion_per_s=-1.0)
+
+
 def test_constant_traces_have_their_rate() -> None:
     ms = traces.constant_trace(12.032e6)
     assert len(ms) == 1000 and ms[-1] == 1000

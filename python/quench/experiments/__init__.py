@@ -9,6 +9,7 @@ from pathlib import Path
 
 from quench.experiments import (
     aqm,
+    edge,
     fabric,
     feng99,
     feng99_fairness,
@@ -32,6 +33,7 @@ EXPERIMENTS = {
     "wei05": wei05,
     "aqm": aqm,
     "fabric": fabric,
+    "edge": edge,
     # Studies of the seeds' open questions (docs/reproductions.md, "Studies"), in the order
     # of the experiments they extend.
     "mills88-tuning": mills88_tuning,
