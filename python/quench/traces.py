@@ -23,8 +23,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from quench.errors import scenario_error
 from quench.files import MIB, UnreadableFile, open_regular, text_lines
 
@@ -173,6 +171,8 @@ def sprout_trace(
         raise ValueError("sprout_trace: rates must satisfy 0 <= start_pps, mean_pps <= max_pps, sigma_pps >= 0")
     if reversion_per_s < 0:
         raise ValueError("sprout_trace: reversion_per_s must be >= 0")
+    import numpy as np  # here, not at import: `import quench` loads no heavy module
+
     rng = np.random.default_rng(seed)
     dt = tick_ms / 1000.0
     ticks = int(round(duration_s / dt))
