@@ -330,7 +330,8 @@ impl Ledbat {
         let step = self.plus_plus_gain() * acked.min(SLOW_START_ABC_LIMIT * w.mss) as f64 + self.carry;
         let whole = step.trunc();
         self.carry = step - whole;
-        w.cwnd += whole as u64;
+        // Up to ssthresh at most: a slowdown's regain ends at the window it began with.
+        w.cwnd = (w.cwnd + whole as u64).min(w.ssthresh.max(w.cwnd));
         false
     }
 
@@ -635,7 +636,7 @@ mod tests {
     /// - the ACK at 440 ms starts the regain at +500 B per ACK, from 2 000 B to the window the
     ///   slowdown began with (12 000 B plus 20 avoidance ACKs of 1/2·1e6/cwnd ≈ 41 B each, at
     ///   40..230 ms: 12 807 B): 22 ACKs, at
-    ///   440..650 ms, reach 13 000 B, and the ACK at 660 ms ends it: duration 660 − 240 = 420 ms;
+    ///   440..650 ms, reach it (capped there), and the ACK at 660 ms ends it: duration 660 − 240 = 420 ms;
     /// - the next slowdown begins 9·420 = 3 780 ms later, at 4 440 ms, and holds to 4 640 ms.
     #[test]
     fn plus_plus_slowdowns_follow_the_schedule_by_hand() {
