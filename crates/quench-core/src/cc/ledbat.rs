@@ -20,10 +20,10 @@
 //! while cwnd ≤ ssthresh until congestion avoidance first runs, and again only after the window
 //! has fallen to one segment (a timeout); congestion avoidance keeps ssthresh below cwnd.
 //!
-//! LEDBAT++ (`variant = "ledbat++"`, off by default; draft-irtf-iccrg-ledbat-plus-plus-06, the
-//! Windows design of Balasubramanian, Havey and Huitema) changes five things (`PlusPlus` and
-//! the `plus_plus_*` methods): a 60 ms target; a gain of
-//! GAIN/min(16, ceil(2·TARGET/base_delay)) instead of GAIN; above target a multiplicative
+//! LEDBAT++ (`variant = "ledbat++"`, off by default; draft-irtf-iccrg-ledbat-plus-plus, the
+//! Windows design of Balasubramanian, Ertugay, Havey and Bagnulo; sections 4.1-4.5 of its
+//! revision 01) changes five things (`PlusPlus` and the `plus_plus_*` methods): a 60 ms
+//! target; a gain of GAIN/min(16, ceil(2·TARGET/base_delay)) instead of GAIN; above target a multiplicative
 //! decrease `W += GAIN − W·(queuing/TARGET − 1)` per RTT, at most W/2; a slow start at that gain
 //! that ends once the queuing delay passes 3/4 of TARGET; and slowdowns: 2 RTTs after slow start
 //! ends, cwnd is held at MIN_CWND for 2 RTTs (the queue drains and the base delay is measured
@@ -39,17 +39,17 @@ use std::collections::VecDeque;
 
 /// RFC 6817 section 2.5: TARGET MUST be 100 ms or less; ns-3 `TcpLedbat::TargetDelay` = 100 ms.
 const DEFAULT_TARGET: Dur = Dur::from_millis(100);
-/// draft-irtf-iccrg-ledbat-plus-plus-06 (the target delay section): 60 ms, below RFC 6817's 100.
+/// draft-irtf-iccrg-ledbat-plus-plus(-01) section 4.5: 60 ms, below RFC 6817's 100.
 const PLUS_PLUS_TARGET: Dur = Dur::from_millis(60);
-/// LEDBAT++'s reduced gain: GAIN/min(GAIN_DIVISOR_MAX, ceil(2·TARGET/base_delay)).
+/// LEDBAT++'s reduced gain (section 4.2): GAIN/min(GAIN_DIVISOR_MAX, ceil(2·TARGET/base_delay)).
 const GAIN_DIVISOR_MAX: f64 = 16.0;
-/// LEDBAT++'s multiplicative decrease: `Constant` = 1, and a decrease of at most half the window
-/// per RTT.
+/// LEDBAT++'s multiplicative decrease (section 4.3): `Constant` = 1, and a decrease of at most
+/// half the window per RTT.
 const DECREASE_CONSTANT: f64 = 1.0;
 const MAX_DECREASE_PER_RTT: f64 = 0.5;
-/// LEDBAT++'s slow start ends once the queuing delay exceeds this fraction of TARGET.
+/// LEDBAT++'s slow start (section 4.1) ends once the queuing delay exceeds this fraction of TARGET.
 const SLOW_START_EXIT_FRACTION: f64 = 0.75;
-/// LEDBAT++'s slowdowns: the first begins this many RTTs after slow start ends; cwnd is held
+/// LEDBAT++'s slowdowns (section 4.4): the first begins this many RTTs after slow start ends; cwnd is held
 /// at MIN_CWND for this many RTTs.
 const SLOWDOWN_DELAY_RTTS: u64 = 2;
 const SLOWDOWN_HOLD_RTTS: u64 = 2;
@@ -308,12 +308,14 @@ impl Ledbat {
         }
     }
 
-    /// LEDBAT++'s congestion avoidance per ACK of `acked` bytes: per RTT `W += GAIN` at or below
-    /// TARGET, `W += GAIN − Constant·W·(queuing/TARGET − 1)` above it, the decrease at most W/2
-    /// per RTT; spread over the window's ACKs, the decrease is `Constant·(q/T − 1)·acked` bytes.
+    /// LEDBAT++'s congestion avoidance per ACK of `acked` bytes: `W += GAIN − Constant·W·(q/T −
+    /// 1)` per RTT, the decrease term taken only above TARGET (below it, read literally, the
+    /// formula would add W·(1 − q/T), far faster than Reno) and at most W/2 per RTT. So GAIN per
+    /// RTT up to TARGET, not RFC 6817's GAIN·off_target: that would stall the window short of
+    /// TARGET, where the decrease that equalizes two flows' windows never runs. Spread over the
+    /// window's ACKs the decrease is `Constant·(q/T − 1)·acked` bytes.
     fn plus_plus_avoidance(&mut self, w: &mut Window, acked: u64, flight: u64, queuing: Dur) {
-        let mss = w.mss as f64;
-        let increase = self.plus_plus_gain() * acked as f64 * mss / w.cwnd.max(1) as f64;
+        let increase = self.plus_plus_gain() * acked as f64 * w.mss as f64 / w.cwnd.max(1) as f64;
         let over = queuing.as_secs_f64() / self.target.as_secs_f64() - 1.0;
         let decrease = (DECREASE_CONSTANT * over).clamp(0.0, MAX_DECREASE_PER_RTT) * acked as f64;
         self.apply_step(w, increase - decrease, flight);
@@ -584,6 +586,22 @@ mod tests {
         let mut l = plus_plus();
         ack(&mut l, &mut ca_window(20, 1000), 0, MSS, 200);
         assert!((l.plus_plus_gain() - 1.0).abs() < 1e-12);
+    }
+
+    /// Below TARGET the whole GAIN per RTT, whatever the queuing delay (not RFC 6817's
+    /// GAIN·off_target): base 50 ms (GAIN 1/3), four 80 ms samples: queuing 30 ms, half of
+    /// TARGET, still +1/3·1e6/cwnd per 1000 B ACK.
+    #[test]
+    fn plus_plus_below_target_adds_the_whole_gain_by_hand() {
+        let mut l = plus_plus();
+        let mut w = ca_window(20, 1000);
+        ack(&mut l, &mut w, 0, MSS, 50); // 20 016, carry 0.667
+        (1..4).for_each(|t| ack(&mut l, &mut w, t, MSS, 80));
+        let (before, carry) = (w.cwnd, l.carry);
+        ack(&mut l, &mut w, 4, MSS, 80);
+        assert_eq!(l.queuing_delay(), Some(Dur::from_millis(30)));
+        let step = 1e6 / 3.0 / before as f64 + carry;
+        assert_eq!(w.cwnd, before + step.trunc() as u64, "{before} → {}", w.cwnd);
     }
 
     /// The multiplicative decrease, by hand: base 50 ms (GAIN 1/3), TARGET 60 ms, cwnd 20 000 B.
