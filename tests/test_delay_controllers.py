@@ -37,7 +37,8 @@ def test_copa_keeps_a_shorter_queue_than_ledbat() -> None:
 
 
 def test_ledbat_plus_plus_by_helper_keeps_a_shorter_queue_than_rfc6817() -> None:
-    """LEDBAT++ (`variant="ledbat++"`) aims at 60 ms (50 packets), RFC 6817 LEDBAT at 100 ms (83)."""
+    """LEDBAT++ (`variant="ledbat++"`) aims at 60 ms (50 packets), RFC 6817 LEDBAT at 100 ms (83),
+    and its slowdowns drain the queue about 10 % of the time."""
 
     def late_queue(res: quench.Results) -> float:
         return float(res.queue[res.queue["time_s"] > 10.0]["packets"].mean())
@@ -46,7 +47,9 @@ def test_ledbat_plus_plus_by_helper_keeps_a_shorter_queue_than_rfc6817() -> None
     assert cc == {"kind": "ledbat", "variant": "ledbat++"}
     pp, rfc = _run(cc), _run("ledbat")
     assert pp.flows["goodput_bps"].iloc[0] > 0.8 * 10e6 * 1448 / 1500  # slowdowns cost some
-    assert late_queue(pp) < 60.0 < late_queue(rfc)
+    # Measured over [10, 20] s: 15.7 packets against 35.0 (RFC 6817's still nearing its target).
+    assert late_queue(pp) < 50.0  # its 60 ms target
+    assert late_queue(pp) < 0.7 * late_queue(rfc)
 
 
 def test_swift_holds_a_datacenter_queue_near_its_target() -> None:
