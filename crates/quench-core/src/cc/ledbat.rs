@@ -344,6 +344,10 @@ impl Ledbat {
             pp.rtt = rtt;
         }
         let (now, rtt) = (s.now, pp.rtt);
+        if pp.phase == Phase::Avoidance && pp.next_slowdown.is_none() {
+            // Without slow start (`slow_start = false`) the first slowdown follows 2 RTTs in.
+            pp.next_slowdown = Some(now + Dur(SLOWDOWN_DELAY_RTTS * rtt.0));
+        }
         if w.cwnd <= w.mss && pp.phase == Phase::Avoidance {
             pp.phase = Phase::SlowStart; // a timeout: slow start again, as RFC 5681 does
         }
@@ -675,6 +679,22 @@ mod tests {
         let expected: Vec<u64> = (240..440).step_by(10).chain((4440..4640).step_by(10)).collect();
         assert_eq!(held, expected);
         assert_eq!(resume, 12_807);
+    }
+
+    /// Without slow start the first slowdown begins 2 RTTs after the first ACK: RTT 100 ms,
+    /// an ACK every 10 ms from 0 ms: cwnd held at 2 packets over [200, 400) ms.
+    #[test]
+    fn plus_plus_without_slow_start_still_slows_down() {
+        let mut l = plus_plus();
+        let mut w = ca_window(10, 1000);
+        let held: Vec<u64> = (0..500)
+            .step_by(10)
+            .filter(|&t| {
+                ack(&mut l, &mut w, t, MSS, 100);
+                w.cwnd == 2 * MSS
+            })
+            .collect();
+        assert_eq!(held, (200..400).step_by(10).collect::<Vec<u64>>());
     }
 
     #[test]
