@@ -183,6 +183,7 @@ def ledbat(
     current_filter: int | None = None,
     slow_start: bool | None = None,
     initial_window: int | None = None,
+    variant: str | None = None,
 ) -> dict[str, Any]:
     """LEDBAT (RFC 6817), a less-than-best-effort sender: per ACK the window moves by
     `gain`·(`target` − queuing delay)/`target` segments per window, the queuing delay being the
@@ -190,8 +191,12 @@ def ledbat(
     one-minute minima (default 10). `target`: a time (default "100ms"); `gain` (default 1, at
     most 1); `allowed_increase`: segments the window may exceed the flight by (default 1);
     `min_cwnd`: segments (default 2); `slow_start`: slow start until the first loss, as ns-3
-    (default True); `initial_window`: segments (default 10). Needs `rtt_sampling="every_ack"`
-    or timestamps."""
+    (default True); `initial_window`: segments (default 10). `variant`: "rfc6817" (default) or
+    "ledbat++" (draft-irtf-iccrg-ledbat-plus-plus): a 60 ms target when `target` is None, the gain
+    divided by min(16, ceil(2·target/base delay)), a multiplicative decrease above the target (at
+    most half the window per RTT), slow start at that gain until 3/4 of the target, and slowdowns
+    to 2 segments for 2 RTTs, the first 2 RTTs after slow start, the next 9 times the last one's
+    duration after it. Needs `rtt_sampling="every_ack"` or timestamps."""
     return _table(
         "ledbat",
         target=target,
@@ -202,6 +207,7 @@ def ledbat(
         current_filter=current_filter,
         slow_start=slow_start,
         initial_window=initial_window,
+        variant=variant,
     )
 
 

@@ -444,7 +444,8 @@ class Network:
         samples or timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
         rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; turns ECN on, needs a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1), prague,
-        ledbat (RFC 6817, a 100 ms target; needs every-ACK RTT samples or timestamps), copa
+        ledbat (RFC 6817, a 100 ms target; `variant` "ledbat++" for LEDBAT++; needs every-ACK RTT
+        samples or timestamps), copa
         (NSDI 2018, `delta` 0.5; `mode` "competitive" adapts δ beside buffer-filling flows),
         swift (SIGCOMM 2020, a fabric-delay target of 20 µs plus hops and flow scaling; needs
         every-ACK RTT samples or timestamps, and without timestamps takes the receiver's ACK

@@ -6,6 +6,7 @@
 
 mod common;
 use common::*;
+use quench_core::RunResult;
 use serde_json::{json, Value};
 
 /// Wire bytes of a full segment (1460 B of payload and 40 B of headers).
@@ -80,4 +81,88 @@ fn ledbat_yields_to_cubic() {
     eprintln!("LEDBAT {:.2} Mb/s, CUBIC {:.2} Mb/s: LEDBAT's share {share:.3}", ledbat / 1e6, cubic / 1e6);
     assert!(share < 0.25, "LEDBAT's share {share}");
     assert!(ledbat + cubic > 0.9 * BOTTLENECK_BPS * 1460.0 / 1500.0, "the link must stay busy");
+}
+
+/// LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus): `variant = "ledbat++"` on the same controller.
+fn plus_plus() -> Value {
+    json!({"kind": "ledbat", "variant": "ledbat++"})
+}
+
+/// Two flows of `cc`, the second starting 5 s after the first, run for `duration_s`.
+fn latecomer(cc: &Value, duration_s: f64) -> RunResult {
+    let mut sc = path(&["cubic", "cubic"], duration_s);
+    for (i, flow) in sc["flows"].as_array_mut().unwrap().iter_mut().enumerate() {
+        flow["cc"] = cc.clone();
+        flow["start"] = json!(format!("{}s", 5 * i));
+    }
+    run(&sc)
+}
+
+/// Each flow's goodput over [30, 60] s: the bytes a 60 s run delivered minus those of the same
+/// (deterministic) run stopped at 30 s.
+fn late_goodputs(cc: &Value) -> Vec<f64> {
+    let (full, half) = (latecomer(cc, 60.0), latecomer(cc, 30.0));
+    let delivered = |r: &RunResult, i| flow_value(r, i, "bytes_delivered");
+    (0..2).map(|i| (delivered(&full, i) - delivered(&half, i)) * 8.0 / 30.0).collect()
+}
+
+/// The latecomer advantage (draft-irtf-iccrg-ledbat-plus-plus, its introduction and the
+/// slowdowns' section): a LEDBAT flow that starts while another holds a queue measures that
+/// queue as part of its base delay and takes the larger share; LEDBAT++'s slowdowns drain the
+/// queue so both measure the true base. Over [30, 60] s: RFC 6817 LEDBAT, the latecomer
+/// takes the larger share; LEDBAT++, Jain's index above 0.9.
+#[test]
+fn ledbat_plus_plus_removes_the_latecomer_advantage() {
+    let rfc = late_goodputs(&json!("ledbat"));
+    let pp = late_goodputs(&plus_plus());
+    for (name, g) in [("RFC 6817", &rfc), ("LEDBAT++", &pp)] {
+        eprintln!(
+            "{name}: first {:.2} Mb/s, latecomer {:.2} Mb/s over [30, 60] s, Jain {:.3}",
+            g[0] / 1e6,
+            g[1] / 1e6,
+            jain(g)
+        );
+    }
+    assert!(rfc[1] > rfc[0], "RFC 6817: the latecomer's share {rfc:?}");
+    assert!(jain(&pp) > 0.9, "LEDBAT++: {pp:?}");
+    assert!(pp[0] + pp[1] > 0.8 * BOTTLENECK_BPS * 1460.0 / 1500.0, "the link must stay busy: {pp:?}");
+}
+
+/// LEDBAT++ beside CUBIC yields as RFC 6817 LEDBAT does: its share over 60 s below 0.2.
+#[test]
+fn ledbat_plus_plus_yields_to_cubic() {
+    let mut sc = path(&["ledbat", "cubic"], 60.0);
+    sc["flows"][0]["cc"] = plus_plus();
+    let r = run(&sc);
+    let (pp, cubic) = (flow_value(&r, 0, "goodput_bps"), flow_value(&r, 1, "goodput_bps"));
+    let share = pp / (pp + cubic);
+    eprintln!("LEDBAT++ {:.2} Mb/s, CUBIC {:.2} Mb/s: LEDBAT++'s share {share:.3}", pp / 1e6, cubic / 1e6);
+    assert!(share < 0.2, "LEDBAT++'s share {share}");
+    assert!(pp + cubic > 0.9 * BOTTLENECK_BPS * 1460.0 / 1500.0, "the link must stay busy");
+}
+
+/// Alone, LEDBAT++ holds the queue near its 60 ms target, below RFC 6817's 100 ms, and keeps
+/// the link busy despite the slowdowns (about 10 % of the time at 2 packets).
+#[test]
+fn ledbat_plus_plus_alone_holds_its_lower_target() {
+    let mut sc = path(&["ledbat"], 60.0);
+    sc["flows"][0]["cc"] = plus_plus();
+    let r = run(&sc);
+    let delay = queue_delay_s(mean_queue(&r, 30.0, 60.0));
+    let goodput = flow_value(&r, 0, "goodput_bps");
+    eprintln!("LEDBAT++ alone: mean queue over [30, 60] s {:.1} ms; goodput {:.2} Mb/s", delay * 1e3, goodput / 1e6);
+    assert!(delay < 0.075, "queuing delay {delay} s");
+    assert!(goodput > 0.8 * BOTTLENECK_BPS * 1460.0 / 1500.0, "goodput {goodput}");
+}
+
+/// An unknown variant is refused in one line that names the key and the accepted values.
+#[test]
+fn an_unknown_variant_names_the_key() {
+    let mut sc = two_hosts_through_a_router();
+    sc["flows"][0]["cc"] = json!({"kind": "ledbat", "variant": "ledbat+"});
+    sc["flows"][0]["tcp"] = json!({"rtt_sampling": "every_ack"});
+    let e = config_error(&sc);
+    eprintln!("{e}");
+    assert!(e.path.ends_with("variant"), "{e}");
+    assert!(e.message.contains("ledbat++") && !e.to_string().contains('\n'), "{e}");
 }
