@@ -60,29 +60,29 @@ const DRAIN_PHASE: usize = 1;
 /// Draft section 4.1.1.3 / Linux `bbr_bw_rtts`: BtlBw is the maximum over 10 round trips.
 const BW_WINDOW_ROUNDS: u64 = 10;
 /// Draft section 4.1.2.3 / Linux `bbr_min_rtt_win_sec`: RTprop is the minimum over 10 s.
-const MIN_RTT_WINDOW: Dur = Dur(10_000_000_000);
+pub(super) const MIN_RTT_WINDOW: Dur = Dur(10_000_000_000);
 /// Draft section 4.3.5 / Linux `bbr_probe_rtt_mode_ms`: time held at the minimum window.
-const PROBE_RTT_DURATION: Dur = Dur(200_000_000);
+pub(super) const PROBE_RTT_DURATION: Dur = Dur(200_000_000);
 /// Draft section 4.3.2.2 / Linux `bbr_full_bw_thresh`, `bbr_full_bw_cnt`: the pipe is full
 /// when three rounds in a row grow the estimate by less than 25 %.
-const FULL_BW_GROWTH: f64 = 1.25;
-const FULL_BW_ROUNDS: u32 = 3;
+pub(super) const FULL_BW_GROWTH: f64 = 1.25;
+pub(super) const FULL_BW_ROUNDS: u32 = 3;
 /// Draft section 4.3.5 / Linux `bbr_cwnd_min_target`: the smallest window, in segments.
-const MIN_CWND_SEGMENTS: u64 = 4;
+pub(super) const MIN_CWND_SEGMENTS: u64 = 4;
 /// Linux `bbr_pacing_margin_percent` (since 4.20): pace 1 % below the estimate.
-const PACING_MARGIN: f64 = 0.01;
+pub(super) const PACING_MARGIN: f64 = 0.01;
 /// Linux `TCP_INIT_CWND` (RFC 6928's initial window): below this many segments delivered,
 /// STARTUP grows the window even above its target.
 const INIT_CWND_SEGMENTS: u64 = 10;
 /// Draft section 4.2.2 (BBRSetSendQuantum): below 1.2 Mb/s one segment per send, below 24
 /// Mb/s two, else 1 ms of pacing up to 64 KB.
-const ONE_SEGMENT_QUANTUM_BELOW_BPS: f64 = 1.2e6;
-const TWO_SEGMENT_QUANTUM_BELOW_BPS: f64 = 24e6;
-const QUANTUM_TIME_S: f64 = 1e-3;
-const MAX_QUANTUM_BYTES: f64 = 65_536.0;
+pub(super) const ONE_SEGMENT_QUANTUM_BELOW_BPS: f64 = 1.2e6;
+pub(super) const TWO_SEGMENT_QUANTUM_BELOW_BPS: f64 = 24e6;
+pub(super) const QUANTUM_TIME_S: f64 = 1e-3;
+pub(super) const MAX_QUANTUM_BYTES: f64 = 65_536.0;
 /// The pacing rate before any RTT sample is the initial window over 1 ms (Linux
 /// `bbr_init_pacing_rate_from_rtt`).
-const RTT_BEFORE_SAMPLES: Dur = Dur(1_000_000);
+pub(super) const RTT_BEFORE_SAMPLES: Dur = Dur(1_000_000);
 /// Linux `bbr_quantization_budget`: in the 5/4 phase the target holds 2 segments more, so that
 /// gain cycling raises the in-flight above the BDP even when the BDP is a few segments.
 const PROBE_UP_EXTRA_SEGMENTS: u64 = 2;
@@ -96,7 +96,7 @@ const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
 /// starts afresh (it is old, and its count would overflow Linux's 20-bit field).
 const ACK_EPOCH_ACKED_RESET_SEGMENTS: u64 = 1 << 20;
 /// Linux `bbr_extra_acked_max_us`: the allowance is at most 100 ms of the estimated bandwidth.
-const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
+pub(super) const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
 
 /// Mode names as the `pacing` table's `mode` column indexes them.
 pub const MODE_NAMES: [&str; 4] = ["startup", "drain", "probe_bw", "probe_rtt"];
@@ -107,6 +107,19 @@ enum Mode {
     Drain = 1,
     ProbeBw = 2,
     ProbeRtt = 3,
+}
+
+/// Draft section 4.2.2 (BBRSetSendQuantum): the data sent at once at pacing rate `rate`, for
+/// BBR and BBRv3 alike.
+pub(super) fn draft_send_quantum(rate: Option<BitRate>, mss: u64) -> u64 {
+    let rate = rate.map_or(0.0, |r| r.0 as f64);
+    if rate < ONE_SEGMENT_QUANTUM_BELOW_BPS {
+        mss
+    } else if rate < TWO_SEGMENT_QUANTUM_BELOW_BPS {
+        2 * mss
+    } else {
+        (rate / 8.0 * QUANTUM_TIME_S).min(MAX_QUANTUM_BYTES) as u64
+    }
 }
 
 /// The send quantum, of which the window target holds three (`cc.send_quantum`).
@@ -344,13 +357,9 @@ impl Bbr {
 
     /// Draft section 4.2.2: the data sent at once at the current pacing rate.
     fn send_quantum(&self, mss: u64) -> u64 {
-        let rate = self.pacing_rate.map_or(0.0, |r| r.0 as f64);
-        if self.send_quantum == SendQuantum::Segment || rate < ONE_SEGMENT_QUANTUM_BELOW_BPS {
-            mss
-        } else if rate < TWO_SEGMENT_QUANTUM_BELOW_BPS {
-            2 * mss
-        } else {
-            (rate / 8.0 * QUANTUM_TIME_S).min(MAX_QUANTUM_BYTES) as u64
+        match self.send_quantum {
+            SendQuantum::Segment => mss,
+            SendQuantum::Draft => draft_send_quantum(self.pacing_rate, mss),
         }
     }
 

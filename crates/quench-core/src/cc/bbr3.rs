@@ -30,7 +30,10 @@
 //! Owns its model, phase and random stream; shares BBR v1's ACK-aggregation estimator. Must
 //! not touch: the sender; it sees only the window and the samples.
 
-use super::bbr::{inflight_at_control, AckAggregation};
+use super::bbr::{
+    draft_send_quantum, inflight_at_control, AckAggregation, EXTRA_ACKED_MAX, FULL_BW_GROWTH, FULL_BW_ROUNDS,
+    MIN_CWND_SEGMENTS, MIN_RTT_WINDOW, PACING_MARGIN, PROBE_RTT_DURATION, RTT_BEFORE_SAMPLES,
+};
 use super::{
     rfc5681_initial_window, AckResponse, AckSample, CaPhase, Capabilities, CongestionControl, ControllerMetrics,
     EcnFeedback, RateSample, Recovery, Signal, Window,
@@ -71,9 +74,6 @@ const ECN_MAX_RTT: Dur = Dur(5_000_000);
 /// Draft BBRStartupFullLossCnt / Linux `bbr_full_loss_cnt`; Linux `bbr_full_ecn_cnt`.
 const FULL_LOSS_COUNT: u32 = 6;
 const FULL_ECN_ROUNDS: u32 = 2;
-/// Draft 5.3.1.2 / Linux `bbr_full_bw_thresh`, `bbr_full_bw_cnt`.
-const FULL_BW_GROWTH: f64 = 1.25;
-const FULL_BW_ROUNDS: u32 = 3;
 /// Draft 5.3.3.5 / Linux `bbr_bw_probe_base_us`, `bbr_bw_probe_rand_us`: wall-clock time
 /// between probes, 2 s plus up to 1 s drawn at random.
 const PROBE_WAIT_BASE: Dur = Dur(2_000_000_000);
@@ -82,28 +82,14 @@ const PROBE_WAIT_RAND: Dur = Dur(1_000_000_000);
 /// most every 63 rounds, the count starting at 0 or 1 at random.
 const PROBE_MAX_ROUNDS: u64 = 63;
 const PROBE_RAND_ROUNDS: u64 = 2;
-/// Draft BBRMinRTTFilterLen, BBRProbeRTTInterval, BBRProbeRTTDuration, BBRProbeRTTCwndGain
-/// (Linux `bbr_min_rtt_win_sec`, `bbr_probe_rtt_win_ms`, `bbr_probe_rtt_mode_ms`,
-/// `bbr_probe_rtt_cwnd_gain`).
-const MIN_RTT_WINDOW: Dur = Dur(10_000_000_000);
+/// Draft BBRProbeRTTInterval, BBRProbeRTTCwndGain (Linux `bbr_probe_rtt_win_ms`,
+/// `bbr_probe_rtt_cwnd_gain`). The constants v3 shares with v1 are `bbr.rs`'s, imported above:
+/// the min-RTT window and PROBE_RTT's duration, the full-pipe test, the smallest window, the
+/// pacing margin, the send quantum, the RTT before samples, the ACK-aggregation cap.
 const PROBE_RTT_INTERVAL: Dur = Dur(5_000_000_000);
-const PROBE_RTT_DURATION: Dur = Dur(200_000_000);
 const PROBE_RTT_CWND_GAIN: f64 = 0.5;
-/// Draft BBRMinPipeCwnd / Linux `bbr_cwnd_min_target`, segments.
-const MIN_CWND_SEGMENTS: u64 = 4;
-/// Draft BBRPacingMarginPercent / Linux `bbr_pacing_margin_percent`.
-const PACING_MARGIN: f64 = 0.01;
 /// Linux `bbr_quantization_budget`: 2 segments more in UP.
 const UP_EXTRA_SEGMENTS: u64 = 2;
-/// Draft 5.5.3 (BBRSetSendQuantum), as in `bbr.rs`.
-const ONE_SEGMENT_QUANTUM_BELOW_BPS: f64 = 1.2e6;
-const TWO_SEGMENT_QUANTUM_BELOW_BPS: f64 = 24e6;
-const QUANTUM_TIME_S: f64 = 1e-3;
-const MAX_QUANTUM_BYTES: f64 = 65_536.0;
-/// Linux `bbr_init_pacing_rate_from_rtt`: the nominal RTT before any sample.
-const RTT_BEFORE_SAMPLES: Dur = Dur(1_000_000);
-/// Linux `bbr_extra_acked_max_us`.
-const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
 /// Linux `bbr_raise_inflight_hi_slope`: the doubling stops at 2^30 segments per round.
 const MAX_UP_ROUNDS: u32 = 30;
 /// Linux `loss_events_in_round` is a 4-bit counter.
@@ -321,14 +307,7 @@ impl Bbr3 {
 
     /// Draft 5.5.3: the data sent at once at the current pacing rate.
     fn send_quantum(&self, mss: u64) -> u64 {
-        let rate = self.pacing_rate.map_or(0.0, |r| r.0 as f64);
-        if rate < ONE_SEGMENT_QUANTUM_BELOW_BPS {
-            mss
-        } else if rate < TWO_SEGMENT_QUANTUM_BELOW_BPS {
-            2 * mss
-        } else {
-            (rate / 8.0 * QUANTUM_TIME_S).min(MAX_QUANTUM_BYTES) as u64
-        }
+        draft_send_quantum(self.pacing_rate, mss)
     }
 
     /// Draft BBRQuantizationBudget / Linux v3 `bbr_quantization_budget`: at least three send
