@@ -61,7 +61,8 @@ VARIABILITY = {"calm": 25.0, "moderate": 100.0, "wild": 200.0}
 # The pull of the variable links' rate back to their mean (1/s), and that mean (packets/s, of
 # 1504 bytes: 6 Mb/s): our addition to Sprout's model, so that the three levels share a mean
 # rate and differ in variability (stationary deviations of 25, 100 and 200 packets/s); without
-# it a Brownian rate's mean over a minute depends on the seed more than on σ.
+# it a Brownian rate's mean over a minute depends on the seed more than on σ. At σ = 200 the
+# rate still reaches 0 often, and the model's outages hold it there until they end (at 1/s).
 REVERSION_PER_S = 0.5
 MEAN_PPS = 500.0
 # Criteria's bounds.
