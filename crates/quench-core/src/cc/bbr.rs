@@ -101,8 +101,9 @@ pub(super) const EXTRA_ACKED_MAX: Dur = Dur(100_000_000);
 /// Mode names as the `pacing` table's `mode` column indexes them.
 pub const MODE_NAMES: [&str; 4] = ["startup", "drain", "probe_bw", "probe_rtt"];
 
+/// BBR's modes, coded as `MODE_NAMES` (the `pacing` table's `mode`), for v1 and v3 alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     Startup = 0,
     Drain = 1,
     ProbeBw = 2,

@@ -31,7 +31,7 @@
 //! not touch: the sender; it sees only the window and the samples.
 
 use super::bbr::{
-    draft_send_quantum, inflight_at_control, AckAggregation, EXTRA_ACKED_MAX, FULL_BW_GROWTH, FULL_BW_ROUNDS,
+    draft_send_quantum, inflight_at_control, AckAggregation, Mode, EXTRA_ACKED_MAX, FULL_BW_GROWTH, FULL_BW_ROUNDS,
     MIN_CWND_SEGMENTS, MIN_RTT_WINDOW, PACING_MARGIN, PROBE_RTT_DURATION, RTT_BEFORE_SAMPLES,
 };
 use super::{
@@ -97,14 +97,6 @@ const MAX_LOSS_EVENTS: u32 = 15;
 
 /// No bound (Linux's `~0U` for `inflight_hi`, `inflight_lo`, `bw_lo`).
 const UNBOUNDED: u64 = u64::MAX;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Startup = 0,
-    Drain = 1,
-    ProbeBw = 2,
-    ProbeRtt = 3,
-}
 
 /// The PROBE_BW phase, numbered as Linux's `cycle_idx` (the `pacing` table's `cycle_phase`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
