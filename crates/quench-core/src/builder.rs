@@ -259,8 +259,9 @@ impl Topology for FlowContext<'_> {
     fn check_path(&self, ends: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError> {
         check_path(self.routes, self.ends, self.links, self.nodes, ends, dont_fragment)
     }
-    fn path_links(&self, (src, dst): (NodeId, NodeId)) -> usize {
-        self.routes.path(self.ends, src, dst).map_or(0, |p| p.len())
+    fn path(&self, (src, dst): (NodeId, NodeId)) -> Vec<crate::fct::Hop> {
+        let path = self.routes.path(self.ends, src, dst).unwrap_or_default();
+        path.iter().map(|l| crate::fct::Hop::of(&self.links[l.index()])).collect()
     }
     fn host_shared(&self) -> &HostShared {
         self.host_shared
@@ -309,6 +310,7 @@ impl FlowContext<'_> {
             bytes: built.bytes,
             sack: f.sack_permitted(),
             ideal_fct_s: self.ideal_fct_s(spec, built.bytes, (src, dst)),
+            telemetry: built.telemetry,
         };
         Ok((info, built.sender, built.receiver))
     }

@@ -37,6 +37,8 @@ pub struct FlowInfo {
     pub sack: bool,
     /// Seconds the flow takes alone on the idle network (`fct.rs`); NaN where undefined.
     pub ideal_fct_s: f64,
+    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`).
+    pub telemetry: bool,
 }
 
 /// A flow whose row is final: the flow as declared and what its endpoints reported.
@@ -125,6 +127,11 @@ impl Flows {
     }
 
     /// Flows so far, listed and arrived (the next arrival's id).
+    /// Whether any flow listed in the scenario has property `p`.
+    pub fn any_listed(&self, p: impl Fn(&FlowInfo) -> bool) -> bool {
+        self.listed.iter().any(p)
+    }
+
     pub fn count(&self) -> u32 {
         self.first + self.window.len() as u32
     }

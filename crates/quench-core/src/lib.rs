@@ -45,6 +45,7 @@ pub mod sched;
 pub(crate) mod slab;
 pub(crate) mod snapshots;
 pub(crate) mod tagged;
+pub(crate) mod telemetry;
 pub(crate) mod topology;
 pub(crate) mod trace;
 pub(crate) mod transport;

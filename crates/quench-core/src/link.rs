@@ -726,6 +726,11 @@ impl Link {
         self.tx_done_at
     }
 
+    /// Bytes this link has started sending since the run began.
+    pub fn departed_bytes(&self) -> u64 {
+        self.stats.departed_bytes
+    }
+
     /// The packet being sent, if any.
     pub fn in_transmission<'a>(&self, slab: &'a PacketSlab) -> Option<&'a Packet> {
         self.transmitting.map(|id| slab.held(id))

@@ -39,11 +39,12 @@ use crate::routing::Routes;
 use crate::scenario::Budget;
 use crate::sched::Scheduler;
 use crate::slab::EntryId;
+use crate::telemetry::{HopRecord, IntRecord, Telemetry};
 use crate::trace::flow_links::Fate;
 use crate::trace::pcap::Captures;
 use crate::trace::Recorder;
 use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
-use crate::units::{Dur, Time};
+use crate::units::{Bytes, Dur, Time};
 use std::collections::HashMap;
 
 #[derive(Clone, Copy, Debug)]
@@ -179,6 +180,9 @@ pub struct World {
     changes: Timetable,
     /// How long after a link goes down or up the routes are computed again.
     routing_convergence: Dur,
+    /// The in-band telemetry records (`telemetry.rs`), once a flow collects them: until then
+    /// no packet pays more than this test.
+    telemetry: Option<Box<Telemetry>>,
 }
 
 /// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
@@ -281,7 +285,11 @@ impl World {
             settled_events: 0,
             changes: p.changes,
             routing_convergence: p.routing_convergence,
+            telemetry: None,
         };
+        if world.flows.any_listed(|f| f.telemetry) {
+            world.telemetry = Some(Box::default());
+        }
         for w in 0..world.arrivals.workloads() {
             world.schedule_arrival(w);
         }
@@ -300,7 +308,35 @@ impl World {
     /// which refuses them.
     fn is_quiet(&self, l: LinkId) -> bool {
         let link = &self.links[l.index()];
-        !self.rec.records_hops(l) && !self.pcap.captures(l) && !link.has_device_queue() && !link.is_down()
+        !self.rec.records_hops(l)
+            && !self.pcap.captures(l)
+            && !link.has_device_queue()
+            && !link.is_down()
+            && !self.stamps_telemetry(l)
+    }
+
+    /// Whether link `l` stamps in-band telemetry: a switch's egress (HPCC's switches stamp; a
+    /// host's own interface does not), once a flow collects it.
+    fn stamps_telemetry(&self, l: LinkId) -> bool {
+        self.telemetry.is_some() && self.nodes[self.links[l.index()].from.index()].is_router
+    }
+
+    /// A flow that collects telemetry arrived: start keeping records, and take the switches'
+    /// links off the quiet path, where nothing is stamped.
+    #[cold]
+    fn start_telemetry(&mut self) {
+        self.telemetry = Some(Box::default());
+        for l in 0..self.links.len() {
+            self.links[l].quiet = self.is_quiet(LinkId(l as u32));
+        }
+    }
+
+    /// Packet `uid` left the network other than at its destination: its telemetry record goes.
+    #[inline]
+    fn forget_telemetry(&mut self, uid: u32) {
+        if let Some(t) = self.telemetry.as_deref_mut() {
+            t.forget(uid);
+        }
     }
 
     pub fn now(&self) -> Time {
@@ -386,6 +422,9 @@ impl World {
         if sender.reacts_to_source_quench() {
             self.quench_senders.entry((info.src, info.dst)).or_default().push(ids.1);
         }
+        if info.telemetry && self.telemetry.is_none() {
+            self.start_telemetry();
+        }
         self.rec.flow_arrived(ids.0, &info.name);
         self.flows.arrive(&mut self.agents, info, sender, receiver);
         self.schedule_arrival(w);
@@ -410,6 +449,9 @@ impl World {
             if let Some(senders) = self.quench_senders.get_mut(&(info.src, info.dst)) {
                 let sender = info.sender;
                 senders.retain(|a| *a != sender);
+            }
+            if let Some(t) = self.telemetry.as_deref_mut() {
+                t.flow_ended(f);
             }
             self.flows.reclaim(&mut self.agents, f);
         }
@@ -478,7 +520,10 @@ impl World {
             return;
         }
         match delivery {
-            Delivery::Packet(a, pkt) => self.run_agent(a, |ag, cx| ag.on_packet(pkt, cx)),
+            Delivery::Packet(a, pkt) => {
+                self.run_agent(a, |ag, cx| ag.on_packet(pkt, cx));
+                self.forget_telemetry(pkt.uid);
+            }
             Delivery::SourceQuench(a) => self.run_agent(a, |ag, cx| ag.on_source_quench(cx)),
         }
     }
@@ -512,11 +557,15 @@ impl World {
             return;
         }
         self.packet_left(pkt.flow);
+        if let Some(t) = self.telemetry.as_deref_mut() {
+            t.on_arrival(pkt);
+        }
         if pkt.proto == Proto::Icmp {
             self.on_icmp(at, pkt);
         } else if self.acting.is_none() {
             // Straight to the endpoint: through `deliver` the packet would be copied twice more.
             self.run_agent(pkt.dst_agent, |ag, cx| ag.on_packet(*pkt, cx));
+            self.forget_telemetry(pkt.uid);
         } else {
             self.deferred.push(Delivery::Packet(pkt.dst_agent, *pkt));
         }
@@ -531,6 +580,7 @@ impl World {
         }
         let pkt = self.link_cx.slab.release(id);
         self.packet_left(pkt.flow);
+        self.forget_telemetry(pkt.uid);
         self.unroutable_packets += 1;
         Admission::Accepted
     }
@@ -719,6 +769,18 @@ impl World {
             let info = self.flows.info(p.flow);
             w.write(self.now, p, info.src, info.sack);
         }
+        if self.stamps_telemetry(l) {
+            let hop = HopRecord {
+                queue: Bytes(link.backlog().bytes),
+                tx_bytes: link.departed_bytes(),
+                at: self.now,
+                rate: link.rate(),
+            };
+            let uid = p.uid;
+            if let Some(t) = self.telemetry.as_deref_mut() {
+                t.stamp(uid, hop);
+            }
+        }
     }
 
     /// Record drops and the new queue length (when `before`, the backlog before the change,
@@ -739,6 +801,7 @@ impl World {
                 self.rec.flow_links.count(p.flow, l, p.size, fate);
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
+                self.forget_telemetry(p.uid);
             }
             self.link_cx.out.drops = drops;
         }
@@ -778,6 +841,7 @@ impl World {
                 self.rec.flow_links.count(lost.flow, l, lost.size, Fate::Lost);
                 self.rec.packet_dropped(self.now, l, &lost, reason);
                 self.packet_left(lost.flow);
+                self.forget_telemetry(lost.uid);
             }
             TxEnd::Cut => {}
         }
@@ -814,6 +878,7 @@ impl World {
                 self.rec.flow_links.count(corrupted.flow, l, corrupted.size, Fate::Lost);
                 self.rec.packet_dropped(self.now, l, &corrupted, reason);
                 self.packet_left(corrupted.flow);
+                self.forget_telemetry(corrupted.uid);
             }
             // Cut off when the link went down: recorded then.
             Err(None) => {}
@@ -885,6 +950,12 @@ impl Host for World {
         self.next_uid = self.next_uid.wrapping_add(1);
         pkt.sent_at = self.now;
         self.flows.sent(pkt.flow);
+        if let Some(t) = self.telemetry.as_deref_mut() {
+            let info = self.flows.info(pkt.flow);
+            if info.telemetry {
+                t.on_send(&pkt, pkt.src == info.src);
+            }
+        }
         // Copied once, into the entry it keeps until it leaves the network.
         let id = self.link_cx.slab.hold(pkt);
         self.forward(node, id)
@@ -900,6 +971,10 @@ impl Host for World {
 
     fn recorder(&mut self) -> &mut Recorder {
         &mut self.rec
+    }
+
+    fn telemetry(&self, uid: u32) -> Option<IntRecord> {
+        self.telemetry.as_deref().and_then(|t| t.echo_of(uid)).copied()
     }
 }
 

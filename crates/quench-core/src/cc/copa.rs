@@ -353,6 +353,7 @@ mod tests {
             ece_bytes: 0,
             ack_delay: None,
             rate: Some(&rs),
+            telemetry: None,
         };
         c.on_ack(w, &s)
     }

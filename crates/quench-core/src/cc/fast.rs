@@ -296,6 +296,7 @@ mod tests {
             ece_bytes: 0,
             ack_delay: None,
             rate: None,
+            telemetry: None,
         };
         f.on_ack(w, &s);
     }
@@ -387,6 +388,7 @@ mod tests {
             ece_bytes: 0,
             ack_delay: None,
             rate: None,
+            telemetry: None,
         };
         // Boundary with avg = base: target = min(2·2, 0.5·2 + 0.5·(2 + 10)) = 4 segments, all of
         // it at once since the last RTT had a single ACK.

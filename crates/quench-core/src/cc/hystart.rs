@@ -169,6 +169,7 @@ mod tests {
             ece_bytes: 0,
             ack_delay: None,
             rate: None,
+            telemetry: None,
         }
     }
 

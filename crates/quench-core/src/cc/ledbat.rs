@@ -475,6 +475,7 @@ mod tests {
             ece_bytes: 0,
             ack_delay: None,
             rate: None,
+            telemetry: None,
         };
         l.on_ack(w, &s);
     }

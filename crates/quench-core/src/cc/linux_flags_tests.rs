@@ -119,6 +119,7 @@ fn paces(cc: &mut AnyCc) -> bool {
             ece_bytes: 0,
             rate: rate_samples.then_some(&rs),
             ack_delay: None,
+            telemetry: None,
         };
         cc.on_ack(&mut w, &s).pacing_rate.is_some()
     })

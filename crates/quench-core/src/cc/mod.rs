@@ -29,6 +29,7 @@ pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod fast;
+pub mod hpcc;
 pub mod hystart;
 pub mod ledbat;
 pub mod newreno;
@@ -41,6 +42,7 @@ pub mod vivace;
 
 use crate::error::ConfigError;
 use crate::rng::Rng;
+use crate::telemetry::IntRecord;
 use crate::units::{BitRate, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -57,8 +59,6 @@ pub struct Window {
 }
 
 /// What one ACK tells the controller: the one per-ACK record every controller gets.
-/// Per-hop telemetry (HPCC's INT records) is to be one more field, borrowed from the ACK as
-/// `rate` is, filled for a controller whose capabilities ask for it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AckSample<'a> {
     pub now: Time,
@@ -78,6 +78,10 @@ pub struct AckSample<'a> {
     /// The delivery-rate sample, with the bytes delivered and newly lost and the sender's
     /// phase: measured only for a controller with `Capabilities::rate_samples`.
     pub rate: Option<&'a RateSample>,
+    /// The in-band telemetry this ACK echoes (`telemetry.rs`: each switch's queue, transmitted
+    /// bytes, time and rate as the acknowledged data passed), only for a controller with
+    /// `Capabilities::telemetry`, and only on an ACK that carries an echo.
+    pub telemetry: Option<&'a IntRecord>,
 }
 
 /// What ECN-Echo on an ACK means, and so how the receiver sets it (the controller says which).
@@ -236,6 +240,9 @@ pub struct Capabilities {
     /// The receiver reports its ACK delay (`AckSample::ack_delay`) to a model-based controller
     /// (one with `rate_samples`), so that it can separate fabric from endpoint delay (Swift).
     pub ack_delay: bool,
+    /// The flow's data gathers in-band telemetry at every switch and its ACKs echo it
+    /// (`AckSample::telemetry`, HPCC), for a model-based controller.
+    pub telemetry: bool,
 }
 
 impl Capabilities {
@@ -251,6 +258,7 @@ impl Capabilities {
             rate_samples: false,
             loss_window_segments: 1,
             ack_delay: false,
+            telemetry: false,
         }
     }
 }
@@ -272,9 +280,21 @@ pub trait CongestionControl {
     /// The flow's own seeded random stream, for a controller that draws (BBR's first gain
     /// phase); handed over once, before the connection opens.
     fn take_random_stream(&mut self, _rng: Rng) {}
-    /// The routers on the flow's forward path (Swift's per-hop target scaling), handed over
-    /// once, when the flow is built.
-    fn take_path_hops(&mut self, _hops: u8) {}
+    /// What the flow's path is like when idle (Swift's per-hop target scaling, HPCC's base
+    /// RTT and line rate), handed over once, when the flow is built.
+    fn take_path(&mut self, _path: &PathFacts) {}
+}
+
+/// The flow's forward path as the network was built, before any packet crossed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathFacts {
+    /// Routers on the forward path (the links less one), as an IP TTL would count them.
+    pub hops: u8,
+    /// A full segment's round trip on the idle path: its serialization at every hop and the
+    /// propagation out, an ACK's back.
+    pub base_rtt: Dur,
+    /// The rate of the sender's own link (its NIC's line rate).
+    pub line_rate: BitRate,
 }
 
 /// RFC 5681 eq. 4: half the flight size, at least two segments.
@@ -362,8 +382,8 @@ macro_rules! registry {
             fn take_random_stream(&mut self, rng: Rng) {
                 match self { $(AnyCc::$variant(c) => c.take_random_stream(rng),)+ }
             }
-            fn take_path_hops(&mut self, hops: u8) {
-                match self { $(AnyCc::$variant(c) => c.take_path_hops(hops),)+ }
+            fn take_path(&mut self, path: &PathFacts) {
+                match self { $(AnyCc::$variant(c) => c.take_path(path),)+ }
             }
         }
     };
@@ -386,6 +406,7 @@ registry! {
     Ledbat: "ledbat" => ledbat::Ledbat(LedbatConfig) boxed,
     Copa: "copa" => copa::Copa(CopaConfig) boxed,
     Swift: "swift" => swift::Swift(SwiftConfig) boxed,
+    Hpcc: "hpcc" => hpcc::Hpcc(HpccConfig) boxed,
     Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
 }
 

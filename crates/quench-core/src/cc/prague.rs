@@ -110,6 +110,7 @@ mod tests {
             ece_bytes: if ece { acked } else { 0 },
             ack_delay: None,
             rate: None,
+            telemetry: None,
         }
     }
 

@@ -120,6 +120,7 @@ mod tests {
                     ece_bytes: 0,
                     ack_delay: None,
                     rate: None,
+                    telemetry: None,
                 },
             );
         }
@@ -142,6 +143,7 @@ mod tests {
                     ece_bytes: 0,
                     ack_delay: None,
                     rate: None,
+                    telemetry: None,
                 },
             );
         }

@@ -18,13 +18,13 @@
 //! Swift is a model-based controller here (`Capabilities::rate_samples`): it is called on every
 //! ACK, in every state, sets the window itself and returns the pacing rate of a window below a
 //! packet. The hop count is the forward path's routers, given when the flow is built
-//! (`take_path_hops`): quench's IP layer has no TTL to echo, and the paths of a Clos fabric
+//! (`take_path`): quench's IP layer has no TTL to echo, and the paths of a Clos fabric
 //! between two hosts, however ECMP or spraying picks among them, are of one length.
 //! Departures: the endpoint-congestion window (the paper's second, host-delay window) is not
 //! modelled; there is no slow start (the paper has none).
 //! Must not touch: the sender; it sees only the window and the samples.
 
-use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::units::{BitRate, Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -247,8 +247,8 @@ impl CongestionControl for Swift {
     fn initial_window(&self, _mss: u64) -> u64 {
         self.initial_window
     }
-    fn take_path_hops(&mut self, hops: u8) {
-        self.hops = hops;
+    fn take_path(&mut self, path: &PathFacts) {
+        self.hops = path.hops;
     }
 
     /// Called twice on some ACKs (as a window controller without the rate sample, then with
@@ -335,7 +335,7 @@ mod tests {
     fn fixed_target() -> Swift {
         let cfg = SwiftConfig { base_target: us(40), per_hop: us(5), fs_range: Dur::ZERO, ..Default::default() };
         let mut c = Swift::new(&cfg).unwrap();
-        c.take_path_hops(2);
+        c.take_path(&PathFacts { hops: 2, base_rtt: Dur::ZERO, line_rate: BitRate(0) });
         c
     }
 

@@ -197,6 +197,7 @@ mod tests {
                     ece_bytes: 0,
                     ack_delay: None,
                     rate: None,
+                    telemetry: None,
                 },
             );
         };
@@ -248,6 +249,7 @@ mod tests {
                 ece_bytes: 0,
                 ack_delay: None,
                 rate: None,
+                telemetry: None,
             };
             v.on_ack(w, &sample);
         };

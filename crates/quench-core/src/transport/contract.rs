@@ -6,11 +6,12 @@
 //! either.
 //! Plain data and one function: it holds no simulation state and touches no component.
 
+use crate::cc::PathFacts;
 use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId};
 use crate::transport::tcp::Connection;
 use crate::transport::Agent;
-use crate::units::{Dur, Time};
+use crate::units::{BitRate, Dur, Time};
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -82,11 +83,21 @@ impl FlowBuild<'_> {
             .map_err(|e| ConfigError::new("src", format!("ACKs cannot return: {}", e.message)))
     }
 
-    /// The routers a packet from `src` to `dst` passes (the links of its path less one), as an
-    /// IP TTL would count them; 0 if unreachable (`check_path` reports that). The paths ECMP or
-    /// spraying choose among in a Clos fabric are all of this length.
-    pub fn path_hops(&self) -> u8 {
-        self.topology.path_links((self.src, self.dst)).saturating_sub(1).min(u8::MAX as usize) as u8
+    /// The flow's path when idle, for data packets of `data` bytes and ACKs of `ack` bytes on
+    /// the wire: the routers a packet from `src` to `dst` passes (the links of its path less
+    /// one, as an IP TTL would count them), the round trip of one data packet and its ACK
+    /// (`fct.rs`'s packet-by-packet sums), and the sender's line rate; zeros if unreachable
+    /// (`check_path` reports that). The paths ECMP or spraying choose among in a Clos fabric
+    /// are all alike: the routing table's first stands for them.
+    pub fn path_facts(&self, data: u64, ack: u64) -> PathFacts {
+        let forward = self.topology.path((self.src, self.dst));
+        let reverse = self.topology.path((self.dst, self.src));
+        let round_trip = crate::fct::one_way_s(&forward, data) + crate::fct::one_way_s(&reverse, ack);
+        PathFacts {
+            hops: forward.len().saturating_sub(1).min(u8::MAX as usize) as u8,
+            base_rtt: Dur::from_secs_f64(round_trip),
+            line_rate: BitRate(forward.first().map_or(0, |h| h.rate_bps as u64)),
+        }
     }
 
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
@@ -105,6 +116,9 @@ pub struct BuiltFlow {
     pub cc: &'static str,
     /// Transfer size; unlimited when absent.
     pub bytes: Option<u64>,
+    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`): its
+    /// controller reads it.
+    pub telemetry: bool,
 }
 
 /// A sender fills its flow's row of the flows table from its own and its receiver's counters.
@@ -122,8 +136,8 @@ pub(crate) trait Topology {
     /// Check that `to` is reachable from `from`; with `dont_fragment = Some(size)`, also that
     /// `size`-byte datagrams fit every MTU on the way (an MTU error leaves its path empty).
     fn check_path(&self, from_to: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError>;
-    /// The links on the route from `from` to `to` (0 if there is none).
-    fn path_links(&self, from_to: (NodeId, NodeId)) -> usize;
+    /// The hops of the route from `from` to `to` (none if there is none).
+    fn path(&self, from_to: (NodeId, NodeId)) -> Vec<crate::fct::Hop>;
     /// The values the flows of each host share.
     fn host_shared(&self) -> &HostShared;
 }

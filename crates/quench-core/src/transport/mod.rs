@@ -12,6 +12,7 @@ pub mod tcp;
 pub mod udp;
 
 use crate::packet::{AgentId, NodeId, Packet};
+use crate::telemetry::IntRecord;
 use crate::trace::Recorder;
 use crate::units::{Dur, Time};
 pub use contract::{BuiltFlow, DeliveryCounts, FlowBuild, FlowReport, FlowRow, SendCounts, TransportSpec};
@@ -34,6 +35,10 @@ pub trait Host {
     /// Queue `timer` of endpoint `owner` to expire at `at`.
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer);
     fn recorder(&mut self) -> &mut Recorder;
+    /// The in-band telemetry echo the arriving packet `uid` carries (`telemetry.rs`), if any.
+    fn telemetry(&self, _uid: u32) -> Option<IntRecord> {
+        None
+    }
 }
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
@@ -117,6 +122,10 @@ impl<'a, H: Host> AgentCx<'a, H> {
     }
     pub fn rec(&mut self) -> &mut Recorder {
         self.host.recorder()
+    }
+    /// The in-band telemetry echo the arriving packet `uid` carries, if its flow collects it.
+    pub fn telemetry(&self, uid: u32) -> Option<IntRecord> {
+        self.host.telemetry(uid)
     }
     fn arm(&mut self, at: Time, timer: Timer) {
         self.host.arm(self.me, at, timer);

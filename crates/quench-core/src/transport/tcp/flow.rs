@@ -84,7 +84,9 @@ impl TransportSpec for TcpFlowSpec {
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
-        cc.take_path_hops(cx.path_hops());
+        // A full segment and a pure ACK on the wire: the MSS counts the options (config.rs).
+        let (data_size, ack_size) = ((self.tcp.mss + HEADERS) as u64, (HEADERS + self.tcp.option_bytes()) as u64);
+        cc.take_path(&cx.path_facts(data_size, ack_size));
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
         cx.check_path(size)?;
@@ -101,6 +103,7 @@ impl TransportSpec for TcpFlowSpec {
             )),
             cc: self.cc.kind(),
             bytes,
+            telemetry: caps.telemetry,
         })
     }
 }

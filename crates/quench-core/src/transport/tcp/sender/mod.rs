@@ -65,6 +65,7 @@ use crate::cc::{
     AckSample, AnyCc, CaPhase, CongestionControl, ControllerMetrics, RateSample, Recovery, Signal, Window,
 };
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet};
+use crate::telemetry::IntRecord;
 use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, SendCounts, Timer};
 use crate::units::{Dur, Time};
@@ -201,6 +202,8 @@ struct RttTiming {
     ack_echo: Option<u32>,
     /// The controller reads the receiver's ACK delay (`Capabilities::ack_delay`).
     ack_delay: bool,
+    /// The controller reads the ACKs' in-band telemetry (`Capabilities::telemetry`).
+    telemetry: bool,
 }
 
 /// What may hold a send until a time, and a model-based controller's rate machinery.
@@ -289,6 +292,7 @@ impl TcpSender {
                 ts_recent: 0,
                 ack_echo: None,
                 ack_delay: caps.ack_delay,
+                telemetry: caps.telemetry,
             },
             timers: timers::TimerTable::default(),
             pacing: Pacing {
@@ -693,7 +697,7 @@ impl TcpSender {
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
             let srtt = self.timing.rtt.srtt();
-            let ack = AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None };
+            let ack = AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None, telemetry: None };
             self.cc.on_ack(&mut self.w, &ack);
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
@@ -745,7 +749,9 @@ impl TcpSender {
             }
             self.on_ecn_echo(pkt, cwnd_at_signal, cx);
             if let Some(prior_inflight) = prior_inflight {
-                self.model_control(prior_inflight, AckSample { now: cx.now, ..AckSample::default() }, cx);
+                let telemetry = self.telemetry_of(pkt, cx);
+                let facts = AckSample { now: cx.now, telemetry: telemetry.as_ref(), ..AckSample::default() };
+                self.model_control(prior_inflight, facts, cx);
                 self.output(cx);
             }
             return;
@@ -763,6 +769,7 @@ impl TcpSender {
         self.on_ecn_echo(pkt, cwnd_at_signal, cx);
         if let Some(prior_inflight) = prior_inflight {
             let ece_bytes = if ece { acked } else { 0 };
+            let telemetry = self.telemetry_of(pkt, cx);
             self.model_control(
                 prior_inflight,
                 AckSample {
@@ -771,6 +778,7 @@ impl TcpSender {
                     rtt,
                     ece_bytes,
                     ack_delay: self.ack_delay_of(pkt),
+                    telemetry: telemetry.as_ref(),
                     ..AckSample::default()
                 },
                 cx,
@@ -784,6 +792,15 @@ impl TcpSender {
     fn ack_delay_of(&self, pkt: &Packet) -> Option<Dur> {
         if self.timing.ack_delay {
             pkt.ack_delay()
+        } else {
+            None
+        }
+    }
+
+    /// The in-band telemetry this ACK echoes, for a controller that reads it.
+    fn telemetry_of(&self, pkt: &Packet, cx: &AgentCx<impl Host>) -> Option<IntRecord> {
+        if self.timing.telemetry {
+            cx.telemetry(pkt.uid)
         } else {
             None
         }
@@ -844,7 +861,7 @@ impl TcpSender {
     /// A model-based controller's turn after an ACK (Linux `tcp_cong_control` with a
     /// `cong_control` hook): the rate sample, the window and pacing rate it sets. `facts`: what
     /// the ACK itself says (bytes acknowledged, with ECE, its RTT sample).
-    fn model_control(&mut self, prior_inflight: u64, facts: AckSample<'static>, cx: &mut AgentCx<impl Host>) {
+    fn model_control(&mut self, prior_inflight: u64, facts: AckSample<'_>, cx: &mut AgentCx<impl Host>) {
         let losses = self.newly_lost();
         let inflight = self.inflight();
         let phase = match self.loss.ca {

@@ -1,0 +1,369 @@
+//! HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019): a window set
+//! from the utilization of the most loaded link on the path, which in-band telemetry reports
+//! exactly (`telemetry.rs`).
+//!
+//! Per ACK (the paper's Algorithm 1), with `T` the base RTT and `L` the hop records of the
+//! previous ACK:
+//! - `MeasureInflight`: for each hop, `u_i = min(qlen, qlen_prev)/(B·T) + txRate/B`, where
+//!   `txRate` is the hop's transmitted bytes over the time between the two records; `u` is the
+//!   largest, `τ` its records' interval (at most `T`), and the estimate is the EWMA
+//!   `U = (1 − τ/T)·U + (τ/T)·u`.
+//! - `ComputeWind`: when `U ≥ η` or after `max_stage` additive steps in a row, the
+//!   multiplicative step `W = W_c/(U/η) + W_AI`; otherwise the additive `W = W_c + W_AI`. The
+//!   reference window `W_c` (and the stage count) is updated once per RTT, on the first ACK of
+//!   data sent after the last update (`ack.seq > lastUpdateSeq`: here, by the delivered count
+//!   as BBR counts rounds); every other ACK computes `W` from the same `W_c` (the reaction per
+//!   ACK of the paper's section 3.2.2).
+//! - The sender paces at `W/T` and keeps `W` in flight, from `W_init = B_nic·T` (line rate).
+//!
+//! `T` and the NIC's rate `B_nic` are the flow's idle path's (`PathFacts`) unless the scenario
+//! sets them; HPCC's evaluation takes one network-wide `T`, the largest base RTT, which a
+//! scenario gets by setting `base_rtt`. `W_AI = R_AI·T`. Below one segment the sender holds one
+//! segment in flight and the pacing rate carries the window (as Swift does).
+//! Departures: the transport is TCP's (SACK, RACK), not RoCE's go-back-N over a lossless
+//! fabric: a loss signal leaves the window to the telemetry, as HPCC has none of its own.
+//! Must not touch: the sender; it sees only the window and the samples.
+
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, Recovery, Signal, Window};
+use crate::error::ConfigError;
+use crate::telemetry::{HopRecord, IntRecord};
+use crate::units::{BitRate, Dur};
+use serde::{Deserialize, Serialize};
+
+/// Target utilization `η`: the paper's section 5.1 and its simulator's `U_TARGET`, 0.95.
+const DEFAULT_ETA: f64 = 0.95;
+/// Additive steps before a multiplicative one (`maxStage`): the paper's section 3.2.2, 5.
+const DEFAULT_MAX_STAGE: u32 = 5;
+/// Additive increase as a rate, `R_AI` (so `W_AI = R_AI·T`): the HPCC simulator's `RATE_AI`,
+/// 50 Mb/s (alibaba-edu/High-Precision-Congestion-Control, `mix/config.txt`).
+const DEFAULT_RATE_AI: BitRate = BitRate(50_000_000);
+/// The lowest pacing rate: the simulator's `MIN_RATE`, 100 Mb/s.
+const DEFAULT_MIN_RATE: BitRate = BitRate(100_000_000);
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HpccConfig {
+    /// Target utilization of the most loaded link.
+    pub eta: f64,
+    /// Additive steps in a row before a multiplicative one.
+    pub max_stage: u32,
+    /// Additive increase, as a rate (`W_AI = rate_ai·T`).
+    pub rate_ai: BitRate,
+    /// The lowest pacing rate.
+    pub min_rate: BitRate,
+    /// `T`; the flow's idle round trip when absent.
+    pub base_rtt: Option<Dur>,
+    /// `B_nic`, the line rate the sender starts at; the sender's own link's when absent.
+    pub line_rate: Option<BitRate>,
+}
+
+impl Default for HpccConfig {
+    fn default() -> Self {
+        HpccConfig {
+            eta: DEFAULT_ETA,
+            max_stage: DEFAULT_MAX_STAGE,
+            rate_ai: DEFAULT_RATE_AI,
+            min_rate: DEFAULT_MIN_RATE,
+            base_rtt: None,
+            line_rate: None,
+        }
+    }
+}
+
+/// The window state of Algorithm 1, in bytes and seconds.
+pub struct Hpcc {
+    eta: f64,
+    max_stage: u32,
+    rate_ai: BitRate,
+    min_rate: BitRate,
+    /// `T`, seconds, and `B_nic`, bytes per second: the configured values or the path's.
+    base_rtt: f64,
+    line_rate: f64,
+    /// `W_init = B_nic·T`, bytes: the largest window (line rate).
+    line_window: f64,
+    configured: (Option<Dur>, Option<BitRate>),
+    /// `W_c`, the reference window, and `W`, the window now.
+    reference: f64,
+    window: f64,
+    /// The utilization estimate `U`.
+    utilization: f64,
+    inc_stage: u32,
+    /// The previous ACK's hop records (`L`).
+    last: Option<IntRecord>,
+    /// The delivered count that ends the current round (`lastUpdateSeq`).
+    round_end: u64,
+}
+
+impl Hpcc {
+    pub fn new(cfg: &HpccConfig) -> Result<Self, ConfigError> {
+        if !(cfg.eta > 0.0 && cfg.eta <= 1.0) {
+            return Err(ConfigError::new("eta", "must be in (0, 1]"));
+        }
+        if cfg.base_rtt.is_some_and(|t| t.is_zero()) {
+            return Err(ConfigError::new("base_rtt", "must be positive"));
+        }
+        if cfg.line_rate.is_some_and(|r| r.0 == 0) {
+            return Err(ConfigError::new("line_rate", "must be positive"));
+        }
+        if cfg.min_rate.0 == 0 {
+            return Err(ConfigError::new("min_rate", "must be positive"));
+        }
+        let mut hpcc = Hpcc {
+            eta: cfg.eta,
+            max_stage: cfg.max_stage,
+            rate_ai: cfg.rate_ai,
+            min_rate: cfg.min_rate,
+            base_rtt: 0.0,
+            line_rate: 0.0,
+            line_window: 0.0,
+            configured: (cfg.base_rtt, cfg.line_rate),
+            reference: 0.0,
+            window: 0.0,
+            utilization: 0.0,
+            inc_stage: 0,
+            last: None,
+            round_end: 0,
+        };
+        hpcc.set_path(cfg.base_rtt.unwrap_or(Dur::from_micros(1)), cfg.line_rate.unwrap_or(BitRate(1)));
+        Ok(hpcc)
+    }
+
+    /// Take `T` and `B_nic`, and start at line rate: `W = W_c = B_nic·T`.
+    fn set_path(&mut self, base_rtt: Dur, line_rate: BitRate) {
+        let base_rtt = base_rtt.max(Dur(1));
+        self.base_rtt = base_rtt.as_secs_f64();
+        self.line_rate = line_rate.bytes_per_sec();
+        // In integers, so that a whole number of bytes stays whole.
+        self.line_window = (line_rate.0 as u128 * base_rtt.0 as u128) as f64 / (8 * crate::units::NS_PER_SEC) as f64;
+        self.reference = self.line_window;
+        self.window = self.reference;
+    }
+
+    /// `W_AI`, bytes.
+    fn additive(&self) -> f64 {
+        self.rate_ai.bytes_per_sec() * self.base_rtt
+    }
+
+    /// The window now, bytes.
+    pub fn window_bytes(&self) -> f64 {
+        self.window
+    }
+
+    /// The utilization estimate `U`.
+    pub fn utilization(&self) -> f64 {
+        self.utilization
+    }
+
+    /// One hop's normalized inflight and its records' interval in seconds, or None when the
+    /// two records are of the same instant (nothing to divide by).
+    fn hop_load(&self, now: &HopRecord, before: &HopRecord) -> Option<(f64, f64)> {
+        let interval = now.at.saturating_sub(before.at).as_secs_f64();
+        let rate = now.rate.bytes_per_sec();
+        if interval <= 0.0 || rate <= 0.0 {
+            return None;
+        }
+        let tx_rate = now.tx_bytes.saturating_sub(before.tx_bytes) as f64 / interval;
+        let queue = now.queue.0.min(before.queue.0) as f64;
+        Some((queue / (rate * self.base_rtt) + tx_rate / rate, interval))
+    }
+
+    /// `MeasureInflight`: update `U` from the hop records of this ACK against the last ACK's.
+    /// A first record, or one of another length (the path changed), only becomes the last.
+    fn measure_inflight(&mut self, record: &IntRecord) {
+        let Some(last) = self.last.replace(*record) else { return };
+        if last.hops().len() != record.hops().len() {
+            return;
+        }
+        let mut most: Option<(f64, f64)> = None;
+        for (now, before) in record.hops().iter().zip(last.hops()) {
+            if let Some((u, tau)) = self.hop_load(now, before) {
+                if most.is_none_or(|(m, _)| u > m) {
+                    most = Some((u, tau));
+                }
+            }
+        }
+        if let Some((u, tau)) = most {
+            let weight = (tau / self.base_rtt).min(1.0);
+            self.utilization = (1.0 - weight) * self.utilization + weight * u;
+        }
+    }
+
+    /// `ComputeWind`: the window from `W_c` and `U`; with `update`, `W_c` and the stage move.
+    fn compute_window(&mut self, update: bool) {
+        let multiplicative = self.utilization >= self.eta || self.inc_stage >= self.max_stage;
+        let window = if multiplicative {
+            self.reference / (self.utilization / self.eta) + self.additive()
+        } else {
+            self.reference + self.additive()
+        };
+        let floor = self.min_rate.bytes_per_sec() * self.base_rtt;
+        self.window = window.clamp(floor.min(self.line_window), self.line_window);
+        if update {
+            self.inc_stage = if multiplicative { 0 } else { self.inc_stage + 1 };
+            self.reference = self.window;
+        }
+    }
+
+    /// The window as the sender holds it (at least a segment) and the pacing rate `W/T`.
+    fn apply(&self, w: &mut Window) -> BitRate {
+        w.cwnd = (self.window as u64).max(w.mss);
+        BitRate((self.window * 8.0 / self.base_rtt).round() as u64)
+    }
+}
+
+impl CongestionControl for Hpcc {
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { rate_samples: true, telemetry: true, ..Capabilities::window(Recovery::NewReno) }
+    }
+
+    /// `W_init` in segments: line rate for one base RTT.
+    fn initial_window(&self, mss: u64) -> u64 {
+        ((self.window / mss as f64).ceil() as u64).max(1)
+    }
+
+    fn take_path(&mut self, path: &PathFacts) {
+        let (base_rtt, line_rate) = self.configured;
+        self.set_path(base_rtt.unwrap_or(path.base_rtt), line_rate.unwrap_or(path.line_rate));
+    }
+
+    /// Called twice on some ACKs (as a window controller without the rate sample, then with
+    /// it): only the call with the sample acts.
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
+        let Some(rs) = s.rate else { return AckResponse::default() };
+        if let Some(record) = s.telemetry {
+            self.measure_inflight(record);
+            let new_round = rs.prior_delivered >= self.round_end;
+            if new_round {
+                self.round_end = rs.total_delivered + rs.inflight;
+            }
+            self.compute_window(new_round);
+        }
+        AckResponse { pacing_rate: Some(self.apply(w)), app_limited: false }
+    }
+
+    /// A loss or ECN-Echo leaves the window to the telemetry: the threshold is the window.
+    fn on_congestion(&mut self, w: &Window, _signal: Signal) -> u64 {
+        (self.window as u64).max(w.mss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::RateSample;
+    use crate::units::{Bytes, Time};
+
+    const MSS: u64 = 1000;
+    /// 100 Gb/s for 10 µs: W_init = 125,000 bytes.
+    const RATE: BitRate = BitRate(100_000_000_000);
+
+    fn hpcc() -> Hpcc {
+        let cfg = HpccConfig { base_rtt: Some(Dur::from_micros(10)), line_rate: Some(RATE), ..Default::default() };
+        Hpcc::new(&cfg).unwrap()
+    }
+
+    fn hop(at_us: u64, tx_bytes: u64, queue: u64) -> HopRecord {
+        HopRecord { queue: Bytes(queue), tx_bytes, at: Time(at_us * 1_000), rate: RATE }
+    }
+
+    fn window() -> Window {
+        Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX }
+    }
+
+    fn ack(c: &mut Hpcc, w: &mut Window, record: &IntRecord, prior_delivered: u64) -> AckResponse {
+        let rs = RateSample { prior_delivered, total_delivered: prior_delivered + MSS, ..RateSample::default() };
+        let s = AckSample { acked: MSS, rate: Some(&rs), telemetry: Some(record), ..AckSample::default() };
+        c.on_ack(w, &s)
+    }
+
+    #[test]
+    fn starts_at_line_rate() {
+        let c = hpcc();
+        assert!((c.window_bytes() - 125_000.0).abs() < 1e-6);
+        assert_eq!(c.initial_window(MSS), 125);
+    }
+
+    /// One hop at 100 Gb/s, records 5 µs apart: 62,500 bytes sent between them is the full
+    /// rate (txRate/B = 1), and min(qlen) = 12,500 bytes is 0.1 of B·T. So u = 1.1, τ/T = 0.5
+    /// and U = 0.5·0 + 0.5·1.1 = 0.55 < η: the additive step, W = W_c + W_AI, where
+    /// W_AI = 50 Mb/s · 10 µs = 62.5 bytes.
+    #[test]
+    fn additive_step_by_hand() {
+        let (mut c, mut w) = (hpcc(), window());
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 20_000)]), 0);
+        assert_eq!(c.utilization(), 0.0, "a first record is only kept");
+        let out = ack(&mut c, &mut w, &IntRecord::of(&[hop(5, 62_500, 12_500)]), 10 * MSS);
+        assert!((c.utilization() - 0.55).abs() < 1e-12, "{}", c.utilization());
+        // W_c is capped at line rate: 125,000 + 62.5 is clamped back to W_init.
+        assert!((c.window_bytes() - 125_000.0).abs() < 1e-6);
+        assert_eq!(out.pacing_rate, Some(RATE));
+    }
+
+    /// U ≥ η: W = W_c/(U/η) + W_AI. Two hops; the second is the busier: 125,000 bytes in
+    /// 10 µs (txRate/B = 1) and 112,500 bytes queued at both records (0.9 of B·T), so
+    /// u = 1.9 and, with τ = T, U = 1.9. The first ACK opened a round (W_c = W_init), so this
+    /// one computes W = 125,000·0.95/1.9 + 62.5 = 62,562.5 bytes, paced at W/T = 50.05 Gb/s.
+    #[test]
+    fn multiplicative_step_by_hand() {
+        let (mut c, mut w) = (hpcc(), window());
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0), hop(0, 0, 112_500)]), 0);
+        let out = ack(&mut c, &mut w, &IntRecord::of(&[hop(10, 60_000, 0), hop(10, 125_000, 112_500)]), 1);
+        assert!((c.utilization() - 1.9).abs() < 1e-12, "{}", c.utilization());
+        assert!((c.window_bytes() - 62_562.5).abs() < 1e-6, "{}", c.window_bytes());
+        let paced = out.pacing_rate.unwrap().0 as f64;
+        assert!((paced - 50.05e9).abs() < 1.0, "{paced}");
+        assert_eq!(w.cwnd, 62_562);
+    }
+
+    /// W_c moves once per round: the ACKs of one round each compute W from the same W_c
+    /// (W_init), so a load that persists does not cut the window again on every ACK.
+    #[test]
+    fn reference_window_moves_once_per_round() {
+        let (mut c, mut w) = (hpcc(), window());
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), 0);
+        for (k, prior) in [(1u64, 1u64), (2, 2), (3, 3)] {
+            ack(&mut c, &mut w, &IntRecord::of(&[hop(10 * k, 125_000 * k, 112_500)]), prior);
+            assert_eq!(c.reference, 125_000.0, "W_c is the round's");
+            let expected = 125_000.0 * 0.95 / c.utilization() + 62.5;
+            assert!((c.window_bytes() - expected).abs() < 1e-6);
+        }
+        // The first ACK of the next round (its data sent after the update) moves W_c to W.
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(40, 500_000, 112_500)]), 1000);
+        assert!((c.reference - c.window_bytes()).abs() < 1e-9);
+        assert!(c.reference < 125_000.0);
+    }
+
+    /// After `max_stage` additive rounds the next round is multiplicative even below η:
+    /// with U = 0.5, W = W_c/(0.5/0.95) + W_AI grows the window by 1.9x (capped at line rate).
+    #[test]
+    fn max_stage_forces_a_multiplicative_step() {
+        let cfg = HpccConfig {
+            base_rtt: Some(Dur::from_micros(10)),
+            line_rate: Some(RATE),
+            max_stage: 2,
+            ..Default::default()
+        };
+        let mut c = Hpcc::new(&cfg).unwrap();
+        c.reference = 10_000.0;
+        c.utilization = 0.5;
+        c.compute_window(true);
+        c.compute_window(true);
+        assert_eq!(c.inc_stage, 2);
+        assert!((c.reference - 10_125.0).abs() < 1e-9);
+        c.compute_window(true);
+        assert_eq!(c.inc_stage, 0);
+        assert!((c.window_bytes() - (10_125.0 / (0.5 / 0.95) + 62.5)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rejects_bad_parameters() {
+        for cfg in [
+            HpccConfig { eta: 0.0, ..Default::default() },
+            HpccConfig { eta: 1.5, ..Default::default() },
+            HpccConfig { base_rtt: Some(Dur::ZERO), ..Default::default() },
+            HpccConfig { line_rate: Some(BitRate(0)), ..Default::default() },
+        ] {
+            assert!(Hpcc::new(&cfg).is_err());
+        }
+    }
+}
