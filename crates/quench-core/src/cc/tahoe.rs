@@ -73,8 +73,16 @@ mod tests {
     #[test]
     fn slow_start_then_linear_growth_hand_computed() {
         let mut t = Tahoe::new(&TahoeConfig::default()).unwrap();
-        let s =
-            AckSample { now: Time::ZERO, acked: 512, rtt: None, srtt: None, ece_bytes: 0, ack_delay: None, rate: None, telemetry: None };
+        let s = AckSample {
+            now: Time::ZERO,
+            acked: 512,
+            rtt: None,
+            srtt: None,
+            ece_bytes: 0,
+            ack_delay: None,
+            rate: None,
+            telemetry: None,
+        };
         let mut w = window(512, 2048);
         for _ in 0..3 {
             t.on_ack(&mut w, &s);

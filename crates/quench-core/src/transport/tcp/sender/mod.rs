@@ -697,7 +697,8 @@ impl TcpSender {
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
             let srtt = self.timing.rtt.srtt();
-            let ack = AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None, telemetry: None };
+            let ack =
+                AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None, telemetry: None };
             self.cc.on_ack(&mut self.w, &ack);
             if self.cfg.cwnd_limited_growth && !window_was_full {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
