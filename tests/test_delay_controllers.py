@@ -80,3 +80,24 @@ def test_vivace_runs_by_name_and_by_helper_and_fills_the_link_with_a_short_queue
     assert res.flows["goodput_bps"].iloc[0] > 0.8 * 10e6 * 1448 / 1500
     # The RTT-gradient penalty keeps the queue short (CUBIC fills the 300 packets).
     assert float(res.queue[res.queue["time_s"] > 10.0]["packets"].mean()) < 5.0
+
+
+def test_hpcc_keeps_the_queue_near_zero_at_its_target_utilization() -> None:
+    """Four HPCC flows into a 10 Gb/s link with 1 µs links: the switches stamp telemetry, the
+    ACKs echo it, and HPCC holds the bottleneck near η = 0.95 with a queue under two packets,
+    where CUBIC fills the buffer (docs/mechanisms.md#hpcc)."""
+    net = quench.Network()
+    net.hosts("a0", "a1", "a2", "a3", "b")
+    net.routers("r1", "r2")
+    for a in ("a0", "a1", "a2", "a3"):
+        net.link(a, "r1", rate="10Gbps", delay="1us")
+        net.tcp(a, "b", cc=quench.hpcc(), delayed_ack={"enabled": False})
+    net.link("r1", "r2", rate="10Gbps", delay="1us", qdisc=quench.droptail(limit="2000p"))
+    net.link("r2", "b", rate="10Gbps", delay="1us")
+    res = net.run("20ms")
+    assert set(res.flows["cc"]) == {"hpcc"}
+    q = res.queue[(res.queue["link_name"] == "r1->r2") & (res.queue["time_s"] > 0.005)]
+    assert float(q["packets"].mean()) < 2.0
+    link = res.links[res.links["link_name"] == "r1->r2"].iloc[0]
+    assert 0.88 < link["utilization"] < 1.0
+    assert link["dropped_packets"] == 0

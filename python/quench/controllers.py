@@ -261,6 +261,35 @@ def swift(
     )
 
 
+def hpcc(
+    eta: float | None = None,
+    max_stage: int | None = None,
+    rate_ai: str | None = None,
+    min_rate: str | None = None,
+    base_rtt: str | None = None,
+    line_rate: str | None = None,
+    initial_window: int | None = None,
+) -> dict[str, Any]:
+    """HPCC (Li et al. 2019): a window set from in-band telemetry. Every switch the flow's data
+    leaves stamps its queue, transmitted bytes, time and rate; the ACK echoes them; the sender
+    estimates the most loaded link's utilization U and sets W = W_c/(U/`eta`) + W_AI when U ≥
+    `eta` (default 0.95) or after `max_stage` (default 5) additive rounds, else W = W_c + W_AI,
+    with W_AI = `rate_ai` (default "50Mbps") × T, W_c moving once per round, and paces at W/T.
+    T is `base_rtt` and the start window is `line_rate` × T; by default the flow's idle round
+    trip and its host's link rate. `min_rate` (default "100Mbps") is the lowest pacing rate.
+    `initial_window`: segments, to start below line rate (no TCP profile sets it for HPCC)."""
+    return _table(
+        "hpcc",
+        eta=eta,
+        max_stage=max_stage,
+        rate_ai=rate_ai,
+        min_rate=min_rate,
+        base_rtt=base_rtt,
+        line_rate=line_rate,
+        initial_window=initial_window,
+    )
+
+
 def vivace(
     exponent: float | None = None,
     latency_coefficient: float | None = None,

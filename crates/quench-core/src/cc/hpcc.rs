@@ -55,6 +55,8 @@ pub struct HpccConfig {
     pub base_rtt: Option<Dur>,
     /// `B_nic`, the line rate the sender starts at; the sender's own link's when absent.
     pub line_rate: Option<BitRate>,
+    /// The first window in segments; `B_nic·T` (line rate) when absent.
+    pub initial_window: Option<u64>,
 }
 
 impl Default for HpccConfig {
@@ -66,6 +68,7 @@ impl Default for HpccConfig {
             min_rate: DEFAULT_MIN_RATE,
             base_rtt: None,
             line_rate: None,
+            initial_window: None,
         }
     }
 }
@@ -82,6 +85,7 @@ pub struct Hpcc {
     /// `W_init = B_nic·T`, bytes: the largest window (line rate).
     line_window: f64,
     configured: (Option<Dur>, Option<BitRate>),
+    initial_window: Option<u64>,
     /// `W_c`, the reference window, and `W`, the window now.
     reference: f64,
     window: f64,
@@ -105,6 +109,9 @@ impl Hpcc {
         if cfg.line_rate.is_some_and(|r| r.0 == 0) {
             return Err(ConfigError::new("line_rate", "must be positive"));
         }
+        if cfg.initial_window == Some(0) {
+            return Err(ConfigError::new("initial_window", "must be at least 1"));
+        }
         if cfg.min_rate.0 == 0 {
             return Err(ConfigError::new("min_rate", "must be positive"));
         }
@@ -117,6 +124,7 @@ impl Hpcc {
             line_rate: 0.0,
             line_window: 0.0,
             configured: (cfg.base_rtt, cfg.line_rate),
+            initial_window: cfg.initial_window,
             reference: 0.0,
             window: 0.0,
             utilization: 0.0,
@@ -219,9 +227,10 @@ impl CongestionControl for Hpcc {
         Capabilities { rate_samples: true, telemetry: true, ..Capabilities::window(Recovery::NewReno) }
     }
 
-    /// `W_init` in segments: line rate for one base RTT.
+    /// `W_init` in segments: line rate for one base RTT, unless the scenario set it (then `W`
+    /// and `W_c` start there at the first ACK, when the segment size is known).
     fn initial_window(&self, mss: u64) -> u64 {
-        ((self.window / mss as f64).ceil() as u64).max(1)
+        self.initial_window.unwrap_or_else(|| ((self.window / mss as f64).ceil() as u64).max(1))
     }
 
     fn take_path(&mut self, path: &PathFacts) {
@@ -233,6 +242,10 @@ impl CongestionControl for Hpcc {
     /// it): only the call with the sample acts.
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) -> AckResponse {
         let Some(rs) = s.rate else { return AckResponse::default() };
+        if let Some(segments) = self.initial_window.take() {
+            self.reference = (segments * w.mss) as f64;
+            self.window = self.reference;
+        }
         if let Some(record) = s.telemetry {
             self.measure_inflight(record);
             let new_round = rs.prior_delivered >= self.round_end;
@@ -358,6 +371,22 @@ mod tests {
         assert!((c.window_bytes() - (10_125.0 / (0.5 / 0.95) + 62.5)).abs() < 1e-6);
     }
 
+    /// A configured first window replaces line rate, from the first ACK (whose record only
+    /// becomes the last): the additive step then starts from 4 segments.
+    #[test]
+    fn a_configured_initial_window_replaces_line_rate() {
+        let cfg = HpccConfig {
+            base_rtt: Some(Dur::from_micros(10)),
+            line_rate: Some(RATE),
+            initial_window: Some(4),
+            ..Default::default()
+        };
+        let (mut c, mut w) = (Hpcc::new(&cfg).unwrap(), window());
+        assert_eq!(c.initial_window(MSS), 4);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), 0);
+        assert!((c.window_bytes() - (4.0 * MSS as f64 + 62.5)).abs() < 1e-9, "{}", c.window_bytes());
+    }
+
     #[test]
     fn rejects_bad_parameters() {
         for cfg in [
@@ -365,6 +394,7 @@ mod tests {
             HpccConfig { eta: 1.5, ..Default::default() },
             HpccConfig { base_rtt: Some(Dur::ZERO), ..Default::default() },
             HpccConfig { line_rate: Some(BitRate(0)), ..Default::default() },
+            HpccConfig { initial_window: Some(0), ..Default::default() },
         ] {
             assert!(Hpcc::new(&cfg).is_err());
         }

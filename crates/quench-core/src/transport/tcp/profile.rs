@@ -51,6 +51,10 @@ const LINUX_SEND_BUFFER: Bytes = Bytes(4 << 20);
 const LINUX_RECEIVE_WINDOW: Bytes = Bytes(6 << 20);
 /// ns-3 `TcpSocket::InitialCwnd`: 10 segments.
 const NS3_INITIAL_WINDOW: u64 = 10;
+/// Controllers whose first window is their own design, not a host's setting: HPCC starts at
+/// line rate for one base RTT (Li et al. 2019, section 3.3), which no profile's segment count
+/// may replace.
+const OWN_INITIAL_WINDOW: &[&str] = &["hpcc"];
 /// ns-3 `TcpSocket::SegmentSize`: 536 bytes of payload (RFC 879's default MSS); ns-3 adds the
 /// timestamp option on top, where quench's `mss` includes it (Linux's accounting).
 const NS3_MSS: u32 = 536 + TCP_TIMESTAMP_OPTION;
@@ -152,7 +156,10 @@ impl Profile {
             Profile::Ns3 => NS3_INITIAL_WINDOW,
             Profile::Rfc => return,
         };
-        fill(cc, "initial_window", Value::from(initial_window));
+        let kind = cc.get("kind").and_then(Value::as_str);
+        if !kind.is_some_and(|k| OWN_INITIAL_WINDOW.contains(&k)) {
+            fill(cc, "initial_window", Value::from(initial_window));
+        }
         // tcp_cubic.c's `hystart` = 1, for which HyStart++ stands in. ns-3's `TcpCubic::HyStart`
         // is the original HyStart too, but `quench ns3` translates only the absence of either, so
         // the ns3 profile leaves HyStart++ off rather than pair two different algorithms.
@@ -279,6 +286,9 @@ mod tests {
         assert_eq!(cc, json!({"kind": "newreno", "initial_window": 10}));
         let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
         assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
+        // HPCC's first window is line rate for one base RTT: no profile sets it.
+        let (_, cc) = resolved(json!({}), json!("hpcc"));
+        assert_eq!(cc, json!({"kind": "hpcc"}));
         let (tcp, cc) = resolved(json!({"profile": "rfc"}), Value::Null);
         assert_eq!(serde_json::to_value(&tcp).unwrap(), serde_json::to_value(Profile::Rfc.tcp()).unwrap());
         assert_eq!(cc, json!({"kind": "newreno"}));
