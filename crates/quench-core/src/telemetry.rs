@@ -25,7 +25,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// Hops a record holds. HPCC's implementation keeps 5 (`IntHeader::maxHop`, enough for the
 /// five switch egresses of a fat-tree's longest path); 8 also covers a parking lot of eight
 /// routers. Switches past the last leave no record, as a full INT stack does (the record says
-/// so: [`IntRecord::truncated`]).
+/// so).
 pub const MAX_HOPS: usize = 8;
 
 /// What one switch egress reports of itself as a packet starts its transmission there.
@@ -55,6 +55,7 @@ pub struct IntRecord {
 
 impl IntRecord {
     /// A record of the given hops (at most [`MAX_HOPS`]; more are dropped as truncation).
+    #[cfg(test)]
     pub fn of(hops: &[HopRecord]) -> IntRecord {
         let mut r = IntRecord::default();
         for h in hops {
@@ -67,6 +68,7 @@ impl IntRecord {
         &self.hops[..self.len as usize]
     }
 
+    #[cfg(test)]
     pub fn truncated(&self) -> bool {
         self.truncated
     }
@@ -163,6 +165,7 @@ impl Telemetry {
     }
 
     /// Records of packets in flight (for the tests that no record outlives its packet).
+    #[cfg(test)]
     pub fn in_flight(&self) -> usize {
         self.records.len()
     }

@@ -992,4 +992,31 @@ mod tests {
     fn events_stay_small() {
         assert!(std::mem::size_of::<super::Event>() <= 16, "{}", std::mem::size_of::<super::Event>());
     }
+
+    /// No telemetry record outlives its packet: two HPCC flows start at line rate into a
+    /// 4-packet buffer, so packets are dropped; once both transfers are done and the network
+    /// is empty, no record is left, and every drop was of a packet that had one.
+    #[test]
+    fn telemetry_records_leave_with_their_packets() {
+        let sc = crate::scenario::Scenario::from_json(
+            r#"{"duration": "200ms", "seed": 1,
+                "hosts": ["a", "b", "c"], "routers": ["r1", "r2"],
+                "links": [
+                  {"from": "a", "to": "r1", "rate": "10Gbps", "delay": "1us"},
+                  {"from": "b", "to": "r1", "rate": "10Gbps", "delay": "1us"},
+                  {"from": "r1", "to": "r2", "rate": "10Gbps", "delay": "1us", "qdisc": {"kind": "droptail", "limit": "4p"}},
+                  {"from": "r2", "to": "c", "rate": "10Gbps", "delay": "1us"}],
+                "flows": [
+                  {"kind": "tcp", "src": "a", "dst": "c", "cc": "hpcc", "bytes": "2MB"},
+                  {"kind": "tcp", "src": "b", "dst": "c", "cc": "hpcc", "bytes": "2MB"}]}"#,
+        )
+        .unwrap();
+        let mut world = crate::builder::build(&sc).unwrap();
+        world.run_until(world.end);
+        let drops: u64 = world.links.iter().map(|l| l.stats_at(world.now).dropped_packets.iter().sum::<u64>()).sum();
+        assert!(drops > 0, "the buffer must overflow for the test to mean anything");
+        let flows = world.flows.listed_rows(&world.agents).filter(|(_, _, row)| row.completion.is_some()).count();
+        assert_eq!(flows, 2, "both transfers complete");
+        assert_eq!(world.telemetry.as_ref().map(|t| t.in_flight()), Some(0));
+    }
 }
