@@ -98,6 +98,6 @@ def test_hpcc_keeps_the_queue_near_zero_at_its_target_utilization() -> None:
     assert set(res.flows["cc"]) == {"hpcc"}
     q = res.queue[(res.queue["link_name"] == "r1->r2") & (res.queue["time_s"] > 0.005)]
     assert float(q["packets"].mean()) < 2.0
-    link = res.links[res.links["link_name"] == "r1->r2"].iloc[0]
+    link = res.links[res.links["name"] == "r1->r2"].iloc[0]
     assert 0.88 < link["utilization"] < 1.0
     assert link["dropped_packets"] == 0
