@@ -13,11 +13,13 @@
    others idle, so aggregate throughput stays well below the non-blocking ideal; spreading
    every flow over all equal-cost paths (here by spraying its packets) comes near it.
 3. Web-search traffic (DCTCP's workload) at loads 0.3-0.8 on a leaf-spine, with drop-tail
-   CUBIC, DCTCP over the step marker, and FQ-CoDel: FCT slowdown by flow size (the flows
-   table's `slowdown`, `Results.fct`). Short flows wait behind the long flows' standing queue
-   in a drop-tail buffer; DCTCP keeps the queue near K and FQ-CoDel serves them from their own
-   queue, so both cut the short flows' tail slowdown (DCTCP's benchmark traffic; pFabric's and
-   HPCC's slowdown figures use the same measure).
+   CUBIC, DCTCP over the step marker, FQ-CoDel, and two datacenter transports over drop-tail:
+   Swift (Kumar et al., SIGCOMM 2020) and HPCC with in-band telemetry (Li et al., SIGCOMM
+   2019): FCT slowdown by flow size (the flows table's `slowdown`, `Results.fct`). Short flows
+   wait behind the long flows' standing queue in a drop-tail buffer; DCTCP keeps the queue
+   near K, FQ-CoDel serves them from their own queue, Swift holds the fabric delay near its
+   target and HPCC the links below full, so each cuts the short flows' tail slowdown (DCTCP's
+   benchmark traffic; pFabric's and HPCC's slowdown figures use the same measure).
 
 What the papers leave open, and what we chose (each a field of `Params`):
 - TCP: the linux profile (CUBIC, SACK, RACK-TLP, timestamps, 40 ms delayed ACKs), pinned,
@@ -36,7 +38,8 @@ What the papers leave open, and what we chose (each a field of `Params`):
   1500).
 - Web search: a leaf-spine of 1 Gb/s links of 10 us, full bisection, ECMP, 100-packet
   buffers; Poisson arrivals between random hosts at the load, for `ws_arrivals_s`, then a
-  drain; FQ-CoDel at RFC 8290's defaults with CUBIC.
+  drain; FQ-CoDel at RFC 8290's defaults with CUBIC; Swift and HPCC at their defaults, with
+  an ACK per packet (`PER_PACKET_ACKS`), HPCC's base RTT each flow's own idle round trip.
 """
 
 from __future__ import annotations
@@ -88,10 +91,23 @@ INCAST_CONFIGS = {
     "tcp_rto1ms": ("cubic", RTO_SHORT, "droptail"),
     "dctcp_rto200ms": ("dctcp", RTO_LONG, "step"),
 }
+# The datacenter transports acknowledge every packet, as their NICs do (HPCC's simulator:
+# L2_ACK_INTERVAL 1; Swift's paper, section 3.3): under a two-segment window a delayed ACK
+# would wait out its 40 ms timer. HPCC starts at line rate (no initial window of its own here).
+PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
 WS_CONFIGS = {
-    "droptail_cubic": ("cubic", "droptail"),
-    "dctcp_step": ("dctcp", "step"),
-    "fq_codel": ("cubic", "fq_codel"),
+    "droptail_cubic": ("cubic", "droptail", {}),
+    "dctcp_step": ("dctcp", "step", {}),
+    "fq_codel": ("cubic", "fq_codel", {}),
+    "swift": ("swift", "droptail", PER_PACKET_ACKS),
+    "hpcc": ("hpcc", "droptail", PER_PACKET_ACKS),
+}
+# The configurations the web-search criteria set against drop-tail CUBIC: label and source.
+WS_COMPARED = {
+    "dctcp_step": ("DCTCP", "Alizadeh et al. 2010"),
+    "fq_codel": ("FQ-CoDel", "RFC 8290"),
+    "swift": ("Swift", "Kumar et al. 2020"),
+    "hpcc": ("HPCC", "Li et al. 2019"),
 }
 
 
@@ -139,11 +155,12 @@ def quick_params(seed: int) -> Params:
     )
 
 
-def tcp_flow(cc: str, initial_window: int, rto_min: str | None = None, **tcp: object) -> dict:
+def tcp_flow(cc: str, initial_window: int | None, rto_min: str | None = None, **tcp: object) -> dict:
     """A TCP flow of the pinned profile with `tcp` keys over it; DCTCP negotiates ECN there by
-    itself."""
+    itself. `initial_window` None: the controller's own (HPCC's line rate)."""
     tcp = {"profile": TCP_PROFILE, **({"rto": {"min": rto_min}} if rto_min else {}), **tcp}
-    return {"kind": "tcp", "cc": {"kind": cc, "initial_window": initial_window}, "tcp": tcp}
+    window = {} if initial_window is None else {"initial_window": initial_window}
+    return {"kind": "tcp", "cc": {"kind": cc, **window}, "tcp": tcp}
 
 
 def queue(kind: str, buffer: str, threshold: str) -> dict:
@@ -224,11 +241,11 @@ def ideal_aggregate_bps(p: Params) -> float:
 
 
 def websearch_network(p: Params, config: str, load: float) -> Network:
-    cc, kind = WS_CONFIGS[config]
+    cc, kind, tcp = WS_CONFIGS[config]
     net = Network(seed=p.seed, name=f"{NAME}-websearch-{config}-{load:g}")
     port = queue(kind, p.ws_buffer, p.marking_threshold)
     net.leaf_spine(p.hosts_per_leaf, p.leaves, p.spines, p.ws_rate, p.ws_delay, qdisc=port, multipath="ecmp")
-    flow = tcp_flow(cc, 10)
+    flow = tcp_flow(cc, None if cc == "hpcc" else 10, **tcp)
     net.workload(matrix="all_to_all", load=load, size=dist.websearch(), flow=flow, stop=p.ws_arrivals_s, name="ws")
     return quiet(net)
 
@@ -356,13 +373,13 @@ def criteria(p: Params, incast: dict, perm: dict, ws: dict) -> list[Criterion]:
     ]
     for j, load in enumerate(p.loads):
         base = ws["droptail_cubic"][j]["short_p99"]
-        for c, label in (("dctcp_step", "DCTCP"), ("fq_codel", "FQ-CoDel")):
+        for c, (label, paper) in WS_COMPARED.items():
             out.append(
                 Criterion.at_most(
                     f"web search at load {load:g}: {label}'s short-flow p99 slowdown / drop-tail CUBIC's",
                     1.0,
                     ws[c][j]["short_p99"] / base,
-                    source="lower (Alizadeh et al. 2010)",
+                    source=f"lower ({paper})",
                 )
             )
     return out
