@@ -518,6 +518,25 @@ class Network:
         its own queue in an RTT. Parameters: mss, rto_rtts, min_rto."""
         return self._connection("assisted", src, dst, bytes, start, name, params)
 
+    def ndp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **params: Any,
+    ) -> Network:
+        """An NDP transfer of `bytes` (unlimited when None; Handley et al., SIGCOMM 2017): the
+        sender starts at line rate with `initial_window` packets, then sends one packet per PULL
+        of the receiver, whose host paces its PULLs at its access link's rate. It needs
+        trimming queues, qdisc={"kind": "trim"} (`data_limit` "8p", `header_limit` "24000B",
+        `header_weight` 100000, `tail_trim_probability` 0.5), and spreads best over a fabric
+        whose switches spray (multipath "spray"). Parameters: mss (1436), initial_window (15),
+        min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
+        return self._connection("ndp", src, dst, bytes, start, name, params)
+
     def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
         """A connection of transport `kind`; its own parameters go under the key of that name."""
         flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name}

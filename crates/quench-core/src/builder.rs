@@ -262,6 +262,10 @@ impl Topology for FlowContext<'_> {
     fn path_links(&self, (src, dst): (NodeId, NodeId)) -> usize {
         self.routes.path(self.ends, src, dst).map_or(0, |p| p.len())
     }
+    fn last_hop_rate(&self, (src, dst): (NodeId, NodeId)) -> Option<crate::units::BitRate> {
+        let path = self.routes.path(self.ends, src, dst)?;
+        path.last().map(|l| self.links[l.index()].rate())
+    }
     fn host_shared(&self) -> &HostShared {
         self.host_shared
     }

@@ -30,6 +30,7 @@ pub mod rate_advert;
 pub mod red;
 pub mod sfq;
 pub mod step;
+pub mod trim;
 
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
@@ -371,6 +372,7 @@ registry! {
     boxed own Choke: "choke" => choke::Choke(ChokeConfig),
     boxed own DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
     boxed slab Step: "step" => step::Step(StepConfig),
+    boxed own Trim: "trim" => trim::Trim(TrimConfig),
 }
 
 impl Default for QdiscSpec {

@@ -10,7 +10,7 @@ use crate::error::ConfigError;
 use crate::packet::{AgentId, FlowId, NodeId};
 use crate::transport::tcp::Connection;
 use crate::transport::Agent;
-use crate::units::{Dur, Time};
+use crate::units::{BitRate, Dur, Time};
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -89,6 +89,13 @@ impl FlowBuild<'_> {
         self.topology.path_links((self.src, self.dst)).saturating_sub(1).min(u8::MAX as usize) as u8
     }
 
+    /// The rate of the last link on the route from `src` to `dst`: the receiver's access link,
+    /// at which a receiver-driven transport (NDP) paces its requests for data. None if
+    /// unreachable (`check_path` reports that).
+    pub fn last_hop_rate(&self) -> Option<BitRate> {
+        self.topology.last_hop_rate((self.src, self.dst))
+    }
+
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
     pub fn host_shared<T: Clone + Send + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
         let mut map = self.topology.host_shared().borrow_mut();
@@ -124,6 +131,8 @@ pub(crate) trait Topology {
     fn check_path(&self, from_to: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError>;
     /// The links on the route from `from` to `to` (0 if there is none).
     fn path_links(&self, from_to: (NodeId, NodeId)) -> usize;
+    /// The rate of the last link on the route from `from` to `to` (None if there is none).
+    fn last_hop_rate(&self, from_to: (NodeId, NodeId)) -> Option<BitRate>;
     /// The values the flows of each host share.
     fn host_shared(&self) -> &HostShared;
 }
