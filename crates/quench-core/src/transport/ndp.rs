@@ -322,13 +322,23 @@ pub struct NdpReceiver {
     /// Departure times of this flow's PULLs waiting in the pacer, earliest first.
     pulls: VecDeque<Time>,
     pull_counter: u64,
+    /// PULLs the flow needs beside its trims: its packets less the initial window (none for
+    /// an unlimited transfer, which always needs more).
+    pulls_needed: Option<u64>,
+    /// PULLs queued so far (sent or waiting).
+    pulls_queued: u64,
     timer: TimerSlot,
     pub stats: NdpReceiverStats,
 }
 
 impl NdpReceiver {
-    pub fn new(conn: Connection, expected: Option<u64>, pacer: PullPacer, pull_spacing: Dur) -> Self {
+    /// A receiver of `expected` bytes (unlimited when None) from a sender of `cfg`, its PULLs
+    /// spaced by `pull_spacing` in the host's `pacer`.
+    pub fn new(conn: Connection, expected: Option<u64>, cfg: &NdpConfig, pacer: PullPacer, pull_spacing: Dur) -> Self {
+        let packets = expected.map(|b| b.div_ceil(cfg.mss as u64));
         NdpReceiver {
+            pulls_needed: packets.map(|p| p.saturating_sub(cfg.initial_window as u64)),
+            pulls_queued: 0,
             conn,
             expected,
             held: FrontVec::default(),
@@ -358,12 +368,21 @@ impl NdpReceiver {
             self.stats.delivery.delivered(self.rcv_nxt - before, self.expected, cx.now);
             cx.send(packet(&self.conn, pkt.seq, self.rcv_nxt, 0, ndp::ACK));
         }
-        if !self.complete() {
+        if self.pull_wanted() {
             self.queue_pull(cx);
         }
     }
 
+    /// Whether the sender has a packet left for one more PULL: each trimmed packet must be sent
+    /// again, and each packet beyond the initial window needs a PULL. A PULL more would hold a
+    /// place in the host's pacer that another flow could use (htsim's pacer drops a finished
+    /// flow's PULLs, `release_pulls`, to the same end).
+    fn pull_wanted(&self) -> bool {
+        !self.complete() && self.pulls_needed.is_none_or(|n| self.pulls_queued < n + self.stats.trimmed)
+    }
+
     fn queue_pull(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.pulls_queued += 1;
         let at = self.pacer.reserve(cx.now, self.pull_spacing);
         if at <= cx.now && self.pulls.is_empty() {
             return self.send_pull(cx);
@@ -446,7 +465,7 @@ impl TransportSpec for NdpFlowSpec {
         let (forward, backward) = cx.connections();
         Ok(BuiltFlow {
             sender: Agent::NdpSender(Box::new(NdpSender::new(forward, self.ndp.clone(), bytes))),
-            receiver: Agent::NdpReceiver(Box::new(NdpReceiver::new(backward, bytes, pacer, spacing))),
+            receiver: Agent::NdpReceiver(Box::new(NdpReceiver::new(backward, bytes, &self.ndp, pacer, spacing))),
             cc: "",
             bytes,
         })
@@ -505,7 +524,8 @@ mod tests {
     /// A receiver ACKs data, NACKs a trimmed header, and spaces its PULLs by the pacer.
     #[test]
     fn receiver_acks_nacks_and_paces_pulls() {
-        let mut r = NdpReceiver::new(conn(), Some(3000), PullPacer::default(), Dur(1200));
+        let cfg = NdpConfig { mss: 1000, initial_window: 1, ..NdpConfig::default() };
+        let mut r = NdpReceiver::new(conn(), Some(3000), &cfg, PullPacer::default(), Dur(1200));
         let mut host = ScriptedHost::new(Recorder::default());
         let data = |seq: u64, trimmed: bool| {
             let mut p = packet(&conn(), seq, 0, 1000, ndp::DATA);
