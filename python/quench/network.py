@@ -188,6 +188,30 @@ def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> di
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 
+def trim(
+    data_limit: Quantity | None = None,
+    header_limit: Quantity | None = None,
+    header_weight: int | None = None,
+    tail_trim_probability: float | None = None,
+) -> dict[str, Any]:
+    """NDP's trimming switch queue (Handley et al., SIGCOMM 2017; htsim's CompositeQueue): a
+    small data queue (`data_limit`, packets or bytes, default "8p") and a header queue
+    (`header_limit`, default "24000B") served `header_weight` headers per data packet while
+    both wait (default 100000, htsim's ratio). An NDP data packet finding the data queue full is
+    cut to its 64-byte header, or with probability `tail_trim_probability` (default 0.5) the
+    packet queued last is; other protocols' packets are dropped there as by drop-tail. Trims
+    are counted in the links table's marked_packets."""
+    return _clean(
+        {
+            "kind": "trim",
+            "data_limit": data_limit,
+            "header_limit": header_limit,
+            "header_weight": header_weight,
+            "tail_trim_probability": tail_trim_probability,
+        }
+    )
+
+
 def fuzzball(
     pool_limit: Quantity | None = None,
     preempt: str | None = None,

@@ -79,6 +79,8 @@ fn a_lone_flow_finishes_at_the_line_rate_from_the_first_packet() {
         let fct = flow_value(&r, 0, "response_time_s");
         eprintln!("lone flow {bytes} B: fct {:.3} us, closed form {:.3} us", fct * 1e6, closed * 1e6);
         assert!((fct - closed).abs() <= tx_s(FULL), "{bytes} B: fct {fct} vs {closed}");
+        // The flows table's ideal (`fct.rs`) is the same closed form.
+        assert!((flow_value(&r, 0, "ideal_fct_s") - closed).abs() < 1e-12);
         assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 0.0);
         assert_eq!(flow_value(&r, 0, "bytes_delivered"), bytes as f64);
     }
