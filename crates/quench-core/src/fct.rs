@@ -29,8 +29,8 @@
 
 use crate::link::Link;
 use crate::packet::LinkId;
-use crate::transport::tcp::{TcpConfig, HEADERS};
 use crate::transport::ndp::NdpConfig;
+use crate::transport::tcp::{TcpConfig, HEADERS};
 use crate::transport::FlowSpec;
 
 /// One hop as the ideal sees it.
