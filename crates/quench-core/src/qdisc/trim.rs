@@ -1,5 +1,5 @@
 //! Packet trimming: NDP's switch queue (Handley et al., "Re-architecting datacenter networks
-//! and stacks for low latency and high performance", SIGCOMM 2017, section 3.1; htsim's
+//! and stacks for low latency and high performance", SIGCOMM 2017; htsim's
 //! `CompositeQueue`, sim/compositequeue.cpp). Two FIFOs share the port: a small data queue,
 //! and a header queue for everything without payload (NDP's ACKs, NACKs, PULLs and trimmed
 //! headers), served with priority by a weighted round robin so that data is never starved.
@@ -34,7 +34,7 @@ use crate::packet::{ndp, Packet, Proto};
 use crate::units::{Bytes, Limit};
 use serde::{Deserialize, Serialize};
 
-/// The paper's data queue: 8 full-size packets (section 3.1).
+/// The paper's data queue: 8 full-size packets.
 pub const DEFAULT_DATA_LIMIT_PACKETS: u64 = 8;
 /// htsim's header queue: twice the data queue's bytes (8 packets of 1500 bytes).
 pub const DEFAULT_HEADER_LIMIT_BYTES: u64 = 2 * 8 * 1500;

@@ -192,10 +192,18 @@ impl NdpSender {
         true
     }
 
-    /// The timer runs while packets are in flight, for the oldest one's deadline.
+    /// Whether packets wait to be sent: NACKed ones or new data.
+    fn has_pending(&self) -> bool {
+        !self.nacked.is_empty() || self.end.is_none_or(|end| self.next_new < end)
+    }
+
+    /// The timer runs for the oldest packet in flight's deadline; with none in flight but
+    /// packets waiting, a timeout from now, in case the PULL that would release them was lost
+    /// (a header queue full on the way back) and no arrival is left to send another.
     fn arm_rto(&mut self, cx: &mut AgentCx<impl Host>) {
         match self.in_flight.values().map(|f| f.sent_at).min() {
             Some(oldest) => self.rto.arm(TIMER_RTO, oldest + self.rto_interval(), cx),
+            None if self.has_pending() => self.rto.arm(TIMER_RTO, cx.now + self.rto_interval(), cx),
             None => self.rto.cancel(),
         }
     }
@@ -243,12 +251,17 @@ impl NdpSender {
         }
     }
 
-    /// Send again every packet in flight longer than the timeout.
+    /// Send again every packet in flight longer than the timeout; with none in flight, send
+    /// one waiting packet as if a PULL had come (its ACK or NACK brings the receiver's PULLs
+    /// back).
     fn on_timeout(&mut self, cx: &mut AgentCx<impl Host>) {
         self.stats.sent.timeouts += 1;
         let deadline = self.rto_interval();
         let late: Vec<u64> =
             self.in_flight.iter().filter(|(_, f)| cx.now - f.sent_at >= deadline).map(|(s, _)| *s).collect();
+        if self.in_flight.is_empty() {
+            self.send_one(cx);
+        }
         for seq in late {
             self.send_data(seq, true, cx);
         }
@@ -519,6 +532,31 @@ mod tests {
         s.on_packet(reply(ndp::PULL, 3), &mut at(&mut host, 12));
         assert_eq!(seqs(&host), vec![0, 1000, 2000, 1000, 3000, 4000]);
         assert_eq!((s.stats.sent.retransmitted_segments, s.stats.nacks), (1, 1));
+    }
+
+    /// PULLs lost: the initial window is ACKed, no PULL comes, data is left. The timer, armed
+    /// from the last ACK, sends one packet as a PULL would; with nothing left it stays off.
+    #[test]
+    fn sender_with_data_left_and_no_pull_sends_one_at_the_timeout() {
+        let cfg = NdpConfig { mss: 1000, initial_window: 2, ..NdpConfig::default() };
+        let mut s = NdpSender::new(conn(), cfg, Some(3000));
+        let mut host = ScriptedHost::new(Recorder::default());
+        s.on_start(&mut at(&mut host, 0));
+        s.on_packet(reply(ndp::ACK, 0), &mut at(&mut host, 10_000));
+        s.on_packet(reply(ndp::ACK, 1000), &mut at(&mut host, 10_000));
+        assert!(s.rto.is_armed(), "2000..3000 is still to send");
+        // The expiry queued for the window's deadline finds the later one and re-queues itself.
+        let deadline = Time(10_000) + s.rto_interval();
+        let (early, timer) = *host.timers.last().unwrap();
+        s.on_timer(timer, &mut at(&mut host, early.0));
+        assert_eq!(host.sent.len(), 2, "nothing sent before the deadline");
+        let (due, timer) = *host.timers.last().unwrap();
+        assert_eq!(due, deadline);
+        s.on_timer(timer, &mut at(&mut host, due.0));
+        assert_eq!(host.sent.last().map(|p| (p.seq, p.payload)), Some((2000, 1000)));
+        assert_eq!(s.stats.sent.timeouts, 1);
+        s.on_packet(reply(ndp::ACK, 2000), &mut at(&mut host, due.0 + 10_000));
+        assert!(!s.rto.is_armed() && s.is_quiescent());
     }
 
     /// A receiver ACKs data, NACKs a trimmed header, and spaces its PULLs by the pacer.
