@@ -163,7 +163,7 @@ impl FlowRow {
         FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() }
     }
 
-    /// The columns a reliable transfer (TCP, PCP, the assisted ideal) fills alike: its two
+    /// The columns a reliable transfer (TCP, PCP, the assisted ideal, NDP) fills alike: its two
     /// ends' counts, its smoothed RTT (NaN before a sample) and its window in bytes. Every
     /// segment is one packet, so `packets_sent` is `segments_sent`; the mean RTT is NaN
     /// without samples (0/0).
