@@ -3,7 +3,7 @@
 //! drop-tail, a full header queue, configuration errors. Tests only: they drive the discipline
 //! by hand through the harness's `Bench`, never a link or a world.
 
-use super::super::harness::{packet, Bench};
+use super::super::harness::{check_conservation, packet, Bench};
 use super::super::QdiscSpec;
 use super::*;
 use crate::units::{BitRate, Time};
@@ -126,6 +126,16 @@ fn bytes_balance_with_the_trimmed_bytes() {
     let dropped: u64 = b.drops.iter().map(|(p, _)| p.size as u64).sum();
     assert!(q.stats().trimmed_packets > 0 && dropped > 0);
     assert_eq!(arrived, departed + dropped + q.backlog().bytes + q.stats().trimmed_bytes);
+}
+
+/// Traffic of other protocols (the harness's UDP) meets a drop-tail FIFO: packets and bytes
+/// conserved, each flow in order, drops once the 8 packets are full.
+#[test]
+fn conserves_packets_and_bytes_of_other_protocols() {
+    let mut q = trim("{}");
+    let (departed, dropped) = check_conservation(&mut q, 20_000, 5);
+    assert!(departed > 0 && dropped > 0);
+    assert_eq!(q.stats().trimmed_packets, 0);
 }
 
 #[test]
