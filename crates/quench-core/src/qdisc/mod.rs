@@ -10,7 +10,7 @@
 //! Must not touch: the link, the world or any endpoint. A discipline sees the packets it is
 //! given and its [`QdiscCx`] (clock, link rate, random stream, outboxes, the node's buffer
 //! pool); it reads a transport's constants only where a packet's fields mean them
-//! (`rate_advert.rs`, the assisted ideal's stamp).
+//! (`rate_advert.rs`, the assisted ideal's stamp; `trim.rs`, NDP's header bits in `packet.rs`).
 
 pub mod choke;
 pub mod classify;
