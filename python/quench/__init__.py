@@ -46,6 +46,7 @@ from quench.network import (
     red,
     sfq,
     step,
+    trim,
 )
 from quench.results import Results
 from quench.scenario import Simulation, load_scenario, run_scenario, validate_scenario
@@ -88,6 +89,7 @@ __all__ = [
     "run_scenario",
     "sfq",
     "step",
+    "trim",
     "swift",
     "tahoe",
     "validate_scenario",

@@ -188,6 +188,30 @@ def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> di
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 
+def trim(
+    data_limit: Quantity | None = None,
+    header_limit: Quantity | None = None,
+    header_weight: int | None = None,
+    tail_trim_probability: float | None = None,
+) -> dict[str, Any]:
+    """NDP's trimming switch queue (Handley et al., SIGCOMM 2017; htsim's CompositeQueue): a
+    small data queue (`data_limit`, packets or bytes, default "8p") and a header queue
+    (`header_limit`, default "24000B") served `header_weight` headers per data packet while
+    both wait (default 100000, htsim's ratio). An NDP data packet finding the data queue full is
+    cut to its 64-byte header, or with probability `tail_trim_probability` (default 0.5) the
+    packet queued last is; other protocols' packets are dropped there as by drop-tail. Trims
+    are counted in the links table's marked_packets."""
+    return _clean(
+        {
+            "kind": "trim",
+            "data_limit": data_limit,
+            "header_limit": header_limit,
+            "header_weight": header_weight,
+            "tail_trim_probability": tail_trim_probability,
+        }
+    )
+
+
 def fuzzball(
     pool_limit: Quantity | None = None,
     preempt: str | None = None,
@@ -517,6 +541,25 @@ class Network:
         fair rate that fq(advertise_rate=True) queues stamp into its requests, less what drains
         its own queue in an RTT. Parameters: mss, rto_rtts, min_rto."""
         return self._connection("assisted", src, dst, bytes, start, name, params)
+
+    def ndp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **params: Any,
+    ) -> Network:
+        """An NDP transfer of `bytes` (unlimited when None; Handley et al., SIGCOMM 2017): the
+        sender starts at line rate with `initial_window` packets, then sends one packet per PULL
+        of the receiver, whose host paces its PULLs at its access link's rate. It needs
+        trimming queues, qdisc={"kind": "trim"} (`data_limit` "8p", `header_limit` "24000B",
+        `header_weight` 100000, `tail_trim_probability` 0.5), and spreads best over a fabric
+        whose switches spray (multipath "spray"). Parameters: mss (1436), initial_window (15),
+        min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
+        return self._connection("ndp", src, dst, bytes, start, name, params)
 
     def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
         """A connection of transport `kind`; its own parameters go under the key of that name."""

@@ -29,6 +29,7 @@
 
 use crate::link::Link;
 use crate::packet::LinkId;
+use crate::transport::ndp::NdpConfig;
 use crate::transport::tcp::{TcpConfig, HEADERS};
 use crate::transport::FlowSpec;
 
@@ -118,13 +119,21 @@ pub fn tcp_ideal_s(cfg: &TcpConfig, bytes: u64, forward: &[Hop], reverse: &[Hop]
     Some(handshake + data_s(forward, segs))
 }
 
+/// An NDP transfer's ideal: no handshake, the data in packets of `mss` bytes behind NDP's
+/// 64-byte header (`packet::ndp::HEADER_BYTES`).
+pub fn ndp_ideal_s(cfg: &NdpConfig, bytes: u64, forward: &[Hop]) -> Option<f64> {
+    let segs = Segments::of(bytes, cfg.mss as u64, crate::packet::ndp::HEADER_BYTES as u64)?;
+    Some(data_s(forward, segs))
+}
+
 /// The ideal completion time in seconds of a flow as built, or NaN where it has none: a
-/// transfer without a size, or a transport other than TCP (UDP, PCP and assisted flows have
-/// no completion of the same kind).
+/// transfer without a size, or a transport other than TCP and NDP (UDP, PCP and assisted
+/// flows have no completion of the same kind).
 pub fn ideal_fct_s(spec: &FlowSpec, bytes: Option<u64>, links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> f64 {
     let hops = |p: &[LinkId]| -> Vec<Hop> { p.iter().map(|l| Hop::of(&links[l.index()])).collect() };
     match (spec, bytes) {
         (FlowSpec::Tcp(t), Some(b)) => tcp_ideal_s(&t.tcp, b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN),
+        (FlowSpec::Ndp(n), Some(b)) => ndp_ideal_s(&n.ndp, b, &hops(fwd)).unwrap_or(f64::NAN),
         _ => f64::NAN,
     }
 }

@@ -39,6 +39,9 @@ pub enum Proto {
     /// RFC 3692's number for experiments: the router-assisted rate transport
     /// (`transport/assisted.rs`), whose header is shaped like TCP's.
     Assisted = 253,
+    /// RFC 3692's other number for experiments: NDP (`transport/ndp.rs`), whose packets a
+    /// trimming queue (`qdisc/trim.rs`) may cut to their headers.
+    Ndp = 254,
 }
 
 /// IPv4 header without options (RFC 791).
@@ -66,6 +69,27 @@ pub mod tcp_flags {
     pub const ACK: u8 = 0x10;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
+}
+
+/// NDP's header (Handley et al., "Re-architecting datacenter networks and stacks for low
+/// latency and high performance", SIGCOMM 2017): the packet kinds and the bit a trimming
+/// switch sets, and the size of a packet without payload. Shared by the transport
+/// (`transport/ndp.rs`) and the trimming queue (`qdisc/trim.rs`), which reads nothing else of it.
+pub mod ndp {
+    /// A data packet (its payload may have been trimmed: [`TRIMMED`]).
+    pub const DATA: u8 = 0x01;
+    /// The receiver got a data packet whole: `seq` names it, `ack` is the cumulative ACK.
+    pub const ACK: u8 = 0x02;
+    /// The receiver got a trimmed header: `seq` names the packet to send again.
+    pub const NACK: u8 = 0x04;
+    /// The receiver asks for more: `seq` is the flow's pull counter (cumulative, so one pull
+    /// lost is made up by the next).
+    pub const PULL: u8 = 0x08;
+    /// Set by a trimming queue that cut the payload off a data packet.
+    pub const TRIMMED: u8 = 0x10;
+    /// Bytes of a packet without payload (IP and NDP headers): htsim's `NdpPacket::ACKSIZE`
+    /// (sim/ndppacket.h), the size of every ACK, NACK, PULL and trimmed header.
+    pub const HEADER_BYTES: u32 = 64;
 }
 
 /// ECN codepoints of the IP header's two low TOS bits (RFC 3168 section 5). ECT(1) is the

@@ -10,7 +10,7 @@
 //! Must not touch: the link, the world or any endpoint. A discipline sees the packets it is
 //! given and its [`QdiscCx`] (clock, link rate, random stream, outboxes, the node's buffer
 //! pool); it reads a transport's constants only where a packet's fields mean them
-//! (`rate_advert.rs`, the assisted ideal's stamp).
+//! (`rate_advert.rs`, the assisted ideal's stamp; `trim.rs`, NDP's header bits in `packet.rs`).
 
 pub mod choke;
 pub mod classify;
@@ -30,6 +30,7 @@ pub mod rate_advert;
 pub mod red;
 pub mod sfq;
 pub mod step;
+pub mod trim;
 
 use crate::error::ConfigError;
 use crate::packet::{NodeId, Packet};
@@ -371,6 +372,7 @@ registry! {
     boxed own Choke: "choke" => choke::Choke(ChokeConfig),
     boxed own DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
     boxed slab Step: "step" => step::Step(StepConfig),
+    boxed own Trim: "trim" => trim::Trim(TrimConfig),
 }
 
 impl Default for QdiscSpec {

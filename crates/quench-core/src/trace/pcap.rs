@@ -226,7 +226,8 @@ impl PcapWriter {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
             Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt) + extra,
-            Proto::Udp => UDP_HEADER,
+            // NDP's header is captured as a UDP-shaped one (ports and length).
+            Proto::Udp | Proto::Ndp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
         };
         let captured = (IP_HEADER + transport).min(size);
@@ -239,7 +240,7 @@ impl PcapWriter {
         match pkt.proto {
             _ if pkt.frag.offset > 0 => {}
             Proto::Tcp | Proto::Assisted => self.write_tcp(pkt, sender_node, extra > 0),
-            Proto::Udp => self.write_udp(pkt),
+            Proto::Udp | Proto::Ndp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
         }
         self.buf.truncate(start + captured as usize);

@@ -100,6 +100,13 @@ impl FlowBuild<'_> {
         }
     }
 
+    /// The rate of the last link on the route from `src` to `dst`: the receiver's access link,
+    /// at which a receiver-driven transport (NDP) paces its requests for data. None if
+    /// unreachable (`check_path` reports that).
+    pub fn last_hop_rate(&self) -> Option<BitRate> {
+        self.topology.path((self.src, self.dst)).last().map(|h| BitRate(h.rate_bps as u64))
+    }
+
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
     pub fn host_shared<T: Clone + Send + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
         let mut map = self.topology.host_shared().borrow_mut();
@@ -168,7 +175,7 @@ impl FlowRow {
         FlowRow { cwnd: f64::NAN, srtt_s: f64::NAN, mean_rtt_s: f64::NAN, mean_delay_s: f64::NAN, ..Default::default() }
     }
 
-    /// The columns a reliable transfer (TCP, PCP, the assisted ideal) fills alike: its two
+    /// The columns a reliable transfer (TCP, PCP, the assisted ideal, NDP) fills alike: its two
     /// ends' counts, its smoothed RTT (NaN before a sample) and its window in bytes. Every
     /// segment is one packet, so `packets_sent` is `segments_sent`; the mean RTT is NaN
     /// without samples (0/0).

@@ -7,6 +7,7 @@
 
 pub mod assisted;
 pub mod contract;
+pub mod ndp;
 pub mod pcp;
 pub mod tcp;
 pub mod udp;
@@ -311,6 +312,7 @@ transports! {
     Pcp: "pcp" => pcp::PcpFlowSpec => PcpSender(Box<pcp::PcpSender>), PcpReceiver(Box<pcp::PcpReceiver>);
     Assisted: "assisted" => assisted::AssistedFlowSpec =>
         AssistedSender(Box<assisted::AssistedSender>), AssistedReceiver(Box<assisted::AssistedReceiver>);
+    Ndp: "ndp" => ndp::NdpFlowSpec => NdpSender(Box<ndp::NdpSender>), NdpReceiver(Box<ndp::NdpReceiver>);
 }
 
 impl FlowSpec {
@@ -339,8 +341,9 @@ mod tests {
             r#"{"kind":"udp","src":"a","dst":"b","rate":"1Mbps","pattern":"poisson"}"#,
             r#"{"kind":"pcp","src":"a","dst":"b","pcp":{"history":false}}"#,
             r#"{"kind":"assisted","src":"a","dst":"b","start":"1s"}"#,
+            r#"{"kind":"ndp","src":"a","dst":"b","bytes":"64KB"}"#,
         ];
-        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted"]);
+        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted", "ndp"]);
         for (text, name) in flows.iter().zip(FlowSpec::NAMES) {
             let f: FlowSpec = serde_json::from_str(text).unwrap();
             assert_eq!(f.kind(), *name);
@@ -348,7 +351,7 @@ mod tests {
             assert_eq!(serde_json::to_value(&f).unwrap()["kind"], *name);
         }
         let e = serde_json::from_str::<FlowSpec>(r#"{"kind":"sctp","src":"a","dst":"b"}"#).unwrap_err();
-        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`"), "{e}");
+        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`, `ndp`"), "{e}");
     }
 
     /// An endpoint slot is a tag and a pointer: every endpoint lives in a box of its own. At
