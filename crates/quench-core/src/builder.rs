@@ -467,7 +467,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let expanded = workload::expand(&sc.workloads, || host_access(&nodes, &links), sc.seed)?;
     let workloads = workload::prepare(&expanded, sc.seed, sc.duration)?;
     check_workloads(sc, &cx, &workloads, end)?;
-    pin_flows(sc, (&names, &nodes, &links, &ends), &mut routes, &mut flows)?;
+    pin_flows(sc, &names, (&nodes, &links), &ends, &mut routes, &mut flows)?;
     let dependencies = flow_dependencies(sc, &flows)?;
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
@@ -512,7 +512,9 @@ fn check_flowlet_gap(gap: Dur) -> Result<(), ConfigError> {
 /// give each its ideal FCT over the links it takes.
 fn pin_flows(
     sc: &Scenario,
-    (names, nodes, links, ends): (&Names, &[Node], &[Link], &[(NodeId, NodeId)]),
+    names: &Names,
+    (nodes, links): (&[Node], &[Link]),
+    ends: &[(NodeId, NodeId)],
     routes: &mut Routes,
     flows: &mut [FlowInfo],
 ) -> Result<(), ConfigError> {
