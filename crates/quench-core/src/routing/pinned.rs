@@ -50,8 +50,8 @@ impl Pinned {
     #[inline]
     pub fn hop(&self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
         let pair = self.of_flow.get(pkt.flow.index())?;
-        let route = pair.iter().filter(|&&r| r != NONE).map(|&r| &self.routes[r as usize]);
-        let route = route.into_iter().find(|r| r.src == pkt.src && r.dst == pkt.dst)?;
+        let mut routes = pair.iter().filter(|&&r| r != NONE).map(|&r| &self.routes[r as usize]);
+        let route = routes.find(|r| r.src == pkt.src && r.dst == pkt.dst)?;
         route.hops.iter().find(|(n, _)| *n == at).map(|&(_, l)| l)
     }
 
