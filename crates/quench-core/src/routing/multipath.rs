@@ -65,19 +65,20 @@ pub const FLOWLET_TABLE_ENTRIES: usize = 1 << 16;
 /// (Alizadeh et al., SIGCOMM 2014, section 3.4), longer than a fabric's RTT under load.
 pub const DEFAULT_FLOWLET_GAP: Dur = Dur::from_micros(500);
 
-/// A switch's flowlet table: per entry, the next hop of the flowlet that last used it (NONE:
-/// never used) and when its last packet passed. Two arrays rather than one of pairs: 12 bytes
-/// an entry, not 16 (768 KiB a switch).
+/// A switch's flowlet table: per entry, the next hop of the flowlet that last used it, plus one
+/// (0: never used), and when its last packet passed, in ns. Two arrays rather than one of
+/// pairs: 12 bytes an entry, not 16 (768 KiB a switch). Both start zeroed, which the allocator
+/// may take from pages the system maps only when first written.
 struct FlowletTable {
-    link: Box<[u32]>,
-    last_seen: Box<[Time]>,
+    link_plus_one: Box<[u32]>,
+    last_seen_ns: Box<[u64]>,
 }
 
 impl FlowletTable {
     fn new() -> Self {
         FlowletTable {
-            link: vec![NONE; FLOWLET_TABLE_ENTRIES].into(),
-            last_seen: vec![Time::ZERO; FLOWLET_TABLE_ENTRIES].into(),
+            link_plus_one: vec![0; FLOWLET_TABLE_ENTRIES].into(),
+            last_seen_ns: vec![0; FLOWLET_TABLE_ENTRIES].into(),
         }
     }
 }
@@ -91,7 +92,8 @@ struct Switch {
     turn: u64,
     /// Random spraying's draws, and new flowlets'.
     rng: Rng,
-    /// The flowlet table of a `flowlet` switch that has a choice somewhere; None otherwise.
+    /// The flowlet table of a `flowlet` switch, made at its first choice (a switch that never
+    /// chooses, such as a fat-tree's core, or that no flow crosses, keeps none).
     flowlets: Option<FlowletTable>,
 }
 
@@ -181,16 +183,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The sets, with a flowlet table for each `flowlet` switch that chooses towards some
-    /// destination (a switch without a choice, such as a fat-tree's core, needs none).
-    pub fn finish(mut self) -> Multipath {
-        let cols = self.mp.cols;
-        for (s, sw) in self.mp.switches.iter_mut().enumerate() {
-            let chooses = self.mp.groups[s * cols..(s + 1) * cols].iter().any(|&g| g != NONE);
-            if sw.policy == MultipathPolicy::Flowlet && chooses {
-                sw.flowlets = Some(FlowletTable::new());
-            }
-        }
+    pub fn finish(self) -> Multipath {
         self.mp
     }
 }
@@ -261,16 +254,16 @@ impl Multipath {
 /// which the entry keeps. Either way the entry's last-seen time becomes `now`.
 fn flowlet_choice(sw: &mut Switch, set: &[u32], pkt: &Packet, now: Time, gap: Dur) -> u32 {
     let hash = five_tuple_hash(sw.salt, pkt);
-    let table = sw.flowlets.as_mut().expect("a flowlet switch that chooses has a table");
+    let table = sw.flowlets.get_or_insert_with(FlowletTable::new);
     let e = hash as usize & (FLOWLET_TABLE_ENTRIES - 1);
-    let idle = now.saturating_sub(table.last_seen[e]);
-    table.last_seen[e] = now;
-    let kept = table.link[e];
+    let idle = now.saturating_sub(Time(table.last_seen_ns[e]));
+    table.last_seen_ns[e] = now.0;
+    let kept = table.link_plus_one[e].wrapping_sub(1);
     if kept != NONE && idle <= gap && set.contains(&kept) {
         return kept;
     }
     let chosen = set[sw.rng.range_inclusive(0, set.len() as u64 - 1) as usize];
-    table.link[e] = chosen;
+    table.link_plus_one[e] = chosen + 1;
     chosen
 }
 
