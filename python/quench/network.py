@@ -239,6 +239,11 @@ def dummynet(
     return _clean({"kind": "dummynet", "bandwidth": bandwidth, "limit": limit, "tick": tick})
 
 
+# The keys every listed flow takes beside its transport's: its pinned paths and the flows it
+# waits for (lists of names).
+_ROUTING_KEYS = ("path", "reverse_path", "after")
+
+
 def _clean(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
@@ -261,6 +266,7 @@ class Network:
         self._multipath: dict[str, str] = {}
         self._link_changes: list[dict[str, Any]] = []
         self._routing_convergence: Quantity | None = None
+        self._flowlet_gap: Quantity | None = None
         self._flows: list[dict[str, Any]] = []
         self._workloads: list[dict[str, Any]] = []
         self._record: dict[str, Any] = {}
@@ -371,7 +377,8 @@ class Network:
         buffer) apply to every tier unless `access` (host to edge), `aggregation` (edge to
         aggregation) or `core` (aggregation to core), tables of `rate`, `delay` and `qdisc`, say
         otherwise. `multipath`: how switches choose among equal-cost next hops, "ecmp" (the
-        default: a per-flow hash), "spray" (per-packet round robin), "spray_random" or
+        default: a per-flow hash), "spray" (per-packet round robin), "spray_random",
+        "flowlet" (a flow moves after a pause longer than `routing(flowlet_gap=...)`) or
         "first". `prefix` goes before every node name (two fabrics in one scenario). Listed
         hosts, routers and links may name the fabric's nodes."""
         entry = {"kind": "fat_tree", "k": k, "rate": rate, "delay": delay, "qdisc": qdisc}
@@ -427,17 +434,23 @@ class Network:
         self._link_changes.append(_clean(entry))
         return self
 
-    def routing(self, *, convergence: Quantity) -> Network:
-        """How long routing takes to move around a link that went down (or back onto one that
-        came up); until then packets sent over a down link are dropped there. 0, the default,
-        moves at once."""
-        self._routing_convergence = convergence
+    def routing(self, *, convergence: Quantity | None = None, flowlet_gap: Quantity | None = None) -> Network:
+        """`convergence`: how long routing takes to move around a link that went down (or back
+        onto one that came up); until then packets sent over a down link are dropped there. 0,
+        the default, moves at once. `flowlet_gap`: how long a flow must pause at a "flowlet"
+        switch before its next packet may take another path (default "500us", CONGA's; at most
+        "1s")."""
+        if convergence is not None:
+            self._routing_convergence = convergence
+        if flowlet_gap is not None:
+            self._flowlet_gap = flowlet_gap
         return self
 
     def multipath(self, router: str, policy: str) -> Network:
         """How `router` (listed or generated) chooses among equal-cost next hops: "first" (the
-        routing table's one route, the default for listed routers), "ecmp", "spray" or
-        "spray_random"."""
+        routing table's one route, the default for listed routers), "ecmp", "spray",
+        "spray_random" or "flowlet" (per flowlet: a new uniform draw after a pause longer than
+        the flowlet gap, `routing(flowlet_gap=...)`)."""
         self._multipath[router] = policy
         return self
 
@@ -450,10 +463,20 @@ class Network:
         bytes: Quantity | None = None,
         start: Quantity = 0,
         name: str | None = None,
+        path: list[str] | None = None,
+        reverse_path: list[str] | None = None,
+        after: list[str] | None = None,
         **tcp: Any,
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None), from `start`
         (a time, default 0).
+
+        `path`: the nodes its data packets cross, from `src` to `dst` (e.g. ["h0", "tor0",
+        "agg0_1", "core3", "agg1_1", "tor2", "h5"]), whatever the routes or switches' policies
+        choose; `reverse_path` the same for its ACKs, from `dst` to `src` (routed as usual
+        when absent). `after`: names of listed flows that must complete (last byte delivered)
+        before it starts; `start` then counts from the last of their completions. Every
+        transport takes these three.
 
         Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
         Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
@@ -506,7 +529,8 @@ class Network:
           tail loss probe) or "rack_no_tlp";
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
           sample per ACK [False]."""
-        return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc)
+        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc, **routing)
 
     def pcp(
         self,
@@ -516,6 +540,9 @@ class Network:
         bytes: Quantity | None = None,
         start: Quantity = 0,
         name: str | None = None,
+        path: list[str] | None = None,
+        reverse_path: list[str] | None = None,
+        after: list[str] | None = None,
         **pcp: Any,
     ) -> Network:
         """A PCP connection (probe control protocol, NSDI '06) with a transfer of `bytes`
@@ -524,8 +551,10 @@ class Network:
         probe_jitter_rtts, queue_tolerance, queue_alarm_rtts, compensate_growth, drain_once,
         tit_for_tat_rounds, tit_for_tat_factor, reorder_threshold, history, history_owd,
         probe_span_rtts, slope_confidence, rto={k, min, initial, max, tick, max_backoffs} (as
-        TCP's; defaults 4, "1s", "1s", "60s", "0s", 12)."""
-        return self._connection("pcp", src, dst, bytes, start, name, pcp)
+        TCP's; defaults 4, "1s", "1s", "60s", "0s", 12). `path`, `reverse_path` and `after` as
+        for `tcp`."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        return self._connection("pcp", src, dst, bytes, start, name, pcp, **routing)
 
     def assisted(
         self,
@@ -535,12 +564,17 @@ class Network:
         bytes: Quantity | None = None,
         start: Quantity = 0,
         name: str | None = None,
+        path: list[str] | None = None,
+        reverse_path: list[str] | None = None,
+        after: list[str] | None = None,
         **params: Any,
     ) -> Network:
         """A flow of the router-assisted ideal (PCP's "fair queueing" baseline): it sends at the
         fair rate that fq(advertise_rate=True) queues stamp into its requests, less what drains
-        its own queue in an RTT. Parameters: mss, rto_rtts, min_rto."""
-        return self._connection("assisted", src, dst, bytes, start, name, params)
+        its own queue in an RTT. Parameters: mss, rto_rtts, min_rto. `path`, `reverse_path` and
+        `after` as for `tcp`."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        return self._connection("assisted", src, dst, bytes, start, name, params, **routing)
 
     def ndp(
         self,
@@ -563,7 +597,9 @@ class Network:
 
     def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
         """A connection of transport `kind`; its own parameters go under the key of that name."""
-        flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name}
+        lists = {k: list(v) if v is not None else None for k, v in extra.items() if k in _ROUTING_KEYS}
+        extra = {k: v for k, v in extra.items() if k not in _ROUTING_KEYS}
+        flow = {"kind": kind, "src": src, "dst": dst, **extra, "bytes": bytes, "start": start, "name": name, **lists}
         if params:
             flow[kind] = params
         self._flows.append(_clean(flow))
@@ -588,6 +624,8 @@ class Network:
         stop: Quantity | None = None,
         name: str | None = None,
         ecn: str | None = None,
+        path: list[str] | None = None,
+        after: list[str] | None = None,
     ) -> Network:
         """A UDP source of `rate` bit/s of IP datagrams from `start` (default 0) to `stop` (default
         the run's end); `pattern` 'cbr' (default) or 'poisson' (the datagram rate is `rate` over
@@ -597,7 +635,7 @@ class Network:
         "values": [...], "weights": [...]} (equal weights when absent); quench.dist writes
         these and the lognormal, Pareto and empirical-CDF ones. `ecn`: the datagrams' ECN
         codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the source does not
-        react to marks."""
+        react to marks. `path` and `after` as for `tcp`."""
         flow = {
             "kind": "udp",
             "src": src,
@@ -609,6 +647,8 @@ class Network:
             "stop": stop,
             "name": name,
             "ecn": ecn,
+            "path": list(path) if path is not None else None,
+            "after": list(after) if after is not None else None,
         }
         self._flows.append(_clean(flow))
         return self
@@ -691,6 +731,8 @@ class Network:
             spec["link_changes"] = copy.deepcopy(self._link_changes)
         if self._routing_convergence is not None:
             spec["routing_convergence"] = self._routing_convergence
+        if self._flowlet_gap is not None:
+            spec["flowlet_gap"] = self._flowlet_gap
         if self.name:
             spec["name"] = self.name
         return spec

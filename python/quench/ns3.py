@@ -664,6 +664,11 @@ def _flows(r: dict[str, Any], defaults: dict[str, tuple[str, Any]], notes: list[
     flows = []
     for k, fl in enumerate(r["flows"]):
         key = f"flows[{k}]"
+        for routing, what in (("path", "a flow pinned to a path"), ("reverse_path", "a flow's ACKs pinned to a path")):
+            if fl.get(routing):
+                raise _refuse(f"{key}.{routing}", what)
+        if fl.get("after"):
+            raise _refuse(f"{key}.after", "a flow that starts when others complete")
         if fl["kind"] == "tcp":
             first_tcp = _add_tcp_defaults(fl, key, defaults, notes, first_tcp)
             receiver_cc = nodes.add(fl, key)

@@ -6,7 +6,9 @@
 //! its `Arrivals` source); once the world is assembled the builder touches it no more.
 
 use crate::changes::Timetable;
+use crate::dependencies::Dependencies;
 use crate::error::ConfigError;
+use crate::flow_paths::{path_links, LinkIndex};
 use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
 use crate::rng::{Rng, StreamKind};
@@ -435,7 +437,8 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let policies = multipath_policies(sc, &fabrics, &nodes, &names)?;
     drop(fabrics);
     let ends: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
-    let routes = Routes::compute_with(nodes.len(), &ends, &policies, sc.seed);
+    check_flowlet_gap(sc.flowlet_gap)?;
+    let mut routes = Routes::compute_with(nodes.len(), &ends, &policies, (sc.seed, sc.flowlet_gap));
     let changes = link_changes(sc, &nodes, &links)?;
     let host_shared = HostShared::default();
     let cx = FlowContext {
@@ -466,6 +469,8 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let expanded = workload::expand(&sc.workloads, || host_access(&nodes, &links), sc.seed)?;
     let workloads = workload::prepare(&expanded, sc.seed, sc.duration)?;
     check_workloads(sc, &cx, &workloads, end)?;
+    pin_flows(sc, &names, (&nodes, &links), &ends, &mut routes, &mut flows)?;
+    let dependencies = flow_dependencies(sc, &flows)?;
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
@@ -489,8 +494,63 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         ip,
         changes,
         routing_convergence,
+        dependencies,
     };
     Ok(World::assemble(parts))
+}
+
+/// The longest flowlet gap: a second of silence is no longer a gap within one transfer.
+const MAX_FLOWLET_GAP: Dur = Dur::from_secs(1);
+
+fn check_flowlet_gap(gap: Dur) -> Result<(), ConfigError> {
+    if gap.is_zero() || gap > MAX_FLOWLET_GAP {
+        let why = format!("must be positive and at most {} s (CONGA's is 500 us)", MAX_FLOWLET_GAP.as_secs_f64());
+        return Err(ConfigError::new("flowlet_gap", why));
+    }
+    Ok(())
+}
+
+/// Pin the listed flows that name a `path` (or a `reverse_path`) to it (`flow_paths.rs`), and
+/// give each its ideal FCT over the links it takes.
+fn pin_flows(
+    sc: &Scenario,
+    names: &Names,
+    (nodes, links): (&[Node], &[Link]),
+    ends: &[(NodeId, NodeId)],
+    routes: &mut Routes,
+    flows: &mut [FlowInfo],
+) -> Result<(), ConfigError> {
+    let pinned = |f: &crate::scenario::ListedFlow| f.routing.path.is_some() || f.routing.reverse_path.is_some();
+    if !sc.flows.iter().any(pinned) {
+        return Ok(());
+    }
+    let index = LinkIndex::new(ends);
+    let resolve = |name: &str, key: &str| names.resolve(name, key);
+    let name_of = |n: NodeId| nodes[n.index()].name.clone();
+    for (i, (spec, info)) in sc.flows.iter().zip(flows.iter_mut()).enumerate().filter(|(_, (f, _))| pinned(f)) {
+        let id = FlowId(i as u32);
+        let ways = [(false, "path", &spec.routing.path), (true, "reverse_path", &spec.routing.reverse_path)];
+        for (reverse, key, path) in ways {
+            let Some(path) = path else { continue };
+            let way = if reverse { (info.dst, info.src) } else { (info.src, info.dst) };
+            let taken = path_links(path, &format!("flows[{i}].{key}"), way, resolve, name_of, &index)?;
+            routes.pin(id, reverse, &taken, ends);
+        }
+        let fwd = routes.pinned_path(id, false).or_else(|| routes.path(ends, info.src, info.dst));
+        let rev = routes.pinned_path(id, true).or_else(|| routes.path(ends, info.dst, info.src));
+        if let (Some(fwd), Some(rev)) = (fwd, rev) {
+            info.ideal_fct_s = crate::fct::ideal_fct_s(spec, info.bytes, links, &fwd, &rev);
+        }
+    }
+    Ok(())
+}
+
+/// The listed flows' `after` declarations (`dependencies.rs`), checked.
+fn flow_dependencies(sc: &Scenario, flows: &[FlowInfo]) -> Result<Option<Box<Dependencies>>, ConfigError> {
+    let names: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
+    let after: Vec<&[String]> = sc.flows.iter().map(|f| f.routing.after.as_slice()).collect();
+    let starts: Vec<Dur> = sc.flows.iter().map(|f| f.start()).collect();
+    Ok(Dependencies::new(&names, &after, &starts)?.map(Box::new))
 }
 
 #[cfg(test)]

@@ -178,6 +178,20 @@ impl Flows {
         }
     }
 
+    /// When listed flow `f` completed (its last byte delivered), if it has.
+    pub fn completion(&self, agents: &Agents, f: FlowId) -> Option<Time> {
+        let (sender, receiver) = agents.pair(f)?;
+        row_of(sender, receiver).completion
+    }
+
+    /// Listed flow `f`, which waited for others, starts at `at`: its row counts from then.
+    /// Returns its sender.
+    pub fn start_listed(&mut self, f: FlowId, at: Time) -> AgentId {
+        let info = &mut self.listed[f.index()];
+        info.start = at;
+        info.sender
+    }
+
     /// A packet of flow `f` entered the network.
     #[inline]
     pub fn sent(&mut self, f: FlowId) {

@@ -24,15 +24,21 @@
 //! `spray`: the switches of generated fabrics, `topology/`), `multipath` keeps the set per
 //! node and destination column and `route` chooses per packet. Every other node keeps the
 //! table's one next hop: the fewest-hops route with ties to the link declared first.
+//!
+//! A listed flow may be pinned to a path of its own (`pinned`): its packets follow it at every
+//! node on it, before any table or policy is asked.
 //! Owns the routing tables and the multipath sets. It answers which link a packet leaves by and
 //! never forwards, queues or changes a packet: the world does.
 
 mod multipath;
+mod pinned;
 
-pub use multipath::MultipathPolicy;
+pub use multipath::{MultipathPolicy, DEFAULT_FLOWLET_GAP};
 
-use crate::packet::{LinkId, NodeId, Packet};
+use crate::packet::{FlowId, LinkId, NodeId, Packet};
+use crate::units::{Dur, Time};
 use multipath::Multipath;
+use pinned::Pinned;
 use std::collections::VecDeque;
 
 /// "No link" and "no row/column": link and node indices are below u32::MAX (the builder
@@ -69,23 +75,46 @@ pub struct Routes {
     rows_reach_all: bool,
     /// The equal-cost sets of the nodes that choose among them; None when none does.
     multipath: Option<Multipath>,
-    /// Each node's policy and the seed of their choices, kept to compute the routes again
-    /// when links go down or up (`recompute`).
+    /// The listed flows pinned to paths of their own; None when none is.
+    pinned: Option<Box<Pinned>>,
+    /// Whether `multipath` or `pinned` is there: the one test a hop pays without either.
+    chooses: bool,
+    /// Each node's policy, the seed of their choices and the flowlet gap, kept to compute the
+    /// routes again when links go down or up (`recompute`).
     policies: Box<[MultipathPolicy]>,
     seed: u64,
+    flowlet_gap: Dur,
 }
 
 impl Routes {
     /// `links[i] = (from, to)` of link i; every node keeps the table's one next hop.
     #[cfg(test)]
     pub fn compute(nodes: usize, links: &[(NodeId, NodeId)]) -> Routes {
-        Self::compute_with(nodes, links, &[], 0)
+        Self::compute_with(nodes, links, &[], (0, DEFAULT_FLOWLET_GAP))
     }
 
     /// As `compute`, with node n choosing among equal-cost next hops by `policies[n]` (nodes
-    /// past the end: `first`), its choices seeded from `seed`.
-    pub fn compute_with(nodes: usize, links: &[(NodeId, NodeId)], policies: &[MultipathPolicy], seed: u64) -> Routes {
-        Self::compute_over(nodes, links, &|_| true, policies, seed)
+    /// past the end: `first`), its choices seeded from `seed`, `flowlet` switches starting a
+    /// new flowlet after `flowlet_gap` of a flow's silence.
+    pub fn compute_with(
+        nodes: usize,
+        links: &[(NodeId, NodeId)],
+        policies: &[MultipathPolicy],
+        (seed, flowlet_gap): (u64, Dur),
+    ) -> Routes {
+        Self::compute_over(nodes, links, &|_| true, policies, (seed, flowlet_gap))
+    }
+
+    /// Pin listed flow `flow`'s packets in one direction (`reverse`: from its destination back
+    /// to its source) to `path`, links that `ends` joins into a path without repeated nodes.
+    pub fn pin(&mut self, flow: FlowId, reverse: bool, path: &[LinkId], ends: &[(NodeId, NodeId)]) {
+        self.pinned.get_or_insert_with(Box::default).pin(flow, reverse, path, ends);
+        self.chooses = true;
+    }
+
+    /// The links listed flow `flow` is pinned to in one direction, if it is.
+    pub fn pinned_path(&self, flow: FlowId, reverse: bool) -> Option<Vec<LinkId>> {
+        self.pinned.as_ref()?.links(flow, reverse)
     }
 
     /// The routes again, over the links for which `usable(link)` holds (those up): the
@@ -93,7 +122,10 @@ impl Routes {
     /// seed, as a switch's hardware tables are rewritten when its routes change.
     pub fn recompute(&mut self, links: &[(NodeId, NodeId)], usable: &dyn Fn(usize) -> bool) {
         let policies = std::mem::take(&mut self.policies);
-        *self = Self::compute_over(self.nodes.len(), links, usable, &policies, self.seed);
+        let pinned = self.pinned.take();
+        *self = Self::compute_over(self.nodes.len(), links, usable, &policies, (self.seed, self.flowlet_gap));
+        self.chooses |= pinned.is_some();
+        self.pinned = pinned;
     }
 
     fn compute_over(
@@ -101,7 +133,7 @@ impl Routes {
         links: &[(NodeId, NodeId)],
         usable: &dyn Fn(usize) -> bool,
         policies: &[MultipathPolicy],
-        seed: u64,
+        (seed, flowlet_gap): (u64, Dur),
     ) -> Routes {
         let mut out_degree = vec![0u32; nodes];
         let mut in_degree = vec![0u32; nodes];
@@ -141,7 +173,14 @@ impl Routes {
         }
         let cols = cols as usize;
         let mut table = vec![NONE; rows as usize * cols];
-        let mut mp = multipath::Builder::new(nodes, policies, |n| info[n].row != NONE, (links, usable), cols, seed);
+        let mut mp = multipath::Builder::new(
+            nodes,
+            policies,
+            |n| info[n].row != NONE,
+            (links, usable),
+            cols,
+            (seed, flowlet_gap),
+        );
         // Hops to the column's destination (NONE: not reached yet); the multipath sets need
         // the distances, the table only whether a node was reached.
         let mut dist = vec![NONE; nodes];
@@ -173,17 +212,29 @@ impl Routes {
         let diagonal = info.iter().filter(|n| n.row != NONE && n.col != NONE).count();
         let rows_reach_all = table.iter().filter(|&&hop| hop == NONE).count() == diagonal;
         let multipath = mp.map(multipath::Builder::finish);
-        Routes { nodes: info, cols, table, rows_reach_all, multipath, policies: policies.into(), seed }
+        Routes {
+            nodes: info,
+            cols,
+            table,
+            rows_reach_all,
+            chooses: multipath.is_some(),
+            multipath,
+            pinned: None,
+            policies: policies.into(),
+            seed,
+            flowlet_gap,
+        }
     }
 
-    /// The next hop of packet `pkt` at node `at`: the node's choice among equal-cost next hops
-    /// where it has a policy and a choice, the table's otherwise (`next_hop`).
-    /// A scenario without multipath pays one test per hop here; the choice is out of line so
-    /// that the single-path hop stays small enough to inline.
+    /// The next hop of packet `pkt` at node `at` at time `now`: its flow's pinned path where
+    /// it has one through `at`, else the node's choice among equal-cost next hops where it has
+    /// a policy and a choice, the table's otherwise (`next_hop`).
+    /// A scenario with neither pays one test per hop here; the choice is out of line so that
+    /// the single-path hop stays small enough to inline.
     #[inline(always)]
-    pub fn route(&mut self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
-        if self.multipath.is_some() {
-            if let Some(l) = self.choose_among_equal_costs(at, pkt) {
+    pub fn route(&mut self, at: NodeId, pkt: &Packet, now: Time) -> Option<LinkId> {
+        if self.chooses {
+            if let Some(l) = self.choose(at, pkt, now) {
                 return Some(l);
             }
         }
@@ -191,9 +242,12 @@ impl Routes {
     }
 
     #[inline(never)]
-    fn choose_among_equal_costs(&mut self, at: NodeId, pkt: &Packet) -> Option<LinkId> {
+    fn choose(&mut self, at: NodeId, pkt: &Packet, now: Time) -> Option<LinkId> {
+        if let Some(l) = self.pinned.as_ref().and_then(|p| p.hop(at, pkt)) {
+            return Some(l);
+        }
         let mp = self.multipath.as_mut()?;
-        column(&self.nodes, at, pkt.dst).and_then(|col| mp.choose(at, col, pkt))
+        column(&self.nodes, at, pkt.dst).and_then(|col| mp.choose(at, col, pkt, now))
     }
 
     /// Every next hop node `at` may route a packet for `dst` over: its equal-cost set where it
@@ -398,7 +452,7 @@ mod tests {
             [duplex(0, 1), duplex(1, 2), duplex(1, 3), duplex(2, 4), duplex(3, 4)].into_iter().flatten().collect();
         let mut policies = vec![MultipathPolicy::First; 5];
         policies[1] = MultipathPolicy::Ecmp;
-        let mut r = Routes::compute_with(5, &links, &policies, 7);
+        let mut r = Routes::compute_with(5, &links, &policies, (7, DEFAULT_FLOWLET_GAP));
         assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(2), LinkId(4)]);
         r.recompute(&links, &|i| i != 2);
         assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(4)]);
@@ -406,6 +460,83 @@ mod tests {
         assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![], "no path left");
         r.recompute(&links, &|_| true);
         assert_eq!(r.next_hops(NodeId(1), NodeId(4)), vec![LinkId(2), LinkId(4)]);
+    }
+
+    /// A two-path diamond: host 0 - switch 1 - {2 | 3} - 4 - host 5, switch 1 choosing by
+    /// `policy`.
+    fn diamond(policy: MultipathPolicy, gap: Dur) -> (Vec<(NodeId, NodeId)>, Routes) {
+        let links: Vec<_> = [duplex(0, 1), duplex(1, 2), duplex(1, 3), duplex(2, 4), duplex(3, 4), duplex(4, 5)]
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut policies = vec![MultipathPolicy::First; 6];
+        policies[1] = policy;
+        let r = Routes::compute_with(6, &links, &policies, (SEED, gap));
+        (links, r)
+    }
+
+    const SEED: u64 = 11;
+
+    /// Packet `j` of a burst of flow 7 from host 0 to host 5.
+    fn flow_packet(flow: u32) -> Packet {
+        Packet { src: NodeId(0), dst: NodeId(5), flow: FlowId(flow), ..crate::qdisc::harness::packet(0, flow, 1500) }
+    }
+
+    /// Bursts of 5 packets 10 us apart, a burst every millisecond: the link switch 1 sends
+    /// each packet over.
+    fn bursts(r: &mut Routes, count: u64) -> Vec<Vec<LinkId>> {
+        let pkt = flow_packet(7);
+        (0..count)
+            .map(|k| (0..5).map(|j| r.route(NodeId(1), &pkt, Time(k * 1_000_000 + j * 10_000)).unwrap()).collect())
+            .collect()
+    }
+
+    /// Flowlet switching by hand: with a 100 us gap, each 1 ms burst is a new flowlet and
+    /// draws its link from switch 1's stream (after the salt it draws first), the packets
+    /// within a burst (10 us apart) keep it; with a gap of a second, every burst keeps the
+    /// first burst's link, as ECMP keeps a flow on one path.
+    #[test]
+    fn flowlets_move_between_bursts_and_stay_within_them() {
+        let (_, mut r) = diamond(MultipathPolicy::Flowlet, Dur::from_micros(100));
+        let set = r.next_hops(NodeId(1), NodeId(5));
+        assert_eq!(set, vec![LinkId(2), LinkId(4)]);
+        let mut stream = Rng::stream(SEED, crate::rng::StreamKind::Routing, 1);
+        stream.next_u64(); // the ECMP salt
+        let got = bursts(&mut r, 12);
+        let want: Vec<LinkId> = (0..12).map(|_| set[stream.range_inclusive(0, 1) as usize]).collect();
+        for (k, burst) in got.iter().enumerate() {
+            assert!(burst.iter().all(|&l| l == want[k]), "burst {k}: {burst:?}, want all {:?}", want[k]);
+        }
+        let moves = want.windows(2).filter(|w| w[0] != w[1]).count();
+        assert!(moves >= 3, "12 bursts over two paths moved only {moves} times: {want:?}");
+
+        let (_, mut r) = diamond(MultipathPolicy::Flowlet, Dur::from_secs(1));
+        let got: Vec<LinkId> = bursts(&mut r, 12).into_iter().flatten().collect();
+        assert!(got.iter().all(|&l| l == got[0]), "one flowlet, one path: {got:?}");
+    }
+
+    /// A pinned flow's packets follow its path in their direction, before any policy;
+    /// another flow's, and its own packets back (unpinned), do not.
+    #[test]
+    fn a_pinned_flow_follows_its_path() {
+        let (links, mut r) = diamond(MultipathPolicy::Ecmp, DEFAULT_FLOWLET_GAP);
+        let path = [LinkId(0), LinkId(4), LinkId(8), LinkId(10)]; // 0 -> 1 -> 3 -> 4 -> 5
+        r.pin(FlowId(7), false, &path, &links);
+        let pkt = flow_packet(7);
+        let mut at = NodeId(0);
+        let mut taken = Vec::new();
+        while at != NodeId(5) {
+            let l = r.route(at, &pkt, Time::ZERO).unwrap();
+            taken.push(l);
+            at = links[l.index()].1;
+        }
+        assert_eq!(taken, path);
+        let back = Packet { src: NodeId(5), dst: NodeId(0), ..pkt };
+        assert_eq!(r.route(NodeId(4), &back, Time::ZERO), r.next_hop(NodeId(4), NodeId(0)));
+        r.recompute(&links, &|_| true);
+        assert_eq!(r.route(NodeId(1), &pkt, Time::ZERO), Some(LinkId(4)), "the pin outlives a recomputation");
+        assert_eq!(r.pinned_path(FlowId(7), false), Some(path.to_vec()));
+        assert_eq!(r.pinned_path(FlowId(7), true), None);
     }
 
     /// A dumbbell's hosts are single-homed: only its two routers keep a table, whatever the

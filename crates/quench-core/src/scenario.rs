@@ -11,7 +11,7 @@ use crate::error::ConfigError;
 use crate::ip::IpConfig;
 use crate::limits;
 pub use crate::link::LinkSpec;
-use crate::routing::MultipathPolicy;
+use crate::routing::{MultipathPolicy, DEFAULT_FLOWLET_GAP};
 use crate::topology::TopologySpec;
 use crate::trace::RecordConfig;
 /// Flows are declared by the transports' registry (`transport/mod.rs`).
@@ -45,8 +45,8 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topologies: Vec<TopologySpec>,
     /// How named routers choose among equal-cost next hops (`routing.rs`): `first` (the
-    /// default for listed routers), `ecmp`, `spray` or `spray_random`; overrides a generated
-    /// fabric's own policy for the switches it names.
+    /// default for listed routers), `ecmp`, `spray`, `spray_random` or `flowlet`; overrides a
+    /// generated fabric's own policy for the switches it names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub multipath: BTreeMap<String, MultipathPolicy>,
     /// Changes of named links during the run (`changes.rs`): for links a fabric generated, or
@@ -58,8 +58,13 @@ pub struct Scenario {
     /// as ns-3's global routing does with `RespondToInterfaceEvents`.
     #[serde(default, skip_serializing_if = "is_zero_dur")]
     pub routing_convergence: Dur,
+    /// How long a flow must be silent at a `flowlet` switch before its next packet starts a
+    /// new flowlet (`routing/multipath.rs`); CONGA's 500 µs unless set. Left out of the
+    /// written scenario at its default.
+    #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
+    pub flowlet_gap: Dur,
     #[serde(default)]
-    pub flows: Vec<FlowSpec>,
+    pub flows: Vec<ListedFlow>,
     /// Finite flows arriving at random (Poisson), each built into a flow when it arrives.
     #[serde(default)]
     pub workloads: Vec<WorkloadSpec>,
@@ -207,6 +212,72 @@ fn default_seed() -> u64 {
     1
 }
 
+fn default_flowlet_gap() -> Dur {
+    DEFAULT_FLOWLET_GAP
+}
+
+fn is_default_flowlet_gap(d: &Dur) -> bool {
+    *d == DEFAULT_FLOWLET_GAP
+}
+
+/// A listed flow: its transport's declaration (`kind` and the transport's keys) and the keys
+/// any listed flow may add, which concern the network rather than the transport.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListedFlow {
+    #[serde(flatten)]
+    pub spec: FlowSpec,
+    #[serde(flatten)]
+    pub routing: FlowRouting,
+}
+
+/// Where a listed flow's packets go and when it may start, beside its transport's keys.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowRouting {
+    /// The nodes its data packets cross, source to destination (`routing/pinned.rs`);
+    /// routed as every other packet when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Vec<String>>,
+    /// The nodes its packets back (ACKs) cross, destination to source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_path: Option<Vec<String>>,
+    /// Names of the flows that must complete before it starts (`dependencies.rs`); its `start`
+    /// is then counted from the last of their completions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<String>,
+}
+
+impl FlowRouting {
+    const KEYS: [&'static str; 3] = ["path", "reverse_path", "after"];
+}
+
+/// The transport's table with the routing keys taken out and read on their own; an error in
+/// either keeps its key's path.
+impl<'de> Deserialize<'de> for ListedFlow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut table = serde_json::Value::deserialize(d)?;
+        let mut keys = serde_json::Map::new();
+        if let serde_json::Value::Object(map) = &mut table {
+            for key in FlowRouting::KEYS {
+                if let Some(v) = map.remove(key) {
+                    keys.insert(key.to_string(), v);
+                }
+            }
+        }
+        let routing = crate::tagged::body(serde_json::Value::Object(keys))?;
+        let spec = FlowSpec::deserialize(table).map_err(D::Error::custom)?;
+        Ok(ListedFlow { spec, routing })
+    }
+}
+
+impl std::ops::Deref for ListedFlow {
+    type Target = FlowSpec;
+    fn deref(&self) -> &FlowSpec {
+        &self.spec
+    }
+}
+
 impl Scenario {
     /// Parse JSON, naming the offending key on error.
     pub fn from_json(text: &str) -> Result<Scenario, ConfigError> {
@@ -249,5 +320,28 @@ mod tests {
         let again = Scenario::from_json(&s.to_json()).unwrap();
         assert_eq!(again.to_json(), s.to_json());
         assert_eq!(again.flows.len(), 2);
+    }
+
+    /// A listed flow's routing keys read back as written, beside its transport's keys, and an
+    /// error in either names its key.
+    #[test]
+    fn routing_keys_round_trip_and_name_their_errors() {
+        let text = r#"{"duration":"1s","flowlet_gap":"100us","flows":[{"kind":"tcp","src":"a","dst":"b",
+            "path":["a","r","b"],"after":["x"]}]}"#;
+        let s = Scenario::from_json(text).unwrap();
+        assert_eq!(s.flows[0].routing.path.as_deref(), Some(&["a".into(), "r".into(), "b".into()][..]));
+        assert_eq!(s.flows[0].routing.after, vec!["x".to_string()]);
+        assert_eq!(s.flowlet_gap, Dur::from_micros(100));
+        let again = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(again.to_json(), s.to_json());
+        let plain = Scenario::from_json(r#"{"duration":"1s","flows":[{"kind":"tcp","src":"a","dst":"b"}]}"#).unwrap();
+        let json = plain.to_json();
+        assert!(!json.contains("path") && !json.contains("after") && !json.contains("flowlet_gap"), "{json}");
+        let e = Scenario::from_json(r#"{"duration":"1s","flows":[{"kind":"tcp","src":"a","dst":"b","path":"a"}]}"#)
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].path", "{e}");
+        let e = Scenario::from_json(r#"{"duration":"1s","flows":[{"kind":"tcp","src":"a","dst":"b","bytez":1}]}"#)
+            .unwrap_err();
+        assert_eq!(e.path, "flows[0].bytez", "{e}");
     }
 }

@@ -29,6 +29,7 @@
 //! routed after it.
 
 use crate::changes::{Change, Timetable};
+use crate::dependencies::Dependencies;
 use crate::flows::{Agents, Flows};
 use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
@@ -183,6 +184,8 @@ pub struct World {
     /// The in-band telemetry records (`telemetry.rs`), once a flow collects them: until then
     /// no packet pays more than this test.
     telemetry: Option<Box<Telemetry>>,
+    /// Listed flows that start when others complete (`dependencies.rs`); None when none does.
+    dependencies: Option<Box<Dependencies>>,
 }
 
 /// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
@@ -239,6 +242,7 @@ pub(crate) struct WorldParts {
     pub ip: IpConfig,
     pub changes: Timetable,
     pub routing_convergence: Dur,
+    pub dependencies: Option<Box<Dependencies>>,
 }
 
 impl World {
@@ -246,7 +250,10 @@ impl World {
         let mut sched = Scheduler::default();
         let mut quench_senders: HashMap<(NodeId, NodeId), Vec<AgentId>> = HashMap::new();
         for (i, f) in p.flows.iter().enumerate() {
-            sched.schedule_start(f.start, i as u64, Event::Start(f.sender));
+            // A flow that waits for others starts when they complete (`flow_completed`).
+            if !p.dependencies.as_ref().is_some_and(|d| d.waits(FlowId(i as u32))) {
+                sched.schedule_start(f.start, i as u64, Event::Start(f.sender));
+            }
             if p.agents[f.sender.index()].reacts_to_source_quench() {
                 quench_senders.entry((f.src, f.dst)).or_default().push(f.sender);
             }
@@ -286,6 +293,7 @@ impl World {
             changes: p.changes,
             routing_convergence: p.routing_convergence,
             telemetry: None,
+            dependencies: p.dependencies,
         };
         if world.flows.any_listed(|f| f.telemetry) {
             world.telemetry = Some(Box::default());
@@ -474,6 +482,19 @@ impl World {
         self.rec.spill_table(&table);
     }
 
+    /// A flow others wait for has just acted: if it has completed, start the flows that waited
+    /// only for it, each its `start` after now.
+    #[cold]
+    #[inline(never)]
+    fn flow_completed(&mut self, flow: FlowId) {
+        let Some(at) = self.flows.completion(&self.agents, flow) else { return };
+        let deps = self.dependencies.as_mut().expect("asked only when there are dependencies");
+        for (f, start) in deps.completed(flow, at.max(self.now)) {
+            let sender = self.flows.start_listed(f, start);
+            self.sched.schedule(start, Event::Start(sender));
+        }
+    }
+
     /// Let an endpoint act with the world as its host. The agents are out of the world while
     /// it acts (an endpoint never reaches another directly); what reached other endpoints
     /// meanwhile is handed over afterwards, in order.
@@ -495,6 +516,9 @@ impl World {
         let flow = FlowId(id.0 / 2);
         if self.flows.is_arrival(flow) {
             self.maybe_reclaimable.push(flow);
+        }
+        if self.dependencies.as_ref().is_some_and(|d| d.awaited(flow)) {
+            self.flow_completed(flow);
         }
         if !self.deferred.is_empty() {
             for delivery in std::mem::take(&mut self.deferred) {
@@ -543,7 +567,7 @@ impl World {
             self.consume(at, &pkt);
             return Admission::Accepted;
         }
-        let hop = self.routes.route(at, pkt);
+        let hop = self.routes.route(at, pkt, self.now);
         self.forward_over(hop, id)
     }
 

@@ -16,13 +16,24 @@
 //!   stands for the port pair, protocol) salted per switch, so a flow keeps one path (RFC 2992,
 //!   hash-threshold; the per-switch salt avoids the polarization of every tier hashing alike);
 //! - `spray`: per-packet round robin over the set (packet spraying, Dixit et al., INFOCOM 2013);
-//! - `spray_random`: per packet, a uniform draw from the switch's own seeded stream.
+//! - `spray_random`: per packet, a uniform draw from the switch's own seeded stream;
+//! - `flowlet`: per flowlet (Kandula, Sinha, Katabi, Vasudevan, "Dynamic load balancing without
+//!   packet reordering", CCR 2007): a burst of a flow's packets separated from the previous one
+//!   by more than the flowlet gap picks a next hop anew, a packet within the gap keeps its
+//!   burst's. As in hardware (CONGA, Alizadeh et al., SIGCOMM 2014, section 3.4), the state is
+//!   a fixed table of [`FLOWLET_TABLE_ENTRIES`] entries indexed by the salted five-tuple hash:
+//!   flows whose hashes collide share an entry (its next hop and its last-seen time). A new
+//!   flowlet's next hop is a uniform draw from the switch's seeded stream, as LetFlow (Vanini
+//!   et al., NSDI 2017) chooses: random choice lets flowlets of different sizes even out the
+//!   load without any congestion state, where a round robin turn shared by every flow of the
+//!   switch would tie the flows' choices to each other's arrival order.
 //!
-//! Owns the next-hop sets of the switches that choose, with each one's salt, round-robin turn and
-//! random stream; it picks a link for a packet and changes nothing else.
+//! Owns the next-hop sets of the switches that choose, with each one's salt, round-robin turn,
+//! random stream and flowlet table; it picks a link for a packet and changes nothing else.
 
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::rng::{Rng, StreamKind};
+use crate::units::{Dur, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -41,6 +52,35 @@ pub enum MultipathPolicy {
     Spray,
     /// Per packet: uniform from a seeded stream.
     SprayRandom,
+    /// Per flowlet: a packet more than the flowlet gap after its flow's previous one draws
+    /// anew from a seeded stream, any other keeps the previous one's next hop.
+    Flowlet,
+}
+
+/// Entries of a switch's flowlet table: CONGA's 64K (Alizadeh et al., SIGCOMM 2014, section
+/// 3.4). A power of two, so that the entry is the hash's low bits.
+pub const FLOWLET_TABLE_ENTRIES: usize = 1 << 16;
+
+/// The flowlet gap when the scenario sets none: CONGA's flowlet inactivity timeout, 500 µs
+/// (Alizadeh et al., SIGCOMM 2014, section 3.4), longer than a fabric's RTT under load.
+pub const DEFAULT_FLOWLET_GAP: Dur = Dur::from_micros(500);
+
+/// A switch's flowlet table: per entry, the next hop of the flowlet that last used it, plus one
+/// (0: never used), and when its last packet passed, in ns. Two arrays rather than one of
+/// pairs: 12 bytes an entry, not 16 (768 KiB a switch). Both start zeroed, which the allocator
+/// may take from pages the system maps only when first written.
+struct FlowletTable {
+    link_plus_one: Box<[u32]>,
+    last_seen_ns: Box<[u64]>,
+}
+
+impl FlowletTable {
+    fn new() -> Self {
+        FlowletTable {
+            link_plus_one: vec![0; FLOWLET_TABLE_ENTRIES].into(),
+            last_seen_ns: vec![0; FLOWLET_TABLE_ENTRIES].into(),
+        }
+    }
 }
 
 /// A node that chooses, and the state its policy needs.
@@ -50,8 +90,11 @@ struct Switch {
     salt: u64,
     /// Packets sprayed so far (round robin).
     turn: u64,
-    /// Random spraying's draws.
+    /// Random spraying's draws, and new flowlets'.
     rng: Rng,
+    /// The flowlet table of a `flowlet` switch, made at its first choice (a switch that never
+    /// chooses, such as a fat-tree's core, or that no flow crosses, keeps none).
+    flowlets: Option<FlowletTable>,
 }
 
 /// The equal-cost sets of the nodes that choose, and their choosing state.
@@ -65,6 +108,8 @@ pub(super) struct Multipath {
     /// The links of group g are `links[start[g]..start[g + 1]]`, in declaration order.
     start: Vec<u32>,
     links: Vec<u32>,
+    /// How long a flow must be idle before its next packet starts a new flowlet.
+    flowlet_gap: Dur,
 }
 
 /// Whether link i may carry packets (it is up).
@@ -89,7 +134,7 @@ impl<'a> Builder<'a> {
         has_row: impl Fn(usize) -> bool,
         (ends, usable): (&'a [(NodeId, NodeId)], Usable),
         cols: usize,
-        seed: u64,
+        (seed, flowlet_gap): (u64, Dur),
     ) -> Option<Self> {
         let mut slot = vec![NONE; nodes];
         let mut switches = Vec::new();
@@ -101,7 +146,7 @@ impl<'a> Builder<'a> {
             slot[n] = switches.len() as u32;
             let mut rng = Rng::stream(seed, StreamKind::Routing, n as u64);
             let salt = rng.next_u64();
-            switches.push(Switch { policy, salt, turn: 0, rng });
+            switches.push(Switch { policy, salt, turn: 0, rng, flowlets: None });
             outgoing.push((n as u32, Vec::new()));
         }
         if switches.is_empty() {
@@ -114,7 +159,7 @@ impl<'a> Builder<'a> {
             }
         }
         let groups = vec![NONE; switches.len() * cols];
-        let mp = Multipath { slot, switches, cols, groups, start: vec![0], links: Vec::new() };
+        let mp = Multipath { slot, switches, cols, groups, start: vec![0], links: Vec::new(), flowlet_gap };
         Some(Builder { ends, outgoing, interned: HashMap::new(), scratch: Vec::new(), mp })
     }
 
@@ -168,10 +213,10 @@ impl Multipath {
         (g != NONE as usize).then(|| self.start[g] as usize..self.start[g + 1] as usize)
     }
 
-    /// The next hop node `at` chooses for `pkt` towards column `col`, or None where it keeps
-    /// the table's route.
+    /// The next hop node `at` chooses for `pkt` towards column `col` at time `now`, or None
+    /// where it keeps the table's route.
     #[inline]
-    pub fn choose(&mut self, at: NodeId, col: u32, pkt: &Packet) -> Option<LinkId> {
+    pub fn choose(&mut self, at: NodeId, col: u32, pkt: &Packet, now: Time) -> Option<LinkId> {
         let set = self.group(at, col)?;
         let n = set.len() as u64;
         let sw = &mut self.switches[self.slot[at.index()] as usize];
@@ -183,6 +228,9 @@ impl Multipath {
                 (sw.turn - 1) % n
             }
             MultipathPolicy::SprayRandom => sw.rng.range_inclusive(0, n - 1),
+            MultipathPolicy::Flowlet => {
+                return Some(LinkId(flowlet_choice(sw, &self.links[set], pkt, now, self.flowlet_gap)));
+            }
         };
         Some(LinkId(self.links[set.start + i as usize]))
     }
@@ -198,6 +246,25 @@ impl Multipath {
     pub fn sizes(&self) -> (usize, usize) {
         (self.start.len() - 1, self.groups.len())
     }
+}
+
+/// The next hop of `pkt` at a `flowlet` switch, among `set`, at time `now`: its table entry's
+/// next hop when the entry's last packet passed at most `gap` ago and that hop leads towards
+/// `pkt`'s destination too (a colliding flow may have set it for another), else a new draw,
+/// which the entry keeps. Either way the entry's last-seen time becomes `now`.
+fn flowlet_choice(sw: &mut Switch, set: &[u32], pkt: &Packet, now: Time, gap: Dur) -> u32 {
+    let hash = five_tuple_hash(sw.salt, pkt);
+    let table = sw.flowlets.get_or_insert_with(FlowletTable::new);
+    let e = hash as usize & (FLOWLET_TABLE_ENTRIES - 1);
+    let idle = now.saturating_sub(Time(table.last_seen_ns[e]));
+    table.last_seen_ns[e] = now.0;
+    let kept = table.link_plus_one[e].wrapping_sub(1);
+    if kept != NONE && idle <= gap && set.contains(&kept) {
+        return kept;
+    }
+    let chosen = set[sw.rng.range_inclusive(0, set.len() as u64 - 1) as usize];
+    table.link_plus_one[e] = chosen + 1;
+    chosen
 }
 
 /// SplitMix64's output function (Steele, Lea, Flood, OOPSLA 2014): a bijective mixer whose

@@ -59,7 +59,7 @@ fn equal_cost_paths_match_the_closed_forms() {
 /// The uplink `at` routes `pkt` over, as an index among its equal-cost set to `pkt.dst`.
 fn uplink(w: &mut World, at: NodeId, pkt: &Packet) -> usize {
     let set: Vec<LinkId> = w.routes.next_hops(at, pkt.dst);
-    let l = w.routes.route(at, pkt).unwrap();
+    let l = w.routes.route(at, pkt, crate::units::Time::ZERO).unwrap();
     set.iter().position(|&s| s == l).expect("the choice is one of the equal-cost next hops")
 }
 
@@ -125,7 +125,7 @@ fn first_keeps_the_tables_route() {
         }
         let pkt = flow_packet(src, dst, f);
         for at in 16..w.nodes.len() as u32 {
-            assert_eq!(w.routes.route(NodeId(at), &pkt), w.routes.next_hop(NodeId(at), dst));
+            assert_eq!(w.routes.route(NodeId(at), &pkt, crate::units::Time::ZERO), w.routes.next_hop(NodeId(at), dst));
         }
     }
     let sc = json!({"duration": "1s", "topologies": [{"kind": "fat_tree", "k": 4, "rate": "1Gbps",
