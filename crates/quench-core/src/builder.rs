@@ -261,9 +261,22 @@ impl Topology for FlowContext<'_> {
     fn check_path(&self, ends: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError> {
         check_path(self.routes, self.ends, self.links, self.nodes, ends, dont_fragment)
     }
-    fn path(&self, (src, dst): (NodeId, NodeId)) -> Vec<crate::fct::Hop> {
-        let path = self.routes.path(self.ends, src, dst).unwrap_or_default();
-        path.iter().map(|l| crate::fct::Hop::of(&self.links[l.index()])).collect()
+    fn path_facts(&self, (src, dst): (NodeId, NodeId), (data, ack): (u64, u64)) -> crate::cc::PathFacts {
+        let hops = |from, to| -> Vec<crate::fct::Hop> {
+            let path = self.routes.path(self.ends, from, to).unwrap_or_default();
+            path.iter().map(|l| crate::fct::Hop::of(&self.links[l.index()])).collect()
+        };
+        let (forward, reverse) = (hops(src, dst), hops(dst, src));
+        let round_trip = crate::fct::one_way_s(&forward, data) + crate::fct::one_way_s(&reverse, ack);
+        crate::cc::PathFacts {
+            hops: forward.len().saturating_sub(1).min(u8::MAX as usize) as u8,
+            base_rtt: crate::units::Dur::from_secs_f64(round_trip),
+            line_rate: crate::units::BitRate(forward.first().map_or(0, |h| h.rate_bps as u64)),
+        }
+    }
+    fn last_hop_rate(&self, (src, dst): (NodeId, NodeId)) -> Option<crate::units::BitRate> {
+        let path = self.routes.path(self.ends, src, dst)?;
+        path.last().map(|l| self.links[l.index()].rate())
     }
     fn host_shared(&self) -> &HostShared {
         self.host_shared

@@ -90,21 +90,14 @@ impl FlowBuild<'_> {
     /// (`check_path` reports that). The paths ECMP or spraying choose among in a Clos fabric
     /// are all alike: the routing table's first stands for them.
     pub fn path_facts(&self, data: u64, ack: u64) -> PathFacts {
-        let forward = self.topology.path((self.src, self.dst));
-        let reverse = self.topology.path((self.dst, self.src));
-        let round_trip = crate::fct::one_way_s(&forward, data) + crate::fct::one_way_s(&reverse, ack);
-        PathFacts {
-            hops: forward.len().saturating_sub(1).min(u8::MAX as usize) as u8,
-            base_rtt: Dur::from_secs_f64(round_trip),
-            line_rate: BitRate(forward.first().map_or(0, |h| h.rate_bps as u64)),
-        }
+        self.topology.path_facts((self.src, self.dst), (data, ack))
     }
 
     /// The rate of the last link on the route from `src` to `dst`: the receiver's access link,
     /// at which a receiver-driven transport (NDP) paces its requests for data. None if
     /// unreachable (`check_path` reports that).
     pub fn last_hop_rate(&self) -> Option<BitRate> {
-        self.topology.path((self.src, self.dst)).last().map(|h| BitRate(h.rate_bps as u64))
+        self.topology.last_hop_rate((self.src, self.dst))
     }
 
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
@@ -143,8 +136,11 @@ pub(crate) trait Topology {
     /// Check that `to` is reachable from `from`; with `dont_fragment = Some(size)`, also that
     /// `size`-byte datagrams fit every MTU on the way (an MTU error leaves its path empty).
     fn check_path(&self, from_to: (NodeId, NodeId), dont_fragment: Option<u64>) -> Result<(), ConfigError>;
-    /// The hops of the route from `from` to `to` (none if there is none).
-    fn path(&self, from_to: (NodeId, NodeId)) -> Vec<crate::fct::Hop>;
+    /// The idle route from `from` to `to` for packets of (data, ack) bytes on the wire (zeros
+    /// if there is none): see [`FlowBuild::path_facts`].
+    fn path_facts(&self, from_to: (NodeId, NodeId), sizes: (u64, u64)) -> PathFacts;
+    /// The rate of the last link on the route from `from` to `to` (None if there is none).
+    fn last_hop_rate(&self, from_to: (NodeId, NodeId)) -> Option<BitRate>;
     /// The values the flows of each host share.
     fn host_shared(&self) -> &HostShared;
 }
