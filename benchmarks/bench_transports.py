@@ -1,0 +1,62 @@
+"""What each datacenter transport costs the engine: run-loop wall time per delivered data packet
+on one leaf-spine under one traffic pattern, against NewReno's. A benchmark, not a test: it
+prints a table and checks nothing (the goal, at most 1.5x NewReno, is read off the table).
+
+The fabric: a leaf-spine of 4 leaves of 8 hosts and 4 spines, 10 Gb/s links of 1 us, ECMP
+(spraying for NDP, whose paper sprays), 100-packet drop-tail buffers (DCTCP: the step marker
+at K = 65, DCTCP's 10 Gb/s setting; NDP: the trimming queue). The traffic: a permutation of
+long transfers, every host sending to one other for the whole run. Each transport at its
+defaults under the linux TCP profile; Swift and HPCC acknowledge every packet, as their NICs
+do. Each point is the fastest of `--repeats` runs (the machine is shared and noisy).
+
+    .venv/bin/python benchmarks/bench_transports.py
+    .venv/bin/python benchmarks/bench_transports.py --duration-ms 5 --repeats 1   # smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from quench import Network, droptail, step, trim
+
+PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
+# name: (flow template, switch queue, multipath)
+TRANSPORTS = {
+    "newreno": ({"kind": "tcp", "cc": "newreno"}, droptail("100p"), "ecmp"),
+    "dctcp": ({"kind": "tcp", "cc": "dctcp"}, step("65p", "100p"), "ecmp"),
+    "swift": ({"kind": "tcp", "cc": "swift", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp"),
+    "hpcc": ({"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp"),
+    "ndp": ({"kind": "ndp"}, trim(), "spray"),
+}
+
+
+def point(name: str, duration_ms: float) -> dict:
+    flow, queue, multipath = TRANSPORTS[name]
+    net = Network(seed=1, name=f"transport-cost-{name}")
+    net.leaf_spine(8, 4, 4, "10Gbps", "1us", qdisc=queue, multipath=multipath)
+    net.workload(matrix="permutation", size="100GB", flow=flow, name="perm")
+    net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
+    res = net.run(duration=f"{duration_ms}ms")
+    delivered = int(res.flows["packets_received"].sum())
+    wall = float(res.meta["wall_run_s"])
+    return {"transport": name, "wall_s": wall, "delivered": delivered, "ns_per_packet": wall / delivered * 1e9}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration-ms", type=float, default=20.0, help="simulated time per run")
+    ap.add_argument("--repeats", type=int, default=3, help="runs per transport; the fastest counts")
+    a = ap.parse_args()
+    rows = [min((point(t, a.duration_ms) for _ in range(a.repeats)), key=lambda r: r["wall_s"]) for t in TRANSPORTS]
+    base = rows[0]["ns_per_packet"]
+    print(f"leaf-spine 4x8 hosts, 4 spines, 10 Gb/s, permutation, {a.duration_ms:g} ms simulated")
+    print(f"{'transport':>10} {'wall s':>8} {'delivered':>10} {'ns/packet':>10} {'x NewReno':>10}")
+    for r in rows:
+        print(
+            f"{r['transport']:>10} {r['wall_s']:>8.3f} {r['delivered']:>10} {r['ns_per_packet']:>10.0f}"
+            f" {r['ns_per_packet'] / base:>10.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
