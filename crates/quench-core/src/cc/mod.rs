@@ -27,6 +27,7 @@ pub mod bbr;
 pub mod bbr3;
 pub mod copa;
 pub mod cubic;
+pub mod dcqcn;
 pub mod dctcp;
 pub mod fast;
 pub mod hpcc;
@@ -407,6 +408,7 @@ registry! {
     Copa: "copa" => copa::Copa(CopaConfig) boxed,
     Swift: "swift" => swift::Swift(SwiftConfig) boxed,
     Hpcc: "hpcc" => hpcc::Hpcc(HpccConfig) boxed,
+    Dcqcn: "dcqcn" => dcqcn::Dcqcn(DcqcnConfig) boxed,
     Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
 }
 

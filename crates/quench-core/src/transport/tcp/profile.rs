@@ -65,8 +65,9 @@ const NS3_MAX_BACKOFFS: u32 = 6;
 /// Controllers that cannot work without ECN: DCTCP (RFC 8257 section 3: "DCTCP requires
 /// ECN") and Prague (L4S, RFC 9331). Their Linux modules set `TCP_CONG_NEEDS_ECN` (tcp_dctcp.c,
 /// and tcp_prague.c out of tree), so the connection negotiates ECN whatever `tcp_ecn` says, and
-/// ns-3's `TcpDctcp::Init` turns its socket's `UseEcn` on: every profile does the same.
-const NEEDS_ECN: [&str; 2] = ["dctcp", "prague"];
+/// ns-3's `TcpDctcp::Init` turns its socket's `UseEcn` on: every profile does the same. DCQCN's
+/// only signal is the switches' ECN mark (Zhu et al. 2015, section 3), so it is one of them.
+const NEEDS_ECN: [&str; 3] = ["dctcp", "prague", "dcqcn"];
 
 /// A named set of TCP defaults (`tcp.profile`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
