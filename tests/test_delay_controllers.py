@@ -101,3 +101,24 @@ def test_hpcc_keeps_the_queue_near_zero_at_its_target_utilization() -> None:
     link = res.links[res.links["name"] == "r1->r2"].iloc[0]
     assert 0.88 < link["utilization"] < 1.0
     assert link["dropped_packets"] == 0
+
+
+def test_dcqcn_shares_a_marking_bottleneck_without_loss() -> None:
+    """Two DCQCN flows over a switch that marks ECN on its instantaneous queue (RED with
+    w_q = 1, 5-200 KB, 1 %): the late flow's share comes near the first's, nothing is dropped
+    and the queue stays between the thresholds (docs/mechanisms.md#dcqcn)."""
+    net = quench.Network()
+    net.hosts("a0", "a1", "b")
+    net.routers("r1", "r2")
+    for i, a in enumerate(("a0", "a1")):
+        net.link(a, "r1", rate="10Gbps", delay="1us")
+        net.tcp(a, "b", cc=quench.dcqcn(), delayed_ack={"enabled": False}, start=f"{10 * i}ms")
+    marking = quench.red("5KB", "200KB", "3MB", mode="bytes", max_p=0.01, w_q=1.0, signal="mark", spacing="fj93")
+    net.link("r1", "r2", rate="10Gbps", delay="1us", qdisc=marking)
+    net.link("r2", "b", rate="10Gbps", delay="1us")
+    res = net.run("100ms")
+    assert set(res.flows["cc"]) == {"dcqcn"}
+    link = res.links[res.links["name"] == "r1->r2"].iloc[0]
+    assert link["dropped_packets"] == 0 and link["marked_packets"] > 0
+    late = float(res.flows["goodput_bps"].iloc[1])
+    assert 0.4 * 10e9 < late < 0.6 * 10e9

@@ -290,6 +290,45 @@ def hpcc(
     )
 
 
+def dcqcn(
+    g: float | None = None,
+    alpha_interval: str | None = None,
+    decrease_interval: str | None = None,
+    increase_interval: str | None = None,
+    fast_recovery_steps: int | None = None,
+    rate_ai: str | None = None,
+    rate_hai: str | None = None,
+    min_rate: str | None = None,
+    cnp_interval: str | None = None,
+    clamp_target: bool | None = None,
+    line_rate: str | None = None,
+) -> dict[str, Any]:
+    """DCQCN (Zhu et al. 2015), as NICs run it: a rate from line rate (`line_rate`, default the
+    host's link) cut by alpha/2 at the `decrease_interval` check (default "4us") after a
+    congestion notification (an ECN-Echo, at most one per `cnp_interval`, default "50us");
+    alpha moves by `g` (default 1/256) every `alpha_interval` (default "1us"); every
+    `increase_interval` (default "900us") after a cut the rate halves its gap to a target
+    raised by nothing for `fast_recovery_steps` (default 1), then by `rate_ai` (default
+    "50Mbps"), then by `rate_hai` (default "100Mbps"); at least `min_rate` (default
+    "100Mbps"). A cut sets the target to the rate only after an increase, or always with
+    `clamp_target` (default False). Needs switches that mark ECN on the instantaneous queue,
+    e.g. quench.red(w_q=1, signal="mark", ...); ECN is negotiated by itself."""
+    return _table(
+        "dcqcn",
+        g=g,
+        alpha_interval=alpha_interval,
+        decrease_interval=decrease_interval,
+        increase_interval=increase_interval,
+        fast_recovery_steps=fast_recovery_steps,
+        rate_ai=rate_ai,
+        rate_hai=rate_hai,
+        min_rate=min_rate,
+        cnp_interval=cnp_interval,
+        clamp_target=clamp_target,
+        line_rate=line_rate,
+    )
+
+
 def vivace(
     exponent: float | None = None,
     latency_coefficient: float | None = None,

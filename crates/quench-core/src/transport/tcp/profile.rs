@@ -52,9 +52,9 @@ const LINUX_RECEIVE_WINDOW: Bytes = Bytes(6 << 20);
 /// ns-3 `TcpSocket::InitialCwnd`: 10 segments.
 const NS3_INITIAL_WINDOW: u64 = 10;
 /// Controllers whose first window is their own design, not a host's setting: HPCC starts at
-/// line rate for one base RTT (Li et al. 2019, section 3.3), which no profile's segment count
-/// may replace.
-const OWN_INITIAL_WINDOW: &[&str] = &["hpcc"];
+/// line rate for one base RTT (Li et al. 2019, section 3.3) and DCQCN at line rate (Zhu et al.
+/// 2015, section 3.1), which no profile's segment count may replace.
+const OWN_INITIAL_WINDOW: &[&str] = &["hpcc", "dcqcn"];
 /// ns-3 `TcpSocket::SegmentSize`: 536 bytes of payload (RFC 879's default MSS); ns-3 adds the
 /// timestamp option on top, where quench's `mss` includes it (Linux's accounting).
 const NS3_MSS: u32 = 536 + TCP_TIMESTAMP_OPTION;
