@@ -60,7 +60,10 @@ from bench_fabric import (  # noqa: E402
 SEED = 1
 DURATION_MS = 200
 ACK_BYTES = 40  # a bare TCP/IP header, as quench sends an ACK without options
-FEEDER_PACKETS = 1000  # htsim main.h FEEDER_BUFFER: the hosts' NIC queue
+# htsim's host NIC queue (FairPriorityQueue, queue.cpp) never drops: past its FEEDER_BUFFER
+# (1000 packets) it only prints its size. quench's stands in with a limit no window reaches
+# (the receive window, 4 MiB, holds a flow under 2,900 packets).
+HOST_PACKETS = 100_000
 MAIN_TCP = "datacenter/main_tcp.cpp"
 
 
@@ -71,7 +74,8 @@ class Setting:
     label: str
     random_band: int = 3  # htsim main.h RANDOM_BUFFER, packets
     unbounded_ssthresh: bool = False  # htsim's TcpSrc starts at 100 packets
-    host_buffer: int = FEEDER_PACKETS  # quench's access-link queue, packets
+    host_qdisc: str = "fq"  # quench's access-link queue: "fq" lets ACKs pass the data
+    host_buffer: int = HOST_PACKETS  # its limit, packets
     initial_window: int = 10  # quench, segments (htsim tcp.cpp: 10)
     rto_min: str = "250ms"  # quench (htsim tcp.cpp: 250 ms)
 
@@ -202,13 +206,14 @@ def data_packets(packets: float, size_bytes: float) -> float:
     return (size_bytes - ACK_BYTES * packets) / (PACKET_BYTES - ACK_BYTES)
 
 
-def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) -> tuple[list[Flow], float]:
-    """The flows and the data packets dropped (every link's drops, ACKs told apart by size)."""
+def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) -> tuple[list[Flow], tuple[float, float]]:
+    """The flows, and the data packets and ACKs dropped (every link's drops, told apart by
+    size)."""
     from quench import Network
 
     net = Network(seed=SEED, name=f"htsim-peer-k{k}")
     buffer = {"kind": "droptail", "limit": f"{BUFFER_PACKETS}p"}
-    access = {"qdisc": {"kind": "droptail", "limit": f"{setting.host_buffer}p"}}
+    access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min)
     net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     # Only the end-of-run tables are read: no per-packet records.
@@ -224,8 +229,9 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
         nic_data = data_packets(float(nic["backlog_packets"]), float(nic["backlog_bytes"]))
         lost = float(r["packets_sent"]) - float(r["packets_received"]) - nic_data
         flows.append(Flow(f.src, f.dst, f.switches, float(r["packets_sent"]), lost, float(r["bytes_delivered"])))
-    drops = data_packets(float(res.links["dropped_packets"].sum()), float(res.links["dropped_bytes"].sum()))
-    return flows, drops
+    dropped = float(res.links["dropped_packets"].sum())
+    data = data_packets(dropped, float(res.links["dropped_bytes"].sum()))
+    return flows, (data, dropped - data)
 
 
 def htsim_like_tcp(initial_window: int, rto_min: str) -> dict:
@@ -249,7 +255,9 @@ def gbps(delivered_bytes: float, duration_ms: int) -> float:
     return delivered_bytes * 8 / (duration_ms / 1e3) / 1e9
 
 
-def compare(h: list[Flow], h_drops: float, q: list[Flow], q_drops: float, duration_ms: int, verbose: bool) -> dict:
+def compare(
+    h: list[Flow], h_drops: float, q: list[Flow], q_drops: tuple[float, float], duration_ms: int, verbose: bool
+) -> dict:
     if verbose:
         print(
             f"{'flow':>10} {'path':<34} {'htsim Gb/s':>10} {'quench Gb/s':>11} {'diff':>7} {'h lost':>7} {'q lost':>7}"
@@ -271,7 +279,8 @@ def compare(h: list[Flow], h_drops: float, q: list[Flow], q_drops: float, durati
         "quench_gbps": total_q,
         "ratio": total_q / total_h,
         "htsim_lost": h_drops,
-        "quench_lost": q_drops,
+        "quench_lost": q_drops[0],
+        "quench_ack_drops": q_drops[1],
         "mean_diff": sum(diffs) / len(diffs),
         "max_diff": max(diffs),
     }
@@ -280,22 +289,23 @@ def compare(h: list[Flow], h_drops: float, q: list[Flow], q_drops: float, durati
 def summary_line(label: str, s: dict) -> str:
     return (
         f"{label:<44} {s['htsim_gbps']:>8.2f} {s['quench_gbps']:>9.2f} {s['ratio']:>6.3f}"
-        f" {s['htsim_lost']:>8.0f} {s['quench_lost']:>8.0f} {s['mean_diff']:>6.1%} {s['max_diff']:>6.1%}"
+        f" {s['htsim_lost']:>8.0f} {s['quench_lost']:>8.0f} {s['quench_ack_drops']:>8.0f}"
+        f" {s['mean_diff']:>6.1%} {s['max_diff']:>6.1%}"
     )
 
 
 SUMMARY_HEAD = (
-    f"{'setting':<44} {'htsim':>8} {'quench':>9} {'q/h':>6} {'h lost':>8} {'q lost':>8} {'mean':>6} {'max':>6}\n"
-    f"{'':<44} {'Gb/s':>8} {'Gb/s':>9} {'':>6} {'pkts':>8} {'pkts':>8} {'|diff|':>6} {'|diff|':>6}"
+    f"{'setting':<44} {'htsim':>8} {'quench':>9} {'q/h':>6} {'h lost':>8} {'q lost':>8} {'q ACKs':>8} {'mean':>6} {'max':>6}\n"
+    f"{'':<44} {'Gb/s':>8} {'Gb/s':>9} {'':>6} {'pkts':>8} {'pkts':>8} {'dropped':>8} {'|diff|':>6} {'|diff|':>6}"
 )
 
 EXPERIMENTS = [
     Setting("as close as the keys allow"),
     Setting("htsim: drop-tail (no random band)", random_band=0),
-    Setting("htsim: drop-tail, ssthresh unbounded", random_band=0, unbounded_ssthresh=True),
-    Setting("both: ssthresh unbounded", unbounded_ssthresh=True),
-    Setting("+ quench: 8-packet host queue", unbounded_ssthresh=True, host_buffer=BUFFER_PACKETS),
-    Setting("+ quench: RTO min 1 ms", unbounded_ssthresh=True, rto_min="1ms"),
+    Setting("htsim: ssthresh unbounded", unbounded_ssthresh=True),
+    Setting("quench: ACKs behind data (drop-tail NIC)", host_qdisc="droptail"),
+    Setting("quench: 1000-packet drop-tail NIC", host_qdisc="droptail", host_buffer=1000),
+    Setting("quench: RTO min 1 ms", rto_min="1ms"),
 ]
 
 
@@ -306,14 +316,21 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
     ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
-    ap.add_argument("--quench-host-buffer", type=int, default=FEEDER_PACKETS, help="host NIC queue, packets")
+    ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
+    ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     given = Setting(
-        "given", a.htsim_random_band, a.htsim_unbounded_ssthresh, a.quench_host_buffer, a.initial_window, a.rto_min
+        "given",
+        a.htsim_random_band,
+        a.htsim_unbounded_ssthresh,
+        a.quench_host_qdisc,
+        a.quench_host_buffer,
+        a.initial_window,
+        a.rto_min,
     )
     for k in (int(k) for k in a.ks.split(",")):
         fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
