@@ -79,6 +79,8 @@ class Setting:
     initial_window: int = 10  # quench, segments (htsim tcp.cpp: 10)
     rto_min: str = "250ms"  # quench (htsim tcp.cpp: 250 ms)
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
+    # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
+    fabric_buffer: int = BUFFER_PACKETS
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     from quench import Network
 
     net = Network(seed=SEED, name=f"htsim-peer-k{k}")
-    buffer = {"kind": "droptail", "limit": f"{BUFFER_PACKETS}p"}
+    buffer = {"kind": "droptail", "limit": f"{setting.fabric_buffer}p"}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min)
     net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
@@ -331,7 +333,7 @@ EXPERIMENTS = [
     Setting("quench: ACKs on a link of their own", direct_acks=True),
     Setting("+ htsim: drop-tail (no random band)", direct_acks=True, random_band=0),
     Setting("+ htsim: ssthresh unbounded", direct_acks=True, random_band=0, unbounded_ssthresh=True),
-    Setting("+ quench: ACKs behind data (drop-tail NIC)", direct_acks=True, random_band=0, host_qdisc="droptail"),
+    Setting("+ quench: 7-packet switch queues", direct_acks=True, random_band=0, fabric_buffer=BUFFER_PACKETS - 1),
     Setting("quench: ACKs behind data (drop-tail NIC)", host_qdisc="droptail"),
     Setting("quench: 1000-packet drop-tail NIC", host_qdisc="droptail", host_buffer=1000),
 ]
@@ -346,6 +348,7 @@ def main() -> None:
     ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
     ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
     ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
+    ap.add_argument("--quench-switch-buffer", type=int, default=BUFFER_PACKETS, help="switch queues, packets")
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
@@ -361,6 +364,7 @@ def main() -> None:
         a.initial_window,
         a.rto_min,
         a.quench_direct_acks,
+        a.quench_switch_buffer,
     )
     for k in (int(k) for k in a.ks.split(",")):
         fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
