@@ -81,6 +81,7 @@ class Setting:
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
+    stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class Flow:
 # htsim
 
 
-def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool) -> str:
+def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool, stagger_ns: int) -> str:
     text = anchored_edit(
         text, "eventlist.setEndtime(timeFromSec(4));", f"eventlist.setEndtime(timeFromMs({duration_ms}));", MAIN_TCP
     )
@@ -119,7 +120,8 @@ def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool) -> str:
     )
     connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
     record = "\n peer_flows.push_back({tcpSrc, tcpSnk, src, dest, routeout});"
-    text = anchored_edit(text, connect, connect + record, MAIN_TCP)
+    start = f"timeFromNs((double)src * {stagger_ns})" if stagger_ns else "timeFromMs(extrastarttime)"
+    text = anchored_edit(text, connect, connect.replace("timeFromMs(extrastarttime)", start) + record, MAIN_TCP)
     report = (
         "while (eventlist.doNextEvent()) {\n"
         "    }\n"
@@ -150,12 +152,13 @@ def edit_main_h(text: str, random_band: int) -> str:
     return anchored_edit(text, "#define RANDOM_BUFFER 3", f"#define RANDOM_BUFFER {random_band}", "datacenter/main.h")
 
 
-def build_peer_htsim(src: str, duration_ms: int, random_band: int, unbounded_ssthresh: bool) -> Path:
+def build_peer_htsim(src: str, duration_ms: int, setting: Setting) -> Path:
     """htsim_tcp with this script's edits, in its own copy of bench_fabric's build tree (whose
     libhtsim.a it reuses); kept by a hash of the edited sources."""
     source = fetch_source(src)
-    edited_main = edit_main_tcp((source / "sim" / MAIN_TCP).read_text(), duration_ms, unbounded_ssthresh)
-    edited_h = edit_main_h((source / "sim/datacenter/main.h").read_text(), random_band)
+    main_tcp = (source / "sim" / MAIN_TCP).read_text()
+    edited_main = edit_main_tcp(main_tcp, duration_ms, setting.unbounded_ssthresh, setting.stagger_ns)
+    edited_h = edit_main_h((source / "sim/datacenter/main.h").read_text(), setting.random_band)
     binary = WORK / f"htsim_peer-{hashlib.sha256((edited_main + edited_h).encode()).hexdigest()[:12]}"
     if binary.exists():
         return binary
@@ -191,7 +194,7 @@ def quench_path(queues: str, k: int) -> tuple[str, ...]:
 def run_htsim(src: str, k: int, duration_ms: int, setting: Setting) -> tuple[list[Flow], float]:
     """The flows and the data packets dropped: sent, less arrived, less queued or on a wire at
     the end."""
-    binary = build_peer_htsim(src, duration_ms, setting.random_band, setting.unbounded_ssthresh)
+    binary = build_peer_htsim(src, duration_ms, setting)
     hosts = k**3 // 4
     args = ["-nodes", str(hosts), "-conns", str(hosts), "-o", str(WORK / "logout.dat")]
     out, _, _ = timed_child([str(binary), *args], cwd=WORK)
@@ -243,7 +246,8 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     for f in paths:
         route = [f"h{f.src}", *f.switches, f"h{f.dst}"]
         back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
-        net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", path=route, **back, **tcp_keys)
+        start = f"{f.src * setting.stagger_ns}ns"
+        net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", start=start, path=route, **back, **tcp_keys)
     res = net.run(duration=f"{duration_ms}ms")
     rows, links = res.flows.set_index("name"), res.links.set_index(["from", "to"])
     flows = []
@@ -349,6 +353,7 @@ def main() -> None:
     ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
     ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
     ap.add_argument("--quench-switch-buffer", type=int, default=BUFFER_PACKETS, help="switch queues, packets")
+    ap.add_argument("--stagger-ns", type=int, default=0, help="host i's flow starts at i x this, both")
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
@@ -365,6 +370,7 @@ def main() -> None:
         a.rto_min,
         a.quench_direct_acks,
         a.quench_switch_buffer,
+        a.stagger_ns,
     )
     for k in (int(k) for k in a.ks.split(",")):
         fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
