@@ -298,8 +298,9 @@ def compare(
         line_diffs.append(abs(tb - ta) / (RATE_MBPS / 1e3))
         if verbose:
             flow = f"h{a.src}>h{a.dst}"
+            diff = f"{(tb - ta) / ta:>+7.1%}" if ta else f"{'-':>7}"
             print(
-                f"{flow:>10} {'-'.join(a.switches):<34} {ta:>10.3f} {tb:>11.3f} {(tb - ta) / ta:>+7.1%}"
+                f"{flow:>10} {'-'.join(a.switches):<34} {ta:>10.3f} {tb:>11.3f} {diff}"
                 f" {a.lost_pkts:>7.0f} {b.lost_pkts:>7.0f}"
             )
     total_h = gbps(sum(f.delivered_bytes for f in h), duration_ms)
