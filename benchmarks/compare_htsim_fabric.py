@@ -19,18 +19,27 @@ close to htsim's TcpSrc as quench's keys allow (tcp.cpp: 1500-byte packets, init
 NewReno fast recovery, no SACK, an ACK per packet, RTO min 250 ms and initial 3 s, checked by a
 10 ms timer scanner), 8-packet drop-tail buffers, 10 Gb/s links of 1 µs.
 
-What neither can copy: htsim's ACKs go straight back to the sender (the reverse route holds only
-the source), quench's cross the fabric hop by hop; htsim's hosts send through a 1000-packet
-NIC queue (FEEDER_BUFFER) that gives ACKs priority, quench's through the access link's qdisc
-(`--quench-host-buffer` sets it; in a permutation each host receives one flow, so the
-switch-to-host queue never holds more than a packet or two whatever its limit).
+What differs, each settable so that either simulator can be run with the other's setting
+(`--experiments` runs them one at a time): htsim's ACKs go straight back to the sender (its
+reverse route holds only the source), quench's cross the fabric hop by hop unless
+`--quench-direct-acks` gives each pair of hosts a link of their own for them; htsim's host NIC
+queue never drops and serves ACKs first, quench's is a 100,000-packet fair queue
+(`--quench-host-qdisc`, `--quench-host-buffer`); htsim's 8-packet limit counts the packet on
+the wire, quench's counts packets waiting (`--quench-switch-buffer 7` matches); htsim's random
+band (`--htsim-random-band 0` turns it off); htsim's initial ssthresh of 100 packets
+(`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0 (`--stagger-ns`).
 
-Drops: htsim's switch queues do not count their drops, so both columns are packets sent less
-packets that reached the receiver (a flow's packets still in flight at the end count as lost,
-at most its path's buffers).
+Throughput is bytes delivered in order, on the wire (htsim counts a packet's 1500 bytes as data,
+quench's 1460 payload bytes are scaled). Drops are data packets: htsim's switch queues do not
+count theirs, so its figure is packets sent less packets that reached a sink less packets queued
+or on a wire at the end; quench's comes from its links' drop counters, ACKs told apart by size.
+Per flow, "lost" is sent less received less what waits in the sender's NIC queue (packets on
+the path at the end count as lost there). docs/validation.md, "Fat-tree permutation against
+htsim", has the figures.
 
-    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src /tmp/csg-htsim
-    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src /tmp/csg-htsim --experiments
+    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --experiments
+    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --ks 8 \
+        --quench-direct-acks --htsim-random-band 0 --quench-switch-buffer 7
 """
 
 from __future__ import annotations
