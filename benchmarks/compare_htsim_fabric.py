@@ -1,0 +1,400 @@
+"""Fat-tree permutation, quench beside htsim with the same per-flow paths. A benchmark-style
+script: it prints a table and checks nothing.
+
+htsim's `htsim_tcp` (datacenter/main_tcp.cpp in Broadcom/csg-htsim, built here from the source
+given by `--htsim-src` with bench_fabric.py's helpers) runs a permutation of long TCP flows on a
+k-ary fat-tree, each flow on one path drawn at random. The edits made to its copy (each anchored
+on a line of the source, failing loudly when the line has moved): the run length, the seed, the
+NIC rate (10 Gb/s), the random-drop band of its switch queues (`RANDOM_BUFFER`, main.h: 3
+packets, dropped with probability 0.1 above 5 of the 8 packets; `--htsim-random-band 0` makes
+them plain drop-tail), and a line per flow printed at the end: source, destination, the queues
+of its path, bytes sent (retransmissions included), bytes that reached the sink, and bytes
+delivered in order.
+
+quench then runs each flow on the same path, pinned with the flow key `path` (htsim's queue
+names `LS<t>`, `US<a>`, `CS<c>` mapped to quench's `tor<t>`, `agg<pod>_<i>`, `core<j>`: htsim
+links aggregation switch a to cores a mod k/2 + (k/2)·l, quench links agg<p>_<i> to cores
+i·k/2 + m, so htsim's core c is quench's core (c mod k/2)·k/2 + c div k/2), with a TCP set as
+close to htsim's TcpSrc as quench's keys allow (tcp.cpp: 1500-byte packets, initial window 10,
+NewReno fast recovery, no SACK, an ACK per packet, RTO min 250 ms and initial 3 s, checked by a
+10 ms timer scanner), 8-packet drop-tail buffers, 10 Gb/s links of 1 µs.
+
+What differs, each settable so that either simulator can be run with the other's setting
+(`--experiments` runs them one at a time): htsim's ACKs go straight back to the sender (its
+reverse route holds only the source), quench's cross the fabric hop by hop unless
+`--quench-direct-acks` gives each pair of hosts a link of their own for them; htsim's host NIC
+queue never drops and serves ACKs first, quench's is a 100,000-packet fair queue
+(`--quench-host-qdisc`, `--quench-host-buffer`); htsim's 8-packet limit counts the packet on
+the wire, quench's counts packets waiting (`--quench-switch-buffer 7` matches); htsim's random
+band (`--htsim-random-band 0` turns it off); htsim's initial ssthresh of 100 packets
+(`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0 (`--stagger-ns`).
+
+Throughput is bytes delivered in order, on the wire (htsim counts a packet's 1500 bytes as data,
+quench's 1460 payload bytes are scaled). Drops are data packets: htsim's switch queues do not
+count theirs, so its figure is packets sent less packets that reached a sink less packets queued
+or on a wire at the end; quench's comes from its links' drop counters, ACKs told apart by size.
+Per flow, "lost" is sent less received less what waits in the sender's NIC queue (packets on
+the path at the end count as lost there). docs/validation.md, "Fat-tree permutation against
+htsim", has the figures.
+
+    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --experiments
+    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --ks 8 \
+        --quench-direct-acks --htsim-random-band 0 --quench-switch-buffer 7
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_fabric import (  # noqa: E402
+    BUFFER_PACKETS,
+    HTSIM_URL,
+    PACKET_BYTES,
+    RATE_MBPS,
+    WORK,
+    anchored_edit,
+    build_htsim,
+    fetch_source,
+    timed_child,
+)
+
+SEED = 1
+DURATION_MS = 200
+ACK_BYTES = 40  # a bare TCP/IP header, as quench sends an ACK without options
+# htsim's host NIC queue (FairPriorityQueue, queue.cpp) never drops: past its FEEDER_BUFFER
+# (1000 packets) it only prints its size. quench's stands in with a limit no window reaches
+# (the receive window, 4 MiB, holds a flow under 2,900 packets).
+HOST_PACKETS = 100_000
+MAIN_TCP = "datacenter/main_tcp.cpp"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What each simulator is told; the defaults are the closest match."""
+
+    label: str
+    random_band: int = 3  # htsim main.h RANDOM_BUFFER, packets
+    unbounded_ssthresh: bool = False  # htsim's TcpSrc starts at 100 packets
+    host_qdisc: str = "fq"  # quench's access-link queue: "fq" lets ACKs pass the data
+    host_buffer: int = HOST_PACKETS  # its limit, packets
+    initial_window: int = 10  # quench, segments (htsim tcp.cpp: 10)
+    rto_min: str = "250ms"  # quench (htsim tcp.cpp: 250 ms)
+    direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
+    # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
+    fabric_buffer: int = BUFFER_PACKETS
+    stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
+
+
+@dataclass(frozen=True)
+class Flow:
+    src: int
+    dst: int
+    switches: tuple[str, ...]  # quench names, edge to edge
+    sent_pkts: float
+    lost_pkts: float  # sent, less arrived, less still in its own NIC queue
+    delivered_bytes: float
+
+
+# ---------------------------------------------------------------------------------------
+# htsim
+
+
+def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool, stagger_ns: int) -> str:
+    text = anchored_edit(
+        text, "eventlist.setEndtime(timeFromSec(4));", f"eventlist.setEndtime(timeFromMs({duration_ms}));", MAIN_TCP
+    )
+    text = anchored_edit(text, "srand(time(NULL));", f"srand({SEED});", MAIN_TCP)
+    if unbounded_ssthresh:  # TcpSrc starts with ssthresh = 100 packets; quench has no such key
+        new_src = "tcpSrc = new TcpSrc(NULL, NULL, eventlist);"
+        text = anchored_edit(text, new_src, new_src + " tcpSrc->set_ssthresh(0xffffffff);", MAIN_TCP)
+    text = anchored_edit(
+        text,
+        "EventList eventlist;",
+        "#include <set>\nEventList eventlist;\n"
+        "struct PeerFlow { TcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };\n"
+        "static std::vector<PeerFlow> peer_flows;\n"
+        # A pipe's count of packets on the wire is protected: read through a derived type.
+        "struct PeerPipe : Pipe {\n"
+        "    static int count(Pipe* p) { return static_cast<PeerPipe*>(p)->_count; }\n"
+        "};",
+        MAIN_TCP,
+    )
+    connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
+    record = "\n peer_flows.push_back({tcpSrc, tcpSnk, src, dest, routeout});"
+    start = f"timeFromNs((double)src * {stagger_ns})" if stagger_ns else "timeFromMs(extrastarttime)"
+    text = anchored_edit(text, connect, connect.replace("timeFromMs(extrastarttime)", start) + record, MAIN_TCP)
+    report = (
+        "while (eventlist.doNextEvent()) {\n"
+        "    }\n"
+        "    std::set<BaseQueue*> peer_queues;\n"
+        "    std::set<Pipe*> peer_pipes;\n"
+        "    for (auto& f : peer_flows) {\n"
+        "        BaseQueue* nic = (BaseQueue*)f.route->at(0);\n"
+        '        cout << "PEER_FLOW " << f.from << " " << f.to << " " << f.src->_packets_sent << " "\n'
+        '             << f.sink->_packets << " " << f.sink->_cumulative_ack << " " << nic->queuesize() << " ";\n'
+        # A route is (queue, pipe) per link, then the sink: the queues name the path.
+        "        for (size_t i = 0; i + 1 < f.route->size(); i += 2) {\n"
+        '            cout << f.route->at(i)->nodename() << ",";\n'
+        "            peer_queues.insert((BaseQueue*)f.route->at(i));\n"
+        "            peer_pipes.insert((Pipe*)f.route->at(i + 1));\n"
+        "        }\n"
+        "        cout << endl;\n"
+        "    }\n"
+        "    mem_b peer_queued = 0;\n"
+        "    for (BaseQueue* q : peer_queues) peer_queued += q->queuesize();\n"
+        "    for (Pipe* p : peer_pipes) peer_queued += (mem_b)PeerPipe::count(p) * Packet::data_packet_size();\n"
+        '    cout << "PEER_QUEUED " << peer_queued << endl;\n'
+    )
+    return anchored_edit(text, "while (eventlist.doNextEvent()) {\n    }\n", report, MAIN_TCP)
+
+
+def edit_main_h(text: str, random_band: int) -> str:
+    text = re.sub(r"#define HOST_NIC \d+", f"#define HOST_NIC {RATE_MBPS}", text, count=1)
+    return anchored_edit(text, "#define RANDOM_BUFFER 3", f"#define RANDOM_BUFFER {random_band}", "datacenter/main.h")
+
+
+def build_peer_htsim(src: str, duration_ms: int, setting: Setting) -> Path:
+    """htsim_tcp with this script's edits, in its own copy of bench_fabric's build tree (whose
+    libhtsim.a it reuses); kept by a hash of the edited sources."""
+    source = fetch_source(src)
+    main_tcp = (source / "sim" / MAIN_TCP).read_text()
+    edited_main = edit_main_tcp(main_tcp, duration_ms, setting.unbounded_ssthresh, setting.stagger_ns)
+    edited_h = edit_main_h((source / "sim/datacenter/main.h").read_text(), setting.random_band)
+    binary = WORK / f"htsim_peer-{hashlib.sha256((edited_main + edited_h).encode()).hexdigest()[:12]}"
+    if binary.exists():
+        return binary
+    tree = WORK / "peer"
+    if not (tree / "sim/libhtsim.a").exists():
+        build_htsim(src, 1)  # builds bench_fabric's tree, libhtsim.a included
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(WORK / "build", tree)
+    datacenter = tree / "sim/datacenter"
+    (datacenter / "main_tcp.cpp").write_text(edited_main)
+    (datacenter / "main.h").write_text(edited_h)
+    # main.h's constants reach the topology's objects too; the makefile does not track headers.
+    for obj in datacenter.glob("*.o"):
+        obj.unlink()
+    subprocess.run(["make", "-j2", "htsim_tcp"], cwd=datacenter, check=True, stdout=subprocess.DEVNULL)
+    shutil.copy2(datacenter / "htsim_tcp", binary)
+    return binary
+
+
+def quench_path(queues: str, k: int) -> tuple[str, ...]:
+    """The nodes htsim's queues feed (e.g. "queue(10000Mb/s,12000bytes)US6->LS_7(0)" feeds
+    edge switch 7), named as quench names them."""
+    half = k // 2
+    names = {
+        "LS": lambda i: f"tor{i}",
+        "US": lambda i: f"agg{i // half}_{i % half}",
+        "CS": lambda i: f"core{(i % half) * half + i // half}",
+        "DST": lambda i: f"h{i}",
+    }
+    return tuple(names[kind](int(i)) for kind, i in re.findall(r"->(LS|US|CS|DST)_?(\d+)\(", queues))
+
+
+def run_htsim(src: str, k: int, duration_ms: int, setting: Setting) -> tuple[list[Flow], float]:
+    """The flows and the data packets dropped: sent, less arrived, less queued or on a wire at
+    the end."""
+    binary = build_peer_htsim(src, duration_ms, setting)
+    hosts = k**3 // 4
+    args = ["-nodes", str(hosts), "-conns", str(hosts), "-o", str(WORK / "logout.dat")]
+    out, _, _ = timed_child([str(binary), *args], cwd=WORK)
+    flows, queued, unaccounted = [], re.search(r"PEER_QUEUED (\d+)", out), 0
+    for line in out.splitlines():
+        if line.startswith("PEER_FLOW "):
+            _, s, d, sent, arrived, cum_ack, nic, queues = line.split()
+            hops = quench_path(queues, k)
+            unaccounted += int(sent) - int(arrived)
+            lost = (int(sent) - int(arrived) - int(nic)) / PACKET_BYTES
+            flows.append(Flow(int(s), int(d), hops[:-1], int(sent) / PACKET_BYTES, lost, float(cum_ack)))
+    if len(flows) != hosts or not queued:
+        sys.exit(f"compare_htsim_fabric: htsim printed {len(flows)} flows, expected {hosts}:\n{out[-2000:]}")
+    return flows, (unaccounted - int(queued[1])) / PACKET_BYTES
+
+
+# ---------------------------------------------------------------------------------------
+# quench
+
+
+def data_packets(packets: float, size_bytes: float) -> float:
+    """Full data packets among `packets` of `size_bytes` in all, the others bare ACKs."""
+    return (size_bytes - ACK_BYTES * packets) / (PACKET_BYTES - ACK_BYTES)
+
+
+def add_ack_links(net, paths: list[Flow]) -> None:
+    """A link from each receiver straight to its sender, for the ACKs alone: htsim's reverse
+    route holds only the sender, so an ACK arrives the instant it is sent (here: 1 ns and
+    1 ns per 40 bytes at 320 Gb/s, the fastest rate nanosecond time allows)."""
+    pairs = {frozenset((f.src, f.dst)) for f in paths}
+    for a, b in sorted(tuple(sorted(p)) for p in pairs):
+        net.link(f"h{a}", f"h{b}", "320Gbps", "1ns")
+
+
+def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) -> tuple[list[Flow], tuple[float, float]]:
+    """The flows, and the data packets and ACKs dropped (every link's drops, told apart by
+    size)."""
+    from quench import Network
+
+    net = Network(seed=SEED, name=f"htsim-peer-k{k}")
+    buffer = {"kind": "droptail", "limit": f"{setting.fabric_buffer}p"}
+    access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
+    tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min)
+    net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
+    # Only the end-of-run tables are read: no per-packet records.
+    net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
+    if setting.direct_acks:
+        add_ack_links(net, paths)
+    for f in paths:
+        route = [f"h{f.src}", *f.switches, f"h{f.dst}"]
+        back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
+        start = f"{f.src * setting.stagger_ns}ns"
+        net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", start=start, path=route, **back, **tcp_keys)
+    res = net.run(duration=f"{duration_ms}ms")
+    rows, links = res.flows.set_index("name"), res.links.set_index(["from", "to"])
+    flows = []
+    for f in paths:
+        r, nic = rows.loc[f"f{f.src}"], links.loc[(f"h{f.src}", f.switches[0])]
+        nic_data = data_packets(float(nic["backlog_packets"]), float(nic["backlog_bytes"]))
+        lost = float(r["packets_sent"]) - float(r["packets_received"]) - nic_data
+        # htsim counts a packet's 1500 bytes as data; quench its 1460 payload bytes.
+        on_wire = float(r["bytes_delivered"]) * PACKET_BYTES / (PACKET_BYTES - ACK_BYTES)
+        flows.append(Flow(f.src, f.dst, f.switches, float(r["packets_sent"]), lost, on_wire))
+    dropped = float(res.links["dropped_packets"].sum())
+    data = data_packets(dropped, float(res.links["dropped_bytes"].sum()))
+    return flows, (data, dropped - data)
+
+
+def htsim_like_tcp(initial_window: int, rto_min: str) -> dict:
+    """quench's keys for htsim's TcpSrc (tcp.cpp): 1500-byte packets (MSS 1460 + 40 header
+    bytes), no SACK, no delayed ACKs, its RTO bounds and its 10 ms timer scanner."""
+    return {
+        "profile": "rfc",
+        "cc": {"kind": "newreno", "initial_window": initial_window},
+        "mss": PACKET_BYTES - 40,
+        "sack": False,
+        "delayed_ack": {"enabled": False},
+        "rto": {"min": rto_min, "initial": "3s", "tick": "10ms"},
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# The table
+
+
+def gbps(delivered_bytes: float, duration_ms: int) -> float:
+    return delivered_bytes * 8 / (duration_ms / 1e3) / 1e9
+
+
+def compare(
+    h: list[Flow], h_drops: float, q: list[Flow], q_drops: tuple[float, float], duration_ms: int, verbose: bool
+) -> dict:
+    if verbose:
+        print(
+            f"{'flow':>10} {'path':<34} {'htsim Gb/s':>10} {'quench Gb/s':>11} {'diff':>7} {'h lost':>7} {'q lost':>7}"
+        )
+    diffs, line_diffs = [], []
+    for a, b in zip(h, q, strict=True):
+        ta, tb = gbps(a.delivered_bytes, duration_ms), gbps(b.delivered_bytes, duration_ms)
+        diffs.append(abs(tb - ta) / ta if ta else float("inf"))
+        line_diffs.append(abs(tb - ta) / (RATE_MBPS / 1e3))
+        if verbose:
+            flow = f"h{a.src}>h{a.dst}"
+            diff = f"{(tb - ta) / ta:>+7.1%}" if ta else f"{'-':>7}"
+            print(
+                f"{flow:>10} {'-'.join(a.switches):<34} {ta:>10.3f} {tb:>11.3f} {diff}"
+                f" {a.lost_pkts:>7.0f} {b.lost_pkts:>7.0f}"
+            )
+    total_h = gbps(sum(f.delivered_bytes for f in h), duration_ms)
+    total_q = gbps(sum(f.delivered_bytes for f in q), duration_ms)
+    return {
+        "htsim_gbps": total_h,
+        "quench_gbps": total_q,
+        "ratio": total_q / total_h,
+        "htsim_lost": h_drops,
+        "quench_lost": q_drops[0],
+        "quench_ack_drops": q_drops[1],
+        "mean_diff": sum(diffs) / len(diffs),
+        "max_diff": max(diffs),
+        "mean_line_diff": sum(line_diffs) / len(line_diffs),
+    }
+
+
+def summary_line(label: str, s: dict) -> str:
+    return (
+        f"{label:<44} {s['htsim_gbps']:>8.2f} {s['quench_gbps']:>9.2f} {s['ratio']:>6.3f}"
+        f" {s['htsim_lost']:>8.0f} {s['quench_lost']:>8.0f} {s['quench_ack_drops']:>8.0f}"
+        f" {s['mean_diff']:>7.0%} {s['max_diff']:>7.0%} {s['mean_line_diff']:>6.1%}"
+    )
+
+
+SUMMARY_HEAD = (
+    f"{'setting':<44} {'htsim':>8} {'quench':>9} {'q/h':>6} {'h lost':>8} {'q lost':>8} {'q ACKs':>8}"
+    f" {'mean':>7} {'max':>7} {'mean':>6}\n"
+    f"{'':<44} {'Gb/s':>8} {'Gb/s':>9} {'':>6} {'pkts':>8} {'pkts':>8} {'dropped':>8}"
+    f" {'|diff|':>7} {'|diff|':>7} {'/line':>6}"
+)
+
+EXPERIMENTS = [
+    Setting("as close as the keys allow"),
+    Setting("quench: ACKs on a link of their own", direct_acks=True),
+    Setting("+ htsim: drop-tail (no random band)", direct_acks=True, random_band=0),
+    Setting("+ htsim: ssthresh unbounded", direct_acks=True, random_band=0, unbounded_ssthresh=True),
+    Setting("+ quench: 7-packet switch queues", direct_acks=True, random_band=0, fabric_buffer=BUFFER_PACKETS - 1),
+    Setting("quench: ACKs behind data (drop-tail NIC)", host_qdisc="droptail"),
+    Setting("quench: 1000-packet drop-tail NIC", host_qdisc="droptail", host_buffer=1000),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ks", default="4", help="fat-tree k values, comma-separated")
+    ap.add_argument("--htsim-src", default=HTSIM_URL, help="htsim checkout or git URL")
+    ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
+    ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
+    ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
+    ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
+    ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
+    ap.add_argument("--quench-switch-buffer", type=int, default=BUFFER_PACKETS, help="switch queues, packets")
+    ap.add_argument("--stagger-ns", type=int, default=0, help="host i's flow starts at i x this, both")
+    ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
+    ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
+    ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
+    a = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    given = Setting(
+        "given",
+        a.htsim_random_band,
+        a.htsim_unbounded_ssthresh,
+        a.quench_host_qdisc,
+        a.quench_host_buffer,
+        a.initial_window,
+        a.rto_min,
+        a.quench_direct_acks,
+        a.quench_switch_buffer,
+        a.stagger_ns,
+    )
+    for k in (int(k) for k in a.ks.split(",")):
+        fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
+        print(f"\nk={k}: {k**3 // 4} flows, {a.duration_ms} ms, {fabric}")
+        lines = []
+        for setting in EXPERIMENTS if a.experiments else [given]:
+            h, h_drops = run_htsim(a.htsim_src, k, a.duration_ms, setting)
+            q, q_drops = run_quench(k, a.duration_ms, h, setting)
+            figures = compare(h, h_drops, q, q_drops, a.duration_ms, verbose=not a.experiments)
+            lines.append(summary_line(setting.label, figures))
+            print(f"  {setting.label} done", file=sys.stderr)
+        print(SUMMARY_HEAD)
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
