@@ -111,9 +111,9 @@ type UidMap<V> = HashMap<u32, V, BuildHasherDefault<UidHasher>>;
 pub struct Telemetry {
     /// By packet uid: the record a data packet gathers, or the echo an ACK carries.
     records: UidMap<IntRecord>,
-    /// By flow: the record of the last data packet that reached the flow's receiver, for its
-    /// next ACK.
-    echoes: HashMap<FlowId, IntRecord>,
+    /// By flow id: the record of the last data packet that reached the flow's receiver, for
+    /// its next ACK (ids are consecutive counts too, so the same hash serves).
+    echoes: UidMap<IntRecord>,
 }
 
 impl Telemetry {
@@ -123,7 +123,7 @@ impl Telemetry {
         let record = if forward {
             IntRecord::default()
         } else {
-            match self.echoes.remove(&pkt.flow) {
+            match self.echoes.remove(&pkt.flow.0) {
                 Some(echo) => echo,
                 None => return,
             }
@@ -145,7 +145,7 @@ impl Telemetry {
         if let Some(r) = self.records.get(&pkt.uid).filter(|r| !r.echo) {
             let echo = IntRecord { echo: true, ..*r };
             self.records.remove(&pkt.uid);
-            self.echoes.insert(pkt.flow, echo);
+            self.echoes.insert(pkt.flow.0, echo);
         }
     }
 
@@ -161,7 +161,7 @@ impl Telemetry {
 
     /// A flow ended: its waiting echo goes.
     pub fn flow_ended(&mut self, flow: FlowId) {
-        self.echoes.remove(&flow);
+        self.echoes.remove(&flow.0);
     }
 
     /// Records of packets in flight (for the tests that no record outlives its packet).
