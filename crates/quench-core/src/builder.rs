@@ -11,6 +11,7 @@ use crate::error::ConfigError;
 use crate::flow_paths::{path_links, LinkIndex};
 use crate::link::{Link, LinkParams};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId};
+use crate::pfc::Pfc;
 use crate::rng::{Rng, StreamKind};
 use crate::routing::{MultipathPolicy, Routes};
 use crate::scenario::{LinkSpec, Scenario};
@@ -484,6 +485,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     check_workloads(sc, &cx, &workloads, end)?;
     pin_flows(sc, &names, (&nodes, &links), &ends, &mut routes, &mut flows)?;
     let dependencies = flow_dependencies(sc, &flows)?;
+    let pfc = build_pfc(sc, &names, &nodes, &links)?;
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
@@ -508,6 +510,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         changes,
         routing_convergence,
         dependencies,
+        pfc,
     };
     Ok(World::assemble(parts))
 }
@@ -556,6 +559,30 @@ fn pin_flows(
         }
     }
     Ok(())
+}
+
+/// PFC at the switches the scenario names (every router if it names none), checked.
+fn build_pfc(sc: &Scenario, names: &Names, nodes: &[Node], links: &[Link]) -> Result<Option<Box<Pfc>>, ConfigError> {
+    let Some(spec) = &sc.pfc else { return Ok(None) };
+    spec.validate()?;
+    let mut switches = vec![spec.switches.is_empty(); nodes.len()];
+    for (n, node) in switches.iter_mut().zip(nodes) {
+        *n &= node.is_router;
+    }
+    for (i, name) in spec.switches.iter().enumerate() {
+        let key = format!("pfc.switches[{i}]");
+        let n = names.resolve(name, &key)?;
+        if !nodes[n.index()].is_router {
+            return Err(ConfigError::new(key, format!("'{name}' is a host; PFC runs at switches")));
+        }
+        switches[n.index()] = true;
+    }
+    let ends = links.iter().map(|l| (l.from, l.to)).collect();
+    let pfc = Pfc::new(spec, switches, ends).map_err(|l| {
+        let why = format!("link '{}' has no link back to carry its pause frames", link_name(nodes, &links[l.index()]));
+        ConfigError::new("pfc", why)
+    })?;
+    Ok(Some(Box::new(pfc)))
 }
 
 /// The listed flows' `after` declarations (`dependencies.rs`), checked.

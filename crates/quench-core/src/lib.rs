@@ -37,6 +37,7 @@ pub(crate) mod ip;
 pub(crate) mod limits;
 pub(crate) mod link;
 pub(crate) mod packet;
+pub(crate) mod pfc;
 pub(crate) mod qdisc;
 pub(crate) mod ranges;
 pub(crate) mod results;

@@ -324,6 +324,9 @@ struct Dynamics {
     /// The first packets of the pipe were cut off when the link went down (their drops are
     /// recorded): each is discarded when its arrival comes, so every event stays in place.
     pipe_cut: u32,
+    /// The far end's switch has paused this link (`pfc.rs`): it takes packets into its queue
+    /// but starts no transmission until it is resumed.
+    paused: bool,
 }
 
 impl Dynamics {
@@ -551,7 +554,7 @@ impl Link {
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
-        if self.is_down() {
+        if self.dynamics.as_ref().is_some_and(|d| d.down || d.paused) {
             return TxStart::Idle;
         }
         if self.device.is_some() {
@@ -844,6 +847,24 @@ impl Link {
     /// Whether the link is down (`changes.rs`).
     pub fn is_down(&self) -> bool {
         self.dynamics.as_ref().is_some_and(|d| d.down)
+    }
+
+    /// Whether the far end has paused the link (`pfc.rs`).
+    pub fn is_paused(&self) -> bool {
+        self.dynamics.as_ref().is_some_and(|d| d.paused)
+    }
+
+    /// A pause frame (`paused`) or a resume took effect: the transmission in progress, if any,
+    /// ends as planned (IEEE 802.1Qbb pauses between frames); none starts while paused. The
+    /// caller starts the transmitter again on a resume.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.dynamics.get_or_insert_with(Box::default).paused = paused;
+    }
+
+    /// When the transmission in progress ends, if one is in progress: a MAC control frame
+    /// such as a pause waits for it.
+    pub fn transmission_ends(&self) -> Option<Time> {
+        self.transmitting.map(|_| self.tx_done_at)
     }
 
     /// Transmissions that start from now on go at `rate`; the one in progress ends as planned

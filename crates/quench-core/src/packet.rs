@@ -217,6 +217,29 @@ impl Fragment {
     }
 }
 
+/// A multiplicative hash of a uid (Knuth's 2⁶⁴/φ): uids are consecutive counts, which this
+/// spreads over the table without SipHash's cost. Lookups only: no order of the table's is
+/// ever seen, so a run cannot depend on it.
+#[derive(Default)]
+pub(crate) struct UidHasher(u64);
+
+impl std::hash::Hasher for UidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by packet uid, for what rides beside packets (`telemetry.rs`, `pfc.rs`).
+pub(crate) type UidMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<UidHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

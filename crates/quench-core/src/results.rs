@@ -69,7 +69,8 @@ fn links_table(w: &World) -> Table {
         let col = u64s(st().map(|s| s.dropped_packets[reason as usize]));
         t = t.with(&format!("drops_{}", reason.name()), col);
     }
-    t.with("marked_packets", u64s(st().map(|s| s.marked_packets)))
+    let t = t
+        .with("marked_packets", u64s(st().map(|s| s.marked_packets)))
         .with("backlog_packets", u64s(ls.iter().map(|l| l.backlog().packets)))
         .with("backlog_bytes", u64s(ls.iter().map(|l| l.backlog().bytes)))
         .with("in_flight_packets", u64s(ls.iter().map(|l| l.in_flight())))
@@ -79,7 +80,37 @@ fn links_table(w: &World) -> Table {
         .with("mean_backlog_packets", f64s(st().map(|s| s.backlog_packet_ns as f64 / w.now.0 as f64)))
         .with("mean_backlog_bytes", f64s(st().map(|s| s.backlog_byte_ns as f64 / w.now.0 as f64)))
         .with("max_backlog_packets", u64s(st().map(|s| s.max_backlog_packets)))
-        .with("max_backlog_bytes", u64s(st().map(|s| s.max_backlog_bytes)))
+        .with("max_backlog_bytes", u64s(st().map(|s| s.max_backlog_bytes)));
+    with_pfc_columns(w, t)
+}
+
+/// PFC's columns (`pfc.rs`), only in runs with PFC, so that other runs' tables keep their form:
+/// pauses that took effect on the link, the time it spent paused, and the most bytes its far
+/// end held from it at once (beyond `xoff`, the headroom the pauses needed).
+fn with_pfc_columns(w: &World, t: Table) -> Table {
+    let Some(pfc) = w.pfc() else { return t };
+    let st = || (0..w.links.len()).map(|l| pfc.port_stats(crate::packet::LinkId(l as u32), w.now));
+    t.with("pfc_pauses", u64s(st().map(|s| s.pauses)))
+        .with("pfc_paused_s", f64s(st().map(|s| s.paused_for.as_secs_f64())))
+        .with("pfc_max_ingress_bytes", u64s(st().map(|s| s.max_held.0)))
+}
+
+/// The cycles of paused links PFC found (`pfc.rs`), in runs with PFC: when each closed, its
+/// links, and whether all of them were still paused at the end (a deadlock nothing resolved).
+fn pfc_cycles_table(w: &World) -> Option<Table> {
+    let pfc = w.pfc()?;
+    let (cycles, _) = pfc.cycles();
+    let names = |c: &crate::pfc::PauseCycle| {
+        let names: Vec<String> = c.links.iter().map(|l| link_name(&w.nodes, &w.links[l.index()])).collect();
+        names.join(" ")
+    };
+    Some(
+        Table::new("pfc_cycles")
+            .with("time_s", f64s(cycles.iter().map(|c| c.at.as_secs_f64())))
+            .with("links", strs(cycles.iter().map(names)))
+            .with("hops", u64s(cycles.iter().map(|c| c.links.len() as u64)))
+            .with("still_paused", u64s(cycles.iter().map(|c| pfc.still_paused(c) as u64))),
+    )
 }
 
 fn flows_table(w: &World) -> Table {
@@ -136,6 +167,7 @@ pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
     let mut tables = vec![links_table(&w), flows, nodes_table(&w)];
+    tables.extend(pfc_cycles_table(&w));
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {

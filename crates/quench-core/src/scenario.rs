@@ -11,6 +11,7 @@ use crate::error::ConfigError;
 use crate::ip::IpConfig;
 use crate::limits;
 pub use crate::link::LinkSpec;
+pub use crate::pfc::PfcSpec;
 use crate::routing::{MultipathPolicy, DEFAULT_FLOWLET_GAP};
 use crate::topology::TopologySpec;
 use crate::trace::RecordConfig;
@@ -63,6 +64,10 @@ pub struct Scenario {
     /// written scenario at its default.
     #[serde(default = "default_flowlet_gap", skip_serializing_if = "is_default_flowlet_gap")]
     pub flowlet_gap: Dur,
+    /// Priority-based flow control at the switches (`pfc.rs`): lossless links by pause frames.
+    /// Left out of the written scenario when off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcSpec>,
     #[serde(default)]
     pub flows: Vec<ListedFlow>,
     /// Finite flows arriving at random (Poisson), each built into a flow when it arrives.

@@ -17,10 +17,8 @@
 //! a loss, no route), so that no record outlives its packet. It touches no link, packet or
 //! endpoint.
 
-use crate::packet::{FlowId, Packet};
+use crate::packet::{FlowId, Packet, UidMap};
 use crate::units::{BitRate, Bytes, Time};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Hops a record holds. HPCC's implementation keeps 5 (`IntHeader::maxHop`, enough for the
 /// five switch egresses of a fat-tree's longest path); 8 also covers a parking lot of eight
@@ -83,28 +81,6 @@ impl IntRecord {
         }
     }
 }
-
-/// A multiplicative hash of a uid (Knuth's 2⁶⁴/φ): uids are consecutive counts, which this
-/// spreads over the table without SipHash's cost. Lookups only: no order of the table's is
-/// ever seen, so a run cannot depend on it.
-#[derive(Default)]
-struct UidHasher(u64);
-
-impl Hasher for UidHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-type UidMap<V> = HashMap<u32, V, BuildHasherDefault<UidHasher>>;
 
 /// The records of a run's packets in flight and the echoes waiting at receivers.
 #[derive(Default)]

@@ -35,6 +35,7 @@ use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkCx, TxEnd, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
+use crate::pfc::{Frame, Pfc};
 use crate::qdisc::{Backlog, NodeBuffers};
 use crate::routing::Routes;
 use crate::scenario::Budget;
@@ -71,6 +72,8 @@ pub(crate) enum Event {
     LinkChange(u32),
     /// Routing has converged after links went down or up: the routes are computed again.
     Reroute,
+    /// A PFC pause or resume frame for a link reached the link's sending end (`pfc.rs`).
+    Pfc(LinkId, Frame),
 }
 
 /// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
@@ -186,6 +189,8 @@ pub struct World {
     telemetry: Option<Box<Telemetry>>,
     /// Listed flows that start when others complete (`dependencies.rs`); None when none does.
     dependencies: Option<Box<Dependencies>>,
+    /// Priority-based flow control at the switches (`pfc.rs`), if the scenario asks for it.
+    pfc: Option<Box<Pfc>>,
 }
 
 /// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
@@ -243,6 +248,7 @@ pub(crate) struct WorldParts {
     pub changes: Timetable,
     pub routing_convergence: Dur,
     pub dependencies: Option<Box<Dependencies>>,
+    pub pfc: Option<Box<Pfc>>,
 }
 
 impl World {
@@ -294,6 +300,7 @@ impl World {
             routing_convergence: p.routing_convergence,
             telemetry: None,
             dependencies: p.dependencies,
+            pfc: p.pfc,
         };
         if world.flows.any_listed(|f| f.telemetry) {
             world.telemetry = Some(Box::default());
@@ -321,6 +328,7 @@ impl World {
             && !link.has_device_queue()
             && !link.is_down()
             && !self.stamps_telemetry(l)
+            && !self.pfc.as_deref().is_some_and(|p| p.watches(l))
     }
 
     /// Whether link `l` stamps in-band telemetry: a switch's egress (HPCC's switches stamp; a
@@ -404,6 +412,7 @@ impl World {
             }
             Event::LinkChange(i) => self.on_link_change(i),
             Event::Reroute => self.reroute(),
+            Event::Pfc(l, frame) => self.on_pfc_frame(l, frame),
         }
         if !self.maybe_reclaimable.is_empty() {
             self.reclaim_finished();
@@ -720,7 +729,9 @@ impl World {
         let before = if R::ON { Some(self.record_arrival(l, id)) } else { None };
         let link = &mut self.links[l.index()];
         // A recorded queue must see the packet queue and leave: its length record changes.
-        if link.can_cut_through(self.link_cx.slab.held(id)) && !(R::ON && self.rec.wants_queue(l)) {
+        // So must a paused link's (`pfc.rs`; never a quiet one).
+        let hold = R::ON && (self.rec.wants_queue(l) || link.is_paused());
+        if link.can_cut_through(self.link_cx.slab.held(id)) && !hold {
             let done = link.cut_through(self.now, id, &mut self.link_cx.slab);
             self.tx_started(l, done);
             return Admission::Accepted;
@@ -743,6 +754,14 @@ impl World {
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         let before = self.links[l.index()].backlog();
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
+        let (uid, size) = (pkt.uid, pkt.size);
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            if let Some(ingress) = pfc.take_arriving() {
+                if pfc.admit(uid, ingress, size).is_some() {
+                    self.send_pfc_frame(ingress, Frame::Pause);
+                }
+            }
+        }
         before
     }
 
@@ -793,6 +812,11 @@ impl World {
             let info = self.flows.info(p.flow);
             w.write(self.now, p, info.src, info.sack);
         }
+        let uid = p.uid;
+        if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(uid)) {
+            self.send_pfc_frame(ingress, Frame::Resume);
+        }
+        let link = &self.links[l.index()];
         if self.stamps_telemetry(l) {
             let hop = HopRecord {
                 queue: Bytes(link.backlog().bytes),
@@ -800,7 +824,6 @@ impl World {
                 at: self.now,
                 rate: link.rate(),
             };
-            let uid = p.uid;
             if let Some(t) = self.telemetry.as_deref_mut() {
                 t.stamp(uid, hop);
             }
@@ -826,6 +849,9 @@ impl World {
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
                 self.forget_telemetry(p.uid);
+                if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.uid)) {
+                    self.send_pfc_frame(ingress, Frame::Resume);
+                }
             }
             self.link_cx.out.drops = drops;
         }
@@ -881,8 +907,60 @@ impl World {
             self.sched.schedule(t, Event::Arrive(l));
         }
         if let Some(id) = id {
-            self.forward(to, id);
+            if self.pfc.is_some() {
+                self.forward_lossless(l, to, id);
+            } else {
+                self.forward(to, id);
+            }
         }
+    }
+
+    /// Forward a packet that came in over link `l` to node `to` in a run with PFC: if `to` is
+    /// a PFC switch, the packet counts against `l` as its ingress port while it is held there
+    /// (`record_arrival` takes the port).
+    #[inline(never)]
+    fn forward_lossless(&mut self, l: LinkId, to: NodeId, id: EntryId) {
+        let pfc = self.pfc.as_deref_mut().expect("called in runs with PFC");
+        if pfc.is_switch(to) {
+            pfc.set_arriving(l);
+        }
+        self.forward(to, id);
+        if let Some(pfc) = self.pfc.as_deref_mut() {
+            pfc.take_arriving();
+        }
+    }
+
+    /// The PFC switch at link `l`'s far end sends a pause or resume for it: the frame takes
+    /// effect at `l`'s sending end when `Pfc::frame_effect_at` says.
+    #[cold]
+    fn send_pfc_frame(&mut self, l: LinkId, frame: Frame) {
+        let pfc = self.pfc.as_deref().expect("called in runs with PFC");
+        let back = &self.links[pfc.reverse(l).index()];
+        let at = Pfc::frame_effect_at(self.now, back.transmission_ends(), back.rate(), back.delay);
+        self.sched.schedule(at, Event::Pfc(l, frame));
+    }
+
+    /// A pause or resume frame reached link `l`'s sending end: the link stops starting
+    /// transmissions, or starts again.
+    #[cold]
+    #[inline(never)]
+    fn on_pfc_frame(&mut self, l: LinkId, frame: Frame) {
+        let pfc = self.pfc.as_deref_mut().expect("only runs with PFC send frames");
+        if !pfc.frame_arrived(self.now, l, frame) {
+            return;
+        }
+        let paused = frame == Frame::Pause;
+        self.links[l.index()].set_paused(paused);
+        self.rec.monitor(self.now, l, "pfc_paused", if paused { 1.0 } else { 0.0 });
+        if !paused {
+            self.settle(l);
+            self.start_tx(l);
+        }
+    }
+
+    /// PFC's state, if the run has it.
+    pub(crate) fn pfc(&self) -> Option<&Pfc> {
+        self.pfc.as_deref()
     }
 }
 
@@ -894,6 +972,7 @@ impl World {
         let link = &mut self.links[l.index()];
         let to = link.to;
         match link.arrive_on_wire(&mut self.link_cx.slab) {
+            Ok(id) if self.pfc.is_some() => self.forward_lossless(l, to, id),
             Ok(id) => {
                 self.forward(to, id);
             }

@@ -1,0 +1,410 @@
+//! Priority-based flow control (IEEE 802.1Qbb), the link-level back-pressure that makes an
+//! Ethernet fabric lossless for RDMA (RoCE): a switch counts, per ingress port, the bytes it
+//! holds that came in by that port; when the count reaches `xoff` it sends the port's upstream
+//! neighbour a pause frame, and when it falls to `xon` a resume. A paused link finishes the
+//! frame it is sending and starts no other until it is resumed; what it would send waits in
+//! its queue, which in turn fills its own switch's ingress counts and pauses the links before
+//! it: congestion spreads upstream hop by hop, with the head-of-line blocking and the
+//! possibility of deadlock that PFC is known for (Guo et al., "RDMA over Commodity Ethernet at
+//! Scale", SIGCOMM 2016; Hu et al., "Deadlocks in Datacenter Networks: Why Do They Form, and
+//! How to Avoid Them", HotNets 2016).
+//!
+//! The model is one lossless traffic class: every packet a PFC switch holds counts, and a
+//! pause stops the whole link. A packet counts from its arrival at the switch until its
+//! transmission on the egress link starts (its buffer is then freed, as the HPCC artifact's
+//! switch MMU frees it at dequeue) or until it is dropped. Thresholds are static per port; the
+//! shared-buffer dynamic threshold of Broadcom switches is not modelled. A pause frame leaves
+//! the switch when the frame its reverse link is sending ends (a MAC control frame does not
+//! preempt one) and takes effect after its own serialization and the reverse link's delay; it
+//! takes no capacity from data. A pause lasts until the resume: a switch refreshes a pause
+//! before its quanta run out, which is modelled as no expiry at all.
+//!
+//! Deadlock: whenever a pause takes effect, the paused links are searched for a cycle through
+//! the newly paused one, each link's far end being the next one's near end: a cyclic buffer
+//! dependency with every link of it paused (Hu et al.'s condition). Each cycle found is
+//! reported with its time and links; whether it was still paused when the run ended (a
+//! deadlock that nothing resolved) is in the report too.
+//!
+//! What this module owns: the PFC settings as a scenario writes them, the ingress counts, the
+//! map from each held packet to the port it came in by, each link's pause accounting, and the
+//! cycles found. The world calls it when a packet arrives at a PFC switch, starts its
+//! transmission there or is dropped there, and when a pause frame takes effect; it touches no
+//! link and schedules nothing (it answers which frame to send).
+
+use crate::error::ConfigError;
+use crate::packet::{LinkId, NodeId, UidMap};
+use crate::units::{BitRate, Bytes, Dur, Time};
+use serde::{Deserialize, Serialize};
+
+/// The bytes of a pause frame on the wire: a minimum-size Ethernet frame (IEEE 802.3 clause
+/// 3.2.7; the PFC frame of IEEE 802.1Qbb / 802.3 annex 31D is a MAC control frame of that size).
+pub const PAUSE_FRAME: Bytes = Bytes(64);
+
+/// The default distance from `xoff` down to `xon`: the HPCC artifact's switch MMU resumes a
+/// port once its use is `resume_offset` = 3 KiB under the pause threshold (Li et al., SIGCOMM
+/// 2019, simulation/src/point-to-point/model/switch-mmu.cc), so that a resume is not followed
+/// at once by another pause.
+pub const DEFAULT_RESUME_OFFSET: Bytes = Bytes(3 * 1024);
+
+/// The largest `xoff`: a gigabyte is beyond any switch's buffer.
+const MAX_XOFF: Bytes = Bytes(1 << 30);
+
+/// Cycles the report keeps; past this many, only their count grows (a cycle that forms and
+/// breaks again and again would otherwise grow the report without bound).
+pub const MAX_CYCLES_KEPT: usize = 1000;
+
+/// PFC as a scenario writes it: `pfc = { xoff = "40KB", xon = "37KB", switches = [...] }`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSpec {
+    /// Bytes held from one ingress port at which the switch pauses the port's upstream link.
+    pub xoff: Bytes,
+    /// Bytes held from the port at or below which the switch resumes it; `xoff` less 3 KiB
+    /// (`DEFAULT_RESUME_OFFSET`, at least 0) unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xon: Option<Bytes>,
+    /// The switches (routers) that run PFC; every router when left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<String>,
+}
+
+impl PfcSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.xoff.0 == 0 || self.xoff > MAX_XOFF {
+            return Err(ConfigError::new("pfc.xoff", format!("must be positive and at most {} bytes", MAX_XOFF.0)));
+        }
+        if self.xon.is_some_and(|xon| xon >= self.xoff) {
+            return Err(ConfigError::new("pfc.xon", "must be below pfc.xoff"));
+        }
+        Ok(())
+    }
+
+    /// The resume threshold in force.
+    pub fn xon(&self) -> Bytes {
+        self.xon.unwrap_or(Bytes(self.xoff.0.saturating_sub(DEFAULT_RESUME_OFFSET.0)))
+    }
+}
+
+/// A frame a switch sends the upstream end of one of its ingress links.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Pause,
+    Resume,
+}
+
+/// One link, as an ingress port of the PFC switch at its far end and as a link that port may
+/// pause.
+#[derive(Clone, Debug, Default)]
+struct Port {
+    /// Bytes the far end holds that came in over this link.
+    held: u64,
+    /// The most it held at once.
+    max_held: u64,
+    /// The far end has sent a pause not yet followed by a resume.
+    pause_sent: bool,
+    /// When the link's current pause took effect, if it is paused.
+    paused_since: Option<Time>,
+    /// Time paused, pauses ended so far.
+    paused_for: Dur,
+    /// Pauses that took effect.
+    pauses: u64,
+}
+
+/// A cycle of paused links found when its last link was paused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PauseCycle {
+    pub at: Time,
+    /// The links, each one's far end being the next one's near end.
+    pub links: Vec<LinkId>,
+}
+
+/// What a link's pause accounting says at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PortStats {
+    pub pauses: u64,
+    pub paused_for: Dur,
+    pub max_held: Bytes,
+}
+
+/// The PFC state of a run.
+pub struct Pfc {
+    xoff: u64,
+    xon: u64,
+    /// Per node: it runs PFC.
+    switches: Vec<bool>,
+    /// Per link: its ends.
+    ends: Vec<(NodeId, NodeId)>,
+    /// Per link: the link its pause frames travel back by (from its far end to its near end).
+    reverse: Vec<Option<LinkId>>,
+    /// Per node: the links leaving it (for the cycle search).
+    out_links: Vec<Vec<LinkId>>,
+    ports: Vec<Port>,
+    /// The ingress port of every packet a PFC switch holds.
+    held: UidMap<(LinkId, u16)>,
+    cycles: Vec<PauseCycle>,
+    cycles_found: u64,
+    /// The link the packet being forwarded now came in by, while the world forwards it at a
+    /// PFC switch.
+    arriving: Option<LinkId>,
+}
+
+impl Pfc {
+    /// PFC on the given switches (by node), over links with the given ends. Every link into a
+    /// PFC switch needs a link back, which carries its pause frames; the error is the first
+    /// that has none.
+    pub fn new(spec: &PfcSpec, switches: Vec<bool>, ends: Vec<(NodeId, NodeId)>) -> Result<Pfc, LinkId> {
+        let mut out_links = vec![Vec::new(); switches.len()];
+        for (i, (from, _)) in ends.iter().enumerate() {
+            out_links[from.index()].push(LinkId(i as u32));
+        }
+        let back = |i: usize| {
+            let (from, to) = ends[i];
+            out_links[to.index()].iter().copied().find(|l: &LinkId| ends[l.index()].1 == from)
+        };
+        let reverse: Vec<Option<LinkId>> = (0..ends.len()).map(back).collect();
+        if let Some(i) = (0..ends.len()).find(|&i| switches[ends[i].1.index()] && reverse[i].is_none()) {
+            return Err(LinkId(i as u32));
+        }
+        Ok(Pfc {
+            xoff: spec.xoff.0,
+            xon: spec.xon().0,
+            ports: vec![Port::default(); ends.len()],
+            switches,
+            ends,
+            reverse,
+            out_links,
+            held: UidMap::default(),
+            cycles: Vec::new(),
+            cycles_found: 0,
+            arriving: None,
+        })
+    }
+
+    /// Whether link `l` takes part: it leaves a PFC switch (its transmissions free buffer) or
+    /// enters one (it may be paused).
+    pub fn watches(&self, l: LinkId) -> bool {
+        let (from, to) = self.ends[l.index()];
+        self.switches[from.index()] || self.switches[to.index()]
+    }
+
+    /// Whether node `n` runs PFC.
+    pub fn is_switch(&self, n: NodeId) -> bool {
+        self.switches[n.index()]
+    }
+
+    /// The link that carries link `l`'s pause frames back.
+    pub fn reverse(&self, l: LinkId) -> LinkId {
+        self.reverse[l.index()].expect("checked when PFC was set up")
+    }
+
+    /// The packet the world forwards next at a PFC switch came in over link `l`.
+    pub fn set_arriving(&mut self, l: LinkId) {
+        self.arriving = Some(l);
+    }
+
+    /// The ingress port of the packet being forwarded, once: `None` after it was taken.
+    pub fn take_arriving(&mut self) -> Option<LinkId> {
+        self.arriving.take()
+    }
+
+    /// Packet `uid` of `size` bytes came in over `ingress` to its PFC switch and is offered to
+    /// an egress queue there: it counts until it leaves. Answers a pause to send if the port
+    /// just reached `xoff`.
+    pub fn admit(&mut self, uid: u32, ingress: LinkId, size: u16) -> Option<Frame> {
+        self.held.insert(uid, (ingress, size));
+        let port = &mut self.ports[ingress.index()];
+        port.held += size as u64;
+        port.max_held = port.max_held.max(port.held);
+        (!port.pause_sent && port.held >= self.xoff).then(|| {
+            port.pause_sent = true;
+            Frame::Pause
+        })
+    }
+
+    /// Packet `uid` left its PFC switch's buffer (its transmission started, or it was dropped);
+    /// nothing if it was not held. Answers the port and a resume to send if the port just fell
+    /// to `xon`.
+    pub fn release(&mut self, uid: u32) -> Option<LinkId> {
+        let (ingress, size) = self.held.remove(&uid)?;
+        let port = &mut self.ports[ingress.index()];
+        port.held -= size as u64;
+        (port.pause_sent && port.held <= self.xon).then(|| {
+            port.pause_sent = false;
+            ingress
+        })
+    }
+
+    /// When a frame for link `l` that leaves its far end now takes effect: after the frame its
+    /// reverse link is sending (`busy_until`), its own serialization at the reverse link's
+    /// `rate`, and the reverse link's `delay`.
+    pub fn frame_effect_at(now: Time, busy_until: Option<Time>, rate: BitRate, delay: Dur) -> Time {
+        let leaves = busy_until.map_or(now, |t| t.max(now));
+        leaves + rate.tx_time(PAUSE_FRAME) + delay
+    }
+
+    /// A frame for link `l` took effect now; answers whether the link's state changes (a frame
+    /// repeating the state is ignored). A pause looks for a cycle of paused links through `l`.
+    pub fn frame_arrived(&mut self, now: Time, l: LinkId, frame: Frame) -> bool {
+        let port = &mut self.ports[l.index()];
+        match (frame, port.paused_since) {
+            (Frame::Pause, None) => {
+                port.paused_since = Some(now);
+                port.pauses += 1;
+                self.look_for_cycle(now, l);
+                true
+            }
+            (Frame::Resume, Some(since)) => {
+                port.paused_for = port.paused_for + (now - since);
+                port.paused_since = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn is_paused(&self, l: LinkId) -> bool {
+        self.ports[l.index()].paused_since.is_some()
+    }
+
+    /// A depth-first search over paused links, from `start`'s far end, for a path back to
+    /// `start`'s near end; records the cycle if there is one. Only paused links are visited, so
+    /// its cost follows the pauses in force, not the fabric's size.
+    fn look_for_cycle(&mut self, now: Time, start: LinkId) {
+        let home = self.ends[start.index()].0;
+        let mut path = vec![start];
+        let mut visited: Vec<LinkId> = vec![start];
+        // Per depth: the next out-link of the path's last node to try.
+        let mut next = vec![0usize];
+        while let Some(&last) = path.last() {
+            let at = self.ends[last.index()].1;
+            let depth = path.len() - 1;
+            let Some(&l) = self.out_links[at.index()].get(next[depth]) else {
+                path.pop();
+                next.pop();
+                continue;
+            };
+            next[depth] += 1;
+            if !self.is_paused(l) || visited.contains(&l) {
+                continue;
+            }
+            if self.ends[l.index()].1 == home && self.is_paused(l) {
+                path.push(l);
+                self.record_cycle(now, path);
+                return;
+            }
+            visited.push(l);
+            path.push(l);
+            next.push(0);
+        }
+    }
+
+    fn record_cycle(&mut self, now: Time, links: Vec<LinkId>) {
+        self.cycles_found += 1;
+        if self.cycles.len() < MAX_CYCLES_KEPT {
+            self.cycles.push(PauseCycle { at: now, links });
+        }
+    }
+
+    /// The cycles found (at most `MAX_CYCLES_KEPT`), and how many were found in all.
+    pub fn cycles(&self) -> (&[PauseCycle], u64) {
+        (&self.cycles, self.cycles_found)
+    }
+
+    /// Whether every link of `cycle` is paused now.
+    pub fn still_paused(&self, cycle: &PauseCycle) -> bool {
+        cycle.links.iter().all(|&l| self.is_paused(l))
+    }
+
+    /// Link `l`'s pause accounting up to `now` (a pause in force counts to now).
+    pub fn port_stats(&self, l: LinkId, now: Time) -> PortStats {
+        let p = &self.ports[l.index()];
+        let ongoing = p.paused_since.map_or(Dur(0), |since| now - since);
+        PortStats { pauses: p.pauses, paused_for: p.paused_for + ongoing, max_held: Bytes(p.max_held) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(xoff: u64, xon: Option<u64>) -> PfcSpec {
+        PfcSpec { xoff: Bytes(xoff), xon: xon.map(Bytes), switches: vec![] }
+    }
+
+    /// A ring of three switches (nodes 0, 1, 2), links both ways.
+    fn ring() -> Pfc {
+        let n = |i: u32| NodeId(i);
+        let ends = vec![(n(0), n(1)), (n(1), n(2)), (n(2), n(0)), (n(1), n(0)), (n(2), n(1)), (n(0), n(2))];
+        Pfc::new(&spec(10_000, None), vec![true; 3], ends).unwrap()
+    }
+
+    #[test]
+    fn thresholds_are_checked_and_xon_defaults_to_three_kib_under_xoff() {
+        assert_eq!(spec(0, None).validate().unwrap_err().path, "pfc.xoff");
+        assert_eq!(spec(10_000, Some(10_000)).validate().unwrap_err().path, "pfc.xon");
+        assert_eq!(spec(10_000, None).xon(), Bytes(10_000 - 3072));
+        assert_eq!(spec(1_000, None).xon(), Bytes(0));
+    }
+
+    #[test]
+    fn a_port_pauses_at_xoff_and_resumes_at_xon() {
+        let mut pfc = ring();
+        let port = LinkId(0);
+        // 9 packets of 1,000 bytes: 9,000 held, under xoff.
+        for uid in 0..9 {
+            assert_eq!(pfc.admit(uid, port, 1000), None);
+        }
+        assert_eq!(pfc.admit(9, port, 1000), Some(Frame::Pause), "10,000 bytes reach xoff");
+        assert_eq!(pfc.admit(10, port, 1000), None, "one pause until the resume");
+        // Resume at 10,000 - 3,072 = 6,928 bytes or less: after the 5th release (6,000 held).
+        let resumed: Vec<Option<LinkId>> = (0..5).map(|uid| pfc.release(uid)).collect();
+        assert_eq!(resumed, vec![None, None, None, None, Some(port)]);
+        assert_eq!(pfc.release(3), None, "a packet released twice counts once");
+        assert_eq!(pfc.port_stats(port, Time::ZERO).max_held, Bytes(11_000));
+    }
+
+    #[test]
+    fn a_frame_takes_effect_after_the_reverse_links_frame_its_serialization_and_delay() {
+        let rate = BitRate(10_000_000_000);
+        let (now, delay) = (Time(1_000), Dur(2_000));
+        // 64 bytes at 10 Gb/s: 51.2 ns, rounded up to 52 ns.
+        assert_eq!(Pfc::frame_effect_at(now, None, rate, delay), Time(3_052));
+        assert_eq!(Pfc::frame_effect_at(now, Some(Time(1_500)), rate, delay), Time(3_552));
+    }
+
+    #[test]
+    fn paused_time_is_counted_and_repeated_frames_are_ignored() {
+        let mut pfc = ring();
+        let l = LinkId(3);
+        assert!(pfc.frame_arrived(Time(100), l, Frame::Pause));
+        assert!(!pfc.frame_arrived(Time(150), l, Frame::Pause));
+        assert!(pfc.frame_arrived(Time(400), l, Frame::Resume));
+        assert!(!pfc.frame_arrived(Time(450), l, Frame::Resume));
+        assert!(pfc.frame_arrived(Time(1_000), l, Frame::Pause));
+        let s = pfc.port_stats(l, Time(1_250));
+        assert_eq!((s.pauses, s.paused_for), (2, Dur(300 + 250)));
+    }
+
+    #[test]
+    fn a_ring_of_paused_links_is_reported_once_it_closes() {
+        let mut pfc = ring();
+        // Clockwise 0->1, 1->2, 2->0; and one counter-clockwise link, which closes nothing.
+        pfc.frame_arrived(Time(10), LinkId(0), Frame::Pause);
+        pfc.frame_arrived(Time(20), LinkId(3), Frame::Pause);
+        pfc.frame_arrived(Time(30), LinkId(1), Frame::Pause);
+        assert_eq!(pfc.cycles().1, 1, "0->1 and 1->0 form a cycle of two: {:?}", pfc.cycles().0);
+        pfc.frame_arrived(Time(40), LinkId(2), Frame::Pause);
+        let (cycles, found) = pfc.cycles();
+        assert_eq!(found, 2);
+        assert_eq!(cycles[1], PauseCycle { at: Time(40), links: vec![LinkId(2), LinkId(0), LinkId(1)] });
+        assert!(pfc.still_paused(&cycles[1]));
+        pfc.frame_arrived(Time(50), LinkId(1), Frame::Resume);
+        assert!(!pfc.still_paused(&pfc.cycles().0[1]));
+    }
+
+    #[test]
+    fn a_link_into_a_pfc_switch_needs_a_way_back() {
+        let ends = vec![(NodeId(0), NodeId(1))];
+        assert_eq!(Pfc::new(&spec(10_000, None), vec![false, true], ends).err(), Some(LinkId(0)));
+    }
+}

@@ -1,0 +1,177 @@
+//! Priority-based flow control (IEEE 802.1Qbb; docs/mechanisms.md#pfc): a pause and resume
+//! traced by hand, lossless incast where the same buffer without PFC drops, PFC under DCQCN as
+//! RoCE runs it, and a deadlock built from a cyclic buffer dependency (Hu et al., HotNets 2016)
+//! found and reported.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+
+/// Host `a` sends 1000-byte datagrams (972 payload + 28 header bytes) back to back at 10 Gb/s
+/// through switch `s` to host `c` over a 1 Gb/s link; all delays 1 µs; PFC at `s` with xoff
+/// 10,500 bytes (xon then 10,500 - 3,072 = 7,428).
+fn one_bottleneck() -> Value {
+    json!({
+        "duration": "80us", "seed": 1,
+        "hosts": ["a", "c"], "routers": ["s"],
+        "links": [
+            {"from": "a", "to": "s", "rate": "10Gbps", "delay": "1us", "qdisc": {"kind": "droptail", "limit": "10000p"}},
+            {"from": "s", "to": "c", "rate": "1Gbps", "delay": "1us", "qdisc": {"kind": "droptail", "limit": "10000p"}}],
+        "flows": [{"kind": "udp", "src": "a", "dst": "c", "rate": "20Gbps", "size": "972B"}],
+        "pfc": {"xoff": 10500},
+        "record": {"monitors": true, "queues": false, "cwnd": false, "rtt": false}
+    })
+}
+
+/// The trace by hand. Datagram k leaves `a` in [0.8k, 0.8(k+1)] µs and reaches `s` at
+/// 1.8 + 0.8k µs; `s` sends datagram j (j ≥ 1) to `c` from 1.8 + 8j µs (datagram 0 passes at
+/// once). After datagram k arrives `s` holds k - floor(k/10) of them (at k = 10 the arrival
+/// and datagram 1's start coincide): 11 datagrams (11,000 bytes ≥ xoff) first at k = 12,
+/// t = 11.4 µs. The pause leaves at once (nothing goes back to `a`), takes 64 bytes at 10 Gb/s
+/// (52 ns, rounded up) and 1 µs: `a`'s link stops at 12.452 µs, after datagram 15, which it is
+/// sending. `s` then holds at most 15 - 1 = 14 datagrams (14,000 bytes, at 13.8 µs); each start
+/// at 1.8 + 8j frees one, and at j = 8 (65.8 µs) it holds 7 (7,000 ≤ 7,428): the resume
+/// takes effect at 66.852 µs. Paused for 54.4 µs.
+#[test]
+fn a_pause_and_its_resume_match_the_hand_trace() {
+    let r = run(&one_bottleneck());
+    let link = link_row(&r, "a->s") as u64;
+    let at: Vec<(f64, f64)> = f64s(&r, "monitors", "time_s")
+        .into_iter()
+        .zip(f64s(&r, "monitors", "value"))
+        .zip(u64s(&r, "monitors", "link"))
+        .zip(strs(&r, "monitors", "name"))
+        .filter(|(((_, _), l), name)| *l == link && name == "pfc_paused")
+        .map(|(((t, v), _), _)| (t, v))
+        .collect();
+    eprintln!("pause trace of a->s: {at:?}");
+    assert_eq!(at.len(), 3, "pause, resume, and the next pause: {at:?}");
+    assert!((at[0].0 - 12.452e-6).abs() < 1e-12 && at[0].1 == 1.0, "{at:?}");
+    assert!((at[1].0 - 66.852e-6).abs() < 1e-12 && at[1].1 == 0.0, "{at:?}");
+    assert_eq!(link_value(&r, "a->s", "pfc_max_ingress_bytes"), 14_000.0);
+    assert_eq!(link_value(&r, "a->s", "pfc_pauses"), 2.0);
+    assert_eq!(link_value(&r, "s->c", "dropped_packets"), 0.0);
+    // The second pause, still in force at 80 µs, counts to the end.
+    let paused = link_value(&r, "a->s", "pfc_paused_s");
+    assert!((paused - (54.4e-6 + (80e-6 - at[2].0))).abs() < 1e-12, "{paused}");
+    assert_eq!(link_value(&r, "s->c", "pfc_pauses"), 0.0, "nothing pauses the switch's own egress");
+}
+
+/// `n` senders into one receiver through switch `s` (all links 10 Gb/s, 1 µs), each sending
+/// `bytes` with `cc`; the switch's egress to the receiver holds `buffer`.
+fn incast(n: usize, cc: Value, buffer: &str, pfc: Option<Value>) -> quench_core::RunResult {
+    let mut hosts: Vec<String> = (0..n).map(|i| format!("h{i}")).collect();
+    hosts.push("d".into());
+    let mut links: Vec<Value> =
+        (0..n).map(|i| json!({"from": format!("h{i}"), "to": "s", "rate": "10Gbps", "delay": "1us"})).collect();
+    let step = json!({"kind": "step", "limit": buffer, "threshold": "40KB"});
+    links.push(json!({"from": "s", "to": "d", "rate": "10Gbps", "delay": "1us", "qdisc": step}));
+    let tcp = json!({"send_buffer": "4MB", "receive_window": "4MB", "sack": true, "delayed_ack": {"enabled": false}});
+    let flows: Vec<Value> = (0..n)
+        .map(|i| json!({"kind": "tcp", "src": format!("h{i}"), "dst": "d", "cc": cc, "bytes": "1MB", "tcp": tcp}))
+        .collect();
+    let mut sc =
+        json!({"duration": "100ms", "seed": 1, "hosts": hosts, "routers": ["s"], "links": links, "flows": flows});
+    if let Some(pfc) = pfc {
+        sc["pfc"] = pfc;
+    }
+    run(&sc)
+}
+
+fn total(r: &quench_core::RunResult, col: &str) -> f64 {
+    f64s(r, "links", col).iter().sum()
+}
+
+/// DCQCN starts at line rate (Zhu et al., SIGCOMM 2015): 16 senders of 1 MB overflow a 300 KB
+/// buffer at once; the losses stall them (RoCE has no fast retransmit; here the minimum RTO
+/// outlasts the run). With PFC pausing each access link at 10 KB held, nothing is lost
+/// anywhere and the incast completes at the link's rate. Headroom by closed form: after the
+/// switch decides to pause, the link still delivers what is on its wire (1 µs at 10 Gb/s,
+/// 1,250 bytes), what the sender sends while the frame travels (52 ns + 1 µs, 1,315 bytes) and
+/// the frame it is sending then (at most 1,500), on top of an overshoot of under one packet:
+/// under 5.6 KB, so 16 x 15.8 KB fits the buffer.
+#[test]
+fn pfc_makes_a_dcqcn_incast_lossless() {
+    let n = 16;
+    let lossy = incast(n, json!("dcqcn"), "300KB", None);
+    let lossy_drops = total(&lossy, "dropped_packets");
+    let lossless = incast(n, json!("dcqcn"), "300KB", Some(json!({"xoff": "10KB"})));
+    let drops = total(&lossless, "dropped_packets");
+    let pauses = total(&lossless, "pfc_pauses");
+    let paused_s = total(&lossless, "pfc_paused_s");
+    let most_held = f64s(&lossless, "links", "pfc_max_ingress_bytes").into_iter().fold(0.0, f64::max);
+    let last = f64s(&lossless, "flows", "completion_s").into_iter().fold(0.0, f64::max);
+    // 16 MB of payload in 1,460-byte segments of 1,500 wire bytes, at 10 Gb/s.
+    let at_line_rate = 16e6 * 1500.0 / 1460.0 * 8.0 / 10e9;
+    eprintln!(
+        "16-to-1 DCQCN: without PFC {lossy_drops} drops; with PFC {drops} drops, {pauses} pauses, {:.1} µs paused in all, at most {most_held} bytes held per port, last completion {:.3} ms (line rate {:.3} ms)",
+        paused_s * 1e6,
+        last * 1e3,
+        at_line_rate * 1e3
+    );
+    assert!(lossy_drops > 0.0, "the buffer must overflow without PFC for the test to mean anything");
+    assert_eq!(drops, 0.0);
+    assert!(pauses > 0.0);
+    assert!(most_held <= 10_240.0 + 5_565.0, "headroom beyond the closed form: {most_held}");
+    assert!(last.is_finite() && last < 1.03 * at_line_rate, "the incast completes at about line rate: {last}");
+}
+
+/// Four switches in a ring, a host on each; host i's flow is pinned three hops clockwise,
+/// so every ring link carries three flows and every ring switch holds, from its upstream ring
+/// link, packets for its downstream one: a cyclic buffer dependency (Hu et al.). At 10 Gb/s
+/// UDP into 10 Gb/s ring links, the queues fill, each ring link is paused, and the cycle
+/// closes and stays: the ring carries nothing from then on.
+#[test]
+fn a_cyclic_buffer_dependency_deadlocks_and_is_reported() {
+    let ring = |i: usize| format!("s{}", i % 4);
+    let mut links: Vec<Value> =
+        (0..4).map(|i| json!({"from": format!("h{i}"), "to": ring(i), "rate": "10Gbps", "delay": "1us"})).collect();
+    links.extend((0..4).map(|i| json!({"from": ring(i), "to": ring(i + 1), "rate": "10Gbps", "delay": "1us"})));
+    let flows: Vec<Value> = (0..4)
+        .map(|i| {
+            let path = json!([format!("h{i}"), ring(i), ring(i + 1), ring(i + 2), ring(i + 3), format!("h{}", (i + 3) % 4)]);
+            json!({"kind": "udp", "src": format!("h{i}"), "dst": format!("h{}", (i + 3) % 4), "rate": "10Gbps", "size": "1000B", "path": path})
+        })
+        .collect();
+    let sc = json!({
+        "duration": "2ms", "seed": 1,
+        "hosts": ["h0", "h1", "h2", "h3"], "routers": ["s0", "s1", "s2", "s3"],
+        "links": links, "flows": flows, "pfc": {"xoff": "20KB"}
+    });
+    let r = run(&sc);
+    let cycles = strs(&r, "pfc_cycles", "links");
+    let still = u64s(&r, "pfc_cycles", "still_paused");
+    let times = f64s(&r, "pfc_cycles", "time_s");
+    eprintln!("cycles: {:?}", cycles.iter().zip(&times).zip(&still).collect::<Vec<_>>());
+    let deadlock = cycles.iter().zip(&still).find(|(c, s)| **s == 1 && c.split(' ').count() == 4);
+    let (cycle, _) = deadlock.expect("a four-link cycle of paused ring links that is still paused at the end");
+    for i in 0..4 {
+        assert!(cycle.contains(&format!("{}->{}", ring(i), ring(i + 1))), "{cycle}");
+    }
+    // No ring link sends again after the cycle closed: each was paused for the rest of the run.
+    let closed = times[cycles.iter().position(|c| c == cycle).unwrap()];
+    for i in 0..4 {
+        let paused = link_value(&r, &format!("{}->{}", ring(i), ring(i + 1)), "pfc_paused_s");
+        assert!(
+            paused >= 2e-3 - closed - 1e-9,
+            "ring link {i}: paused {paused} s of the {} s after the cycle",
+            2e-3 - closed
+        );
+    }
+}
+
+#[test]
+fn bad_pfc_settings_name_their_key() {
+    let mut sc = one_bottleneck();
+    sc["pfc"] = json!({"xoff": 0});
+    expect_error(sc.clone(), "pfc.xoff", "positive");
+    sc["pfc"] = json!({"xoff": 1000, "xon": 2000});
+    expect_error(sc.clone(), "pfc.xon", "below");
+    sc["pfc"] = json!({"xoff": 1000, "switches": ["a"]});
+    expect_error(sc.clone(), "pfc.switches[0]", "host");
+    sc["pfc"] = json!({"xoff": 1000, "switches": ["nowhere"]});
+    expect_error(sc.clone(), "pfc.switches[0]", "nowhere");
+    sc["links"][0]["duplex"] = json!(false);
+    sc["pfc"] = json!({"xoff": 1000});
+    expect_error(sc, "pfc", "no link back");
+}
