@@ -554,7 +554,7 @@ impl Link {
     /// If idle, take the next packet from the qdisc and start sending it (then
     /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
-        if self.dynamics.as_ref().is_some_and(|d| d.down || d.paused) {
+        if self.is_held() {
             return TxStart::Idle;
         }
         if self.device.is_some() {
@@ -712,8 +712,9 @@ impl Link {
     }
 
     /// The statistics of a transmission that starts now, after `sojourn` in the queue, of a
-    /// packet of `size` bytes; returns when it ends.
-    #[inline]
+    /// packet of `size` bytes; returns when it ends. Always inlined: the per-hop pipeline of a
+    /// cut-through and a dequeue both run it, and as a call it cost 2 % of a run's instructions.
+    #[inline(always)]
     fn account_tx(&mut self, now: Time, sojourn: Dur, size: u16) -> Time {
         self.stats.sojourn_sum = self.stats.sojourn_sum + sojourn;
         self.stats.sojourn_max = self.stats.sojourn_max.max(sojourn);
@@ -847,6 +848,12 @@ impl Link {
     /// Whether the link is down (`changes.rs`).
     pub fn is_down(&self) -> bool {
         self.dynamics.as_ref().is_some_and(|d| d.down)
+    }
+
+    /// Whether the link may not start a transmission: it is down, or paused.
+    #[inline]
+    fn is_held(&self) -> bool {
+        self.dynamics.as_ref().is_some_and(|d| d.down || d.paused)
     }
 
     /// Whether the far end has paused the link (`pfc.rs`).

@@ -143,9 +143,6 @@ pub struct Pfc {
     held: UidMap<(LinkId, u16)>,
     cycles: Vec<PauseCycle>,
     cycles_found: u64,
-    /// The link the packet being forwarded now came in by, while the world forwards it at a
-    /// PFC switch.
-    arriving: Option<LinkId>,
 }
 
 impl Pfc {
@@ -176,7 +173,6 @@ impl Pfc {
             held: UidMap::default(),
             cycles: Vec::new(),
             cycles_found: 0,
-            arriving: None,
         })
     }
 
@@ -195,16 +191,6 @@ impl Pfc {
     /// The link that carries link `l`'s pause frames back.
     pub fn reverse(&self, l: LinkId) -> LinkId {
         self.reverse[l.index()].expect("checked when PFC was set up")
-    }
-
-    /// The packet the world forwards next at a PFC switch came in over link `l`.
-    pub fn set_arriving(&mut self, l: LinkId) {
-        self.arriving = Some(l);
-    }
-
-    /// The ingress port of the packet being forwarded, once: `None` after it was taken.
-    pub fn take_arriving(&mut self) -> Option<LinkId> {
-        self.arriving.take()
     }
 
     /// Packet `uid` of `size` bytes came in over `ingress` to its PFC switch and is offered to

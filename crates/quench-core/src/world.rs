@@ -72,8 +72,12 @@ pub(crate) enum Event {
     LinkChange(u32),
     /// Routing has converged after links went down or up: the routes are computed again.
     Reroute,
-    /// A PFC pause or resume frame for a link reached the link's sending end (`pfc.rs`).
-    Pfc(LinkId, Frame),
+    /// A PFC pause frame for a link reached the link's sending end (`pfc.rs`). Pause and
+    /// resume are two kinds rather than one with a field: an event of a link id alone keeps
+    /// the event's layout, and with it the run loop's code, as it is without PFC.
+    PfcPause(LinkId),
+    /// A PFC resume frame for a link reached the link's sending end.
+    PfcResume(LinkId),
 }
 
 /// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
@@ -191,6 +195,10 @@ pub struct World {
     dependencies: Option<Box<Dependencies>>,
     /// Priority-based flow control at the switches (`pfc.rs`), if the scenario asks for it.
     pfc: Option<Box<Pfc>>,
+    /// The link the packet being forwarded came in by; `None` for one a host or a qdisc sent.
+    /// A PFC switch counts the packet against that link (`record_arrival`). Written at every
+    /// forward rather than tested for PFC there: a store costs the run loop less than a branch.
+    arrived_by: Option<LinkId>,
 }
 
 /// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
@@ -301,6 +309,7 @@ impl World {
             telemetry: None,
             dependencies: p.dependencies,
             pfc: p.pfc,
+            arrived_by: None,
         };
         if world.flows.any_listed(|f| f.telemetry) {
             world.telemetry = Some(Box::default());
@@ -412,7 +421,8 @@ impl World {
             }
             Event::LinkChange(i) => self.on_link_change(i),
             Event::Reroute => self.reroute(),
-            Event::Pfc(l, frame) => self.on_pfc_frame(l, frame),
+            Event::PfcPause(l) => self.on_pfc_frame(l, Frame::Pause),
+            Event::PfcResume(l) => self.on_pfc_frame(l, Frame::Resume),
         }
         if !self.maybe_reclaimable.is_empty() {
             self.reclaim_finished();
@@ -756,7 +766,10 @@ impl World {
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
         let (uid, size) = (pkt.uid, pkt.size);
         if let Some(pfc) = self.pfc.as_deref_mut() {
-            if let Some(ingress) = pfc.take_arriving() {
+            // The packet came off link `ingress` to this link's node, a PFC switch's if this
+            // link leaves one.
+            let at_switch = pfc.is_switch(self.links[l.index()].from);
+            if let Some(ingress) = self.arrived_by.take().filter(|_| at_switch) {
                 if pfc.admit(uid, ingress, size).is_some() {
                     self.send_pfc_frame(ingress, Frame::Pause);
                 }
@@ -876,6 +889,7 @@ impl World {
                 self.next_uid = self.next_uid.wrapping_add(1);
                 p.sent_at = self.now;
                 let id = self.link_cx.slab.hold(p);
+                self.arrived_by = None;
                 self.forward(from, id);
             }
         }
@@ -899,6 +913,8 @@ impl World {
     }
 
     fn on_arrive(&mut self, l: LinkId) {
+        // Here, where `l` is at hand, rather than beside the forward below, across calls.
+        self.arrived_by = Some(l);
         self.settle(l);
         let link = &mut self.links[l.index()];
         let (id, next) = link.deliver_head(&mut self.link_cx.slab);
@@ -907,26 +923,7 @@ impl World {
             self.sched.schedule(t, Event::Arrive(l));
         }
         if let Some(id) = id {
-            if self.pfc.is_some() {
-                self.forward_lossless(l, to, id);
-            } else {
-                self.forward(to, id);
-            }
-        }
-    }
-
-    /// Forward a packet that came in over link `l` to node `to` in a run with PFC: if `to` is
-    /// a PFC switch, the packet counts against `l` as its ingress port while it is held there
-    /// (`record_arrival` takes the port).
-    #[inline(never)]
-    fn forward_lossless(&mut self, l: LinkId, to: NodeId, id: EntryId) {
-        let pfc = self.pfc.as_deref_mut().expect("called in runs with PFC");
-        if pfc.is_switch(to) {
-            pfc.set_arriving(l);
-        }
-        self.forward(to, id);
-        if let Some(pfc) = self.pfc.as_deref_mut() {
-            pfc.take_arriving();
+            self.forward(to, id);
         }
     }
 
@@ -937,7 +934,11 @@ impl World {
         let pfc = self.pfc.as_deref().expect("called in runs with PFC");
         let back = &self.links[pfc.reverse(l).index()];
         let at = Pfc::frame_effect_at(self.now, back.transmission_ends(), back.rate(), back.delay);
-        self.sched.schedule(at, Event::Pfc(l, frame));
+        let event = match frame {
+            Frame::Pause => Event::PfcPause(l),
+            Frame::Resume => Event::PfcResume(l),
+        };
+        self.sched.schedule(at, event);
     }
 
     /// A pause or resume frame reached link `l`'s sending end: the link stops starting
@@ -972,8 +973,8 @@ impl World {
         let link = &mut self.links[l.index()];
         let to = link.to;
         match link.arrive_on_wire(&mut self.link_cx.slab) {
-            Ok(id) if self.pfc.is_some() => self.forward_lossless(l, to, id),
             Ok(id) => {
+                self.arrived_by = Some(l);
                 self.forward(to, id);
             }
             Err(Some(corrupted)) => {
@@ -1061,6 +1062,7 @@ impl Host for World {
         }
         // Copied once, into the entry it keeps until it leaves the network.
         let id = self.link_cx.slab.hold(pkt);
+        self.arrived_by = None;
         self.forward(node, id)
     }
 
