@@ -175,6 +175,10 @@ def test_refuses_what_ns3_cannot_run():
     spec["flows"][0].setdefault("tcp", {}).update(sack=True, loss_detection="rack")
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
         ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
+    spec["pfc"] = {"xoff": "20KB"}
+    with pytest.raises(Exception, match=r"^pfc: .*flow control"):
+        ns3.translate(spec)
 
 
 def test_codel_control_law_is_noted_unless_newton():

@@ -267,6 +267,7 @@ class Network:
         self._link_changes: list[dict[str, Any]] = []
         self._routing_convergence: Quantity | None = None
         self._flowlet_gap: Quantity | None = None
+        self._pfc: dict[str, Any] | None = None
         self._flows: list[dict[str, Any]] = []
         self._workloads: list[dict[str, Any]] = []
         self._record: dict[str, Any] = {}
@@ -444,6 +445,17 @@ class Network:
             self._routing_convergence = convergence
         if flowlet_gap is not None:
             self._flowlet_gap = flowlet_gap
+        return self
+
+    def pfc(self, xoff: Quantity, *, xon: Quantity | None = None, switches: list[str] | None = None) -> Network:
+        """Priority-based flow control (IEEE 802.1Qbb) at the switches: lossless links. A switch
+        pauses the link an ingress port is fed by once it holds `xoff` bytes that came in by it
+        (e.g. "40KB"), and resumes it at `xon` (default: 3 KiB under `xoff`, as the HPCC
+        artifact's switch). `switches`: the routers that run it; every router by default. The
+        links table gains each link's pauses, paused time and the most bytes held from it
+        (`pfc_pauses`, `pfc_paused_s`, `pfc_max_ingress_bytes`), and the `pfc_cycles` table
+        lists every cycle of paused links (a deadlock if `still_paused`)."""
+        self._pfc = _clean({"xoff": xoff, "xon": xon, "switches": switches})
         return self
 
     def multipath(self, router: str, policy: str) -> Network:
@@ -733,6 +745,8 @@ class Network:
             spec["routing_convergence"] = self._routing_convergence
         if self._flowlet_gap is not None:
             spec["flowlet_gap"] = self._flowlet_gap
+        if self._pfc is not None:
+            spec["pfc"] = self._pfc
         if self.name:
             spec["name"] = self.name
         return spec

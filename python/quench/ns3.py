@@ -537,6 +537,7 @@ def _refuse_sections(r: dict[str, Any]) -> None:
         ("multipath", "multipath routing (ECMP or spraying)"),
         ("link_changes", "links that change during the run"),
         ("routing_convergence", "routing that moves around failed links"),
+        ("pfc", "priority-based flow control (ns-3's point-to-point devices send no pause frames)"),
     ):
         if r.get(key):
             raise _refuse(key, what)

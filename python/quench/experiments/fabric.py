@@ -19,7 +19,12 @@
    buffer; DCTCP keeps the queue near K, FQ-CoDel serves them from their own queue, and HPCC
    holds every link below full with its queue near zero, so each cuts the short flows' tail
    slowdown (DCTCP's benchmark traffic; pFabric's and HPCC's slowdown figures use the same
-   measure).
+   measure). The datacenter transports on the same fabric and loads: DCQCN and HPCC over
+   lossless links (PFC, IEEE 802.1Qbb), and NDP over trimming switches (Handley et al.,
+   SIGCOMM 2017), with each one's queue occupancy and PFC pause time. HPCC's evaluation
+   (Li et al., section 5) finds DCQCN's queues and PFC pauses large where HPCC's are near
+   zero; PFC loses nothing; NDP, which never loses a packet's header, keeps short flows' tail
+   slowdown below drop-tail TCP's.
 
 What the papers leave open, and what we chose (each a field of `Params`):
 - TCP: the linux profile (CUBIC, SACK, RACK-TLP, timestamps, 40 ms delayed ACKs), pinned,
@@ -40,6 +45,19 @@ What the papers leave open, and what we chose (each a field of `Params`):
   buffers; Poisson arrivals between random hosts at the load, for `ws_arrivals_s`, then a
   drain; FQ-CoDel at RFC 8290's defaults with CUBIC; HPCC at its defaults with an ACK per
   packet (`PER_PACKET_ACKS`), its base RTT each flow's own idle round trip.
+- Lossless runs: PFC with xoff `pfc_xoff` (6 KB, four packets) per ingress port, so that the
+  eleven ingress ports of a leaf, each holding at most xoff and the headroom of a 1 Gb/s,
+  10 us link (about 5.6 KB), fit in 100 packets: no switch port holds more. The queues' limit
+  is `lossless_buffer` (10,000 packets, 15 MB) there, so that a host's NIC, paused, holds
+  what its transport sends meanwhile (a RoCE NIC stops its queue pairs rather than drop).
+  DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
+  Kmin = Kmax, Pmax = 1: the limit of its RED-like marking), below xoff so that ECN acts
+  before PFC, as the paper requires; rather than by RED's ramp, which drops the non-ECT ACKs
+  it would mark (a RoCE fabric carries them in another priority class). ACKs per packet (a
+  RoCE NIC's); DCQCN's rate steps and floor scaled to 1 Gb/s (`DCQCN_AT_1G`).
+- NDP over the trimming queue at htsim's defaults (8-packet data queue).
+- Queue occupancy: each switch egress port's time-averaged backlog, averaged over the ports,
+  and the largest backlog any port reached (hosts' NIC queues are not counted).
 """
 
 from __future__ import annotations
@@ -56,7 +74,7 @@ import pandas as pd
 from quench import dist
 from quench.experiments.common import Criterion, Figures, Run, report, run_grid, text_table
 from quench.fct import fct_slowdown
-from quench.network import Network, droptail, fq_codel, step
+from quench.network import Network, droptail, fq_codel, step, trim
 from quench.results import Results
 from quench.units import parse_bytes, parse_rate
 
@@ -72,6 +90,7 @@ HELD = 0.5  # and above this share, no collapse
 SPRAY_WITHIN = 0.20  # spraying within 20 % of the non-blocking ideal
 ECMP_BELOW = 0.70  # ECMP below 70 % of it: hash collisions (Raiciu et al.)
 SHORT_BYTES = 100e3  # pFabric's and DCTCP's short flows: (0, 100KB]
+HPCC_PAUSES_BELOW = 0.5  # HPCC over PFC pauses links at most half as long as DCQCN does
 RTO_LONG = "200ms"  # Linux's TCP_RTO_MIN
 RTO_SHORT = "1ms"  # a fine-grained minimum, as Vasudevan et al. propose
 # The permutation's loss detection, for both policies: RFC 6675's duplicate ACKs with a
@@ -97,18 +116,31 @@ INCAST_CONFIGS = {
 # 100 Gb/s fabrics) aim at a fabric delay of two 1 Gb/s packet times, and at these loads its
 # flows over 1 MB did not finish within the drain.
 PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
+# Each web-search configuration: controller ("ndp": NDP's own transport), switch queue,
+# TCP keys, and whether the links are lossless (PFC).
 WS_CONFIGS = {
-    "droptail_cubic": ("cubic", "droptail", {}),
-    "dctcp_step": ("dctcp", "step", {}),
-    "fq_codel": ("cubic", "fq_codel", {}),
-    "hpcc": ("hpcc", "droptail", PER_PACKET_ACKS),
+    "droptail_cubic": ("cubic", "droptail", {}, False),
+    "dctcp_step": ("dctcp", "step", {}, False),
+    "fq_codel": ("cubic", "fq_codel", {}, False),
+    "hpcc": ("hpcc", "droptail", PER_PACKET_ACKS, False),
+    "hpcc_pfc": ("hpcc", "droptail", PER_PACKET_ACKS, True),
+    "dcqcn_pfc": ("dcqcn", "step", PER_PACKET_ACKS, True),
+    "ndp_trim": ("ndp", "trim", {}, False),
 }
+
 # The configurations the web-search criteria set against drop-tail CUBIC: label and source.
 WS_COMPARED = {
     "dctcp_step": ("DCTCP", "Alizadeh et al. 2010"),
     "fq_codel": ("FQ-CoDel", "RFC 8290"),
     "hpcc": ("HPCC", "Li et al. 2019"),
+    "ndp_trim": ("NDP", "Handley et al. 2017"),
 }
+# DCQCN's rate steps and floor (the HPCC authors' mix/config.txt: 50 and 100 Mb/s, a floor of
+# 100 Mb/s, for their 100 Gb/s fabric) scaled to these 1 Gb/s links: at 100 Mb/s each, ten
+# flows of one host at their floor would already ask for its whole link.
+DCQCN_AT_1G = {"rate_ai": "0.5Mbps", "rate_hai": "1Mbps", "min_rate": "1Mbps"}
+# The lossless configurations (PFC), whose drops must be none.
+WS_LOSSLESS = [c for c, (_, _, _, lossless) in WS_CONFIGS.items() if lossless]
 
 
 @dataclass
@@ -139,6 +171,9 @@ class Params:
     loads: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
     ws_arrivals_s: float = 1.0
     ws_drain_s: float = 0.5
+    pfc_xoff: str = "6KB"
+    dcqcn_threshold: str = "5KB"
+    lossless_buffer: str = "10000p,15MB"
 
 
 def quick_params(seed: int) -> Params:
@@ -166,6 +201,8 @@ def tcp_flow(cc: str, initial_window: int | None, rto_min: str | None = None, **
 def queue(kind: str, buffer: str, threshold: str) -> dict:
     if kind == "step":
         return step(threshold, buffer)
+    if kind == "trim":
+        return trim()
     return fq_codel() if kind == "fq_codel" else droptail(buffer)
 
 
@@ -241,11 +278,20 @@ def ideal_aggregate_bps(p: Params) -> float:
 
 
 def websearch_network(p: Params, config: str, load: float) -> Network:
-    cc, kind, tcp = WS_CONFIGS[config]
+    cc, kind, tcp, lossless = WS_CONFIGS[config]
     net = Network(seed=p.seed, name=f"{NAME}-websearch-{config}-{load:g}")
-    port = queue(kind, p.ws_buffer, p.marking_threshold)
+    threshold = p.dcqcn_threshold if cc == "dcqcn" else p.marking_threshold
+    port = queue(kind, p.lossless_buffer if lossless else p.ws_buffer, threshold)
     net.leaf_spine(p.hosts_per_leaf, p.leaves, p.spines, p.ws_rate, p.ws_delay, qdisc=port, multipath="ecmp")
-    flow = tcp_flow(cc, None if cc == "hpcc" else 10, **tcp)
+    if lossless:
+        net.pfc(p.pfc_xoff)
+    if cc == "ndp":
+        flow: dict = {"kind": "ndp"}
+    else:
+        # HPCC and DCQCN start at line rate: no initial window of their own here.
+        flow = tcp_flow(cc, None if cc in ("hpcc", "dcqcn") else 10, **tcp)
+        if cc == "dcqcn":
+            flow["cc"] |= DCQCN_AT_1G
     net.workload(matrix="all_to_all", load=load, size=dist.websearch(), flow=flow, stop=p.ws_arrivals_s, name="ws")
     return quiet(net)
 
@@ -253,9 +299,33 @@ def websearch_network(p: Params, config: str, load: float) -> Network:
 FLOW_COLUMNS = ["bytes_requested", "start_s", "response_time_s", "ideal_fct_s", "slowdown", "timeouts"]
 
 
-def websearch_flows(res: Results) -> pd.DataFrame:
-    """The flows table's columns the slowdown needs (kept small to cross processes)."""
-    return res.flows[FLOW_COLUMNS].copy()
+@dataclass
+class WebSearchRun:
+    """What a web-search run keeps: the flows table's columns the slowdown needs, and the
+    switches' queues and pauses (kept small to cross processes)."""
+
+    flows: pd.DataFrame
+    # Mean over the switches' egress ports of each one's time-averaged backlog, bytes.
+    mean_queue_bytes: float
+    # The largest backlog any switch port reached, bytes.
+    max_queue_bytes: float
+    # Time paused by PFC, summed over every link, seconds (0 without PFC).
+    pfc_paused_s: float
+    drops: int
+
+
+def websearch_run(res: Results) -> WebSearchRun:
+    links = res.links
+    switches = res.nodes.loc[res.nodes["kind"] == "router", "name"]
+    switch_ports = links[links["from"].isin(switches)]
+    paused = float(links["pfc_paused_s"].sum()) if "pfc_paused_s" in links else 0.0
+    return WebSearchRun(
+        flows=res.flows[FLOW_COLUMNS].copy(),
+        mean_queue_bytes=float(switch_ports["mean_backlog_bytes"].mean()),
+        max_queue_bytes=float(switch_ports["max_backlog_bytes"].max()),
+        pfc_paused_s=paused,
+        drops=int(links["dropped_packets"].sum()),
+    )
 
 
 def short_p99(flows: pd.DataFrame) -> float:
@@ -274,7 +344,7 @@ def runs(p: Params) -> tuple[list[Run], list[Run], list[Run]]:
     ]
     perm = [Run.of(permutation_network(p, m), p.perm_duration_s, permutation_throughput) for m in ("ecmp", "spray")]
     ws = [
-        Run.of(websearch_network(p, c, load), p.ws_arrivals_s + p.ws_drain_s, websearch_flows)
+        Run.of(websearch_network(p, c, load), p.ws_arrivals_s + p.ws_drain_s, websearch_run)
         for c in WS_CONFIGS
         for load in p.loads
     ]
@@ -312,14 +382,16 @@ def reproduce(out: Path, quick: bool = False, seed: int = 1) -> dict:
     )
 
 
-def websearch_summary(p: Params, done: list[pd.DataFrame]) -> dict:
+def websearch_summary(p: Params, done: list[WebSearchRun]) -> dict:
     """Per configuration and load: the slowdown table by size (Results.fct's buckets), the
-    short flows' p99, and how many flows did not complete."""
+    short flows' p99, how many flows did not complete, the switches' queues, PFC's pause time
+    and the drops."""
     out: dict = {}
     for i, c in enumerate(WS_CONFIGS):
         out[c] = []
         for j, load in enumerate(p.loads):
-            flows = done[i * len(p.loads) + j]
+            run = done[i * len(p.loads) + j]
+            flows = run.flows
             table = fct_slowdown(flows)
             out[c].append(
                 {
@@ -329,6 +401,10 @@ def websearch_summary(p: Params, done: list[pd.DataFrame]) -> dict:
                     "timeouts": int(flows["timeouts"].sum()),
                     "short_p99": short_p99(flows),
                     "by_size": table.reset_index().to_dict(orient="records"),
+                    "mean_queue_bytes": run.mean_queue_bytes,
+                    "max_queue_bytes": run.max_queue_bytes,
+                    "pfc_paused_s": run.pfc_paused_s,
+                    "drops": run.drops,
                 }
             )
     return out
@@ -382,6 +458,20 @@ def criteria(p: Params, incast: dict, perm: dict, ws: dict) -> list[Criterion]:
                     source=f"lower ({paper})",
                 )
             )
+        for c in WS_LOSSLESS:
+            out.append(
+                Criterion.at_most(
+                    f"web search at load {load:g}: {c}'s drops", 0, ws[c][j]["drops"], source="lossless (IEEE 802.1Qbb)"
+                )
+            )
+        out.append(
+            Criterion.at_most(
+                f"web search at load {load:g}: HPCC's PFC pause time / DCQCN's over PFC",
+                HPCC_PAUSES_BELOW,
+                ws["hpcc_pfc"][j]["pfc_paused_s"] / ws["dcqcn_pfc"][j]["pfc_paused_s"],
+                source="fewer pauses (Li et al. 2019, section 5)",
+            )
+        )
     return out
 
 
@@ -406,10 +496,26 @@ def tables(p: Params, incast: dict, perm: dict, ws: dict) -> list[str]:
             rows.append((f"{load:g}", c, *cells, str(r["not_completed"])))
     hosts = p.hosts_per_leaf * p.leaves
     t3 = text_table(rows, f"web search on a {hosts}-host leaf-spine: FCT slowdown p50/p99 by size")
-    return [t1, t2, t3]
+    rows = [("load", "config", "mean queue (KB)", "max queue (KB)", "PFC paused (ms)", "drops", "timeouts")]
+    for j, load in enumerate(p.loads):
+        for c in WS_CONFIGS:
+            r = ws[c][j]
+            rows.append(
+                (
+                    f"{load:g}",
+                    c,
+                    f"{r['mean_queue_bytes'] / 1e3:.2f}",
+                    f"{r['max_queue_bytes'] / 1e3:.1f}",
+                    f"{r['pfc_paused_s'] * 1e3:.2f}",
+                    str(r["drops"]),
+                    str(r["timeouts"]),
+                )
+            )
+    t4 = text_table(rows, "web search: the switches' queues (mean over ports), PFC pause time over all links, drops")
+    return [t1, t2, t3, t4]
 
 
-def plot(out: Path, p: Params, incast: dict, perm: dict, ideal: float, ws: list[pd.DataFrame]) -> list[str]:
+def plot(out: Path, p: Params, incast: dict, perm: dict, ideal: float, ws: list[WebSearchRun]) -> list[str]:
     from quench import plot as qplot
 
     figures = Figures(out, dpi=110)
@@ -428,6 +534,6 @@ def plot(out: Path, p: Params, incast: dict, perm: dict, ideal: float, ws: list[
     j = p.loads.index(0.6) if 0.6 in p.loads else len(p.loads) // 2
     with figures.new("slowdown.png", 1, 1, figsize=(8, 5)) as (fig, ax):
         for i, c in enumerate(WS_CONFIGS):
-            qplot.fct_slowdown(ws[i * len(p.loads) + j], ax=ax, label=c)
+            qplot.fct_slowdown(ws[i * len(p.loads) + j].flows, ax=ax, label=c)
         ax.set_title(f"web search at load {p.loads[j]:g}: FCT slowdown by size")
     return figures.names

@@ -1,0 +1,68 @@
+"""PFC from the Python API and TOML (the engine's tests, crates/quench-core/tests/pfc.rs, check
+the hand trace, the lossless incast and the deadlock): the keys reach the engine as written,
+the links table and the `pfc_cycles` table come back, and a bad key is refused naming it."""
+
+from __future__ import annotations
+
+import pytest
+
+import quench
+from quench.scenario import load_scenario, run_scenario, validate_scenario
+
+
+def bottleneck() -> quench.Network:
+    """Host a sends 1000-byte datagrams at 20 Gb/s through switch s onto a 1 Gb/s link to c."""
+    net = quench.Network(seed=1).hosts("a", "c").routers("s")
+    net.link("a", "s", rate="10Gbps", delay="1us", qdisc=quench.droptail("10000p"))
+    net.link("s", "c", rate="1Gbps", delay="1us", qdisc=quench.droptail("10000p"))
+    return net.udp("a", "c", rate="20Gbps", size="972B")
+
+
+def test_pfc_pauses_the_upstream_link_and_loses_nothing():
+    res = bottleneck().pfc("10500B").run("80us", progress=False)
+    links = res.links.set_index("name")
+    # The hand trace of pfc.rs's test: paused at 12.452 us, 14,000 bytes held at most.
+    assert links.loc["a->s", "pfc_pauses"] == 2
+    assert links.loc["a->s", "pfc_max_ingress_bytes"] == 14_000
+    assert links.loc["s->c", "dropped_packets"] == 0
+    assert list(res.pfc_cycles.columns) == ["time_s", "links", "hops", "still_paused"]
+    assert res.pfc_cycles.empty
+
+
+def test_without_pfc_the_tables_keep_their_form():
+    res = bottleneck().run("80us", progress=False)
+    assert not any(c.startswith("pfc_") for c in res.links.columns)
+    assert "pfc_cycles" not in res.tables
+    assert "pfc" not in validate_scenario(bottleneck().to_dict("1s"))
+
+
+def test_toml_takes_the_same_keys(tmp_path):
+    (tmp_path / "lossless.toml").write_text(
+        'duration = "80us"\nhosts = ["a", "c"]\nrouters = ["s"]\n'
+        '[pfc]\nxoff = "10500B"\nxon = "7428B"\nswitches = ["s"]\n'
+        '[[links]]\nfrom = "a"\nto = "s"\nrate = "10Gbps"\ndelay = "1us"\n'
+        'qdisc = { kind = "droptail", limit = "10000p" }\n'
+        '[[links]]\nfrom = "s"\nto = "c"\nrate = "1Gbps"\ndelay = "1us"\n'
+        'qdisc = { kind = "droptail", limit = "10000p" }\n'
+        '[[flows]]\nkind = "udp"\nsrc = "a"\ndst = "c"\nrate = "20Gbps"\nsize = "972B"\n'
+    )
+    links = run_scenario(load_scenario(tmp_path / "lossless.toml"), progress=False).links.set_index("name")
+    # xon given as its default: the same run as the API's.
+    assert links.loc["a->s", "pfc_max_ingress_bytes"] == 14_000
+
+
+@pytest.mark.parametrize(
+    ("pfc", "key"),
+    [
+        ({"xoff": 0}, "pfc.xoff"),
+        ({"xoff": "10KB", "xon": "10KB"}, "pfc.xon"),
+        ({"xoff": "10KB", "switches": ["a"]}, "pfc.switches[0]"),
+        ({"xoff": "10KB", "headroom": "5KB"}, "pfc.headroom"),
+    ],
+)
+def test_a_bad_pfc_key_is_refused_naming_it(pfc, key):
+    spec = bottleneck().to_dict("1s")
+    spec["pfc"] = pfc
+    with pytest.raises(quench.ScenarioError) as e:
+        validate_scenario(spec)
+    assert e.value.path == key
