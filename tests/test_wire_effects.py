@@ -47,6 +47,13 @@ def test_gilbert_elliott_and_jitter_keywords_reach_the_engine() -> None:
     assert "drops_corrupted" not in res.links
 
 
+def test_a_scripted_list_loses_exactly_its_transmissions() -> None:
+    res = _udp_over(loss={"model": "list", "packets": [2, 7, 8]})
+    assert res.links.set_index("name").loc["r->b", "drops_link_loss"] == 3
+    with pytest.raises(Exception, match=r"^links\[1\]\.loss\.packets\[1\]: the list must be strictly increasing"):
+        _udp_over(loss={"model": "list", "packets": [4, 4]})
+
+
 def test_bad_loss_model_names_the_key() -> None:
     with pytest.raises(Exception, match=r"^links\[1\]\.loss\.k: probability 2"):
         _udp_over(loss={"model": "gilbert-elliott", "p": 0.1, "r": 0.5, "k": 2.0})
@@ -56,6 +63,7 @@ def test_bad_loss_model_names_the_key() -> None:
     ("key", "value", "what"),
     [
         ("loss", {"model": "gilbert-elliott", "p": 0.01, "r": 0.3}, "Gilbert-Elliott"),
+        ("loss", {"model": "list", "packets": [5]}, "lists"),
         ("reverse_jitter", {"sigma": "1ms"}, "delay jitter"),
         ("corrupt", 0.01, "corruption"),
     ],

@@ -315,7 +315,8 @@ class Network:
         """A duplex link a<->b (or a->b only with duplex=False); qdisc applies to both ways
         unless reverse_qdisc is given; loss is the loss a->b on the wire: a Bernoulli probability,
         or {"model": "gilbert-elliott", "p": ..., "r": ..., "h": 0.0, "k": 1.0} (netem's gemodel:
-        per packet Good->Bad with p, Bad->Good with r, lost with 1-k in Good and 1-h in Bad);
+        per packet Good->Bad with p, Bad->Good with r, lost with 1-k in Good and 1-h in Bad), or
+        {"model": "list", "packets": [3, 10]} (exactly those transmissions a->b, counted from 1);
         jitter a->b is {"sigma": "2ms", "dist": "uniform" | "normal", "reorder": True} (each
         packet's delay drawn around `delay`; reorder=False: no packet overtakes an earlier one);
         corrupt a->b is the probability that a packet is corrupted on the wire (the far node

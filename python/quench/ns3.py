@@ -593,11 +593,13 @@ def _link(ln: dict[str, Any], key: str, notes: list[str]) -> dict[str, Any]:
 
 def _refuse_wire_effects(ln: dict[str, Any], key: str) -> None:
     """Refuse what ns-3's point-to-point link cannot do faithfully: its error models
-    (RateErrorModel, BurstErrorModel, ListErrorModel) have no Gilbert-Elliott chain, its channel
+    (RateErrorModel, BurstErrorModel, ListErrorModel) have no Gilbert-Elliott chain (and quench's
+    scripted lists are not translated to ReceiveListErrorModel), its channel
     has one fixed delay, and a corrupted packet is counted as lost there, not apart."""
     for side in ("loss", "reverse_loss"):
         if isinstance(ln.get(side), dict):
-            raise _refuse(f"{key}.{side}", "a Gilbert-Elliott loss model (none among ns-3's error models)")
+            what = "a loss model (Gilbert-Elliott: none among ns-3's error models; lists: not translated)"
+            raise _refuse(f"{key}.{side}", what)
     for side in ("jitter", "reverse_jitter"):
         if ln.get(side) is not None:
             raise _refuse(f"{key}.{side}", "delay jitter (ns-3's point-to-point channel has one fixed delay)")

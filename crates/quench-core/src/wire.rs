@@ -45,7 +45,22 @@ impl Default for LossSpec {
 pub enum LossModel {
     #[serde(rename = "gilbert-elliott")]
     GilbertElliott(GilbertElliott),
+    #[serde(rename = "list")]
+    List(ListLoss),
 }
+
+/// Scripted losses: the packets lost are the ones whose transmissions on this direction are the
+/// listed ones, counted from 1 (ns-3's `ReceiveListErrorModel`, which its TCP tests use to lose
+/// chosen segments). For tests and teaching: a loss exactly where the trace should show it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListLoss {
+    /// The transmission numbers lost, strictly increasing.
+    pub packets: Vec<u64>,
+}
+
+/// The most packets a list may name: a script, not a loss process (a rate or a model is).
+const MAX_LISTED_LOSSES: usize = 10_000;
 
 /// The Gilbert-Elliott loss model (Gilbert 1960, Elliott 1963; netem's `gemodel`): a Good and
 /// a Bad state; per packet, G->B with probability `p` and B->G with `r`; a packet is lost with
@@ -68,7 +83,8 @@ fn one() -> f64 {
     1.0
 }
 
-const LOSS_FORMS: &str = "a probability such as 0.01, or a table {model = \"gilbert-elliott\", p, r, h, k}";
+const LOSS_FORMS: &str =
+    "a probability such as 0.01, or a table {model = \"gilbert-elliott\", p, r, h, k} or {model = \"list\", packets}";
 
 impl<'de> Deserialize<'de> for LossSpec {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -88,9 +104,10 @@ impl<'de> Deserialize<'de> for LossSpec {
                 match model.as_str() {
                     "gilbert-elliott" => crate::tagged::body(Value::Object(table))
                         .map(|ge| LossSpec::Model(LossModel::GilbertElliott(ge))),
+                    "list" => crate::tagged::body(Value::Object(table)).map(|l| LossSpec::Model(LossModel::List(l))),
                     other => Err(D::Error::custom(crate::error::nested_message(
                         "model",
-                        format!("unknown loss model `{other}`, expected `gilbert-elliott`"),
+                        format!("unknown loss model `{other}`, expected `gilbert-elliott` or `list`"),
                     ))),
                 }
             }
@@ -123,6 +140,7 @@ impl LossSpec {
                 }
                 Ok(())
             }
+            LossSpec::Model(LossModel::List(list)) => list.validate(&format!("{key}.packets")),
         }
     }
 
@@ -135,12 +153,35 @@ impl LossSpec {
                 let bad = ge.p / (ge.p + ge.r);
                 (1.0 - bad) * (1.0 - ge.k) + bad * (1.0 - ge.h)
             }
+            // Finitely many losses: none in the long run.
+            LossSpec::Model(LossModel::List(_)) => 0.0,
         }
     }
 
-    /// Whether the direction draws anything: a Bernoulli probability of 0 keeps no module.
+    /// Whether the direction loses nothing: a Bernoulli probability of 0, or an empty list,
+    /// keeps no module.
     pub fn is_lossless(&self) -> bool {
-        matches!(self, LossSpec::Bernoulli(p) if *p <= 0.0)
+        match self {
+            LossSpec::Bernoulli(p) => *p <= 0.0,
+            LossSpec::Model(LossModel::List(list)) => list.packets.is_empty(),
+            LossSpec::Model(LossModel::GilbertElliott(_)) => false,
+        }
+    }
+}
+
+impl ListLoss {
+    fn validate(&self, key: &str) -> Result<(), ConfigError> {
+        if self.packets.len() > MAX_LISTED_LOSSES {
+            let why = format!("{} entries exceed {MAX_LISTED_LOSSES}, the most a list may name", self.packets.len());
+            return Err(ConfigError::new(key, why));
+        }
+        if self.packets.first() == Some(&0) {
+            return Err(ConfigError::new(format!("{key}[0]"), "transmissions are counted from 1"));
+        }
+        if let Some(i) = self.packets.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(ConfigError::new(format!("{key}[{}]", i + 1), "the list must be strictly increasing"));
+        }
+        Ok(())
     }
 }
 
@@ -153,7 +194,16 @@ pub(crate) struct WireLoss {
 
 enum LossState {
     Bernoulli(f64),
-    GilbertElliott { ge: GilbertElliott, bad: bool },
+    GilbertElliott {
+        ge: GilbertElliott,
+        bad: bool,
+    },
+    /// The listed transmissions, the transmissions so far, and the next entry to meet.
+    List {
+        packets: Vec<u64>,
+        sent: u64,
+        next: usize,
+    },
 }
 
 impl WireLoss {
@@ -164,6 +214,9 @@ impl WireLoss {
             LossSpec::Bernoulli(p) => LossState::Bernoulli(*p),
             // netem starts in Good (`clg.state = GOOD_STATE` in get_loss_clg).
             LossSpec::Model(LossModel::GilbertElliott(ge)) => LossState::GilbertElliott { ge: *ge, bad: false },
+            LossSpec::Model(LossModel::List(list)) => {
+                LossState::List { packets: list.packets.clone(), sent: 0, next: 0 }
+            }
         };
         Some(WireLoss { model, rng })
     }
@@ -183,6 +236,12 @@ impl WireLoss {
                 }
                 let through = if was_bad { ge.h } else { ge.k };
                 self.rng.uniform() >= through
+            }
+            LossState::List { packets, sent, next } => {
+                *sent += 1;
+                let lost = packets.get(*next) == Some(sent);
+                *next += lost as usize;
+                lost
             }
         }
     }
@@ -494,6 +553,25 @@ mod tests {
         let rate = (0..n).filter(|_| m.loses()).count() as f64 / n as f64;
         // Bound on the chain's variance inflation (1+λ)/(1−λ) = 7: σ ≤ √(0.25·7/n).
         assert!((rate - want).abs() < 4.0 * (0.25 * 7.0 / n as f64).sqrt(), "{rate} vs {want}");
+    }
+
+    /// A list loses exactly the listed transmissions, counted from 1, and no other.
+    #[test]
+    fn a_list_loses_the_listed_transmissions() {
+        let spec = LossSpec::Model(LossModel::List(ListLoss { packets: vec![1, 5, 6, 12] }));
+        let mut m = WireLoss::new(&spec, rng()).unwrap();
+        let lost: Vec<u64> = (1..=20).filter(|_| m.loses()).collect();
+        assert_eq!(lost, vec![1, 5, 6, 12]);
+        assert_eq!(spec.mean_loss(), 0.0);
+        let empty = LossSpec::Model(LossModel::List(ListLoss { packets: vec![] }));
+        assert!(empty.is_lossless() && WireLoss::new(&empty, rng()).is_none());
+        let list = |packets: Vec<u64>| LossSpec::Model(LossModel::List(ListLoss { packets }));
+        assert_eq!(list(vec![0, 3]).validate("loss").unwrap_err().path, "loss.packets[0]");
+        assert_eq!(list(vec![2, 7, 7]).validate("loss").unwrap_err().path, "loss.packets[2]");
+        assert_eq!(list((1..=10_001).collect()).validate("loss").unwrap_err().path, "loss.packets");
+        let read: LossSpec = serde_json::from_str(r#"{"model": "list", "packets": [3, 9]}"#).unwrap();
+        assert_eq!(read, list(vec![3, 9]));
+        assert_eq!(serde_json::to_string(&read).unwrap(), r#"{"model":"list","packets":[3,9]}"#);
     }
 
     #[test]

@@ -292,3 +292,33 @@ fn tcp_over_burst_loss_against_bernoulli() {
     );
     assert!(gilbert > bernoulli);
 }
+
+/// Scripted losses (`{model = "list"}`, ns-3's ReceiveListErrorModel): of the datagrams sent,
+/// exactly the 3rd, 4th and 10th to cross r1->r2 never reach r2, and the link counts three
+/// losses on the wire.
+#[test]
+fn a_list_loses_exactly_the_listed_transmissions() {
+    let r = run(&cbr_over(json!({"loss": {"model": "list", "packets": [3, 4, 10]}}), 1, 1));
+    let lost: Vec<usize> = fates(&r).iter().enumerate().filter(|(_, reached)| !**reached).map(|(i, _)| i + 1).collect();
+    assert_eq!(lost, vec![3, 4, 10]);
+    assert_eq!(link_value(&r, "r1->r2", "drops_link_loss"), 3.0);
+}
+
+/// A TCP flow (the rfc profile: NewReno without SACK) loses one data segment by script, in the
+/// middle of its third window: the third duplicate ACK retransmits it, no timeout follows, and
+/// the one drop on record is that loss on r1->r2.
+#[test]
+fn a_scripted_loss_gives_one_fast_retransmit() {
+    let mut sc = dumbbell(1, "100Mbps", "1ms", "10Mbps", "10ms", json!({"kind": "droptail", "limit": "100p"}));
+    sc["links"][1]["loss"] = json!({"model": "list", "packets": [12]});
+    sc["duration"] = json!("2s");
+    sc["record"] = json!({"drops": true, "queues": false, "cwnd": false, "rtt": false});
+    sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d", "cc": "newreno", "bytes": "200KB",
+                          "tcp": {"profile": "rfc"}}]);
+    let r = run(&pin_rfc_profile(&sc));
+    assert_eq!(flow_value(&r, 0, "fast_retransmits"), 1.0);
+    assert_eq!(flow_value(&r, 0, "timeouts"), 0.0);
+    assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 1.0);
+    assert_eq!(u64s(&r, "drops", "link"), vec![link_row(&r, "r1->r2") as u64]);
+    assert!(flow_value(&r, 0, "completion_s").is_finite());
+}

@@ -19,7 +19,8 @@
    buffer; DCTCP keeps the queue near K, FQ-CoDel serves them from their own queue, and HPCC
    holds every link below full with its queue near zero, so each cuts the short flows' tail
    slowdown (DCTCP's benchmark traffic; pFabric's and HPCC's slowdown figures use the same
-   measure). The datacenter transports on the same fabric and loads: DCQCN and HPCC over
+   measure). The datacenter transports on the same fabric and loads: Swift (Kumar et al.,
+   SIGCOMM 2020) over drop-tail, DCQCN and HPCC over
    lossless links (PFC, IEEE 802.1Qbb), and NDP over trimming switches (Handley et al.,
    SIGCOMM 2017), with each one's queue occupancy and PFC pause time. HPCC's evaluation
    (Li et al., section 5) finds DCQCN's queues and PFC pauses large where HPCC's are near
@@ -55,6 +56,8 @@ What the papers leave open, and what we chose (each a field of `Params`):
   before PFC, as the paper requires; rather than by RED's ramp, which drops the non-ECT ACKs
   it would mark (a RoCE fabric carries them in another priority class). ACKs per packet (a
   RoCE NIC's); DCQCN's rate steps and floor scaled to 1 Gb/s (`DCQCN_AT_1G`).
+- Swift over drop-tail with its targets scaled to 1 Gb/s (`SWIFT_AT_1G`), an ACK per packet
+  and an RTT sample per ACK.
 - NDP over the trimming queue at htsim's defaults (8-packet data queue).
 - Queue occupancy: each switch egress port's time-averaged backlog, averaged over the ports,
   and the largest backlog any port reached (hosts' NIC queues are not counted).
@@ -112,10 +115,17 @@ INCAST_CONFIGS = {
 }
 # HPCC acknowledges every packet, as its NIC does (HPCC's simulator: L2_ACK_INTERVAL 1): under
 # a two-segment window a delayed ACK would wait out its 40 ms timer. It starts at line rate (no
-# initial window of its own here). Swift is not in this comparison: its defaults (htsim's, for
-# 100 Gb/s fabrics) aim at a fabric delay of two 1 Gb/s packet times, and at these loads its
-# flows over 1 MB did not finish within the drain.
+# initial window of its own here).
 PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
+# Swift needs an RTT sample per ACK, and acknowledges every packet here too (its windows fall
+# below one packet).
+SWIFT_TCP = {**PER_PACKET_ACKS, "rtt_sampling": "every_ack"}
+# Swift's targets (htsim's, for 100 Gb/s: a 20 us base, per hop base/6.55, a flow-scaling
+# range of 5 x base) are under these links' idle round trip (about 130 us on the longest path:
+# 80 us of propagation and four 12 us serializations at 1 Gb/s), so every flow would sit above
+# its target and shrink to the floor. The base here is that round trip and about two packet
+# times, 150 us, and the others follow from it by htsim's relations.
+SWIFT_AT_1G = {"base_target": "150us", "per_hop": "22.9us", "fs_range": "750us"}
 # Each web-search configuration: controller ("ndp": NDP's own transport), switch queue,
 # TCP keys, and whether the links are lossless (PFC).
 WS_CONFIGS = {
@@ -123,6 +133,7 @@ WS_CONFIGS = {
     "dctcp_step": ("dctcp", "step", {}, False),
     "fq_codel": ("cubic", "fq_codel", {}, False),
     "hpcc": ("hpcc", "droptail", PER_PACKET_ACKS, False),
+    "swift": ("swift", "droptail", SWIFT_TCP, False),
     "hpcc_pfc": ("hpcc", "droptail", PER_PACKET_ACKS, True),
     "dcqcn_pfc": ("dcqcn", "step", PER_PACKET_ACKS, True),
     "ndp_trim": ("ndp", "trim", {}, False),
@@ -133,6 +144,7 @@ WS_COMPARED = {
     "dctcp_step": ("DCTCP", "Alizadeh et al. 2010"),
     "fq_codel": ("FQ-CoDel", "RFC 8290"),
     "hpcc": ("HPCC", "Li et al. 2019"),
+    "swift": ("Swift", "Kumar et al. 2020"),
     "ndp_trim": ("NDP", "Handley et al. 2017"),
 }
 # DCQCN's rate steps and floor (the HPCC authors' mix/config.txt: 50 and 100 Mb/s, a floor of
@@ -293,6 +305,8 @@ def websearch_network(p: Params, config: str, load: float) -> Network:
         flow = tcp_flow(cc, None if cc in ("hpcc", "dcqcn") else 10, **tcp)
         if cc == "dcqcn":
             flow["cc"] |= DCQCN_AT_1G
+        if cc == "swift":
+            flow["cc"] |= SWIFT_AT_1G
     net.workload(matrix="all_to_all", load=load, size=dist.websearch(), flow=flow, stop=p.ws_arrivals_s, name="ws")
     return quiet(net)
 
