@@ -46,11 +46,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,6 +75,7 @@ ACK_BYTES = 40  # a bare TCP/IP header, as quench sends an ACK without options
 # (the receive window, 4 MiB, holds a flow under 2,900 packets).
 HOST_PACKETS = 100_000
 MAIN_TCP = "datacenter/main_tcp.cpp"
+INCAST_PACKETS = 300  # 450 KB in 1500-byte packets (htsim's gen_incast.py's default flow size)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ class Setting:
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
     stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
+    seed: int = SEED  # both: htsim's srand (its permutation and path draw) and quench's Network
+    incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
+    flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
 
 
 @dataclass(frozen=True)
@@ -101,34 +106,68 @@ class Flow:
     sent_pkts: float
     lost_pkts: float  # sent, less arrived, less still in its own NIC queue
     delivered_bytes: float
+    fct_s: float = math.nan  # a sized flow's completion (its last packet delivered), from its start
+    timeouts: int = 0
 
 
 # ---------------------------------------------------------------------------------------
 # htsim
 
+# Declared before main_tcp.cpp's main: each flow's record, the seed argument, and a TcpSrc that
+# notes when its last packet is ACKed (htsim prints that under one name for every flow) and
+# counts its retransmission timeouts (the scanner's test, before TcpSrc's own hook runs).
+PEER_TYPES = """#include <set>
+EventList eventlist;
+struct PeerTcpSrc : TcpSrc {
+    explicit PeerTcpSrc(EventList& ev) : TcpSrc(NULL, NULL, ev) {}
+    simtime_picosec finished_ps = 0;
+    uint32_t timeouts = 0;
+    void receivePacket(Packet& pkt) override {
+        TcpSrc::receivePacket(pkt);
+        if (!finished_ps && _last_acked >= _flow_size) finished_ps = eventlist().now();
+    }
+    void rtx_timer_hook(simtime_picosec now, simtime_picosec period) override {
+        bool expired = now > _RFC2988_RTO_timeout && _RFC2988_RTO_timeout != timeInf;
+        if (expired && _highest_sent != 0 && !_rtx_timeout_pending) timeouts++;
+        TcpSrc::rtx_timer_hook(now, period);
+    }
+};
+struct PeerFlow { PeerTcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };
+static std::vector<PeerFlow> peer_flows;
+static unsigned peer_seed = 1;
+// A pipe's count of packets on the wire is protected: read through a derived type.
+struct PeerPipe : Pipe {
+    static int count(Pipe* p) { return static_cast<PeerPipe*>(p)->_count; }
+};"""
 
-def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool, stagger_ns: int) -> str:
+
+def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
     text = anchored_edit(
         text, "eventlist.setEndtime(timeFromSec(4));", f"eventlist.setEndtime(timeFromMs({duration_ms}));", MAIN_TCP
     )
-    text = anchored_edit(text, "srand(time(NULL));", f"srand({SEED});", MAIN_TCP)
-    if unbounded_ssthresh:  # TcpSrc starts with ssthresh = 100 packets; quench has no such key
-        new_src = "tcpSrc = new TcpSrc(NULL, NULL, eventlist);"
-        text = anchored_edit(text, new_src, new_src + " tcpSrc->set_ssthresh(0xffffffff);", MAIN_TCP)
-    text = anchored_edit(
-        text,
-        "EventList eventlist;",
-        "#include <set>\nEventList eventlist;\n"
-        "struct PeerFlow { TcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };\n"
-        "static std::vector<PeerFlow> peer_flows;\n"
-        # A pipe's count of packets on the wire is protected: read through a derived type.
-        "struct PeerPipe : Pipe {\n"
-        "    static int count(Pipe* p) { return static_cast<PeerPipe*>(p)->_count; }\n"
-        "};",
-        MAIN_TCP,
+    # The seed is an argument (one binary serves every seed); times it prints (a flow's finish,
+    # in ms) to the picosecond.
+    text = anchored_edit(text, "srand(time(NULL));", "srand(peer_seed); cout.precision(15);", MAIN_TCP)
+    nodes = '} else if (!strcmp(argv[i],"-nodes")){'
+    seed_arg = (
+        '} else if (!strcmp(argv[i],"-seed")){\n            peer_seed = atoi(argv[i+1]);\n            i++;\n        '
     )
+    text = anchored_edit(text, nodes, seed_arg + nodes, MAIN_TCP)
+    new_src = "tcpSrc = new TcpSrc(NULL, NULL, eventlist);"
+    peer_src = "tcpSrc = new PeerTcpSrc(eventlist);"
+    if setting.unbounded_ssthresh:  # TcpSrc starts with ssthresh = 100 packets; quench has no such key
+        peer_src += " tcpSrc->set_ssthresh(0xffffffff);"
+    if setting.incast:
+        text = edit_incast(text, setting)
+        # After its SYN (sequence number 1) TcpSrc sends while _highest_sent <= b + 1 MSS + 1 and
+        # finishes at an ACK of b + 1 MSS, for set_flowsize(b): b = P x 1500 - 1501 sends exactly
+        # P packets and finishes at the P-th.
+        peer_src += f" tcpSrc->set_flowsize({setting.flow_packets * PACKET_BYTES - PACKET_BYTES - 1});"
+    text = anchored_edit(text, new_src, peer_src, MAIN_TCP)
+    text = anchored_edit(text, "EventList eventlist;", PEER_TYPES, MAIN_TCP)
     connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
-    record = "\n peer_flows.push_back({tcpSrc, tcpSnk, src, dest, routeout});"
+    record = "\n peer_flows.push_back({(PeerTcpSrc*)tcpSrc, tcpSnk, src, dest, routeout});"
+    stagger_ns = setting.stagger_ns
     start = f"timeFromNs((double)src * {stagger_ns})" if stagger_ns else "timeFromMs(extrastarttime)"
     text = anchored_edit(text, connect, connect.replace("timeFromMs(extrastarttime)", start) + record, MAIN_TCP)
     report = (
@@ -139,7 +178,8 @@ def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool, stagger
         "    for (auto& f : peer_flows) {\n"
         "        BaseQueue* nic = (BaseQueue*)f.route->at(0);\n"
         '        cout << "PEER_FLOW " << f.from << " " << f.to << " " << f.src->_packets_sent << " "\n'
-        '             << f.sink->_packets << " " << f.sink->_cumulative_ack << " " << nic->queuesize() << " ";\n'
+        '             << f.sink->_packets << " " << f.sink->_cumulative_ack << " " << nic->queuesize() << " "\n'
+        '             << f.src->finished_ps << " " << f.src->timeouts << " ";\n'
         # A route is (queue, pipe) per link, then the sink: the queues name the path.
         "        for (size_t i = 0; i + 1 < f.route->size(); i += 2) {\n"
         '            cout << f.route->at(i)->nodename() << ",";\n'
@@ -156,6 +196,12 @@ def edit_main_tcp(text: str, duration_ms: int, unbounded_ssthresh: bool, stagger
     return anchored_edit(text, "while (eventlist.doNextEvent()) {\n    }\n", report, MAIN_TCP)
 
 
+def edit_incast(text: str, setting: Setting) -> str:
+    """Hosts 1 to N each send to host 0 (htsim's ConnectionMatrix::setIncast) instead of the
+    permutation; -conns is N."""
+    return anchored_edit(text, "conns->setPermutation(no_of_conns);", "conns->setIncast(no_of_conns, 1);", MAIN_TCP)
+
+
 def edit_main_h(text: str, random_band: int) -> str:
     text = re.sub(r"#define HOST_NIC \d+", f"#define HOST_NIC {RATE_MBPS}", text, count=1)
     return anchored_edit(text, "#define RANDOM_BUFFER 3", f"#define RANDOM_BUFFER {random_band}", "datacenter/main.h")
@@ -166,7 +212,7 @@ def build_peer_htsim(src: str, duration_ms: int, setting: Setting) -> Path:
     libhtsim.a it reuses); kept by a hash of the edited sources."""
     source = fetch_source(src)
     main_tcp = (source / "sim" / MAIN_TCP).read_text()
-    edited_main = edit_main_tcp(main_tcp, duration_ms, setting.unbounded_ssthresh, setting.stagger_ns)
+    edited_main = edit_main_tcp(main_tcp, duration_ms, setting)
     edited_h = edit_main_h((source / "sim/datacenter/main.h").read_text(), setting.random_band)
     binary = WORK / f"htsim_peer-{hashlib.sha256((edited_main + edited_h).encode()).hexdigest()[:12]}"
     if binary.exists():
@@ -205,18 +251,22 @@ def run_htsim(src: str, k: int, duration_ms: int, setting: Setting) -> tuple[lis
     the end."""
     binary = build_peer_htsim(src, duration_ms, setting)
     hosts = k**3 // 4
-    args = ["-nodes", str(hosts), "-conns", str(hosts), "-o", str(WORK / "logout.dat")]
+    conns = setting.incast or hosts
+    args = ["-nodes", str(hosts), "-conns", str(conns), "-seed", str(setting.seed), "-o", str(WORK / "logout.dat")]
     out, _, _ = timed_child([str(binary), *args], cwd=WORK)
     flows, queued, unaccounted = [], re.search(r"PEER_QUEUED (\d+)", out), 0
     for line in out.splitlines():
-        if line.startswith("PEER_FLOW "):
-            _, s, d, sent, arrived, cum_ack, nic, queues = line.split()
+        if "PEER_FLOW " in line:  # htsim may have left a progress dot before it
+            _, s, d, sent, arrived, cum_ack, nic, finished_ps, timeouts, queues = line[line.index("PEER_FLOW ") :].split()
             hops = quench_path(queues, k)
             unaccounted += int(sent) - int(arrived)
             lost = (int(sent) - int(arrived) - int(nic)) / PACKET_BYTES
-            flows.append(Flow(int(s), int(d), hops[:-1], int(sent) / PACKET_BYTES, lost, float(cum_ack)))
-    if len(flows) != hosts or not queued:
-        sys.exit(f"compare_htsim_fabric: htsim printed {len(flows)} flows, expected {hosts}:\n{out[-2000:]}")
+            # Every flow starts at 0 unless staggered (host i at i x stagger).
+            fct = (int(finished_ps) - int(s) * setting.stagger_ns * 1000) / 1e12 if int(finished_ps) else math.nan
+            sent_pkts = int(sent) / PACKET_BYTES
+            flows.append(Flow(int(s), int(d), hops[:-1], sent_pkts, lost, float(cum_ack), fct, int(timeouts)))
+    if len(flows) != conns or not queued:
+        sys.exit(f"compare_htsim_fabric: htsim printed {len(flows)} flows, expected {conns}:\n{out[-2000:]}")
     return flows, (unaccounted - int(queued[1])) / PACKET_BYTES
 
 
@@ -243,7 +293,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     size)."""
     from quench import Network
 
-    net = Network(seed=SEED, name=f"htsim-peer-k{k}")
+    net = Network(seed=setting.seed, name=f"htsim-peer-k{k}")
     buffer = {"kind": "droptail", "limit": f"{setting.fabric_buffer}p"}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min)
@@ -256,7 +306,9 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
         route = [f"h{f.src}", *f.switches, f"h{f.dst}"]
         back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
         start = f"{f.src * setting.stagger_ns}ns"
-        net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", start=start, path=route, **back, **tcp_keys)
+        # An incast flow's packets carry 1460 payload bytes each, htsim's 1500 on the wire.
+        size = {"bytes": setting.flow_packets * (PACKET_BYTES - ACK_BYTES)} if setting.incast else {}
+        net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", start=start, path=route, **back, **size, **tcp_keys)
     res = net.run(duration=f"{duration_ms}ms")
     rows, links = res.flows.set_index("name"), res.links.set_index(["from", "to"])
     flows = []
@@ -266,7 +318,8 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
         lost = float(r["packets_sent"]) - float(r["packets_received"]) - nic_data
         # htsim counts a packet's 1500 bytes as data; quench its 1460 payload bytes.
         on_wire = float(r["bytes_delivered"]) * PACKET_BYTES / (PACKET_BYTES - ACK_BYTES)
-        flows.append(Flow(f.src, f.dst, f.switches, float(r["packets_sent"]), lost, on_wire))
+        fct, timeouts = float(r["response_time_s"]), int(r["timeouts"])
+        flows.append(Flow(f.src, f.dst, f.switches, float(r["packets_sent"]), lost, on_wire, fct, timeouts))
     dropped = float(res.links["dropped_packets"].sum())
     data = data_packets(dropped, float(res.links["dropped_bytes"].sum()))
     return flows, (data, dropped - data)
@@ -353,6 +406,114 @@ EXPERIMENTS = [
 ]
 
 
+def spread(values: list[float]) -> str:
+    """Mean, min and max of a column over seeds."""
+    return f"{sum(values) / len(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+
+
+def print_seed_spread(rows: list[dict], columns: list[tuple[str, str]]) -> None:
+    print(f"over {len(rows)} seeds: mean (min to max)")
+    for key, label in columns:
+        print(f"  {label:<24} {spread([r[key] for r in rows])}")
+
+
+PERMUTATION_SPREAD = [
+    ("htsim_gbps", "htsim Gb/s"),
+    ("quench_gbps", "quench Gb/s"),
+    ("ratio", "quench / htsim"),
+    ("htsim_lost", "htsim drops"),
+    ("quench_lost", "quench drops"),
+]
+
+
+def permutation(a: argparse.Namespace, k: int, given: Setting, seeds: list[int]) -> None:
+    fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
+    print(f"\nk={k}: {k**3 // 4} flows, {a.duration_ms} ms, {fabric}")
+    lines, rows = [], []
+    settings = EXPERIMENTS if a.experiments else [replace(given, seed=seed, label=f"seed {seed}") for seed in seeds]
+    for setting in settings:
+        h, h_drops = run_htsim(a.htsim_src, k, a.duration_ms, setting)
+        q, q_drops = run_quench(k, a.duration_ms, h, setting)
+        verbose = len(settings) == 1
+        rows.append(compare(h, h_drops, q, q_drops, a.duration_ms, verbose=verbose))
+        lines.append(summary_line(setting.label, rows[-1]))
+        print(f"  {setting.label} done", file=sys.stderr)
+    print(SUMMARY_HEAD)
+    print("\n".join(lines))
+    if len(seeds) > 1 and not a.experiments:
+        print_seed_spread(rows, PERMUTATION_SPREAD)
+
+
+# ---------------------------------------------------------------------------------------
+# Incast
+
+
+def incast_figures(flows: list[Flow], drops: float, flow_packets: int) -> dict:
+    """The round (the last flow's completion), the spread of the flows' completions, goodput
+    over the round (bytes on the wire) and the losses."""
+    fcts = sorted(f.fct_s for f in flows)
+    done = [t for t in fcts if not math.isnan(t)]
+    last = max(done) if len(done) == len(fcts) else math.nan
+    return {
+        "round_ms": last * 1e3,
+        "first_ms": min(done) * 1e3 if done else math.nan,
+        "median_ms": fcts[len(fcts) // 2] * 1e3,
+        "goodput_gbps": len(flows) * flow_packets * PACKET_BYTES * 8 / last / 1e9,
+        "drops": drops,
+        "timeouts": sum(f.timeouts for f in flows),
+        "timed_out_flows": sum(1 for f in flows if f.timeouts),
+    }
+
+
+def print_incast_flows(h: list[Flow], q: list[Flow]) -> None:
+    print(f"{'flow':>9} {'path':<34} {'htsim ms':>9} {'quench ms':>9} {'h RTOs':>6} {'q RTOs':>6}")
+    for a, b in zip(h, q, strict=True):
+        path = "-".join(a.switches)
+        print(
+            f"{f'h{a.src}>h{a.dst}':>9} {path:<34} {a.fct_s * 1e3:>9.3f} {b.fct_s * 1e3:>9.3f}"
+            f" {a.timeouts:>6} {b.timeouts:>6}"
+        )
+
+
+INCAST_COLUMNS = [
+    ("round_ms", "round ms", ".3f"),
+    ("first_ms", "first ms", ".3f"),
+    ("median_ms", "median ms", ".3f"),
+    ("goodput_gbps", "goodput Gb/s", ".3f"),
+    ("drops", "drops", ".0f"),
+    ("timeouts", "RTOs", ".0f"),
+    ("timed_out_flows", "flows with RTO", ".0f"),
+]
+
+
+def incast(a: argparse.Namespace, k: int, senders: int, given: Setting, seeds: list[int]) -> None:
+    hosts = k**3 // 4
+    if not 0 < senders < hosts:
+        sys.exit(f"compare_htsim_fabric: --senders {senders}: a k = {k} fat-tree has {hosts - 1} senders for host 0")
+    print(f"\nk={k} incast: h1 to h{senders} each send {given.flow_packets} packets to h0, {a.duration_ms} ms")
+    head = f"{'seed':>5} " + " ".join(f"{'h ' + label:>16} {'q ' + label:>16}" for _, label, _ in INCAST_COLUMNS)
+    lines, rows = [head], []
+    for seed in seeds:
+        setting = replace(given, seed=seed, incast=senders, label=f"seed {seed}")
+        h, h_drops = run_htsim(a.htsim_src, k, a.duration_ms, setting)
+        q, q_drops = run_quench(k, a.duration_ms, h, setting)
+        if len(seeds) == 1:
+            print_incast_flows(h, q)
+        hf, qf = incast_figures(h, h_drops, setting.flow_packets), incast_figures(q, q_drops[0], setting.flow_packets)
+        cells = " ".join(f"{hf[key]:>16{fmt}} {qf[key]:>16{fmt}}" for key, _, fmt in INCAST_COLUMNS)
+        lines.append(f"{seed:>5} {cells}")
+        rows.append({**{f"h_{key}": v for key, v in hf.items()}, **{f"q_{key}": v for key, v in qf.items()}})
+        rows[-1]["ratio"] = qf["round_ms"] / hf["round_ms"]
+        print(f"  seed {seed} done", file=sys.stderr)
+    print("\n".join(lines))
+    spread_columns = [
+        (f"{side}_{key}", f"{name} {label}")
+        for key, label, _ in INCAST_COLUMNS
+        for side, name in (("h", "htsim"), ("q", "quench"))
+    ]
+    print_seed_spread(rows, [*spread_columns, ("ratio", "round quench / htsim")])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ks", default="4", help="fat-tree k values, comma-separated")
@@ -368,6 +529,10 @@ def main() -> None:
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
+    ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
+    ap.add_argument("--scenario", choices=["permutation", "incast"], default="permutation")
+    ap.add_argument("--senders", default="8", help="incast: senders to host 0, comma-separated")
+    ap.add_argument("--flow-packets", type=int, default=INCAST_PACKETS, help="incast: each flow's 1500-byte packets")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     given = Setting(
@@ -382,18 +547,13 @@ def main() -> None:
         a.quench_switch_buffer,
         a.stagger_ns,
     )
+    seeds = [int(seed) for seed in a.seeds.split(",")]
     for k in (int(k) for k in a.ks.split(",")):
-        fabric = f"{RATE_MBPS / 1e3:g} Gb/s, {BUFFER_PACKETS}-packet buffers"
-        print(f"\nk={k}: {k**3 // 4} flows, {a.duration_ms} ms, {fabric}")
-        lines = []
-        for setting in EXPERIMENTS if a.experiments else [given]:
-            h, h_drops = run_htsim(a.htsim_src, k, a.duration_ms, setting)
-            q, q_drops = run_quench(k, a.duration_ms, h, setting)
-            figures = compare(h, h_drops, q, q_drops, a.duration_ms, verbose=not a.experiments)
-            lines.append(summary_line(setting.label, figures))
-            print(f"  {setting.label} done", file=sys.stderr)
-        print(SUMMARY_HEAD)
-        print("\n".join(lines))
+        if a.scenario == "incast":
+            for senders in (int(n) for n in a.senders.split(",")):
+                incast(a, k, senders, replace(given, flow_packets=a.flow_packets), seeds)
+        else:
+            permutation(a, k, given, seeds)
 
 
 if __name__ == "__main__":
