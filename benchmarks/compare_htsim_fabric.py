@@ -89,11 +89,18 @@ class Setting:
     host_buffer: int = HOST_PACKETS  # its limit, packets
     initial_window: int = 10  # quench, segments (htsim tcp.cpp: 10)
     rto_min: str = "250ms"  # quench (htsim tcp.cpp: 250 ms)
+    # quench's RTO ceiling, backoff included ("" is its default, 60 s); htsim doubles its RTO at
+    # a timeout but times the retransmission (no Karn's rule), whose ACK puts it back at 250 ms
+    rto_max: str = ""
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
     stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
     seed: int = SEED  # both: htsim's srand (its permutation and path draw) and quench's Network
+    # quench's edge-to-host queues, drop-tail packets waiting; 0: the host's own queue, which
+    # fat_tree's access tier gives both directions of the host's link (htsim's LS->DST queue is
+    # a switch queue of 8 packets; the permutation never queues there, an incast does)
+    edge_buffer: int = 0
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
     flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
 
@@ -257,7 +264,9 @@ def run_htsim(src: str, k: int, duration_ms: int, setting: Setting) -> tuple[lis
     flows, queued, unaccounted = [], re.search(r"PEER_QUEUED (\d+)", out), 0
     for line in out.splitlines():
         if "PEER_FLOW " in line:  # htsim may have left a progress dot before it
-            _, s, d, sent, arrived, cum_ack, nic, finished_ps, timeouts, queues = line[line.index("PEER_FLOW ") :].split()
+            _, s, d, sent, arrived, cum_ack, nic, finished_ps, timeouts, queues = line[
+                line.index("PEER_FLOW ") :
+            ].split()
             hops = quench_path(queues, k)
             unaccounted += int(sent) - int(arrived)
             lost = (int(sent) - int(arrived) - int(nic)) / PACKET_BYTES
@@ -288,6 +297,26 @@ def add_ack_links(net, paths: list[Flow]) -> None:
         net.link(f"h{a}", f"h{b}", "320Gbps", "1ns")
 
 
+def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict) -> None:
+    """fat_tree's nodes and links, in its order and names, each host's link with one queue per
+    direction: `host_qdisc` host to edge, `edge_qdisc` edge to host."""
+    half, rate, delay = k // 2, f"{RATE_MBPS}Mbps", "1us"
+    hosts = [f"h{i}" for i in range(k**3 // 4)]
+    tors = [f"tor{p * half + e}" for p in range(k) for e in range(half)]
+    aggs = [f"agg{p}_{a}" for p in range(k) for a in range(half)]
+    net.hosts(*hosts).routers(*tors, *aggs, *(f"core{i}" for i in range(half * half)))
+    for i, h in enumerate(hosts):
+        net.link(h, tors[i // half], rate, delay, qdisc=host_qdisc, reverse_qdisc=edge_qdisc)
+    for p in range(k):
+        for e in range(half):
+            for a in range(half):
+                net.link(tors[p * half + e], f"agg{p}_{a}", rate, delay, qdisc=switch_qdisc)
+    for p in range(k):
+        for a in range(half):
+            for m in range(half):
+                net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc)
+
+
 def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) -> tuple[list[Flow], tuple[float, float]]:
     """The flows, and the data packets and ACKs dropped (every link's drops, told apart by
     size)."""
@@ -296,8 +325,12 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     net = Network(seed=setting.seed, name=f"htsim-peer-k{k}")
     buffer = {"kind": "droptail", "limit": f"{setting.fabric_buffer}p"}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
-    tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min)
-    net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
+    tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max)
+    if setting.edge_buffer:
+        edge = {"kind": "droptail", "limit": f"{setting.edge_buffer}p"}
+        fat_tree_by_links(net, k, buffer, access["qdisc"], edge)
+    else:
+        net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     # Only the end-of-run tables are read: no per-packet records.
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     if setting.direct_acks:
@@ -325,7 +358,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     return flows, (data, dropped - data)
 
 
-def htsim_like_tcp(initial_window: int, rto_min: str) -> dict:
+def htsim_like_tcp(initial_window: int, rto_min: str, rto_max: str = "") -> dict:
     """quench's keys for htsim's TcpSrc (tcp.cpp): 1500-byte packets (MSS 1460 + 40 header
     bytes), no SACK, no delayed ACKs, its RTO bounds and its 10 ms timer scanner."""
     return {
@@ -334,7 +367,7 @@ def htsim_like_tcp(initial_window: int, rto_min: str) -> dict:
         "mss": PACKET_BYTES - 40,
         "sack": False,
         "delayed_ack": {"enabled": False},
-        "rto": {"min": rto_min, "initial": "3s", "tick": "10ms"},
+        "rto": {"min": rto_min, "initial": "3s", "tick": "10ms", **({"max": rto_max} if rto_max else {})},
     }
 
 
@@ -525,9 +558,13 @@ def main() -> None:
     ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
     ap.add_argument("--quench-switch-buffer", type=int, default=BUFFER_PACKETS, help="switch queues, packets")
     ap.add_argument("--stagger-ns", type=int, default=0, help="host i's flow starts at i x this, both")
+    ap.add_argument(
+        "--quench-edge-buffer", type=int, default=0, help="edge-to-host queues, packets (0: the host queue's)"
+    )
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
     ap.add_argument("--scenario", choices=["permutation", "incast"], default="permutation")
@@ -537,15 +574,17 @@ def main() -> None:
     WORK.mkdir(parents=True, exist_ok=True)
     given = Setting(
         "given",
-        a.htsim_random_band,
-        a.htsim_unbounded_ssthresh,
-        a.quench_host_qdisc,
-        a.quench_host_buffer,
-        a.initial_window,
-        a.rto_min,
-        a.quench_direct_acks,
-        a.quench_switch_buffer,
-        a.stagger_ns,
+        random_band=a.htsim_random_band,
+        unbounded_ssthresh=a.htsim_unbounded_ssthresh,
+        host_qdisc=a.quench_host_qdisc,
+        host_buffer=a.quench_host_buffer,
+        initial_window=a.initial_window,
+        rto_min=a.rto_min,
+        rto_max=a.rto_max,
+        direct_acks=a.quench_direct_acks,
+        fabric_buffer=a.quench_switch_buffer,
+        stagger_ns=a.stagger_ns,
+        edge_buffer=a.quench_edge_buffer,
     )
     seeds = [int(seed) for seed in a.seeds.split(",")]
     for k in (int(k) for k in a.ks.split(",")):
