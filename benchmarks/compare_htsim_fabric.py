@@ -70,11 +70,15 @@ from bench_fabric import (  # noqa: E402
 SEED = 1
 DURATION_MS = 200
 ACK_BYTES = 40  # a bare TCP/IP header, as quench sends an ACK without options
+TIMESTAMP_BYTES = 12  # RFC 7323's option with its two NOPs, out of each segment's payload
 # htsim's host NIC queue (FairPriorityQueue, queue.cpp) never drops: past its FEEDER_BUFFER
 # (1000 packets) it only prints its size. quench's stands in with a limit no window reaches
 # (the receive window, 4 MiB, holds a flow under 2,900 packets).
 HOST_PACKETS = 100_000
 MAIN_TCP = "datacenter/main_tcp.cpp"
+# htsim's TcpSrc never gives up on a connection; quench's gives up after this many timeouts in a
+# row (RFC 6298's and 4.3BSD's 12 by default).
+NEVER_GIVE_UP = 1000
 INCAST_PACKETS = 300  # 450 KB in 1500-byte packets (htsim's gen_incast.py's default flow size)
 
 
@@ -92,6 +96,11 @@ class Setting:
     # quench's RTO ceiling, backoff included ("" is its default, 60 s); htsim doubles its RTO at
     # a timeout but times the retransmission (no Karn's rule), whose ACK puts it back at 250 ms
     rto_max: str = ""
+    # quench's RFC 7323 timestamps: every ACK, a retransmission's too, is timed by its echo and
+    # clears the backoff, as htsim times each packet by its own send time (12 bytes of payload
+    # less per packet)
+    timestamps: bool = False
+    rto_tick: str = "10ms"  # quench's timer granularity (htsim's TcpRtxTimerScanner: 10 ms)
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
@@ -101,6 +110,7 @@ class Setting:
     # fat_tree's access tier gives both directions of the host's link (htsim's LS->DST queue is
     # a switch queue of 8 packets; the permutation never queues there, an incast does)
     edge_buffer: int = 0
+    byte_limits: bool = False  # quench's switch queues limited in bytes (htsim's: 8 x 1500 bytes)
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
     flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
 
@@ -317,17 +327,24 @@ def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qd
                 net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc)
 
 
+def switch_limit(packets: int, setting: Setting) -> str:
+    """A switch queue's limit: packets, or as many full packets' bytes (htsim's queues count
+    bytes, so a 1-byte SYN finds room among full-size packets where a packet slot would not)."""
+    return f"{packets * PACKET_BYTES}B" if setting.byte_limits else f"{packets}p"
+
+
 def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) -> tuple[list[Flow], tuple[float, float]]:
     """The flows, and the data packets and ACKs dropped (every link's drops, told apart by
     size)."""
     from quench import Network
 
     net = Network(seed=setting.seed, name=f"htsim-peer-k{k}")
-    buffer = {"kind": "droptail", "limit": f"{setting.fabric_buffer}p"}
+    buffer = {"kind": "droptail", "limit": switch_limit(setting.fabric_buffer, setting)}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
-    tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max)
+    tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max, setting.rto_tick)
+    tcp_keys["timestamps"] = setting.timestamps
     if setting.edge_buffer:
-        edge = {"kind": "droptail", "limit": f"{setting.edge_buffer}p"}
+        edge = {"kind": "droptail", "limit": switch_limit(setting.edge_buffer, setting)}
         fat_tree_by_links(net, k, buffer, access["qdisc"], edge)
     else:
         net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
@@ -340,7 +357,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
         back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
         start = f"{f.src * setting.stagger_ns}ns"
         # An incast flow's packets carry 1460 payload bytes each, htsim's 1500 on the wire.
-        size = {"bytes": setting.flow_packets * (PACKET_BYTES - ACK_BYTES)} if setting.incast else {}
+        size = {"bytes": setting.flow_packets * payload_bytes(setting)} if setting.incast else {}
         net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{f.src}", start=start, path=route, **back, **size, **tcp_keys)
     res = net.run(duration=f"{duration_ms}ms")
     rows, links = res.flows.set_index("name"), res.links.set_index(["from", "to"])
@@ -350,7 +367,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
         nic_data = data_packets(float(nic["backlog_packets"]), float(nic["backlog_bytes"]))
         lost = float(r["packets_sent"]) - float(r["packets_received"]) - nic_data
         # htsim counts a packet's 1500 bytes as data; quench its 1460 payload bytes.
-        on_wire = float(r["bytes_delivered"]) * PACKET_BYTES / (PACKET_BYTES - ACK_BYTES)
+        on_wire = float(r["bytes_delivered"]) * PACKET_BYTES / payload_bytes(setting)
         fct, timeouts = float(r["response_time_s"]), int(r["timeouts"])
         flows.append(Flow(f.src, f.dst, f.switches, float(r["packets_sent"]), lost, on_wire, fct, timeouts))
     dropped = float(res.links["dropped_packets"].sum())
@@ -358,7 +375,12 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     return flows, (data, dropped - data)
 
 
-def htsim_like_tcp(initial_window: int, rto_min: str, rto_max: str = "") -> dict:
+def payload_bytes(setting: Setting) -> int:
+    """Data bytes in a full 1500-byte packet."""
+    return PACKET_BYTES - ACK_BYTES - (TIMESTAMP_BYTES if setting.timestamps else 0)
+
+
+def htsim_like_tcp(initial_window: int, rto_min: str, rto_max: str = "", rto_tick: str = "10ms") -> dict:
     """quench's keys for htsim's TcpSrc (tcp.cpp): 1500-byte packets (MSS 1460 + 40 header
     bytes), no SACK, no delayed ACKs, its RTO bounds and its 10 ms timer scanner."""
     return {
@@ -367,7 +389,13 @@ def htsim_like_tcp(initial_window: int, rto_min: str, rto_max: str = "") -> dict
         "mss": PACKET_BYTES - 40,
         "sack": False,
         "delayed_ack": {"enabled": False},
-        "rto": {"min": rto_min, "initial": "3s", "tick": "10ms", **({"max": rto_max} if rto_max else {})},
+        "rto": {
+            "min": rto_min,
+            "initial": "3s",
+            "tick": rto_tick,
+            "max_backoffs": NEVER_GIVE_UP,
+            **({"max": rto_max} if rto_max else {}),
+        },
     }
 
 
@@ -561,9 +589,12 @@ def main() -> None:
     ap.add_argument(
         "--quench-edge-buffer", type=int, default=0, help="edge-to-host queues, packets (0: the host queue's)"
     )
+    ap.add_argument("--quench-byte-limits", action="store_true", help="switch queues limited in bytes")
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")
+    ap.add_argument("--rto-tick", default="10ms", help="quench's RTO timer granularity (0: exact timers)")
     ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
@@ -581,6 +612,9 @@ def main() -> None:
         initial_window=a.initial_window,
         rto_min=a.rto_min,
         rto_max=a.rto_max,
+        rto_tick=a.rto_tick,
+        timestamps=a.quench_timestamps,
+        byte_limits=a.quench_byte_limits,
         direct_acks=a.quench_direct_acks,
         fabric_buffer=a.quench_switch_buffer,
         stagger_ns=a.stagger_ns,
