@@ -512,14 +512,15 @@ def permutation(a: argparse.Namespace, k: int, given: Setting, seeds: list[int])
 def incast_figures(flows: list[Flow], drops: float, flow_packets: int) -> dict:
     """The round (the last flow's completion), the spread of the flows' completions, goodput
     over the round (bytes on the wire) and the losses."""
-    fcts = sorted(f.fct_s for f in flows)
-    done = [t for t in fcts if not math.isnan(t)]
+    fcts = [f.fct_s for f in flows]
+    done = sorted(t for t in fcts if not math.isnan(t))
     last = max(done) if len(done) == len(fcts) else math.nan
     return {
         "round_ms": last * 1e3,
         "first_ms": min(done) * 1e3 if done else math.nan,
-        "median_ms": fcts[len(fcts) // 2] * 1e3,
-        "goodput_gbps": len(flows) * flow_packets * PACKET_BYTES * 8 / last / 1e9,
+        "median_ms": done[len(fcts) // 2] * 1e3 if len(done) > len(fcts) // 2 else math.nan,
+        "goodput_mbps": len(flows) * flow_packets * PACKET_BYTES * 8 / last / 1e6,
+        "completed": len(done),
         "drops": drops,
         "timeouts": sum(f.timeouts for f in flows),
         "timed_out_flows": sum(1 for f in flows if f.timeouts),
@@ -540,7 +541,8 @@ INCAST_COLUMNS = [
     ("round_ms", "round ms", ".3f"),
     ("first_ms", "first ms", ".3f"),
     ("median_ms", "median ms", ".3f"),
-    ("goodput_gbps", "goodput Gb/s", ".3f"),
+    ("goodput_mbps", "goodput Mb/s", ".1f"),
+    ("completed", "flows done", ".0f"),
     ("drops", "drops", ".0f"),
     ("timeouts", "RTOs", ".0f"),
     ("timed_out_flows", "flows with RTO", ".0f"),
