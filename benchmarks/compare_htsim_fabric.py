@@ -1,45 +1,63 @@
-"""Fat-tree permutation, quench beside htsim with the same per-flow paths. A benchmark-style
-script: it prints a table and checks nothing.
+"""Fat-tree permutation and incast, quench beside htsim with the same per-flow paths. A
+benchmark-style script: it prints tables and checks nothing.
 
 htsim's `htsim_tcp` (datacenter/main_tcp.cpp in Broadcom/csg-htsim, built here from the source
 given by `--htsim-src` with bench_fabric.py's helpers) runs a permutation of long TCP flows on a
 k-ary fat-tree, each flow on one path drawn at random. The edits made to its copy (each anchored
-on a line of the source, failing loudly when the line has moved): the run length, the seed, the
-NIC rate (10 Gb/s), the random-drop band of its switch queues (`RANDOM_BUFFER`, main.h: 3
-packets, dropped with probability 0.1 above 5 of the 8 packets; `--htsim-random-band 0` makes
-them plain drop-tail), and a line per flow printed at the end: source, destination, the queues
-of its path, bytes sent (retransmissions included), bytes that reached the sink, and bytes
-delivered in order.
+on a line of the source, failing loudly when the line has moved): the run length, the seed (an
+argument, `-seed`, so that one binary serves every seed: it draws the permutation and the
+paths), the NIC rate (10 Gb/s), the random-drop band of its switch queues (`RANDOM_BUFFER`,
+main.h: 3 packets, dropped with probability 0.1 above 5 of the 8 packets;
+`--htsim-random-band 0` makes them plain drop-tail), a TcpSrc subclass that notes when a flow's
+last packet is ACKed and counts its timeouts, and a line per flow printed at the end: source,
+destination, the queues of its path, bytes sent (retransmissions included), bytes that reached
+the sink, bytes delivered in order, completion and timeouts. `--scenario incast` replaces the
+permutation by htsim's own `ConnectionMatrix::setIncast`: hosts 1 to N (`--senders`) each send
+`--flow-packets` 1500-byte packets to host 0 (300: 450 KB, gen_incast.py's size).
 
 quench then runs each flow on the same path, pinned with the flow key `path` (htsim's queue
 names `LS<t>`, `US<a>`, `CS<c>` mapped to quench's `tor<t>`, `agg<pod>_<i>`, `core<j>`: htsim
 links aggregation switch a to cores a mod k/2 + (k/2)·l, quench links agg<p>_<i> to cores
 i·k/2 + m, so htsim's core c is quench's core (c mod k/2)·k/2 + c div k/2), with a TCP set as
-close to htsim's TcpSrc as quench's keys allow (tcp.cpp: 1500-byte packets, initial window 10,
-NewReno fast recovery, no SACK, an ACK per packet, RTO min 250 ms and initial 3 s, checked by a
-10 ms timer scanner), 8-packet drop-tail buffers, 10 Gb/s links of 1 µs.
+close to htsim's TcpSrc as quench's keys allow (tcp.cpp: a SYN first, 1500-byte packets, initial
+window 10, NewReno fast recovery, no SACK, an ACK per packet, RTO min 250 ms and initial 3 s,
+checked by a 10 ms timer scanner, never giving up), 8-packet drop-tail buffers, 10 Gb/s links of
+1 µs.
 
 What differs, each settable so that either simulator can be run with the other's setting
-(`--experiments` runs them one at a time): htsim's ACKs go straight back to the sender (its
-reverse route holds only the source), quench's cross the fabric hop by hop unless
+(`--experiments` runs the permutation's one at a time): htsim's ACKs go straight back to the
+sender (its reverse route holds only the source), quench's cross the fabric hop by hop unless
 `--quench-direct-acks` gives each pair of hosts a link of their own for them; htsim's host NIC
 queue never drops and serves ACKs first, quench's is a 100,000-packet fair queue
-(`--quench-host-qdisc`, `--quench-host-buffer`); htsim's 8-packet limit counts the packet on
-the wire, quench's counts packets waiting (`--quench-switch-buffer 7` matches); htsim's random
-band (`--htsim-random-band 0` turns it off); htsim's initial ssthresh of 100 packets
-(`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0 (`--stagger-ns`).
+(`--quench-host-qdisc`, `--quench-host-buffer`) which fat_tree's access tier also puts on the
+edge switch's port to the host, where htsim has an 8-packet switch queue
+(`--quench-edge-buffer 7` builds the same fabric link by link with such a queue there); htsim's
+8-packet limit counts the packet on the wire, quench's counts packets waiting
+(`--quench-switch-buffer 7` matches); htsim's limits are bytes, so its 1-byte SYNs find room
+where a packet slot would not (`--quench-byte-limits`); htsim times every packet by its own
+send time, a retransmission's too, so its RTO returns to 250 ms at the first ACK after a timeout
+(`--quench-timestamps`: RFC 7323 timing, which clears the backoff the same way; `--rto-max`
+caps it instead); its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
+of 100 packets (`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0
+(`--stagger-ns`).
 
 Throughput is bytes delivered in order, on the wire (htsim counts a packet's 1500 bytes as data,
-quench's 1460 payload bytes are scaled). Drops are data packets: htsim's switch queues do not
-count theirs, so its figure is packets sent less packets that reached a sink less packets queued
-or on a wire at the end; quench's comes from its links' drop counters, ACKs told apart by size.
-Per flow, "lost" is sent less received less what waits in the sender's NIC queue (packets on
-the path at the end count as lost there). docs/validation.md, "Fat-tree permutation against
-htsim", has the figures.
+quench's payload bytes are scaled). Drops are data packets: htsim's switch queues do not count
+theirs, so its figure is packets sent less packets that reached a sink less packets queued or on
+a wire at the end; quench's comes from its links' drop counters, ACKs told apart by size. Per
+flow, "lost" is sent less received less what waits in the sender's NIC queue (packets on the
+path at the end count as lost there). An incast flow's completion is its last packet's ACK in
+htsim (which arrives the instant the packet does) and the last byte's arrival in quench, both
+from the flow's start, the handshake included. `--seeds` runs each seed and prints the mean,
+min and max of every column. docs/validation.md, "Fat-tree permutation against htsim" and
+"Incast against htsim", has the figures.
 
     .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --experiments
     .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --ks 8 \
-        --quench-direct-acks --htsim-random-band 0 --quench-switch-buffer 7
+        --quench-direct-acks --htsim-random-band 0 --quench-switch-buffer 7 --seeds 1,2,3,4,5
+    .venv/bin/python benchmarks/compare_htsim_fabric.py --htsim-src ~/csg-htsim --scenario incast \
+        --senders 8,15 --duration-ms 16000 --quench-direct-acks --htsim-random-band 0 \
+        --quench-switch-buffer 7 --quench-edge-buffer 7 --quench-byte-limits --quench-timestamps
 """
 
 from __future__ import annotations
