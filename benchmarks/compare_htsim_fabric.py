@@ -128,6 +128,7 @@ class Setting:
     # fat_tree's access tier gives both directions of the host's link (htsim's LS->DST queue is
     # a switch queue of 8 packets; the permutation never queues there, an incast does)
     edge_buffer: int = 0
+    htsim_on_tick: bool = False  # htsim: timeouts fire on the scanner's tick, not just after it
     byte_limits: bool = False  # quench's switch queues limited in bytes (htsim's: 8 x 1500 bytes)
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
     flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
@@ -164,7 +165,14 @@ struct PeerTcpSrc : TcpSrc {
     void rtx_timer_hook(simtime_picosec now, simtime_picosec period) override {
         bool expired = now > _RFC2988_RTO_timeout && _RFC2988_RTO_timeout != timeInf;
         if (expired && _highest_sent != 0 && !_rtx_timeout_pending) timeouts++;
-        TcpSrc::rtx_timer_hook(now, period);
+        if (!PEER_ON_TICK) return TcpSrc::rtx_timer_hook(now, period);
+        // TcpSrc's hook less its offset of (period - lateness) / 200 after the tick: every
+        // flow whose deadline has passed times out on the tick itself, as quench's do.
+        if (!expired || _highest_sent == 0 || _rtx_timeout_pending) return;
+        _rtx_timeout_pending = true;
+        eventlist().sourceIsPendingRel(*this, 0);
+        _rto *= 2;
+        _RFC2988_RTO_timeout = now + _rto;
     }
 };
 struct PeerFlow { PeerTcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };
@@ -199,7 +207,8 @@ def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
         # P packets and finishes at the P-th.
         peer_src += f" tcpSrc->set_flowsize({setting.flow_packets * PACKET_BYTES - PACKET_BYTES - 1});"
     text = anchored_edit(text, new_src, peer_src, MAIN_TCP)
-    text = anchored_edit(text, "EventList eventlist;", PEER_TYPES, MAIN_TCP)
+    on_tick = f"#define PEER_ON_TICK {int(setting.htsim_on_tick)}\n"
+    text = anchored_edit(text, "EventList eventlist;", on_tick + PEER_TYPES, MAIN_TCP)
     connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
     record = "\n peer_flows.push_back({(PeerTcpSrc*)tcpSrc, tcpSnk, src, dest, routeout});"
     stagger_ns = setting.stagger_ns
@@ -601,6 +610,7 @@ def main() -> None:
     ap.add_argument("--htsim-src", default=HTSIM_URL, help="htsim checkout or git URL")
     ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
+    ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="no offset after the scanner's tick")
     ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
     ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
     ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
@@ -635,6 +645,7 @@ def main() -> None:
         rto_tick=a.rto_tick,
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
+        htsim_on_tick=a.htsim_timeouts_on_tick,
         direct_acks=a.quench_direct_acks,
         fabric_buffer=a.quench_switch_buffer,
         stagger_ns=a.stagger_ns,
