@@ -128,6 +128,9 @@ class Setting:
     # fat_tree's access tier gives both directions of the host's link (htsim's LS->DST queue is
     # a switch queue of 8 packets; the permutation never queues there, an incast does)
     edge_buffer: int = 0
+    # quench's slow start, segments per ACK at most (RFC 3465's L; 0 is its default, 2); htsim's
+    # inflate_window counts at most one segment per ACK
+    abc_limit: int = 0
     htsim_on_tick: bool = False  # htsim: timeouts fire on the scanner's tick, not just after it
     byte_limits: bool = False  # quench's switch queues limited in bytes (htsim's: 8 x 1500 bytes)
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
@@ -370,6 +373,8 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max, setting.rto_tick)
     tcp_keys["timestamps"] = setting.timestamps
+    if setting.abc_limit:
+        tcp_keys["cc"]["abc_limit"] = setting.abc_limit
     if setting.edge_buffer:
         edge = {"kind": "droptail", "limit": switch_limit(setting.edge_buffer, setting)}
         fat_tree_by_links(net, k, buffer, access["qdisc"], edge)
@@ -623,6 +628,7 @@ def main() -> None:
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument("--quench-abc-limit", type=int, default=0, help="slow start's segments per ACK (0: quench's 2)")
     ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")
     ap.add_argument("--rto-tick", default="10ms", help="quench's RTO timer granularity (0: exact timers)")
     ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
@@ -646,6 +652,7 @@ def main() -> None:
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
         htsim_on_tick=a.htsim_timeouts_on_tick,
+        abc_limit=a.quench_abc_limit,
         direct_acks=a.quench_direct_acks,
         fabric_buffer=a.quench_switch_buffer,
         stagger_ns=a.stagger_ns,
