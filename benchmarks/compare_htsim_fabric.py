@@ -609,6 +609,90 @@ def incast(a: argparse.Namespace, k: int, senders: int, given: Setting, seeds: l
     print_seed_spread(rows, [*spread_columns, ("ratio", "round quench / htsim")])
 
 
+# ---------------------------------------------------------------------------------------
+# NDP incast
+
+
+NDP_HEADER_BYTES = 64  # htsim's NdpPacket::ACKSIZE, quench's ndp::HEADER_BYTES
+
+
+def build_htsim_ndp(src: str) -> Path:
+    """htsim_ndp as its source has it (main_ndp.cpp takes its seed, link speed, MTU, queue and
+    run length as arguments), built beside the TCP peer in a copy of bench_fabric's tree."""
+    source = fetch_source(src)
+    main_ndp = (source / "sim/datacenter/main_ndp.cpp").read_text()
+    binary = WORK / f"htsim_ndp-{hashlib.sha256(main_ndp.encode()).hexdigest()[:12]}"
+    if binary.exists():
+        return binary
+    tree = WORK / "ndp"
+    if not (tree / "sim/libhtsim.a").exists():
+        build_htsim(src, 1)
+        shutil.rmtree(tree, ignore_errors=True)
+        shutil.copytree(WORK / "build", tree)
+    datacenter = tree / "sim/datacenter"
+    (datacenter / "main_ndp.cpp").write_text(main_ndp)
+    subprocess.run(["make", "-j2", "htsim_ndp"], cwd=datacenter, check=True, stdout=subprocess.DEVNULL)
+    shutil.copy2(datacenter / "htsim_ndp", binary)
+    return binary
+
+
+def run_htsim_ndp(src: str, k: int, senders: int, packets: int, duration_ms: int, seed: int) -> list[float]:
+    """Each flow's completion in s, by source: htsim's connection matrix (gen_incast.py's
+    format) has hosts 1 to N send `packets` 1500-byte packets to host 0 from time 0."""
+    binary = build_htsim_ndp(src)
+    hosts = k**3 // 4
+    matrix = WORK / f"incast-{hosts}-{senders}-{packets}.cm"
+    rows = [f"{i}->0 start 0 size {packets * PACKET_BYTES}" for i in range(1, senders + 1)]
+    matrix.write_text("\n".join([f"Nodes {hosts}", f"Connections {senders}", *rows]) + "\n")
+    args = ["-nodes", str(hosts), "-tm", str(matrix), "-end", str(duration_ms * 1000), "-q", str(BUFFER_PACKETS)]
+    args += ["-mtu", str(PACKET_BYTES), "-linkspeed", str(RATE_MBPS), "-cwnd", "15", "-strat", "perm"]
+    out, _, _ = timed_child([str(binary), *args, "-seed", str(seed), "-o", str(WORK / "logout.dat")], cwd=WORK)
+    done = {
+        int(m[1]): float(m[2]) / 1e6 for m in re.finditer(r"Flow ndp_(\d+)_0 flow_id \d+ finished at ([\d.e+]+)", out)
+    }
+    return [done.get(i, math.nan) for i in range(1, senders + 1)]
+
+
+def run_quench_ndp(k: int, senders: int, packets: int, duration_ms: int, seed: int) -> tuple[list[float], float, float]:
+    """Each flow's completion in s, the trims and the timeouts: NDP on `trim` switch ports
+    (edge to host included, as htsim's composite queues), drop-tail host queues, packets
+    sprayed over the fabric's paths (htsim's `-strat perm`)."""
+    from quench import Network
+
+    net = Network(seed=seed, name=f"htsim-ndp-k{k}")
+    trim = {"kind": "trim", "data_limit": f"{BUFFER_PACKETS}p"}
+    host = {"kind": "droptail", "limit": f"{HOST_PACKETS}p"}
+    fat_tree_by_links(net, k, trim, host, trim)
+    half = k // 2
+    routers = [f"tor{i}" for i in range(k * half)] + [f"agg{p}_{a}" for p in range(k) for a in range(half)]
+    for r in routers + [f"core{i}" for i in range(half * half)]:
+        net.multipath(r, "spray")
+    net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
+    for i in range(1, senders + 1):
+        net.ndp(f"h{i}", "h0", bytes=packets * (PACKET_BYTES - NDP_HEADER_BYTES), name=f"f{i}")
+    res = net.run(duration=f"{duration_ms}ms")
+    rows = res.flows.set_index("name")
+    fcts = [float(rows.loc[f"f{i}", "response_time_s"]) for i in range(1, senders + 1)]
+    return fcts, float(res.links["marked_packets"].sum()), float(res.flows["timeouts"].sum())
+
+
+def ndp_incast(a: argparse.Namespace, k: int, senders: int, seeds: list[int]) -> None:
+    ideal_ms = senders * a.flow_packets * PACKET_BYTES * 8 / (RATE_MBPS * 1e6) * 1e3
+    print(f"\nk={k} NDP incast: h1 to h{senders} each send {a.flow_packets} packets to h0")
+    print(f"N x size over the line rate: {ideal_ms:.3f} ms")
+    head = ["h round ms", "q round ms", "q/h", "h first ms", "q first ms", "q trims", "q RTOs"]
+    print(f"{'seed':>5} " + " ".join(f"{h:>11}" for h in head))
+    ratios = []
+    for seed in seeds:
+        h = run_htsim_ndp(a.htsim_src, k, senders, a.flow_packets, a.duration_ms, seed)
+        q, trims, timeouts = run_quench_ndp(k, senders, a.flow_packets, a.duration_ms, seed)
+        ratios.append(max(q) / max(h))
+        cells = [f"{max(h) * 1e3:.3f}", f"{max(q) * 1e3:.3f}", f"{ratios[-1]:.3f}", f"{min(h) * 1e3:.3f}"]
+        cells += [f"{min(q) * 1e3:.3f}", f"{trims:.0f}", f"{timeouts:.0f}"]
+        print(f"{seed:>5} " + " ".join(f"{c:>11}" for c in cells))
+    print(f"round quench / htsim over {len(seeds)} seeds: {spread(ratios)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ks", default="4", help="fat-tree k values, comma-separated")
@@ -634,7 +718,7 @@ def main() -> None:
     ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
-    ap.add_argument("--scenario", choices=["permutation", "incast"], default="permutation")
+    ap.add_argument("--scenario", choices=["permutation", "incast", "ndp-incast"], default="permutation")
     ap.add_argument("--senders", default="8", help="incast: senders to host 0, comma-separated")
     ap.add_argument("--flow-packets", type=int, default=INCAST_PACKETS, help="incast: each flow's 1500-byte packets")
     a = ap.parse_args()
@@ -660,7 +744,10 @@ def main() -> None:
     )
     seeds = [int(seed) for seed in a.seeds.split(",")]
     for k in (int(k) for k in a.ks.split(",")):
-        if a.scenario == "incast":
+        if a.scenario == "ndp-incast":
+            for senders in (int(n) for n in a.senders.split(",")):
+                ndp_incast(a, k, senders, seeds)
+        elif a.scenario == "incast":
             for senders in (int(n) for n in a.senders.split(",")):
                 incast(a, k, senders, replace(given, flow_packets=a.flow_packets), seeds)
         else:
