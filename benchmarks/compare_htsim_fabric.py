@@ -653,7 +653,9 @@ def run_htsim_ndp(src: str, k: int, senders: int, packets: int, duration_ms: int
     return [done.get(i, math.nan) for i in range(1, senders + 1)]
 
 
-def run_quench_ndp(k: int, senders: int, packets: int, duration_ms: int, seed: int) -> tuple[list[float], float, float]:
+def run_quench_ndp(
+    k: int, senders: int, packets: int, duration_ms: int, seed: int, pull_rate: str
+) -> tuple[list[float], float, float]:
     """Each flow's completion in s, the trims and the timeouts: NDP on `trim` switch ports
     (edge to host included, as htsim's composite queues), drop-tail host queues, packets
     sprayed over the fabric's paths (htsim's `-strat perm`)."""
@@ -668,8 +670,9 @@ def run_quench_ndp(k: int, senders: int, packets: int, duration_ms: int, seed: i
     for r in routers + [f"core{i}" for i in range(half * half)]:
         net.multipath(r, "spray")
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
+    pull = {"pull_rate": pull_rate} if pull_rate else {}
     for i in range(1, senders + 1):
-        net.ndp(f"h{i}", "h0", bytes=packets * (PACKET_BYTES - NDP_HEADER_BYTES), name=f"f{i}")
+        net.ndp(f"h{i}", "h0", bytes=packets * (PACKET_BYTES - NDP_HEADER_BYTES), name=f"f{i}", **pull)
     res = net.run(duration=f"{duration_ms}ms")
     rows = res.flows.set_index("name")
     fcts = [float(rows.loc[f"f{i}", "response_time_s"]) for i in range(1, senders + 1)]
@@ -685,7 +688,7 @@ def ndp_incast(a: argparse.Namespace, k: int, senders: int, seeds: list[int]) ->
     ratios = []
     for seed in seeds:
         h = run_htsim_ndp(a.htsim_src, k, senders, a.flow_packets, a.duration_ms, seed)
-        q, trims, timeouts = run_quench_ndp(k, senders, a.flow_packets, a.duration_ms, seed)
+        q, trims, timeouts = run_quench_ndp(k, senders, a.flow_packets, a.duration_ms, seed, a.quench_pull_rate)
         ratios.append(max(q) / max(h))
         cells = [f"{max(h) * 1e3:.3f}", f"{max(q) * 1e3:.3f}", f"{ratios[-1]:.3f}", f"{min(h) * 1e3:.3f}"]
         cells += [f"{min(q) * 1e3:.3f}", f"{trims:.0f}", f"{timeouts:.0f}"]
@@ -712,6 +715,7 @@ def main() -> None:
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument("--quench-pull-rate", default="", help="NDP: the receiver's PULL rate (default its link's)")
     ap.add_argument("--quench-abc-limit", type=int, default=0, help="slow start's segments per ACK (0: quench's 2)")
     ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")
     ap.add_argument("--rto-tick", default="10ms", help="quench's RTO timer granularity (0: exact timers)")
