@@ -13,7 +13,7 @@ last packet is ACKed and counts its timeouts, and a line per flow printed at the
 destination, the queues of its path, bytes sent (retransmissions included), bytes that reached
 the sink, bytes delivered in order, completion and timeouts. `--scenario incast` replaces the
 permutation by htsim's own `ConnectionMatrix::setIncast`: hosts 1 to N (`--senders`) each send
-`--flow-packets` 1500-byte packets to host 0 (300: 450 KB, gen_incast.py's size).
+`--flow-packets` 1500-byte packets to host 0 (300 by default: 450 KB).
 
 quench then runs each flow on the same path, pinned with the flow key `path` (htsim's queue
 names `LS<t>`, `US<a>`, `CS<c>` mapped to quench's `tor<t>`, `agg<pod>_<i>`, `core<j>`: htsim
@@ -97,7 +97,7 @@ MAIN_TCP = "datacenter/main_tcp.cpp"
 # htsim's TcpSrc never gives up on a connection; quench's gives up after this many timeouts in a
 # row (RFC 6298's and 4.3BSD's 12 by default).
 NEVER_GIVE_UP = 1000
-INCAST_PACKETS = 300  # 450 KB in 1500-byte packets (htsim's gen_incast.py's default flow size)
+INCAST_PACKETS = 300  # 450 KB in 1500-byte packets, a short flow beside the permutation's long ones
 
 
 @dataclass(frozen=True)
