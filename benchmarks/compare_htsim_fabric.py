@@ -13,7 +13,11 @@ last packet is ACKed and counts its timeouts, and a line per flow printed at the
 destination, the queues of its path, bytes sent (retransmissions included), bytes that reached
 the sink, bytes delivered in order, completion and timeouts. `--scenario incast` replaces the
 permutation by htsim's own `ConnectionMatrix::setIncast`: hosts 1 to N (`--senders`) each send
-`--flow-packets` 1500-byte packets to host 0 (300 by default: 450 KB).
+`--flow-packets` 1500-byte packets to host 0 (300 by default: 450 KB). `--scenario ndp-incast`
+runs the same incast with htsim's `htsim_ndp` (datacenter/main_ndp.cpp, unedited: the incast is
+a connection matrix in gen_incast.py's format) beside quench's `ndp` on `trim` switch ports,
+sprayed; `--quench-pull-rate` sets quench's PULL rate (htsim's pacer spaces PULLs by a data
+packet and an ACK, 1564 bytes).
 
 quench then runs each flow on the same path, pinned with the flow key `path` (htsim's queue
 names `LS<t>`, `US<a>`, `CS<c>` mapped to quench's `tor<t>`, `agg<pod>_<i>`, `core<j>`: htsim
@@ -37,7 +41,9 @@ edge switch's port to the host, where htsim has an 8-packet switch queue
 where a packet slot would not (`--quench-byte-limits`); htsim times every packet by its own
 send time, a retransmission's too, so its RTO returns to 250 ms at the first ACK after a timeout
 (`--quench-timestamps`: RFC 7323 timing, which clears the backoff the same way; `--rto-max`
-caps it instead); its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
+caps it instead; `--rto-tick`, `--quench-abc-limit` and `--htsim-timeouts-on-tick` swap the
+timer's granularity, slow start's segments per ACK and htsim's offset after its scanner's tick);
+its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
 of 100 packets (`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0
 (`--stagger-ns`).
 
