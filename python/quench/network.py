@@ -378,11 +378,13 @@ class Network:
         `agg<pod>_<i>`, core switches `core<i>`. `rate`, `delay` and `qdisc` (whose limit is the
         buffer) apply to every tier unless `access` (host to edge), `aggregation` (edge to
         aggregation) or `core` (aggregation to core), tables of `rate`, `delay` and `qdisc`, say
-        otherwise. `multipath`: how switches choose among equal-cost next hops, "ecmp" (the
-        default: a per-flow hash), "spray" (per-packet round robin), "spray_random",
-        "flowlet" (a flow moves after a pause longer than `routing(flowlet_gap=...)`) or
-        "first". `prefix` goes before every node name (two fabrics in one scenario). Listed
-        hosts, routers and links may name the fabric's nodes."""
+        otherwise; a tier's `down_qdisc` is the queue towards the hosts when it differs (on
+        `access`: the switch's port to the host, `qdisc` then being the host's own).
+        `multipath`: how switches choose among equal-cost next hops, "ecmp" (the default: a
+        per-flow hash), "spray" (per-packet round robin), "spray_random", "flowlet" (a flow
+        moves after a pause longer than `routing(flowlet_gap=...)`) or "first". `prefix` goes
+        before every node name (two fabrics in one scenario). Listed hosts, routers and links may
+        name the fabric's nodes."""
         entry = {"kind": "fat_tree", "k": k, "rate": rate, "delay": delay, "qdisc": qdisc}
         tiers = {"access": access, "aggregation": aggregation, "core": core}
         self._topologies.append(_clean({**entry, "multipath": multipath, "prefix": prefix, **tiers}))
@@ -407,8 +409,8 @@ class Network:
         spines `spine<i>`, every leaf linked to every spine. `rate`, `delay` and `qdisc` apply to
         both tiers unless `access` (host to leaf) or `fabric` (leaf to spine) say otherwise; the
         leaf-spine rate is the host rate × hosts_per_leaf / (spines × `oversubscription`)
-        (default 1, full bisection) unless `fabric` gives a rate. `multipath` and `prefix` as
-        for `fat_tree`."""
+        (default 1, full bisection) unless `fabric` gives a rate. `multipath`, `prefix` and a
+        tier's `down_qdisc` as for `fat_tree`."""
         entry = {"kind": "leaf_spine", "hosts_per_leaf": hosts_per_leaf, "leaves": leaves, "spines": spines}
         entry |= {"rate": rate, "delay": delay, "qdisc": qdisc, "oversubscription": oversubscription}
         tiers = {"access": access, "fabric": fabric}

@@ -48,9 +48,9 @@ What the papers leave open, and what we chose (each a field of `Params`):
   packet (`PER_PACKET_ACKS`), its base RTT each flow's own idle round trip.
 - Lossless runs: PFC with xoff `pfc_xoff` (6 KB, four packets) per ingress port, so that the
   eleven ingress ports of a leaf, each holding at most xoff and the headroom of a 1 Gb/s,
-  10 us link (about 5.6 KB), fit in 100 packets: no switch port holds more. The queues' limit
-  is `lossless_buffer` (10,000 packets, 15 MB) there, so that a host's NIC, paused, holds
-  what its transport sends meanwhile (a RoCE NIC stops its queue pairs rather than drop).
+  10 us link (about 5.6 KB), fit in a port's 100 packets. The hosts' own (NIC) queues hold
+  `lossless_buffer` (10,000 packets, 15 MB) there, so that a paused NIC holds what its
+  transport sends meanwhile (a RoCE NIC stops its queue pairs rather than drop).
   DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
   Kmin = Kmax, Pmax = 1: the limit of its RED-like marking), below xoff so that ECN acts
   before PFC, as the paper requires; rather than by RED's ramp, which drops the non-ECT ACKs
@@ -181,6 +181,7 @@ class Params:
     ws_rate: str = "1Gbps"
     ws_delay: str = "10us"
     ws_buffer: str = "100p"
+    ws_buffer_bytes: str = "150KB"
     loads: tuple[float, ...] = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
     ws_arrivals_s: float = 1.0
     ws_drain_s: float = 0.5
@@ -294,8 +295,13 @@ def websearch_network(p: Params, config: str, load: float) -> Network:
     cc, kind, tcp, lossless = WS_CONFIGS[config]
     net = Network(seed=p.seed, name=f"{NAME}-websearch-{config}-{load:g}")
     threshold = p.dcqcn_threshold if cc == "dcqcn" else p.marking_threshold
-    port = queue(kind, p.lossless_buffer if lossless else p.ws_buffer, threshold)
-    net.leaf_spine(p.hosts_per_leaf, p.leaves, p.spines, p.ws_rate, p.ws_delay, qdisc=port, multipath="ecmp")
+    # A byte threshold (DCQCN's) needs a byte bound beside the packet one: the same buffer.
+    port = queue(kind, f"{p.ws_buffer},{p.ws_buffer_bytes}" if lossless else p.ws_buffer, threshold)
+    # Under PFC a paused host's NIC holds what its transport sends; the switches keep theirs.
+    access = {"qdisc": queue(kind, p.lossless_buffer, threshold), "down_qdisc": port} if lossless else None
+    net.leaf_spine(
+        p.hosts_per_leaf, p.leaves, p.spines, p.ws_rate, p.ws_delay, qdisc=port, multipath="ecmp", access=access
+    )
     if lossless:
         net.pfc(p.pfc_xoff)
     if cc == "ndp":

@@ -41,8 +41,14 @@ pub struct TierSpec {
     pub rate: Option<BitRate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<Dur>,
+    /// The queue of both directions, or of the upward one (away from the hosts) when
+    /// `down_qdisc` is given: on the access tier, the host's own (its NIC's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdisc: Option<QdiscSpec>,
+    /// The queue of the downward direction (towards the hosts), if it differs: on the access
+    /// tier, the switch's port to the host, where an incast queues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_qdisc: Option<QdiscSpec>,
 }
 
 /// What every fabric has: the tiers' default link parameters, the switches' multipath
@@ -146,7 +152,8 @@ impl FabricCommon {
             delay: t.delay.unwrap_or(self.delay),
             duplex: true,
             qdisc: t.qdisc.unwrap_or_else(|| self.qdisc.clone()),
-            reverse_qdisc: None,
+            // Every generator's links run upward (host to switch, lower tier to upper).
+            reverse_qdisc: t.down_qdisc,
             mtu: FABRIC_MTU,
             loss: Default::default(),
             reverse_loss: Default::default(),
@@ -167,6 +174,9 @@ impl FabricCommon {
         let at = if tier.is_some() { key } else { "" };
         named.validate().map_err(|e| e.within(at))?;
         named.qdisc.build().map_err(|e| e.within("qdisc").within(at))?;
+        if let Some(down) = &named.reverse_qdisc {
+            down.build().map_err(|e| e.within("down_qdisc").within(key))?;
+        }
         Ok(spec)
     }
 

@@ -199,3 +199,24 @@ fn listed_nodes_and_links_compose_with_a_fabric() {
         "up through either aggregation switch to its core switch"
     );
 }
+
+/// A tier's `down_qdisc` is the queue of its links' downward direction (towards the hosts):
+/// on the access tier the switch's port to the host gets it, the host's own link keeps
+/// `qdisc`; without it both directions take `qdisc`.
+#[test]
+fn down_qdisc_sets_the_switch_port_towards_the_hosts() {
+    let access = json!({"qdisc": {"kind": "droptail", "limit": "1000p"}, "down_qdisc": {"kind": "step"}});
+    let w = world(json!({"kind": "leaf_spine", "hosts_per_leaf": 2, "leaves": 2, "spines": 1,
+                         "rate": "1Gbps", "delay": "1us", "access": access}));
+    let kind = |from: &str, to: &str| {
+        let l = w.links.iter().find(|l| l.from == node(&w, from) && l.to == node(&w, to)).unwrap();
+        l.qdisc.kind()
+    };
+    assert_eq!((kind("h0", "tor0"), kind("tor0", "h0")), ("droptail", "step"));
+    assert_eq!((kind("tor0", "spine0"), kind("spine0", "tor0")), ("droptail", "droptail"));
+    let bad = json!({"kind": "leaf_spine", "hosts_per_leaf": 2, "leaves": 2, "spines": 1, "rate": "1Gbps",
+                     "delay": "1us", "access": {"down_qdisc": {"kind": "step", "threshold": "5p", "limit": "2p"}}});
+    let sc = json!({"duration": "1s", "topologies": [bad]});
+    let e = crate::builder::build(&Scenario::from_json(&sc.to_string()).unwrap()).err().unwrap();
+    assert!(e.path.starts_with("topologies[0].access.down_qdisc"), "{e}");
+}
