@@ -46,9 +46,10 @@ pub struct TierSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdisc: Option<QdiscSpec>,
     /// The queue of the downward direction (towards the hosts), if it differs: on the access
-    /// tier, the switch's port to the host, where an incast queues.
+    /// tier, the switch's port to the host, where an incast queues. Boxed: most tiers have
+    /// none, and a fabric's spec holds several tiers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub down_qdisc: Option<QdiscSpec>,
+    pub down_qdisc: Option<Box<QdiscSpec>>,
 }
 
 /// What every fabric has: the tiers' default link parameters, the switches' multipath
@@ -153,7 +154,7 @@ impl FabricCommon {
             duplex: true,
             qdisc: t.qdisc.unwrap_or_else(|| self.qdisc.clone()),
             // Every generator's links run upward (host to switch, lower tier to upper).
-            reverse_qdisc: t.down_qdisc,
+            reverse_qdisc: t.down_qdisc.map(|q| *q),
             mtu: FABRIC_MTU,
             loss: Default::default(),
             reverse_loss: Default::default(),
