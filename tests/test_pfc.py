@@ -32,7 +32,7 @@ def test_pfc_pauses_the_upstream_link_and_loses_nothing():
 def test_without_pfc_the_tables_keep_their_form():
     res = bottleneck().run("80us", progress=False)
     assert not any(c.startswith("pfc_") for c in res.links.columns)
-    assert "pfc_cycles" not in res.tables
+    assert res.pfc_cycles.empty
     assert "pfc" not in validate_scenario(bottleneck().to_dict("1s"))
 
 
@@ -49,6 +49,25 @@ def test_toml_takes_the_same_keys(tmp_path):
     links = run_scenario(load_scenario(tmp_path / "lossless.toml"), progress=False).links.set_index("name")
     # xon given as its default: the same run as the API's.
     assert links.loc["a->s", "pfc_max_ingress_bytes"] == 14_000
+
+
+def test_a_deadlock_is_a_row_of_pfc_cycles_with_the_tables_schema():
+    """Four switches in a ring, each host's flow pinned three hops clockwise (the engine's
+    deadlock test): the cycle is reported, still paused, in the same columns and dtypes as
+    the empty table of a run without PFC."""
+    net = quench.Network(seed=1)
+    ring = [f"s{i}" for i in range(4)]
+    net.hosts(*(f"h{i}" for i in range(4))).routers(*ring)
+    for i in range(4):
+        net.link(f"h{i}", ring[i], rate="10Gbps", delay="1us")
+        net.link(ring[i], ring[(i + 1) % 4], rate="10Gbps", delay="1us")
+    for i in range(4):
+        path = [f"h{i}", *(ring[(i + j) % 4] for j in range(4)), f"h{(i + 3) % 4}"]
+        net.udp(f"h{i}", f"h{(i + 3) % 4}", rate="10Gbps", size="1000B", path=path)
+    cycles = net.pfc("20KB").run("2ms", progress=False).pfc_cycles
+    assert (cycles["hops"] == 4).any() and cycles.loc[cycles["hops"] == 4, "still_paused"].eq(1).all()
+    empty = bottleneck().run("80us", progress=False).pfc_cycles
+    assert list(cycles.dtypes.astype(str).items()) == list(empty.dtypes.astype(str).items())
 
 
 @pytest.mark.parametrize(

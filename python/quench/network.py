@@ -722,7 +722,8 @@ class Network:
         interval such as "100ms" or a list of instants such as ["10s", "30s"]: every link's and
         flow's counters then, for `Results.window` and `Results.timeseries`), flow_links (each
         listed flow's packets, bytes, drops and losses at every link it crossed: the
-        `flow_links` table)."""
+        `flow_links` table), delay (listed flows' names: every data packet's one-way delay, the
+        `delay` table, summarised by `Results.delay(flow)`)."""
         self._record.update(options)
         return self
 

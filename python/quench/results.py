@@ -45,6 +45,9 @@ from quench.schema import (
 )
 from quench.stream import RecordStream, SpilledTable, pcap_file_name, pcap_file_names, read_manifest
 
+# The percentiles `Results.delay` reports by default (a VoIP study reads the median and the tail).
+DELAY_PERCENTILES = (50.0, 90.0, 99.0)
+
 if TYPE_CHECKING:  # imported where a table is first used (see the module's docstring)
     import numpy as np
     import pandas as pd
@@ -310,6 +313,30 @@ class Results:
         docs/tables.md). `flows`: a subset of the flows table (default: every flow with an
         ideal, i.e. sized TCP flows). See `fct_slowdown`."""
         return fct_slowdown(self.flows if flows is None else flows, edges)
+
+    def delay(self, flow: str, percentiles: Sequence[float] = DELAY_PERCENTILES) -> pd.Series:
+        """The one-way delay of flow `flow`'s data packets, in seconds, from the `delay` table
+        (a run with `record.delay` naming the flow): how many were received, their mean, the
+        given percentiles (`p50`, `p99`, ...), the smallest and largest, and the jitter (the
+        mean absolute difference of consecutive packets' delays, RFC 3550's without its
+        smoothing)."""
+        import numpy as np
+        import pandas as pd
+
+        if "delay" not in self.tables:
+            raise KeyError("no delay table: record the flow with record(delay=[...]) or record.delay in the scenario")
+        ids = self.flows.loc[self.flows["name"] == flow, "flow"]
+        if ids.empty:
+            raise KeyError(f"no flow {flow!r}; flows are {list(self.flows['name'])}")
+        rows = self.tables["delay"]
+        d = rows.loc[rows["flow"] == ids.iloc[0], "delay_s"].to_numpy(dtype=float)
+        if len(d) == 0:
+            raise KeyError(f"flow {flow!r} has no delay rows: is it named in record.delay?")
+        out = {"packets": float(len(d)), "mean_s": float(d.mean())}
+        out |= {f"p{q:g}_s": float(np.percentile(d, q)) for q in percentiles}
+        jitter = float(np.abs(np.diff(d)).mean()) if len(d) > 1 else 0.0
+        out |= {"min_s": float(d.min()), "max_s": float(d.max()), "jitter_s": jitter}
+        return pd.Series(out, name=flow)
 
     def save(
         self, out_dir: str | Path, formats: Iterable[str] = ("parquet",), plots: bool = True, *, force: bool = False

@@ -489,6 +489,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let (mut rec, pcap) = build_recorder(sc, &nodes, &links)?;
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
+    crate::trace::delay::configure(&mut rec, flows.iter().map(|f| f.name.as_str()))?;
     let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
     let ip = sc.ip.clone();
     let budget = sc.budget.clone();

@@ -95,22 +95,22 @@ fn with_pfc_columns(w: &World, t: Table) -> Table {
         .with("pfc_max_ingress_bytes", u64s(st().map(|s| s.max_held.0)))
 }
 
-/// The cycles of paused links PFC found (`pfc.rs`), in runs with PFC: when each closed, its
-/// links, and whether all of them were still paused at the end (a deadlock nothing resolved).
-fn pfc_cycles_table(w: &World) -> Option<Table> {
-    let pfc = w.pfc()?;
-    let (cycles, _) = pfc.cycles();
+/// The cycles of paused links PFC found (`pfc.rs`): when each closed, its links, and whether
+/// all of them were still paused at the end (a deadlock nothing resolved). Empty without PFC.
+fn pfc_cycles_table(w: &World) -> Table {
+    let (cycles, still): (&[crate::pfc::PauseCycle], Vec<u64>) = match w.pfc() {
+        Some(pfc) => (pfc.cycles().0, pfc.cycles().0.iter().map(|c| pfc.still_paused(c) as u64).collect()),
+        None => (&[], Vec::new()),
+    };
     let names = |c: &crate::pfc::PauseCycle| {
         let names: Vec<String> = c.links.iter().map(|l| link_name(&w.nodes, &w.links[l.index()])).collect();
         names.join(" ")
     };
-    Some(
-        Table::new("pfc_cycles")
-            .with("time_s", f64s(cycles.iter().map(|c| c.at.as_secs_f64())))
-            .with("links", strs(cycles.iter().map(names)))
-            .with("hops", u64s(cycles.iter().map(|c| c.links.len() as u64)))
-            .with("still_paused", u64s(cycles.iter().map(|c| pfc.still_paused(c) as u64))),
-    )
+    Table::new("pfc_cycles")
+        .with("time_s", f64s(cycles.iter().map(|c| c.at.as_secs_f64())))
+        .with("links", strs(cycles.iter().map(names)))
+        .with("hops", u64s(cycles.iter().map(|c| c.links.len() as u64)))
+        .with("still_paused", u64s(still.into_iter()))
 }
 
 fn flows_table(w: &World) -> Table {
@@ -166,8 +166,7 @@ pub fn summary_now(w: &World) -> Vec<Table> {
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
-    let mut tables = vec![links_table(&w), flows, nodes_table(&w)];
-    tables.extend(pfc_cycles_table(&w));
+    let mut tables = vec![links_table(&w), flows, nodes_table(&w), pfc_cycles_table(&w)];
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {

@@ -600,6 +600,7 @@ impl World {
             return;
         }
         self.packet_left(pkt.flow);
+        self.rec.packet_arrived(self.now, pkt);
         if let Some(t) = self.telemetry.as_deref_mut() {
             t.on_arrival(pkt);
         }

@@ -9,6 +9,7 @@
 //! The recorder only stores what it is handed: it reads no component, and it depends on no
 //! part of the engine above the packet, the units and the ICMP encoding (for captures).
 
+pub mod delay;
 pub mod flow_links;
 pub mod flow_monitor;
 pub mod pcap;
@@ -59,6 +60,10 @@ pub struct RecordConfig {
     pub snapshots: Option<snapshot_times::SnapshotTimes>,
     /// Each listed flow's packets and bytes at every link it crossed (`flow_links.rs`).
     pub flow_links: bool,
+    /// Listed flows (by name) whose every data packet's one-way delay is recorded
+    /// (`delay.rs`). Left out of the written scenario when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay: Vec<String>,
 }
 
 impl Default for RecordConfig {
@@ -77,6 +82,7 @@ impl Default for RecordConfig {
             monitor_flow: None,
             snapshots: None,
             flow_links: false,
+            delay: Vec::new(),
         }
     }
 }
@@ -168,6 +174,9 @@ pub struct Recorder {
     pub flow_monitor: FlowMonitorTrace,
     /// Per-flow per-link counters (`record.flow_links`).
     pub flow_links: flow_links::FlowLinks,
+    /// The flows whose packets' one-way delays are recorded, and the rows (`record.delay`).
+    delay_flows: delay::DelayFlows,
+    pub delay: delay::DelayTrace,
     cwnd_thinning: Option<CwndThinning>,
     /// Where full buffers go, when the run streams its records to disk.
     spill: Option<Spill>,
@@ -203,6 +212,7 @@ enum Series {
     TcpEvents,
     Monitors,
     FlowMonitor,
+    Delay,
 }
 
 /// Append `buffer`'s rows to `table` in the spill folder and empty it.
@@ -299,6 +309,7 @@ impl Recorder {
             Series::TcpEvents => spill_chunk(spill, TCP_EVENTS, &mut self.events),
             Series::Monitors => spill_chunk(spill, MONITORS, &mut self.monitors),
             Series::FlowMonitor => spill_chunk(spill, FLOW_MONITOR, &mut self.flow_monitor),
+            Series::Delay => spill_chunk(spill, delay::DELAY, &mut self.delay),
         }
     }
 
@@ -475,6 +486,7 @@ impl Recorder {
             finish_table(s, FLOW_MONITOR, self.flow_monitor, flow_monitor::table),
             // At most a row per listed flow and link: kept in memory.
             self.flow_links.into_table(),
+            finish_table(s, delay::DELAY, self.delay, delay::table),
         ];
         let written = match self.spill {
             Some(mut spill) => {
