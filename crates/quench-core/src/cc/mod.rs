@@ -33,6 +33,7 @@ pub mod fast;
 pub mod hpcc;
 pub mod hystart;
 pub mod ledbat;
+pub mod lia;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
@@ -410,6 +411,7 @@ registry! {
     Hpcc: "hpcc" => hpcc::Hpcc(HpccConfig) boxed,
     Dcqcn: "dcqcn" => dcqcn::Dcqcn(DcqcnConfig) boxed,
     Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
+    Lia: "lia" => lia::Lia(LiaConfig) boxed,
 }
 
 impl Default for CcSpec {
