@@ -595,6 +595,32 @@ class Network:
         min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
         return self._connection("ndp", src, dst, bytes, start, name, params)
 
+    def mptcp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        subflows: int = 8,
+        coupling: str = "lia",
+        cc: str | dict[str, Any] | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **tcp: Any,
+    ) -> Network:
+        """A Multipath TCP connection (RFC 8684) with a bulk transfer of `bytes` (unlimited when
+        None) over `subflows` TCP subflows (1 to 32; 8, Raiciu et al.'s on a FatTree), each on
+        its own five-tuple so that ECMP hashes each onto its own path. A scheduler hands each
+        segment of data to the subflow with the lowest smoothed RTT that has room in its
+        window; the receiver reassembles the data once for the connection. `coupling`: "lia"
+        (RFC 6356's coupled increase) or "uncoupled" (each subflow its own `cc`, NewReno when
+        None). The other keywords are every subflow's TCP keys on the "rfc" profile's defaults
+        (e.g. sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one buffer."""
+        flow = {"kind": "mptcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "tcp": tcp or None}
+        self._flows.append(_clean(flow))
+        return self
+
     def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
         """A connection of transport `kind`; its own parameters go under the key of that name."""
         lists = {k: list(v) if v is not None else None for k, v in extra.items() if k in _ROUTING_KEYS}
