@@ -54,6 +54,7 @@ FLOW_TABLES = (
     "tcp_events",
     "flow_links",
     "flow_snapshots",
+    "subflows",
 )
 # Columns holding codes of the engine's enumerations (qdisc::DropReason, trace::TcpEvent,
 # cc::bbr::MODE_NAMES), shown as categories of those names, in code order, from the engine.

@@ -136,6 +136,7 @@ pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
     let mut tables = vec![links_table(&w), flows, nodes_table(&w)];
+    tables.extend(crate::transport::mptcp::subflows_table(w.flows.senders(&w.agents)));
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {

@@ -42,6 +42,26 @@ fn a_transfer_over_four_subflows_completes_at_the_connection_level() {
     let done = flow_value(&r, 0, "completion_s");
     eprintln!("1 MB over 4 subflows: {done:.4} s, line-rate bound {line:.4} s");
     assert!(done > line && done < line + 0.05, "{done}");
+    // The subflows table: one row per subflow; what they sent sums to the connection's, and
+    // what they had acknowledged to the transfer (every byte once, all of it acknowledged).
+    assert_eq!(u64s(&r, "subflows", "subflow"), vec![0, 1, 2, 3]);
+    assert_eq!(u64s(&r, "subflows", "flow"), vec![0; 4]);
+    let sent: u64 = u64s(&r, "subflows", "bytes_sent").iter().sum();
+    assert_eq!(sent, u64s(&r, "flows", "bytes_sent")[0]);
+    assert_eq!(u64s(&r, "subflows", "bytes_acked").iter().sum::<u64>(), 1_000_000);
+    eprintln!(
+        "per subflow: bytes acked {:?}, srtt {:?}",
+        u64s(&r, "subflows", "bytes_acked"),
+        f64s(&r, "subflows", "srtt_s")
+    );
+    assert!(f64s(&r, "subflows", "srtt_s").iter().all(|s| s.is_finite()));
+}
+
+/// A run without a multipath connection has no subflows table (its tables are what they were).
+#[test]
+fn only_runs_with_a_connection_have_a_subflows_table() {
+    let r = run(&two_hosts_through_a_router());
+    assert!(r.tables.iter().all(|t| t.name != "subflows"));
 }
 
 /// RFC 6356 section 3, equation 2, for two subflows (windows in bytes, RTTs in seconds):

@@ -33,10 +33,11 @@
 use crate::cc::lia::{Coupling, Lia, LiaConfig, SubflowWindow};
 use crate::cc::{deserialize_cc, AnyCc, CcSpec, CongestionControl};
 use crate::error::ConfigError;
-use crate::packet::{subflow, AgentId, NodeId, Packet};
+use crate::packet::{subflow, AgentId, FlowId, NodeId, Packet};
 use crate::ranges::FrontVec;
 use crate::rng::{Rng, StreamKind};
 use crate::telemetry::IntRecord;
+use crate::trace::table::{f64s, u64s, Column, Table};
 use crate::trace::Recorder;
 use crate::transport::tcp::{Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::{
@@ -488,4 +489,39 @@ impl FlowReport for MptcpSender {
         r.fast_retransmits = self.subflows.iter().map(|s| s.tcp.stats.fast_retransmits).sum();
         r.aborted = self.subflows.iter().all(|s| s.tcp.is_aborted());
     }
+}
+
+/// The `subflows` table's name.
+pub(crate) const SUBFLOWS: &str = "subflows";
+
+/// One row per subflow of each multipath connection among `senders` (the flows still held:
+/// a connection's endpoints are never reclaimed, so every one is there at the end): what it
+/// sent, what of it was acknowledged, its retransmissions, and its window and smoothed RTT at
+/// the end. None when no sender is a multipath connection's, so that the runs without one
+/// have the tables they had.
+pub(crate) fn subflows_table<'a>(senders: impl Iterator<Item = (FlowId, &'a Agent)>) -> Option<Table> {
+    let rows: Vec<(u32, u32, &TcpSender)> = senders
+        .filter_map(|(id, a)| match a {
+            Agent::MptcpSender(s) => Some((id, s)),
+            _ => None,
+        })
+        .flat_map(|(id, s)| s.subflows.iter().enumerate().map(move |(i, sf)| (id.0, i as u32, &sf.tcp)))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let col = |f: fn(&TcpSender) -> u64| u64s(rows.iter().map(|r| f(r.2)));
+    let srtt = |t: &TcpSender| t.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+    let table = Table::new(SUBFLOWS)
+        .with("flow", Column::U32(rows.iter().map(|r| r.0).collect()))
+        .with("subflow", Column::U32(rows.iter().map(|r| r.1).collect()))
+        .with("bytes_sent", col(|t| t.stats.sent.bytes_sent))
+        .with("bytes_acked", col(|t| t.bytes_acked()))
+        .with("segments_sent", col(|t| t.stats.sent.segments_sent))
+        .with("retransmitted_segments", col(|t| t.stats.sent.retransmitted_segments))
+        .with("timeouts", col(|t| t.stats.sent.timeouts))
+        .with("fast_retransmits", col(|t| t.stats.fast_retransmits))
+        .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.2.window().cwnd as f64)))
+        .with("srtt_s", f64s(rows.iter().map(|r| srtt(r.2))));
+    Some(table)
 }
