@@ -8,6 +8,7 @@
 //! - RFC 6356's goal 2 (do no harm): two subflows through one bottleneck beside one TCP take
 //!   about the TCP's share, where two uncoupled subflows take about twice it;
 //! - bad input names its key.
+//!
 //! Run with `--nocapture` for the figures docs/validation.md reports.
 
 mod common;
