@@ -18,7 +18,7 @@ def _path() -> quench.Network:
 
 def test_a_transfer_completes_over_four_subflows() -> None:
     net = _path()
-    net.mptcp("a", "b", bytes="1MB", subflows=4, sack=True)
+    net.mptcp("a", "b", bytes="1MB", subflows=4, profile="rfc", sack=True)
     flows = net.run("2s").flows
     assert list(flows["kind"]) == ["mptcp"] and list(flows["cc"]) == ["lia"]
     assert int(flows["bytes_delivered"][0]) == 1_000_000

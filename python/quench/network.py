@@ -614,8 +614,10 @@ class Network:
         segment of data to the subflow with the lowest smoothed RTT that has room in its
         window; the receiver reassembles the data once for the connection. `coupling`: "lia"
         (RFC 6356's coupled increase) or "uncoupled" (each subflow its own `cc`, NewReno when
-        None). The other keywords are every subflow's TCP keys on the "rfc" profile's defaults
-        (e.g. sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one buffer."""
+        None: the profile's). The other keywords are every subflow's TCP keys, as `tcp`'s, on
+        the defaults of the profile `profile` ("linux" by default, as a TCP flow's; e.g.
+        profile="rfc", sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one
+        buffer."""
         flow = {"kind": "mptcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
         flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "tcp": tcp or None}
         self._flows.append(_clean(flow))
@@ -632,9 +634,9 @@ class Network:
         return self
 
     def _with_profile(self, flow: dict[str, Any]) -> dict[str, Any]:
-        """`flow` with this network's TCP profile, if it is a TCP flow that names none."""
+        """`flow` with this network's TCP profile, if it is a TCP or MPTCP flow that names none."""
         tcp = flow.get("tcp", {})
-        if self.tcp_profile is None or flow.get("kind") != "tcp" or not isinstance(tcp, dict):
+        if self.tcp_profile is None or flow.get("kind") not in ("tcp", "mptcp") or not isinstance(tcp, dict):
             return flow  # a `tcp` that is not a table reaches the engine, which names it
         return {**flow, "tcp": {"profile": self.tcp_profile, **tcp}}
 

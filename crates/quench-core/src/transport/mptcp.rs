@@ -30,22 +30,23 @@
 //! Timers: subflow i's TCP timer k has kind `i * TIMER_STRIDE + k`.
 //! Owns the connection's scheduler, mapping and reassembly; acts only through its `AgentCx`.
 
-use crate::cc::lia::{Coupling, Lia, LiaConfig, SubflowWindow};
+use crate::cc::lia::{Coupling, Lia, SubflowWindow};
 use crate::cc::{deserialize_cc, AnyCc, CcSpec, CongestionControl};
-use crate::error::ConfigError;
+use crate::error::{nested_message, ConfigError};
 use crate::packet::{subflow, AgentId, FlowId, NodeId, Packet};
 use crate::ranges::FrontVec;
 use crate::rng::{Rng, StreamKind};
 use crate::telemetry::IntRecord;
 use crate::trace::table::{f64s, u64s, Column, Table};
 use crate::trace::Recorder;
-use crate::transport::tcp::{Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
+use crate::transport::tcp::{resolve_profile, Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::{
     Admission, Agent, AgentCx, BuiltFlow, DeliveryCounts, Endpoint, FlowBuild, FlowReport, FlowRow, Host, SendCounts,
     Timer, TransportSpec,
 };
 use crate::units::{Bytes, Dur, Time};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::VecDeque;
 
 /// Timer kinds per subflow: room for the TCP sender's six (`tcp::TcpTimer`), so that 32
@@ -73,47 +74,86 @@ pub enum CouplingKind {
 
 /// A multipath transfer:
 /// `{ kind = "mptcp", src, dst, bytes, subflows = 8, coupling = "lia", tcp = { ... } }`.
+/// Its `tcp` and `cc` are what its TCP profile (`tcp.profile`, linux by default, as a TCP
+/// flow's) gives, with the keys written over them; written back, every key is explicit and
+/// reads back the same.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "WrittenMptcpFlow")]
 pub struct MptcpFlowSpec {
-    #[serde(default)]
     pub name: Option<String>,
     pub src: String,
     pub dst: String,
     /// Transfer size; unlimited when absent.
-    #[serde(default)]
     pub bytes: Option<Bytes>,
-    #[serde(default)]
     pub start: Dur,
     /// Subflows the connection opens, 1 to 32.
-    #[serde(default = "default_subflows")]
     pub subflows: u32,
-    #[serde(default)]
     pub coupling: CouplingKind,
-    /// Each subflow's controller with `coupling = "uncoupled"` (NewReno when absent).
-    #[serde(default, deserialize_with = "optional_cc", skip_serializing_if = "Option::is_none")]
-    pub cc: Option<CcSpec>,
+    /// Every subflow's controller: LIA's table with `coupling = "lia"`, each uncoupled
+    /// subflow's own otherwise (the profile's when not written).
+    pub cc: CcSpec,
     /// Every subflow's TCP (its MSS, SACK, delayed ACKs, RTO); `receive_window` is the
     /// connection's one receive buffer.
-    #[serde(default)]
     pub tcp: TcpConfig,
+}
+
+/// A multipath flow as written, before its profile fills what it leaves out.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenMptcpFlow {
+    #[serde(default)]
+    name: Option<String>,
+    src: String,
+    dst: String,
+    #[serde(default)]
+    bytes: Option<Bytes>,
+    #[serde(default)]
+    start: Dur,
+    #[serde(default = "default_subflows")]
+    subflows: u32,
+    #[serde(default)]
+    coupling: CouplingKind,
+    #[serde(default)]
+    cc: Option<Value>,
+    #[serde(default)]
+    tcp: Option<Value>,
 }
 
 fn default_subflows() -> u32 {
     DEFAULT_SUBFLOWS
 }
 
-fn optional_cc<'de, D: Deserializer<'de>>(d: D) -> Result<Option<CcSpec>, D::Error> {
-    deserialize_cc(d).map(Some)
+impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
+    type Error = String;
+    fn try_from(w: WrittenMptcpFlow) -> Result<Self, String> {
+        let cc = match (w.coupling, w.cc) {
+            (CouplingKind::Lia, None) => Some(serde_json::json!({ "kind": "lia" })),
+            (_, cc) => cc,
+        };
+        let (tcp, cc) = resolve_profile(w.tcp, cc).map_err(|e| nested_message(&e.path, e.message))?;
+        let at = |key: &str, e: String| {
+            let inner = ConfigError::from_serde(".", &e);
+            nested_message(&ConfigError::new(inner.path, "").within(key).path, inner.message)
+        };
+        let cc = deserialize_cc(cc).map_err(|e| at("cc", e.to_string()))?;
+        if w.coupling == CouplingKind::Lia && cc.kind() != "lia" {
+            let why = format!("{} needs coupling = \"uncoupled\" (with \"lia\" the controller is LIA)", cc.kind());
+            return Err(nested_message("cc", why));
+        }
+        let tcp = crate::tagged::body::<TcpConfig, serde_json::Error>(tcp).map_err(|e| at("tcp", e.to_string()))?;
+        let (name, src, dst, bytes, start) = (w.name, w.src, w.dst, w.bytes, w.start);
+        Ok(MptcpFlowSpec { name, src, dst, bytes, start, subflows: w.subflows, coupling: w.coupling, cc, tcp })
+    }
 }
 
 impl MptcpFlowSpec {
     /// Subflow `i`'s controller: LIA coupled through `coupling`, or the flow's `cc` alone.
     fn controller(&self, coupling: Option<&Coupling>, i: usize) -> Result<AnyCc, ConfigError> {
-        match coupling {
-            Some(c) => Ok(AnyCc::Lia(Box::new(Lia::coupled(&LiaConfig::default(), c.clone(), i)?))),
-            None => self.cc.clone().unwrap_or_default().build().map_err(|e| e.within("cc")),
+        match (coupling, &self.cc) {
+            (Some(c), CcSpec::Lia(cfg)) => Ok(AnyCc::Lia(Box::new(Lia::coupled(cfg, c.clone(), i)?))),
+            _ => self.cc.build(),
         }
+        .map_err(|e| e.within("cc"))
     }
 }
 
@@ -126,9 +166,6 @@ impl TransportSpec for MptcpFlowSpec {
         if !(1..=MAX_SUBFLOWS).contains(&self.subflows) {
             let why = format!("{} must be between 1 and {MAX_SUBFLOWS}", self.subflows);
             return Err(ConfigError::new("subflows", why));
-        }
-        if self.coupling == CouplingKind::Lia && self.cc.is_some() {
-            return Err(ConfigError::new("cc", "applies only with coupling = \"uncoupled\" (LIA is the controller)"));
         }
         self.tcp.validate().map_err(|e| e.within("tcp"))
     }
@@ -160,10 +197,7 @@ impl TransportSpec for MptcpFlowSpec {
         Ok(BuiltFlow {
             sender: Agent::MptcpSender(Box::new(sender)),
             receiver: Agent::MptcpReceiver(Box::new(MptcpReceiver::new(backward, receivers, bytes))),
-            cc: match self.coupling {
-                CouplingKind::Lia => "lia",
-                CouplingKind::Uncoupled => self.cc.as_ref().map_or(CcSpec::default().kind(), CcSpec::kind),
-            },
+            cc: self.cc.kind(),
             bytes,
             telemetry: false,
         })
