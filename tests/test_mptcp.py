@@ -28,7 +28,7 @@ def test_a_transfer_completes_over_four_subflows() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "key"),
-    [({"subflows": 0}, "subflows"), ({"subflows": 33}, "subflows"), ({"coupling": "olia"}, "coupling")],
+    [({"subflows": 0}, "subflows"), ({"subflows": 33}, "subflows"), ({"coupling": "balia"}, "coupling")],
 )
 def test_bad_input_names_the_key(kwargs: dict, key: str) -> None:
     net = _path()

@@ -613,8 +613,8 @@ class Network:
         its own five-tuple so that ECMP hashes each onto its own path. A scheduler hands each
         segment of data to the subflow with the lowest smoothed RTT that has room in its
         window; the receiver reassembles the data once for the connection. `coupling`: "lia"
-        (RFC 6356's coupled increase) or "uncoupled" (each subflow its own `cc`, NewReno when
-        None: the profile's). The other keywords are every subflow's TCP keys, as `tcp`'s, on
+        (RFC 6356's coupled increase), "olia" (Khalili et al.'s, CoNEXT 2012) or "uncoupled" (each
+        subflow its own `cc`; the profile's when None). The other keywords are every subflow's TCP keys, as `tcp`'s, on
         the defaults of the profile `profile` ("linux" by default, as a TCP flow's; e.g.
         profile="rfc", sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one
         buffer."""

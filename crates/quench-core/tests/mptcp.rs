@@ -127,10 +127,13 @@ fn eight_subflows_recover_what_ecmp_collisions_cost_single_path_tcp() {
     let (single, single_min) = share_of_ideal(json!({"kind": "tcp", "cc": "newreno", "tcp": tcp}));
     let (lia, lia_min) = share_of_ideal(json!({"kind": "mptcp", "subflows": 8, "tcp": tcp}));
     let (unc, unc_min) = share_of_ideal(json!({"kind": "mptcp", "subflows": 8, "coupling": "uncoupled", "tcp": tcp}));
+    let (olia, olia_min) = share_of_ideal(json!({"kind": "mptcp", "subflows": 8, "coupling": "olia", "tcp": tcp}));
     eprintln!("k = 8 permutation, share of the ideal (slowest flow, Mb/s):");
     eprintln!("  single-path NewReno {single:.3} ({:.0})", single_min / 1e6);
     eprintln!("  MPTCP 8 subflows, LIA {lia:.3} ({:.0})", lia_min / 1e6);
     eprintln!("  MPTCP 8 subflows, uncoupled NewReno {unc:.3} ({:.0})", unc_min / 1e6);
+    eprintln!("  MPTCP 8 subflows, OLIA {olia:.3} ({:.0})", olia_min / 1e6);
+    assert!(olia > 0.7 && olia > 1.4 * single, "OLIA {olia} against TCP {single}");
     assert!(single < 0.7, "ECMP collisions cost single-path TCP: {single}");
     assert!(lia > 0.7 && lia > 1.4 * single, "MPTCP {lia} against TCP {single}");
     assert!(lia_min > 2.0 * single_min, "the slowest MPTCP flow {lia_min} against TCP's {single_min}");
@@ -173,8 +176,9 @@ fn two_coupled_subflows_on_one_bottleneck_take_about_one_tcps_share() {
         eprintln!("{coupling}: MPTCP {:.2} Mb/s, TCP {:.2} Mb/s, ratio {:.3}", g[0] / 1e6, g[1] / 1e6, g[0] / g[1]);
         g[0] / g[1]
     };
-    let (lia, uncoupled) = (ratio("lia"), ratio("uncoupled"));
+    let (lia, olia, uncoupled) = (ratio("lia"), ratio("olia"), ratio("uncoupled"));
     assert!(lia < 1.25, "LIA takes {lia} times the TCP's share");
+    assert!(olia < 1.25, "OLIA takes {olia} times the TCP's share");
     assert!(uncoupled > 1.5, "uncoupled subflows take {uncoupled} times it");
 }
 
@@ -195,7 +199,7 @@ fn bad_input_names_its_key() {
     expect_error(f(json!({"subflows": 33})), "flows[0].subflows", "between 1 and 32");
     let e = config_error(&f(json!({"paths": 2})));
     assert!(e.to_string().contains("paths"), "{e}");
-    let e = config_error(&f(json!({"coupling": "olia"})));
+    let e = config_error(&f(json!({"coupling": "balia"})));
     assert!(e.to_string().contains("coupling"), "{e}");
     expect_error(f(json!({"cc": "cubic"})), "flows[0].cc", "uncoupled");
     let e = config_error(&f(json!({"tcp": {"mss": 0}})));

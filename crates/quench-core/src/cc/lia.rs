@@ -44,22 +44,40 @@ pub struct SubflowWindow {
     pub srtt: Option<Dur>,
 }
 
-/// The windows of one connection's subflows, shared by their controllers. The run is
-/// single-threaded, so the lock is never contended (`Send`: the Python extension runs a world
-/// with the GIL released).
+/// What one connection's subflows share: their windows and smoothed RTTs (written by the
+/// connection after each subflow acts) and, for OLIA, each one's bytes between losses
+/// (written by its controller). The run is single-threaded, so the lock is never contended
+/// (`Send`: the Python extension runs a world with the GIL released).
 #[derive(Clone, Debug, Default)]
-pub struct Coupling(Arc<Mutex<Vec<SubflowWindow>>>);
+pub struct Coupling(Arc<Mutex<Shared>>);
+
+#[derive(Clone, Debug, Default)]
+struct Shared {
+    windows: Vec<SubflowWindow>,
+    loss_intervals: Vec<u64>,
+}
 
 impl Coupling {
     pub fn new(subflows: usize) -> Self {
-        Coupling(Arc::new(Mutex::new(vec![SubflowWindow::default(); subflows])))
+        let shared = Shared { windows: vec![SubflowWindow::default(); subflows], loss_intervals: vec![0; subflows] };
+        Coupling(Arc::new(Mutex::new(shared)))
+    }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.0.lock().expect("never poisoned: the run is single-threaded")
     }
     /// Record subflow `i`'s window and smoothed RTT.
     pub fn set(&self, i: usize, w: SubflowWindow) {
-        self.0.lock().expect("never poisoned: the run is single-threaded")[i] = w;
+        self.lock().windows[i] = w;
     }
-    fn snapshot(&self) -> Vec<SubflowWindow> {
-        self.0.lock().expect("never poisoned: the run is single-threaded").clone()
+    /// Record subflow `i`'s bytes between losses (OLIA's l_i).
+    pub fn set_loss_interval(&self, i: usize, bytes: u64) {
+        self.lock().loss_intervals[i] = bytes;
+    }
+    pub fn snapshot(&self) -> Vec<SubflowWindow> {
+        self.lock().windows.clone()
+    }
+    pub fn loss_intervals(&self) -> Vec<u64> {
+        self.lock().loss_intervals.clone()
     }
 }
 

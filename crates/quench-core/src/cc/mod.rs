@@ -35,6 +35,7 @@ pub mod hystart;
 pub mod ledbat;
 pub mod lia;
 pub mod newreno;
+pub mod olia;
 pub mod prague;
 pub mod reno;
 pub mod swift;
@@ -412,6 +413,7 @@ registry! {
     Dcqcn: "dcqcn" => dcqcn::Dcqcn(DcqcnConfig) boxed,
     Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
     Lia: "lia" => lia::Lia(LiaConfig) boxed,
+    Olia: "olia" => olia::Olia(OliaConfig) boxed,
 }
 
 impl Default for CcSpec {

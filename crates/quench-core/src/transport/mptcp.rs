@@ -18,8 +18,9 @@
 //! its bytes have arrived in order at the connection level.
 //!
 //! Congestion control: `coupling = "lia"` couples the subflows' windows (RFC 6356, `cc/lia.rs`,
-//! through a [`Coupling`] this connection writes after each subflow acts); `"uncoupled"` gives
-//! each subflow its own `cc` (NewReno, CUBIC, ...), for comparison.
+//! through a [`Coupling`] this connection writes after each subflow acts), `"olia"` as Khalili
+//! et al.'s OLIA (`cc/olia.rs`); `"uncoupled"` gives each subflow its own `cc` (NewReno, CUBIC,
+//! ...), for comparison.
 //!
 //! Wire format: every packet of subflow i carries i in its sequence numbers' top byte
 //! (`packet::subflow`), both directions, standing for the subflow's port pair in the ECMP hash;
@@ -31,6 +32,7 @@
 //! Owns the connection's scheduler, mapping and reassembly; acts only through its `AgentCx`.
 
 use crate::cc::lia::{Coupling, Lia, SubflowWindow};
+use crate::cc::olia::Olia;
 use crate::cc::{deserialize_cc, AnyCc, CcSpec, CongestionControl};
 use crate::error::{nested_message, ConfigError};
 use crate::packet::{subflow, AgentId, FlowId, NodeId, Packet};
@@ -68,8 +70,21 @@ pub enum CouplingKind {
     /// RFC 6356's Linked Increases Algorithm.
     #[default]
     Lia,
+    /// Khalili et al.'s Opportunistic LIA (CoNEXT 2012).
+    Olia,
     /// Each subflow alone, with the flow's `cc`.
     Uncoupled,
+}
+
+impl CouplingKind {
+    /// The coupled controller's kind; None for uncoupled subflows.
+    fn controller(self) -> Option<&'static str> {
+        match self {
+            CouplingKind::Lia => Some("lia"),
+            CouplingKind::Olia => Some("olia"),
+            CouplingKind::Uncoupled => None,
+        }
+    }
 }
 
 /// A multipath transfer:
@@ -126,8 +141,9 @@ fn default_subflows() -> u32 {
 impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
     type Error = String;
     fn try_from(w: WrittenMptcpFlow) -> Result<Self, String> {
-        let cc = match (w.coupling, w.cc) {
-            (CouplingKind::Lia, None) => Some(serde_json::json!({ "kind": "lia" })),
+        let coupled = w.coupling.controller();
+        let cc = match (coupled, w.cc) {
+            (Some(kind), None) => Some(serde_json::json!({ "kind": kind })),
             (_, cc) => cc,
         };
         let (tcp, cc) = resolve_profile(w.tcp, cc).map_err(|e| nested_message(&e.path, e.message))?;
@@ -136,8 +152,8 @@ impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
             nested_message(&ConfigError::new(inner.path, "").within(key).path, inner.message)
         };
         let cc = deserialize_cc(cc).map_err(|e| at("cc", e.to_string()))?;
-        if w.coupling == CouplingKind::Lia && cc.kind() != "lia" {
-            let why = format!("{} needs coupling = \"uncoupled\" (with \"lia\" the controller is LIA)", cc.kind());
+        if coupled.is_some_and(|kind| kind != cc.kind()) {
+            let why = format!("{} needs coupling = \"uncoupled\" (a coupling is its own controller)", cc.kind());
             return Err(nested_message("cc", why));
         }
         let tcp = crate::tagged::body::<TcpConfig, serde_json::Error>(tcp).map_err(|e| at("tcp", e.to_string()))?;
@@ -151,6 +167,7 @@ impl MptcpFlowSpec {
     fn controller(&self, coupling: Option<&Coupling>, i: usize) -> Result<AnyCc, ConfigError> {
         match (coupling, &self.cc) {
             (Some(c), CcSpec::Lia(cfg)) => Ok(AnyCc::Lia(Box::new(Lia::coupled(cfg, c.clone(), i)?))),
+            (Some(c), CcSpec::Olia(cfg)) => Ok(AnyCc::Olia(Box::new(Olia::coupled(cfg, c.clone(), i)?))),
             _ => self.cc.build(),
         }
         .map_err(|e| e.within("cc"))
@@ -174,7 +191,7 @@ impl TransportSpec for MptcpFlowSpec {
         cx.check_path(size)?;
         cx.check_return_path()?;
         let n = self.subflows as usize;
-        let coupling = (self.coupling == CouplingKind::Lia).then(|| Coupling::new(n));
+        let coupling = self.coupling.controller().map(|_| Coupling::new(n));
         let path = cx.path_facts((self.tcp.mss + HEADERS) as u64, (HEADERS + self.tcp.option_bytes()) as u64);
         let (forward, backward) = cx.connections();
         let (mut senders, mut receivers) = (Vec::with_capacity(n), Vec::with_capacity(n));
