@@ -48,8 +48,8 @@ OPTIONS = [
 
 
 def _network(record: dict, busy: bool) -> quench.Network:
-    """Busy: every kind of table source, a RED bottleneck (monitors), NewReno, BBR (pacing) and
-    PCP (pcp_rate) flows overflowing its buffer. Idle: the same links and no flow (so no flow
+    """Busy: every kind of table source, a RED bottleneck (monitors), NewReno, BBR (pacing),
+    PCP (pcp_rate) and multipath (subflows) flows overflowing its buffer. Idle: the same links and no flow (so no flow
     to monitor either), so every time series and the flows table are empty."""
     net = quench.Network(seed=1)
     net.hosts("a", "b").routers("r")
@@ -59,6 +59,7 @@ def _network(record: dict, busy: bool) -> quench.Network:
         net.tcp("a", "b", cc="newreno", name="reno")
         net.tcp("a", "b", cc="bbr", name="bbr")
         net.pcp("a", "b", name="pcp")
+        net.mptcp("a", "b", subflows=2, name="mp")
     net.record(**(record if busy else {**record, "monitor_flow": None, "delay": []}))
     return net
 

@@ -36,6 +36,22 @@ def newreno(initial_window: int | None = None, abc_limit: int | None = None) -> 
     return _table("newreno", initial_window=initial_window, abc_limit=abc_limit)
 
 
+def lia(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+    """LIA (RFC 6356), the coupled controller of a Multipath TCP connection's subflows
+    (`Network.mptcp`, coupling "lia", the default there); on a single-path TCP flow it is
+    NewReno. `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's
+    L, the most segments one ACK may add in slow start (default 2)."""
+    return _table("lia", initial_window=initial_window, abc_limit=abc_limit)
+
+
+def olia(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+    """OLIA (Khalili et al., CoNEXT 2012), the opportunistic coupled controller of a Multipath TCP
+    connection's subflows (`Network.mptcp` with coupling "olia"); on a single-path TCP flow it
+    is NewReno. `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC
+    3465's L, the most segments one ACK may add in slow start (default 2)."""
+    return _table("olia", initial_window=initial_window, abc_limit=abc_limit)
+
+
 def cubic(
     c: float | None = None,
     beta: float | None = None,

@@ -610,6 +610,34 @@ class Network:
         min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
         return self._connection("ndp", src, dst, bytes, start, name, params)
 
+    def mptcp(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        subflows: int = 8,
+        coupling: str = "lia",
+        cc: str | dict[str, Any] | None = None,
+        start: Quantity = 0,
+        name: str | None = None,
+        **tcp: Any,
+    ) -> Network:
+        """A Multipath TCP connection (RFC 8684) with a bulk transfer of `bytes` (unlimited when
+        None) over `subflows` TCP subflows (1 to 32; 8, Raiciu et al.'s on a FatTree), each on
+        its own five-tuple so that ECMP hashes each onto its own path. A scheduler hands each
+        segment of data to the subflow with the lowest smoothed RTT that has room in its
+        window; the receiver reassembles the data once for the connection. `coupling`: "lia"
+        (RFC 6356's coupled increase), "olia" (Khalili et al.'s, CoNEXT 2012) or "uncoupled" (each
+        subflow its own `cc`; the profile's when None). The other keywords are every subflow's TCP keys, as `tcp`'s, on
+        the defaults of the profile `profile` ("linux" by default, as a TCP flow's; e.g.
+        profile="rfc", sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one
+        buffer."""
+        flow = {"kind": "mptcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "tcp": tcp or None}
+        self._flows.append(_clean(flow))
+        return self
+
     def _connection(self, kind: str, src, dst, bytes, start, name, params: dict[str, Any], **extra: Any) -> Network:
         """A connection of transport `kind`; its own parameters go under the key of that name."""
         lists = {k: list(v) if v is not None else None for k, v in extra.items() if k in _ROUTING_KEYS}
@@ -621,9 +649,9 @@ class Network:
         return self
 
     def _with_profile(self, flow: dict[str, Any]) -> dict[str, Any]:
-        """`flow` with this network's TCP profile, if it is a TCP flow that names none."""
+        """`flow` with this network's TCP profile, if it is a TCP or MPTCP flow that names none."""
         tcp = flow.get("tcp", {})
-        if self.tcp_profile is None or flow.get("kind") != "tcp" or not isinstance(tcp, dict):
+        if self.tcp_profile is None or flow.get("kind") not in ("tcp", "mptcp") or not isinstance(tcp, dict):
             return flow  # a `tcp` that is not a table reaches the engine, which names it
         return {**flow, "tcp": {"profile": self.tcp_profile, **tcp}}
 

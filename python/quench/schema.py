@@ -55,6 +55,7 @@ FLOW_TABLES = (
     "flow_links",
     "flow_snapshots",
     "delay",
+    "subflows",
 )
 # Columns holding codes of the engine's enumerations (qdisc::DropReason, trace::TcpEvent,
 # cc::bbr::MODE_NAMES), shown as categories of those names, in code order, from the engine.

@@ -299,6 +299,13 @@ impl Flows {
         released.chain(window)
     }
 
+    /// The senders still held, in id order: the listed flows', then the live arrivals'.
+    pub fn senders<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (FlowId, &'a Agent)> + 'a {
+        let listed = (0..self.listed.len() as u32).map(FlowId);
+        let window = (0..self.window.len() as u32).map(|i| FlowId(self.first + i));
+        listed.chain(window).filter_map(move |id| agents.pair(id).map(|(s, _)| (id, s)))
+    }
+
     /// Every flow not yet taken, in id order, with its row.
     pub fn rows<'a>(&'a self, agents: &'a Agents) -> impl Iterator<Item = (FlowId, &'a FlowInfo, FlowRow)> + 'a {
         self.listed_rows(agents).chain(self.arrival_rows(agents))

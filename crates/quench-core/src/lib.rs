@@ -68,6 +68,12 @@ pub mod table {
     pub use crate::trace::table::{Column, Table};
 }
 
+/// Multipath TCP's coupled congestion control (RFC 6356 LIA): its alpha and per-ACK increase,
+/// closed forms that tests check by hand.
+pub mod lia {
+    pub use crate::cc::lia::{alpha, increase, SubflowWindow};
+}
+
 /// The names of the codes some table columns hold, in code order, and of the disciplines a
 /// scenario may name: what a binding lists so that its users can read the codes.
 pub mod names {

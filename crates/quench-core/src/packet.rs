@@ -108,6 +108,23 @@ pub mod ecn {
     }
 }
 
+/// Multipath TCP subflows (RFC 8684): a subflow's sequence numbers, both directions, carry its
+/// index in their top byte, the rest of the number being the subflow's own sequence space
+/// (`transport/mptcp.rs` adds and strips it). The index stands for the subflow's distinct
+/// port pair, so that ECMP's five-tuple hash (`routing/multipath.rs`) places each subflow on a
+/// path of its own; every other packet's top byte is 0 (2⁵⁶ bytes are never sent in a run),
+/// so its hash is what it was without subflows.
+pub mod subflow {
+    /// The bit where a subflow's index starts in a sequence number.
+    pub const SEQ_SHIFT: u32 = 56;
+
+    /// The index a packet's sequence number carries (0 for every packet but a subflow's).
+    #[inline]
+    pub fn index(seq: u64) -> u64 {
+        seq >> SEQ_SHIFT
+    }
+}
+
 /// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as offsets
 /// from the ACK number; unused slots are (0, 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -166,7 +166,8 @@ pub fn summary_now(w: &World) -> Vec<Table> {
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
-    let mut tables = vec![links_table(&w), flows, nodes_table(&w), pfc_cycles_table(&w)];
+    let subflows = crate::transport::mptcp::subflows_table(w.flows.senders(&w.agents));
+    let mut tables = vec![links_table(&w), flows, nodes_table(&w), subflows, pfc_cycles_table(&w)];
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {

@@ -202,7 +202,8 @@ pub struct World {
 }
 
 /// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
-/// with the most timers, the TCP sender with its timer table, queues in one activation.
+/// with the most timers, the TCP sender with its timer table, queues in one activation (a
+/// multipath connection's subflows may queue more: those take ordinary sequence numbers).
 pub(crate) const TIMER_SEQS_PER_ACTIVATION: u64 = crate::transport::tcp::TIMER_EVENTS_PER_ACTIVATION;
 const _: () = assert!(TIMER_SEQS_PER_ACTIVATION >= 2 * crate::transport::tcp::SENDER_TIMERS as u64);
 
@@ -1070,7 +1071,7 @@ impl Host for World {
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
         match self.timer_seqs.next() {
             Some(seq) => self.sched.schedule_reserved(at, seq, Event::Timer(owner, timer)),
-            // More timers than reserved (none of today's endpoints arms so many in one act).
+            // More timers than reserved: a multipath connection's subflows, several acting at once.
             None => self.sched.schedule(at, Event::Timer(owner, timer)),
         }
     }

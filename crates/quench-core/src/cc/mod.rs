@@ -33,7 +33,9 @@ pub mod fast;
 pub mod hpcc;
 pub mod hystart;
 pub mod ledbat;
+pub mod lia;
 pub mod newreno;
+pub mod olia;
 pub mod prague;
 pub mod reno;
 pub mod swift;
@@ -410,6 +412,8 @@ registry! {
     Hpcc: "hpcc" => hpcc::Hpcc(HpccConfig) boxed,
     Dcqcn: "dcqcn" => dcqcn::Dcqcn(DcqcnConfig) boxed,
     Vivace: "vivace" => vivace::Vivace(VivaceConfig) boxed,
+    Lia: "lia" => lia::Lia(LiaConfig) boxed,
+    Olia: "olia" => olia::Olia(OliaConfig) boxed,
 }
 
 impl Default for CcSpec {

@@ -276,11 +276,14 @@ fn mix(mut z: u64) -> u64 {
 }
 
 /// The salted hash of a packet's five-tuple: source and destination node (the addresses), the
-/// flow id (standing for the port pair) and the protocol. Every fragment of a datagram and
-/// every packet of a flow in one direction hash alike, so they keep one path.
+/// flow id and a multipath subflow's index (together standing for the port pair, the index
+/// above the flow id's 32 bits: 0, changing nothing, for every packet but a subflow's) and the
+/// protocol. Every fragment of a datagram and every packet of a flow (or subflow) in one
+/// direction hash alike, so they keep one path.
 pub fn five_tuple_hash(salt: u64, pkt: &Packet) -> u64 {
     let addresses = (pkt.src.0 as u64) << 32 | pkt.dst.0 as u64;
-    let ports_and_proto = (pkt.flow.0 as u64) << 8 | pkt.proto as u64;
+    let ports = (pkt.flow.0 as u64) << 8 ^ crate::packet::subflow::index(pkt.seq) << 40;
+    let ports_and_proto = ports | pkt.proto as u64;
     mix(mix(salt ^ addresses) ^ ports_and_proto)
 }
 

@@ -7,6 +7,7 @@
 
 pub mod assisted;
 pub mod contract;
+pub mod mptcp;
 pub mod ndp;
 pub mod pcp;
 pub mod tcp;
@@ -313,6 +314,8 @@ transports! {
     Assisted: "assisted" => assisted::AssistedFlowSpec =>
         AssistedSender(Box<assisted::AssistedSender>), AssistedReceiver(Box<assisted::AssistedReceiver>);
     Ndp: "ndp" => ndp::NdpFlowSpec => NdpSender(Box<ndp::NdpSender>), NdpReceiver(Box<ndp::NdpReceiver>);
+    Mptcp: "mptcp" => mptcp::MptcpFlowSpec =>
+        MptcpSender(Box<mptcp::MptcpSender>), MptcpReceiver(Box<mptcp::MptcpReceiver>);
 }
 
 impl FlowSpec {
@@ -342,8 +345,9 @@ mod tests {
             r#"{"kind":"pcp","src":"a","dst":"b","pcp":{"history":false}}"#,
             r#"{"kind":"assisted","src":"a","dst":"b","start":"1s"}"#,
             r#"{"kind":"ndp","src":"a","dst":"b","bytes":"64KB"}"#,
+            r#"{"kind":"mptcp","src":"a","dst":"b","bytes":"64KB","subflows":4}"#,
         ];
-        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted", "ndp"]);
+        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted", "ndp", "mptcp"]);
         for (text, name) in flows.iter().zip(FlowSpec::NAMES) {
             let f: FlowSpec = serde_json::from_str(text).unwrap();
             assert_eq!(f.kind(), *name);
@@ -351,7 +355,7 @@ mod tests {
             assert_eq!(serde_json::to_value(&f).unwrap()["kind"], *name);
         }
         let e = serde_json::from_str::<FlowSpec>(r#"{"kind":"sctp","src":"a","dst":"b"}"#).unwrap_err();
-        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`, `ndp`"), "{e}");
+        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`, `ndp`, `mptcp`"), "{e}");
     }
 
     /// An endpoint slot is a tag and a pointer: every endpoint lives in a box of its own. At

@@ -12,7 +12,7 @@ use serde_json::Value;
 pub fn pin_rfc_profile(scenario: &Value) -> Value {
     let mut sc = scenario.clone();
     let pin = |flow: &mut Value| {
-        if flow.get("kind").and_then(Value::as_str) != Some("tcp") {
+        if !matches!(flow.get("kind").and_then(Value::as_str), Some("tcp" | "mptcp")) {
             return;
         }
         let tcp = flow.as_object_mut().unwrap().entry("tcp").or_insert_with(|| serde_json::json!({}));
@@ -29,7 +29,7 @@ pub fn pin_rfc_profile(scenario: &Value) -> Value {
     sc
 }
 
-/// Build and run a scenario (its TCP flows pinned to the `rfc` profile unless they name one),
+/// Build and run a scenario (its TCP and MPTCP flows pinned to the `rfc` profile unless they name one),
 /// checking the link accounting identities on the way out: every validation run doubles as an
 /// accounting check.
 pub fn run(scenario: &Value) -> RunResult {

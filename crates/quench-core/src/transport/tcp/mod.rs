@@ -25,6 +25,7 @@ mod sender;
 
 pub use config::{LimitedTransmit, RtoConfig, TcpConfig};
 pub use flow::TcpFlowSpec;
+pub(crate) use profile::resolve as resolve_profile;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::TcpSender;

@@ -326,6 +326,39 @@ impl TcpSender {
         self.send.state == State::Aborted
     }
 
+    /// A subflow of a multipath connection (`transport/mptcp.rs`): it has no data of its own
+    /// and sends no FIN; the connection's scheduler hands it data with [`TcpSender::assign`].
+    pub(crate) fn subflow(conn: Connection, cfg: TcpConfig, cc: AnyCc) -> Self {
+        let mut s = TcpSender::new(conn, cfg, cc, None);
+        (s.send.finite, s.send.data_end) = (false, FIRST_DATA_SEQ);
+        s
+    }
+
+    /// Bytes handed to this subflow so far (its data runs from 0 to this, subflow-relative).
+    pub(crate) fn assigned(&self) -> u64 {
+        self.send.data_end - FIRST_DATA_SEQ
+    }
+
+    /// Append `bytes` to the subflow's data; `push` sends what the window allows.
+    pub(crate) fn assign(&mut self, bytes: u64) {
+        self.send.data_end += bytes;
+    }
+
+    /// Send what the window allows of the data assigned.
+    pub(crate) fn push(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.output(cx);
+    }
+
+    /// Whether a scheduler may hand this subflow a segment more: it is established, has sent
+    /// everything assigned to it, and its window has room for a full segment beyond what is in
+    /// flight (Linux's `tcp_cwnd_test` as `mptcp_sched.c`'s default scheduler asks it).
+    pub(crate) fn has_room(&self) -> bool {
+        self.send.state == State::Established
+            && self.send.snd_max >= self.send.data_end
+            && !self.ecn.waiting_for_timer
+            && self.inflight() + self.w.mss <= self.limit_window()
+    }
+
     fn record_window(&mut self, cx: &mut AgentCx<impl Host>) {
         let now = cx.now;
         cx.rec().cwnd(now, self.conn.flow, self.w.cwnd, self.w.ssthresh);

@@ -1,0 +1,573 @@
+//! Multipath TCP (RFC 8684, MPTCP v1): one connection between two hosts carried by several
+//! TCP subflows, each with its own five-tuple so that ECMP hashes each onto a path of its own
+//! (Raiciu, Barre, Pluntke, Greenhalgh, Wischik, Handley, "Improving datacenter performance
+//! and robustness with multipath TCP", SIGCOMM 2011).
+//!
+//! Sender: subflow 0 opens at the flow's start; once it is established the others open (as
+//! Linux's `ndiffports` path manager does). Each subflow is a whole TCP sender
+//! ([`TcpSender::subflow`]): its own sequence space, window, RTT estimator and loss recovery
+//! (duplicate ACKs, SACK, RTO as `tcp` configures them). The connection owns one data sequence
+//! space; its scheduler hands the next segment of data to the established subflow with the
+//! lowest smoothed RTT whose window has room (Linux's default scheduler, `mptcp_sched.c`),
+//! within the receiver's window beyond the data-level acknowledgement, and records the mapping
+//! (subflow offset to data sequence number, RFC 8684's DSS mapping). The data-level
+//! acknowledgement (RFC 8684's DATA_ACK) is what the subflows' cumulative ACKs imply through the
+//! mapping. Data is not reinjected on another subflow: each subflow recovers its own losses.
+//! Receiver: one TCP receiver per subflow (its ACKs, SACK blocks, delayed ACKs), and one
+//! connection-level reassembly of the data sequence space; the transfer completes when all
+//! its bytes have arrived in order at the connection level.
+//!
+//! Congestion control: `coupling = "lia"` couples the subflows' windows (RFC 6356, `cc/lia.rs`,
+//! through a [`Coupling`] this connection writes after each subflow acts), `"olia"` as Khalili
+//! et al.'s OLIA (`cc/olia.rs`); `"uncoupled"` gives each subflow its own `cc` (NewReno, CUBIC,
+//! ...), for comparison.
+//!
+//! Wire format: every packet of subflow i carries i in its sequence numbers' top byte
+//! (`packet::subflow`), both directions, standing for the subflow's port pair in the ECMP hash;
+//! subflow 0's packets are a plain TCP connection's. A data segment carries its data sequence
+//! number in the ACK field (a sender's data segments acknowledge nothing in a one-way
+//! transfer), standing for the DSS option. Both are added as a packet leaves an endpoint
+//! and stripped as it arrives, so a subflow's TCP endpoints see their own sequence space.
+//! Timers: subflow i's TCP timer k has kind `i * TIMER_STRIDE + k`.
+//! Owns the connection's scheduler, mapping and reassembly; acts only through its `AgentCx`.
+
+use crate::cc::lia::{Coupling, Lia, SubflowWindow};
+use crate::cc::olia::Olia;
+use crate::cc::{deserialize_cc, AnyCc, CcSpec, CongestionControl};
+use crate::error::{nested_message, ConfigError};
+use crate::packet::{subflow, AgentId, FlowId, NodeId, Packet};
+use crate::ranges::FrontVec;
+use crate::rng::{Rng, StreamKind};
+use crate::telemetry::IntRecord;
+use crate::trace::table::{f64s, u64s, Column, Table};
+use crate::trace::Recorder;
+use crate::transport::tcp::{resolve_profile, Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
+use crate::transport::{
+    Admission, Agent, AgentCx, BuiltFlow, DeliveryCounts, Endpoint, FlowBuild, FlowReport, FlowRow, Host, SendCounts,
+    Timer, TransportSpec,
+};
+use crate::units::{Bytes, Dur, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+/// Timer kinds per subflow: room for the TCP sender's six (`tcp::TcpTimer`), so that 32
+/// subflows' kinds fit a byte.
+const TIMER_STRIDE: u8 = 8;
+/// Raiciu et al. 2011 used 8 subflows per connection on their FatTree (section 4).
+pub const DEFAULT_SUBFLOWS: u32 = 8;
+/// The most subflows a connection may have (each needs its index in a sequence number's
+/// top byte and its timers in a byte of kinds).
+pub const MAX_SUBFLOWS: u32 = 32;
+/// The data sequence number of the first data byte; the subflows' own data starts at 1.
+const SUBFLOW_FIRST_DATA_SEQ: u64 = 1;
+const SEQ_MASK: u64 = (1 << subflow::SEQ_SHIFT) - 1;
+
+/// How the subflows' windows grow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CouplingKind {
+    /// RFC 6356's Linked Increases Algorithm.
+    #[default]
+    Lia,
+    /// Khalili et al.'s Opportunistic LIA (CoNEXT 2012).
+    Olia,
+    /// Each subflow alone, with the flow's `cc`.
+    Uncoupled,
+}
+
+impl CouplingKind {
+    /// The coupled controller's kind; None for uncoupled subflows.
+    fn controller(self) -> Option<&'static str> {
+        match self {
+            CouplingKind::Lia => Some("lia"),
+            CouplingKind::Olia => Some("olia"),
+            CouplingKind::Uncoupled => None,
+        }
+    }
+}
+
+/// A multipath transfer:
+/// `{ kind = "mptcp", src, dst, bytes, subflows = 8, coupling = "lia", tcp = { ... } }`.
+/// Its `tcp` and `cc` are what its TCP profile (`tcp.profile`, linux by default, as a TCP
+/// flow's) gives, with the keys written over them; written back, every key is explicit and
+/// reads back the same.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(try_from = "WrittenMptcpFlow")]
+pub struct MptcpFlowSpec {
+    pub name: Option<String>,
+    pub src: String,
+    pub dst: String,
+    /// Transfer size; unlimited when absent.
+    pub bytes: Option<Bytes>,
+    pub start: Dur,
+    /// Subflows the connection opens, 1 to 32.
+    pub subflows: u32,
+    pub coupling: CouplingKind,
+    /// Every subflow's controller: LIA's table with `coupling = "lia"`, each uncoupled
+    /// subflow's own otherwise (the profile's when not written).
+    pub cc: CcSpec,
+    /// Every subflow's TCP (its MSS, SACK, delayed ACKs, RTO); `receive_window` is the
+    /// connection's one receive buffer.
+    pub tcp: TcpConfig,
+}
+
+/// A multipath flow as written, before its profile fills what it leaves out.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WrittenMptcpFlow {
+    #[serde(default)]
+    name: Option<String>,
+    src: String,
+    dst: String,
+    #[serde(default)]
+    bytes: Option<Bytes>,
+    #[serde(default)]
+    start: Dur,
+    #[serde(default = "default_subflows")]
+    subflows: u32,
+    #[serde(default)]
+    coupling: CouplingKind,
+    #[serde(default)]
+    cc: Option<Value>,
+    #[serde(default)]
+    tcp: Option<Value>,
+}
+
+fn default_subflows() -> u32 {
+    DEFAULT_SUBFLOWS
+}
+
+impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
+    type Error = String;
+    fn try_from(w: WrittenMptcpFlow) -> Result<Self, String> {
+        let coupled = w.coupling.controller();
+        let cc = match (coupled, w.cc) {
+            (Some(kind), None) => Some(serde_json::json!({ "kind": kind })),
+            (_, cc) => cc,
+        };
+        let (tcp, cc) = resolve_profile(w.tcp, cc).map_err(|e| nested_message(&e.path, e.message))?;
+        let at = |key: &str, e: String| {
+            let inner = ConfigError::from_serde(".", &e);
+            nested_message(&ConfigError::new(inner.path, "").within(key).path, inner.message)
+        };
+        let cc = deserialize_cc(cc).map_err(|e| at("cc", e.to_string()))?;
+        if coupled.is_some_and(|kind| kind != cc.kind()) {
+            let why = format!("{} needs coupling = \"uncoupled\" (a coupling is its own controller)", cc.kind());
+            return Err(nested_message("cc", why));
+        }
+        let tcp = crate::tagged::body::<TcpConfig, serde_json::Error>(tcp).map_err(|e| at("tcp", e.to_string()))?;
+        let (name, src, dst, bytes, start) = (w.name, w.src, w.dst, w.bytes, w.start);
+        Ok(MptcpFlowSpec { name, src, dst, bytes, start, subflows: w.subflows, coupling: w.coupling, cc, tcp })
+    }
+}
+
+impl MptcpFlowSpec {
+    /// Subflow `i`'s controller: LIA coupled through `coupling`, or the flow's `cc` alone.
+    fn controller(&self, coupling: Option<&Coupling>, i: usize) -> Result<AnyCc, ConfigError> {
+        match (coupling, &self.cc) {
+            (Some(c), CcSpec::Lia(cfg)) => Ok(AnyCc::Lia(Box::new(Lia::coupled(cfg, c.clone(), i)?))),
+            (Some(c), CcSpec::Olia(cfg)) => Ok(AnyCc::Olia(Box::new(Olia::coupled(cfg, c.clone(), i)?))),
+            _ => self.cc.build(),
+        }
+        .map_err(|e| e.within("cc"))
+    }
+}
+
+impl TransportSpec for MptcpFlowSpec {
+    crate::transport::common_flow_keys!();
+    fn sack_permitted(&self) -> bool {
+        self.tcp.sack
+    }
+    fn validate(&self) -> Result<(), ConfigError> {
+        if !(1..=MAX_SUBFLOWS).contains(&self.subflows) {
+            let why = format!("{} must be between 1 and {MAX_SUBFLOWS}", self.subflows);
+            return Err(ConfigError::new("subflows", why));
+        }
+        self.tcp.validate().map_err(|e| e.within("tcp"))
+    }
+    fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
+        let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
+        cx.check_path(size)?;
+        cx.check_return_path()?;
+        let n = self.subflows as usize;
+        let coupling = self.coupling.controller().map(|_| Coupling::new(n));
+        let path = cx.path_facts((self.tcp.mss + HEADERS) as u64, (HEADERS + self.tcp.option_bytes()) as u64);
+        let (forward, backward) = cx.connections();
+        let (mut senders, mut receivers) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for i in 0..n {
+            let mut cc = self.controller(coupling.as_ref(), i)?;
+            let caps = cc.capabilities();
+            if caps.rate_samples || caps.rtt_every_ack_needed_by.is_some() {
+                return Err(ConfigError::new("cc", "a subflow's controller must be a window controller"));
+            }
+            cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64 | (i as u64) << 32));
+            cc.take_path(&path);
+            let ect = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
+            senders.push(Subflow::new(TcpSender::subflow(forward, self.tcp.clone(), cc)));
+            receivers.push(TcpReceiver::new(backward, self.tcp.clone(), None, caps.ecn_feedback, ect));
+        }
+        let bytes = self.bytes.map(|b| b.0);
+        let window = self.tcp.receive_window.0;
+        let mss = self.tcp.segment_payload() as u64;
+        let sender = MptcpSender::new(forward, senders, coupling, bytes, window, mss);
+        Ok(BuiltFlow {
+            sender: Agent::MptcpSender(Box::new(sender)),
+            receiver: Agent::MptcpReceiver(Box::new(MptcpReceiver::new(backward, receivers, bytes))),
+            cc: self.cc.kind(),
+            bytes,
+            telemetry: false,
+        })
+    }
+}
+
+/// The host as one subflow's TCP endpoint sees it: its packets leave with the subflow's index
+/// in their sequence number (and a data segment with its data sequence number in the ACK
+/// field), and its timers are armed under the subflow's kinds.
+struct SubflowHost<'a, H: Host> {
+    host: &'a mut H,
+    index: u8,
+    /// The sender's mapping, to stamp each data segment's data sequence number; None at the
+    /// receiver.
+    mapping: Option<&'a VecDeque<Chunk>>,
+}
+
+impl<H: Host> Host for SubflowHost<'_, H> {
+    fn send(&mut self, node: NodeId, mut pkt: Packet) -> Admission {
+        if let (Some(map), true) = (self.mapping, pkt.payload > 0) {
+            pkt.ack = data_seq_of(map, pkt.seq - SUBFLOW_FIRST_DATA_SEQ);
+        }
+        pkt.seq |= (self.index as u64) << subflow::SEQ_SHIFT;
+        self.host.send(node, pkt)
+    }
+    fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
+        let kind = self.index * TIMER_STRIDE + timer.kind;
+        self.host.arm(owner, at, Timer { kind, ..timer });
+    }
+    fn recorder(&mut self) -> &mut Recorder {
+        self.host.recorder()
+    }
+    fn telemetry(&self, uid: u32) -> Option<IntRecord> {
+        self.host.telemetry(uid)
+    }
+}
+
+/// Run `act` on a subflow's endpoint through a [`SubflowHost`] for subflow `index`.
+fn as_subflow<H: Host, R>(
+    cx: &mut AgentCx<H>,
+    index: usize,
+    mapping: Option<&VecDeque<Chunk>>,
+    act: impl FnOnce(&mut AgentCx<SubflowHost<'_, H>>) -> R,
+) -> R {
+    let mut host = SubflowHost { host: &mut *cx.host, index: index as u8, mapping };
+    let mut sub = AgentCx::new(cx.now, cx.me, cx.node, &mut host);
+    act(&mut sub)
+}
+
+/// The subflow an arriving packet belongs to, its sequence number made the subflow's own.
+fn demultiplex(pkt: &mut Packet) -> usize {
+    let index = subflow::index(pkt.seq) as usize;
+    pkt.seq &= SEQ_MASK;
+    index
+}
+
+/// A stretch of data handed to a subflow: where it starts in the subflow's data (from 0), its
+/// data sequence number and length (RFC 8684's DSS mapping).
+#[derive(Clone, Copy, Debug)]
+struct Chunk {
+    subflow_offset: u64,
+    data_seq: u64,
+    len: u64,
+}
+
+/// The data sequence number of the subflow data byte at `offset` (its chunk is unacknowledged,
+/// so still mapped).
+fn data_seq_of(map: &VecDeque<Chunk>, offset: u64) -> u64 {
+    let i = map.partition_point(|c| c.subflow_offset + c.len <= offset);
+    map.get(i).map_or(0, |c| c.data_seq + (offset - c.subflow_offset))
+}
+
+/// One subflow at the sender: its TCP sender and the mapping of its unacknowledged data.
+pub struct Subflow {
+    pub tcp: TcpSender,
+    mapping: VecDeque<Chunk>,
+}
+
+impl Subflow {
+    fn new(tcp: TcpSender) -> Self {
+        Subflow { tcp, mapping: VecDeque::new() }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MptcpSenderStats {
+    /// Data bytes the scheduler handed to the subflows.
+    pub scheduled_bytes: u64,
+}
+
+pub struct MptcpSender {
+    conn: Connection,
+    subflows: Vec<Subflow>,
+    coupling: Option<Coupling>,
+    /// One past the last data byte; unlimited transfers have none.
+    end: Option<u64>,
+    /// The next data sequence number to schedule.
+    next_data_seq: u64,
+    /// Data acknowledged cumulatively at the connection level (DATA_ACK), and what the
+    /// subflows acknowledged above it.
+    data_acked: u64,
+    acked_above: FrontVec<(u64, u64)>,
+    /// The receiver's buffer: data is scheduled only up to `data_acked + window`.
+    window: u64,
+    mss: u64,
+    /// The subflows beyond the first have been opened.
+    joined: bool,
+    pub stats: MptcpSenderStats,
+}
+
+impl MptcpSender {
+    fn new(
+        conn: Connection,
+        subflows: Vec<Subflow>,
+        coupling: Option<Coupling>,
+        bytes: Option<u64>,
+        window: u64,
+        mss: u64,
+    ) -> Self {
+        MptcpSender {
+            conn,
+            subflows,
+            coupling,
+            end: bytes,
+            next_data_seq: 0,
+            data_acked: 0,
+            acked_above: FrontVec::default(),
+            window,
+            mss,
+            joined: false,
+            stats: MptcpSenderStats::default(),
+        }
+    }
+
+    pub fn subflows(&self) -> &[Subflow] {
+        &self.subflows
+    }
+
+    /// Data acknowledged cumulatively at the connection level.
+    pub fn data_acked(&self) -> u64 {
+        self.data_acked
+    }
+
+    /// Let subflow `i` act, then account for what it did and schedule more data.
+    fn on_subflow<H: Host>(
+        &mut self,
+        i: usize,
+        cx: &mut AgentCx<H>,
+        act: impl FnOnce(&mut TcpSender, &mut AgentCx<SubflowHost<'_, H>>),
+    ) {
+        let Some(sf) = self.subflows.get_mut(i) else { return };
+        as_subflow(cx, i, Some(&sf.mapping), |sub| act(&mut sf.tcp, sub));
+        self.after_subflow(i, cx);
+    }
+
+    fn after_subflow(&mut self, i: usize, cx: &mut AgentCx<impl Host>) {
+        self.note_acked(i);
+        self.share_window(i);
+        if !self.joined && self.subflows[0].tcp.stats.established.is_some() {
+            self.joined = true;
+            for j in 1..self.subflows.len() {
+                let sf = &mut self.subflows[j];
+                as_subflow(cx, j, Some(&sf.mapping), |sub| sf.tcp.on_start(sub));
+            }
+        }
+        self.schedule(cx);
+    }
+
+    /// Move subflow `i`'s cumulatively acknowledged chunks into the connection's DATA_ACK.
+    fn note_acked(&mut self, i: usize) {
+        let sf = &mut self.subflows[i];
+        let acked = sf.tcp.bytes_acked();
+        while sf.mapping.front().is_some_and(|c| c.subflow_offset + c.len <= acked) {
+            let c = sf.mapping.pop_front().expect("checked");
+            crate::ranges::insert(&mut self.acked_above, c.data_seq, c.data_seq + c.len);
+        }
+        self.data_acked = crate::ranges::advance(&mut self.acked_above, self.data_acked);
+    }
+
+    fn share_window(&self, i: usize) {
+        if let Some(c) = &self.coupling {
+            let tcp = &self.subflows[i].tcp;
+            let cwnd = if tcp.stats.established.is_some() { tcp.window().cwnd } else { 0 };
+            c.set(i, SubflowWindow { cwnd, srtt: tcp.rtt_estimator().srtt() });
+        }
+    }
+
+    /// The length of the next chunk to schedule: a full segment, or the transfer's last bytes;
+    /// None when everything is scheduled or the receiver's window is full.
+    fn next_chunk(&self) -> Option<u64> {
+        let left = self.end.map_or(u64::MAX, |e| e - self.next_data_seq);
+        let len = left.min(self.mss);
+        (len > 0 && self.next_data_seq + len <= self.data_acked + self.window).then_some(len)
+    }
+
+    /// The established subflow with room in its window and the lowest smoothed RTT (the first
+    /// such on ties), as Linux's default scheduler picks.
+    fn pick(&self) -> Option<usize> {
+        let srtt = |s: &Subflow| s.tcp.rtt_estimator().srtt().unwrap_or(Dur(u64::MAX));
+        (0..self.subflows.len()).filter(|&i| self.subflows[i].tcp.has_room()).min_by_key(|&i| srtt(&self.subflows[i]))
+    }
+
+    /// Hand data to subflows while one has room and there is data the receiver can take.
+    fn schedule(&mut self, cx: &mut AgentCx<impl Host>) {
+        while let Some(len) = self.next_chunk() {
+            let Some(i) = self.pick() else { break };
+            let sf = &mut self.subflows[i];
+            let chunk = Chunk { subflow_offset: sf.tcp.assigned(), data_seq: self.next_data_seq, len };
+            sf.mapping.push_back(chunk);
+            sf.tcp.assign(len);
+            self.next_data_seq += len;
+            self.stats.scheduled_bytes += len;
+            as_subflow(cx, i, Some(&sf.mapping), |sub| sf.tcp.push(sub));
+        }
+    }
+}
+
+impl Endpoint for MptcpSender {
+    fn node(&self) -> NodeId {
+        self.conn.local
+    }
+    fn on_start(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.on_subflow(0, cx, |tcp, sub| tcp.on_start(sub));
+    }
+    fn on_packet(&mut self, mut pkt: Packet, cx: &mut AgentCx<impl Host>) {
+        let i = demultiplex(&mut pkt);
+        self.on_subflow(i, cx, |tcp, sub| tcp.on_packet(pkt, sub));
+    }
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
+        let i = (timer.kind / TIMER_STRIDE) as usize;
+        let timer = Timer { kind: timer.kind % TIMER_STRIDE, ..timer };
+        self.on_subflow(i, cx, |tcp, sub| tcp.on_timer(timer, sub));
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct MptcpReceiverStats {
+    /// Data bytes delivered in order at the connection level, data segments received
+    /// (duplicates included) and completion.
+    pub delivery: DeliveryCounts,
+}
+
+pub struct MptcpReceiver {
+    conn: Connection,
+    subflows: Vec<TcpReceiver>,
+    expected: Option<u64>,
+    /// Connection-level reassembly: data held above `rcv_data_nxt`.
+    held: FrontVec<(u64, u64)>,
+    rcv_data_nxt: u64,
+    pub stats: MptcpReceiverStats,
+}
+
+impl MptcpReceiver {
+    fn new(conn: Connection, subflows: Vec<TcpReceiver>, expected: Option<u64>) -> Self {
+        MptcpReceiver {
+            conn,
+            subflows,
+            expected,
+            held: FrontVec::default(),
+            rcv_data_nxt: 0,
+            stats: Default::default(),
+        }
+    }
+
+    pub fn subflows(&self) -> &[TcpReceiver] {
+        &self.subflows
+    }
+
+    /// A data segment's bytes enter the connection's reassembly; what is now in order is
+    /// delivered.
+    fn reassemble(&mut self, data_seq: u64, len: u64, now: Time) {
+        self.stats.delivery.packets_received += 1;
+        crate::ranges::insert(&mut self.held, data_seq, data_seq + len);
+        let before = self.rcv_data_nxt;
+        self.rcv_data_nxt = crate::ranges::advance(&mut self.held, before);
+        self.stats.delivery.delivered(self.rcv_data_nxt - before, self.expected, now);
+    }
+}
+
+impl Endpoint for MptcpReceiver {
+    fn node(&self) -> NodeId {
+        self.conn.local
+    }
+    fn on_start(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    fn on_packet(&mut self, mut pkt: Packet, cx: &mut AgentCx<impl Host>) {
+        let i = demultiplex(&mut pkt);
+        if i >= self.subflows.len() {
+            return;
+        }
+        if pkt.payload > 0 {
+            self.reassemble(pkt.ack, pkt.payload as u64, cx.now);
+            pkt.ack = SUBFLOW_FIRST_DATA_SEQ; // what the sender's data segments acknowledge
+        }
+        as_subflow(cx, i, None, |sub| self.subflows[i].on_packet(pkt, sub));
+    }
+    fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
+        let i = (timer.kind / TIMER_STRIDE) as usize;
+        let timer = Timer { kind: timer.kind % TIMER_STRIDE, ..timer };
+        if let Some(rx) = self.subflows.get_mut(i) {
+            as_subflow(cx, i, None, |sub| rx.on_timer(timer, sub));
+        }
+    }
+}
+
+/// The connection's row: the subflows' sends summed, the connection-level delivery, the
+/// lowest smoothed RTT among the subflows and the sum of their windows.
+impl FlowReport for MptcpSender {
+    type Receiver = MptcpReceiver;
+    fn report(&self, rx: &MptcpReceiver, r: &mut FlowRow) {
+        let mut sent = SendCounts::default();
+        for sf in &self.subflows {
+            let s = &sf.tcp.stats.sent;
+            sent.segments_sent += s.segments_sent;
+            sent.bytes_sent += s.bytes_sent;
+            sent.retransmitted_segments += s.retransmitted_segments;
+            sent.timeouts += s.timeouts;
+            sent.rtt_samples += s.rtt_samples;
+            sent.rtt_sum = sent.rtt_sum + s.rtt_sum;
+        }
+        let srtt = self.subflows.iter().filter_map(|s| s.tcp.rtt_estimator().srtt()).min();
+        let cwnd: u64 = self.subflows.iter().map(|s| s.tcp.window().cwnd).sum();
+        r.fill_transfer(&sent, &rx.stats.delivery, srtt, cwnd as f64);
+        r.fast_retransmits = self.subflows.iter().map(|s| s.tcp.stats.fast_retransmits).sum();
+        r.aborted = self.subflows.iter().all(|s| s.tcp.is_aborted());
+    }
+}
+
+/// The `subflows` table's name.
+pub(crate) const SUBFLOWS: &str = "subflows";
+
+/// One row per subflow of each multipath connection among `senders` (the flows still held:
+/// a connection's endpoints are never reclaimed, so every one is there at the end): what it
+/// sent, what of it was acknowledged, its retransmissions, and its window and smoothed RTT at
+/// the end. Empty when no sender is a multipath connection's (every run has every table).
+pub(crate) fn subflows_table<'a>(senders: impl Iterator<Item = (FlowId, &'a Agent)>) -> Table {
+    let rows: Vec<(u32, u32, &TcpSender)> = senders
+        .filter_map(|(id, a)| match a {
+            Agent::MptcpSender(s) => Some((id, s)),
+            _ => None,
+        })
+        .flat_map(|(id, s)| s.subflows.iter().enumerate().map(move |(i, sf)| (id.0, i as u32, &sf.tcp)))
+        .collect();
+    let col = |f: fn(&TcpSender) -> u64| u64s(rows.iter().map(|r| f(r.2)));
+    let srtt = |t: &TcpSender| t.rtt_estimator().srtt().map_or(f64::NAN, |d| d.as_secs_f64());
+    Table::new(SUBFLOWS)
+        .with("flow", Column::U32(rows.iter().map(|r| r.0).collect()))
+        .with("subflow", Column::U32(rows.iter().map(|r| r.1).collect()))
+        .with("bytes_sent", col(|t| t.stats.sent.bytes_sent))
+        .with("bytes_acked", col(|t| t.bytes_acked()))
+        .with("segments_sent", col(|t| t.stats.sent.segments_sent))
+        .with("retransmitted_segments", col(|t| t.stats.sent.retransmitted_segments))
+        .with("timeouts", col(|t| t.stats.sent.timeouts))
+        .with("fast_retransmits", col(|t| t.stats.fast_retransmits))
+        .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.2.window().cwnd as f64)))
+        .with("srtt_s", f64s(rows.iter().map(|r| srtt(r.2))))
+}
