@@ -10,8 +10,11 @@ long transfers, every host sending to one other for the whole run. Each transpor
 defaults under the linux TCP profile; Swift and HPCC acknowledge every packet, as their NICs
 do, and NDP acknowledges every packet by design, so they are set against NewReno acknowledging
 every packet too: that policy alone makes NewReno several times dearer per delivered packet
-than with Linux's delayed ACKs (docs/benchmarks.md). Each point is the fastest of `--repeats`
-runs (the machine is shared and noisy).
+than with Linux's delayed ACKs (docs/benchmarks.md). HPCC and DCQCN also run over PFC
+(xoff 6 KB per ingress port, so that a leaf's twelve ports at xoff and the headroom of a
+10 Gb/s, 1 us link fit one port's 100 packets; the hosts' own queues 10,000 packets; DCQCN's
+switches mark at 5 KB), and MPTCP with 8 subflows and LIA over ECMP. Each point is the fastest
+of `--repeats` runs (the machine is shared and noisy).
 
     .venv/bin/python benchmarks/bench_transports.py
     .venv/bin/python benchmarks/bench_transports.py --duration-ms 5 --repeats 1   # smoke test
@@ -26,26 +29,60 @@ from quench import Network, droptail, step, trim
 PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
 BASELINE = "newreno"
 PER_PACKET_BASELINE = "newreno, ACK per packet"
-# name: (flow template, switch queue, multipath, the NewReno it is set against)
+# Lossless runs: the hosts' own (NIC) queue, which holds what a paused transport sends.
+NIC_QUEUE = droptail("10000p")
+PFC_XOFF = "6KB"
+# name: (flow template, switch queue, multipath, the NewReno it is set against, PFC)
 TRANSPORTS = {
-    BASELINE: ({"kind": "tcp", "cc": "newreno"}, droptail("100p"), "ecmp", BASELINE),
+    BASELINE: ({"kind": "tcp", "cc": "newreno"}, droptail("100p"), "ecmp", BASELINE, False),
     PER_PACKET_BASELINE: (
         {"kind": "tcp", "cc": "newreno", "tcp": PER_PACKET_ACKS},
         droptail("100p"),
         "ecmp",
         PER_PACKET_BASELINE,
+        False,
     ),
-    "dctcp": ({"kind": "tcp", "cc": "dctcp"}, step("65p", "100p"), "ecmp", BASELINE),
-    "swift": ({"kind": "tcp", "cc": "swift", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE),
-    "hpcc": ({"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE),
-    "ndp": ({"kind": "ndp"}, trim(), "spray", PER_PACKET_BASELINE),
+    "dctcp": ({"kind": "tcp", "cc": "dctcp"}, step("65p", "100p"), "ecmp", BASELINE, False),
+    "swift": (
+        {"kind": "tcp", "cc": "swift", "tcp": PER_PACKET_ACKS},
+        droptail("100p"),
+        "ecmp",
+        PER_PACKET_BASELINE,
+        False,
+    ),
+    "hpcc": (
+        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS},
+        droptail("100p"),
+        "ecmp",
+        PER_PACKET_BASELINE,
+        False,
+    ),
+    "hpcc over PFC": (
+        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS},
+        droptail("100p"),
+        "ecmp",
+        PER_PACKET_BASELINE,
+        True,
+    ),
+    "dcqcn over PFC": (
+        {"kind": "tcp", "cc": "dcqcn", "tcp": PER_PACKET_ACKS},
+        step("5KB", "100p,150KB"),
+        "ecmp",
+        PER_PACKET_BASELINE,
+        True,
+    ),
+    "ndp": ({"kind": "ndp"}, trim(), "spray", PER_PACKET_BASELINE, False),
+    "mptcp, 8 subflows": ({"kind": "mptcp", "subflows": 8}, droptail("100p"), "ecmp", BASELINE, False),
 }
 
 
 def point(name: str, duration_ms: float) -> dict:
-    flow, queue, multipath, _ = TRANSPORTS[name]
-    net = Network(seed=1, name=f"transport-cost-{name}")
-    net.leaf_spine(8, 4, 4, "10Gbps", "1us", qdisc=queue, multipath=multipath)
+    flow, queue, multipath, _, lossless = TRANSPORTS[name]
+    net = Network(seed=1, name=f"transport-cost-{name.replace(' ', '-').replace(',', '')}")
+    access = {"qdisc": NIC_QUEUE, "down_qdisc": queue} if lossless else None
+    net.leaf_spine(8, 4, 4, "10Gbps", "1us", qdisc=queue, multipath=multipath, access=access)
+    if lossless:
+        net.pfc(PFC_XOFF)
     net.workload(matrix="permutation", size="100GB", flow=flow, name="perm")
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     res = net.run(duration=f"{duration_ms}ms")
