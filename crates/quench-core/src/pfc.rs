@@ -220,9 +220,9 @@ impl Pfc {
         })
     }
 
-    /// When a frame for link `l` that leaves its far end now takes effect: after the frame its
-    /// reverse link is sending (`busy_until`), its own serialization at the reverse link's
-    /// `rate`, and the reverse link's `delay`.
+    /// When a frame a switch sends now takes effect at the far end of its reverse link (the
+    /// paused link's sending end): after the frame the reverse link is sending (`busy_until`),
+    /// its own serialization at the reverse link's `rate`, and the reverse link's `delay`.
     pub fn frame_effect_at(now: Time, busy_until: Option<Time>, rate: BitRate, delay: Dur) -> Time {
         let leaves = busy_until.map_or(now, |t| t.max(now));
         leaves + rate.tx_time(PAUSE_FRAME) + delay
