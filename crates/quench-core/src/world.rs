@@ -17,6 +17,10 @@
 //! and, when a link went down or came up, has the routes computed again once routing has
 //! converged (`routing_convergence`).
 //!
+//! PFC (`pfc.rs`) is told where a packet is admitted to a PFC switch's buffer (with the link
+//! it came in by), where its transmission starts there and where it is dropped; the pause and
+//! resume frames it answers are events that set a link's paused state.
+//!
 //! The world owns the event queue, what the links share (`LinkCx`: the packet slab, the
 //! nodes' buffer pools) and the routing of what components emit; it does not build flows (its
 //! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
