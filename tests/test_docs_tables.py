@@ -4,7 +4,6 @@ holds (10.0.0.(node+1), sender port 10000 + flow id, receiver port 5001)."""
 
 from __future__ import annotations
 
-import json
 import re
 import struct
 from pathlib import Path
@@ -12,7 +11,6 @@ from pathlib import Path
 from test_schemas import EVERYTHING, _raw_run
 
 import quench
-from quench import _core
 from quench.schema import raw_schema
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "tables.md"
