@@ -22,12 +22,12 @@
    holds every link below full with its queue near zero, so each cuts the short flows' tail
    slowdown (DCTCP's benchmark traffic; pFabric's and HPCC's slowdown figures use the same
    measure). The datacenter transports on the same fabric and loads: Swift (Kumar et al.,
-   SIGCOMM 2020) over drop-tail, DCQCN and HPCC over
-   lossless links (PFC, IEEE 802.1Qbb), and NDP over trimming switches (Handley et al.,
-   SIGCOMM 2017), with each one's queue occupancy and PFC pause time. HPCC's evaluation
-   (Li et al., section 5) finds DCQCN's queues and PFC pauses large where HPCC's are near
-   zero; PFC loses nothing; NDP, which never loses a packet's header, keeps short flows' tail
-   slowdown below drop-tail TCP's.
+   SIGCOMM 2020) over drop-tail, DCQCN and HPCC over lossless links (PFC, IEEE 802.1Qbb), and
+   NDP over trimming switches (Handley et al., SIGCOMM 2017), with each one's queue occupancy
+   and PFC pause time. HPCC's evaluation (Li et al., section 5) finds DCQCN's queues and PFC
+   pauses large where HPCC's are near zero; under PFC the switches lose nothing; NDP, which
+   never loses a packet's header, and Swift keep short flows' tail slowdown below drop-tail
+   TCP's.
 
 What the papers leave open, and what we chose (each a field of `Params`):
 - TCP: the linux profile (CUBIC, SACK, RACK-TLP, timestamps, 40 ms delayed ACKs), pinned,
@@ -52,10 +52,9 @@ What the papers leave open, and what we chose (each a field of `Params`):
   eleven ingress ports of a leaf, each holding at most xoff and the headroom of a 1 Gb/s,
   10 us link (about 5.6 KB), fit in a port's 150 KB (`ws_buffer_bytes`: 100 packets of 1,500
   bytes, in bytes, since PFC bounds bytes and small ACKs would fill a bound in packets). The
-  hosts' own (NIC) queues hold
-  `lossless_buffer` (10,000 packets, 15 MB) there, so that a paused NIC holds what its
-  transport sends meanwhile (a RoCE NIC stops its queue pairs rather than drop).
-  DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
+  hosts' own (NIC) queues hold `lossless_buffer` (10,000 packets, 15 MB) there, so that a
+  paused NIC holds what its transport sends meanwhile (a RoCE NIC stops its queue pairs rather
+  than drop). DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
   Kmin = Kmax, Pmax = 1: the limit of its RED-like marking), below xoff so that ECN acts
   before PFC, as the paper requires; rather than by RED's ramp, which drops the non-ECT ACKs
   it would mark (a RoCE fabric carries them in another priority class). ACKs per packet (a
