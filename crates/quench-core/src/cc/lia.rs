@@ -73,9 +73,15 @@ impl Coupling {
     pub fn set_loss_interval(&self, i: usize, bytes: u64) {
         self.lock().loss_intervals[i] = bytes;
     }
-    pub fn snapshot(&self) -> Vec<SubflowWindow> {
-        self.lock().windows.clone()
+    /// The subflows' windows, copied into `into` (its room reused: no allocation per ACK).
+    pub fn windows_into(&self, into: &mut Vec<SubflowWindow>) {
+        into.clone_from(&self.lock().windows);
     }
+    /// The subflows' bytes between losses, copied into `into` (its room reused).
+    pub fn loss_intervals_into(&self, into: &mut Vec<u64>) {
+        into.clone_from(&self.lock().loss_intervals);
+    }
+    #[cfg(test)]
     pub fn loss_intervals(&self) -> Vec<u64> {
         self.lock().loss_intervals.clone()
     }
@@ -110,11 +116,18 @@ pub struct Lia {
     coupling: Option<(Coupling, usize)>,
     /// The fraction of a byte the increases have accumulated (windows are whole bytes).
     carry: f64,
+    /// The connection's windows as this ACK sees them, kept between ACKs for its room.
+    windows: Vec<SubflowWindow>,
 }
 
 impl Lia {
     pub fn new(cfg: &LiaConfig) -> Result<Self, ConfigError> {
-        Ok(Lia { params: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?, coupling: None, carry: 0.0 })
+        Ok(Lia {
+            params: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?,
+            coupling: None,
+            carry: 0.0,
+            windows: Vec::new(),
+        })
     }
 
     /// Subflow `index` of the connection whose windows `coupling` holds.
@@ -123,15 +136,15 @@ impl Lia {
     }
 
     /// Congestion avoidance's increase for one ACK of `acked` bytes on a window of `w`.
-    fn avoidance_increase(&self, w: &Window, acked: u64, srtt: Option<Dur>) -> f64 {
+    fn avoidance_increase(&mut self, w: &Window, acked: u64, srtt: Option<Dur>) -> f64 {
         let acked = acked.min(w.mss);
         let Some((coupling, me)) = &self.coupling else {
             return increase(1.0, acked, w.mss, w.cwnd, w.cwnd);
         };
-        let mut subflows = coupling.snapshot();
-        subflows[*me] = SubflowWindow { cwnd: w.cwnd, srtt };
-        let total = subflows.iter().map(|s| s.cwnd).sum::<u64>();
-        increase(alpha(&subflows), acked, w.mss, w.cwnd, total)
+        coupling.windows_into(&mut self.windows);
+        self.windows[*me] = SubflowWindow { cwnd: w.cwnd, srtt };
+        let total = self.windows.iter().map(|s| s.cwnd).sum::<u64>();
+        increase(alpha(&self.windows), acked, w.mss, w.cwnd, total)
     }
 }
 
@@ -147,7 +160,8 @@ impl CongestionControl for Lia {
             w.cwnd += self.params.slow_start_increase(w, s.acked);
             return AckResponse::default();
         }
-        self.carry += self.avoidance_increase(w, s.acked, s.srtt);
+        let increase = self.avoidance_increase(w, s.acked, s.srtt);
+        self.carry += increase;
         let whole = self.carry.floor();
         w.cwnd += whole as u64;
         self.carry -= whole;

@@ -36,18 +36,22 @@ fn counted(windows: &[SubflowWindow]) -> impl Iterator<Item = (usize, f64, f64)>
 }
 
 /// `α_r` of subflow `me` among `windows` with bytes between losses `loss_intervals`.
+/// Passes over the counted subflows rather than a collected list: it runs on every ACK.
 pub fn alpha(windows: &[SubflowWindow], loss_intervals: &[u64], me: usize) -> f64 {
-    let paths: Vec<(usize, f64, f64)> = counted(windows).collect();
-    let n = paths.len() as f64;
-    let largest = paths.iter().map(|p| p.1).fold(0.0, f64::max);
+    let paths = || counted(windows);
+    let n = paths().count() as f64;
+    let largest = paths().map(|p| p.1).fold(0.0, f64::max);
     let score = |&(i, _, rtt): &(usize, f64, f64)| (loss_intervals[i] as f64).powi(2) / rtt;
-    let best = paths.iter().map(score).fold(0.0, f64::max);
+    let best = paths().map(|p| score(&p)).fold(0.0, f64::max);
     let in_m = |p: &(usize, f64, f64)| p.1 == largest;
-    let collected: Vec<usize> = paths.iter().filter(|p| score(p) == best && !in_m(p)).map(|p| p.0).collect();
-    let m = paths.iter().filter(|p| in_m(p)).count() as f64;
-    if collected.contains(&me) {
-        1.0 / (n * collected.len() as f64)
-    } else if !collected.is_empty() && paths.iter().any(|p| p.0 == me && in_m(p)) {
+    // The best paths outside the largest windows (the paper's set B \ M): how many, and me among them?
+    let (collected, me_collected) = paths()
+        .filter(|p| score(p) == best && !in_m(p))
+        .fold((0usize, false), |(c, mine), p| (c + 1, mine || p.0 == me));
+    let m = paths().filter(|p| in_m(p)).count() as f64;
+    if me_collected {
+        1.0 / (n * collected as f64)
+    } else if collected > 0 && paths().any(|p| p.0 == me && in_m(&p)) {
         -1.0 / (n * m)
     } else {
         0.0
@@ -72,12 +76,17 @@ pub struct Olia {
     /// Bytes acknowledged since the last loss (l1) and between the last two losses (l2).
     since_loss: u64,
     between_losses: u64,
+    /// The connection's windows and bytes between losses as this ACK sees them, kept between
+    /// ACKs for their room.
+    windows: Vec<SubflowWindow>,
+    loss_intervals: Vec<u64>,
 }
 
 impl Olia {
     pub fn new(cfg: &OliaConfig) -> Result<Self, ConfigError> {
         let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
-        Ok(Olia { params, coupling: None, carry: 0.0, since_loss: 0, between_losses: 0 })
+        let (windows, loss_intervals) = (Vec::new(), Vec::new());
+        Ok(Olia { params, coupling: None, carry: 0.0, since_loss: 0, between_losses: 0, windows, loss_intervals })
     }
 
     /// Subflow `index` of the connection whose windows `coupling` holds.
@@ -91,14 +100,15 @@ impl Olia {
         }
     }
 
-    fn avoidance_change(&self, w: &Window, s: &AckSample) -> f64 {
+    fn avoidance_change(&mut self, w: &Window, s: &AckSample) -> f64 {
         let Some((coupling, me)) = &self.coupling else {
             return (w.mss * w.mss) as f64 / w.cwnd as f64; // NewReno's per-ACK increase
         };
-        let mut windows = coupling.snapshot();
-        windows[*me] = SubflowWindow { cwnd: w.cwnd, srtt: s.srtt };
-        let a = alpha(&windows, &coupling.loss_intervals(), *me);
-        increase(&windows, *me, a, w.mss)
+        coupling.windows_into(&mut self.windows);
+        coupling.loss_intervals_into(&mut self.loss_intervals);
+        self.windows[*me] = SubflowWindow { cwnd: w.cwnd, srtt: s.srtt };
+        let a = alpha(&self.windows, &self.loss_intervals, *me);
+        increase(&self.windows, *me, a, w.mss)
     }
 }
 
@@ -116,7 +126,8 @@ impl CongestionControl for Olia {
             w.cwnd += self.params.slow_start_increase(w, s.acked);
             return AckResponse::default();
         }
-        self.carry += self.avoidance_change(w, s);
+        let change = self.avoidance_change(w, s);
+        self.carry += change;
         let whole = self.carry.trunc();
         self.carry -= whole;
         w.cwnd = (w.cwnd as i64 + whole as i64).max(w.mss as i64) as u64;
