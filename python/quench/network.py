@@ -745,7 +745,7 @@ class Network:
         """What to record: queues, sojourn, drops, cwnd (TCP's window, and PCP's rate in its own
         `pcp_rate` table), rtt, segments (booleans), links
         (restrict per-link records), pcap (links to capture, by name "a->b"), cwnd_interval
-        (e.g. "10ms": at most one cwnd row per flow per interval, every decrease kept),
+        (e.g. "10ms": at most one cwnd row per flow per interval, every peak and trough kept),
         monitor_flow ({flow, start, stop}: every packet event of one flow), snapshots (an
         interval such as "100ms" or a list of instants such as ["10s", "30s"]: every link's and
         flow's counters then, for `Results.window` and `Results.timeseries`), flow_links (each
