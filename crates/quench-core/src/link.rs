@@ -285,8 +285,42 @@ struct DeviceQueue {
     /// Capacity in packets (at least 1).
     limit: usize,
     packets: VecDeque<Packet>,
+    /// When each of `packets` came from the qdisc, in the same order: a packet's time in the
+    /// queue (from `Packet::enqueued_at`, its arrival at the qdisc) splits there into its time
+    /// in the qdisc and its time in the device queue.
+    entered: VecDeque<Time>,
     /// Bytes in `packets`.
     bytes: u64,
+    /// Time the departed packets spent in the device queue: the sum and the longest.
+    sojourn_sum: Dur,
+    sojourn_max: Dur,
+}
+
+impl DeviceQueue {
+    fn push(&mut self, p: Packet, now: Time) {
+        self.bytes += p.size as u64;
+        self.packets.push_back(p);
+        self.entered.push_back(now);
+    }
+
+    /// The head, leaving for the transmitter now.
+    fn pop(&mut self, now: Time) -> Option<Packet> {
+        let p = self.packets.pop_front()?;
+        let entered = self.entered.pop_front().expect("one entry time per packet");
+        self.bytes -= p.size as u64;
+        let waited = now - entered;
+        self.sojourn_sum = self.sojourn_sum + waited;
+        self.sojourn_max = self.sojourn_max.max(waited);
+        Some(p)
+    }
+}
+
+/// Where a link's departed packets waited, when it has a device queue: the sums and the
+/// longest waits in the device queue (the rest of each packet's sojourn was in the qdisc).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeviceSojourn {
+    pub sum: Dur,
+    pub max: Dur,
 }
 
 impl LinkCounters {
@@ -469,8 +503,15 @@ impl Link {
             wire: Wire::new(&p.loss, p.jitter, p.corrupt, (loss_rng, wire_rng)),
             device: (p.device_queue > 0).then(|| {
                 let limit = p.device_queue as usize;
-                let packets = VecDeque::with_capacity(limit.min(DEVICE_QUEUE_RESERVED));
-                Box::new(DeviceQueue { limit, packets, bytes: 0 })
+                let reserved = limit.min(DEVICE_QUEUE_RESERVED);
+                Box::new(DeviceQueue {
+                    limit,
+                    packets: VecDeque::with_capacity(reserved),
+                    entered: VecDeque::with_capacity(reserved),
+                    bytes: 0,
+                    sojourn_sum: Dur::ZERO,
+                    sojourn_max: Dur::ZERO,
+                })
             }),
             dynamics: (p.capacity.is_some() || !p.min_packet_gap.is_zero()).then(|| {
                 let trace = p.capacity.as_ref().map(Capacity::new);
@@ -507,6 +548,11 @@ impl Link {
     /// Whether the link has a device queue under its qdisc.
     pub fn has_device_queue(&self) -> bool {
         self.device.is_some()
+    }
+
+    /// The time departed packets spent in the device queue, if the link has one.
+    pub fn device_sojourn(&self) -> Option<DeviceSojourn> {
+        self.device.as_ref().map(|d| DeviceSojourn { sum: d.sojourn_sum, max: d.sojourn_max })
     }
 
     /// Whether the device queue, if any, is empty.
@@ -593,10 +639,9 @@ impl Link {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         }
         let d = self.device.as_mut().expect("called with a device queue");
-        let Some(p) = d.packets.pop_front() else {
+        let Some(p) = d.pop(now) else {
             return wait.map_or(TxStart::Idle, TxStart::Wait);
         };
-        d.bytes -= p.size as u64;
         let done = self.begin_tx(now, lcx.slab.hold(p), &lcx.slab);
         if !scheduled {
             // The place just freed is filled now. A "not before" in this call schedules no
@@ -619,9 +664,7 @@ impl Link {
             match next {
                 Dequeued::Packet(_) | Dequeued::Held(_) => {
                     let p = next.into_packet(&mut lcx.slab).expect("a packet");
-                    let d = self.device.as_mut().expect("checked by the loop");
-                    d.bytes += p.size as u64;
-                    d.packets.push_back(p);
+                    self.device.as_mut().expect("checked by the loop").push(p, now);
                 }
                 Dequeued::Empty => return None,
                 Dequeued::NotBefore(t) => {
@@ -922,6 +965,7 @@ impl Link {
     fn flush_queue(&mut self, now: Time, lcx: &mut LinkCx) {
         if let Some(d) = &mut self.device {
             d.bytes = 0;
+            d.entered.clear();
             let flushed: Vec<Packet> = d.packets.drain(..).collect();
             for p in flushed {
                 self.count_drop(p.size, DropReason::LinkDown);
@@ -1104,6 +1148,15 @@ mod tests {
             let s = l.stats_at(t);
             assert_eq!(s.arrived_packets, s.departed_packets + s.dropped_in_queue() + l.backlog().packets);
             assert_eq!(s.max_backlog_packets, held - 1, "the packet in transmission is not backlog");
+            assert_eq!(l.device_sojourn().is_some(), device > 0);
+            if let Some(waited) = l.device_sojourn() {
+                // By hand, with T = 800 us (1000 B at 10 Mb/s): packet k starts at kT. Packets
+                // 1-4 entered the device queue at 0, packet k > 4 when packet k - 4 left it, at
+                // (k - 4)T: in the device queue kT for k <= 4 and 4T after, in the qdisc the
+                // rest. Over packets 0-14: 105T in all, 10T + 10 x 4T = 50T in the device queue.
+                let slot = Dur::from_micros(800).0;
+                assert_eq!((s.sojourn_sum.0, waited.sum.0, waited.max.0), (105 * slot, 50 * slot, 4 * slot));
+            }
         }
     }
 }

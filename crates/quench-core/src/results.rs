@@ -8,7 +8,7 @@
 use crate::flows::{flow_rows, FLOWS};
 use crate::qdisc::DropReason;
 use crate::trace::table::{f64s, strs, u64s, Column, Table};
-use crate::units::Time;
+use crate::units::{Dur, Time};
 use crate::world::{link_name, World};
 
 pub struct RunResult {
@@ -81,7 +81,25 @@ fn links_table(w: &World) -> Table {
         .with("mean_backlog_bytes", f64s(st().map(|s| s.backlog_byte_ns as f64 / w.now.0 as f64)))
         .with("max_backlog_packets", u64s(st().map(|s| s.max_backlog_packets)))
         .with("max_backlog_bytes", u64s(st().map(|s| s.max_backlog_bytes)));
-    with_pfc_columns(w, t)
+    with_pfc_columns(w, with_device_queue_columns(w, t))
+}
+
+/// The split of each link's queueing time between its qdisc and its device queue (`link.rs`),
+/// only in runs where a link has a device queue, so that other runs' tables keep their form.
+/// A link without one spent all of it in the qdisc. The means are over departed packets, as
+/// `mean_sojourn_s` is, so the two add up to it.
+fn with_device_queue_columns(w: &World, t: Table) -> Table {
+    let ls = &w.links;
+    if !ls.iter().any(|l| l.has_device_queue()) {
+        return t;
+    }
+    let device = || ls.iter().map(|l| l.device_sojourn().unwrap_or_default());
+    let departed = || ls.iter().map(|l| l.stats_at(w.now).departed_packets as f64);
+    let total = || ls.iter().map(|l| l.stats_at(w.now).sojourn_sum);
+    let qdisc = total().zip(device()).zip(departed()).map(|((all, d), n)| Dur(all.0 - d.sum.0).as_secs_f64() / n);
+    t.with("mean_qdisc_sojourn_s", f64s(qdisc))
+        .with("mean_device_sojourn_s", f64s(device().zip(departed()).map(|(d, n)| d.sum.as_secs_f64() / n)))
+        .with("max_device_sojourn_s", f64s(device().map(|d| d.max.as_secs_f64())))
 }
 
 /// PFC's columns (`pfc.rs`), only in runs with PFC, so that other runs' tables keep their form:

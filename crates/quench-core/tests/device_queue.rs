@@ -7,6 +7,7 @@
 
 mod common;
 use common::*;
+use quench_core::RunResult;
 use serde_json::{json, Value};
 
 fn scenario(qdisc: Value, device_queue: Option<u32>) -> Value {
@@ -38,6 +39,27 @@ fn a_device_queue_under_a_fifo_is_one_longer_fifo() {
     }
     assert!(link_value(&with, "r1->r2", "dropped_packets") > 10.0, "the FIFO should overflow");
     assert_eq!(link_value(&with, "r1->r2", "max_backlog_packets"), 28.0);
+    the_queueing_time_splits_between_qdisc_and_device_queue(&with, &plain);
+}
+
+/// The links table's split of queueing time (`mean_qdisc_sojourn_s`, `mean_device_sojourn_s`,
+/// `max_device_sojourn_s`): the two parts add up to the time in the whole queue, which is the
+/// plain FIFO's of L + N; a packet waits in the device queue for at most the N transmissions
+/// ahead of it, each at most a full frame (1500 B at 10 Mb/s: 1.2 ms), and a link without a
+/// device queue spent it all in the qdisc. Runs without any device queue have no such columns.
+fn the_queueing_time_splits_between_qdisc_and_device_queue(with: &RunResult, plain: &RunResult) {
+    let v = |col: &str| link_value(with, "r1->r2", col);
+    let (qdisc, device, all) = (v("mean_qdisc_sojourn_s"), v("mean_device_sojourn_s"), v("mean_sojourn_s"));
+    assert!(device > 0.0 && qdisc > 0.0, "both parts of the queue were used: {qdisc} {device}");
+    assert!(((qdisc + device) - all).abs() <= 1e-12 * all, "{qdisc} + {device} against {all}");
+    assert_eq!(all, link_value(plain, "r1->r2", "mean_sojourn_s"), "one FIFO of L + N");
+    let full_frame_s = 1500.0 * 8.0 / 10e6;
+    assert!(v("max_device_sojourn_s") <= 8.0 * full_frame_s + 1e-12, "{}", v("max_device_sojourn_s"));
+    assert_eq!(link_value(with, "s0->r1", "mean_device_sojourn_s"), 0.0);
+    let access = (link_value(with, "s0->r1", "mean_qdisc_sojourn_s"), link_value(with, "s0->r1", "mean_sojourn_s"));
+    assert_eq!(access.0, access.1);
+    let columns = &plain.tables.iter().find(|t| t.name == "links").expect("a links table").columns;
+    assert!(columns.iter().all(|(name, _)| !name.contains("device")), "no device columns without one");
 }
 
 #[test]
