@@ -23,6 +23,7 @@ of `--repeats` runs (the machine is shared and noisy).
 from __future__ import annotations
 
 import argparse
+from typing import Any, NamedTuple
 
 from quench import Network, droptail, step, trim
 
@@ -32,47 +33,42 @@ PER_PACKET_BASELINE = "newreno, ACK per packet"
 # Lossless runs: the hosts' own (NIC) queue, which holds what a paused transport sends.
 NIC_QUEUE = droptail("10000p")
 PFC_XOFF = "6KB"
-# name: (flow template, switch queue, multipath, the NewReno it is set against, PFC)
+
+
+class Transport(NamedTuple):
+    """How one transport runs in the benchmark."""
+
+    flow: dict[str, Any]  # the workload's flow template
+    queue: dict[str, Any]  # the switches' queue discipline
+    multipath: str  # the switches' forwarding policy
+    baseline: str  # the NewReno it is set against (a key of TRANSPORTS)
+    lossless: bool = False  # over PFC, with the hosts' NIC queue
+
+
 TRANSPORTS = {
-    BASELINE: ({"kind": "tcp", "cc": "newreno"}, droptail("100p"), "ecmp", BASELINE, False),
-    PER_PACKET_BASELINE: (
-        {"kind": "tcp", "cc": "newreno", "tcp": PER_PACKET_ACKS},
-        droptail("100p"),
-        "ecmp",
-        PER_PACKET_BASELINE,
-        False,
+    BASELINE: Transport({"kind": "tcp", "cc": "newreno"}, droptail("100p"), "ecmp", BASELINE),
+    PER_PACKET_BASELINE: Transport(
+        {"kind": "tcp", "cc": "newreno", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE
     ),
-    "dctcp": ({"kind": "tcp", "cc": "dctcp"}, step("65p", "100p"), "ecmp", BASELINE, False),
-    "swift": (
-        {"kind": "tcp", "cc": "swift", "tcp": PER_PACKET_ACKS},
-        droptail("100p"),
-        "ecmp",
-        PER_PACKET_BASELINE,
-        False,
+    "dctcp": Transport({"kind": "tcp", "cc": "dctcp"}, step("65p", "100p"), "ecmp", BASELINE),
+    "swift": Transport(
+        {"kind": "tcp", "cc": "swift", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE
     ),
-    "hpcc": (
-        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS},
-        droptail("100p"),
-        "ecmp",
-        PER_PACKET_BASELINE,
-        False,
+    "hpcc": Transport(
+        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE
     ),
-    "hpcc over PFC": (
-        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS},
-        droptail("100p"),
-        "ecmp",
-        PER_PACKET_BASELINE,
-        True,
+    "hpcc over PFC": Transport(
+        {"kind": "tcp", "cc": "hpcc", "tcp": PER_PACKET_ACKS}, droptail("100p"), "ecmp", PER_PACKET_BASELINE, True
     ),
-    "dcqcn over PFC": (
+    "dcqcn over PFC": Transport(
         {"kind": "tcp", "cc": "dcqcn", "tcp": PER_PACKET_ACKS},
         step("5KB", "100p,150KB"),
         "ecmp",
         PER_PACKET_BASELINE,
         True,
     ),
-    "ndp": ({"kind": "ndp"}, trim(), "spray", PER_PACKET_BASELINE, False),
-    "mptcp, 8 subflows": ({"kind": "mptcp", "subflows": 8}, droptail("100p"), "ecmp", BASELINE, False),
+    "ndp": Transport({"kind": "ndp"}, trim(), "spray", PER_PACKET_BASELINE),
+    "mptcp, 8 subflows": Transport({"kind": "mptcp", "subflows": 8}, droptail("100p"), "ecmp", BASELINE),
 }
 
 
@@ -100,7 +96,7 @@ def main() -> None:
     print(f"leaf-spine 4x8 hosts, 4 spines, 10 Gb/s, permutation, {a.duration_ms:g} ms simulated")
     print(f"{'transport':>24} {'wall s':>8} {'delivered':>10} {'ns/packet':>10} {'x its NewReno':>14}")
     for t, r in rows.items():
-        base = rows[TRANSPORTS[t][3]]["ns_per_packet"]
+        base = rows[TRANSPORTS[t].baseline]["ns_per_packet"]
         print(
             f"{t:>24} {r['wall_s']:>8.3f} {r['delivered']:>10} {r['ns_per_packet']:>10.0f}"
             f" {r['ns_per_packet'] / base:>14.2f}"
