@@ -21,9 +21,7 @@ def tahoe(initial_window: int | None = None) -> dict[str, Any]:
     return _table("tahoe", initial_window=initial_window)
 
 
-def reno(
-    initial_window: int | None = None, abc_limit: int | None = None, growth: str | None = None
-) -> dict[str, Any]:
+def reno(initial_window: int | None = None, abc_limit: int | None = None, growth: str | None = None) -> dict[str, Any]:
     """Reno (RFC 5681): Tahoe with fast recovery, which ends at the first new ACK.
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
     segments one ACK may add in slow start (default 2).
