@@ -186,7 +186,8 @@ impl Profile {
         if kind == "cubic" {
             fill(cc, "hystart", Value::from("linux"));
         }
-        if LINUX_GROWTH.contains(&kind.as_str()) && !cc.contains_key("abc_limit") {
+        let abc_written = cc.get("abc_limit").is_some_and(|v| !v.is_null());
+        if LINUX_GROWTH.contains(&kind.as_str()) && !abc_written {
             fill(cc, "growth", Value::from("linux"));
         }
     }
@@ -312,6 +313,9 @@ mod tests {
         // A written abc_limit keeps RFC 3465's rule; HyStart++ stays available by name.
         let (_, cc) = resolved(json!({}), json!({"kind": "dctcp", "abc_limit": 2}));
         assert_eq!(cc, json!({"kind": "dctcp", "abc_limit": 2, "initial_window": 10}));
+        // A null (a resolved scenario's "left at the default") is not a written limit.
+        let (_, cc) = resolved(json!({}), json!({"kind": "reno", "abc_limit": null}));
+        assert_eq!(cc, json!({"kind": "reno", "abc_limit": null, "initial_window": 10, "growth": "linux"}));
         let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": "rfc9406", "growth": "rfc5681"}));
         assert_eq!(cc, json!({"kind": "cubic", "hystart": "rfc9406", "growth": "rfc5681", "initial_window": 10}));
         // Controllers without Linux's Reno-style growth get no growth key.
