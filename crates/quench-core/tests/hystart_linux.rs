@@ -20,7 +20,7 @@ const INITIAL_WINDOW: u64 = 16;
 /// `hystart_low_window` out of the hand computation.
 fn run_cubic(hystart: &str) -> quench_core::RunResult {
     let mut sc = dumbbell(1, "1Gbps", "1ms", "100Mbps", "20ms", json!({"kind": "droptail", "limit": "1000p"}));
-    sc["duration"] = json!("3s");
+    sc["duration"] = json!("2s");
     let hystart = if hystart == "off" { json!(false) } else { json!(hystart) };
     sc["flows"] = json!([{"kind": "tcp", "src": "s0", "dst": "d",
                           "cc": {"kind": "cubic", "hystart": hystart, "initial_window": INITIAL_WINDOW},

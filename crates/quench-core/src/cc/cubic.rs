@@ -17,6 +17,9 @@
 //!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - After a timeout (§4.8): the loss window (1 segment) and slow start to ssthresh; the first
 //!   epoch after it starts with `K = 0` and `W_max` = the window then.
+//! - With `growth = "linux"`, while no plateau is known (before the first loss, as after
+//!   HyStart, and after a timeout) cwnd grows by at least 1/20 segment per acknowledged segment,
+//!   5 % per RTT (Linux `bictcp_update`'s `cnt ≤ 20` while `last_max_cwnd` is 0).
 //! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno, or with
 //!   `growth = "linux"` as Linux's `cubictcp_cong_avoid` calls `tcp_slow_start`: every
 //!   acknowledged segment up to ssthresh, the rest of the ACK on to congestion avoidance
@@ -46,6 +49,10 @@ const DEFAULT_C: f64 = 0.4;
 const DEFAULT_BETA: f64 = 0.7;
 /// Smallest window after a decrease: two segments (RFC 9438 §4.6, `cwnd = max(cwnd, 2)`).
 const MIN_WINDOW_SEGMENTS: f64 = 2.0;
+/// Linux `bictcp_update`: "the initial growth of cubic function may be too conservative when
+/// the available bandwidth is still unknown", so while `last_max_cwnd` is 0 `cnt` is at most
+/// 20 (cwnd grows 5 % per RTT at least); taken under `growth = "linux"`.
+const LINUX_UNKNOWN_PLATEAU_CNT: f64 = 20.0;
 /// Largest step toward the target per RTT: the target is clamped to 1.5·cwnd (§4.4).
 const MAX_TARGET_RATIO: f64 = 1.5;
 
@@ -224,6 +231,13 @@ impl Cubic {
             let srtt = s.srtt.map_or(0.0, |d| d.as_secs_f64());
             let target = self.w_cubic(&e, t + srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
+        };
+        // Linux's `bictcp_update` caps `cnt` at 20 while no loss has set `last_max_cwnd`
+        // (before the first loss, and after a timeout): at least 1/20 segment per segment.
+        let grown = if self.w_max == 0.0 && self.aimd.growth() == Growth::Linux {
+            grown.max(cwnd + acked / LINUX_UNKNOWN_PLATEAU_CNT)
+        } else {
+            grown
         };
         self.epoch = Some(e);
         let bytes = (grown - cwnd) * mss + self.carry;
@@ -443,8 +457,8 @@ mod tests {
     /// before the ACK at t = k ms cwnd is 20 + 2k. The train passes 10/2 = 5 ms at t = 6 ms:
     /// HyStart sets ssthresh = cwnd = 32 before that ACK grows the window, and its 2 segments
     /// go to congestion avoidance: the first epoch starts on the plateau (K = 0, W_max = 32),
-    /// where W_cubic(0) = 32 < W_est = 32 + 1·2/32 (no event yet, so Reno's α is 1): cwnd
-    /// grows by 0.0625 segments, 62 bytes.
+    /// where W_cubic(0) = 32 < W_est = 32 + 1·2/32 (no event yet, so Reno's α is 1), but with
+    /// no plateau known Linux's cnt ≤ 20 grows it faster: by 2/20 segment, 100 bytes.
     #[test]
     fn linux_hystart_ends_slow_start_on_the_ack_train_by_hand() {
         let cfg = CubicConfig { hystart: HyStartChoice::Linux, growth: Growth::Linux, ..Default::default() };
@@ -456,7 +470,7 @@ mod tests {
             let s = AckSample { now: Time(k * 1_000_000), acked: 2 * MSS, ..ack(0, 10) };
             c.on_ack(&mut w, &s);
         }
-        assert_eq!((w.ssthresh, w.cwnd), (32 * MSS, 32 * MSS + 62));
+        assert_eq!((w.ssthresh, w.cwnd), (32 * MSS, 32 * MSS + 100));
         assert_eq!(c.linux_hystart.as_ref().unwrap().found(), Some(super::super::hystart_linux::Exit::AckTrain));
         assert_eq!(c.capabilities().rtt_every_ack_needed_by, Some("HyStart"));
     }
@@ -485,6 +499,24 @@ mod tests {
         }
         assert_eq!(w.ssthresh, 41 * MSS);
         assert_eq!(c.linux_hystart.as_ref().unwrap().found(), Some(super::super::hystart_linux::Exit::Delay));
+    }
+
+    /// Under `growth = "linux"`, with no plateau known (`bictcp_update`'s `last_max_cwnd` = 0,
+    /// here after Linux's HyStart), cnt ≤ 20: from cwnd 100 on the plateau, 100 ACKs of one
+    /// segment add 100/20 = 5 segments (the Reno-friendly W_est adds 1, the cubic next to
+    /// nothing); the default rule follows W_est.
+    #[test]
+    fn linux_growth_takes_five_percent_per_rtt_before_the_first_loss() {
+        for (growth, low, high) in
+            [(Growth::Linux, 105 * MSS - 1, 105 * MSS), (Growth::Rfc5681, 101 * MSS - 5, 101 * MSS)]
+        {
+            let mut c = Cubic::new(&CubicConfig { growth, ..Default::default() }).unwrap();
+            let mut w = win(100);
+            for i in 0..100 {
+                c.on_ack(&mut w, &ack(i, 100));
+            }
+            assert!((low..=high).contains(&w.cwnd), "{growth:?}: {}", w.cwnd);
+        }
     }
 
     /// `hystart`: false, true (HyStart++, written back as true), "rfc9406", "linux"; anything

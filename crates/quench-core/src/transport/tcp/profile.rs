@@ -19,8 +19,8 @@
 //! has, and says so: delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at
 //! the start of a connection; CUBIC's congestion avoidance counts acknowledged segments as
 //! Linux's does but computes its target in floating point from the smoothed RTT, not with
-//! `bictcp_update`'s integer `cnt` from the minimum RTT (nor its 5 % per RTT floor before the
-//! first loss); don't-fragment stays off, since quench has no path MTU discovery to shrink the
+//! `bictcp_update`'s integer `cnt` from the minimum RTT (of which it takes the 5 % per RTT
+//! floor while no plateau is known); don't-fragment stays off, since quench has no path MTU discovery to shrink the
 //! MSS where Linux's would. The ns3 profile keeps RFC 3465's 2 segments per ACK in slow start
 //! and leaves HyStart off (see `fill_cc`).
 
