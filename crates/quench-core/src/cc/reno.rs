@@ -16,6 +16,7 @@ use super::{
 };
 use crate::error::ConfigError;
 use serde::{Deserialize, Serialize};
+use std::num::NonZeroU64;
 
 /// RFC 3465 section 2.2: L = 2·SMSS bytes per ACK in slow start.
 pub const DEFAULT_ABC_LIMIT_SEGMENTS: u64 = 2;
@@ -36,8 +37,10 @@ pub struct RenoConfig {
 /// RFC 5681's window rules with appropriate byte counting, or Linux's per-segment ones: shared
 /// by Reno, NewReno, CUBIC, DCTCP and Prague.
 pub struct AimdParams {
-    initial_window: Option<u64>,
-    abc_limit: u64,
+    // Sized to keep Reno and NewReno inline in `AnyCc` (32 bytes, `senders_stay_small`): a
+    // zero initial window is refused, so None is the niche, and L fits 32 bits.
+    initial_window: Option<NonZeroU64>,
+    abc_limit: u32,
     growth: Growth,
     /// Linux's `snd_cwnd_cnt`, used by the `linux` rule only.
     counter: AckedCounter,
@@ -48,10 +51,13 @@ impl AimdParams {
         if initial_window == Some(0) {
             return Err(ConfigError::new("initial_window", "must be at least one segment"));
         }
+        let initial_window = initial_window.and_then(NonZeroU64::new);
         let abc_limit = abc_limit.unwrap_or(DEFAULT_ABC_LIMIT_SEGMENTS);
         if abc_limit == 0 {
             return Err(ConfigError::new("abc_limit", "must be at least one segment"));
         }
+        let abc_limit = u32::try_from(abc_limit)
+            .map_err(|_| ConfigError::new("abc_limit", format!("{abc_limit} is more than {} segments", u32::MAX)))?;
         Ok(AimdParams { initial_window, abc_limit, growth: Growth::Rfc5681, counter: AckedCounter::default() })
     }
 
@@ -70,12 +76,12 @@ impl AimdParams {
         self.growth
     }
     pub fn initial_window(&self, mss: u64) -> u64 {
-        self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
+        self.initial_window.map_or_else(|| rfc5681_initial_window(mss), NonZeroU64::get)
     }
     /// One ACK's growth: Reno's window rules (`tcp_reno_cong_avoid` under `linux`).
     pub fn grow(&mut self, w: &mut Window, acked: u64) {
         match self.growth {
-            Growth::Rfc5681 => aimd_growth(w, acked, self.abc_limit),
+            Growth::Rfc5681 => aimd_growth(w, acked, u64::from(self.abc_limit)),
             Growth::Linux => {
                 let left = self.slow_start(w, acked);
                 if left > 0 {
@@ -117,7 +123,7 @@ impl AimdParams {
     /// under `linux`, every byte.
     pub fn slow_start_increase(&self, w: &Window, acked: u64) -> u64 {
         match self.growth {
-            Growth::Rfc5681 => acked.min(self.abc_limit * w.mss),
+            Growth::Rfc5681 => acked.min(u64::from(self.abc_limit) * w.mss),
             Growth::Linux => acked,
         }
     }
