@@ -216,3 +216,36 @@ def test_aqm_helpers_name_a_bad_key(qdisc, key):
     with pytest.raises(quench.ScenarioError) as e:
         net.run("1s")
     assert e.value.path == f"links[0].qdisc.{key}"
+
+
+def _resolved_cc(cc, profile=None):
+    net = quench.Network().hosts("a", "b")
+    net.link("a", "b", rate="10Mbps", delay="5ms")
+    tcp = {"profile": profile} if profile else {}
+    net.tcp("a", "b", cc=cc, **tcp)
+    return quench.validate_scenario(net.to_dict("1s"))["flows"][0]["cc"]
+
+
+def test_linux_profile_grows_as_linux_and_runs_linux_hystart():
+    """The linux profile fills tcp_cubic.c's HyStart and tcp_cong.c's per-segment growth; the
+    rfc profile and a written abc_limit keep RFC 3465's rule; HyStart++ stays by name."""
+    cc = _resolved_cc(quench.cubic())
+    assert (cc["hystart"], cc["growth"]) == ("linux", "linux")
+    assert _resolved_cc(quench.dctcp())["growth"] == "linux"
+    assert "growth" not in _resolved_cc(quench.newreno(abc_limit=2))
+    rfc = _resolved_cc(quench.cubic(), profile="rfc")
+    assert rfc["hystart"] is False and "growth" not in rfc
+    assert _resolved_cc(quench.cubic(hystart="rfc9406"))["hystart"] is True
+
+
+@pytest.mark.parametrize(
+    ("cc", "key", "words"),
+    [
+        (quench.cubic(hystart="bsd"), "hystart", 'unknown hystart "bsd"'),
+        (quench.reno(growth="linux", abc_limit=2), "abc_limit", "RFC 3465"),
+    ],
+)
+def test_growth_and_hystart_name_a_bad_key(cc, key, words):
+    with pytest.raises(quench.ScenarioError) as e:
+        _resolved_cc(cc)
+    assert e.value.path.endswith(key) and words in str(e.value)

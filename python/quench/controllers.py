@@ -21,19 +21,27 @@ def tahoe(initial_window: int | None = None) -> dict[str, Any]:
     return _table("tahoe", initial_window=initial_window)
 
 
-def reno(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+def reno(initial_window: int | None = None, abc_limit: int | None = None, growth: str | None = None) -> dict[str, Any]:
     """Reno (RFC 5681): Tahoe with fast recovery, which ends at the first new ACK.
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
-    segments one ACK may add in slow start (default 2)."""
-    return _table("reno", initial_window=initial_window, abc_limit=abc_limit)
+    segments one ACK may add in slow start (default 2).
+    `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
+    in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
+    segment counts in both; the linux profile's unless `abc_limit` is written)."""
+    return _table("reno", initial_window=initial_window, abc_limit=abc_limit, growth=growth)
 
 
-def newreno(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
+def newreno(
+    initial_window: int | None = None, abc_limit: int | None = None, growth: str | None = None
+) -> dict[str, Any]:
     """NewReno (RFC 6582), the default: fast recovery lasts until every segment outstanding at
     its start is acknowledged, a partial ACK resending the next hole.
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
-    segments one ACK may add in slow start (default 2)."""
-    return _table("newreno", initial_window=initial_window, abc_limit=abc_limit)
+    segments one ACK may add in slow start (default 2).
+    `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
+    in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
+    segment counts in both; the linux profile's unless `abc_limit` is written)."""
+    return _table("newreno", initial_window=initial_window, abc_limit=abc_limit, growth=growth)
 
 
 def lia(initial_window: int | None = None, abc_limit: int | None = None) -> dict[str, Any]:
@@ -57,16 +65,22 @@ def cubic(
     beta: float | None = None,
     fast_convergence: bool | None = None,
     reno_friendly: bool | None = None,
-    hystart: bool | None = None,
+    hystart: bool | str | None = None,
     initial_window: int | None = None,
     abc_limit: int | None = None,
+    growth: str | None = None,
 ) -> dict[str, Any]:
     """CUBIC (RFC 9438): `c`, the cubic's scaling constant in segments/s³ (default 0.4); `beta`,
     the window kept after a loss (default 0.7); `fast_convergence` (default True);
-    `reno_friendly`, the Reno-friendly region (default True); `hystart`, HyStart++ (RFC 9406)
-    in the first slow start (default False; needs `rtt_sampling="every_ack"`).
+    `reno_friendly`, the Reno-friendly region (default True); `hystart`, how slow start may end
+    before a loss: False (the default), "linux" (Linux's HyStart, tcp_cubic.c's ACK-train and
+    delay detectors; the linux profile's) or "rfc9406" (HyStart++ in the first slow start; True
+    reads as this); either needs `rtt_sampling="every_ack"`.
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
-    segments one ACK may add in slow start (default 2)."""
+    segments one ACK may add in slow start (default 2).
+    `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
+    in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
+    segment counts in both; the linux profile's unless `abc_limit` is written)."""
     return _table(
         "cubic",
         c=c,
@@ -76,6 +90,7 @@ def cubic(
         hystart=hystart,
         initial_window=initial_window,
         abc_limit=abc_limit,
+        growth=growth,
     )
 
 
@@ -167,13 +182,19 @@ def dctcp(
     initial_alpha: float | None = None,
     initial_window: int | None = None,
     abc_limit: int | None = None,
+    growth: str | None = None,
 ) -> dict[str, Any]:
     """DCTCP (RFC 8257): the window shrinks by alpha/2 once per window of marks, alpha being the
     moving fraction of CE-marked bytes; `g`, its estimation gain (default 1/16);
     `initial_alpha` (default 1). Needs `ecn=True` and a marking queue.
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
-    segments one ACK may add in slow start (default 2)."""
-    return _table("dctcp", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit)
+    segments one ACK may add in slow start (default 2).
+    `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
+    in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
+    segment counts in both; the linux profile's unless `abc_limit` is written)."""
+    return _table(
+        "dctcp", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit, growth=growth
+    )
 
 
 def prague(
@@ -181,13 +202,19 @@ def prague(
     initial_alpha: float | None = None,
     initial_window: int | None = None,
     abc_limit: int | None = None,
+    growth: str | None = None,
 ) -> dict[str, Any]:
     """Prague (RFC 9331's scalable sender for L4S): DCTCP's response on ECT(1) packets; `g`
     (default 1/16) and `initial_alpha` (default 1) as DCTCP's. Needs `ecn=True` and an L4S
     queue (DualPI2).
     `initial_window`: segments (RFC 5681's 2-4 by MSS when None); `abc_limit`: RFC 3465's L, the most
-    segments one ACK may add in slow start (default 2)."""
-    return _table("prague", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit)
+    segments one ACK may add in slow start (default 2).
+    `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
+    in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
+    segment counts in both; the linux profile's unless `abc_limit` is written)."""
+    return _table(
+        "prague", g=g, initial_alpha=initial_alpha, initial_window=initial_window, abc_limit=abc_limit, growth=growth
+    )
 
 
 def ledbat(

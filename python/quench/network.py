@@ -502,8 +502,9 @@ class Network:
         profile; `quench validate` prints each resolved key.
 
         `cc`: a controller name or a table with `kind` and its keys (the profile's when absent):
-        tahoe, reno, newreno, cubic (`hystart` for RFC 9406 HyStart++, which needs every-ACK RTT
-        samples or timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
+        tahoe, reno, newreno, cubic (`hystart`: "linux" for Linux's HyStart, the linux
+        profile's, or "rfc9406" for HyStart++; either needs every-ACK RTT samples or
+        timestamps), vegas (`alpha`, `beta`, `gamma` packets, defaults 2, 4, 1; needs
         rtt_sampling="every_ack"), fast, bbr, dctcp (RFC 8257; turns ECN on, needs a marking
         queue; `g`, the estimation gain, default 1/16, and `initial_alpha`, default 1), prague,
         ledbat (RFC 6817, a 100 ms target; `variant` "ledbat++" for LEDBAT++; needs every-ACK RTT
@@ -515,7 +516,8 @@ class Network:
         utility of rate, RTT gradient and loss; losses need SACK); see docs/mechanisms.md.
         Every window controller also takes `initial_window` (segments; the profile's, or RFC
         5681's 2-4 by MSS under "rfc") and `abc_limit` (RFC 3465's L, segments per ACK in slow
-        start; default 2).
+        start; default 2); reno, newreno, cubic, dctcp and prague take `growth` ("rfc5681", or
+        "linux", the linux profile's: Linux's per-segment slow start and congestion avoidance).
 
         Extra keyword arguments are TCP parameters (the "rfc" profile's values in brackets):
         - mss: payload bytes per full segment [1460];

@@ -417,7 +417,14 @@ def _tcp_notes(tcp: dict[str, Any], cc: dict[str, Any], key: str) -> list[str]:
     if _secs(tcp["rto"]["max"]) != 60:
         notes.append(f"{key}.tcp.rto.max: ns-3's maximum RTO is fixed at 60 s")
     kind, abc = cc["kind"], cc.get("abc_limit")
-    if kind == "newreno" and abc != 1:
+    if cc.get("growth") == "linux" and kind in ("newreno", "cubic"):
+        # TcpNewReno: one segment per ACK in slow start, SMSS²/cwnd per ACK after it;
+        # TcpCubic: every segment an ACK covers, past ssthresh, the rest of the ACK dropped.
+        notes.append(
+            f"{key}.cc.growth: ns-3's {'NewReno' if kind == 'newreno' else 'CUBIC'} does not grow "
+            'as Linux\'s tcp_slow_start and tcp_cong_avoid_ai (quench: growth = "linux")'
+        )
+    elif kind == "newreno" and abc != 1:
         notes.append(
             f"{key}.cc.abc_limit: ns-3's NewReno grows slow start by one segment per ACK "
             f"(quench: up to {abc or 'the default 2'})"
@@ -450,7 +457,12 @@ def _cc_defaults(tcp: dict[str, Any], cc: dict[str, Any], key: str, notes: list[
 
 
 def _cubic_defaults(cc: dict[str, Any], key: str) -> dict[str, tuple[str, Any]]:
-    if cc.get("hystart"):
+    hystart = cc.get("hystart")
+    if hystart == "linux":
+        # ns-3's TcpCubic HyStart is an older form of Linux's (its own round and threshold
+        # rules), not checked against quench's `hystart_linux.rs`.
+        raise _refuse(f"{key}.hystart", "Linux's HyStart as quench models it")
+    if hystart:
         # ns-3's TcpCubic HyStart is Linux's older ack-train and delay detector, not RFC 9406.
         raise _refuse(f"{key}.hystart", "HyStart++ (RFC 9406)")
     return {

@@ -17,21 +17,31 @@
 //!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - After a timeout (§4.8): the loss window (1 segment) and slow start to ssthresh; the first
 //!   epoch after it starts with `K = 0` and `W_max` = the window then.
-//! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno; with
-//!   `hystart = true`, HyStart++ (RFC 9406, `hystart.rs`) in the initial slow start, as Linux
-//!   runs beside CUBIC (off by default, so that runs compare with the published CUBIC).
+//! - With `growth = "linux"`, while no plateau is known (before the first loss, as after
+//!   HyStart, and after a timeout) cwnd grows by at least 1/20 segment per acknowledged segment,
+//!   5 % per RTT (Linux `bictcp_update`'s `cnt ≤ 20` while `last_max_cwnd` is 0).
+//! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno, or with
+//!   `growth = "linux"` as Linux's `cubictcp_cong_avoid` calls `tcp_slow_start`: every
+//!   acknowledged segment up to ssthresh, the rest of the ACK on to congestion avoidance
+//!   (`growth.rs`). Slow start may end early (`hystart`, off by default, so that runs compare
+//!   with the published CUBIC): `"linux"` (Linux's HyStart, `hystart_linux.rs`: ACK train and
+//!   delay, checked before the ACK grows the window, whose segments then go to congestion
+//!   avoidance, as `cubictcp_acked` runs before `cubictcp_cong_avoid`) or `"rfc9406"` (`true`
+//!   reads as this: HyStart++, `hystart.rs`, in the initial slow start).
 //!
 //! Units: windows in segments (f64) inside, bytes in `Window`; time in seconds (f64) from
 //! integer-nanosecond `Time`; `C` in segments/s³.
-//! Owns the epoch (`W_max`, `K`, `W_est`) and its HyStart++ state. Must not touch: the sender; it
+//! Owns the epoch (`W_max`, `K`, `W_est`) and its HyStart state. Must not touch: the sender; it
 //! sees only the window and the samples.
 
+use super::growth::Growth;
 use super::hystart::{HyStart, SlowStartStep};
+use super::hystart_linux::LinuxHyStart;
 use super::reno::AimdParams;
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::units::Time;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// RFC 9438 §5 (and Linux `bic_scale` = 41 → 0.4): C = 0.4 segments/s³.
 const DEFAULT_C: f64 = 0.4;
@@ -39,6 +49,10 @@ const DEFAULT_C: f64 = 0.4;
 const DEFAULT_BETA: f64 = 0.7;
 /// Smallest window after a decrease: two segments (RFC 9438 §4.6, `cwnd = max(cwnd, 2)`).
 const MIN_WINDOW_SEGMENTS: f64 = 2.0;
+/// Linux `bictcp_update`: "the initial growth of cubic function may be too conservative when
+/// the available bandwidth is still unknown", so while `last_max_cwnd` is 0 `cnt` is at most
+/// 20 (cwnd grows 5 % per RTT at least); taken under `growth = "linux"`.
+const LINUX_UNKNOWN_PLATEAU_CNT: f64 = 20.0;
 /// Largest step toward the target per RTT: the target is clamped to 1.5·cwnd (§4.4).
 const MAX_TARGET_RATIO: f64 = 1.5;
 
@@ -58,8 +72,52 @@ pub struct CubicConfig {
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in slow start, in segments (RFC 3465).
     pub abc_limit: Option<u64>,
-    /// HyStart++ (RFC 9406) in the initial slow start; needs `tcp.rtt_sampling = "every_ack"`.
-    pub hystart: bool,
+    /// How slow start may end before a loss: `false`, `"linux"` (Linux's HyStart) or
+    /// `"rfc9406"` (HyStart++; `true` is read as this); either needs `tcp.rtt_sampling =
+    /// "every_ack"`.
+    pub hystart: HyStartChoice,
+    /// The growth rule: "rfc5681" or "linux" (`growth.rs`).
+    #[serde(skip_serializing_if = "Growth::is_default")]
+    pub growth: Growth,
+}
+
+/// The `hystart` key: which slow-start exit CUBIC runs, if any.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HyStartChoice {
+    #[default]
+    Off,
+    /// HyStart++ (RFC 9406), written `"rfc9406"` or `true`.
+    Rfc9406,
+    /// Linux's HyStart (tcp_cubic.c), written `"linux"`.
+    Linux,
+}
+
+/// Written back as read before `"linux"` existed: `false` and `true` for the first two, so
+/// that a resolved scenario that names HyStart++ reads the same.
+impl Serialize for HyStartChoice {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HyStartChoice::Off => s.serialize_bool(false),
+            HyStartChoice::Rfc9406 => s.serialize_bool(true),
+            HyStartChoice::Linux => s.serialize_str("linux"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HyStartChoice {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let why = "expected false, \"linux\" or \"rfc9406\" (true)";
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Bool(false) => Ok(HyStartChoice::Off),
+            serde_json::Value::Bool(true) => Ok(HyStartChoice::Rfc9406),
+            serde_json::Value::String(name) => match name.as_str() {
+                "rfc9406" => Ok(HyStartChoice::Rfc9406),
+                "linux" => Ok(HyStartChoice::Linux),
+                _ => Err(serde::de::Error::custom(format!("unknown hystart \"{name}\": {why}"))),
+            },
+            other => Err(serde::de::Error::custom(format!("hystart: {why}, found {other}"))),
+        }
+    }
 }
 
 impl Default for CubicConfig {
@@ -71,7 +129,8 @@ impl Default for CubicConfig {
             reno_friendly: true,
             initial_window: None,
             abc_limit: None,
-            hystart: false,
+            hystart: HyStartChoice::Off,
+            growth: Growth::default(),
         }
     }
 }
@@ -102,6 +161,7 @@ pub struct Cubic {
     /// Growth below one byte, carried to the next ACK.
     carry: f64,
     hystart: Option<HyStart>,
+    linux_hystart: Option<LinuxHyStart>,
 }
 
 /// The largest cubic constant C, in segments/s³: 10⁴ times RFC 9438's 0.4 (§5). At that
@@ -123,12 +183,13 @@ impl Cubic {
             beta: cfg.beta,
             fast_convergence: cfg.fast_convergence,
             reno_friendly: cfg.reno_friendly,
-            aimd: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?,
+            aimd: AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?.with_growth(cfg.growth, cfg.abc_limit)?,
             w_max: 0.0,
             cwnd_prior: 0.0,
             epoch: None,
             carry: 0.0,
-            hystart: cfg.hystart.then(HyStart::default),
+            hystart: (cfg.hystart == HyStartChoice::Rfc9406).then(HyStart::default),
+            linux_hystart: (cfg.hystart == HyStartChoice::Linux).then(LinuxHyStart::default),
         })
     }
 
@@ -150,14 +211,16 @@ impl Cubic {
         Epoch { start: now, k, w_max, w_est: cwnd }
     }
 
-    fn congestion_avoidance(&mut self, w: &mut Window, s: &AckSample) {
+    /// Congestion avoidance for `acked` bytes of the ACK `s` (all of them, or what slow start
+    /// left).
+    fn congestion_avoidance(&mut self, w: &mut Window, s: &AckSample, acked: u64) {
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         let mut e = match self.epoch {
             Some(e) => e,
             None => self.start_epoch(s.now, cwnd),
         };
-        let acked = s.acked as f64 / mss;
+        let acked = acked as f64 / mss;
         let t = (s.now - e.start).as_secs_f64();
         // Once Reno's window is back where the event found it, it grows as Reno's own (§4.3).
         let alpha = if e.w_est >= self.cwnd_prior { 1.0 } else { self.reno_alpha() };
@@ -169,6 +232,13 @@ impl Cubic {
             let target = self.w_cubic(&e, t + srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
+        // Linux's `bictcp_update` caps `cnt` at 20 while no loss has set `last_max_cwnd`
+        // (before the first loss, and after a timeout): at least 1/20 segment per segment.
+        let grown = if self.w_max == 0.0 && self.aimd.growth() == Growth::Linux {
+            grown.max(cwnd + acked / LINUX_UNKNOWN_PLATEAU_CNT)
+        } else {
+            grown
+        };
         self.epoch = Some(e);
         let bytes = (grown - cwnd) * mss + self.carry;
         self.carry = bytes.fract();
@@ -179,11 +249,22 @@ impl Cubic {
 impl Cubic {
     /// The window's growth for one ACK of new data outside loss recovery.
     fn grow_window(&mut self, w: &mut Window, s: &AckSample) {
+        // `cubictcp_acked` (HyStart) runs before `cubictcp_cong_avoid` grows the window: on
+        // the ACK that ends slow start, its segments already go to congestion avoidance.
+        let epoch_start = self.epoch.map(|e| e.start);
+        if self.linux_hystart.as_mut().is_some_and(|h| h.on_ack(s, w, epoch_start)) {
+            w.ssthresh = w.cwnd;
+        }
         if w.cwnd >= w.ssthresh {
-            return self.congestion_avoidance(w, s);
+            return self.congestion_avoidance(w, s, s.acked);
         }
         match self.hystart.as_mut().map(|h| h.on_ack(s, w.flight)) {
-            None => self.aimd.grow(w, s.acked),
+            None => {
+                let left = self.aimd.slow_start(w, s.acked);
+                if left > 0 {
+                    self.congestion_avoidance(w, s, left);
+                }
+            }
             Some(SlowStartStep::Grow { divisor }) => w.cwnd += self.aimd.slow_start_increase(w, s.acked) / divisor,
             // RFC 9406 section 4.2: ssthresh = cwnd; the next ACK starts CUBIC's first epoch.
             Some(SlowStartStep::EnterCongestionAvoidance) => w.ssthresh = w.cwnd,
@@ -194,7 +275,11 @@ impl Cubic {
 impl CongestionControl for Cubic {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
-            rtt_every_ack_needed_by: self.hystart.is_some().then_some("HyStart++"),
+            rtt_every_ack_needed_by: if self.hystart.is_some() {
+                Some("HyStart++")
+            } else {
+                self.linux_hystart.is_some().then_some("HyStart")
+            },
             ..Capabilities::window(Recovery::NewReno)
         }
     }
@@ -220,6 +305,10 @@ impl CongestionControl for Cubic {
         if let Some(h) = self.hystart.as_mut() {
             h.on_congestion();
         }
+        if let Some(h) = self.linux_hystart.as_mut().filter(|_| signal == Signal::Timeout) {
+            h.on_timeout(w.flight);
+        }
+        self.aimd.on_congestion();
         ((cwnd * self.beta).max(MIN_WINDOW_SEGMENTS) * w.mss as f64) as u64
     }
 }
@@ -360,6 +449,113 @@ mod tests {
         c.on_ack(&mut w, &ack(0, 100));
         let e = c.epoch.unwrap();
         assert_eq!((e.k, e.w_max), (0.0, 70.0));
+    }
+
+    /// Linux's HyStart and slow start by hand (tcp_cubic.c, tcp_cong.c): cwnd 20, every ACK
+    /// covering 2 segments, 1 ms apart, each RTT sample 10 ms (delay_min 10 ms). The first ACK
+    /// (t = 0) starts the round; slow start adds both segments of each ACK (no RFC 3465 cap):
+    /// before the ACK at t = k ms cwnd is 20 + 2k. The train passes 10/2 = 5 ms at t = 6 ms:
+    /// HyStart sets ssthresh = cwnd = 32 before that ACK grows the window, and its 2 segments
+    /// go to congestion avoidance: the first epoch starts on the plateau (K = 0, W_max = 32),
+    /// where W_cubic(0) = 32 < W_est = 32 + 1·2/32 (no event yet, so Reno's α is 1), but with
+    /// no plateau known Linux's cnt ≤ 20 grows it faster: by 2/20 segment, 100 bytes.
+    #[test]
+    fn linux_hystart_ends_slow_start_on_the_ack_train_by_hand() {
+        let cfg = CubicConfig { hystart: HyStartChoice::Linux, growth: Growth::Linux, ..Default::default() };
+        let mut c = Cubic::new(&cfg).unwrap();
+        let mut w = Window { ssthresh: u64::MAX, ..win(20) };
+        for k in 0..7u64 {
+            assert_eq!(w.ssthresh, u64::MAX, "still in slow start before the ACK at {k} ms");
+            assert_eq!(w.cwnd, (20 + 2 * k) * MSS);
+            let s = AckSample { now: Time(k * 1_000_000), acked: 2 * MSS, ..ack(0, 10) };
+            c.on_ack(&mut w, &s);
+        }
+        assert_eq!((w.ssthresh, w.cwnd), (32 * MSS, 32 * MSS + 100));
+        assert_eq!(c.linux_hystart.as_ref().unwrap().found(), Some(super::super::hystart_linux::Exit::AckTrain));
+        assert_eq!(c.capabilities().rtt_every_ack_needed_by, Some("HyStart"));
+    }
+
+    /// The delay detector in CUBIC by hand: ACKs of one segment 5 ms apart (no train), cwnd 16
+    /// (the low window), 16 segments in flight after each ACK. The first ACK opens round 1;
+    /// ACKs 2-17 acknowledge what was outstanding then, all at 40 ms (delay_min 40 ms); the
+    /// 18th passes the round's end and opens round 2. From there every sample is 46 ms > 40 +
+    /// clamp(40/8, 4, 16) = 45 ms: the 9th sample of round 2 (the 26th ACK) fires, before its
+    /// ACK grows cwnd from 16 + 25 = 41 segments: ssthresh = 41 segments.
+    #[test]
+    fn linux_hystart_delay_exit_by_hand() {
+        let cfg = CubicConfig { hystart: HyStartChoice::Linux, growth: Growth::Linux, ..Default::default() };
+        let mut c = Cubic::new(&cfg).unwrap();
+        let mut w = Window { ssthresh: u64::MAX, ..win(16) };
+        let mut t_ms = 0;
+        for i in 0..40 {
+            let rtt = if i < 17 { 40 } else { 46 };
+            w.flight = 16 * MSS;
+            c.on_ack(&mut w, &ack(t_ms, rtt));
+            t_ms += 5;
+            if w.ssthresh != u64::MAX {
+                assert_eq!(i, 25, "the 9th sample of round 2");
+                break;
+            }
+        }
+        assert_eq!(w.ssthresh, 41 * MSS);
+        assert_eq!(c.linux_hystart.as_ref().unwrap().found(), Some(super::super::hystart_linux::Exit::Delay));
+    }
+
+    /// Under `growth = "linux"`, with no plateau known (`bictcp_update`'s `last_max_cwnd` = 0,
+    /// here after Linux's HyStart), cnt ≤ 20: from cwnd 100 on the plateau, 100 ACKs of one
+    /// segment add 100/20 = 5 segments (the Reno-friendly W_est adds 1, the cubic next to
+    /// nothing); the default rule follows W_est.
+    #[test]
+    fn linux_growth_takes_five_percent_per_rtt_before_the_first_loss() {
+        for (growth, low, high) in
+            [(Growth::Linux, 105 * MSS - 1, 105 * MSS), (Growth::Rfc5681, 101 * MSS - 5, 101 * MSS)]
+        {
+            let mut c = Cubic::new(&CubicConfig { growth, ..Default::default() }).unwrap();
+            let mut w = win(100);
+            for i in 0..100 {
+                c.on_ack(&mut w, &ack(i, 100));
+            }
+            assert!((low..=high).contains(&w.cwnd), "{growth:?}: {}", w.cwnd);
+        }
+    }
+
+    /// `hystart`: false, true (HyStart++, written back as true), "rfc9406", "linux"; anything
+    /// else is named. `growth = "linux"` refuses an `abc_limit`.
+    #[test]
+    fn hystart_and_growth_keys() {
+        let parse = |v: serde_json::Value| serde_json::from_value::<CubicConfig>(v);
+        for (written, choice, back) in [
+            (serde_json::json!(false), HyStartChoice::Off, serde_json::json!(false)),
+            (serde_json::json!(true), HyStartChoice::Rfc9406, serde_json::json!(true)),
+            (serde_json::json!("rfc9406"), HyStartChoice::Rfc9406, serde_json::json!(true)),
+            (serde_json::json!("linux"), HyStartChoice::Linux, serde_json::json!("linux")),
+        ] {
+            let cfg = parse(serde_json::json!({ "hystart": written })).unwrap();
+            assert_eq!(cfg.hystart, choice);
+            assert_eq!(serde_json::to_value(&cfg).unwrap()["hystart"], back);
+        }
+        let e = parse(serde_json::json!({ "hystart": "bsd" })).unwrap_err().to_string();
+        assert!(e.starts_with("unknown hystart \"bsd\""), "{e}");
+        assert!(serde_json::to_value(CubicConfig::default()).unwrap().get("growth").is_none());
+        let cfg = CubicConfig { growth: Growth::Linux, abc_limit: Some(2), ..Default::default() };
+        assert_eq!(Cubic::new(&cfg).err().unwrap().path, "abc_limit");
+    }
+
+    /// Under `growth = "linux"` slow start stops at ssthresh and the rest of the ACK goes to
+    /// congestion avoidance; under the default, RFC 3465 adds at most 2 segments and nothing
+    /// more: cwnd 15, ssthresh 16, an ACK of 3 segments.
+    #[test]
+    fn linux_slow_start_hands_the_rest_to_congestion_avoidance() {
+        let cfg = CubicConfig { growth: Growth::Linux, ..Default::default() };
+        let mut c = Cubic::new(&cfg).unwrap();
+        let mut w = Window { ssthresh: 16 * MSS, ..win(15) };
+        c.on_ack(&mut w, &AckSample { acked: 3 * MSS, ..ack(0, 100) });
+        // 1 segment to reach 16, 2 to the first epoch (K = 0, W_max = 16): W_est = 16 + 2/16.
+        assert_eq!(w.cwnd, 16 * MSS + 125);
+        let mut c = cubic();
+        let mut w = Window { ssthresh: 16 * MSS, ..win(15) };
+        c.on_ack(&mut w, &AckSample { acked: 3 * MSS, ..ack(0, 100) });
+        assert_eq!(w.cwnd, 17 * MSS);
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! DCTCP (RFC 8257; docs/mechanisms.md#dctcp): Reno's window growth and loss response, and an
+//! DCTCP (RFC 8257; docs/mechanisms.md#dctcp): Reno's window growth (`growth = "linux"`: Linux's
+//! `tcp_reno_cong_avoid`, which `tcp_dctcp.c` uses) and loss response, and an
 //! ECN response proportional to the extent of congestion. The sender keeps
 //! `alpha ← (1 − g)·alpha + g·F` once per window of data, F the fraction of the window's bytes
 //! acknowledged with ECN-Echo (section 3.3), and on ECN-Echo reduces at most once per window
@@ -9,6 +10,7 @@
 //! Owns `alpha` and its per-window byte counts (`MarkedFraction`, which Prague shares). Must not
 //! touch: the sender; it sees only the window and the samples.
 
+use super::growth::Growth;
 use super::reno::AimdParams;
 use super::{
     half_flight, AckResponse, AckSample, Capabilities, CongestionControl, EcnFeedback, Recovery, Signal, Window,
@@ -33,11 +35,20 @@ pub struct DctcpConfig {
     pub initial_window: Option<u64>,
     /// Appropriate byte counting limit L in segments (RFC 3465).
     pub abc_limit: Option<u64>,
+    /// The growth rule: "rfc5681" or "linux" (`growth.rs`).
+    #[serde(skip_serializing_if = "Growth::is_default")]
+    pub growth: Growth,
 }
 
 impl Default for DctcpConfig {
     fn default() -> Self {
-        DctcpConfig { g: DEFAULT_G, initial_alpha: DEFAULT_INITIAL_ALPHA, initial_window: None, abc_limit: None }
+        DctcpConfig {
+            g: DEFAULT_G,
+            initial_alpha: DEFAULT_INITIAL_ALPHA,
+            initial_window: None,
+            abc_limit: None,
+            growth: Growth::default(),
+        }
     }
 }
 
@@ -124,7 +135,8 @@ pub struct Dctcp {
 impl Dctcp {
     pub fn new(cfg: &DctcpConfig) -> Result<Self, ConfigError> {
         let marked = MarkedFraction::new(cfg.g, cfg.initial_alpha)?;
-        let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
+        let params =
+            AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?.with_growth(cfg.growth, cfg.abc_limit)?;
         Ok(Dctcp { params, marked })
     }
 
@@ -149,6 +161,7 @@ impl CongestionControl for Dctcp {
         AckResponse::default()
     }
     fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+        self.params.on_congestion();
         self.marked.ssthresh_after(w, signal)
     }
 }
@@ -206,6 +219,27 @@ mod tests {
         let w = Window { cwnd: 40 * MSS, flight: 40 * MSS, ..w };
         assert_eq!(d.on_congestion(&w, Signal::EcnEcho), (40.0 * MSS as f64 * (1.0 - d.alpha() / 2.0)) as u64);
         assert_eq!(d.on_congestion(&w, Signal::DupAcks), 20 * MSS);
+    }
+
+    /// `growth = "linux"`: DCTCP grows as `tcp_reno_cong_avoid` (tcp_dctcp.c's `.cong_avoid`):
+    /// from cwnd 10 in congestion avoidance, 5 ACKs of 2 segments add one segment; a
+    /// congestion event clears the count (`tcp_init_cwnd_reduction`).
+    #[test]
+    fn linux_growth_is_renos() {
+        let mut d = Dctcp::new(&DctcpConfig { growth: Growth::Linux, ..Default::default() }).unwrap();
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 5 * MSS, mss: MSS, flight: 10 * MSS, peer_window: u64::MAX };
+        let two = AckSample { acked: 2 * MSS, ..ack(false) };
+        for _ in 0..4 {
+            d.on_ack(&mut w, &two);
+        }
+        assert_eq!(w.cwnd, 10 * MSS);
+        d.on_congestion(&w, Signal::DupAcks);
+        d.on_ack(&mut w, &two);
+        assert_eq!(w.cwnd, 10 * MSS, "the count started again");
+        for _ in 0..4 {
+            d.on_ack(&mut w, &two);
+        }
+        assert_eq!(w.cwnd, 11 * MSS);
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //!   `prague_update_cwnd`), so a delayed-ACK receiver does not halve it; bytes acknowledged
 //!   with ECE do not count (tcp_prague subtracts the CE-marked segments from those acked);
 //!   slow start grows by the bytes acknowledged, at most `abc_limit` segments per ACK
-//!   (RFC 3465).
+//!   (RFC 3465). With `growth = "linux"`, slow start and the increase are Linux's
+//!   `tcp_slow_start` and `tcp_cong_avoid_ai` (`growth.rs`): slow start up to ssthresh with
+//!   no per-ACK limit, the rest of the ACK counted toward the increase.
 //!
 //! Left out: RTT independence (section 4.3 item 3's "reduce RTT bias": tcp_prague's
 //! `prague_rtt_scaling` toward a 25 ms virtual RTT), fractional windows below two segments,
@@ -34,6 +36,7 @@
 
 use super::dctcp::MarkedFraction;
 use super::dctcp::MARKED_FRACTION_CAPABILITIES;
+use super::growth::Growth;
 use super::reno::AimdParams;
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, Signal, Window};
 use crate::error::ConfigError;
@@ -55,7 +58,8 @@ pub struct Prague {
 impl Prague {
     pub fn new(cfg: &PragueConfig) -> Result<Self, ConfigError> {
         let marked = MarkedFraction::new(cfg.g, cfg.initial_alpha)?;
-        let params = AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?;
+        let params =
+            AimdParams::from_config(cfg.initial_window, cfg.abc_limit)?.with_growth(cfg.growth, cfg.abc_limit)?;
         Ok(Prague { params, marked, ai_bytes: 0, saw_ce: false })
     }
 
@@ -76,6 +80,10 @@ impl CongestionControl for Prague {
         self.saw_ce |= s.ece_bytes > 0;
         self.marked.on_ack(w, s, self.saw_ce);
         let unmarked = s.acked - s.ece_bytes.min(s.acked);
+        if self.params.growth() == Growth::Linux {
+            self.params.grow(w, unmarked);
+            return AckResponse::default();
+        }
         if w.cwnd < w.ssthresh {
             self.params.grow(w, unmarked);
             self.ai_bytes = 0;
@@ -90,6 +98,7 @@ impl CongestionControl for Prague {
     }
     /// ECN-Echo: DCTCP's `cwnd·(1 − alpha/2)`, at least two segments; a loss: half the flight.
     fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+        self.params.on_congestion();
         self.marked.ssthresh_after(w, signal)
     }
 }
@@ -177,6 +186,22 @@ mod tests {
         }
         assert_eq!(w.cwnd, 11 * MSS);
         assert!(c.alpha() < 1.0);
+    }
+
+    /// `growth = "linux"`: slow start up to ssthresh with no per-ACK cap, the rest of the ACK
+    /// counted toward the increase (cwnd 4, ssthresh 6, an ACK of 3 unmarked segments: cwnd
+    /// 6, 1 segment counted); marked bytes still do not count.
+    #[test]
+    fn linux_growth_hands_the_rest_of_slow_start_on() {
+        let cfg = PragueConfig { initial_alpha: 0.0, growth: Growth::Linux, ..Default::default() };
+        let mut c = Prague::new(&cfg).unwrap();
+        let mut w = Window { cwnd: 4 * MSS, ssthresh: 6 * MSS, mss: MSS, flight: 0, peer_window: u64::MAX };
+        c.on_ack(&mut w, &ack(3 * MSS, false));
+        assert_eq!(w.cwnd, 6 * MSS);
+        c.on_ack(&mut w, &ack(5 * MSS, true));
+        assert_eq!(w.cwnd, 6 * MSS, "marked: nothing counted");
+        c.on_ack(&mut w, &ack(5 * MSS, false));
+        assert_eq!(w.cwnd, 7 * MSS, "1 + 5 segments counted reach the window of 6");
     }
 
     #[test]

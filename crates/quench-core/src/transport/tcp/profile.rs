@@ -5,7 +5,10 @@
 //! the merge of a flow's written keys over them (`resolve`); it builds nothing.
 //!
 //! - `linux` (the default): a current Linux kernel's defaults (net/ipv4 sysctls and constants,
-//!   cited at each value), CUBIC with HyStart and an initial window of 10.
+//!   cited at each value), CUBIC with Linux's HyStart (`hystart = "linux"`, tcp_cubic.c's
+//!   `hystart = 1`, `hystart_detect = 3`) and an initial window of 10; Reno, NewReno, CUBIC,
+//!   DCTCP and Prague grow as Linux's `tcp_slow_start` and `tcp_cong_avoid_ai` do (`growth =
+//!   "linux"`: every acknowledged segment counts, in slow start and in congestion avoidance).
 //! - `ns3`: ns-3 3.44's defaults (src/internet/model: tcp-socket.cc, tcp-socket-base.cc,
 //!   tcp-l4-protocol.cc, tcp-cubic.cc), so that a cross-check with ns-3 needs one line.
 //! - `rfc`: the plain standards-track sender (RFC 5681 NewReno per RFC 6582, RFC 6298 timers
@@ -13,11 +16,13 @@
 //!   seed experiments build on by naming their controller and timers.
 //!
 //! Where quench cannot yet do what Linux does, the profile takes the nearest mechanism quench
-//! has, and says so: HyStart++ (RFC 9406) stands in for Linux's original HyStart (Ha and Rhee
-//! 2008; the ns3 profile leaves it off, see `fill_cc`); slow start keeps RFC 3465's limit of 2
-//! segments per ACK (`abc_limit`), where Linux adds every segment an ACK covers; delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at the start
-//! of a connection; don't-fragment stays off, since quench has no path MTU discovery to shrink
-//! the MSS where Linux's would.
+//! has, and says so: delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at
+//! the start of a connection; CUBIC's congestion avoidance counts acknowledged segments as
+//! Linux's does but computes its target in floating point from the smoothed RTT, not with
+//! `bictcp_update`'s integer `cnt` from the minimum RTT (of which it takes the 5 % per RTT
+//! floor while no plateau is known); don't-fragment stays off, since quench has no path MTU discovery to shrink the
+//! MSS where Linux's would. The ns3 profile keeps RFC 3465's 2 segments per ACK in slow start
+//! and leaves HyStart off (see `fill_cc`).
 
 use super::config::{
     DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
@@ -49,6 +54,10 @@ const LINUX_SEND_BUFFER: Bytes = Bytes(4 << 20);
 /// Linux `tcp_rmem[2]` (net/ipv4/tcp.c, `tcp_init`): 6 MiB, the most the receive buffer grows to;
 /// Linux advertises less than its buffer (`tcp_win_from_space`), quench the whole of it.
 const LINUX_RECEIVE_WINDOW: Bytes = Bytes(6 << 20);
+/// Controllers whose Linux module grows by `tcp_slow_start` and `tcp_cong_avoid_ai`
+/// (`tcp_reno_cong_avoid`: tcp_cong.c's Reno, tcp_dctcp.c; `cubictcp_cong_avoid`; Prague's
+/// Reno-style increase), the ones with a `growth` key.
+const LINUX_GROWTH: [&str; 5] = ["reno", "newreno", "cubic", "dctcp", "prague"];
 /// ns-3 `TcpSocket::InitialCwnd`: 10 segments.
 const NS3_INITIAL_WINDOW: u64 = 10;
 /// Controllers whose first window is their own design, not a host's setting: HPCC starts at
@@ -161,11 +170,25 @@ impl Profile {
         if !kind.is_some_and(|k| OWN_INITIAL_WINDOW.contains(&k)) {
             fill(cc, "initial_window", Value::from(initial_window));
         }
-        // tcp_cubic.c's `hystart` = 1, for which HyStart++ stands in. ns-3's `TcpCubic::HyStart`
-        // is the original HyStart too, but `quench ns3` translates only the absence of either, so
-        // the ns3 profile leaves HyStart++ off rather than pair two different algorithms.
-        if self == Profile::Linux && cc.get("kind").and_then(Value::as_str) == Some("cubic") {
-            fill(cc, "hystart", Value::Bool(true));
+        if self == Profile::Linux {
+            Self::fill_linux_growth(cc);
+        }
+    }
+
+    /// tcp_cubic.c's `hystart` = 1 (the ns3 profile leaves HyStart off: `quench ns3`
+    /// translates only its absence), and Linux's per-segment growth for the controllers that
+    /// use it. ns-3 3.44 grows otherwise (`TcpCubic::IncreaseWindow` adds every acknowledged
+    /// segment in slow start without stopping at ssthresh and drops the rest of the ACK;
+    /// `TcpNewReno::CongestionAvoidance` adds SMSS²/cwnd per ACK), so the ns3 profile keeps the
+    /// rfc5681 rule. A flow that writes `abc_limit` asks for RFC 3465's rule and keeps it.
+    fn fill_linux_growth(cc: &mut Map<String, Value>) {
+        let kind = cc.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
+        if kind == "cubic" {
+            fill(cc, "hystart", Value::from("linux"));
+        }
+        let abc_written = cc.get("abc_limit").is_some_and(|v| !v.is_null());
+        if LINUX_GROWTH.contains(&kind.as_str()) && !abc_written {
+            fill(cc, "growth", Value::from("linux"));
         }
     }
 
@@ -263,13 +286,13 @@ mod tests {
         (serde_json::from_value(tcp).unwrap(), cc)
     }
 
-    /// A flow that writes nothing gets Linux: CUBIC with HyStart and IW 10, SACK, timestamps,
-    /// RACK-TLP, PRR, 200 ms minimum RTO, 40 ms delayed-ACK timeout.
+    /// A flow that writes nothing gets Linux: CUBIC with Linux's HyStart and growth and IW 10,
+    /// SACK, timestamps, RACK-TLP, PRR, 200 ms minimum RTO, 40 ms delayed-ACK timeout.
     #[test]
     fn nothing_written_is_linux() {
         let (tcp, cc) = resolved(Value::Null, Value::Null);
         assert_eq!(tcp.profile, Profile::Linux);
-        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": true}));
+        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": "linux", "growth": "linux"}));
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!(tcp.loss_detection, LossDetection::Rack);
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
@@ -284,9 +307,20 @@ mod tests {
         let (tcp, cc) = resolved(json!({"sack": false, "rto": {"min": "1s"}}), json!("newreno"));
         assert!(!tcp.sack && tcp.timestamps);
         assert_eq!((tcp.rto.min, tcp.rto.max), (Dur::from_secs(1), LINUX_RTO_MAX));
-        assert_eq!(cc, json!({"kind": "newreno", "initial_window": 10}));
+        assert_eq!(cc, json!({"kind": "newreno", "initial_window": 10, "growth": "linux"}));
         let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
-        assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
+        assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4, "growth": "linux"}));
+        // A written abc_limit keeps RFC 3465's rule; HyStart++ stays available by name.
+        let (_, cc) = resolved(json!({}), json!({"kind": "dctcp", "abc_limit": 2}));
+        assert_eq!(cc, json!({"kind": "dctcp", "abc_limit": 2, "initial_window": 10}));
+        // A null (a resolved scenario's "left at the default") is not a written limit.
+        let (_, cc) = resolved(json!({}), json!({"kind": "reno", "abc_limit": null}));
+        assert_eq!(cc, json!({"kind": "reno", "abc_limit": null, "initial_window": 10, "growth": "linux"}));
+        let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": "rfc9406", "growth": "rfc5681"}));
+        assert_eq!(cc, json!({"kind": "cubic", "hystart": "rfc9406", "growth": "rfc5681", "initial_window": 10}));
+        // Controllers without Linux's Reno-style growth get no growth key.
+        let (_, cc) = resolved(json!({}), json!("vegas"));
+        assert_eq!(cc, json!({"kind": "vegas", "initial_window": 10}));
         // HPCC's first window is line rate for one base RTT: no profile sets it.
         let (_, cc) = resolved(json!({}), json!("hpcc"));
         assert_eq!(cc, json!({"kind": "hpcc"}));
