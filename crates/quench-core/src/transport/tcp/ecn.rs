@@ -138,6 +138,10 @@ pub(crate) struct ReceiverEcn {
     /// RFC 8257 section 3.2 (the sender's controller asks for `EcnFeedback::Accurate`): ECE
     /// mirrors the CE state of the latest data segment, CWR is ignored.
     accurate: bool,
+    /// A CE mark was seen and no CWR since (Linux's `TCP_ECN_DEMAND_CWR`): the classic echo.
+    demand_cwr: bool,
+    /// An ECT or CE segment was seen (Linux's `TCP_ECN_SEEN`).
+    seen_ect: bool,
     /// The codepoint of the SYN-ACK and every ACK once ECN is agreed, when the controller
     /// wants ECT on every packet (`CongestionControl::ect_on_every_packet`).
     every_packet: Option<u8>,
@@ -179,21 +183,29 @@ impl ReceiverEcn {
     }
 
     /// A data segment arrived: CWR ends the echo, CE (re)starts it; with accurate feedback the
-    /// echo is the segment's CE state.
-    pub fn on_data(&mut self, pkt: &Packet) {
+    /// echo is the segment's CE state. Returns whether Linux's receiver would enter quick-ack
+    /// mode for it (`tcp_ecn_check_ce`): a CE mark while no CWR is awaited (`demand_cwr`, set
+    /// by CE and cleared by CWR in both feedback modes), or a Not-ECT segment once ECT ones
+    /// were seen (a retransmission).
+    pub fn on_data(&mut self, pkt: &Packet) -> bool {
         if !self.negotiated {
-            return;
-        }
-        if self.accurate {
-            self.echo = pkt.ecn == ecn::CE;
-            return;
+            return false;
         }
         if pkt.has_flag(tcp_flags::CWR) {
-            self.echo = false;
+            self.demand_cwr = false;
         }
-        if pkt.ecn == ecn::CE {
-            self.echo = true;
+        let quick_ack = match pkt.ecn {
+            ecn::NOT_ECT => self.seen_ect,
+            ecn::CE => !std::mem::replace(&mut self.demand_cwr, true),
+            _ => false,
+        };
+        self.seen_ect |= pkt.ecn != ecn::NOT_ECT;
+        if self.accurate {
+            self.echo = pkt.ecn == ecn::CE;
+        } else {
+            self.echo = self.demand_cwr;
         }
+        quick_ack
     }
 
     /// Flags an ACK carries.

@@ -15,8 +15,8 @@
 //! Where quench cannot yet do what Linux does, the profile takes the nearest mechanism quench
 //! has, and says so: HyStart++ (RFC 9406) stands in for Linux's original HyStart (Ha and Rhee
 //! 2008; the ns3 profile leaves it off, see `fill_cc`); slow start keeps RFC 3465's limit of 2
-//! segments per ACK (`abc_limit`), where Linux adds every segment an ACK covers; delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at the start
-//! of a connection; don't-fragment stays off, since quench has no path MTU discovery to shrink
+//! segments per ACK (`abc_limit`), where Linux adds every segment an ACK covers; delayed ACKs use Linux's minimum ACK timeout and its
+//! quick-ack mode but not its adaptation of the timeout (`quickack.rs`); don't-fragment stays off, since quench has no path MTU discovery to shrink
 //! the MSS where Linux's would.
 
 use super::config::{
@@ -100,7 +100,12 @@ impl Profile {
                     max_backoffs: LINUX_MAX_BACKOFFS,
                     ..RtoConfig::default()
                 },
-                delayed_ack: DelayedAckConfig { timeout: LINUX_DELAYED_ACK_TIMEOUT, ..DelayedAckConfig::default() },
+                // Quick-ack mode (`quickack.rs`): every segment ACKed at the start of a connection.
+                delayed_ack: DelayedAckConfig {
+                    timeout: LINUX_DELAYED_ACK_TIMEOUT,
+                    quick_ack: true,
+                    ..DelayedAckConfig::default()
+                },
                 // `tcp_sack` = 1, `tcp_timestamps` = 1 (ip-sysctl.rst).
                 sack: true,
                 timestamps: true,
