@@ -261,6 +261,26 @@ mod tests {
         assert_eq!(rx.ack_flags(), tcp_flags::ECE); // CWR and CE together: a new echo
     }
 
+    /// Linux's `tcp_ecn_check_ce`: quick-ack mode on a CE mark while no CWR is awaited
+    /// (`TCP_ECN_DEMAND_CWR` clear), not on later marks before CWR, again after it; and on a
+    /// Not-ECT segment once ECT was seen (a retransmission). Nothing before negotiation.
+    #[test]
+    fn quick_ack_on_the_first_ce_and_on_retransmissions() {
+        let mut rx = ReceiverEcn::default();
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::CE)), "ECN not negotiated");
+        let mut rx = ReceiverEcn { negotiated: true, ..Default::default() };
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::NOT_ECT)), "no ECT seen yet");
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::ECT0)));
+        assert!(rx.on_data(&with(tcp_flags::ACK, ecn::CE)));
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::CE)), "a CWR is still awaited");
+        assert!(rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE)), "CWR, then a new mark");
+        assert!(rx.on_data(&with(tcp_flags::ACK, ecn::NOT_ECT)), "a retransmission");
+        let mut accurate = ReceiverEcn::new(crate::cc::EcnFeedback::Accurate, None);
+        accurate.negotiated = true;
+        assert!(accurate.on_data(&with(tcp_flags::ACK, ecn::CE)));
+        assert!(!accurate.on_data(&with(tcp_flags::ACK, ecn::CE)));
+    }
+
     /// RFC 8257 section 3.2: ECE follows each segment's CE mark, and a change of state is
     /// reported before the segment that changes it is acknowledged; CWR plays no part.
     #[test]

@@ -280,6 +280,7 @@ mod tests {
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
         assert_eq!((tcp.rto.min, tcp.rto.initial, tcp.rto.max), (LINUX_RTO_MIN, Dur::from_secs(1), LINUX_RTO_MAX));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(40));
+        assert!(tcp.delayed_ack.quick_ack, "Linux's quick-ack mode");
         assert_eq!(tcp.segment_payload(), 1448, "Linux's payload with timestamps on a 1500-byte MTU");
     }
 
@@ -326,6 +327,7 @@ mod tests {
         assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
         assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(200));
+        assert!(!tcp.delayed_ack.quick_ack, "tcp-socket-base.cc delays from the first segment");
     }
 
     /// SACK turned off (or Tahoe named) under Linux: duplicate ACKs and RFC 3042 instead of
