@@ -496,10 +496,10 @@ class Network:
         Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
         Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
         RACK-TLP, PRR, Limited Transmit by the SACK pipe, a 200 ms minimum RTO, 40 ms delayed
-        ACKs with Linux's quick-ack mode, ECN negotiated for dctcp and prague), "ns3" (ns-3 3.44's defaults: CUBIC, 536-byte
-        segments, SACK, timestamps, PRR, a 1 s minimum RTO) or "rfc" (the plain RFC 5681/6298
-        NewReno sender, as the seed experiments pin it). Every key written here overrides the
-        profile; `quench validate` prints each resolved key.
+        ACKs with Linux's quick-ack mode, ECN negotiated for dctcp and prague), "ns3" (ns-3
+        3.44's defaults: CUBIC, 536-byte segments, SACK, timestamps, PRR, a 1 s minimum RTO) or
+        "rfc" (the plain RFC 5681/6298 NewReno sender, as the seed experiments pin it). Every key
+        written here overrides the profile; `quench validate` prints each resolved key.
 
         `cc`: a controller name or a table with `kind` and its keys (the profile's when absent):
         tahoe, reno, newreno, cubic (`hystart` for RFC 9406 HyStart++, which needs every-ACK RTT
