@@ -27,7 +27,7 @@ mod sender;
 
 pub use config::{LimitedTransmit, RtoConfig, TcpConfig};
 pub use flow::TcpFlowSpec;
-pub(crate) use options::handshake;
+pub(crate) use options::{agreed, handshake};
 pub(crate) use profile::resolve as resolve_profile;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
