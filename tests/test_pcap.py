@@ -1,6 +1,7 @@
 """pcap output read back by independent parsers: dpkt always, tshark when installed."""
 
 import shutil
+import struct
 import subprocess
 
 import dpkt
@@ -339,10 +340,11 @@ def test_tshark_decodes_the_timestamp_option(ts_capture):
 
 @pytest.fixture(scope="module")
 def sack_capture(tmp_path_factory):
-    """A SACK NewReno transfer that overflows the 20-packet queue (SACK blocks on the ACKs)
-    and, after it, a flow without SACK, captured on both directions of the first hop."""
+    """A SACK NewReno transfer of the linux profile (without timestamps) that overflows the
+    20-packet queue (SACK blocks on the ACKs) and, after it, an rfc-profile flow without
+    options, captured on both directions of the first hop."""
     net = small_net(pcap=["a->r", "r->a"])
-    net.tcp("a", "b", bytes="300KB", cc="newreno", sack=True, profile="rfc")
+    net.tcp("a", "b", bytes="300KB", cc="newreno", sack=True, timestamps=False)
     net.tcp("a", "b", bytes="20KB", cc="newreno", start="6s", profile="rfc")  # after the transfer: no loss
     res = net.run("10s")
     out = res.save(tmp_path_factory.mktemp("sack"), plots=False)
@@ -358,7 +360,18 @@ def options(tcp):
     return {kind for kind, _ in dpkt.tcp.parse_opts(tcp.opts)} - {dpkt.tcp.TCP_OPT_NOP}
 
 
-def test_syn_of_a_sack_connection_carries_sack_permitted(sack_capture):
+def record_lengths(path):
+    """(captured, original) length of every record, read from the pcap record headers."""
+    data = path.read_bytes()
+    out, at = [], 24  # the global header
+    while at < len(data):
+        captured, original = struct.unpack_from("<II", data, at + 8)
+        out.append((captured, original))
+        at += 16 + captured
+    return out
+
+
+def test_syn_carries_its_options_in_its_size(sack_capture):
     res, a_r, r_a = sack_capture
     sack_port, plain_port = 10000, 10001  # sender port 10000 + flow id
     for path, link in [(a_r, "a->r"), (r_a, "r->a")]:
@@ -368,17 +381,33 @@ def test_syn_of_a_sack_connection_carries_sack_permitted(sack_capture):
         for ip in syns:
             port = ip.data.sport if link == "a->r" else ip.data.dport
             if port == sack_port:
-                assert options(ip.data) == {SACK_PERMITTED}, link
-                assert ip.len == 44 and ip.data.off == 6  # 20 + 20 + NOP, NOP, kind 4, length 2
+                # Linux without timestamps: "mss 1460,nop,nop,sackOK,nop,wscale 7".
+                opts = dict(dpkt.tcp.parse_opts(ip.data.opts))
+                assert options(ip.data) == {dpkt.tcp.TCP_OPT_MSS, SACK_PERMITTED, dpkt.tcp.TCP_OPT_WSCALE}, link
+                assert opts[dpkt.tcp.TCP_OPT_MSS] == (1460).to_bytes(2, "big")
+                assert opts[dpkt.tcp.TCP_OPT_WSCALE] == bytes([7])  # 6 MiB >> 7 fits 16 bits
+                assert ip.len == 52 and ip.data.off == 8
             else:
                 assert port == plain_port and options(ip.data) == set() and ip.len == 40
-        # The simulated SYN counts no option bytes: the capture's lengths exceed the link's
-        # departed bytes by 4 per SACK-permitted SYN, and by nothing else.
-        extra = 4 * sum(SACK_PERMITTED in options(ip.data) for ip in syns)
-        assert sum(ip.len for _, ip in read(path)) - extra == res.link(link)["departed_bytes"]
+        # Every record's original length is its IP total length, and the link's departed bytes
+        # are their sum: the simulated SYN counts the bytes its options take.
+        records = record_lengths(path)
+        assert [orig for _, orig in records] == [ip.len for _, ip in read(path)]
+        assert sum(orig for _, orig in records) == res.link(link)["departed_bytes"]
     acks = [ip.data for _, ip in read(r_a) if ip.p == dpkt.ip.IP_PROTO_TCP and not ip.data.flags & TCP_SYN]
     assert any(SACK_OPTION in options(t) for t in acks), "the overflow should produce SACK blocks"
     assert not any(SACK_PERMITTED in options(t) for t in acks)
+
+
+def test_capture_lengths_equal_departed_bytes_with_every_option(ts_capture):
+    """Linux's defaults (MSS, SACK-permitted, timestamps, window scale: a 60-byte SYN) and
+    SACK blocks on a lossy path: the capture and the link count the same bytes."""
+    res, a_r, b_r = ts_capture
+    for path, link in [(a_r, "a->r"), (b_r, "b->r")]:
+        records = record_lengths(path)
+        assert sum(orig for _, orig in records) == res.link(link)["departed_bytes"], link
+        first = read(path)[0][1]
+        assert first.data.flags & TCP_SYN and first.len == 60 and first.data.off == 10
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
@@ -412,3 +441,20 @@ def test_tshark_decodes_sack_permitted(sack_capture):
         flagged = [r for r in rows if r[2]]
         assert len(flagged) == 1 and "10000" in flagged[0][:2], rows
         assert "Malformed" not in out.stdout + out.stderr
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_counts_the_links_bytes_and_scales_the_window(ts_capture):
+    """tshark's frame lengths sum to the link's departed bytes, and its window, scaled by the
+    SYNs' shift, is the 6 MiB the linux profile advertises."""
+    res, a_r, _ = ts_capture
+    out = subprocess.run(
+        ["tshark", "-r", str(a_r), "-T", "fields", "-e", "frame.len", "-e", "tcp.flags.syn", "-e", "tcp.window_size"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert sum(int(r[0]) for r in rows) == res.link("a->r")["departed_bytes"]
+    windows = {int(r[2]) for r in rows if _flag(r[1]) == 0}
+    assert windows == {6 << 20}

@@ -496,10 +496,10 @@ class Network:
         Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
         Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
         RACK-TLP, PRR, Limited Transmit by the SACK pipe, a 200 ms minimum RTO, 40 ms delayed
-        ACKs, ECN negotiated for dctcp and prague), "ns3" (ns-3 3.44's defaults: CUBIC, 536-byte
-        segments, SACK, timestamps, PRR, a 1 s minimum RTO) or "rfc" (the plain RFC 5681/6298
-        NewReno sender, as the seed experiments pin it). Every key written here overrides the
-        profile; `quench validate` prints each resolved key.
+        ACKs with Linux's quick-ack mode, ECN negotiated for dctcp and prague), "ns3" (ns-3
+        3.44's defaults: CUBIC, 536-byte segments, SACK, timestamps, PRR, a 1 s minimum RTO) or
+        "rfc" (the plain RFC 5681/6298 NewReno sender, as the seed experiments pin it). Every key
+        written here overrides the profile; `quench validate` prints each resolved key.
 
         `cc`: a controller name or a table with `kind` and its keys (the profile's when absent):
         tahoe, reno, newreno, cubic (`hystart`: "linux" for Linux's HyStart, the linux
@@ -524,7 +524,9 @@ class Network:
         - send_buffer, receive_window: bytes [4 MiB each];
         - rto: {k [4], min ["1s"], max ["60s"], initial ["1s"], tick (a coarse timer's
           granularity, ["0s"]), max_backoffs [12]} (RFC 6298);
-        - delayed_ack: {enabled [True], segments [2], timeout ["200ms"]};
+        - delayed_ack: {enabled [True], segments [2], timeout ["200ms"], quick_ack (Linux's
+          quick-ack mode: every segment ACKed at once at the start of a connection, after
+          idle, after duplicate data and on a first CE mark) [False; True under "linux"]};
         - dupack_threshold: duplicate ACKs that mean a loss [3];
         - sack (RFC 2018 / 6675) [False]; limited_transmit: True or "rfc3042" (RFC 3042),
           "rfc6675" (RFC 6675 section 5 step 3, by the SACK pipe) [False];
@@ -545,7 +547,12 @@ class Network:
         - loss_detection: with sack=True: "dupack" [RFC 6675], "rack" (RFC 8985 RACK with the
           tail loss probe) or "rack_no_tlp";
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
-          sample per ACK [False]."""
+          sample per ACK [False];
+        - receiver: the receiving end's support, {sack, timestamps, ecn} [each True]: sack,
+          timestamps and ecn above are the sending end's, and each is used only when both ends
+          support it (RFC 2018, RFC 7323, RFC 3168), e.g. receiver={"sack": False}.
+        The SYN and SYN-ACK count the options they carry (MSS, SACK-permitted, timestamps,
+        window scale under "linux": 60 bytes; see docs/mechanisms.md#handshake-options)."""
         routing = {"path": path, "reverse_path": reverse_path, "after": after}
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc, **routing)
 

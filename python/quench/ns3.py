@@ -345,6 +345,14 @@ def _refuse_tcp_options(tcp: dict[str, Any], key: str) -> None:
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.{k}", f"{k} = {tcp.get(k)!r}")
+    if tcp["delayed_ack"].get("quick_ack"):
+        # tcp-socket-base.cc delays by DelAckCount and DelAckTimeout alone, from the first segment.
+        raise _refuse(f"{key}.delayed_ack.quick_ack", "Linux's quick-ack mode")
+    receiver = tcp.get("receiver") or {}
+    refused = [k for k in ("sack", "timestamps", "ecn") if receiver.get(k) is False]
+    if refused:
+        # The translator sets TcpSocketBase's Config defaults, which both ends share.
+        raise _refuse(f"{key}.receiver.{refused[0]}", "a receiving end that differs from the sending one")
     rto = tcp["rto"]
     if _secs(rto["tick"]) > 0:
         raise _refuse(f"{key}.rto.tick", "a coarse timer tick")

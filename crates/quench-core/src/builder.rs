@@ -324,7 +324,7 @@ impl FlowContext<'_> {
             sender,
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
-            sack: f.sack_permitted(),
+            handshake: f.handshake(),
             ideal_fct_s: self.ideal_fct_s(spec, built.bytes, (src, dst)),
             telemetry: built.telemetry,
         };

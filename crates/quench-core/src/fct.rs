@@ -16,8 +16,8 @@
 //!   hop (store and forward), then every further segment's at the path's slowest link (they
 //!   follow the first back to back there).
 //!
-//! Every size is the wire size the transport sends (IP and TCP headers, the timestamp option
-//! when on, each link's framing). The data term is exact when every hop has the same rate (a
+//! Every size is the wire size the transport sends (IP and TCP headers, the SYNs' options, the
+//! timestamp option when on, each link's framing). The data term is exact when every hop has the same rate (a
 //! generated fabric) or the slowest link is the last; otherwise a short last segment crosses
 //! the links after the bottleneck faster than a full one, and the flow ends up to that
 //! difference earlier. The path is the one the routing table gives (its first equal-cost next
@@ -110,12 +110,16 @@ pub fn data_s(path: &[Hop], segs: Segments) -> f64 {
     one_way_s(path, segs.first()) + rest
 }
 
-/// A TCP transfer's ideal: the SYN and SYN-ACK (header-only, the timestamp option when on),
-/// then the data in segments of `segment_payload` bytes with the same headers.
+/// A TCP transfer's ideal: the SYN and SYN-ACK (header-only, with the options each carries:
+/// `tcp::handshake`), then the data in segments of the agreed `segment_payload` bytes behind
+/// the agreed per-segment options (`tcp::agreed`).
 pub fn tcp_ideal_s(cfg: &TcpConfig, bytes: u64, forward: &[Hop], reverse: &[Hop]) -> Option<f64> {
-    let overhead = (HEADERS + cfg.option_bytes()) as u64;
-    let segs = Segments::of(bytes, cfg.segment_payload() as u64, overhead)?;
-    let handshake = one_way_s(forward, overhead) + one_way_s(reverse, overhead);
+    let agreed = crate::transport::tcp::agreed(cfg);
+    let overhead = (HEADERS + agreed.option_bytes()) as u64;
+    let segs = Segments::of(bytes, agreed.segment_payload() as u64, overhead)?;
+    let syns = crate::transport::tcp::handshake(cfg);
+    let (syn, syn_ack) = ((HEADERS + syns.syn.bytes()) as u64, (HEADERS + syns.syn_ack.bytes()) as u64);
+    let handshake = one_way_s(forward, syn) + one_way_s(reverse, syn_ack);
     Some(handshake + data_s(forward, segs))
 }
 

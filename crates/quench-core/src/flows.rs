@@ -32,9 +32,9 @@ pub struct FlowInfo {
     pub sender: AgentId,
     pub start: Time,
     pub bytes: Option<u64>,
-    /// The connection negotiates SACK (RFC 2018): its SYN and SYN-ACK carry SACK-permitted
-    /// in a capture.
-    pub sack: bool,
+    /// The options of its SYN and SYN-ACK, for a capture (none for a transport without a
+    /// TCP handshake).
+    pub handshake: crate::packet::Handshake,
     /// Seconds the flow takes alone on the idle network (`fct.rs`); NaN where undefined.
     pub ideal_fct_s: f64,
     /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`).

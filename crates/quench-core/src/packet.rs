@@ -53,6 +53,64 @@ pub const UDP_HEADER: u32 = 8;
 /// The timestamp option on the wire: kind 8, length 10, TSval and TSecr (RFC 7323 section 3),
 /// aligned by two NOPs as RFC 7323 appendix A recommends and Linux sends it.
 pub const TCP_TIMESTAMP_OPTION: u32 = 12;
+/// The options a TCP SYN or SYN-ACK carries, in the layout of Linux's `tcp_options_write`
+/// (net/ipv4/tcp_output.c), each a multiple of 4 bytes: MSS (kind 2, length 4); the timestamp
+/// option (kind 8, length 10) after SACK-permitted (kind 4, length 2) when both are sent, else
+/// after two NOPs; SACK-permitted alone after two NOPs; window scale (kind 3, length 3) after
+/// one NOP. ns-3 pads the same options to the same byte counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SynOptions {
+    /// The MSS this end announces (RFC 9293 section 3.7.1), if it sends the option.
+    pub mss: Option<u16>,
+    pub sack_permitted: bool,
+    pub timestamps: bool,
+    /// The window-scale shift this end announces (RFC 7323 section 2), if it sends the option.
+    pub window_scale: Option<u8>,
+}
+
+impl SynOptions {
+    /// Option bytes in the TCP header.
+    pub const fn bytes(self) -> u32 {
+        let mss = if self.mss.is_some() { 4 } else { 0 };
+        let timestamps_or_sack = if self.timestamps {
+            TCP_TIMESTAMP_OPTION
+        } else if self.sack_permitted {
+            4
+        } else {
+            0
+        };
+        let window_scale = if self.window_scale.is_some() { 4 } else { 0 };
+        mss + timestamps_or_sack + window_scale
+    }
+}
+
+/// The options of a connection's two SYNs: what its capture writes on them and how it scales
+/// the window field after them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Handshake {
+    /// The SYN, from the end that opens the connection (the data sender).
+    pub syn: SynOptions,
+    pub syn_ack: SynOptions,
+}
+
+impl Handshake {
+    /// The shift of the window field on a later segment from the opening end (`from_opener`)
+    /// or the other: its own announced shift when both SYNs carried the option, else 0 (RFC
+    /// 7323 section 2.2).
+    pub fn window_shift(&self, from_opener: bool) -> u8 {
+        match (self.syn.window_scale, self.syn_ack.window_scale) {
+            (Some(opener), Some(answer)) => {
+                if from_opener {
+                    opener
+                } else {
+                    answer
+                }
+            }
+            _ => 0,
+        }
+    }
+}
+
 /// Ticks of the timestamp clock per second: microseconds, as Linux's `tcp_usec_ts` option
 /// (classic Linux ticks in milliseconds); RFC 7323 section 5.4 asks for 1 ms to 1 s.
 pub const TS_CLOCK_HZ: u64 = 1_000_000;

@@ -829,7 +829,7 @@ impl World {
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         if let Some(w) = self.pcap.get_mut(l) {
             let info = self.flows.info(p.flow);
-            w.write(self.now, p, info.src, info.sack);
+            w.write(self.now, p, info.src, &info.handshake);
         }
         let uid = p.uid;
         if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(uid)) {

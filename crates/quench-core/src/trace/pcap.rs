@@ -6,21 +6,22 @@
 //! read such files without complaint. Addresses are 10.x.y.z from the node index; TCP ports are
 //! derived from the flow; sequence numbers are offset by a per-(flow, direction) ISN so they look
 //! like a real connection. The IPv4 header checksum is correct; the transport checksums are
-//! zero because the payload is absent. The TCP window field is the advertised window capped at
-//! 65535 (no window-scale option is synthesized). ACKs of SACK connections carry the SACK
-//! option (RFC 2018 section 3), counted in the simulated ACK's size. The SYN and SYN-ACK of a
-//! SACK connection carry SACK-permitted (RFC 2018 section 2: kind 4, length 2, after two NOPs
-//! so the header stays a multiple of 4 bytes, as Linux's `tcp_options_write` lays it out when
-//! there is no timestamp). The simulation does not count those 4 bytes (its SYN is 40 bytes
-//! either way), so the capture's IP total length and original length of such a SYN are the
-//! simulated size plus 4. Segments of connections with `tcp.timestamps` carry the timestamp
-//! option (RFC 7323), TSval on a microsecond clock.
+//! zero because the payload is absent. The SYN and SYN-ACK carry the options their connection's
+//! handshake gives them (`packet::Handshake`: MSS, SACK-permitted, timestamps, window scale in
+//! Linux's `tcp_options_write` layout), the same bytes the simulated SYN counts. The window
+//! field of a SYN is the advertised window capped at 65535; after the handshake it is scaled
+//! by the sending end's shift when both SYNs carried window scale (RFC 7323 section 2.3), else
+//! capped. ACKs of SACK connections carry the SACK option (RFC 2018 section 3), counted in the
+//! simulated ACK's size. Segments of connections with `tcp.timestamps` carry the timestamp
+//! option (RFC 7323), TSval on a microsecond clock. So every record's original length and IP
+//! total length are the simulated packet's size.
 //! Owns each capture's buffer or file; it writes the packets the world hands it as a link starts
 //! sending them, and reads no component.
 
 use crate::icmp;
 use crate::packet::{
-    tcp_flags, ts_clock, FlowId, LinkId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER, TCP_TIMESTAMP_OPTION, UDP_HEADER,
+    tcp_flags, ts_clock, FlowId, Handshake, LinkId, NodeId, Packet, Proto, SynOptions, IP_HEADER, TCP_HEADER,
+    TCP_TIMESTAMP_OPTION, UDP_HEADER,
 };
 use crate::units::Time;
 use std::fs::File;
@@ -35,19 +36,38 @@ const SNAPLEN: u32 = 65_535;
 const LINKTYPE_RAW: u32 = 101;
 const DEFAULT_TTL: u8 = 64;
 const TCP_OPT_NOP: u8 = 1;
+/// RFC 9293 section 3.2: the MSS option, kind 2, length 4, sent only on a SYN.
+const TCP_OPT_MSS: u8 = 2;
+const TCP_OPT_MSS_LEN: u8 = 4;
+/// RFC 7323 section 2.2: the window-scale option, kind 3, length 3, sent only on a SYN.
+const TCP_OPT_WINDOW_SCALE: u8 = 3;
+const TCP_OPT_WINDOW_SCALE_LEN: u8 = 3;
 /// RFC 2018 section 2: the SACK-permitted option, kind 4, length 2, sent only on a SYN.
 const TCP_OPT_SACK_PERMITTED: u8 = 4;
 const TCP_OPT_SACK_PERMITTED_LEN: u8 = 2;
-/// Its bytes in the header: two NOPs to align it, kind, length.
-pub const SACK_PERMITTED_BYTES: u32 = 4;
 const TCP_OPT_SACK: u8 = 5;
 /// RFC 7323 section 3: the timestamp option's kind and length.
 const TCP_OPT_TIMESTAMP: u8 = 8;
 const TCP_OPT_TIMESTAMP_LEN: u8 = 10;
 
-/// TCP option bytes of a segment: the timestamp option (RFC 7323) and SACK blocks.
-fn tcp_option_bytes(pkt: &Packet) -> u32 {
-    pkt.sack.option_bytes() + if pkt.ts_on { TCP_TIMESTAMP_OPTION } else { 0 }
+/// TCP option bytes of a segment: a SYN's handshake options (`syn`, the timestamp option
+/// among them), or the timestamp option (RFC 7323) and SACK blocks.
+fn tcp_option_bytes(pkt: &Packet, syn: Option<SynOptions>) -> u32 {
+    match syn {
+        Some(options) => options.bytes(),
+        None => pkt.sack.option_bytes() + if pkt.ts_on { TCP_TIMESTAMP_OPTION } else { 0 },
+    }
+}
+
+/// The handshake options `pkt` carries: a TCP SYN's (the opener's) or SYN-ACK's; None for any
+/// other packet.
+fn syn_options(pkt: &Packet, handshake: &Handshake) -> Option<SynOptions> {
+    let syn = pkt.proto == Proto::Tcp && pkt.has_flag(tcp_flags::SYN) && pkt.frag.offset == 0;
+    match (syn, pkt.has_flag(tcp_flags::ACK)) {
+        (false, _) => None,
+        (true, false) => Some(handshake.syn),
+        (true, true) => Some(handshake.syn_ack),
+    }
 }
 /// The receiving side of every flow listens on the iperf port; senders use an ephemeral port.
 pub const RECEIVER_PORT: u16 = 5001;
@@ -214,18 +234,14 @@ impl PcapWriter {
     }
 
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts;
-    /// `sack` whether its flow negotiates SACK (its SYN and SYN-ACK then carry SACK-permitted).
-    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId, sack: bool) {
-        let extra = if sack && pkt.proto == Proto::Tcp && pkt.has_flag(tcp_flags::SYN) && pkt.frag.offset == 0 {
-            SACK_PERMITTED_BYTES
-        } else {
-            0
-        };
-        let size = pkt.size as u32 + extra;
+    /// `handshake` the options of its flow's SYN and SYN-ACK.
+    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId, handshake: &Handshake) {
+        let size = pkt.size as u32;
+        let syn = syn_options(pkt, handshake);
         let transport = match pkt.proto {
             // Only a datagram's first fragment carries the transport header.
             _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt) + extra,
+            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt, syn),
             // NDP's header is captured as a UDP-shaped one (ports and length).
             Proto::Udp | Proto::Ndp => UDP_HEADER,
             Proto::Icmp => pkt.payload as u32,
@@ -239,7 +255,10 @@ impl PcapWriter {
         self.write_ipv4(pkt, size as u16);
         match pkt.proto {
             _ if pkt.frag.offset > 0 => {}
-            Proto::Tcp | Proto::Assisted => self.write_tcp(pkt, sender_node, extra > 0),
+            Proto::Tcp | Proto::Assisted => {
+                let shift = if syn.is_some() { 0 } else { handshake.window_shift(pkt.src == sender_node) };
+                self.write_tcp(pkt, sender_node, syn, shift)
+            }
             Proto::Udp | Proto::Ndp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
         }
@@ -251,8 +270,7 @@ impl PcapWriter {
         }
     }
 
-    /// The IPv4 header with total length `size` (the packet's, plus any option the capture
-    /// adds).
+    /// The IPv4 header with total length `size` (the packet's).
     fn write_ipv4(&mut self, pkt: &Packet, size: u16) {
         let mut h = ipv4_header(pkt.src, pkt.dst, size, pkt.uid, pkt.proto, pkt.ecn);
         let f = pkt.frag;
@@ -292,8 +310,9 @@ impl PcapWriter {
     }
 
     /// Ports: the data sender (`sender_node`) uses an ephemeral port, the receiver
-    /// RECEIVER_PORT; each side's sequence numbers start at its own ISN.
-    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId, sack_permitted: bool) {
+    /// RECEIVER_PORT; each side's sequence numbers start at its own ISN. `syn`: the options of
+    /// a SYN or SYN-ACK; `window_shift`: the window field's scale after the handshake.
+    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId, syn: Option<SynOptions>, window_shift: u8) {
         let (sport, dport) = ports(pkt.flow, pkt.src, sender_node);
         let seq = initial_sequence(pkt.flow, pkt.src).wrapping_add(pkt.seq as u32);
         let ack = if pkt.has_flag(tcp_flags::ACK) {
@@ -301,7 +320,7 @@ impl PcapWriter {
         } else {
             0
         };
-        let options = tcp_option_bytes(pkt) + if sack_permitted { SACK_PERMITTED_BYTES } else { 0 };
+        let options = tcp_option_bytes(pkt, syn);
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
@@ -309,10 +328,10 @@ impl PcapWriter {
         h[8..12].copy_from_slice(&ack.to_be_bytes());
         h[12] = (((TCP_HEADER + options) / 4) as u8) << 4;
         h[13] = pkt.flags;
-        h[14..16].copy_from_slice(&(pkt.window.min(u16::MAX as u32) as u16).to_be_bytes());
+        h[14..16].copy_from_slice(&((pkt.window >> window_shift).min(u16::MAX as u32) as u16).to_be_bytes());
         self.buf.extend_from_slice(&h);
-        if sack_permitted {
-            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK_PERMITTED, TCP_OPT_SACK_PERMITTED_LEN]);
+        if let Some(options) = syn {
+            return self.write_syn_options(pkt, options);
         }
         if pkt.ts_on {
             // RFC 7323 section 3 (appendix A's layout, Linux's): NOP, NOP, kind 8, length 10,
@@ -330,6 +349,30 @@ impl PcapWriter {
                 self.buf.extend_from_slice(&isn.wrapping_add(start as u32).to_be_bytes());
                 self.buf.extend_from_slice(&isn.wrapping_add(end as u32).to_be_bytes());
             }
+        }
+    }
+
+    /// A SYN's options in the order and alignment of Linux's `tcp_options_write`: MSS;
+    /// SACK-permitted and timestamps in one 12-byte run (two NOPs in SACK-permitted's place
+    /// without it); SACK-permitted alone after two NOPs; window scale after one NOP.
+    fn write_syn_options(&mut self, pkt: &Packet, options: SynOptions) {
+        if let Some(mss) = options.mss {
+            self.buf.extend_from_slice(&[TCP_OPT_MSS, TCP_OPT_MSS_LEN]);
+            self.buf.extend_from_slice(&mss.to_be_bytes());
+        }
+        let sack_permitted = [TCP_OPT_SACK_PERMITTED, TCP_OPT_SACK_PERMITTED_LEN];
+        let lead = if options.sack_permitted { sack_permitted } else { [TCP_OPT_NOP, TCP_OPT_NOP] };
+        if options.timestamps {
+            self.buf.extend_from_slice(&lead);
+            self.buf.extend_from_slice(&[TCP_OPT_TIMESTAMP, TCP_OPT_TIMESTAMP_LEN]);
+            self.buf.extend_from_slice(&ts_clock(pkt.sent_at).to_be_bytes());
+            self.buf.extend_from_slice(&pkt.ts_ecr.to_be_bytes());
+        } else if options.sack_permitted {
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP]);
+            self.buf.extend_from_slice(&sack_permitted);
+        }
+        if let Some(shift) = options.window_scale {
+            self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_WINDOW_SCALE, TCP_OPT_WINDOW_SCALE_LEN, shift]);
         }
     }
 

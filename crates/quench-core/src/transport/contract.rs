@@ -36,9 +36,10 @@ pub trait TransportSpec {
     fn expected_packets(&self, _end: Dur) -> f64 {
         0.0
     }
-    /// Whether the connection negotiates SACK (RFC 2018 section 2), for a capture's SYN.
-    fn sack_permitted(&self) -> bool {
-        false
+    /// The options of the connection's SYN and SYN-ACK, for a capture; none for a transport
+    /// without a TCP handshake.
+    fn handshake(&self) -> crate::packet::Handshake {
+        crate::packet::Handshake::default()
     }
 }
 

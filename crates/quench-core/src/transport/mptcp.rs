@@ -176,8 +176,8 @@ impl MptcpFlowSpec {
 
 impl TransportSpec for MptcpFlowSpec {
     crate::transport::common_flow_keys!();
-    fn sack_permitted(&self) -> bool {
-        self.tcp.sack
+    fn handshake(&self) -> crate::packet::Handshake {
+        super::tcp::handshake(&self.tcp)
     }
     fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=MAX_SUBFLOWS).contains(&self.subflows) {

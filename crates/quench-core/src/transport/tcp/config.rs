@@ -78,11 +78,48 @@ pub struct DelayedAckConfig {
     pub segments: u32,
     /// Otherwise ACK when this timer expires (RFC 1122: < 500 ms; BSD fast timeout 200 ms).
     pub timeout: Dur,
+    /// Linux's quick-ack mode (`quickack.rs`): every segment ACKed at once at the start of the
+    /// connection, after the receiver was idle longer than its RTO, after duplicate data and
+    /// on the first CE mark. Off by default (RFC 1122 has none; nor has ns-3); on in `linux`.
+    /// Written back only when on, so a scenario without it reads and writes as before.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub quick_ack: bool,
 }
 
 impl Default for DelayedAckConfig {
     fn default() -> Self {
-        DelayedAckConfig { enabled: true, segments: DEFAULT_DELACK_SEGMENTS, timeout: DEFAULT_DELACK_TIMEOUT }
+        DelayedAckConfig {
+            enabled: true,
+            segments: DEFAULT_DELACK_SEGMENTS,
+            timeout: DEFAULT_DELACK_TIMEOUT,
+            quick_ack: false,
+        }
+    }
+}
+
+/// What the receiving end of a connection supports (`tcp.receiver`): each option is used only
+/// when both ends support it, as RFC 2018 section 2 (SACK-permitted on both SYNs), RFC 7323
+/// section 3.2 (timestamps on both SYNs) and RFC 3168 section 6.1.1 (an ECN-setup SYN-ACK)
+/// state. The flow's own `sack`, `timestamps` and `ecn` are the sending end's. Each defaults to
+/// true: a receiver that agrees to what the sender asks, as Linux's defaults do (`tcp_sack`,
+/// `tcp_timestamps`, `tcp_ecn` = 2). Written back only when one is false.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReceiverSupport {
+    pub sack: bool,
+    pub timestamps: bool,
+    pub ecn: bool,
+}
+
+impl Default for ReceiverSupport {
+    fn default() -> Self {
+        ReceiverSupport { sack: true, timestamps: true, ecn: true }
+    }
+}
+
+impl ReceiverSupport {
+    fn agrees_to_all(&self) -> bool {
+        *self == ReceiverSupport::default()
     }
 }
 
@@ -150,6 +187,9 @@ pub struct TcpConfig {
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
     /// included. Off in the `rfc` profile; on in `linux` and `ns3`.
     pub timestamps: bool,
+    /// The receiving end's support of SACK, timestamps and ECN (`ReceiverSupport`).
+    #[serde(skip_serializing_if = "ReceiverSupport::agrees_to_all")]
+    pub receiver: ReceiverSupport,
 }
 
 /// New data on the duplicate ACKs before loss recovery starts (`tcp.limited_transmit`).
@@ -290,6 +330,7 @@ impl Default for TcpConfig {
             recovery: RecoveryReduction::Standard,
             loss_detection: LossDetection::Dupack,
             timestamps: false,
+            receiver: ReceiverSupport::default(),
         }
     }
 }

@@ -138,6 +138,10 @@ pub(crate) struct ReceiverEcn {
     /// RFC 8257 section 3.2 (the sender's controller asks for `EcnFeedback::Accurate`): ECE
     /// mirrors the CE state of the latest data segment, CWR is ignored.
     accurate: bool,
+    /// A CE mark was seen and no CWR since (Linux's `TCP_ECN_DEMAND_CWR`): the classic echo.
+    demand_cwr: bool,
+    /// An ECT or CE segment was seen (Linux's `TCP_ECN_SEEN`).
+    seen_ect: bool,
     /// The codepoint of the SYN-ACK and every ACK once ECN is agreed, when the controller
     /// wants ECT on every packet (`CongestionControl::ect_on_every_packet`).
     every_packet: Option<u8>,
@@ -179,21 +183,29 @@ impl ReceiverEcn {
     }
 
     /// A data segment arrived: CWR ends the echo, CE (re)starts it; with accurate feedback the
-    /// echo is the segment's CE state.
-    pub fn on_data(&mut self, pkt: &Packet) {
+    /// echo is the segment's CE state. Returns whether Linux's receiver would enter quick-ack
+    /// mode for it (`tcp_ecn_check_ce`): a CE mark while no CWR is awaited (`demand_cwr`, set
+    /// by CE and cleared by CWR in both feedback modes), or a Not-ECT segment once ECT ones
+    /// were seen (a retransmission).
+    pub fn on_data(&mut self, pkt: &Packet) -> bool {
         if !self.negotiated {
-            return;
-        }
-        if self.accurate {
-            self.echo = pkt.ecn == ecn::CE;
-            return;
+            return false;
         }
         if pkt.has_flag(tcp_flags::CWR) {
-            self.echo = false;
+            self.demand_cwr = false;
         }
-        if pkt.ecn == ecn::CE {
-            self.echo = true;
+        let quick_ack = match pkt.ecn {
+            ecn::NOT_ECT => self.seen_ect,
+            ecn::CE => !std::mem::replace(&mut self.demand_cwr, true),
+            _ => false,
+        };
+        self.seen_ect |= pkt.ecn != ecn::NOT_ECT;
+        if self.accurate {
+            self.echo = pkt.ecn == ecn::CE;
+        } else {
+            self.echo = self.demand_cwr;
         }
+        quick_ack
     }
 
     /// Flags an ACK carries.
@@ -247,6 +259,26 @@ mod tests {
         assert_eq!(rx.ack_flags(), 0);
         rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE));
         assert_eq!(rx.ack_flags(), tcp_flags::ECE); // CWR and CE together: a new echo
+    }
+
+    /// Linux's `tcp_ecn_check_ce`: quick-ack mode on a CE mark while no CWR is awaited
+    /// (`TCP_ECN_DEMAND_CWR` clear), not on later marks before CWR, again after it; and on a
+    /// Not-ECT segment once ECT was seen (a retransmission). Nothing before negotiation.
+    #[test]
+    fn quick_ack_on_the_first_ce_and_on_retransmissions() {
+        let mut rx = ReceiverEcn::default();
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::CE)), "ECN not negotiated");
+        let mut rx = ReceiverEcn { negotiated: true, ..Default::default() };
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::NOT_ECT)), "no ECT seen yet");
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::ECT0)));
+        assert!(rx.on_data(&with(tcp_flags::ACK, ecn::CE)));
+        assert!(!rx.on_data(&with(tcp_flags::ACK, ecn::CE)), "a CWR is still awaited");
+        assert!(rx.on_data(&with(tcp_flags::ACK | tcp_flags::CWR, ecn::CE)), "CWR, then a new mark");
+        assert!(rx.on_data(&with(tcp_flags::ACK, ecn::NOT_ECT)), "a retransmission");
+        let mut accurate = ReceiverEcn::new(crate::cc::EcnFeedback::Accurate, None);
+        accurate.negotiated = true;
+        assert!(accurate.on_data(&with(tcp_flags::ACK, ecn::CE)));
+        assert!(!accurate.on_data(&with(tcp_flags::ACK, ecn::CE)));
     }
 
     /// RFC 8257 section 3.2: ECE follows each segment's CE mark, and a change of state is

@@ -63,29 +63,31 @@ impl TryFrom<WrittenTcpFlow> for TcpFlowSpec {
 
 impl TransportSpec for TcpFlowSpec {
     crate::transport::common_flow_keys!();
-    fn sack_permitted(&self) -> bool {
-        self.tcp.sack
+    fn handshake(&self) -> crate::packet::Handshake {
+        super::options::handshake(&self.tcp)
     }
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
+        // What the sender runs once the handshake agrees (`options.rs`).
+        let agreed = super::options::agreed(&self.tcp);
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
         let caps = cc.capabilities();
         if let Some(mechanism) = caps.rtt_every_ack_needed_by {
-            if self.tcp.rtt_sampling != RttSampling::EveryAck && !self.tcp.timestamps {
+            if agreed.rtt_sampling != RttSampling::EveryAck && !agreed.timestamps {
                 let why = format!(
                     "{mechanism} needs an RTT sample on every ACK: set it to \"every_ack\" (or tcp.timestamps = true)"
                 );
                 return Err(ConfigError::new("rtt_sampling", why).within("tcp"));
             }
         }
-        if self.tcp.loss_detection.rack() && caps.recovery == crate::cc::Recovery::SlowStart {
+        if agreed.loss_detection.rack() && caps.recovery == crate::cc::Recovery::SlowStart {
             let why = "RACK marks losses for fast recovery, which Tahoe does not have";
             return Err(ConfigError::new("loss_detection", why).within("tcp"));
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
         // A full segment and a pure ACK on the wire: the MSS counts the options (config.rs).
-        let (data_size, ack_size) = ((self.tcp.mss + HEADERS) as u64, (HEADERS + self.tcp.option_bytes()) as u64);
+        let (data_size, ack_size) = ((self.tcp.mss + HEADERS) as u64, (HEADERS + agreed.option_bytes()) as u64);
         cc.take_path(&cx.path_facts(data_size, ack_size));
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));

@@ -16,13 +16,13 @@
 //!   seed experiments build on by naming their controller and timers.
 //!
 //! Where quench cannot yet do what Linux does, the profile takes the nearest mechanism quench
-//! has, and says so: delayed ACKs use Linux's minimum ACK timeout but not its quick-ack mode at
-//! the start of a connection; CUBIC's congestion avoidance counts acknowledged segments as
-//! Linux's does but computes its target in floating point from the smoothed RTT, not with
-//! `bictcp_update`'s integer `cnt` from the minimum RTT (of which it takes the 5 % per RTT
-//! floor while no plateau is known); don't-fragment stays off, since quench has no path MTU discovery to shrink the
-//! MSS where Linux's would. The ns3 profile keeps RFC 3465's 2 segments per ACK in slow start
-//! and leaves HyStart off (see `fill_cc`).
+//! has, and says so: delayed ACKs use Linux's minimum ACK timeout and its quick-ack mode but
+//! not its adaptation of the timeout (`quickack.rs`); CUBIC's congestion avoidance counts
+//! acknowledged segments as Linux's does but computes its target in floating point from the
+//! smoothed RTT, not with `bictcp_update`'s integer `cnt` from the minimum RTT (of which it
+//! takes the 5 % per RTT floor while no plateau is known); don't-fragment stays off, since
+//! quench has no path MTU discovery to shrink the MSS where Linux's would. The ns3 profile
+//! keeps RFC 3465's 2 segments per ACK in slow start and leaves HyStart off (see `fill_cc`).
 
 use super::config::{
     DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
@@ -109,7 +109,12 @@ impl Profile {
                     max_backoffs: LINUX_MAX_BACKOFFS,
                     ..RtoConfig::default()
                 },
-                delayed_ack: DelayedAckConfig { timeout: LINUX_DELAYED_ACK_TIMEOUT, ..DelayedAckConfig::default() },
+                // Quick-ack mode (`quickack.rs`): every segment ACKed at the start of a connection.
+                delayed_ack: DelayedAckConfig {
+                    timeout: LINUX_DELAYED_ACK_TIMEOUT,
+                    quick_ack: true,
+                    ..DelayedAckConfig::default()
+                },
                 // `tcp_sack` = 1, `tcp_timestamps` = 1 (ip-sysctl.rst).
                 sack: true,
                 timestamps: true,
@@ -298,6 +303,7 @@ mod tests {
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
         assert_eq!((tcp.rto.min, tcp.rto.initial, tcp.rto.max), (LINUX_RTO_MIN, Dur::from_secs(1), LINUX_RTO_MAX));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(40));
+        assert!(tcp.delayed_ack.quick_ack, "Linux's quick-ack mode");
         assert_eq!(tcp.segment_payload(), 1448, "Linux's payload with timestamps on a 1500-byte MTU");
     }
 
@@ -355,6 +361,7 @@ mod tests {
         assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
         assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(200));
+        assert!(!tcp.delayed_ack.quick_ack, "tcp-socket-base.cc delays from the first segment");
     }
 
     /// SACK turned off (or Tahoe named) under Linux: duplicate ACKs and RFC 3042 instead of

@@ -1,13 +1,17 @@
 //! The receiving side of a TCP connection: answers the SYN, reassembles out-of-order data,
 //! advertises its window, and ACKs per RFC 1122 / RFC 5681 section 4.2: at once for
 //! out-of-order segments, for segments that fill a hole, and for the FIN; otherwise every
-//! `delayed_ack.segments` full-sized segments or when the delayed-ACK timer expires.
+//! `delayed_ack.segments` full-sized segments or when the delayed-ACK timer expires; with
+//! `delayed_ack.quick_ack`, every segment while Linux's quick-ack mode lasts (`quickack.rs`).
+//! It runs the options the handshake agreed (`options.rs`): SACK blocks and timestamps only
+//! when both ends support them, ECN when its own `tcp.receiver.ecn` and the SYN agree.
 //! The application reads data as soon as it is in order, so the advertised window is constant.
 //! Owns the receive state (what has arrived, the delayed-ACK count, the ECN echo). It acts only
 //! through its `AgentCx`, never on the world or the sender.
 
 use super::config::TcpConfig;
 use super::ecn::ReceiverEcn;
+use super::quickack::{QuickAck, ECN_QUICKACKS, MAX_QUICKACKS};
 use super::{Connection, TcpTimer};
 use crate::cc::EcnFeedback;
 use crate::packet::{tcp_flags, ts_clock, NodeId, Packet, SackBlocks};
@@ -36,6 +40,8 @@ pub struct TcpReceiver {
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
     delack: TimerSlot,
+    /// Linux's quick-ack mode (`delayed_ack.quick_ack`).
+    quick: QuickAck,
     /// Start of the latest out-of-order segment (leads the SACK blocks).
     last_out_of_order: Option<u64>,
     /// Sequence number of the peer's FIN, once seen.
@@ -55,16 +61,20 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// A receiver for a sender whose controller gives `feedback` and wants ECT on every packet
-    /// with `ect_on_every_packet`'s codepoint, if it does.
+    /// with `ect_on_every_packet`'s codepoint, if it does. `flow` is the flow's configuration:
+    /// the receiver runs what the handshake agrees with its own ECN support
+    /// (`options::receiving_end`).
     pub fn new(
         conn: Connection,
-        cfg: TcpConfig,
+        flow: TcpConfig,
         expected_bytes: Option<u64>,
         feedback: EcnFeedback,
         ect_on_every_packet: Option<u8>,
     ) -> Self {
+        let cfg = super::options::receiving_end(&flow);
         TcpReceiver {
             conn,
+            quick: QuickAck::new(&cfg),
             cfg,
             established: false,
             rcv_nxt: 0,
@@ -95,6 +105,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, cx: &mut AgentCx<impl Host>) {
         self.delack.cancel();
         self.unacked_segments = 0;
+        self.quick.ack_sent();
         let flags = tcp_flags::ACK | self.ecn.ack_flags();
         let mut ack = self.conn.segment(1, self.rcv_nxt, 0, flags, self.window());
         ack.ecn = self.ecn.codepoint();
@@ -124,7 +135,12 @@ impl TcpReceiver {
             self.ts_recent = ts_clock(syn.sent_at);
             self.last_ack_sent = 1;
         }
-        self.stamp_timestamp(&mut syn_ack);
+        // The agreed options: what the SYN offered and this end supports.
+        syn_ack.size += super::options::syn_options(&self.cfg).bytes() as u16;
+        if self.cfg.timestamps {
+            (syn_ack.ts_on, syn_ack.ts_ecr) = (true, self.ts_recent);
+        }
+        self.quick.syn_ack_sent(cx.now);
         cx.send(syn_ack);
     }
 
@@ -202,7 +218,9 @@ impl TcpReceiver {
         if self.ecn.ce_state_changes(pkt) && self.unacked_segments > 0 {
             self.send_ack(cx); // RFC 8257 3.2: what came before, with the old CE state
         }
-        self.ecn.on_data(pkt);
+        if self.ecn.on_data(pkt) {
+            self.quick.enter(ECN_QUICKACKS);
+        }
         let fin = pkt.has_flag(tcp_flags::FIN);
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64 + fin as u64);
         if fin {
@@ -210,6 +228,7 @@ impl TcpReceiver {
         }
         if end <= self.rcv_nxt {
             self.stats.duplicate_bytes += pkt.payload as u64;
+            self.quick.enter(MAX_QUICKACKS); // Linux's `tcp_data_queue`: "A retransmit"
             return self.send_ack(cx); // a duplicate: tell the sender where we are
         }
         if start > self.rcv_nxt {
@@ -223,10 +242,12 @@ impl TcpReceiver {
         self.rcv_nxt = end;
         let filled_hole = self.pull_in_order();
         self.deliver(before, cx);
+        self.quick.on_in_order_data(cx.now);
         let full_sized = pkt.payload as u32 >= self.cfg.segment_payload();
         self.unacked_segments += full_sized as u32;
         let delayed = &self.cfg.delayed_ack;
-        if filled_hole || fin || !delayed.enabled || self.unacked_segments >= delayed.segments {
+        let now = filled_hole || fin || !delayed.enabled || self.quick.active();
+        if now || self.unacked_segments >= delayed.segments {
             self.send_ack(cx);
         } else if !self.delack.is_armed() {
             let at = cx.now + delayed.timeout;

@@ -142,6 +142,11 @@ struct SendState {
     /// `tcp.local_drop = "linux_cwr"`: the host's queue refused a segment in this activation,
     /// and nothing more is offered until the next one (`local_drop.rs`).
     host_refused: bool,
+    /// The SYN's option bytes and whether it carries timestamps: the sender's own support,
+    /// whatever the peer agrees to (`options::syn_options`); kept this small since the sender's
+    /// size is per flow.
+    syn_option_bytes: u8,
+    syn_timestamps: bool,
 }
 
 /// Loss detection and recovery: the congestion state, the duplicate ACKs, the SACK scoreboard
@@ -245,7 +250,11 @@ pub struct TcpSender {
 
 impl TcpSender {
     /// `bytes`: the application's transfer size, or `None` for an unlimited bulk source.
-    pub fn new(conn: Connection, cfg: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
+    /// `own` is the opening end's configuration; the sender runs what the handshake agrees
+    /// (`options::agreed`), its SYN carrying its own options.
+    pub fn new(conn: Connection, own: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
+        let syn_options = super::options::syn_options(&own);
+        let cfg = super::options::agreed(&own);
         let mss = cfg.segment_payload() as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
@@ -268,6 +277,8 @@ impl TcpSender {
                 snd_max: 0,
                 syn_retransmitted: false,
                 host_refused: false,
+                syn_option_bytes: syn_options.bytes() as u8,
+                syn_timestamps: syn_options.timestamps,
             },
             w: Window { cwnd: mss, ssthresh: u64::MAX, mss, flight: 0, peer_window: window },
             loss: LossRecovery {
@@ -601,7 +612,10 @@ impl TcpSender {
         let flags = tcp_flags::SYN | SenderEcn::syn_flags(self.cfg.ecn);
         let mut syn = self.conn.segment(0, 0, 0, flags, self.cfg.receive_window.0);
         syn.ecn = SenderEcn::syn_codepoint(self.cfg.ecn, self.ecn.ect_on_every_packet, self.ecn.ect_codepoint);
-        self.stamp_timestamp(&mut syn);
+        syn.size += self.send.syn_option_bytes as u16;
+        if self.send.syn_timestamps {
+            (syn.ts_on, syn.ts_ecr) = (true, 0);
+        }
         cx.send(syn);
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, 0, 0, false, self.send.syn_retransmitted);
