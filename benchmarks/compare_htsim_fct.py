@@ -100,6 +100,15 @@ def host_index(name: str) -> int:
 # quench: the draws and its own run
 
 
+def host_qdisc(kind: str) -> dict:
+    """A host's own queue, never full: a FIFO ("droptail"), or one that sends headers (ACKs,
+    NACKs, PULLs) ahead of data as htsim's host queue (FairPriorityQueue) does: `trim` with a
+    data limit no host reaches, whose header queue is served first."""
+    if kind == "trim":
+        return {"kind": "trim", "data_limit": f"{HOST_PACKETS}p", "header_limit": f"{HOST_PACKETS * PACKET_BYTES}B"}
+    return {"kind": "droptail", "limit": f"{HOST_PACKETS}p"}
+
+
 def run_quench(a: argparse.Namespace, seed: int):
     """quench's run of the workload: its flows table and its trims."""
     from quench import Network, dist
@@ -107,11 +116,11 @@ def run_quench(a: argparse.Namespace, seed: int):
     k = a.k
     net = Network(seed=seed, name=f"htsim-fct-k{k}")
     trim = {"kind": "trim", "data_limit": f"{TRIM_PACKETS}p"}
-    fat_tree_by_links(net, k, trim, {"kind": "droptail", "limit": f"{HOST_PACKETS}p"}, trim)
+    fat_tree_by_links(net, k, trim, host_qdisc(a.quench_host_queue), trim)
     half = k // 2
     routers = [f"tor{i}" for i in range(k * half)] + [f"agg{p}_{i}" for p in range(k) for i in range(half)]
     for r in routers + [f"core{i}" for i in range(half * half)]:
-        net.multipath(r, "spray")
+        net.multipath(r, a.quench_spray)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     ndp = {"initial_window": INITIAL_WINDOW, **({"pull_rate": a.quench_pull_rate} if a.quench_pull_rate else {})}
     flow = {"kind": "ndp", "ndp": ndp}
@@ -150,23 +159,46 @@ struct PeerNdpSink : NdpSink {
 };"""
 
 
-def build_htsim_ndp_sinks(src: str) -> Path:
+# NdpPullPacer's queue (ndp.h). GCC 12 in C++17 does not know `#elifdef`, so in a skipped
+# group the line is ignored and the `#else` branch is built: PrioPullQueue, round robin over the
+# flows of a priority (priopullqueue.cpp), every flow at one priority here; FAIR_PULL_QUEUE's
+# FairPullQueue would be the same round robin.
+PULL_QUEUES = """#ifdef FIFO_PULL_QUEUE
+    FifoPullQueue<NdpPull> _pull_queue;
+#elifdef FAIR_PULL_QUEUE
+    FairPullQueue<NdpPull> _pull_queue;
+#else
+    PrioPullQueue<NdpPull> _pull_queue;
+#endif"""
+
+
+def build_htsim_ndp_sinks(src: str, pull_queue: str) -> Path:
     """htsim_ndp with PEER_SINK's sinks, in a copy of bench_fabric's build tree; kept by a hash
-    of the edited source."""
+    of the edited sources. `pull_queue` "fifo" builds its pacers' PULL queue first come first
+    served (ndp.h's FifoPullQueue, a library header: the copy's objects are all rebuilt)
+    instead of htsim's round robin over flows (PULL_QUEUES)."""
     source = fetch_source(src)
     text = (source / "sim" / MAIN_NDP).read_text()
     text = anchored_edit(text, "EventList eventlist;", PEER_SINK, MAIN_NDP)
     sink = "ndpSnk = new NdpSink(pacers[dest]);"
     text = anchored_edit(text, sink, "ndpSnk = new PeerNdpSink(pacers[dest], crt->flowid, crt->size);", MAIN_NDP)
-    binary = WORK / f"htsim_ndp_sinks-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    ndp_h = (source / "sim/ndp.h").read_text()
+    if pull_queue == "fifo":
+        ndp_h = anchored_edit(ndp_h, PULL_QUEUES, "    FifoPullQueue<NdpPull> _pull_queue;", "ndp.h")
+    binary = WORK / f"htsim_ndp_sinks-{hashlib.sha256((text + ndp_h).encode()).hexdigest()[:12]}"
     if binary.exists():
         return binary
-    tree = WORK / "ndp"
+    tree = WORK / f"ndp-{pull_queue}"
     if not (tree / "sim/libhtsim.a").exists():
         build_htsim(src, 1)  # bench_fabric's tree, libhtsim.a included
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(WORK / "build", tree)
-    datacenter = tree / "sim/datacenter"
+    sim, datacenter = tree / "sim", tree / "sim/datacenter"
+    if (sim / "ndp.h").read_text() != ndp_h:
+        (sim / "ndp.h").write_text(ndp_h)
+        for obj in [*sim.glob("*.o"), *datacenter.glob("*.o"), sim / "libhtsim.a"]:
+            obj.unlink(missing_ok=True)
+        subprocess.run(["make", "-j2", "libhtsim.a"], cwd=sim, check=True, stdout=subprocess.DEVNULL)
     (datacenter / "main_ndp.cpp").write_text(text)
     subprocess.run(["make", "-j2", "htsim_ndp"], cwd=datacenter, check=True, stdout=subprocess.DEVNULL)
     shutil.copy2(datacenter / "htsim_ndp", binary)
@@ -186,7 +218,7 @@ def write_matrix(flows, k: int, path: Path) -> None:
 
 def run_htsim(a: argparse.Namespace, flows, seed: int) -> tuple[dict[int, float], int]:
     """Each flow's last arrival in s by id, and the packets retransmitted."""
-    binary = build_htsim_ndp_sinks(a.htsim_src)
+    binary = build_htsim_ndp_sinks(a.htsim_src, a.htsim_pull_queue)
     matrix = WORK / f"fct-k{a.k}-seed{seed}.cm"
     write_matrix(flows, a.k, matrix)
     args = ["-nodes", str(a.k**3 // 4), "-tm", str(matrix), "-end", str(a.duration_ms * 1000)]
@@ -276,6 +308,21 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=int, default=400, help="simulated time, both")
     ap.add_argument("--seeds", default="1", help="seeds, comma-separated: quench's draws and htsim's srand")
     ap.add_argument("--quench-pull-rate", default="", help="quench's PULL rate (default its link's)")
+    ap.add_argument(
+        "--quench-host-queue",
+        choices=["droptail", "trim"],
+        default="droptail",
+        help="hosts' own queues (trim: headers first)",
+    )
+    ap.add_argument(
+        "--quench-spray", choices=["spray", "spray_random"], default="spray", help="switches' per-packet policy"
+    )
+    ap.add_argument(
+        "--htsim-pull-queue",
+        choices=["fair", "fifo"],
+        default="fair",
+        help="htsim's pacer queue (its own: round robin)",
+    )
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     print(
