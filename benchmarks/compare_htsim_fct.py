@@ -35,6 +35,14 @@ hops (2 within an edge switch, 4 within a pod, 6 across the core). Both then go 
 Losses: NDP trims rather than drops, so the figure is retransmitted packets (htsim's "Rtx",
 quench's `retransmitted_segments`) beside quench's trims.
 
+Settings either simulator can take from the other, one at a time: `--htsim-pull-queue fifo`
+builds htsim's pull pacers first come first served (quench's) instead of round robin over the
+flows; `--quench-host-queue trim` sends quench's hosts' headers ahead of their data (htsim's
+FairPriorityQueue); `--quench-spray spray_random` draws each packet's next hop at random instead
+of quench's round robin; `--quench-pull-rate` sets quench's PULL spacing (htsim's counts a data
+packet and an ACK, 1564 bytes). docs/validation.md, "Web-search FCT slowdown against htsim",
+has the figures.
+
     .venv/bin/python benchmarks/compare_htsim_fct.py --htsim-src ~/csg-htsim --seeds 1,2,3
 """
 
