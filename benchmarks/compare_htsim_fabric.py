@@ -148,6 +148,9 @@ class Setting:
     # htsim: a timeout's recover point (no fast retransmit below it) is the highest sequence ever
     # sent, as quench's snd_max (RFC 6582), not TcpSrc's _highest_sent, which go-back-N rewinds
     htsim_recover_max: bool = False
+    # htsim: after a timeout a fast retransmit needs an ACK beyond the recover point, as quench's
+    # NewReno (RFC 6582: snd_una > recover_end), not one that reaches it (TcpSrc)
+    htsim_strict_recover: bool = False
     # htsim: a pipe of this many ns before the sender on the ACKs' route (htsim's ACK arrives the
     # instant it is sent; quench's link of their own takes 2 ns: 1 ns and 40 bytes at 320 Gb/s)
     htsim_ack_delay_ns: int = 0
@@ -210,6 +213,10 @@ struct PeerTcpSrc : TcpSrc {
         TcpSrc::doNextEvent();
         if (PEER_FLIGHT_SSTHRESH && timeout) _ssthresh = std::max<uint64_t>(flight / 2, 2 * _mss);
         if (PEER_RECOVER_MAX && timeout) _recoverq = max_sent;
+        // TcpSrc refuses a fast retransmit while _last_acked < _recoverq, so an ACK of exactly
+        // everything sent before the timeout allows one; quench's NewReno (RFC 6582's "covers
+        // more than recover") needs an ACK beyond it: one sequence number more.
+        if (PEER_STRICT_RECOVER && timeout) _recoverq += 1;
     }
 };
 struct PeerFlow { PeerTcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };
@@ -252,6 +259,7 @@ def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
     on_tick = f"#define PEER_ON_TICK {int(setting.htsim_on_tick)}\n"
     on_tick += f"#define PEER_FLIGHT_SSTHRESH {int(setting.htsim_flight_ssthresh)}\n"
     on_tick += f"#define PEER_RECOVER_MAX {int(setting.htsim_recover_max)}\n"
+    on_tick += f"#define PEER_STRICT_RECOVER {int(setting.htsim_strict_recover)}\n"
     text = anchored_edit(text, "EventList eventlist;", on_tick + PEER_TYPES, MAIN_TCP)
     connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
     record = "\n peer_flows.push_back({(PeerTcpSrc*)tcpSrc, tcpSnk, src, dest, routeout});"
@@ -748,6 +756,9 @@ def main() -> None:
         "--htsim-flight-ssthresh", action="store_true", help="htsim's timeout ssthresh from the flight, as quench's"
     )
     ap.add_argument("--htsim-ack-delay-ns", type=int, default=0, help="htsim: delay on the ACKs' route, ns")
+    ap.add_argument(
+        "--htsim-strict-recover", action="store_true", help="htsim: fast retransmit after a timeout past recover only"
+    )
     ap.add_argument("--htsim-recover-max", action="store_true", help="htsim's recover point: highest ever sent")
     ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
     ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
@@ -788,6 +799,7 @@ def main() -> None:
         htsim_on_tick=a.htsim_timeouts_on_tick,
         htsim_flight_ssthresh=a.htsim_flight_ssthresh,
         htsim_recover_max=a.htsim_recover_max,
+        htsim_strict_recover=a.htsim_strict_recover,
         htsim_ack_delay_ns=a.htsim_ack_delay_ns,
         abc_limit=a.quench_abc_limit,
         direct_acks=a.quench_direct_acks,
