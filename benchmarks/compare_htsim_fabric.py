@@ -43,6 +43,10 @@ send time, a retransmission's too, so its RTO returns to 250 ms at the first ACK
 (`--quench-timestamps`: RFC 7323 timing, which clears the backoff the same way; `--rto-max`
 caps it instead; `--rto-tick`, `--quench-abc-limit` and `--htsim-timeouts-on-tick` swap the
 timer's granularity, slow start's segments per ACK and htsim's offset after its scanner's tick);
+after a timeout htsim's go-back-N rewinds `_highest_sent`, from which it then takes its recover
+point, and halves its window for ssthresh, where quench takes both from the highest sequence
+ever sent (`--htsim-recover-max`, `--htsim-flight-ssthresh` give htsim quench's rules); its
+ACKs arrive the instant they are sent, quench's 2 ns later (`--htsim-ack-delay-ns`);
 its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
 of 100 packets (`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0
 (`--stagger-ns`).
@@ -138,6 +142,18 @@ class Setting:
     # inflate_window counts at most one segment per ACK
     abc_limit: int = 0
     htsim_on_tick: bool = False  # htsim: timeouts fire on the scanner's tick, not just after it
+    # htsim: a timeout's ssthresh is half the data outstanding (quench's RFC 5681 FlightSize, from
+    # the highest sequence sent) rather than half the window (TcpSrc::deflate_window)
+    htsim_flight_ssthresh: bool = False
+    # htsim: a timeout's recover point (no fast retransmit below it) is the highest sequence ever
+    # sent, as quench's snd_max (RFC 6582), not TcpSrc's _highest_sent, which go-back-N rewinds
+    htsim_recover_max: bool = False
+    # htsim: after a timeout a fast retransmit needs an ACK beyond the recover point, as quench's
+    # NewReno (RFC 6582: snd_una > recover_end), not one that reaches it (TcpSrc)
+    htsim_strict_recover: bool = False
+    # htsim: a pipe of this many ns before the sender on the ACKs' route (htsim's ACK arrives the
+    # instant it is sent; quench's link of their own takes 2 ns: 1 ns and 40 bytes at 320 Gb/s)
+    htsim_ack_delay_ns: int = 0
     byte_limits: bool = False  # quench's switch queues limited in bytes (htsim's: 8 x 1500 bytes)
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
     flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
@@ -183,6 +199,25 @@ struct PeerTcpSrc : TcpSrc {
         _rto *= 2;
         _RFC2988_RTO_timeout = now + _rto;
     }
+    // At a timeout TcpSrc rewinds _highest_sent (go-back-N), halves its window (1 segment
+    // after a timeout before) and takes the rewound _highest_sent as _recoverq. quench's sender
+    // keeps the highest sequence ever sent (snd_max) and takes both from it: PEER_FLIGHT_SSTHRESH
+    // sets ssthresh to half the data outstanding up to it (RFC 5681's FlightSize), and
+    // PEER_RECOVER_MAX records it as the point below which three duplicate ACKs start no fast
+    // retransmit (RFC 6582's recover).
+    uint64_t max_sent = 0;
+    void doNextEvent() override {
+        bool timeout = _rtx_timeout_pending && _established;
+        if (_highest_sent > max_sent) max_sent = _highest_sent;
+        uint64_t flight = max_sent > _last_acked ? max_sent - _last_acked : 0;
+        TcpSrc::doNextEvent();
+        if (PEER_FLIGHT_SSTHRESH && timeout) _ssthresh = std::max<uint64_t>(flight / 2, 2 * _mss);
+        if (PEER_RECOVER_MAX && timeout) _recoverq = max_sent;
+        // TcpSrc refuses a fast retransmit while _last_acked < _recoverq, so an ACK of exactly
+        // everything sent before the timeout allows one; quench's NewReno (RFC 6582's "covers
+        // more than recover") needs an ACK beyond it: one sequence number more.
+        if (PEER_STRICT_RECOVER && timeout) _recoverq += 1;
+    }
 };
 struct PeerFlow { PeerTcpSrc* src; TcpSink* sink; uint32_t from, to; const Route* route; };
 static std::vector<PeerFlow> peer_flows;
@@ -216,7 +251,15 @@ def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
         # P packets and finishes at the P-th.
         peer_src += f" tcpSrc->set_flowsize({setting.flow_packets * PACKET_BYTES - PACKET_BYTES - 1});"
     text = anchored_edit(text, new_src, peer_src, MAIN_TCP)
+    if setting.htsim_ack_delay_ns:
+        ack_route = "routein = new Route();\n"
+        delay = f"timeFromNs({setting.htsim_ack_delay_ns})"
+        pipe = f"{ack_route} routein->push_back(new Pipe({delay}, eventlist));\n"
+        text = anchored_edit(text, ack_route, pipe, MAIN_TCP)
     on_tick = f"#define PEER_ON_TICK {int(setting.htsim_on_tick)}\n"
+    on_tick += f"#define PEER_FLIGHT_SSTHRESH {int(setting.htsim_flight_ssthresh)}\n"
+    on_tick += f"#define PEER_RECOVER_MAX {int(setting.htsim_recover_max)}\n"
+    on_tick += f"#define PEER_STRICT_RECOVER {int(setting.htsim_strict_recover)}\n"
     text = anchored_edit(text, "EventList eventlist;", on_tick + PEER_TYPES, MAIN_TCP)
     connect = "tcpSrc->connect(*routeout, *routein, *tcpSnk, timeFromMs(extrastarttime));"
     record = "\n peer_flows.push_back({(PeerTcpSrc*)tcpSrc, tcpSnk, src, dest, routeout});"
@@ -709,6 +752,14 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
     ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="no offset after the scanner's tick")
+    ap.add_argument(
+        "--htsim-flight-ssthresh", action="store_true", help="htsim's timeout ssthresh from the flight, as quench's"
+    )
+    ap.add_argument("--htsim-ack-delay-ns", type=int, default=0, help="htsim: delay on the ACKs' route, ns")
+    ap.add_argument(
+        "--htsim-strict-recover", action="store_true", help="htsim: fast retransmit after a timeout past recover only"
+    )
+    ap.add_argument("--htsim-recover-max", action="store_true", help="htsim's recover point: highest ever sent")
     ap.add_argument("--htsim-unbounded-ssthresh", action="store_true", help="htsim's initial ssthresh as quench's")
     ap.add_argument("--quench-host-qdisc", default="fq", help="host NIC queue's kind (fq, droptail)")
     ap.add_argument("--quench-host-buffer", type=int, default=HOST_PACKETS, help="host NIC queue, packets")
@@ -746,6 +797,10 @@ def main() -> None:
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
         htsim_on_tick=a.htsim_timeouts_on_tick,
+        htsim_flight_ssthresh=a.htsim_flight_ssthresh,
+        htsim_recover_max=a.htsim_recover_max,
+        htsim_strict_recover=a.htsim_strict_recover,
+        htsim_ack_delay_ns=a.htsim_ack_delay_ns,
         abc_limit=a.quench_abc_limit,
         direct_acks=a.quench_direct_acks,
         fabric_buffer=a.quench_switch_buffer,

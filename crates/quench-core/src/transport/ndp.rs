@@ -126,8 +126,12 @@ pub struct NdpSender {
     nacked: BTreeSet<u64>,
     acked: FrontVec<(u64, u64)>,
     acked_to: u64,
-    /// The highest pull counter acted on.
+    /// PULLs answered with a packet (htsim's `_last_pull`).
     pulled: u64,
+    /// The highest pull counter received (htsim's `_max_pull`). Above `pulled` when a PULL found
+    /// nothing to send: with packets sprayed, a trimmed packet's PULL can overtake its NACK on
+    /// the way back, and the NACK then spends the PULL it is owed.
+    max_pull: u64,
     srtt: Option<Dur>,
     rttvar: Dur,
     rto: TimerSlot,
@@ -146,6 +150,7 @@ impl NdpSender {
             acked: FrontVec::default(),
             acked_to: 0,
             pulled: 0,
+            max_pull: 0,
             srtt: None,
             rttvar: Dur::ZERO,
             rto: TimerSlot::default(),
@@ -238,16 +243,21 @@ impl NdpSender {
         if self.in_flight.remove(&pkt.seq).is_some() {
             self.nacked.insert(pkt.seq);
             self.arm_rto(cx);
+            self.answer_pulls(cx);
         }
     }
 
     fn on_pull(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.pulls += 1;
-        while self.pulled < pkt.seq {
+        self.max_pull = self.max_pull.max(pkt.seq);
+        self.answer_pulls(cx);
+    }
+
+    /// One packet per PULL received and not yet answered; a PULL that finds nothing to send
+    /// stays owed, as in htsim's `pull_packets` and `processNack`.
+    fn answer_pulls(&mut self, cx: &mut AgentCx<impl Host>) {
+        while self.pulled < self.max_pull && self.send_one(cx) {
             self.pulled += 1;
-            if !self.send_one(cx) {
-                self.pulled = pkt.seq;
-            }
         }
     }
 
@@ -558,6 +568,27 @@ mod tests {
         assert_eq!(s.stats.sent.timeouts, 1);
         s.on_packet(reply(ndp::ACK, 2000), &mut at(&mut host, due.0 + 10_000));
         assert!(!s.rto.is_armed() && s.is_quiescent());
+    }
+
+    /// Sprayed, a trimmed packet's PULL can arrive before its NACK: the whole flow is in
+    /// flight, so the PULL finds nothing to send; the NACK then resends the packet at once
+    /// (htsim's `processNack` spends the owed PULL) instead of at the timeout.
+    #[test]
+    fn a_pull_that_overtakes_its_nack_is_spent_by_the_nack() {
+        let cfg = NdpConfig { mss: 1000, initial_window: 3, ..NdpConfig::default() };
+        let mut s = NdpSender::new(conn(), cfg, Some(3000));
+        let mut host = ScriptedHost::new(Recorder::default());
+        s.on_start(&mut at(&mut host, 0));
+        s.on_packet(reply(ndp::PULL, 1), &mut at(&mut host, 10));
+        assert_eq!(host.sent.len(), 3, "all 3 packets already sent: the PULL is owed");
+        s.on_packet(reply(ndp::NACK, 1000), &mut at(&mut host, 11));
+        assert_eq!(host.sent.last().map(|p| (p.seq, p.payload)), Some((1000, 1000)));
+        assert_eq!((host.sent.len(), s.stats.sent.timeouts), (4, 0));
+        // The owed PULL is spent: a second NACK waits for the next PULL.
+        s.on_packet(reply(ndp::NACK, 2000), &mut at(&mut host, 12));
+        assert_eq!(host.sent.len(), 4);
+        s.on_packet(reply(ndp::PULL, 2), &mut at(&mut host, 13));
+        assert_eq!(host.sent.last().map(|p| p.seq), Some(2000));
     }
 
     /// A receiver ACKs data, NACKs a trimmed header, and spaces its PULLs by the pacer.
