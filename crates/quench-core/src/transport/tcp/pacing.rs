@@ -60,6 +60,11 @@ impl RatePacer {
         self.rate = rate.filter(|r| r.0 > 0);
     }
 
+    /// The controller's pacing rate, if it sets one.
+    pub fn rate(&self) -> Option<BitRate> {
+        self.rate
+    }
+
     /// None if a segment may leave at `now`, else when it may.
     pub fn hold_until(&self, now: Time) -> Option<Time> {
         self.next.filter(|&n| now < n)

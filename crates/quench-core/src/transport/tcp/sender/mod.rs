@@ -48,6 +48,7 @@ mod prr;
 mod rack;
 mod rate;
 mod recovery;
+mod small_queues;
 #[cfg(test)]
 mod tests;
 mod timers;
@@ -500,12 +501,13 @@ impl TcpSender {
     /// Each mechanism that may hold a send answers, and one that holds until a time arms its
     /// wake-up. The host's queue refused a segment in this activation (Linux stops
     /// `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram); pacing and
-    /// burstiness control. (RFC 3168's one-segment wait is not a hold of one segment but a
+    /// burstiness control; the bytes already queued in the host (`small_queues.rs`), whose
+    /// wake-up is the host's. (RFC 3168's one-segment wait is not a hold of one segment but a
     /// stop of new data until the timer: `output` asks it first.) The only sends that do not
     /// ask are the single segments of `send_at_once`.
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        self.send.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
+        self.send.host_refused || self.paced_until_later(cx) || self.burst_held(cx) || self.host_queue_full(cx)
     }
 
     /// One segment that a loss signal or a timer sends at once, without asking `send_held`:
@@ -1036,6 +1038,7 @@ impl Endpoint for TcpSender {
         }
         self.send.state = State::SynSent;
         self.stats.start = Some(cx.now);
+        self.count_host_queue(cx);
         self.send_syn(cx);
     }
 
@@ -1059,6 +1062,11 @@ impl Endpoint for TcpSender {
             Some(TcpTimer::Probe) => self.on_probe_timer(cx),
             Some(TcpTimer::DelayedAck) | None => {}
         }
+    }
+
+    fn on_host_room(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.send.host_refused = false;
+        self.output(cx);
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
