@@ -42,6 +42,7 @@
 //! Must not touch: the world, the receiver or another flow. The sender acts only through its
 //! `AgentCx` (send, timers, records); its controller sees only the `cc::Window` and the samples.
 
+mod clock;
 mod local_drop;
 mod monitor;
 mod prr;
@@ -230,6 +231,8 @@ struct Pacing {
     rate: Option<Box<rate::RateSampler>>,
     rate_pacer: RatePacer,
     model_recorded: Option<ControllerMetrics>,
+    /// The controller acts by a clock of its own too (`clock.rs`).
+    controller_clock: bool,
 }
 
 /// A TCP sender, its state split by concern: each part's invariants are written on it, and
@@ -318,6 +321,7 @@ impl TcpSender {
                 rate,
                 rate_pacer: RatePacer::default(),
                 model_recorded: None,
+                controller_clock: caps.own_clock && caps.rate_samples,
             },
             ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
             stats: SenderStats::default(),
@@ -932,6 +936,7 @@ impl TcpSender {
         self.pacing.rate_pacer.set_rate(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
+        self.arm_controller_clock(cx);
         let state = self.cc.metrics();
         if state != self.pacing.model_recorded {
             self.pacing.model_recorded = state;
@@ -1060,6 +1065,7 @@ impl Endpoint for TcpSender {
             Some(TcpTimer::Pace | TcpTimer::Burst) => self.output(cx),
             Some(TcpTimer::Reorder) => self.on_reorder_timer(cx),
             Some(TcpTimer::Probe) => self.on_probe_timer(cx),
+            Some(TcpTimer::Controller) => self.on_controller_clock(cx),
             Some(TcpTimer::DelayedAck) | None => {}
         }
     }
