@@ -11,7 +11,8 @@
 //! starts (or it is dropped before): the bytes still queued in the host, not those in
 //! serialization. An endpoint that finds too much queued asks to be woken; the next of its
 //! packets to leave the queue, by starting its transmission or by a drop (Linux's `tcp_wfree`
-//! runs whenever the packet is freed), wakes it once, and it looks again.
+//! runs whenever the packet is freed), wakes it once, and it looks again. A datagram fragmented
+//! at its host's link leaves with its first fragment, which carries its uid.
 //!
 //! What this module owns: which endpoints are counted, the count of each, the packets being
 //! counted (by uid, until they start or are dropped) and the endpoints waiting to be woken. The
