@@ -11,12 +11,12 @@ changes the scenario of both simulators (`flows.0.cc.send_quantum=segment` one f
 is read as JSON where it parses, else as a string); `--ns3 ns3::TcpSocket::DelAckCount=uint:1`
 sets an ns-3 attribute default on top of the translation (ns-3 alone).
 
-PROBE_RTT entries: ns-3's TcpBbr has no trace of its mode, but PROBE_RTT is the one place
-where it cuts the window to its 4-segment floor (TcpBbr::ModulateCwndForProbeRTT: cwnd =
-min(cwnd, m_minPipeCwnd)); a timeout sets 1 segment and recovery never goes below in flight +
-delivered. So both simulators' entries are counted as the window falling onto exactly 4
-segments from above (a second fall within a second is the same PROBE_RTT), and quench's also
-from its `pacing` table's mode, which checks the proxy.
+PROBE_RTT entries: ns-3's TcpBbr has no trace of its mode, so they are counted by a proxy in
+both simulators: the window falling onto exactly PROBE_RTT's 4-segment floor from above
+(TcpBbr::ModulateCwndForProbeRTT: cwnd = min(cwnd, m_minPipeCwnd)), a second fall within a
+second counted as the same PROBE_RTT; quench's also from its `pacing` table's mode, which checks
+the proxy. The proxy is rough under losses (a recovery's packet conservation can also land on 4
+segments, and a PROBE_RTT entered with a smaller window never falls onto it).
 """
 
 from __future__ import annotations
