@@ -543,7 +543,9 @@ class Network:
         - small_queues: what the sender lets wait in its own host's queue: [False] whatever
           its window releases, "linux" (Linux's TCP Small Queues: about 1 ms at the pacing
           rate) or "nic" (an RDMA NIC's: one packet at a time);
-        - cwnd_limited_growth: grow the window only when it was full [False, as ns-2];
+        - cwnd_limited_growth: grow the window only when it was full at the ACK (True, Linux
+          2.4-2.6) or while it limited the round's sends ("linux", tcp_is_cwnd_limited)
+          [False, as ns-2];
         - recovery: what fast recovery sends per ACK: "standard" [RFC 6675 / 6582], "prr" (RFC
           6937 with the slow-start reduction bound), "prr_crb" (the conservative bound) or
           "prr_rfc9937" (RFC 9937: the slow-start bound only on a SafeACK);

@@ -169,10 +169,12 @@ pub struct TcpConfig {
     /// (`"loss"`, the default: it is found like any network loss), or Linux's answer
     /// (`"linux_cwr"`: the segment stays unsent and the window enters CWR, `local_drop.rs`).
     pub local_drop: LocalDropReaction,
-    /// Grow the window only on an ACK that arrived while it was full, as Linux 2.4-2.6 does
-    /// (`tcp_ack`: `prior_in_flight >= snd_cwnd`); decreases always apply. Off by default, as
-    /// in ns-2.
-    pub cwnd_limited_growth: bool,
+    /// When the window may grow (`sender/cwnd_limited.rs`): on every ACK (`false`, the default,
+    /// as ns-2 and ns-3), only on an ACK that arrived while it was full (`true`, Linux 2.4-2.6's
+    /// `tcp_ack`), or while the window limited the sends of the current round or, in slow start,
+    /// is under twice the most sent in it (`"linux"`, `tcp_is_cwnd_limited`). Decreases always
+    /// apply.
+    pub cwnd_limited_growth: CwndLimitedGrowth,
     /// How much is sent per ACK during fast recovery: `"standard"` (the recovery procedure's
     /// own rules, the default), `"prr"` (RFC 6937 Proportional Rate Reduction with the
     /// slow-start reduction bound), `"prr_crb"` (with the conservative bound) or
@@ -196,6 +198,48 @@ pub struct TcpConfig {
     /// when the port can send it (`"nic"`).
     #[serde(skip_serializing_if = "SmallQueues::is_off")]
     pub small_queues: SmallQueues,
+}
+
+/// When the window may grow (`tcp.cwnd_limited_growth`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CwndLimitedGrowth {
+    /// On every ACK (`false`).
+    #[default]
+    Off,
+    /// Only on an ACK that arrived while the window was full (`true`): Linux 2.4-2.6 `tcp_ack`,
+    /// `prior_in_flight >= snd_cwnd`.
+    FullAtAck,
+    /// Only while `tcp_is_cwnd_limited` holds (`"linux"`): the window limited a send since the
+    /// round began, or, in slow start, it is under twice the most in flight in the round.
+    Linux,
+}
+
+impl Serialize for CwndLimitedGrowth {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CwndLimitedGrowth::Off => s.serialize_bool(false),
+            CwndLimitedGrowth::FullAtAck => s.serialize_bool(true),
+            CwndLimitedGrowth::Linux => s.serialize_str("linux"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CwndLimitedGrowth {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Flag(bool),
+            Rule(String),
+        }
+        const EXPECTED: &str = "expected false, true or \"linux\"";
+        match Form::deserialize(d).map_err(|_| serde::de::Error::custom(EXPECTED))? {
+            Form::Flag(false) => Ok(CwndLimitedGrowth::Off),
+            Form::Flag(true) => Ok(CwndLimitedGrowth::FullAtAck),
+            Form::Rule(r) if r == "linux" => Ok(CwndLimitedGrowth::Linux),
+            Form::Rule(r) => Err(serde::de::Error::custom(format!("unknown rule {r:?}: {EXPECTED}"))),
+        }
+    }
 }
 
 /// What the sender lets wait in its host's queue (`tcp.small_queues`).
@@ -380,7 +424,7 @@ impl Default for TcpConfig {
             burstiness_control: None,
             pacing: false,
             local_drop: LocalDropReaction::Loss,
-            cwnd_limited_growth: false,
+            cwnd_limited_growth: CwndLimitedGrowth::Off,
             recovery: RecoveryReduction::Standard,
             loss_detection: LossDetection::Dupack,
             timestamps: false,

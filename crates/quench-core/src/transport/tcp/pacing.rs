@@ -49,22 +49,23 @@ impl Pacer {
 
 #[derive(Clone, Debug, Default)]
 pub struct RatePacer {
-    rate: Option<BitRate>,
+    /// The controller's pacing rate; zero: no pacing.
+    rate: BitRate,
     /// The earliest departure of the next segment.
     next: Option<Time>,
-    /// The last paced segment: when its slot began and its payload.
-    last: Option<(Time, u64)>,
+    /// The payload of the last paced segment, whose slot ends at `next`.
+    last_payload: u32,
 }
 
 impl RatePacer {
     /// The controller's pacing rate of payload; None or zero: no pacing.
     pub fn set_rate(&mut self, rate: Option<BitRate>) {
-        self.rate = rate.filter(|r| r.0 > 0);
+        self.rate = rate.unwrap_or(BitRate(0));
     }
 
     /// The controller's pacing rate, if it sets one.
     pub fn rate(&self) -> Option<BitRate> {
-        self.rate
+        (self.rate.0 > 0).then_some(self.rate)
     }
 
     /// None if a segment may leave at `now`, else when it may.
@@ -74,10 +75,10 @@ impl RatePacer {
 
     /// A segment of `payload` bytes left at `now`.
     pub fn on_send(&mut self, now: Time, payload: u64) {
-        if let Some(rate) = self.rate {
+        if let Some(rate) = self.rate() {
             let from = self.next.map_or(now, |n| n.max(now));
             self.next = Some(from + rate.tx_time(Bytes(payload)));
-            self.last = Some((from, payload));
+            self.last_payload = payload as u32;
         }
     }
 
@@ -86,9 +87,12 @@ impl RatePacer {
     /// available time when its rate changes (`UpdateNextAvail` in the HPCC authors'
     /// `rdma-hw.cc`). An ACK's new rate applies from the next send instead.
     pub fn reschedule(&mut self, rate: Option<BitRate>) {
+        let before = self.rate();
         self.set_rate(rate);
-        if let (Some(rate), Some((from, payload))) = (self.rate, self.last) {
-            self.next = Some(from + rate.tx_time(Bytes(payload)));
+        if let (Some(old), Some(new), Some(next)) = (before, self.rate(), self.next) {
+            let payload = Bytes(self.last_payload as u64);
+            let slot_start = Time(next.0 - old.tx_time(payload).0);
+            self.next = Some(slot_start + new.tx_time(payload));
         }
     }
 }

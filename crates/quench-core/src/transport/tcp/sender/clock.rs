@@ -17,7 +17,7 @@ impl TcpSender {
     /// Arm the controller's clock for its next change, if it has one and the connection has
     /// data to send by it; a closed connection's clock stops, so that it can be reclaimed.
     pub(super) fn arm_controller_clock(&mut self, cx: &mut AgentCx<impl Host>) {
-        if !self.pacing.controller_clock {
+        if !self.timing.controller_clock {
             return;
         }
         match self.cc.wake_at().filter(|_| self.send.state == State::Established) {

@@ -43,6 +43,7 @@
 //! `AgentCx` (send, timers, records); its controller sees only the `cc::Window` and the samples.
 
 mod clock;
+mod cwnd_limited;
 mod local_drop;
 mod monitor;
 mod prr;
@@ -56,7 +57,7 @@ mod timers;
 mod tlp;
 
 use super::burst::Burstiness;
-use super::config::{LocalDropReaction, RttSampling, TcpConfig};
+use super::config::{CwndLimitedGrowth, LocalDropReaction, RttSampling, TcpConfig};
 use super::ecn::SenderEcn;
 use super::pacing::{Pacer, RatePacer};
 use super::quench::{QuenchReaction, Squid, BSD43_OUTSTANDING_FRACTION};
@@ -211,6 +212,8 @@ struct RttTiming {
     ack_delay: bool,
     /// The controller reads the ACKs' in-band telemetry (`Capabilities::telemetry`).
     telemetry: bool,
+    /// The controller acts by a clock of its own too (`Capabilities::own_clock`, `clock.rs`).
+    controller_clock: bool,
 }
 
 /// What may hold a send until a time, and a model-based controller's rate machinery.
@@ -231,8 +234,6 @@ struct Pacing {
     rate: Option<Box<rate::RateSampler>>,
     rate_pacer: RatePacer,
     model_recorded: Option<ControllerMetrics>,
-    /// The controller acts by a clock of its own too (`clock.rs`).
-    controller_clock: bool,
 }
 
 /// A TCP sender, its state split by concern: each part's invariants are written on it, and
@@ -249,6 +250,9 @@ pub struct TcpSender {
     timers: timers::TimerTable,
     pacing: Pacing,
     ecn: SenderEcn,
+    /// How the window was used in the current round, with `tcp.cwnd_limited_growth = "linux"`
+    /// (`cwnd_limited.rs`).
+    cwnd_use: Option<Box<cwnd_limited::CwndUse>>,
     pub stats: SenderStats,
 }
 
@@ -308,6 +312,7 @@ impl TcpSender {
                 ack_echo: None,
                 ack_delay: caps.ack_delay,
                 telemetry: caps.telemetry,
+                controller_clock: caps.own_clock && caps.rate_samples,
             },
             timers: timers::TimerTable::default(),
             pacing: Pacing {
@@ -321,9 +326,9 @@ impl TcpSender {
                 rate,
                 rate_pacer: RatePacer::default(),
                 model_recorded: None,
-                controller_clock: caps.own_clock && caps.rate_samples,
             },
             ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
+            cwnd_use: (cfg.cwnd_limited_growth == CwndLimitedGrowth::Linux).then(Box::default),
             stats: SenderStats::default(),
             cfg,
         }
@@ -540,6 +545,7 @@ impl TcpSender {
         }
         let wnd = self.limit_window();
         let snd_max_before = self.send.snd_max;
+        let mut sent = 0;
         while self.send.snd_nxt < self.send.data_end + self.send.finite as u64 {
             if let Some(end) = self.sacked_block_end(self.send.snd_nxt) {
                 self.send.snd_nxt = end; // the receiver has it: going back N need not resend it
@@ -552,6 +558,7 @@ impl TcpSender {
             }
             self.pacing.last_data_send = Some(cx.now);
             let Some(next) = self.transmit(self.send.snd_nxt, cx) else { break };
+            sent += 1;
             self.send.snd_nxt = next;
             self.send.snd_max = self.send.snd_max.max(self.send.snd_nxt);
             // A loss probe's timer stands in for the retransmission timer (`tlp.rs`).
@@ -560,6 +567,7 @@ impl TcpSender {
             }
         }
         self.check_app_limited();
+        self.note_window_use(sent);
         if self.send.snd_max > snd_max_before {
             self.tlp_schedule(cx);
         }
@@ -753,7 +761,7 @@ impl TcpSender {
             let ack =
                 AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None, telemetry: None };
             self.cc.on_ack(&mut self.w, &ack);
-            if self.cfg.cwnd_limited_growth && !window_was_full {
+            if !self.may_grow(window_was_full) {
                 self.w.cwnd = self.w.cwnd.min(cwnd_before);
             }
             self.cwr_after_ack(cwnd_before);

@@ -2,7 +2,9 @@
 //! transitions and the Linux host's local drop.
 //! Tests only: the sender is driven through a `ScriptedHost`, never a world or a link.
 
-use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, SmallQueues, TcpConfig};
+use super::super::config::{
+    CwndLimitedGrowth, LocalDropReaction, LossDetection, RecoveryReduction, SmallQueues, TcpConfig,
+};
 use super::super::{Connection, TcpTimer, HEADERS};
 use super::{CaState, TcpSender};
 use crate::cc::CcSpec;
@@ -646,4 +648,27 @@ fn linux_small_queues_hold_about_a_millisecond_at_the_pacing_rate() {
     // 2000 segments over 1 ms: 3,906,250 B/s >> 10 is above tcp_limit_output_bytes, 1 MiB,
     // which caps an unpaced socket: 1040 × k <= 1,048,576 for k = 0..=1008, 1009 segments.
     assert_eq!(linux_small_queue_sends(2000, 1), 1009);
+}
+
+/// `tcp.cwnd_limited_growth = "linux"` by hand from `tcp_is_cwnd_limited`: an initial window of
+/// 10 segments and a 4-segment transfer: 4 segments (and the FIN's byte) in flight never
+/// fill the window, and in slow start 10 segments are not under twice the 4,001 bytes out,
+/// so the ACK of two segments leaves the window at 10 (every ACK grows it to 12 without the
+/// rule). A bulk sender with 4 segments' window fills it, so the window grows as without it.
+#[test]
+fn linux_grows_the_window_only_while_it_limits_the_sends() {
+    let window_after_an_ack = |growth: CwndLimitedGrowth, bytes: Option<u64>, iw: u64| {
+        let cfg = TcpConfig { mss: MSS as u32, cwnd_limited_growth: growth, ..Default::default() };
+        let conn = Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) };
+        let cc: CcSpec = serde_json::from_str(&format!(r#"{{"kind":"newreno","initial_window":{iw}}}"#)).unwrap();
+        let mut s = Script::with(NEWRENO, cfg.clone());
+        s.tx = TcpSender::new(conn, cfg, cc.build().unwrap(), bytes);
+        s.establish();
+        s.ack(200, 1 + 2 * MSS, 0);
+        s.tx.w.cwnd / MSS
+    };
+    assert_eq!(window_after_an_ack(CwndLimitedGrowth::Off, Some(4 * MSS), 10), 12);
+    assert_eq!(window_after_an_ack(CwndLimitedGrowth::Linux, Some(4 * MSS), 10), 10);
+    assert_eq!(window_after_an_ack(CwndLimitedGrowth::Off, None, 4), 6);
+    assert_eq!(window_after_an_ack(CwndLimitedGrowth::Linux, None, 4), 6, "a full window grows");
 }
