@@ -540,6 +540,9 @@ class Network:
         - pacing: one full segment every srtt/cwnd [False];
         - local_drop: the sender's reaction to its own host queue dropping a segment: "loss"
           [as ns-2/ns-3] or "linux_cwr" (Linux's CWR);
+        - small_queues: what the sender lets wait in its own host's queue: [False] whatever
+          its window releases, "linux" (Linux's TCP Small Queues: about 1 ms at the pacing
+          rate) or "nic" (an RDMA NIC's: one packet at a time);
         - cwnd_limited_growth: grow the window only when it was full [False, as ns-2];
         - recovery: what fast recovery sends per ACK: "standard" [RFC 6675 / 6582], "prr" (RFC
           6937 with the slow-start reduction bound), "prr_crb" (the conservative bound) or

@@ -340,6 +340,7 @@ def _refuse_tcp_options(tcp: dict[str, Any], key: str) -> None:
         ("burstiness_control", lambda v: v is not None),
         ("pacing", bool),
         ("local_drop", lambda v: v != "loss"),
+        ("small_queues", lambda v: v not in (None, False)),
         # ns-3 3.44 has no RACK-TLP: its SACK sender detects losses by RFC 6675 only.
         ("loss_detection", lambda v: v not in (None, "dupack")),
     ):

@@ -32,6 +32,7 @@ pub(crate) mod error;
 pub(crate) mod fct;
 pub(crate) mod flow_paths;
 pub(crate) mod flows;
+pub(crate) mod host_queue;
 pub(crate) mod icmp;
 pub(crate) mod ip;
 pub(crate) mod limits;

@@ -35,6 +35,7 @@
 use crate::changes::{Change, Timetable};
 use crate::dependencies::Dependencies;
 use crate::flows::{Agents, Flows};
+use crate::host_queue::HostQueues;
 use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
 use crate::link::{Link, LinkCx, TxEnd, TxStart};
@@ -82,6 +83,9 @@ pub(crate) enum Event {
     PfcPause(LinkId),
     /// A PFC resume frame for a link reached the link's sending end.
     PfcResume(LinkId),
+    /// One of an endpoint's packets left its host's queue while it waited for room
+    /// (`host_queue.rs`).
+    HostRoom(AgentId),
 }
 
 /// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
@@ -199,6 +203,9 @@ pub struct World {
     dependencies: Option<Box<Dependencies>>,
     /// Priority-based flow control at the switches (`pfc.rs`), if the scenario asks for it.
     pfc: Option<Box<Pfc>>,
+    /// The bytes of endpoints that hold their sends by their host's queue (`host_queue.rs`),
+    /// once one does: until then no packet pays more than this test.
+    host_queues: Option<Box<HostQueues>>,
     /// The link the packet being forwarded came in by; `None` for one a host or a qdisc sent.
     /// A PFC switch counts the packet against that link (`record_arrival`). Written at every
     /// forward rather than tested for PFC there: a store costs the run loop less than a branch.
@@ -314,6 +321,7 @@ impl World {
             telemetry: None,
             dependencies: p.dependencies,
             pfc: p.pfc,
+            host_queues: None,
             arrived_by: None,
         };
         if world.flows.any_listed(|f| f.telemetry) {
@@ -343,6 +351,13 @@ impl World {
             && !link.is_down()
             && !self.stamps_telemetry(l)
             && !self.pfc.as_deref().is_some_and(|p| p.watches(l))
+            && !self.counts_host_queue(l)
+    }
+
+    /// Whether a transmission starting on link `l` may release a host-queue count: a host's
+    /// own interface, once an endpoint's bytes are counted.
+    fn counts_host_queue(&self, l: LinkId) -> bool {
+        self.host_queues.is_some() && !self.nodes[self.links[l.index()].from.index()].is_router
     }
 
     /// Whether link `l` stamps in-band telemetry: a switch's egress (HPCC's switches stamp; a
@@ -366,6 +381,31 @@ impl World {
     fn forget_telemetry(&mut self, uid: u32) {
         if let Some(t) = self.telemetry.as_deref_mut() {
             t.forget(uid);
+        }
+    }
+
+    /// Packet `uid` was dropped: its telemetry record goes, and it leaves its host's count.
+    #[inline]
+    fn forget_dropped(&mut self, uid: u32) {
+        self.forget_telemetry(uid);
+        self.left_host_queue(uid);
+    }
+
+    /// Packet `uid` left its host's queue: wake its endpoint if it waited for that.
+    #[inline]
+    fn left_host_queue(&mut self, uid: u32) {
+        if let Some(agent) = self.host_queues.as_deref_mut().and_then(|h| h.left(uid)) {
+            self.sched.schedule(self.now, Event::HostRoom(agent));
+        }
+    }
+
+    /// An endpoint holds its sends by its host's queue: count its packets, and take the
+    /// hosts' links off the quiet path, where no transmission start is seen.
+    #[cold]
+    fn start_host_queues(&mut self) {
+        self.host_queues = Some(Box::default());
+        for l in 0..self.links.len() {
+            self.links[l].quiet = self.is_quiet(LinkId(l as u32));
         }
     }
 
@@ -428,6 +468,7 @@ impl World {
             Event::Reroute => self.reroute(),
             Event::PfcPause(l) => self.on_pfc_frame(l, Frame::Pause),
             Event::PfcResume(l) => self.on_pfc_frame(l, Frame::Resume),
+            Event::HostRoom(a) => self.run_agent(a, |ag, cx| ag.on_host_room(cx)),
         }
         if !self.maybe_reclaimable.is_empty() {
             self.reclaim_finished();
@@ -484,6 +525,9 @@ impl World {
             }
             if let Some(t) = self.telemetry.as_deref_mut() {
                 t.flow_ended(f);
+            }
+            if let Some(h) = self.host_queues.as_deref_mut() {
+                h.forget(info.sender);
             }
             self.flows.reclaim(&mut self.agents, f);
         }
@@ -629,7 +673,7 @@ impl World {
         }
         let pkt = self.link_cx.slab.release(id);
         self.packet_left(pkt.flow);
-        self.forget_telemetry(pkt.uid);
+        self.forget_dropped(pkt.uid);
         self.unroutable_packets += 1;
         Admission::Accepted
     }
@@ -835,6 +879,7 @@ impl World {
         if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(uid)) {
             self.send_pfc_frame(ingress, Frame::Resume);
         }
+        self.left_host_queue(uid);
         let link = &self.links[l.index()];
         if self.stamps_telemetry(l) {
             let hop = HopRecord {
@@ -867,7 +912,7 @@ impl World {
                 self.rec.flow_links.count(p.flow, l, p.size, fate);
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
-                self.forget_telemetry(p.uid);
+                self.forget_dropped(p.uid);
                 if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.uid)) {
                     self.send_pfc_frame(ingress, Frame::Resume);
                 }
@@ -1060,6 +1105,11 @@ impl Host for World {
         self.next_uid = self.next_uid.wrapping_add(1);
         pkt.sent_at = self.now;
         self.flows.sent(pkt.flow);
+        if let (Some(h), Some(agent)) = (self.host_queues.as_deref_mut(), self.acting) {
+            if h.counts(agent) && pkt.dst != node {
+                h.sent(agent, pkt.uid, pkt.size);
+            }
+        }
         if let Some(t) = self.telemetry.as_deref_mut() {
             let info = self.flows.info(pkt.flow);
             if info.telemetry {
@@ -1086,6 +1136,23 @@ impl Host for World {
 
     fn telemetry(&self, uid: u32) -> Option<IntRecord> {
         self.telemetry.as_deref().and_then(|t| t.echo_of(uid)).copied()
+    }
+
+    fn count_host_queue(&mut self, agent: AgentId) {
+        if self.host_queues.is_none() {
+            self.start_host_queues();
+        }
+        self.host_queues.as_deref_mut().expect("started above").count(agent);
+    }
+
+    fn host_queued(&self, agent: AgentId) -> Bytes {
+        self.host_queues.as_deref().map_or(Bytes(0), |h| h.queued(agent))
+    }
+
+    fn wake_on_host_room(&mut self, agent: AgentId) {
+        if let Some(h) = self.host_queues.as_deref_mut() {
+            h.wait(agent);
+        }
     }
 }
 

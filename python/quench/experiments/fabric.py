@@ -47,18 +47,18 @@ What the papers leave open, and what we chose (each a field of `Params`):
 - Web search: a leaf-spine of 1 Gb/s links of 10 us, full bisection, ECMP, 100-packet
   buffers; Poisson arrivals between random hosts at the load, for `ws_arrivals_s`, then a
   drain; FQ-CoDel at RFC 8290's defaults with CUBIC; HPCC at its defaults with an ACK per
-  packet (`PER_PACKET_ACKS`), its base RTT each flow's own idle round trip.
+  packet, its base RTT each flow's own idle round trip. HPCC and DCQCN run on RDMA NICs
+  (`RDMA_TCP`): an ACK per packet, and a flow's next packet taken only when the NIC's port can
+  send it (`tcp.small_queues = "nic"`), so one packet per flow waits in a host.
 - Lossless runs: PFC with xoff `pfc_xoff` (6 KB, four packets) per ingress port, so that the
   eleven ingress ports of a leaf, each holding at most xoff and the headroom of a 1 Gb/s,
   10 us link (about 5.6 KB), fit in a port's 150 KB (`ws_buffer_bytes`: 100 packets of 1,500
   bytes, in bytes, since PFC bounds bytes and small ACKs would fill a bound in packets). The
   hosts' own (NIC) queues hold `lossless_buffer` (10,000 packets, 15 MB) there, so that a
-  paused NIC holds what its transport sends meanwhile (a RoCE NIC stops its queue pairs rather
-  than drop). DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
+  paused NIC holds what its transports send meanwhile: a packet per flow and the ACKs. DCQCN's switches mark by the step marker at the paper's Kmin, 5 KB (`dcqcn_threshold`;
   Kmin = Kmax, Pmax = 1: the limit of its RED-like marking), below xoff so that ECN acts
   before PFC, as the paper requires; rather than by RED's ramp, which drops the non-ECT ACKs
-  it would mark (a RoCE fabric carries them in another priority class). ACKs per packet (a
-  RoCE NIC's); DCQCN's rate steps and floor scaled to 1 Gb/s (`DCQCN_AT_1G`).
+  it would mark (a RoCE fabric carries them in another priority class). DCQCN's rate steps and floor scaled to 1 Gb/s (`DCQCN_AT_1G`).
 - Swift over drop-tail with its targets scaled to 1 Gb/s (`SWIFT_AT_1G`), an ACK per packet
   and an RTT sample per ACK.
 - NDP over the trimming queue at htsim's defaults (8-packet data queue).
@@ -129,6 +129,9 @@ INCAST_CONFIGS = {
 # a two-segment window a delayed ACK would wait out its 40 ms timer. It starts at line rate (no
 # initial window of its own here).
 PER_PACKET_ACKS = {"delayed_ack": {"enabled": False}}
+# An RDMA NIC (HPCC, DCQCN) acknowledges every packet and takes a queue pair's next packet only
+# when its port can send it: one packet of a flow waits in the host at a time.
+RDMA_TCP = {**PER_PACKET_ACKS, "small_queues": "nic"}
 # Swift needs an RTT sample per ACK, and acknowledges every packet here too (its windows fall
 # below one packet).
 SWIFT_TCP = {**PER_PACKET_ACKS, "rtt_sampling": "every_ack"}
@@ -144,10 +147,10 @@ WS_CONFIGS = {
     "droptail_cubic": ("cubic", "droptail", {}, False),
     "dctcp_step": ("dctcp", "step", {}, False),
     "fq_codel": ("cubic", "fq_codel", {}, False),
-    "hpcc": ("hpcc", "droptail", PER_PACKET_ACKS, False),
+    "hpcc": ("hpcc", "droptail", RDMA_TCP, False),
     "swift": ("swift", "droptail", SWIFT_TCP, False),
-    "hpcc_pfc": ("hpcc", "droptail", PER_PACKET_ACKS, True),
-    "dcqcn_pfc": ("dcqcn", "step", PER_PACKET_ACKS, True),
+    "hpcc_pfc": ("hpcc", "droptail", RDMA_TCP, True),
+    "dcqcn_pfc": ("dcqcn", "step", RDMA_TCP, True),
     "ndp_trim": ("ndp", "trim", {}, False),
 }
 
@@ -163,8 +166,7 @@ WS_COMPARED = {
 # 100 Mb/s, for their 100 Gb/s fabric) scaled to these 1 Gb/s links: at 100 Mb/s each, ten
 # flows of one host at their floor would already ask for its whole link.
 DCQCN_AT_1G = {"rate_ai": "0.5Mbps", "rate_hai": "1Mbps", "min_rate": "1Mbps"}
-# The lossless configurations (PFC), whose switches must drop nothing. A host's own queue
-# stands for its NIC and may still overflow (see docs/reproductions.md#fabric).
+# The lossless configurations (PFC), where neither the switches nor the hosts' NICs may drop.
 WS_LOSSLESS = [c for c, (_, _, _, lossless) in WS_CONFIGS.items() if lossless]
 
 
@@ -515,9 +517,9 @@ def criteria(p: Params, incast: dict, perm: dict, ws: dict) -> list[Criterion]:
         for c in WS_LOSSLESS:
             out.append(
                 Criterion.at_most(
-                    f"web search at load {load:g}: {c}'s drops at the switches",
+                    f"web search at load {load:g}: {c}'s drops at the switches and the hosts' NICs",
                     0,
-                    ws[c][j]["switch_drops"],
+                    ws[c][j]["switch_drops"] + ws[c][j]["host_drops"],
                     source="lossless (IEEE 802.1Qbb)",
                 )
             )

@@ -17,12 +17,13 @@
 //!
 //! Here the CNP is the ECN-Echo of RFC 8257's accurate feedback (every ACK mirrors its data's
 //! CE mark), counted by the sender at most once per `cnp_interval`, which is what a notification
-//! point's CNP limit gives when every packet is acknowledged. The clocks run in the controller,
+//! point's CNP limit gives when every packet is acknowledged. The clocks run in the controller:
 //! advanced to each ACK's time (their ticks in between computed in order, alpha's in closed
-//! form): a tick's change takes effect at the next ACK, at most one ACK spacing late. The
-//! window only keeps a loss of ACKs from stalling nothing: twice the rate's in-flight at the
-//! smoothed RTT. Departures: TCP's reliability (SACK, RACK) rather than RoCE's go-back-N, and
-//! no PFC beneath.
+//! form), and woken by the sender at the ticks that change the rate (`wake_at`: a pending
+//! decrease check, an increase while the rate is below the line), so a rate cut to its floor
+//! recovers at the increase timer's pace, not at its own crawl's next ACK. The window only
+//! keeps a loss of ACKs from stalling nothing: twice the rate's in-flight at the smoothed RTT.
+//! Departures: TCP's reliability (SACK, RACK) rather than RoCE's go-back-N.
 //! Must not touch: the sender; it sees only the window and the samples.
 
 use super::{
@@ -112,6 +113,8 @@ pub struct Dcqcn {
     clocks: Option<Clocks>,
     /// The idle path's round trip, for the first window.
     base_rtt: Dur,
+    /// The smoothed RTT of the last ACK, for the window the clock's wake-ups set.
+    srtt: f64,
 }
 
 impl Dcqcn {
@@ -147,6 +150,7 @@ impl Dcqcn {
             last_cnp: None,
             clocks: None,
             base_rtt: Dur::ZERO,
+            srtt: 0.0,
         })
     }
 
@@ -244,13 +248,39 @@ impl Dcqcn {
     }
 }
 
+impl Dcqcn {
+    /// Twice the rate's in-flight at the smoothed RTT, at least the initial window's floor.
+    fn set_window(&self, w: &mut Window) -> AckResponse {
+        let in_flight = (self.rate / 8.0 * self.srtt) as u64;
+        w.cwnd = (2 * in_flight).max(INITIAL_WINDOW_FLOOR * w.mss);
+        AckResponse { pacing_rate: Some(BitRate(self.rate.round() as u64)), app_limited: false }
+    }
+}
+
 impl CongestionControl for Dcqcn {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             rate_samples: true,
             ecn_feedback: EcnFeedback::Accurate,
+            own_clock: true,
             ..Capabilities::window(Recovery::NewReno)
         }
+    }
+
+    /// The next tick that changes the rate: the decrease check a CNP waits for, or the next
+    /// increase while the rate or its target is below the line rate. Alpha's ticks change the
+    /// rate only through a decrease, which computes them then.
+    fn wake_at(&self) -> Option<Time> {
+        let c = self.clocks?;
+        let decrease = self.cnp_for_decrease.then_some(c.next_decrease);
+        let below_line = self.rate < self.line_rate || self.target < self.line_rate;
+        let increase = c.next_increase.filter(|_| below_line);
+        decrease.into_iter().chain(increase).min()
+    }
+
+    fn on_wake(&mut self, w: &mut Window, now: Time) -> AckResponse {
+        self.advance(now);
+        self.set_window(w)
     }
 
     /// Twice the line rate's in-flight over the idle path, at least 10 segments: the first
@@ -278,10 +308,8 @@ impl CongestionControl for Dcqcn {
         if s.ece_bytes > 0 {
             self.on_cnp(s.now);
         }
-        let srtt = s.srtt.map_or(0.0, |d| d.as_secs_f64());
-        let in_flight = (self.rate / 8.0 * srtt) as u64;
-        w.cwnd = (2 * in_flight).max(INITIAL_WINDOW_FLOOR * w.mss);
-        AckResponse { pacing_rate: Some(BitRate(self.rate.round() as u64)), app_limited: false }
+        self.srtt = s.srtt.map_or(0.0, |d| d.as_secs_f64());
+        self.set_window(w)
     }
 
     /// A loss or ECN-Echo: the rate carries the reaction (ECN-Echo arrives as `ece_bytes`).
@@ -363,6 +391,34 @@ mod tests {
         assert!((c.rate_bps() - rate * (1.0 - alpha_before / 2.0)).abs() < 1.0);
         let alpha = ((1.0 - 1.0 / 256.0) * alpha_before + 1.0 / 256.0) * (255.0f64 / 256.0).powi(3);
         assert!((c.alpha() - alpha).abs() < 1e-12, "{} {}", c.alpha(), alpha);
+    }
+
+    /// Without ACKs the clock wakes the controller at the checks and increases that change
+    /// the rate: the decrease check at 4.001 µs after a CNP at 0, then every 900 µs from it,
+    /// each halving the gap to the 10 Gb/s target, as by ACKs at the same times.
+    #[test]
+    fn the_clock_wakes_at_the_ticks_that_change_the_rate() {
+        let mut c = dcqcn();
+        assert_eq!(c.wake_at(), None, "no clock before the first CNP");
+        ack(&mut c, 0.0, true);
+        assert_eq!(c.wake_at(), Some(Time(4_001)), "the decrease check the CNP waits for");
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
+        let mut rate = after_first_decrease();
+        let out = c.on_wake(&mut w, Time(4_001));
+        assert_eq!(out.pacing_rate, Some(BitRate(rate.round() as u64)));
+        let mut at = 4_001;
+        for _ in 0..3 {
+            at += 900_000;
+            assert_eq!(c.wake_at(), Some(Time(at)), "the next increase");
+            rate = (rate + 10e9) / 2.0;
+            c.on_wake(&mut w, Time(at));
+            assert!((c.rate_bps() - rate).abs() < 1.0, "at {at} ns: {} against {rate}", c.rate_bps());
+        }
+        while c.rate_bps() < 10e9 {
+            let next = c.wake_at().expect("increases go on below the line rate");
+            c.on_wake(&mut w, next);
+        }
+        assert_eq!(c.wake_at(), None, "at the line rate no tick changes anything");
     }
 
     #[test]

@@ -248,6 +248,10 @@ pub struct Capabilities {
     /// The flow's data gathers in-band telemetry at every switch and its ACKs echo it
     /// (`AckSample::telemetry`, HPCC), for a model-based controller.
     pub telemetry: bool,
+    /// The controller acts by clocks of its own as well as on ACKs (DCQCN's rate timers): the
+    /// sender asks `wake_at` after each of its answers and calls `on_wake` then, for a
+    /// model-based controller.
+    pub own_clock: bool,
 }
 
 impl Capabilities {
@@ -264,6 +268,7 @@ impl Capabilities {
             loss_window_segments: 1,
             ack_delay: false,
             telemetry: false,
+            own_clock: false,
         }
     }
 }
@@ -288,6 +293,16 @@ pub trait CongestionControl {
     /// What the flow's path is like when idle (Swift's per-hop target scaling, HPCC's base
     /// RTT and line rate), handed over once, when the flow is built.
     fn take_path(&mut self, _path: &PathFacts) {}
+    /// When the controller's own clock next changes what it sets, if it will
+    /// (`Capabilities::own_clock`).
+    fn wake_at(&self) -> Option<Time> {
+        None
+    }
+    /// The controller's own clock came due at `now`: update the window, and say the pacing
+    /// rate now.
+    fn on_wake(&mut self, _w: &mut Window, _now: Time) -> AckResponse {
+        AckResponse::default()
+    }
 }
 
 /// The flow's forward path as the network was built, before any packet crossed it.
@@ -389,6 +404,12 @@ macro_rules! registry {
             }
             fn take_path(&mut self, path: &PathFacts) {
                 match self { $(AnyCc::$variant(c) => c.take_path(path),)+ }
+            }
+            fn wake_at(&self) -> Option<Time> {
+                match self { $(AnyCc::$variant(c) => c.wake_at(),)+ }
+            }
+            fn on_wake(&mut self, w: &mut Window, now: Time) -> AckResponse {
+                match self { $(AnyCc::$variant(c) => c.on_wake(w, now),)+ }
             }
         }
     };

@@ -16,7 +16,7 @@ pub mod udp;
 use crate::packet::{AgentId, NodeId, Packet};
 use crate::telemetry::IntRecord;
 use crate::trace::Recorder;
-use crate::units::{Dur, Time};
+use crate::units::{Bytes, Dur, Time};
 pub use contract::{BuiltFlow, DeliveryCounts, FlowBuild, FlowReport, FlowRow, SendCounts, TransportSpec};
 use serde::Serialize;
 
@@ -41,6 +41,15 @@ pub trait Host {
     fn telemetry(&self, _uid: u32) -> Option<IntRecord> {
         None
     }
+    /// Count endpoint `agent`'s bytes queued in its host from now on (`host_queue.rs`).
+    fn count_host_queue(&mut self, _agent: AgentId) {}
+    /// Endpoint `agent`'s bytes queued in its host, if they are counted.
+    fn host_queued(&self, _agent: AgentId) -> Bytes {
+        Bytes(0)
+    }
+    /// Wake endpoint `agent` ([`Endpoint::on_host_room`]) when one of its packets leaves its
+    /// host's queue.
+    fn wake_on_host_room(&mut self, _agent: AgentId) {}
 }
 
 /// A timer as the event queue carries it: the owner's timer kind and the generation it was
@@ -132,6 +141,19 @@ impl<'a, H: Host> AgentCx<'a, H> {
     fn arm(&mut self, at: Time, timer: Timer) {
         self.host.arm(self.me, at, timer);
     }
+    /// Count this endpoint's bytes queued in its host from now on.
+    pub fn count_host_queue(&mut self) {
+        self.host.count_host_queue(self.me);
+    }
+    /// This endpoint's bytes queued in its host (counted once `count_host_queue` was called).
+    pub fn host_queued(&self) -> Bytes {
+        self.host.host_queued(self.me)
+    }
+    /// Be woken (`Endpoint::on_host_room`) when one of this endpoint's packets leaves the
+    /// host's queue.
+    pub fn wake_on_host_room(&mut self) {
+        self.host.wake_on_host_room(self.me);
+    }
 }
 
 pub trait Endpoint {
@@ -142,6 +164,9 @@ pub trait Endpoint {
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>);
     /// The host received an ICMP Source Quench about this endpoint's traffic.
     fn on_source_quench(&mut self, _cx: &mut AgentCx<impl Host>) {}
+    /// One of this endpoint's packets left its host's queue, as it asked
+    /// (`AgentCx::wake_on_host_room`).
+    fn on_host_room(&mut self, _cx: &mut AgentCx<impl Host>) {}
     /// Whether this endpoint would act again only if a packet reached it: no timer armed
     /// (a cancelled timer's queued expiry changes nothing) and nothing a Source Quench would
     /// change. The world reclaims a finished flow's endpoints once both are quiescent and none
@@ -162,13 +187,29 @@ pub(crate) struct ScriptedHost {
     pub refuse: bool,
     /// Packets offered, refused ones included.
     pub offers: u32,
+    /// The data bytes queued in the host once the endpoint asked for them to be counted
+    /// (a test empties it as the link would); the handshake is not counted, as it has left
+    /// the host by the time its answer comes.
+    pub queued: Option<u64>,
+    /// The endpoint asked to be woken when its host's queue has room.
+    pub wants_room: bool,
     next_uid: u32,
 }
 
 #[cfg(test)]
 impl ScriptedHost {
     pub fn new(rec: Recorder) -> Self {
-        ScriptedHost { now: Time::ZERO, rec, sent: vec![], timers: vec![], refuse: false, offers: 0, next_uid: 0 }
+        ScriptedHost {
+            now: Time::ZERO,
+            rec,
+            sent: vec![],
+            timers: vec![],
+            refuse: false,
+            offers: 0,
+            queued: None,
+            wants_room: false,
+            next_uid: 0,
+        }
     }
 }
 
@@ -181,8 +222,20 @@ impl Host for ScriptedHost {
         if self.refuse {
             return Admission::Refused;
         }
+        if let Some(q) = self.queued.as_mut().filter(|_| pkt.payload > 0) {
+            *q += pkt.size as u64;
+        }
         self.sent.push(pkt);
         Admission::Accepted
+    }
+    fn count_host_queue(&mut self, _agent: AgentId) {
+        self.queued.get_or_insert(0);
+    }
+    fn host_queued(&self, _agent: AgentId) -> Bytes {
+        Bytes(self.queued.unwrap_or(0))
+    }
+    fn wake_on_host_room(&mut self, _agent: AgentId) {
+        self.wants_room = true;
     }
     fn arm(&mut self, _owner: AgentId, at: Time, timer: Timer) {
         self.timers.push((at, timer));
@@ -268,6 +321,11 @@ macro_rules! transports {
             fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {
                 match self {
                     $(Agent::$sender(a) => a.on_source_quench(cx), Agent::$receiver(a) => a.on_source_quench(cx),)+
+                }
+            }
+            fn on_host_room(&mut self, cx: &mut AgentCx<impl Host>) {
+                match self {
+                    $(Agent::$sender(a) => a.on_host_room(cx), Agent::$receiver(a) => a.on_host_room(cx),)+
                 }
             }
             fn is_quiescent(&self) -> bool {

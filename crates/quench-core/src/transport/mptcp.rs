@@ -250,6 +250,16 @@ impl<H: Host> Host for SubflowHost<'_, H> {
     fn telemetry(&self, uid: u32) -> Option<IntRecord> {
         self.host.telemetry(uid)
     }
+    // The host queue is the connection's: its subflows share one count and one wake-up.
+    fn count_host_queue(&mut self, agent: AgentId) {
+        self.host.count_host_queue(agent);
+    }
+    fn host_queued(&self, agent: AgentId) -> Bytes {
+        self.host.host_queued(agent)
+    }
+    fn wake_on_host_room(&mut self, agent: AgentId) {
+        self.host.wake_on_host_room(agent);
+    }
 }
 
 /// Run `act` on a subflow's endpoint through a [`SubflowHost`] for subflow `index`.
@@ -447,6 +457,12 @@ impl Endpoint for MptcpSender {
         let i = (timer.kind / TIMER_STRIDE) as usize;
         let timer = Timer { kind: timer.kind % TIMER_STRIDE, ..timer };
         self.on_subflow(i, cx, |tcp, sub| tcp.on_timer(timer, sub));
+    }
+    /// The connection's packets share the host's count, so every subflow looks again.
+    fn on_host_room(&mut self, cx: &mut AgentCx<impl Host>) {
+        for i in 0..self.subflows.len() {
+            self.on_subflow(i, cx, |tcp, sub| tcp.on_host_room(sub));
+        }
     }
 }
 

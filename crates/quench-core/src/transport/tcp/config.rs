@@ -190,6 +190,60 @@ pub struct TcpConfig {
     /// The receiving end's support of SACK, timestamps and ECN (`ReceiverSupport`).
     #[serde(skip_serializing_if = "ReceiverSupport::agrees_to_all")]
     pub receiver: ReceiverSupport,
+    /// Whether the sender holds its sends by its bytes queued in its own host
+    /// (`sender/small_queues.rs`): not at all (`false`, the default), as Linux's TCP Small
+    /// Queues do (`"linux"`), or as an RDMA NIC takes a queue pair's packets, one at a time
+    /// when the port can send it (`"nic"`).
+    #[serde(skip_serializing_if = "SmallQueues::is_off")]
+    pub small_queues: SmallQueues,
+}
+
+/// What the sender lets wait in its host's queue (`tcp.small_queues`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SmallQueues {
+    /// Anything its window allows (`false`).
+    #[default]
+    Off,
+    /// Linux's TCP Small Queues (`"linux"`): no new send while more than the limit of
+    /// `tcp_small_queue_check` waits.
+    Linux,
+    /// An RDMA NIC's (`"nic"`): no new send while one of its packets waits.
+    Nic,
+}
+
+impl SmallQueues {
+    pub fn is_off(&self) -> bool {
+        *self == SmallQueues::Off
+    }
+}
+
+impl Serialize for SmallQueues {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SmallQueues::Off => s.serialize_bool(false),
+            SmallQueues::Linux => s.serialize_str("linux"),
+            SmallQueues::Nic => s.serialize_str("nic"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SmallQueues {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Flag(bool),
+            Rule(String),
+        }
+        const EXPECTED: &str = "expected false, \"linux\" or \"nic\"";
+        match Form::deserialize(d).map_err(|_| serde::de::Error::custom(EXPECTED))? {
+            Form::Flag(false) => Ok(SmallQueues::Off),
+            Form::Rule(r) if r == "linux" => Ok(SmallQueues::Linux),
+            Form::Rule(r) if r == "nic" => Ok(SmallQueues::Nic),
+            Form::Flag(true) => Err(serde::de::Error::custom(format!("true is ambiguous: {EXPECTED}"))),
+            Form::Rule(r) => Err(serde::de::Error::custom(format!("unknown rule {r:?}: {EXPECTED}"))),
+        }
+    }
 }
 
 /// New data on the duplicate ACKs before loss recovery starts (`tcp.limited_transmit`).
@@ -331,6 +385,7 @@ impl Default for TcpConfig {
             loss_detection: LossDetection::Dupack,
             timestamps: false,
             receiver: ReceiverSupport::default(),
+            small_queues: SmallQueues::Off,
         }
     }
 }

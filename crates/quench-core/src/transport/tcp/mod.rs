@@ -54,17 +54,20 @@ pub(crate) enum TcpTimer {
     Reorder,
     /// The tail loss probe's timer (RFC 8985 section 7.2).
     Probe,
+    /// The congestion controller's own clock (`CongestionControl::wake_at`).
+    Controller,
     /// The receiver's delayed-ACK timer (RFC 1122 4.2.3.2).
     DelayedAck,
 }
 
 impl TcpTimer {
-    const ALL: [TcpTimer; 6] = [
+    const ALL: [TcpTimer; 7] = [
         TcpTimer::Retransmit,
         TcpTimer::Pace,
         TcpTimer::Burst,
         TcpTimer::Reorder,
         TcpTimer::Probe,
+        TcpTimer::Controller,
         TcpTimer::DelayedAck,
     ];
 

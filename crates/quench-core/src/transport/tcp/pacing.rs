@@ -52,12 +52,19 @@ pub struct RatePacer {
     rate: Option<BitRate>,
     /// The earliest departure of the next segment.
     next: Option<Time>,
+    /// The last paced segment: when its slot began and its payload.
+    last: Option<(Time, u64)>,
 }
 
 impl RatePacer {
     /// The controller's pacing rate of payload; None or zero: no pacing.
     pub fn set_rate(&mut self, rate: Option<BitRate>) {
         self.rate = rate.filter(|r| r.0 > 0);
+    }
+
+    /// The controller's pacing rate, if it sets one.
+    pub fn rate(&self) -> Option<BitRate> {
+        self.rate
     }
 
     /// None if a segment may leave at `now`, else when it may.
@@ -69,6 +76,18 @@ impl RatePacer {
     pub fn on_send(&mut self, now: Time, payload: u64) {
         if let Some(rate) = self.rate {
             let from = self.next.map_or(now, |n| n.max(now));
+            self.next = Some(from + rate.tx_time(Bytes(payload)));
+            self.last = Some((from, payload));
+        }
+    }
+
+    /// The rate changed between sends, by the controller's own clock: the next departure is
+    /// the last segment's slot at the new rate, as an RDMA NIC recomputes a queue pair's next
+    /// available time when its rate changes (`UpdateNextAvail` in the HPCC authors'
+    /// `rdma-hw.cc`). An ACK's new rate applies from the next send instead.
+    pub fn reschedule(&mut self, rate: Option<BitRate>) {
+        self.set_rate(rate);
+        if let (Some(rate), Some((from, payload))) = (self.rate, self.last) {
             self.next = Some(from + rate.tx_time(Bytes(payload)));
         }
     }
@@ -94,6 +113,19 @@ mod tests {
         p.set_rate(Some(BitRate(0)));
         p.on_send(ms(20), 1000);
         assert_eq!(p.hold_until(ms(20)), None, "a zero rate does not pace");
+    }
+
+    /// At 8 Mb/s a 1000-byte payload sent at 10 ms holds the next until 11 ms; the rate
+    /// doubled at 10.2 ms moves that to 10.5 ms, halved to 12 ms.
+    #[test]
+    fn a_rate_changed_between_sends_moves_the_next_departure() {
+        let mut p = RatePacer::default();
+        p.set_rate(Some(BitRate(8_000_000)));
+        p.on_send(ms(10), 1000);
+        p.reschedule(Some(BitRate(16_000_000)));
+        assert_eq!(p.hold_until(Time(10_200_000)), Some(Time(10_500_000)));
+        p.reschedule(Some(BitRate(4_000_000)));
+        assert_eq!(p.hold_until(Time(10_200_000)), Some(ms(12)));
     }
 
     fn ms(x: u64) -> Time {

@@ -42,12 +42,14 @@
 //! Must not touch: the world, the receiver or another flow. The sender acts only through its
 //! `AgentCx` (send, timers, records); its controller sees only the `cc::Window` and the samples.
 
+mod clock;
 mod local_drop;
 mod monitor;
 mod prr;
 mod rack;
 mod rate;
 mod recovery;
+mod small_queues;
 #[cfg(test)]
 mod tests;
 mod timers;
@@ -229,6 +231,8 @@ struct Pacing {
     rate: Option<Box<rate::RateSampler>>,
     rate_pacer: RatePacer,
     model_recorded: Option<ControllerMetrics>,
+    /// The controller acts by a clock of its own too (`clock.rs`).
+    controller_clock: bool,
 }
 
 /// A TCP sender, its state split by concern: each part's invariants are written on it, and
@@ -317,6 +321,7 @@ impl TcpSender {
                 rate,
                 rate_pacer: RatePacer::default(),
                 model_recorded: None,
+                controller_clock: caps.own_clock && caps.rate_samples,
             },
             ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
             stats: SenderStats::default(),
@@ -500,12 +505,13 @@ impl TcpSender {
     /// Each mechanism that may hold a send answers, and one that holds until a time arms its
     /// wake-up. The host's queue refused a segment in this activation (Linux stops
     /// `tcp_write_xmit`); SQuID's inter-datagram delay (RFC 1016: every datagram); pacing and
-    /// burstiness control. (RFC 3168's one-segment wait is not a hold of one segment but a
+    /// burstiness control; the bytes already queued in the host (`small_queues.rs`), whose
+    /// wake-up is the host's. (RFC 3168's one-segment wait is not a hold of one segment but a
     /// stop of new data until the timer: `output` asks it first.) The only sends that do not
     /// ask are the single segments of `send_at_once`.
     #[inline]
     fn send_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        self.send.host_refused || self.paced_until_later(cx) || self.burst_held(cx)
+        self.send.host_refused || self.paced_until_later(cx) || self.burst_held(cx) || self.host_queue_full(cx)
     }
 
     /// One segment that a loss signal or a timer sends at once, without asking `send_held`:
@@ -930,6 +936,7 @@ impl TcpSender {
         self.pacing.rate_pacer.set_rate(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
+        self.arm_controller_clock(cx);
         let state = self.cc.metrics();
         if state != self.pacing.model_recorded {
             self.pacing.model_recorded = state;
@@ -1037,6 +1044,7 @@ impl Endpoint for TcpSender {
         }
         self.send.state = State::SynSent;
         self.stats.start = Some(cx.now);
+        self.count_host_queue(cx);
         self.send_syn(cx);
     }
 
@@ -1058,8 +1066,14 @@ impl Endpoint for TcpSender {
             Some(TcpTimer::Pace | TcpTimer::Burst) => self.output(cx),
             Some(TcpTimer::Reorder) => self.on_reorder_timer(cx),
             Some(TcpTimer::Probe) => self.on_probe_timer(cx),
+            Some(TcpTimer::Controller) => self.on_controller_clock(cx),
             Some(TcpTimer::DelayedAck) | None => {}
         }
+    }
+
+    fn on_host_room(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.send.host_refused = false;
+        self.output(cx);
     }
 
     fn on_source_quench(&mut self, cx: &mut AgentCx<impl Host>) {

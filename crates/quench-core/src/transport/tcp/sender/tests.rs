@@ -2,8 +2,8 @@
 //! transitions and the Linux host's local drop.
 //! Tests only: the sender is driven through a `ScriptedHost`, never a world or a link.
 
-use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, TcpConfig};
-use super::super::{Connection, TcpTimer};
+use super::super::config::{LocalDropReaction, LossDetection, RecoveryReduction, SmallQueues, TcpConfig};
+use super::super::{Connection, TcpTimer, HEADERS};
 use super::{CaState, TcpSender};
 use crate::cc::CcSpec;
 use crate::packet::{tcp_flags, AgentId, FlowId, NodeId, Packet};
@@ -604,6 +604,48 @@ fn the_fast_retransmission_is_not_held_by_pacing() {
         assert_eq!(s.tx.stats.fast_retransmits, 1);
         assert_eq!(s.tx.stats.sent.retransmitted_segments, 1, "sack {sack}: resent 1 ms after a paced send");
     }
+}
+
+/// `tcp.small_queues = "nic"`: with one of its packets waiting in the host, the sender sends
+/// nothing more and asks to be woken; each wake-up after the host sent the packet on lets
+/// one more go, until the window (4 segments) is out and holds the fifth itself.
+#[test]
+fn an_rdma_nic_takes_one_packet_at_a_time() {
+    let cfg = TcpConfig { mss: MSS as u32, small_queues: SmallQueues::Nic, ..Default::default() };
+    let mut s = Script::with(NEWRENO, cfg);
+    s.establish();
+    assert_eq!(s.tx.stats.sent.segments_sent, 1, "the second waits for the first to leave the host");
+    assert_eq!(s.host.queued, Some(MSS + HEADERS as u64));
+    assert!(s.host.wants_room);
+    for sent in 2..=4 {
+        (s.host.queued, s.host.wants_room) = (Some(0), false);
+        s.act(ms(100), |tx, cx| tx.on_host_room(cx));
+        assert_eq!(s.tx.stats.sent.segments_sent, sent);
+        assert_eq!(s.host.wants_room, sent < 4, "waits for the host while the window has room");
+    }
+}
+
+/// `tcp.small_queues = "linux"`, by hand from `tcp_small_queue_check`: an initial window of
+/// `iw` segments of 1000 bytes (1040 on the wire), srtt 10 ms from the handshake, in slow
+/// start: the pacing rate is 2 × cwnd / srtt. The first two segments go whatever is queued
+/// (at most one unacknowledged); each later one while at most `limit` bytes wait.
+fn linux_small_queue_sends(iw: u64, syn_ack_ms: u64) -> u64 {
+    let cfg = TcpConfig { mss: MSS as u32, small_queues: SmallQueues::Linux, ..Default::default() };
+    let mut s = Script::with(&format!(r#"{{"kind":"newreno","initial_window":{iw}}}"#), cfg);
+    s.act(Time::ZERO, |tx, cx| tx.on_start(cx));
+    s.ack(syn_ack_ms, 1, tcp_flags::SYN);
+    assert!(s.host.wants_room, "held by the host, not the window");
+    s.tx.stats.sent.segments_sent
+}
+
+#[test]
+fn linux_small_queues_hold_about_a_millisecond_at_the_pacing_rate() {
+    // 1000 segments over 10 ms, doubled: 200,000,000 B/s, >> 10: 195,312 bytes. A send goes
+    // while 1040 × k <= 195,312, so k = 0..=187: 188 segments.
+    assert_eq!(linux_small_queue_sends(1000, 10), 188);
+    // 2000 segments over 1 ms: 3,906,250 B/s >> 10 is above tcp_limit_output_bytes, 1 MiB,
+    // which caps an unpaced socket: 1040 × k <= 1,048,576 for k = 0..=1008, 1009 segments.
+    assert_eq!(linux_small_queue_sends(2000, 1), 1009);
 }
 
 /// DCTCP (IW 4, SACK, RACK-TLP, ECN) with SYN at 0 and an ECN-setup SYN-ACK at 100 ms: SRTT

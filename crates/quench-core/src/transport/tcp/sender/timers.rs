@@ -21,7 +21,7 @@ use crate::units::Time;
 
 /// The sender's timer kinds are the first [`SENDER_TIMERS`] of [`TcpTimer`]; each is its
 /// own index into the table.
-pub(crate) const SENDER_TIMERS: usize = 5;
+pub(crate) const SENDER_TIMERS: usize = 6;
 const _: () = assert!(TcpTimer::DelayedAck as usize == SENDER_TIMERS, "the receiver's timer lies past the table");
 
 #[derive(Clone, Copy, Debug, Default)]
