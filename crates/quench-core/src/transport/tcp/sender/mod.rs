@@ -979,6 +979,7 @@ impl TcpSender {
             self.w.cwnd = cwnd_at_signal.min(self.w.ssthresh);
         }
         self.ecn.reduced(self.send.snd_max);
+        self.tlp_end_episode_on_cwr();
         self.stats.ecn_reductions += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::EcnReduction);

@@ -672,3 +672,51 @@ fn linux_grows_the_window_only_while_it_limits_the_sends() {
     assert_eq!(window_after_an_ack(CwndLimitedGrowth::Off, None, 4), 6);
     assert_eq!(window_after_an_ack(CwndLimitedGrowth::Linux, None, 4), 6, "a full window grows");
 }
+
+/// DCTCP (IW 4, SACK, RACK-TLP, ECN) with SYN at 0 and an ECN-setup SYN-ACK at 100 ms: SRTT
+/// 100 ms, segments 0-3 sent at 100 ms, the probe timer at 100 + 2·100 = 300 ms.
+fn dctcp_tlp_script() -> Script {
+    let cfg =
+        TcpConfig { mss: MSS as u32, sack: true, ecn: true, loss_detection: LossDetection::Rack, ..Default::default() };
+    let mut s = Script::with(r#"{"kind":"dctcp","initial_window":4}"#, cfg);
+    s.act(Time::ZERO, |tx, cx| tx.on_start(cx));
+    s.ack(100, 1, tcp_flags::SYN | tcp_flags::ECE);
+    assert!(s.tx.ecn.negotiated);
+    s.host.sent.clear();
+    s
+}
+
+/// A probe's episode ends when ECN-Echo starts a window reduction, as Linux's `tcp_enter_cwr`
+/// ends it (`tcp_init_cwnd_reduction` clears `tlp_high_seq`), so the tail can be probed again.
+/// No ACK by 300 ms: the probe sends new data, segment 4 (TLP.end_seq = segment 5's start).
+/// At 310 ms the ACK of segment 0 echoes CE; segments 1-4 are lost. Its sample (210 ms) makes
+/// SRTT 100 + (210 − 100)/8 = 113.75 ms, so the next probe is due 2·113.75 ms later, at
+/// 537.5 ms (four segments in flight: no delayed-ACK allowance), and sends segment 5. The
+/// same ACK without ECE sends segment 5 and leaves the episode open, as it does in Linux
+/// (`tcp_send_loss_probe` sends nothing while `tlp_high_seq` is set): with segments 1-5 lost,
+/// nothing more is sent before the RTO.
+#[test]
+fn an_ecn_reduction_ends_the_probe_episode() {
+    for ece in [true, false] {
+        let mut s = dctcp_tlp_script();
+        run_timers(&mut s, ms(300));
+        assert_eq!(sent_since(&mut s), vec![(300, seg(4))], "the first probe: new data");
+        s.ack(310, seg(1), if ece { tcp_flags::ECE } else { 0 });
+        assert_eq!(s.tx.stats.ecn_reductions, ece as u64);
+        // Without ECE slow start sends segment 5 (cwnd 5 segments, 4 in flight); with it the
+        // window falls to 2 segments (alpha 1: 4·(1 − 1/2)) and nothing is sent.
+        let at_ack = if ece { vec![] } else { vec![(310, seg(5))] };
+        assert_eq!(sent_since(&mut s), at_ack, "ece {ece}");
+        run_timers(&mut s, Time::ZERO + Dur::from_micros(537_499));
+        assert_eq!(sent_since(&mut s), vec![], "ece {ece}");
+        run_timers(&mut s, Time::ZERO + Dur::from_micros(537_500));
+        if ece {
+            assert_eq!(sent_since(&mut s), vec![(537, seg(5))], "the second probe");
+            assert_eq!((s.tx.loss.tlp.unwrap().probes, s.tx.stats.sent.timeouts), (2, 0));
+        } else {
+            assert_eq!(sent_since(&mut s), vec![]);
+            run_timers(&mut s, ms(1400));
+            assert_eq!(s.tx.stats.sent.timeouts, 1, "the tail waits for the RTO");
+        }
+    }
+}

@@ -10,8 +10,10 @@
 //! have fired. Sending (7.3): on expiry, a new segment if one is ready and the receiver's window
 //! allows (cwnd does not limit it), else the highest segment sent again; one probe per episode
 //! (`TLP.end_seq` set until the episode ends), and the RTO timer rearmed from the probe.
-//! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq` (or fast recovery
-//! or a timeout starts, which reduce the window themselves); if the probe was a
+//! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq` (or fast recovery,
+//! a timeout or an ECN-Echo reduction starts, which reduce the window themselves: Linux's
+//! `tcp_init_cwnd_reduction` clears `tlp_high_seq` for each, `tcp_enter_cwr` included, so
+//! that a tail lost after ECN-Echo is probed again rather than left to the RTO); if the probe was a
 //! retransmission, either it or the original was lost and the sender reduces its window once
 //! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). quench's
 //! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
@@ -144,10 +146,19 @@ impl TcpSender {
     /// Fast recovery or a retransmission timeout ends any probe episode: their own window
     /// reduction takes over (Linux clears `tlp_high_seq` in `tcp_init_cwnd_reduction`).
     pub(super) fn tlp_end_episode(&mut self) {
+        self.tlp_end_episode_on_cwr();
+        self.timers.cancel(TcpTimer::Probe);
+    }
+
+    /// An ECN-Echo reduction (Linux's `tcp_enter_cwr`, through `tcp_init_cwnd_reduction`) ends
+    /// the probe's episode too, so that the next ACK of new data may schedule another probe.
+    /// No probe timer runs during an episode (one is armed only outside one), so none is
+    /// cancelled here, and an ACK that advances nothing rearms none, as in Linux (only an ACK
+    /// that sets `FLAG_SET_XMIT_TIMER` reaches `tcp_schedule_loss_probe`).
+    pub(super) fn tlp_end_episode_on_cwr(&mut self) {
         if let Some(t) = self.loss.tlp.as_mut() {
             t.end_seq = None;
         }
-        self.timers.cancel(TcpTimer::Probe);
     }
 }
 
