@@ -226,19 +226,39 @@ impl Serialize for CwndLimitedGrowth {
 
 impl<'de> Deserialize<'de> for CwndLimitedGrowth {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            Flag(bool),
-            Rule(String),
-        }
-        const EXPECTED: &str = "expected false, true or \"linux\"";
-        match Form::deserialize(d).map_err(|_| serde::de::Error::custom(EXPECTED))? {
-            Form::Flag(false) => Ok(CwndLimitedGrowth::Off),
-            Form::Flag(true) => Ok(CwndLimitedGrowth::FullAtAck),
-            Form::Rule(r) if r == "linux" => Ok(CwndLimitedGrowth::Linux),
-            Form::Rule(r) => Err(serde::de::Error::custom(format!("unknown rule {r:?}: {EXPECTED}"))),
-        }
+        FlagOrRule::read(d, "expected false, true or \"linux\"", |form| match form {
+            FlagOrRule::Flag(false) => Some(CwndLimitedGrowth::Off),
+            FlagOrRule::Flag(true) => Some(CwndLimitedGrowth::FullAtAck),
+            FlagOrRule::Rule(r) if r == "linux" => Some(CwndLimitedGrowth::Linux),
+            FlagOrRule::Rule(_) => None,
+        })
+    }
+}
+
+/// A key written as a boolean or as a rule's name (`tcp.limited_transmit`,
+/// `tcp.cwnd_limited_growth`, `tcp.small_queues`): what it may be read as.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FlagOrRule {
+    Flag(bool),
+    Rule(String),
+}
+
+impl FlagOrRule {
+    /// Read the key and let `pick` name its value; a form `pick` does not know is refused with
+    /// `expected` (the forms the key takes).
+    fn read<'de, D: serde::Deserializer<'de>, T>(
+        d: D,
+        expected: &str,
+        pick: impl FnOnce(&FlagOrRule) -> Option<T>,
+    ) -> Result<T, D::Error> {
+        let form = FlagOrRule::deserialize(d).map_err(|_| serde::de::Error::custom(expected))?;
+        pick(&form).ok_or_else(|| {
+            serde::de::Error::custom(match form {
+                FlagOrRule::Rule(r) => format!("unknown rule {r:?}: {expected}"),
+                FlagOrRule::Flag(f) => format!("{f} is not a rule here: {expected}"),
+            })
+        })
     }
 }
 
@@ -273,20 +293,12 @@ impl Serialize for SmallQueues {
 
 impl<'de> Deserialize<'de> for SmallQueues {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            Flag(bool),
-            Rule(String),
-        }
-        const EXPECTED: &str = "expected false, \"linux\" or \"nic\"";
-        match Form::deserialize(d).map_err(|_| serde::de::Error::custom(EXPECTED))? {
-            Form::Flag(false) => Ok(SmallQueues::Off),
-            Form::Rule(r) if r == "linux" => Ok(SmallQueues::Linux),
-            Form::Rule(r) if r == "nic" => Ok(SmallQueues::Nic),
-            Form::Flag(true) => Err(serde::de::Error::custom(format!("true is ambiguous: {EXPECTED}"))),
-            Form::Rule(r) => Err(serde::de::Error::custom(format!("unknown rule {r:?}: {EXPECTED}"))),
-        }
+        FlagOrRule::read(d, "expected false, \"linux\" or \"nic\"", |form| match form {
+            FlagOrRule::Flag(false) => Some(SmallQueues::Off),
+            FlagOrRule::Rule(r) if r == "linux" => Some(SmallQueues::Linux),
+            FlagOrRule::Rule(r) if r == "nic" => Some(SmallQueues::Nic),
+            _ => None,
+        })
     }
 }
 
@@ -319,23 +331,13 @@ impl Serialize for LimitedTransmit {
 
 impl<'de> Deserialize<'de> for LimitedTransmit {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            Flag(bool),
-            Rule(String),
-        }
-        match Form::deserialize(d)
-            .map_err(|_| serde::de::Error::custom("expected true, false, \"rfc3042\" or \"rfc6675\""))?
-        {
-            Form::Flag(false) => Ok(LimitedTransmit::Off),
-            Form::Flag(true) => Ok(LimitedTransmit::Rfc3042),
-            Form::Rule(r) if r == "rfc3042" => Ok(LimitedTransmit::Rfc3042),
-            Form::Rule(r) if r == "rfc6675" => Ok(LimitedTransmit::Rfc6675),
-            Form::Rule(r) => Err(serde::de::Error::custom(format!(
-                "unknown rule {r:?}: expected true, false, \"rfc3042\" or \"rfc6675\""
-            ))),
-        }
+        FlagOrRule::read(d, "expected true, false, \"rfc3042\" or \"rfc6675\"", |form| match form {
+            FlagOrRule::Flag(false) => Some(LimitedTransmit::Off),
+            FlagOrRule::Flag(true) => Some(LimitedTransmit::Rfc3042),
+            FlagOrRule::Rule(r) if r == "rfc3042" => Some(LimitedTransmit::Rfc3042),
+            FlagOrRule::Rule(r) if r == "rfc6675" => Some(LimitedTransmit::Rfc6675),
+            FlagOrRule::Rule(_) => None,
+        })
     }
 }
 
@@ -492,5 +494,32 @@ impl TcpConfig {
             return Err(ConfigError::new("loss_detection", "RACK needs SACK: set tcp.sack = true"));
         }
         self.burstiness_control.as_ref().map_or(Ok(()), BurstControlConfig::validate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Each flag-or-rule key reads its booleans and names, and refuses anything else naming
+    /// the forms it takes.
+    #[test]
+    fn flag_or_rule_keys_read_their_forms_and_refuse_the_rest() {
+        assert_eq!(read::<LimitedTransmit>("true"), Ok(LimitedTransmit::Rfc3042));
+        assert_eq!(read::<LimitedTransmit>("\"rfc6675\""), Ok(LimitedTransmit::Rfc6675));
+        assert_eq!(read::<CwndLimitedGrowth>("true"), Ok(CwndLimitedGrowth::FullAtAck));
+        assert_eq!(read::<CwndLimitedGrowth>("\"linux\""), Ok(CwndLimitedGrowth::Linux));
+        assert_eq!(read::<SmallQueues>("false"), Ok(SmallQueues::Off));
+        assert_eq!(read::<SmallQueues>("\"nic\""), Ok(SmallQueues::Nic));
+        let e = read::<SmallQueues>("true").unwrap_err();
+        assert!(e.starts_with("true is not a rule here: expected false, \"linux\" or \"nic\""), "{e}");
+        let e = read::<CwndLimitedGrowth>("\"bsd\"").unwrap_err();
+        assert!(e.starts_with("unknown rule \"bsd\": expected false, true or \"linux\""), "{e}");
+        let e = read::<LimitedTransmit>("3").unwrap_err();
+        assert!(e.starts_with("expected true, false, \"rfc3042\" or \"rfc6675\""), "{e}");
     }
 }
