@@ -20,20 +20,25 @@
 //! and when a packet is dropped; it touches no link and schedules nothing (it answers whom to
 //! wake).
 
-use crate::packet::AgentId;
+use crate::packet::{AgentId, UidHasher, UidMap};
 use crate::units::Bytes;
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
+
+/// Endpoint ids are consecutive counts like uids, so they take the uid's multiplicative hash
+/// rather than SipHash: these maps are touched on every counted packet. Lookups only.
+type ByAgent = BuildHasherDefault<UidHasher>;
 
 #[derive(Default)]
 pub(crate) struct HostQueues {
     /// The endpoints whose packets are counted.
-    counted: HashSet<AgentId>,
+    counted: HashSet<AgentId, ByAgent>,
     /// Each counted endpoint's bytes queued in its host; absent when none.
-    queued: HashMap<AgentId, u64>,
+    queued: HashMap<AgentId, u64, ByAgent>,
     /// The packets being counted: their endpoint and size.
-    packets: HashMap<u32, (AgentId, u16)>,
+    packets: UidMap<(AgentId, u16)>,
     /// The endpoints that asked to be woken when one of their packets leaves the queue.
-    waiting: HashSet<AgentId>,
+    waiting: HashSet<AgentId, ByAgent>,
 }
 
 impl HostQueues {
