@@ -65,7 +65,7 @@ impl TcpSender {
     /// `tcp_small_queue_check`'s limit: two packets, or about 1 ms at the pacing rate, capped
     /// at `tcp_limit_output_bytes` unless the controller paces.
     fn small_queue_limit(&self) -> Bytes {
-        let two_packets = 2 * (self.w.mss + HEADERS as u64);
+        let two_packets = 2 * (self.w.mss + (HEADERS + self.cfg.option_bytes()) as u64);
         let (rate_bytes_per_s, paced) = match self.pacing.rate_pacer.rate() {
             Some(rate) => (rate.0 / 8, true),
             None => (self.linux_pacing_rate(), self.pacing.pacer.is_some()),
