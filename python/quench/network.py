@@ -495,8 +495,9 @@ class Network:
 
         Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
         Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
-        RACK-TLP, PRR, Limited Transmit by the SACK pipe, a 200 ms minimum RTO, 40 ms delayed
-        ACKs with Linux's quick-ack mode, ECN negotiated for dctcp and prague), "ns3" (ns-3
+        RACK-TLP with Linux's probe timeout, PRR, Limited Transmit by the SACK pipe, TCP Small
+        Queues, window growth only while the window limits the sends, a 200 ms minimum RTO,
+        40 ms delayed ACKs with Linux's quick-ack mode, ECN negotiated for dctcp and prague), "ns3" (ns-3
         3.44's defaults: CUBIC, 536-byte segments, SACK, timestamps, PRR, a 1 s minimum RTO) or
         "rfc" (the plain RFC 5681/6298 NewReno sender, as the seed experiments pin it). Every key
         written here overrides the profile; `quench validate` prints each resolved key.
@@ -551,6 +552,8 @@ class Network:
           "prr_rfc9937" (RFC 9937: the slow-start bound only on a SafeACK);
         - loss_detection: with sack=True: "dupack" [RFC 6675], "rack" (RFC 8985 RACK with the
           tail loss probe) or "rack_no_tlp";
+        - probe_timeout: the tail loss probe's wait with more than one segment in flight:
+          ["rfc8985", 2 SRTT] or "linux" (2 SRTT + 2 ms, tcp_schedule_loss_probe);
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
           sample per ACK [False];
         - receiver: the receiving end's support, {sack, timestamps, ecn} [each True]: sack,

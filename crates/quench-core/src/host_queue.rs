@@ -11,8 +11,13 @@
 //! starts (or it is dropped before): the bytes still queued in the host, not those in
 //! serialization. An endpoint that finds too much queued asks to be woken; the next of its
 //! packets to leave the queue, by starting its transmission or by a drop (Linux's `tcp_wfree`
-//! runs whenever the packet is freed), wakes it once, and it looks again. A datagram fragmented
-//! at its host's link leaves with its first fragment, which carries its uid.
+//! runs whenever the packet is freed), wakes it once, and it looks again. A packet that leaves
+//! while it is being offered (its transmission starts at once, or the host's queue refuses it)
+//! never waited, so it wakes no one: the count is what it was before the send. Without that
+//! rule the subflows of one connection, which share its count, would wake each other without
+//! end at one instant: one waits, another's segment is refused by a full queue, and the refusal
+//! wakes the first, which finds the queue as full as before. A datagram fragmented at its
+//! host's link leaves with its first fragment, which carries its uid.
 //!
 //! What this module owns: which endpoints are counted, the count of each, the packets being
 //! counted (by uid, until they start or are dropped) and the endpoints waiting to be woken. The
@@ -39,6 +44,8 @@ pub(crate) struct HostQueues {
     packets: UidMap<(AgentId, u16)>,
     /// The endpoints that asked to be woken when one of their packets leaves the queue.
     waiting: HashSet<AgentId, ByAgent>,
+    /// The packet being offered to its host's queue, from `sent` to `offered`.
+    offering: Option<u32>,
 }
 
 impl HostQueues {
@@ -60,6 +67,12 @@ impl HostQueues {
     pub fn sent(&mut self, agent: AgentId, uid: u32, size: u16) {
         self.packets.insert(uid, (agent, size));
         *self.queued.entry(agent).or_default() += size as u64;
+        self.offering = Some(uid);
+    }
+
+    /// The packet offered last has been queued, started or refused.
+    pub fn offered(&mut self) {
+        self.offering = None;
     }
 
     /// `agent` waits for one of its packets to leave the queue.
@@ -68,9 +81,12 @@ impl HostQueues {
     }
 
     /// Packet `uid` left its host's queue (its transmission started, or it was dropped): the
-    /// endpoint to wake, if it was counted and waited.
+    /// endpoint to wake, if it was counted and waited, and the packet had waited in the queue.
     pub fn left(&mut self, uid: u32) -> Option<AgentId> {
         let agent = self.uncount(uid)?;
+        if self.offering == Some(uid) {
+            return None;
+        }
         self.waiting.remove(&agent).then_some(agent)
     }
 
@@ -110,5 +126,22 @@ mod tests {
         assert_eq!(h.queued(a), Bytes(0));
         assert_eq!(h.left(3), None, "an uncounted packet changes nothing");
         assert!(h.packets.is_empty() && h.queued.is_empty(), "nothing is kept for a packet gone");
+    }
+
+    /// A packet that leaves while it is offered (started at once, or refused) never waited:
+    /// the waiter stays waiting, and the next packet that did wait wakes it.
+    #[test]
+    fn a_packet_that_never_waited_wakes_no_one() {
+        let mut h = HostQueues::default();
+        let a = AgentId(4);
+        h.count(a);
+        h.sent(a, 1, 1500);
+        h.offered();
+        h.wait(a);
+        h.sent(a, 2, 1500);
+        assert_eq!(h.left(2), None, "refused as it was offered: the count is as before");
+        h.offered();
+        assert_eq!(h.queued(a), Bytes(1500));
+        assert_eq!(h.left(1), Some(a), "the packet that waited wakes the waiter");
     }
 }

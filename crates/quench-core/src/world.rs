@@ -1119,7 +1119,11 @@ impl Host for World {
         // Copied once, into the entry it keeps until it leaves the network.
         let id = self.link_cx.slab.hold(pkt);
         self.arrived_by = None;
-        self.forward(node, id)
+        let admission = self.forward(node, id);
+        if let Some(h) = self.host_queues.as_deref_mut() {
+            h.offered();
+        }
+        admission
     }
 
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {

@@ -184,6 +184,11 @@ pub struct TcpConfig {
     /// How a SACK sender finds losses: `"dupack"` (RFC 6675, the default, ns-3's only choice),
     /// `"rack"` (RFC 8985 RACK with the tail loss probe, Linux's default) or `"rack_no_tlp"`.
     pub loss_detection: LossDetection,
+    /// The tail loss probe's timeout beyond 2·SRTT while more than one segment is in flight
+    /// (`sender/tlp.rs`): none (`"rfc8985"`, the default, RFC 8985 section 7.2) or Linux's
+    /// `TCP_TIMEOUT_MIN` of 2 ms (`"linux"`, `tcp_schedule_loss_probe`).
+    #[serde(skip_serializing_if = "ProbeTimeout::is_rfc8985")]
+    pub probe_timeout: ProbeTimeout,
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
@@ -398,6 +403,26 @@ pub enum LossDetection {
     RackNoTlp,
 }
 
+/// The tail loss probe's timeout (`tcp.probe_timeout`), both 2·SRTT plus the worst-case
+/// delayed ACK with one segment in flight, 1 s before an RTT sample and never past the RTO.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeTimeout {
+    /// RFC 8985 section 7.2's `TLP_calc_PTO`: 2·SRTT with more than one segment in flight.
+    #[default]
+    Rfc8985,
+    /// Linux's `tcp_schedule_loss_probe`: 2·SRTT + `TCP_TIMEOUT_MIN` (2 ms) with more than one
+    /// segment in flight, so that a probe never fires within a timer's granularity of the
+    /// round trip, however short it is.
+    Linux,
+}
+
+impl ProbeTimeout {
+    pub fn is_rfc8985(&self) -> bool {
+        *self == ProbeTimeout::Rfc8985
+    }
+}
+
 impl LossDetection {
     pub fn rack(self) -> bool {
         self != LossDetection::Dupack
@@ -429,6 +454,7 @@ impl Default for TcpConfig {
             cwnd_limited_growth: CwndLimitedGrowth::Off,
             recovery: RecoveryReduction::Standard,
             loss_detection: LossDetection::Dupack,
+            probe_timeout: ProbeTimeout::Rfc8985,
             timestamps: false,
             receiver: ReceiverSupport::default(),
             small_queues: SmallQueues::Off,

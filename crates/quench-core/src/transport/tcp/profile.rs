@@ -8,7 +8,10 @@
 //!   cited at each value), CUBIC with Linux's HyStart (`hystart = "linux"`, tcp_cubic.c's
 //!   `hystart = 1`, `hystart_detect = 3`) and an initial window of 10; Reno, NewReno, CUBIC,
 //!   DCTCP and Prague grow as Linux's `tcp_slow_start` and `tcp_cong_avoid_ai` do (`growth =
-//!   "linux"`: every acknowledged segment counts, in slow start and in congestion avoidance).
+//!   "linux"`: every acknowledged segment counts, in slow start and in congestion avoidance),
+//!   and only while the window limits the sends (`cwnd_limited_growth = "linux"`); TCP Small
+//!   Queues hold what a socket leaves in its host (`small_queues = "linux"`); the tail loss
+//!   probe waits Linux's 2 ms beyond 2·SRTT (`probe_timeout = "linux"`).
 //! - `ns3`: ns-3 3.44's defaults (src/internet/model: tcp-socket.cc, tcp-socket-base.cc,
 //!   tcp-l4-protocol.cc, tcp-cubic.cc), so that a cross-check with ns-3 needs one line.
 //! - `rfc`: the plain standards-track sender (RFC 5681 NewReno per RFC 6582, RFC 6298 timers
@@ -25,8 +28,8 @@
 //! keeps RFC 3465's 2 segments per ACK in slow start and leaves HyStart off (see `fill_cc`).
 
 use super::config::{
-    DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, RecoveryReduction, RtoConfig, RttSampling,
-    TcpConfig,
+    CwndLimitedGrowth, DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, ProbeTimeout,
+    RecoveryReduction, RtoConfig, RttSampling, SmallQueues, TcpConfig,
 };
 use crate::error::ConfigError;
 use crate::packet::TCP_TIMESTAMP_OPTION;
@@ -122,8 +125,16 @@ impl Profile {
                 // In Disorder Linux sends new data while `tcp_packets_in_flight` (the pipe)
                 // leaves room in cwnd: RFC 6675's form of Limited Transmit.
                 limited_transmit: LimitedTransmit::Rfc6675,
-                // `tcp_recovery` = 1 (RACK) and `tcp_early_retrans` = 3 (TLP), ip-sysctl.rst.
+                // `tcp_recovery` = 1 (RACK) and `tcp_early_retrans` = 3 (TLP), ip-sysctl.rst;
+                // the probe waits 2·SRTT + `TCP_TIMEOUT_MIN` (`tcp_schedule_loss_probe`).
                 loss_detection: LossDetection::Rack,
+                probe_timeout: ProbeTimeout::Linux,
+                // TCP Small Queues (`tcp_small_queue_check`, on since 3.6): the socket stops
+                // writing while more than about 1 ms at its pacing rate waits in its host.
+                small_queues: SmallQueues::Linux,
+                // `tcp_is_cwnd_limited` (tcp_cong_avoid's gate): with TSQ holding the sends,
+                // a window that does not limit them must not grow.
+                cwnd_limited_growth: CwndLimitedGrowth::Linux,
                 // `tcp_cwnd_reduction` (tcp_input.c): the slow-start bound only on an ACK that
                 // advances snd_una without a new loss, as RFC 9937 states it.
                 recovery: RecoveryReduction::PrrRfc9937,
@@ -292,7 +303,8 @@ mod tests {
     }
 
     /// A flow that writes nothing gets Linux: CUBIC with Linux's HyStart and growth and IW 10,
-    /// SACK, timestamps, RACK-TLP, PRR, 200 ms minimum RTO, 40 ms delayed-ACK timeout.
+    /// SACK, timestamps, RACK-TLP with Linux's probe timeout, TCP Small Queues, growth only
+    /// while the window limits, PRR, 200 ms minimum RTO, 40 ms delayed-ACK timeout.
     #[test]
     fn nothing_written_is_linux() {
         let (tcp, cc) = resolved(Value::Null, Value::Null);
@@ -300,6 +312,9 @@ mod tests {
         assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": "linux", "growth": "linux"}));
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!(tcp.loss_detection, LossDetection::Rack);
+        assert_eq!(tcp.probe_timeout, ProbeTimeout::Linux);
+        assert_eq!(tcp.small_queues, SmallQueues::Linux);
+        assert_eq!(tcp.cwnd_limited_growth, CwndLimitedGrowth::Linux);
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
         assert_eq!((tcp.rto.min, tcp.rto.initial, tcp.rto.max), (LINUX_RTO_MIN, Dur::from_secs(1), LINUX_RTO_MAX));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(40));

@@ -6,8 +6,9 @@
 //! Scheduling (section 7.2): after new data is sent (not a probe) or an ACK advances SND.UNA,
 //! while the sender is in neither fast nor RTO recovery and nothing is SACKed, the PTO timer
 //! stands in for the RTO timer: `PTO = 2·SRTT`, plus the worst-case delayed ACK `WCDelAckT`
-//! when one segment is in flight, 1 s before any RTT sample; never later than the RTO would
-//! have fired. Sending (7.3): on expiry, a new segment if one is ready and the receiver's window
+//! when one segment is in flight (with `tcp.probe_timeout = "linux"`, plus 2 ms otherwise, as
+//! Linux's `tcp_schedule_loss_probe`), 1 s before any RTT sample; never later than the RTO
+//! would have fired. Sending (7.3): on expiry, a new segment if one is ready and the receiver's window
 //! allows (cwnd does not limit it), else the highest segment sent again; one probe per episode
 //! (`TLP.end_seq` set until the episode ends), and the RTO timer rearmed from the probe.
 //! Detection (7.4): the episode ends when SND.UNA reaches `TLP.end_seq` (or fast recovery,
@@ -21,6 +22,7 @@
 //! Part of `TcpSender`: owns the probe's episode (`Tlp`, in `LossRecovery`) and arms the PTO in the
 //! RTO's place. It reaches the host only through its `AgentCx`, never the world or the receiver.
 
+use super::super::config::ProbeTimeout;
 use super::super::TcpTimer;
 use super::{CaState, TcpSender};
 use crate::cc::{CongestionControl, Signal};
@@ -35,6 +37,10 @@ pub(crate) const WC_DEL_ACK_T: Dur = Dur::from_millis(200);
 const PTO_WITHOUT_SRTT: Dur = Dur::from_secs(1);
 /// RFC 8985 section 7.2: PTO = 2·SRTT.
 const PTO_SRTT_MULTIPLE: u64 = 2;
+/// Linux's `TCP_TIMEOUT_MIN` (include/net/tcp.h: 2 jiffies at HZ = 1000; `TCP_TIMEOUT_MIN_US`
+/// in later kernels), which `tcp_schedule_loss_probe` adds to 2·SRTT when more than one packet
+/// is out.
+const LINUX_TIMEOUT_MIN: Dur = Dur::from_millis(2);
 
 /// The state of TLP (RFC 8985 section 7.1).
 #[derive(Clone, Copy, Debug, Default)]
@@ -49,10 +55,15 @@ pub(crate) struct Tlp {
 }
 
 /// RFC 8985 section 7.2 `TLP_calc_PTO`: the probe timeout from `now`, given SRTT, whether one
-/// segment is in flight and when the RTO timer would fire.
-pub(crate) fn pto(srtt: Option<Dur>, one_segment: bool, now: Time, rto_expiry: Time) -> Dur {
+/// segment is in flight, when the RTO timer would fire and the rule for more than one segment.
+pub(crate) fn pto(srtt: Option<Dur>, one_segment: bool, now: Time, rto_expiry: Time, rule: ProbeTimeout) -> Dur {
+    let beyond_two_srtt = match (one_segment, rule) {
+        (true, _) => WC_DEL_ACK_T,
+        (false, ProbeTimeout::Rfc8985) => Dur::ZERO,
+        (false, ProbeTimeout::Linux) => LINUX_TIMEOUT_MIN,
+    };
     let pto = match srtt {
-        Some(s) => Dur(PTO_SRTT_MULTIPLE * s.0) + if one_segment { WC_DEL_ACK_T } else { Dur::ZERO },
+        Some(s) => Dur(PTO_SRTT_MULTIPLE * s.0) + beyond_two_srtt,
         None => PTO_WITHOUT_SRTT,
     };
     pto.min(rto_expiry.saturating_sub(now))
@@ -77,7 +88,7 @@ impl TcpSender {
         } else {
             self.timing.rtt.expiry(cx.now, self.timing.rtt.rto())
         };
-        let at = cx.now + pto(self.timing.rtt.srtt(), one_segment, cx.now, rto_expiry);
+        let at = cx.now + pto(self.timing.rtt.srtt(), one_segment, cx.now, rto_expiry, self.cfg.probe_timeout);
         self.timers.cancel(TcpTimer::Retransmit);
         self.timers.arm(TcpTimer::Probe, at, cx);
     }
@@ -176,9 +187,26 @@ mod tests {
     fn the_probe_timeout_follows_section_7_2() {
         let now = Time::ZERO + ms(1000);
         let far = Time::ZERO + ms(10_000);
-        assert_eq!(pto(Some(ms(100)), false, now, far), ms(200));
-        assert_eq!(pto(Some(ms(100)), true, now, far), ms(400));
-        assert_eq!(pto(None, false, now, far), ms(1000));
-        assert_eq!(pto(Some(ms(100)), true, now, now + ms(300)), ms(300));
+        let rfc = ProbeTimeout::Rfc8985;
+        assert_eq!(pto(Some(ms(100)), false, now, far, rfc), ms(200));
+        assert_eq!(pto(Some(ms(100)), true, now, far, rfc), ms(400));
+        assert_eq!(pto(None, false, now, far, rfc), ms(1000));
+        assert_eq!(pto(Some(ms(100)), true, now, now + ms(300), rfc), ms(300));
+    }
+
+    /// Linux's `tcp_schedule_loss_probe` by hand: `(srtt_us >> 2)` (2·SRTT) plus
+    /// `TCP_TIMEOUT_MIN` with more than one packet out, plus `TCP_RTO_MIN` (200 ms, RFC 8985's
+    /// WCDelAckT) with one; `TCP_TIMEOUT_INIT` before a sample; the RTO's remainder caps it.
+    /// In a datacenter the 2 ms dominates: SRTT 25 µs gives 2.05 ms, not 50 µs.
+    #[test]
+    fn linux_adds_two_milliseconds_with_more_than_one_segment_out() {
+        let now = Time::ZERO + ms(1000);
+        let far = Time::ZERO + ms(10_000);
+        let linux = ProbeTimeout::Linux;
+        assert_eq!(pto(Some(ms(100)), false, now, far, linux), ms(202));
+        assert_eq!(pto(Some(ms(100)), true, now, far, linux), ms(400));
+        assert_eq!(pto(Some(Dur::from_micros(25)), false, now, far, linux), Dur::from_micros(2_050));
+        assert_eq!(pto(None, false, now, far, linux), ms(1000));
+        assert_eq!(pto(Some(ms(100)), false, now, now + ms(150), linux), ms(150));
     }
 }
