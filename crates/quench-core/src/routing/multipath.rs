@@ -27,11 +27,12 @@
 //!   sends the flow's packet number t of a cycle (t = turn mod n) to the t-th hop of the
 //!   cycle's order, a permutation drawn from the salted five-tuple hash and the cycle number
 //!   (turn div n). Within a cycle a flow's consecutive packets take different next hops at
-//!   every choosing switch, and over n1 · n2 packets of a fat-tree flow (n1 uplinks at the edge,
-//!   n2 at the aggregation switch) each of its n1 · n2 paths carries about one, as in htsim,
-//!   where each cycle carries exactly one per path; the two differ in that htsim's order of
-//!   whole paths can send two consecutive packets to the same edge uplink (through different
-//!   cores), which the per-hop order does not within a cycle. The turns are a fixed table of
+//!   every choosing switch. In a fat-tree (n1 uplinks at the edge, n2 at the aggregation switch)
+//!   an aggregation switch gets one packet of each of the edge's cycles, so each run of
+//!   n1 · n2 packets of a flow, from its first, crosses its n1 · n2 paths once each, as each of
+//!   htsim's cycles does; the two differ in the orders they can take: htsim's, of whole paths,
+//!   can send two consecutive packets by the same edge uplink (to different cores), which the
+//!   per-hop cycles never do within a cycle. The turns are a fixed table of
 //!   [`FLOW_TURN_ENTRIES`] counters indexed by the salted five-tuple hash (as the flowlet
 //!   table, so the state per switch does not grow with its flows): flows whose hashes collide
 //!   share a turn, each keeping its own order. The two directions of a connection are two
@@ -88,8 +89,9 @@ pub const FLOWLET_TABLE_ENTRIES: usize = 1 << 16;
 pub const DEFAULT_FLOWLET_GAP: Dur = Dur::from_micros(500);
 
 /// Per-flow turns of a `spray_flow` switch: as many as the flowlet table's entries (CONGA's
-/// 64K, Alizadeh et al., SIGCOMM 2014, section 3.4), 4 bytes each (256 KiB a switch, made at its
-/// first choice). A power of two, so that the entry is the hash's low bits.
+/// 64K, Alizadeh et al., SIGCOMM 2014, section 3.4), 4 bytes each (256 KiB a switch, made
+/// zeroed at its first choice, so the system maps its pages as entries are first written). A
+/// power of two, so that the entry is the hash's low bits.
 pub const FLOW_TURN_ENTRIES: usize = 1 << 16;
 
 /// A switch's flowlet table: per entry, the next hop of the flowlet that last used it, plus one
