@@ -38,10 +38,17 @@ quench's `retransmitted_segments`) beside quench's trims.
 Settings either simulator can take from the other, one at a time: `--htsim-pull-queue fifo`
 builds htsim's pull pacers first come first served (quench's) instead of round robin over the
 flows; `--quench-host-queue trim` sends quench's hosts' headers ahead of their data (htsim's
-FairPriorityQueue); `--quench-spray spray_random` draws each packet's next hop at random instead
-of quench's round robin; `--quench-pull-rate` sets quench's PULL spacing (htsim's counts a data
-packet and an ACK, 1564 bytes). docs/validation.md, "Web-search FCT slowdown against htsim",
-has the figures.
+FairPriorityQueue), `--quench-host-queue drr` or `fq` serves them flow by flow (the round robin
+over flows of htsim's FairPriorityQueue); `--quench-spray spray_random` draws each packet's next
+hop at random instead of quench's round robin, and `--quench-spray spray_flow` cycles each flow
+through the next hops in an order of its own per cycle (htsim's `-strat perm` made hop by hop);
+`--htsim-strat ecmp_rr` has htsim's switches choose each packet's next hop in turn, one round
+robin per switch shared by its flows (sim/datacenter/fat_tree_switch.cpp, `FatTreeSwitch::RR`,
+reshuffled every five rounds), as quench's `spray` does, instead of each source cycling its own
+permutation of the paths, and `--htsim-strat rand` draws each packet's path at random
+(`SCATTER_RANDOM`); `--quench-pull-rate` sets quench's PULL spacing (htsim's counts a data
+packet and an ACK, 1564 bytes). docs/validation.md, "Web-search FCT slowdown against htsim", has
+the figures.
 
     .venv/bin/python benchmarks/compare_htsim_fct.py --htsim-src ~/csg-htsim --seeds 1,2,3
 """
@@ -109,9 +116,17 @@ def host_index(name: str) -> int:
 
 
 def host_qdisc(kind: str) -> dict:
-    """A host's own queue, never full: a FIFO ("droptail"), or one that sends headers (ACKs,
+    """A host's own queue, never full: a FIFO ("droptail"); one that sends headers (ACKs,
     NACKs, PULLs) ahead of data as htsim's host queue (FairPriorityQueue) does: `trim` with a
-    data limit no host reaches, whose header queue is served first."""
+    data limit no host reaches, whose header queue is served first; or one that serves its
+    flows in turn, as htsim's FairPriorityQueue serves the flows of each priority
+    (sim/queue.h: one `FairPullQueue`, a queue per flow taken round robin, per priority):
+    `drr` (a packet per flow per turn) or `fq` (fair queueing, in which a 64-byte header
+    finishes well before a flow's 1500-byte packet, nearly headers first)."""
+    if kind == "fq":
+        return {"kind": "fq", "limit": f"{HOST_PACKETS}p"}
+    if kind == "drr":
+        return {"kind": "drr", "limit": f"{HOST_PACKETS}p", "quantum": f"{PACKET_BYTES}B"}
     if kind == "trim":
         return {"kind": "trim", "data_limit": f"{HOST_PACKETS}p", "header_limit": f"{HOST_PACKETS * PACKET_BYTES}B"}
     return {"kind": "droptail", "limit": f"{HOST_PACKETS}p"}
@@ -231,7 +246,7 @@ def run_htsim(a: argparse.Namespace, flows, seed: int) -> tuple[dict[int, float]
     write_matrix(flows, a.k, matrix)
     args = ["-nodes", str(a.k**3 // 4), "-tm", str(matrix), "-end", str(a.duration_ms * 1000)]
     args += ["-q", str(TRIM_PACKETS), "-mtu", str(PACKET_BYTES), "-linkspeed", str(RATE_MBPS)]
-    args += ["-cwnd", str(INITIAL_WINDOW), "-strat", "perm", "-seed", str(seed), "-o", str(WORK / "logout.dat")]
+    args += ["-cwnd", str(INITIAL_WINDOW), "-strat", a.htsim_strat, "-seed", str(seed), "-o", str(WORK / "logout.dat")]
     out, _, _ = timed_child([str(binary), *args], cwd=WORK)
     done = {int(m[1]): int(m[2]) / 1e12 for m in re.finditer(r"PEER_DONE (\d+) (\d+)", out)}
     rtx = re.search(r"Rtx: (\d+)", out)
@@ -318,12 +333,21 @@ def main() -> None:
     ap.add_argument("--quench-pull-rate", default="", help="quench's PULL rate (default its link's)")
     ap.add_argument(
         "--quench-host-queue",
-        choices=["droptail", "trim"],
+        choices=["droptail", "trim", "drr", "fq"],
         default="droptail",
         help="hosts' own queues (trim: headers first)",
     )
     ap.add_argument(
-        "--quench-spray", choices=["spray", "spray_random"], default="spray", help="switches' per-packet policy"
+        "--quench-spray",
+        choices=["spray", "spray_random", "spray_flow"],
+        default="spray",
+        help="switches' per-packet policy (spray_flow: each flow's own order, htsim's -strat perm)",
+    )
+    ap.add_argument(
+        "--htsim-strat",
+        choices=["perm", "ecmp_rr", "rand"],
+        default="perm",
+        help="htsim's path choice (ecmp_rr: its switches' round robin, quench's spray)",
     )
     ap.add_argument(
         "--htsim-pull-queue",

@@ -29,6 +29,23 @@ def test_a_pinned_flow_crosses_its_named_links():
     assert res.flows["completion_s"].notna().all()
 
 
+def test_per_flow_spraying_spreads_a_flow_over_every_path():
+    """`spray_flow` from Python: a 100-packet NDP flow from pod 0 to pod 1 of a k = 4 fat-tree
+    crosses both of its edge switch's uplinks and all four cores, 25 packets each (each run of
+    4 packets takes the 4 paths once; crates/quench-core/src/topology/tests.rs checks the
+    orders)."""
+    net = quench.Network(seed=2).fat_tree(
+        4, rate="10Gbps", delay="1us", qdisc=quench.droptail("1000p"), multipath="spray_flow"
+    )
+    net.ndp("h0", "h5", bytes=100 * 1436)
+    res = net.run("10ms", progress=False)
+    links = res.links.set_index("name")["departed_packets"]
+    assert links[["tor0->agg0_0", "tor0->agg0_1"]].tolist() == [50, 50]
+    cores = [f"agg0_{a}->core{c}" for a in range(2) for c in (2 * a, 2 * a + 1)]
+    assert links[cores].tolist() == [25, 25, 25, 25]
+    assert res.flows["completion_s"].notna().all()
+
+
 def test_a_chain_starts_each_flow_at_the_previous_ones_completion():
     net = fat_tree()
     net.tcp("h0", "h5", bytes="10KB", name="a")

@@ -381,8 +381,10 @@ class Network:
         otherwise; a tier's `down_qdisc` is the queue towards the hosts when it differs (on
         `access`: the switch's port to the host, `qdisc` then being the host's own).
         `multipath`: how switches choose among equal-cost next hops, "ecmp" (the default: a
-        per-flow hash), "spray" (per-packet round robin), "spray_random", "flowlet" (a flow
-        moves after a pause longer than `routing(flowlet_gap=...)`) or "first". `prefix` goes
+        per-flow hash), "spray" (per-packet round robin), "spray_random", "spray_flow" (per
+        packet, each flow cycling through the next hops in an order of its own per cycle),
+        "flowlet" (a flow moves after a pause longer than `routing(flowlet_gap=...)`) or
+        "first". `prefix` goes
         before every node name (two fabrics in one scenario). Listed hosts, routers and links may
         name the fabric's nodes."""
         entry = {"kind": "fat_tree", "k": k, "rate": rate, "delay": delay, "qdisc": qdisc}
@@ -464,8 +466,9 @@ class Network:
     def multipath(self, router: str, policy: str) -> Network:
         """How `router` (listed or generated) chooses among equal-cost next hops: "first" (the
         routing table's one route, the default for listed routers), "ecmp", "spray",
-        "spray_random" or "flowlet" (per flowlet: a new uniform draw after a pause longer than
-        the flowlet gap, `routing(flowlet_gap=...)`)."""
+        "spray_random", "spray_flow" (per packet, each flow cycling through the next hops in an
+        order of its own per cycle) or "flowlet" (per flowlet: a new uniform draw after a pause
+        longer than the flowlet gap, `routing(flowlet_gap=...)`)."""
         self._multipath[router] = policy
         return self
 

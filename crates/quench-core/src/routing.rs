@@ -33,6 +33,8 @@
 mod multipath;
 mod pinned;
 
+#[cfg(test)]
+pub(crate) use multipath::permuted;
 pub use multipath::{MultipathPolicy, DEFAULT_FLOWLET_GAP};
 
 use crate::packet::{FlowId, LinkId, NodeId, Packet};

@@ -46,8 +46,9 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topologies: Vec<TopologySpec>,
     /// How named routers choose among equal-cost next hops (`routing.rs`): `first` (the
-    /// default for listed routers), `ecmp`, `spray`, `spray_random` or `flowlet`; overrides a
-    /// generated fabric's own policy for the switches it names.
+    /// default for listed routers), `ecmp`, `spray`, `spray_random`, `spray_flow` (per packet,
+    /// each flow cycling through the next hops in an order of its own per cycle) or `flowlet`;
+    /// overrides a generated fabric's own policy for the switches it names.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub multipath: BTreeMap<String, MultipathPolicy>,
     /// Changes of named links during the run (`changes.rs`): for links a fabric generated, or

@@ -74,14 +74,16 @@ fn a_permutation_completes_when_packets_are_sprayed() {
 
 #[test]
 fn a_fabric_run_is_deterministic() {
-    let sc = permutation(
-        "spray_random",
-        "dctcp",
-        json!({"kind": "red", "min_th": 20, "max_th": 21, "max_p": 1.0, "w_q": 1.0,
-                                                "limit": "100p", "signal": "mark", "forced": "mark"}),
-    );
-    let (a, b) = (run(&sc), run(&sc));
-    assert_eq!(f64s(&a, "flows", "completion_s"), f64s(&b, "flows", "completion_s"));
-    assert_eq!(u64s(&a, "flow_links", "arrived_packets"), u64s(&b, "flow_links", "arrived_packets"));
-    assert!(f64s(&a, "flows", "completion_s").iter().all(|c| c.is_finite()));
+    for policy in ["spray_random", "spray_flow"] {
+        let sc = permutation(
+            policy,
+            "dctcp",
+            json!({"kind": "red", "min_th": 20, "max_th": 21, "max_p": 1.0, "w_q": 1.0,
+                                                    "limit": "100p", "signal": "mark", "forced": "mark"}),
+        );
+        let (a, b) = (run(&sc), run(&sc));
+        assert_eq!(f64s(&a, "flows", "completion_s"), f64s(&b, "flows", "completion_s"), "{policy}");
+        assert_eq!(u64s(&a, "flow_links", "arrived_packets"), u64s(&b, "flow_links", "arrived_packets"), "{policy}");
+        assert!(f64s(&a, "flows", "completion_s").iter().all(|c| c.is_finite()), "{policy}");
+    }
 }

@@ -17,6 +17,26 @@
 //!   hash-threshold; the per-switch salt avoids the polarization of every tier hashing alike);
 //! - `spray`: per-packet round robin over the set (packet spraying, Dixit et al., INFOCOM 2013);
 //! - `spray_random`: per packet, a uniform draw from the switch's own seeded stream;
+//! - `spray_flow`: per packet, each flow cycling through the set in an order of its own, drawn
+//!   anew each cycle: the hop-by-hop counterpart of htsim's NDP path choice (`-strat perm`,
+//!   `SCATTER_PERMUTE`, sim/ndp.cpp `NdpSrc::choose_route` and `permute_paths`). There the
+//!   source holds its flow's list of end-to-end paths, steps through it one packet at a time
+//!   and, when the list is used up, shuffles it (Fisher-Yates on libc's `random()`) for the next
+//!   cycle; the receiver does the same for its ACKs and NACKs. Routing here is hop by hop, so
+//!   each `spray_flow` switch does it for its own next hops: it keeps a turn per flow and
+//!   sends the flow's packet number t of a cycle (t = turn mod n) to the t-th hop of the
+//!   cycle's order, a permutation drawn from the salted five-tuple hash and the cycle number
+//!   (turn div n). Within a cycle a flow's consecutive packets take different next hops at
+//!   every choosing switch. In a fat-tree (n1 uplinks at the edge, n2 at the aggregation switch)
+//!   an aggregation switch gets one packet of each of the edge's cycles, so each run of
+//!   n1 · n2 packets of a flow, from its first, crosses its n1 · n2 paths once each, as each of
+//!   htsim's cycles does; the two differ in the orders they can take: htsim's, of whole paths,
+//!   can send two consecutive packets by the same edge uplink (to different cores), which the
+//!   per-hop cycles never do within a cycle. The turns are a fixed table of
+//!   [`FLOW_TURN_ENTRIES`] counters indexed by the salted five-tuple hash (as the flowlet
+//!   table, so the state per switch does not grow with its flows): flows whose hashes collide
+//!   share a turn, each keeping its own order. The two directions of a connection are two
+//!   five-tuples, so ACKs cycle on their own, as htsim's receiver's do;
 //! - `flowlet`: per flowlet (Kandula, Sinha, Katabi, Vasudevan, "Dynamic load balancing without
 //!   packet reordering", CCR 2007): a burst of a flow's packets separated from the previous one
 //!   by more than the flowlet gap picks a next hop anew, a packet within the gap keeps its
@@ -29,7 +49,8 @@
 //!   switch would tie the flows' choices to each other's arrival order.
 //!
 //! Owns the next-hop sets of the switches that choose, with each one's salt, round-robin turn,
-//! random stream and flowlet table; it picks a link for a packet and changes nothing else.
+//! random stream, flowlet table and per-flow turns; it picks a link for a packet and changes
+//! nothing else.
 
 use crate::packet::{LinkId, NodeId, Packet};
 use crate::rng::{Rng, StreamKind};
@@ -52,6 +73,8 @@ pub enum MultipathPolicy {
     Spray,
     /// Per packet: uniform from a seeded stream.
     SprayRandom,
+    /// Per packet: each flow cycles through the next hops, in an order of its own per cycle.
+    SprayFlow,
     /// Per flowlet: a packet more than the flowlet gap after its flow's previous one draws
     /// anew from a seeded stream, any other keeps the previous one's next hop.
     Flowlet,
@@ -64,6 +87,12 @@ pub const FLOWLET_TABLE_ENTRIES: usize = 1 << 16;
 /// The flowlet gap when the scenario sets none: CONGA's flowlet inactivity timeout, 500 µs
 /// (Alizadeh et al., SIGCOMM 2014, section 3.4), longer than a fabric's RTT under load.
 pub const DEFAULT_FLOWLET_GAP: Dur = Dur::from_micros(500);
+
+/// Per-flow turns of a `spray_flow` switch: as many as the flowlet table's entries (CONGA's
+/// 64K, Alizadeh et al., SIGCOMM 2014, section 3.4), 4 bytes each (256 KiB a switch, made
+/// zeroed at its first choice, so the system maps its pages as entries are first written). A
+/// power of two, so that the entry is the hash's low bits.
+pub const FLOW_TURN_ENTRIES: usize = 1 << 16;
 
 /// A switch's flowlet table: per entry, the next hop of the flowlet that last used it, plus one
 /// (0: never used), and when its last packet passed, in ns. Two arrays rather than one of
@@ -95,6 +124,8 @@ struct Switch {
     /// The flowlet table of a `flowlet` switch, made at its first choice (a switch that never
     /// chooses, such as a fat-tree's core, or that no flow crosses, keeps none).
     flowlets: Option<FlowletTable>,
+    /// The per-flow turns of a `spray_flow` switch, made at its first choice.
+    flow_turns: Option<Box<[u32]>>,
 }
 
 /// The equal-cost sets of the nodes that choose, and their choosing state.
@@ -146,7 +177,7 @@ impl<'a> Builder<'a> {
             slot[n] = switches.len() as u32;
             let mut rng = Rng::stream(seed, StreamKind::Routing, n as u64);
             let salt = rng.next_u64();
-            switches.push(Switch { policy, salt, turn: 0, rng, flowlets: None });
+            switches.push(Switch { policy, salt, turn: 0, rng, flowlets: None, flow_turns: None });
             outgoing.push((n as u32, Vec::new()));
         }
         if switches.is_empty() {
@@ -228,6 +259,7 @@ impl Multipath {
                 (sw.turn - 1) % n
             }
             MultipathPolicy::SprayRandom => sw.rng.range_inclusive(0, n - 1),
+            MultipathPolicy::SprayFlow => flow_cycle_choice(sw, pkt, n),
             MultipathPolicy::Flowlet => {
                 return Some(LinkId(flowlet_choice(sw, &self.links[set], pkt, now, self.flowlet_gap)));
             }
@@ -265,6 +297,36 @@ fn flowlet_choice(sw: &mut Switch, set: &[u32], pkt: &Packet, now: Time, gap: Du
     let chosen = set[sw.rng.range_inclusive(0, set.len() as u64 - 1) as usize];
     table.link_plus_one[e] = chosen + 1;
     chosen
+}
+
+/// The index among `n` next hops of `pkt` at a `spray_flow` switch: the next turn of its
+/// flow's entry, placed by the order of that turn's cycle (a permutation drawn from the flow's
+/// salted hash and the cycle number, so each flow has its own order, anew each cycle).
+fn flow_cycle_choice(sw: &mut Switch, pkt: &Packet, n: u64) -> u64 {
+    let hash = five_tuple_hash(sw.salt, pkt);
+    let turns = sw.flow_turns.get_or_insert_with(|| vec![0; FLOW_TURN_ENTRIES].into());
+    let turn = &mut turns[hash as usize & (FLOW_TURN_ENTRIES - 1)];
+    let t = *turn as u64;
+    *turn = turn.wrapping_add(1);
+    permuted(mix(hash ^ (t / n)), n, t % n)
+}
+
+/// Element `i` of the permutation of 0..n that `seed` draws: htsim's `permute_sequence`
+/// (sim/ndp.cpp: Fisher-Yates from the end, step j swapping the entry at a uniform index below
+/// n − j with the one at n − 1 − j), with step j's draw `pick(mix(seed + j), n − j)` in place
+/// of `random()`. Counter-based draws let it follow the one entry back through the swaps,
+/// last first, without building the permutation: O(n) time, no memory.
+pub(crate) fn permuted(seed: u64, n: u64, i: u64) -> u64 {
+    let mut at = i;
+    for j in (0..n).rev() {
+        let (a, b) = (pick(mix(seed.wrapping_add(j)), n - j), n - 1 - j);
+        if at == a {
+            at = b;
+        } else if at == b {
+            at = a;
+        }
+    }
+    at
 }
 
 /// SplitMix64's output function (Steele, Lea, Flood, OOPSLA 2014): a bijective mixer whose

@@ -113,6 +113,75 @@ fn spraying_spreads_one_flows_packets() {
     }
 }
 
+/// Per-flow spraying (`spray_flow`) on a k = 8 fat-tree, where a flow to another pod has 4
+/// edge uplinks and 4 aggregation uplinks to choose from, 16 paths. Hand computation: the edge
+/// switch's turn for the flow steps once per packet, so each run of 4 packets (a cycle) takes
+/// the 4 uplinks once each; an aggregation switch gets one packet of each edge cycle, so its
+/// own cycle of 4 spans 16 of the flow's packets, which therefore cross the 16 paths once each.
+/// Each cycle's order is drawn anew (the 24 orders of 4 uplinks come up evenly over 1,000
+/// cycles), two flows' orders differ, and another flow's packets in between change neither
+/// (`spray`'s one turn per switch would tie them to each other).
+#[test]
+fn per_flow_spraying_cycles_each_flows_own_order() {
+    let mut w = fat_tree(8, "spray_flow");
+    let tor = node(&w, "tor0");
+    let (a, b) = (flow_packet(node(&w, "h0"), node(&w, "h100"), 7), flow_packet(node(&w, "h1"), node(&w, "h64"), 8));
+    let (mut orders_a, mut orders_b) = (Vec::new(), Vec::new());
+    for _ in 0..1000 {
+        let (mut cycle_a, mut cycle_b) = (Vec::new(), Vec::new());
+        for _ in 0..4 {
+            cycle_a.push(uplink(&mut w, tor, &a));
+            cycle_b.push(uplink(&mut w, tor, &b));
+        }
+        for cycle in [&cycle_a, &cycle_b] {
+            let mut sorted = cycle.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [0, 1, 2, 3], "a cycle takes each uplink once: {cycle:?}");
+        }
+        orders_a.push(cycle_a);
+        orders_b.push(cycle_b);
+    }
+    assert_ne!(orders_a, orders_b, "two flows' orders differ");
+    let mut per_order = std::collections::BTreeMap::new();
+    for order in &orders_a {
+        *per_order.entry(order.clone()).or_insert(0u64) += 1;
+    }
+    let counts: Vec<u64> = per_order.into_values().collect();
+    eprintln!("spray_flow: cycles per order of the 4 uplinks {counts:?}");
+    assert_eq!(counts.len(), 24, "every order comes up");
+    assert!(within_binomial_spread(&counts), "{counts:?}");
+
+    let mut w = fat_tree(8, "spray_flow");
+    let pkt = flow_packet(node(&w, "h0"), node(&w, "h100"), 7);
+    for block in 0..100 {
+        let mut crossed = std::collections::BTreeSet::new();
+        for _ in 0..16 {
+            let up = w.routes.route(tor, &pkt, crate::units::Time::ZERO).unwrap();
+            let agg = w.links[up.index()].to;
+            crossed.insert((up, w.routes.route(agg, &pkt, crate::units::Time::ZERO).unwrap()));
+        }
+        assert_eq!(crossed.len(), 16, "block {block}: 16 packets cross the 16 paths once each");
+    }
+}
+
+/// `permuted` draws each of the 6 orders of 3 next hops evenly over 6,000 seeds, and each
+/// draw is a permutation.
+#[test]
+fn per_flow_orders_are_uniform_permutations() {
+    let mut counts = std::collections::BTreeMap::new();
+    for seed in 0..6000u64 {
+        let order: Vec<u64> =
+            (0..3).map(|i| crate::routing::permuted(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15), 3, i)).collect();
+        let mut sorted = order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [0, 1, 2], "seed {seed}: {order:?}");
+        *counts.entry(order).or_insert(0u64) += 1;
+    }
+    let counts: Vec<u64> = counts.into_values().collect();
+    assert_eq!(counts.len(), 6);
+    assert!(within_binomial_spread(&counts), "{counts:?}");
+}
+
 /// With `first`, a fabric's switches route every packet by the table, as listed routers do.
 #[test]
 fn first_keeps_the_tables_route() {
