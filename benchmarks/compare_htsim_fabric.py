@@ -130,6 +130,8 @@ class Setting:
     timestamps: bool = False
     rto_tick: str = "10ms"  # quench's timer granularity (htsim's TcpRtxTimerScanner: 10 ms)
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
+    # quench: that link's "rate/delay" ("": every ACK 2 ns, a whole number of them serializing)
+    ack_link: str = ""
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
     stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
@@ -377,13 +379,35 @@ def data_packets(packets: float, size_bytes: float) -> float:
     return (size_bytes - ACK_BYTES * packets) / (PACKET_BYTES - ACK_BYTES)
 
 
-def add_ack_links(net, paths: list[Flow]) -> None:
+# The ACK links' rate: 40 bytes take 1 ns (the fastest rate nanosecond time allows for them)
+ACK_LINK_BPS = 320_000_000_000
+ACK_PATH_NS = 2  # an ACK's time on its link, serialization and delay: 1 ns of each at 40 bytes
+
+
+def ack_link(setting: Setting) -> tuple[str, str]:
+    """The ACK links' rate and delay: an ACK takes ACK_PATH_NS in all, a whole number of
+    nanoseconds of it to serialize. A link carries the fraction of a nanosecond left by one
+    packet to the next (units.rs, BitRate::tx_time_with_remainder), so an ACK that took 1.3 ns
+    (52 bytes, with timestamps, at 320 Gb/s) would arrive 2 or 3 ns after it was sent, by the
+    count of ACKs its link had carried: a jitter that orders two flows' packets where htsim's,
+    sent on ACKs that take no time, reach a queue in the same instant. Here every ACK takes the same
+    whole number of nanoseconds (`--quench-ack-link` sets another rate and delay)."""
+    if setting.ack_link:
+        rate, delay = setting.ack_link.split("/")
+        return rate, delay
+    ack_bits = 8 * (ACK_BYTES + (TIMESTAMP_BYTES if setting.timestamps else 0))
+    serialize_ns = math.ceil(ack_bits * 1e9 / ACK_LINK_BPS)
+    return f"{ack_bits * 1e9 / serialize_ns:.0f}bps", f"{ACK_PATH_NS - serialize_ns}ns"
+
+
+def add_ack_links(net, paths: list[Flow], setting: Setting) -> None:
     """A link from each receiver straight to its sender, for the ACKs alone: htsim's reverse
-    route holds only the sender, so an ACK arrives the instant it is sent (here: 1 ns and
-    1 ns per 40 bytes at 320 Gb/s, the fastest rate nanosecond time allows)."""
+    route holds only the sender, so an ACK arrives the instant it is sent (here: ACK_PATH_NS
+    later, every ACK alike; `ack_link`)."""
+    rate, delay = ack_link(setting)
     pairs = {frozenset((f.src, f.dst)) for f in paths}
     for a, b in sorted(tuple(sorted(p)) for p in pairs):
-        net.link(f"h{a}", f"h{b}", "320Gbps", "1ns")
+        net.link(f"h{a}", f"h{b}", rate, delay)
 
 
 def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict) -> None:
@@ -432,7 +456,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     # Only the end-of-run tables are read: no per-packet records.
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     if setting.direct_acks:
-        add_ack_links(net, paths)
+        add_ack_links(net, paths, setting)
     for f in paths:
         route = [f"h{f.src}", *f.switches, f"h{f.dst}"]
         back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
@@ -770,6 +794,7 @@ def main() -> None:
     )
     ap.add_argument("--quench-byte-limits", action="store_true", help="switch queues limited in bytes")
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
+    ap.add_argument("--quench-ack-link", default="", help="those links' RATE/DELAY (default: 2 ns per ACK)")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
     ap.add_argument("--quench-pull-rate", default="", help="NDP: the receiver's PULL rate (default its link's)")
@@ -803,6 +828,7 @@ def main() -> None:
         htsim_ack_delay_ns=a.htsim_ack_delay_ns,
         abc_limit=a.quench_abc_limit,
         direct_acks=a.quench_direct_acks,
+        ack_link=a.quench_ack_link,
         fabric_buffer=a.quench_switch_buffer,
         stagger_ns=a.stagger_ns,
         edge_buffer=a.quench_edge_buffer,
