@@ -144,6 +144,10 @@ class Setting:
     # inflate_window counts at most one segment per ACK
     abc_limit: int = 0
     htsim_on_tick: bool = False  # htsim: timeouts fire on the scanner's tick, not just after it
+    # htsim: a timer fires at the last tick at or before its deadline, on the tick, as quench's
+    # (rtt.rs: a timer of whole ticks counted from the start of the tick it was armed in)
+    # rather than at the first tick after it
+    htsim_tick_before: bool = False
     # htsim: a timeout's ssthresh is half the data outstanding (quench's RFC 5681 FlightSize, from
     # the highest sequence sent) rather than half the window (TcpSrc::deflate_window)
     htsim_flight_ssthresh: bool = False
@@ -190,9 +194,14 @@ struct PeerTcpSrc : TcpSrc {
         if (!finished_ps && _last_acked >= _flow_size) finished_ps = eventlist().now();
     }
     void rtx_timer_hook(simtime_picosec now, simtime_picosec period) override {
-        bool expired = now > _RFC2988_RTO_timeout && _RFC2988_RTO_timeout != timeInf;
+        // TcpSrc's scanner fires a timer at the first tick after its deadline. quench's tick
+        // (PEER_TICK_BEFORE) counts a timer of whole ticks from the start of the tick it was
+        // armed in (rtt.rs, expiry): it fires at the last tick at or before the deadline, the
+        // tick within one period of it.
+        simtime_picosec due = _RFC2988_RTO_timeout;
+        bool expired = due != timeInf && (PEER_TICK_BEFORE ? now + period > due : now > due);
         if (expired && _highest_sent != 0 && !_rtx_timeout_pending) timeouts++;
-        if (!PEER_ON_TICK) return TcpSrc::rtx_timer_hook(now, period);
+        if (!PEER_ON_TICK && !PEER_TICK_BEFORE) return TcpSrc::rtx_timer_hook(now, period);
         // TcpSrc's hook less its offset of (period - lateness) / 200 after the tick: every
         // flow whose deadline has passed times out on the tick itself, as quench's do.
         if (!expired || _highest_sent == 0 || _rtx_timeout_pending) return;
@@ -259,6 +268,7 @@ def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
         pipe = f"{ack_route} routein->push_back(new Pipe({delay}, eventlist));\n"
         text = anchored_edit(text, ack_route, pipe, MAIN_TCP)
     on_tick = f"#define PEER_ON_TICK {int(setting.htsim_on_tick)}\n"
+    on_tick += f"#define PEER_TICK_BEFORE {int(setting.htsim_tick_before)}\n"
     on_tick += f"#define PEER_FLIGHT_SSTHRESH {int(setting.htsim_flight_ssthresh)}\n"
     on_tick += f"#define PEER_RECOVER_MAX {int(setting.htsim_recover_max)}\n"
     on_tick += f"#define PEER_STRICT_RECOVER {int(setting.htsim_strict_recover)}\n"
@@ -777,6 +787,9 @@ def main() -> None:
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
     ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="no offset after the scanner's tick")
     ap.add_argument(
+        "--htsim-tick-before", action="store_true", help="htsim's timers fire on the tick before the deadline, as quench's"
+    )
+    ap.add_argument(
         "--htsim-flight-ssthresh", action="store_true", help="htsim's timeout ssthresh from the flight, as quench's"
     )
     ap.add_argument("--htsim-ack-delay-ns", type=int, default=0, help="htsim: delay on the ACKs' route, ns")
@@ -822,6 +835,7 @@ def main() -> None:
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
         htsim_on_tick=a.htsim_timeouts_on_tick,
+        htsim_tick_before=a.htsim_tick_before,
         htsim_flight_ssthresh=a.htsim_flight_ssthresh,
         htsim_recover_max=a.htsim_recover_max,
         htsim_strict_recover=a.htsim_strict_recover,
