@@ -43,10 +43,14 @@ send time, a retransmission's too, so its RTO returns to 250 ms at the first ACK
 (`--quench-timestamps`: RFC 7323 timing, which clears the backoff the same way; `--rto-max`
 caps it instead; `--rto-tick`, `--quench-abc-limit` and `--htsim-timeouts-on-tick` swap the
 timer's granularity, slow start's segments per ACK and htsim's offset after its scanner's tick);
+htsim's scanner fires a timer at the first 10 ms tick after its deadline, quench's tick at the
+last tick at or before it (BSD's counting of ticks): `--rto-tick-rule after` gives quench
+htsim's rule, `--htsim-tick-before` gives htsim quench's;
 after a timeout htsim's go-back-N rewinds `_highest_sent`, from which it then takes its recover
 point, and halves its window for ssthresh, where quench takes both from the highest sequence
 ever sent (`--htsim-recover-max`, `--htsim-flight-ssthresh` give htsim quench's rules); its
-ACKs arrive the instant they are sent, quench's 2 ns later (`--htsim-ack-delay-ns`);
+ACKs arrive the instant they are sent, quench's 2 ns later, every ACK alike
+(`--htsim-ack-delay-ns`; `--quench-ack-link` sets quench's ACK links' rate and delay);
 its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
 of 100 packets (`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0
 (`--stagger-ns`).
@@ -129,6 +133,9 @@ class Setting:
     # less per packet)
     timestamps: bool = False
     rto_tick: str = "10ms"  # quench's timer granularity (htsim's TcpRtxTimerScanner: 10 ms)
+    # quench's tick rule: "bsd" (a timer fires up to a tick before its deadline) or "after"
+    # (at the first tick after it, as htsim's scanner)
+    rto_tick_rule: str = "bsd"
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
     # quench: that link's "rate/delay" ("": every ACK 2 ns, a whole number of them serializing)
     ack_link: str = ""
@@ -455,6 +462,8 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     buffer = {"kind": "droptail", "limit": switch_limit(setting.fabric_buffer, setting)}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max, setting.rto_tick)
+    if setting.rto_tick_rule != "bsd":
+        tcp_keys["rto"]["tick_rule"] = setting.rto_tick_rule
     tcp_keys["timestamps"] = setting.timestamps
     if setting.abc_limit:
         tcp_keys["cc"]["abc_limit"] = setting.abc_limit
@@ -786,9 +795,7 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
     ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="no offset after the scanner's tick")
-    ap.add_argument(
-        "--htsim-tick-before", action="store_true", help="htsim's timers fire on the tick before the deadline, as quench's"
-    )
+    ap.add_argument("--htsim-tick-before", action="store_true", help="htsim's timers on the tick before the deadline")
     ap.add_argument(
         "--htsim-flight-ssthresh", action="store_true", help="htsim's timeout ssthresh from the flight, as quench's"
     )
@@ -814,6 +821,7 @@ def main() -> None:
     ap.add_argument("--quench-abc-limit", type=int, default=0, help="slow start's segments per ACK (0: quench's 2)")
     ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")
     ap.add_argument("--rto-tick", default="10ms", help="quench's RTO timer granularity (0: exact timers)")
+    ap.add_argument("--rto-tick-rule", default="bsd", help="quench's tick rule: bsd, or after (htsim's)")
     ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
@@ -832,6 +840,7 @@ def main() -> None:
         rto_min=a.rto_min,
         rto_max=a.rto_max,
         rto_tick=a.rto_tick,
+        rto_tick_rule=a.rto_tick_rule,
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
         htsim_on_tick=a.htsim_timeouts_on_tick,
