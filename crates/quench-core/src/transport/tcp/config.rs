@@ -26,7 +26,7 @@ const MIN_MSS: u32 = 8;
 const MAX_MSS: u32 = 65_495;
 
 /// RFC 6298 section 2 and the revised 1988 paper: `rto = srtt + 4·rttvar`.
-const DEFAULT_RTO_K: u32 = 4;
+const DEFAULT_RTO_K: u16 = 4;
 /// RFC 6298 section 2.4's lower bound and section 2.1's RTO before a sample: 1 s.
 const ONE_SECOND: Dur = Dur::from_secs(1);
 /// RFC 6298 section 2.5 allows an upper bound of at least 60 s.
@@ -43,7 +43,7 @@ const DEFAULT_DELACK_TIMEOUT: Dur = Dur::from_millis(200);
 pub struct RtoConfig {
     /// Variance multiplier: `rto = srtt + k·rttvar`. 4 per RFC 6298 and the revised 1988 paper;
     /// 2 in the SIGCOMM '88 paper and 4.3BSD-Tahoe.
-    pub k: u32,
+    pub k: u16,
     /// Lower bound (RFC 6298 section 2.4: 1 s; Tahoe TCPTV_MIN: 1 s).
     pub min: Dur,
     /// Upper bound (RFC 6298 allows >= 60 s; Tahoe TCPTV_REXMTMAX: 64 s).
