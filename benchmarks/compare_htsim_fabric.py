@@ -43,10 +43,14 @@ send time, a retransmission's too, so its RTO returns to 250 ms at the first ACK
 (`--quench-timestamps`: RFC 7323 timing, which clears the backoff the same way; `--rto-max`
 caps it instead; `--rto-tick`, `--quench-abc-limit` and `--htsim-timeouts-on-tick` swap the
 timer's granularity, slow start's segments per ACK and htsim's offset after its scanner's tick);
+htsim's scanner fires a timer at the first 10 ms tick after its deadline, quench's tick at the
+last tick at or before it (BSD's counting of ticks): `--rto-tick-rule after` gives quench
+htsim's rule, `--htsim-tick-before` gives htsim quench's;
 after a timeout htsim's go-back-N rewinds `_highest_sent`, from which it then takes its recover
 point, and halves its window for ssthresh, where quench takes both from the highest sequence
 ever sent (`--htsim-recover-max`, `--htsim-flight-ssthresh` give htsim quench's rules); its
-ACKs arrive the instant they are sent, quench's 2 ns later (`--htsim-ack-delay-ns`);
+ACKs arrive the instant they are sent, quench's 2 ns later, every ACK alike
+(`--htsim-ack-delay-ns`; `--quench-ack-link` sets quench's ACK links' rate and delay);
 its random band (`--htsim-random-band 0` turns it off); its initial ssthresh
 of 100 packets (`--htsim-unbounded-ssthresh`, as quench's); every flow starting at 0
 (`--stagger-ns`).
@@ -129,7 +133,12 @@ class Setting:
     # less per packet)
     timestamps: bool = False
     rto_tick: str = "10ms"  # quench's timer granularity (htsim's TcpRtxTimerScanner: 10 ms)
+    # quench's tick rule: "bsd" (a timer fires up to a tick before its deadline) or "after"
+    # (at the first tick after it, as htsim's scanner)
+    rto_tick_rule: str = "bsd"
     direct_acks: bool = False  # quench: ACKs over a link of their own, as htsim's skip the fabric
+    # quench: that link's "rate/delay" ("": every ACK 2 ns, a whole number of them serializing)
+    ack_link: str = ""
     # quench's switch queues, packets waiting: htsim's 8 count the packet on the wire as well
     fabric_buffer: int = BUFFER_PACKETS
     stagger_ns: int = 0  # both: host i's flow starts at i x this (htsim's all start at 0)
@@ -142,6 +151,10 @@ class Setting:
     # inflate_window counts at most one segment per ACK
     abc_limit: int = 0
     htsim_on_tick: bool = False  # htsim: timeouts fire on the scanner's tick, not just after it
+    # htsim: a timer fires at the last tick at or before its deadline, on the tick, as quench's
+    # (rtt.rs: a timer of whole ticks counted from the start of the tick it was armed in)
+    # rather than at the first tick after it
+    htsim_tick_before: bool = False
     # htsim: a timeout's ssthresh is half the data outstanding (quench's RFC 5681 FlightSize, from
     # the highest sequence sent) rather than half the window (TcpSrc::deflate_window)
     htsim_flight_ssthresh: bool = False
@@ -188,9 +201,14 @@ struct PeerTcpSrc : TcpSrc {
         if (!finished_ps && _last_acked >= _flow_size) finished_ps = eventlist().now();
     }
     void rtx_timer_hook(simtime_picosec now, simtime_picosec period) override {
-        bool expired = now > _RFC2988_RTO_timeout && _RFC2988_RTO_timeout != timeInf;
+        // TcpSrc's scanner fires a timer at the first tick after its deadline. quench's tick
+        // (PEER_TICK_BEFORE) counts a timer of whole ticks from the start of the tick it was
+        // armed in (rtt.rs, expiry): it fires at the last tick at or before the deadline, the
+        // tick within one period of it.
+        simtime_picosec due = _RFC2988_RTO_timeout;
+        bool expired = due != timeInf && (PEER_TICK_BEFORE ? now + period > due : now > due);
         if (expired && _highest_sent != 0 && !_rtx_timeout_pending) timeouts++;
-        if (!PEER_ON_TICK) return TcpSrc::rtx_timer_hook(now, period);
+        if (!PEER_ON_TICK && !PEER_TICK_BEFORE) return TcpSrc::rtx_timer_hook(now, period);
         // TcpSrc's hook less its offset of (period - lateness) / 200 after the tick: every
         // flow whose deadline has passed times out on the tick itself, as quench's do.
         if (!expired || _highest_sent == 0 || _rtx_timeout_pending) return;
@@ -257,6 +275,7 @@ def edit_main_tcp(text: str, duration_ms: int, setting: Setting) -> str:
         pipe = f"{ack_route} routein->push_back(new Pipe({delay}, eventlist));\n"
         text = anchored_edit(text, ack_route, pipe, MAIN_TCP)
     on_tick = f"#define PEER_ON_TICK {int(setting.htsim_on_tick)}\n"
+    on_tick += f"#define PEER_TICK_BEFORE {int(setting.htsim_tick_before)}\n"
     on_tick += f"#define PEER_FLIGHT_SSTHRESH {int(setting.htsim_flight_ssthresh)}\n"
     on_tick += f"#define PEER_RECOVER_MAX {int(setting.htsim_recover_max)}\n"
     on_tick += f"#define PEER_STRICT_RECOVER {int(setting.htsim_strict_recover)}\n"
@@ -377,13 +396,35 @@ def data_packets(packets: float, size_bytes: float) -> float:
     return (size_bytes - ACK_BYTES * packets) / (PACKET_BYTES - ACK_BYTES)
 
 
-def add_ack_links(net, paths: list[Flow]) -> None:
+# The ACK links' rate: 40 bytes take 1 ns (the fastest rate nanosecond time allows for them)
+ACK_LINK_BPS = 320_000_000_000
+ACK_PATH_NS = 2  # an ACK's time on its link, serialization and delay: 1 ns of each at 40 bytes
+
+
+def ack_link(setting: Setting) -> tuple[str, str]:
+    """The ACK links' rate and delay: an ACK takes ACK_PATH_NS in all, a whole number of
+    nanoseconds of it to serialize. A link carries the fraction of a nanosecond left by one
+    packet to the next (units.rs, BitRate::tx_time_with_remainder), so an ACK that took 1.3 ns
+    (52 bytes, with timestamps, at 320 Gb/s) would arrive 2 or 3 ns after it was sent, by the
+    count of ACKs its link had carried: a jitter that orders two flows' packets where htsim's,
+    sent on ACKs that take no time, reach a queue in the same instant. Here every ACK takes the same
+    whole number of nanoseconds (`--quench-ack-link` sets another rate and delay)."""
+    if setting.ack_link:
+        rate, delay = setting.ack_link.split("/")
+        return rate, delay
+    ack_bits = 8 * (ACK_BYTES + (TIMESTAMP_BYTES if setting.timestamps else 0))
+    serialize_ns = math.ceil(ack_bits * 1e9 / ACK_LINK_BPS)
+    return f"{ack_bits * 1e9 / serialize_ns:.0f}bps", f"{ACK_PATH_NS - serialize_ns}ns"
+
+
+def add_ack_links(net, paths: list[Flow], setting: Setting) -> None:
     """A link from each receiver straight to its sender, for the ACKs alone: htsim's reverse
-    route holds only the sender, so an ACK arrives the instant it is sent (here: 1 ns and
-    1 ns per 40 bytes at 320 Gb/s, the fastest rate nanosecond time allows)."""
+    route holds only the sender, so an ACK arrives the instant it is sent (here: ACK_PATH_NS
+    later, every ACK alike; `ack_link`)."""
+    rate, delay = ack_link(setting)
     pairs = {frozenset((f.src, f.dst)) for f in paths}
     for a, b in sorted(tuple(sorted(p)) for p in pairs):
-        net.link(f"h{a}", f"h{b}", "320Gbps", "1ns")
+        net.link(f"h{a}", f"h{b}", rate, delay)
 
 
 def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict) -> None:
@@ -421,6 +462,8 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     buffer = {"kind": "droptail", "limit": switch_limit(setting.fabric_buffer, setting)}
     access = {"qdisc": {"kind": setting.host_qdisc, "limit": f"{setting.host_buffer}p"}}
     tcp_keys = htsim_like_tcp(setting.initial_window, setting.rto_min, setting.rto_max, setting.rto_tick)
+    if setting.rto_tick_rule != "bsd":
+        tcp_keys["rto"]["tick_rule"] = setting.rto_tick_rule
     tcp_keys["timestamps"] = setting.timestamps
     if setting.abc_limit:
         tcp_keys["cc"]["abc_limit"] = setting.abc_limit
@@ -432,7 +475,7 @@ def run_quench(k: int, duration_ms: int, paths: list[Flow], setting: Setting) ->
     # Only the end-of-run tables are read: no per-packet records.
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     if setting.direct_acks:
-        add_ack_links(net, paths)
+        add_ack_links(net, paths, setting)
     for f in paths:
         route = [f"h{f.src}", *f.switches, f"h{f.dst}"]
         back = {"reverse_path": [f"h{f.dst}", f"h{f.src}"]} if setting.direct_acks else {}
@@ -752,6 +795,7 @@ def main() -> None:
     ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
     ap.add_argument("--htsim-random-band", type=int, default=3, help="htsim's RANDOM_BUFFER, packets")
     ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="no offset after the scanner's tick")
+    ap.add_argument("--htsim-tick-before", action="store_true", help="htsim's timers on the tick before the deadline")
     ap.add_argument(
         "--htsim-flight-ssthresh", action="store_true", help="htsim's timeout ssthresh from the flight, as quench's"
     )
@@ -770,12 +814,14 @@ def main() -> None:
     )
     ap.add_argument("--quench-byte-limits", action="store_true", help="switch queues limited in bytes")
     ap.add_argument("--quench-direct-acks", action="store_true", help="ACKs over links of their own")
+    ap.add_argument("--quench-ack-link", default="", help="those links' RATE/DELAY (default: 2 ns per ACK)")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
     ap.add_argument("--quench-pull-rate", default="", help="NDP: the receiver's PULL rate (default its link's)")
     ap.add_argument("--quench-abc-limit", type=int, default=0, help="slow start's segments per ACK (0: quench's 2)")
     ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")
     ap.add_argument("--rto-tick", default="10ms", help="quench's RTO timer granularity (0: exact timers)")
+    ap.add_argument("--rto-tick-rule", default="bsd", help="quench's tick rule: bsd, or after (htsim's)")
     ap.add_argument("--rto-max", default="", help="quench's maximum RTO, backoff included (default 60 s)")
     ap.add_argument("--experiments", action="store_true", help="the setting changes one at a time")
     ap.add_argument("--seeds", default=str(SEED), help="seeds, comma-separated: each draws htsim's flows and paths")
@@ -794,15 +840,18 @@ def main() -> None:
         rto_min=a.rto_min,
         rto_max=a.rto_max,
         rto_tick=a.rto_tick,
+        rto_tick_rule=a.rto_tick_rule,
         timestamps=a.quench_timestamps,
         byte_limits=a.quench_byte_limits,
         htsim_on_tick=a.htsim_timeouts_on_tick,
+        htsim_tick_before=a.htsim_tick_before,
         htsim_flight_ssthresh=a.htsim_flight_ssthresh,
         htsim_recover_max=a.htsim_recover_max,
         htsim_strict_recover=a.htsim_strict_recover,
         htsim_ack_delay_ns=a.htsim_ack_delay_ns,
         abc_limit=a.quench_abc_limit,
         direct_acks=a.quench_direct_acks,
+        ack_link=a.quench_ack_link,
         fabric_buffer=a.quench_switch_buffer,
         stagger_ns=a.stagger_ns,
         edge_buffer=a.quench_edge_buffer,

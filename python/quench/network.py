@@ -527,7 +527,9 @@ class Network:
         - mss: payload bytes per full segment [1460];
         - send_buffer, receive_window: bytes [4 MiB each];
         - rto: {k [4], min ["1s"], max ["60s"], initial ["1s"], tick (a coarse timer's
-          granularity, ["0s"]), max_backoffs [12]} (RFC 6298);
+          granularity, ["0s"]), tick_rule (with a tick: "bsd", up to a tick before the
+          deadline, or "after", the first tick after it) ["bsd"], max_backoffs [12]}
+          (RFC 6298);
         - delayed_ack: {enabled [True], segments [2], timeout ["200ms"], quick_ack (Linux's
           quick-ack mode: every segment ACKed at once at the start of a connection, after
           idle, after duplicate data and on a first CE mark) [False; True under "linux"]};

@@ -228,6 +228,6 @@ impl PcpConfig {
         if rto.initial.is_zero() {
             return Err(ConfigError::new("rto.initial", "must be positive"));
         }
-        Ok(())
+        rto.validate_tick_rule()
     }
 }

@@ -26,7 +26,7 @@ const MIN_MSS: u32 = 8;
 const MAX_MSS: u32 = 65_495;
 
 /// RFC 6298 section 2 and the revised 1988 paper: `rto = srtt + 4·rttvar`.
-const DEFAULT_RTO_K: u32 = 4;
+const DEFAULT_RTO_K: u16 = 4;
 /// RFC 6298 section 2.4's lower bound and section 2.1's RTO before a sample: 1 s.
 const ONE_SECOND: Dur = Dur::from_secs(1);
 /// RFC 6298 section 2.5 allows an upper bound of at least 60 s.
@@ -43,7 +43,7 @@ const DEFAULT_DELACK_TIMEOUT: Dur = Dur::from_millis(200);
 pub struct RtoConfig {
     /// Variance multiplier: `rto = srtt + k·rttvar`. 4 per RFC 6298 and the revised 1988 paper;
     /// 2 in the SIGCOMM '88 paper and 4.3BSD-Tahoe.
-    pub k: u32,
+    pub k: u16,
     /// Lower bound (RFC 6298 section 2.4: 1 s; Tahoe TCPTV_MIN: 1 s).
     pub min: Dur,
     /// Upper bound (RFC 6298 allows >= 60 s; Tahoe TCPTV_REXMTMAX: 64 s).
@@ -53,6 +53,10 @@ pub struct RtoConfig {
     /// Timer granularity: 0 for exact timers, "500ms" for the BSD slow timeout. With ticks,
     /// RTT samples count tick boundaries crossed (+1, as BSD's t_rtt) and timers fire on ticks.
     pub tick: Dur,
+    /// Which tick a timer fires on (`TickRule`); only with a tick. Written back only when not
+    /// the default, so a scenario without it reads and writes as before.
+    #[serde(skip_serializing_if = "TickRule::is_default")]
+    pub tick_rule: TickRule,
     /// Give up after this many consecutive backoffs (Tahoe TCP_MAXRXTSHIFT = 12).
     pub max_backoffs: u32,
 }
@@ -65,8 +69,42 @@ impl Default for RtoConfig {
             max: DEFAULT_MAX_RTO,
             initial: ONE_SECOND,
             tick: Dur::ZERO,
+            tick_rule: TickRule::Bsd,
             max_backoffs: DEFAULT_MAX_BACKOFFS,
         }
+    }
+}
+
+/// Which tick boundary a timer of length `d` armed at `a` fires on (`rto.tick_rule`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TickRule {
+    /// BSD's slow timeout: the timer is a count of `ceil(d / tick)` ticks, decremented at each
+    /// boundary (4.4BSD tcp_slowtimo), so it fires on the boundary that count of ticks after the
+    /// one `a` falls in: up to one tick before `a + d`.
+    #[default]
+    #[serde(rename = "bsd")]
+    Bsd,
+    /// The first boundary after the deadline `a + d`, never before it: Linux's timer wheel
+    /// (kernel/time/timer.c, calc_index: `expires = (expires >> LVL_SHIFT(lvl)) + 1`, the
+    /// level's granularity as the tick) and htsim's TcpRtxTimerScanner (tcp.cpp,
+    /// TcpSrc::rtx_timer_hook: `now > _RFC2988_RTO_timeout`, checked every scan period).
+    #[serde(rename = "after")]
+    After,
+}
+
+impl TickRule {
+    pub fn is_default(&self) -> bool {
+        *self == TickRule::Bsd
+    }
+}
+
+impl RtoConfig {
+    /// A tick rule other than BSD's needs a tick to act on.
+    pub fn validate_tick_rule(&self) -> Result<(), ConfigError> {
+        if !self.tick_rule.is_default() && self.tick.is_zero() {
+            return Err(ConfigError::new("rto.tick_rule", "needs a coarse timer (rto.tick > 0)"));
+        }
+        Ok(())
     }
 }
 
@@ -497,6 +535,7 @@ impl TcpConfig {
         if rto.initial.is_zero() {
             return Err(ConfigError::new("rto.initial", "must be positive"));
         }
+        rto.validate_tick_rule()?;
         if self.delayed_ack.enabled && (self.delayed_ack.segments == 0 || self.delayed_ack.timeout.is_zero()) {
             return Err(ConfigError::new("delayed_ack", "segments and timeout must be positive when enabled"));
         }
@@ -547,5 +586,23 @@ mod tests {
         assert!(e.starts_with("unknown rule \"bsd\": expected false, true or \"linux\""), "{e}");
         let e = read::<LimitedTransmit>("3").unwrap_err();
         assert!(e.starts_with("expected true, false, \"rfc3042\" or \"rfc6675\""), "{e}");
+    }
+
+    /// `rto.tick_rule` reads its two names, is written back only when "after", and needs a
+    /// tick.
+    #[test]
+    fn tick_rule_reads_refuses_and_needs_a_tick() {
+        assert_eq!(read::<TickRule>("\"after\""), Ok(TickRule::After));
+        assert!(read::<TickRule>("\"linux\"").unwrap_err().starts_with("unknown variant `linux`"));
+        let plain = serde_json::to_string(&RtoConfig::default()).unwrap();
+        assert!(!plain.contains("tick_rule"), "{plain}");
+        let after: RtoConfig = read(r#"{"tick": "10ms", "tick_rule": "after"}"#).unwrap();
+        assert_eq!((after.tick, after.tick_rule), (Dur::from_millis(10), TickRule::After));
+        assert!(serde_json::to_string(&after).unwrap().contains(r#""tick_rule":"after""#));
+        let tcp =
+            TcpConfig { rto: RtoConfig { tick_rule: TickRule::After, ..Default::default() }, ..Default::default() };
+        assert_eq!(tcp.validate().unwrap_err().path, "rto.tick_rule");
+        let tcp = TcpConfig { rto: after, ..Default::default() };
+        assert!(tcp.validate().is_ok());
     }
 }

@@ -5,10 +5,12 @@
 //!
 //! With a coarse tick G (BSD's 500 ms slow timeout) a sample is the number of tick boundaries
 //! crossed plus one, the RTO is rounded up to whole ticks, and the timer fires on a boundary
-//! (BSD decrements its counters on each tick), so a 1-tick timer fires 0-500 ms after arming.
+//! (BSD decrements its counters on each tick), so a 1-tick timer fires 0-500 ms after arming;
+//! with `rto.tick_rule = "after"` it fires on the first boundary after its deadline instead,
+//! as Linux's timer wheel and htsim's timer scanner do (`TickRule`).
 //! Owns SRTT, RTTVAR and the back-off. It arms no timer: the sender reads the RTO from it.
 
-use super::config::RtoConfig;
+use super::config::{RtoConfig, TickRule};
 use crate::units::{Dur, Time};
 
 #[derive(Clone, Debug)]
@@ -90,14 +92,15 @@ impl RttEstimator {
         self.backoff <= self.cfg.max_backoffs
     }
 
-    /// When a timer of length `d` armed at `now` expires, honouring the tick.
+    /// When a timer of length `d` armed at `now` expires, honouring the tick and its rule.
     pub fn expiry(&self, now: Time, d: Dur) -> Time {
-        match self.cfg.tick.0 {
-            0 => now + d,
-            tick => {
+        match (self.cfg.tick.0, self.cfg.tick_rule) {
+            (0, _) => now + d,
+            (tick, TickRule::Bsd) => {
                 let ticks = d.0.div_ceil(tick).max(1);
                 Time((now.0 / tick + ticks) * tick)
             }
+            (tick, TickRule::After) => Time(((now + d).0 / tick + 1) * tick),
         }
     }
 }
@@ -138,6 +141,33 @@ mod tests {
         assert_eq!(e.expiry(Time(700_000_000), Dur::from_secs(1)), Time(1_500_000_000));
         e.sample(m);
         assert_eq!(e.backoff(), 0);
+    }
+
+    /// A 10 ms tick and a 250 ms RTO, by hand: a timer armed by an ACK 2.2 µs after a tick
+    /// and one armed for the backed-off 500 ms on the tick itself. BSD's rule fires both on
+    /// the tick that count of ticks after the one they were armed in; the "after" rule fires
+    /// each on the first tick past its deadline, a deadline on a tick one tick later.
+    #[test]
+    fn tick_rules_by_hand() {
+        let (after_tick, on_tick) = (Time(250_002_200), Time(250_000_000));
+        let bsd = RttEstimator::new(RtoConfig { tick: ms(10), ..Default::default() });
+        // 25 ticks after the tick of 250 ms: 500 ms, 2.2 µs before the deadline.
+        assert_eq!(bsd.expiry(after_tick, ms(250)), Time(500_000_000));
+        // 50 ticks after 250 ms: 750 ms, the deadline itself.
+        assert_eq!(bsd.expiry(on_tick, ms(500)), Time(750_000_000));
+        // Armed 2.2 µs after 500 ms for 250 ms: 750 ms again, with the backed-off timer.
+        assert_eq!(bsd.expiry(Time(500_002_200), ms(250)), Time(750_000_000));
+        let cfg = RtoConfig { tick: ms(10), tick_rule: TickRule::After, ..Default::default() };
+        let after = RttEstimator::new(cfg);
+        // Deadline 500.0022 ms: the next tick, 510 ms.
+        assert_eq!(after.expiry(after_tick, ms(250)), Time(510_000_000));
+        // Deadline 750 ms, on a tick: the tick after it, 760 ms.
+        assert_eq!(after.expiry(on_tick, ms(500)), Time(760_000_000));
+        // Armed 2.2 µs after 510 ms: deadline 760.0022 ms, fires at 770 ms, a tick apart.
+        assert_eq!(after.expiry(Time(510_002_200), ms(250)), Time(770_000_000));
+        // Without a tick both rules are the deadline itself.
+        let exact = RttEstimator::new(RtoConfig { tick_rule: TickRule::After, ..Default::default() });
+        assert_eq!(exact.expiry(after_tick, ms(250)), Time(500_002_200));
     }
 
     #[test]
