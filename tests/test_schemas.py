@@ -36,6 +36,7 @@ EVERYTHING = {
 # Every option off: booleans false, the tables of options that name things absent.
 OFF = {**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None, "delay": []}
 BUSY_S = 1.0
+WINDOW_FLOWS_START = "100ms"
 IDLE_S = 0.5
 OPTIONS = [
     pytest.param(OFF, id="none"),
@@ -56,10 +57,12 @@ def _network(record: dict, busy: bool) -> quench.Network:
     net.link("a", "r", rate="100Mbps", delay="1ms")
     net.link("r", "b", rate="5Mbps", delay="10ms", qdisc=quench.red(limit="20p"))
     if busy:
-        net.tcp("a", "b", cc="newreno", name="reno")
-        net.tcp("a", "b", cc="bbr", name="bbr")
+        # PCP probes for spare capacity and yields to flows that fill the queue (Anderson et
+        # al., NSDI '06), so it starts 100 ms ahead of the window flows to set a rate at all.
+        net.tcp("a", "b", cc="newreno", name="reno", start=WINDOW_FLOWS_START)
+        net.tcp("a", "b", cc="bbr", name="bbr", start=WINDOW_FLOWS_START)
         net.pcp("a", "b", name="pcp")
-        net.mptcp("a", "b", subflows=2, name="mp")
+        net.mptcp("a", "b", subflows=2, name="mp", start=WINDOW_FLOWS_START)
     net.record(**(record if busy else {**record, "monitor_flow": None, "delay": []}))
     return net
 
