@@ -960,6 +960,9 @@ def _flow_row(plan: dict[str, Any], k: int, fl: dict[str, Any], got: dict[str, A
         "retransmitted_segments": _known(got.get("retransmitted_segments", none_for_udp)),
         "timeouts": _known(got.get("timeouts", none_for_udp)),
         "fast_retransmits": _known(got.get("fast_retransmits", none_for_udp)),
+        # Counted at quench's own TCP receiver (docs/tables.md, "ns-3 results").
+        "reordered_segments": np.nan,
+        "duplicate_segments": np.nan,
         "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
         "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
         # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").

@@ -4,7 +4,8 @@
 //! et al., SIGCOMM 2008: a path between pods is 6 links each way), the lone-flow ideal FCT of
 //! `fct.rs` (exact to the nanosecond at 1 Gb/s for a flow within its initial window), and
 //! for flowlets the argument of Kandula et al. (CCR 2007): a flowlet that waits longer than the
-//! paths' delay skew before moving cannot overtake its predecessors.
+//! paths' delay skew before moving cannot overtake its predecessors; the flows table's
+//! `reordered_segments` against the late arrivals the flow monitor shows at the receiver's link.
 
 mod common;
 use common::*;
@@ -192,6 +193,10 @@ fn flowlets_longer_than_the_delay_skew_do_not_reorder() {
         let (late, arrived) = reordered(&r);
         eprintln!("gap {gap}: {late} of {arrived} data segments arrived out of order");
         assert_eq!(late > 0, reorders, "gap {gap}: {late} of {arrived} segments out of order");
+        // The receiver's own count is the monitor's: without loss every late arrival carries
+        // new data below the highest received, and nothing arrives twice.
+        assert_eq!(u64s(&r, "flows", "reordered_segments")[0], late, "{gap}: the receiver counts the late arrivals");
+        assert_eq!(u64s(&r, "flows", "duplicate_segments")[0], 0, "{gap}: no segment arrives twice");
     }
 }
 
@@ -203,6 +208,8 @@ fn a_gap_longer_than_every_pause_keeps_one_path() {
     let paths = ["s->m1", "s->m2"].iter().filter(|l| crossed.contains(**l)).count();
     assert_eq!(paths, 1, "{crossed:?}");
     assert_eq!(reordered(&r).0, 0);
+    assert_eq!(u64s(&r, "flows", "reordered_segments")[0], 0);
+    assert_eq!(u64s(&r, "flows", "duplicate_segments")[0], 0);
 }
 
 /// A permutation on the fat-tree (every host sends 500 kB to the host 5 on) completes with

@@ -98,6 +98,8 @@ fn tahoe_retransmission_timeout_by_hand() {
     assert!(near(flow_value(&r, 0, "response_time_s"), 88.86 * MS), "{}", flow_value(&r, 0, "response_time_s"));
     assert_eq!(flow_value(&r, 0, "timeouts"), 1.0);
     assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 1.0);
+    // The tail was lost, so its retransmission arrives in order: neither overtaken nor twice.
+    assert_eq!((flow_value(&r, 0, "reordered_segments"), flow_value(&r, 0, "duplicate_segments")), (0.0, 0.0));
 }
 
 /// NewReno (RFC 6582) with exactly one drop: IW 10 into a queue of 8 packets drops segment
@@ -131,6 +133,36 @@ fn newreno_fast_recovery_with_one_drop() {
     assert_eq!(flow_value(&r, 0, "fast_retransmits"), 1.0);
     assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 1.0);
     assert_eq!(flow_value(&r, 0, "bytes_delivered"), n);
+    // The receiver saw the segments after the drop arrive above the hole, then the
+    // retransmission fill it: one segment with new data below the highest received, and
+    // nothing twice.
+    assert_eq!(flow_value(&r, 0, "reordered_segments"), 1.0);
+    assert_eq!(flow_value(&r, 0, "duplicate_segments"), 0.0);
+}
+
+/// A segment delayed past the RTO, not lost: the retransmission is spurious and the receiver
+/// gets the segment twice. One 960-byte transfer (one segment, NewReno, RTO per RFC 6298 with
+/// its 1 s minimum); at 15 ms, after the SYN-ACK has left b, the link's one-way delay becomes
+/// 1.2 s each way. By hand (ms): SYN RTT 20.08, so RTO = max(20.08 + 4·10.04, 1000) = 1000;
+/// the segment, sent at 20.08, arrives at 20.08 + 1 + 1200 = 1221.08. The RTO fires at
+/// 1020.08 and resends it (arriving at 2221.08, every byte already received: one duplicate);
+/// the ACK of the original reaches a at 1221.08 + 1200.04 = 2421.12, before the backed-off
+/// timer (1020.08 + 2000 = 3020.08), so nothing else is resent.
+#[test]
+fn a_segment_delayed_past_the_rto_arrives_twice() {
+    let flow = json!({"kind": "tcp", "src": "a", "dst": "b", "bytes": "960B", "cc": "newreno",
+                      "tcp": {"mss": 960, "delayed_ack": {"enabled": false}}});
+    let mut sc = two_hosts("100p", flow, "5s");
+    sc["links"][0]["schedule"] = json!([{"at": "15ms", "delay": "1200ms"}]);
+    let r = run(&sc);
+    let ev = events(&r);
+    assert_eq!(ev.len(), 1, "one timeout: {ev:?}");
+    assert!(near(ev[0].0, 1020.08 * MS) && ev[0].1 == event::TIMEOUT, "{ev:?}");
+    assert!(near(flow_value(&r, 0, "completion_s"), 1221.08 * MS), "{}", flow_value(&r, 0, "completion_s"));
+    assert_eq!(flow_value(&r, 0, "retransmitted_segments"), 1.0);
+    assert_eq!(flow_value(&r, 0, "duplicate_segments"), 1.0, "the retransmission arrives after the original");
+    assert_eq!(flow_value(&r, 0, "reordered_segments"), 0.0);
+    assert_eq!(flow_value(&r, 0, "bytes_delivered"), 960.0);
 }
 
 /// A lossless transfer of N bytes: every byte arrives exactly once, and the response time

@@ -157,6 +157,8 @@ pub struct FlowRow {
     pub(crate) retransmitted_segments: u64,
     pub(crate) timeouts: u64,
     pub(crate) fast_retransmits: u64,
+    pub(crate) reordered_segments: u64,
+    pub(crate) duplicate_segments: u64,
     pub(crate) cwnd: f64,
     pub(crate) srtt_s: f64,
     pub(crate) mean_rtt_s: f64,

@@ -536,7 +536,8 @@ impl Endpoint for MptcpReceiver {
 }
 
 /// The connection's row: the subflows' sends summed, the connection-level delivery, the
-/// lowest smoothed RTT among the subflows and the sum of their windows.
+/// lowest smoothed RTT among the subflows and the sum of their windows; the reordered and
+/// duplicate segments are the subflow receivers' (each in its subflow's sequence space) summed.
 impl FlowReport for MptcpSender {
     type Receiver = MptcpReceiver;
     fn report(&self, rx: &MptcpReceiver, r: &mut FlowRow) {
@@ -554,6 +555,8 @@ impl FlowReport for MptcpSender {
         let cwnd: u64 = self.subflows.iter().map(|s| s.tcp.window().cwnd).sum();
         r.fill_transfer(&sent, &rx.stats.delivery, srtt, cwnd as f64);
         r.fast_retransmits = self.subflows.iter().map(|s| s.tcp.stats.fast_retransmits).sum();
+        r.reordered_segments = rx.subflows.iter().map(|s| s.stats.reordered_segments).sum();
+        r.duplicate_segments = rx.subflows.iter().map(|s| s.stats.duplicate_segments).sum();
         r.aborted = self.subflows.iter().all(|s| s.tcp.is_aborted());
     }
 }

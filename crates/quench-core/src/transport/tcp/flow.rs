@@ -115,6 +115,8 @@ impl FlowReport for TcpSender {
     fn report(&self, rx: &TcpReceiver, r: &mut FlowRow) {
         r.fill_transfer(&self.stats.sent, &rx.stats.delivery, self.rtt_estimator().srtt(), self.window().cwnd as f64);
         r.fast_retransmits = self.stats.fast_retransmits;
+        r.reordered_segments = rx.stats.reordered_segments;
+        r.duplicate_segments = rx.stats.duplicate_segments;
         r.aborted = self.is_aborted();
     }
 }

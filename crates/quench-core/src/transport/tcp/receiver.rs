@@ -25,6 +25,12 @@ pub struct ReceiverStats {
     pub delivery: DeliveryCounts,
     /// Data bytes that arrived more than once.
     pub duplicate_bytes: u64,
+    /// Data segments that arrived with new data below the highest sequence number received
+    /// before them (overtaken: reordered on the way, or a retransmission filling a hole).
+    pub reordered_segments: u64,
+    /// Data segments every byte of which had arrived before: what RFC 2883 section 4 reports
+    /// in a D-SACK block (a retransmission that was not needed, or a copy).
+    pub duplicate_segments: u64,
     pub acks_sent: u64,
     pub first_syn: Option<Time>,
     pub last_delivery: Option<Time>,
@@ -212,6 +218,23 @@ impl TcpReceiver {
         self.stats.delivery.delivered(new_bytes, self.expected_bytes, cx.now);
     }
 
+    /// Count a data segment holding sequence space [start, end) as reordered or duplicate,
+    /// against what arrived before it (the in-order point and the held ranges, which are
+    /// merged when they touch, so one range holds every byte of a span that has no gap).
+    /// Statistics only: nothing the receiver does depends on them.
+    fn count_arrival_order(&mut self, start: u64, end: u64) {
+        let held = &self.holes_filled_later;
+        let highest = held.last().map_or(self.rcv_nxt, |&(_, e)| e);
+        let arrived =
+            |lo: u64, hi: u64| lo >= hi || crate::ranges::containing(held, lo).is_some_and(|i| held[i].1 >= hi);
+        let from = start.max(self.rcv_nxt);
+        if arrived(from, end) {
+            self.stats.duplicate_segments += 1;
+        } else if !arrived(from, end.min(highest)) {
+            self.stats.reordered_segments += 1;
+        }
+    }
+
     fn on_data(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         self.stats.delivery.packets_received += 1;
         self.note_timestamp(pkt);
@@ -225,6 +248,9 @@ impl TcpReceiver {
         let (start, end) = (pkt.seq, pkt.seq + pkt.payload as u64 + fin as u64);
         if fin {
             self.fin_seq = Some(end - 1);
+        }
+        if pkt.payload > 0 {
+            self.count_arrival_order(start, end);
         }
         if end <= self.rcv_nxt {
             self.stats.duplicate_bytes += pkt.payload as u64;
