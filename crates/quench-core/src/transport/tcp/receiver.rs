@@ -306,3 +306,64 @@ impl Endpoint for TcpReceiver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The reordered and duplicate counts on a hand-written arrival sequence, driven through a
+    //! scripted host.
+    use super::*;
+    use crate::packet::{AgentId, FlowId};
+    use crate::trace::{RecordConfig, Recorder};
+    use crate::transport::ScriptedHost;
+
+    const MSS: u64 = 1000;
+
+    /// A receiver after the SYN (its in-order point at 1) fed the data segments
+    /// [start, start + len), each with the FIN where asked; its (reordered, duplicate) counts.
+    fn counts(segments: &[(u64, u64, bool)]) -> (u64, u64) {
+        let conn = Connection { flow: FlowId(0), local: NodeId(1), remote: NodeId(0), peer: AgentId(0) };
+        let cfg = TcpConfig { mss: MSS as u32, ..Default::default() };
+        let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
+        let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
+        let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {
+            let mut p: Packet = crate::qdisc::harness::packet(0, 0, (len + 40) as u16);
+            (p.seq, p.payload, p.flags) = (seq, len as u16, flags);
+            let mut cx = AgentCx::new(Time::ZERO, AgentId(1), NodeId(1), &mut host);
+            rx.on_packet(p, &mut cx);
+        };
+        feed(&mut rx, 0, 0, tcp_flags::SYN);
+        for &(start, len, fin) in segments {
+            feed(&mut rx, start, len, tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 });
+        }
+        (rx.stats.reordered_segments, rx.stats.duplicate_segments)
+    }
+
+    #[test]
+    fn in_order_data_is_neither_reordered_nor_duplicate() {
+        assert_eq!(counts(&[(1, MSS, false), (1 + MSS, MSS, false), (1 + 2 * MSS, MSS, true)]), (0, 0));
+    }
+
+    /// By hand (segment k is [1 + k·MSS, 1 + (k+1)·MSS)): 0 in order; 2 above a hole (the
+    /// highest so far is the end of 0: not overtaken); 2 again (held: a duplicate); 3
+    /// (extends the highest); 1 fills the hole below the end of 3 (reordered); 0 again
+    /// (duplicate); [3.5, 4.5) carries new bytes only above the highest (neither); 6 above a
+    /// new hole; [4, 5) has old bytes [4, 4.5) and new ones [4.5, 5) below the end of 6
+    /// (reordered); a bare FIN is no data segment. Two of each.
+    #[test]
+    fn overtaken_and_repeated_segments_are_counted_by_hand() {
+        let seg = |k: u64| 1 + k * MSS;
+        let arrivals = [
+            (seg(0), MSS, false),
+            (seg(2), MSS, false),
+            (seg(2), MSS, false),
+            (seg(3), MSS, false),
+            (seg(1), MSS, false),
+            (seg(0), MSS, false),
+            (seg(3) + MSS / 2, MSS, false),
+            (seg(6), MSS, false),
+            (seg(4), MSS, false),
+            (seg(7), 0, true),
+        ];
+        assert_eq!(counts(&arrivals), (2, 2));
+    }
+}
