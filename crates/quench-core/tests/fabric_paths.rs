@@ -160,16 +160,21 @@ fn diamond(gap: &str) -> Value {
     })
 }
 
-/// Data segments that reached b's link behind a segment with a higher sequence number (from
-/// the flow monitor's arrivals at link t->b): the receiver's reordering.
-fn reordered(r: &quench_core::RunResult) -> (u64, u64) {
-    let last = link_row(r, "t->b") as u64;
-    let (event, link, seq, len) = (
+/// The flow monitor's event, link, sequence number and payload length columns.
+fn monitor_columns(r: &quench_core::RunResult) -> (Vec<String>, Vec<u64>, Vec<u64>, Vec<u64>) {
+    (
         strs(r, "flow_monitor", "event"),
         u64s(r, "flow_monitor", "link"),
         u64s(r, "flow_monitor", "seq"),
         u64s(r, "flow_monitor", "len"),
-    );
+    )
+}
+
+/// Data segments that reached b's link behind a segment with a higher sequence number (from
+/// the flow monitor's arrivals at link t->b): the receiver's reordering.
+fn reordered(r: &quench_core::RunResult) -> (u64, u64) {
+    let last = link_row(r, "t->b") as u64;
+    let (event, link, seq, len) = monitor_columns(r);
     let (mut highest, mut late, mut arrived) = (0, 0, 0);
     for i in (0..event.len()).filter(|&i| event[i] == "arrive" && link[i] == last && len[i] > 0) {
         arrived += 1;
@@ -209,12 +214,7 @@ fn flowlets_longer_than_the_delay_skew_do_not_reorder() {
 /// one by one, independently of the receiver's ranges.
 fn receiver_counts_from_monitor(r: &quench_core::RunResult) -> (u64, u64) {
     let last = link_row(r, "t->b") as u64;
-    let (event, link, seq, len) = (
-        strs(r, "flow_monitor", "event"),
-        u64s(r, "flow_monitor", "link"),
-        u64s(r, "flow_monitor", "seq"),
-        u64s(r, "flow_monitor", "len"),
-    );
+    let (event, link, seq, len) = monitor_columns(r);
     // (seq, len, dropped) of each data arrival at t->b; a drop there is of the latest arrival of
     // its sequence number (a drop-tail queue drops at the arrival).
     let mut arrivals: Vec<(u64, u64, bool)> = Vec::new();
