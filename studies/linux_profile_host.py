@@ -60,8 +60,7 @@ def dumbbell_row(name: str, tcp: dict, duration: str) -> str:
     links = res.links
     access = links[links["name"].str.startswith("s") & links["name"].str.endswith("->r1")]
     bottleneck = res.link("r1->r2")
-    goodput = res.flows["goodput_bps"]
-    jain = goodput.sum() ** 2 / (len(goodput) * (goodput**2).sum())
+    jain = res.jain_index()
     return (
         f"| {name} | {access['mean_backlog_packets'].mean():.2f} | {access['max_backlog_packets'].max()} | "
         f"{bottleneck['dropped_packets']} | {bottleneck['utilization']:.3f} | {jain:.3f} | "
