@@ -336,6 +336,9 @@ impl RoceSender {
     /// An ACK or NAK naming `epsn` as the receiver's next expected PSN.
     fn on_feedback(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
         let epsn = pkt.seq.min(self.high);
+        // A NAK below what an ACK already acknowledged was overtaken (paths that reorder):
+        // going back for it would resend packets the receiver has.
+        let stale = epsn < self.snd_una;
         let prior_inflight = self.flight();
         let mut acked = 0;
         let mut rtt = None;
@@ -353,8 +356,10 @@ impl RoceSender {
         }
         if pkt.has_flag(flags::NAK) {
             self.stats.naks += 1;
-            // Go back: everything from the expected PSN is sent again.
-            self.snd_nxt = self.snd_una;
+            if !stale {
+                // Go back: everything from the expected PSN is sent again.
+                self.snd_nxt = self.snd_una;
+            }
         } else {
             self.stats.acks += 1;
         }
@@ -716,6 +721,10 @@ mod tests {
         assert_eq!(psns(&host), vec![0, 1, 2, 3, 1, 2, 3]);
         assert_eq!((s.stats.naks, s.stats.sent.retransmitted_segments), (1, 3));
         assert_eq!(s.snd_una, 1);
+        // An ACK for PSN 3, then a NAK for PSN 2 that it overtook: no second go-back.
+        s.on_packet(packet(&conn(), 3, 0, flags::ACK), &mut at(&mut host, 90_000));
+        s.on_packet(packet(&conn(), 2, 0, flags::NAK), &mut at(&mut host, 91_000));
+        assert_eq!((s.snd_una, s.snd_nxt, s.stats.naks), (3, 4, 2));
     }
 
     /// The receiver discards PSN 2 and 3 after a gap at 1, NAKs once for 1, and ACKs again in
