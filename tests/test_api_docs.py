@@ -67,7 +67,7 @@ def _keys(table: dict) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("kind", ["tcp", "udp", "pcp", "assisted", "ndp"])
+@pytest.mark.parametrize("kind", ["tcp", "udp", "pcp", "assisted", "ndp", "roce"])
 def test_every_transport_helper_names_its_keys(kind: str) -> None:
     """The engine's resolved defaults of each transport are the list of keys the helper's
     docstring must name, so a key added to the engine cannot go undocumented."""

@@ -632,6 +632,29 @@ class Network:
         min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
         return self._connection("ndp", src, dst, bytes, start, name, params)
 
+    def roce(
+        self,
+        src: str,
+        dst: str,
+        *,
+        bytes: Quantity | None = None,
+        cc: str | dict[str, Any] = "dcqcn",
+        start: Quantity = 0,
+        name: str | None = None,
+        **params: Any,
+    ) -> Network:
+        """A RoCEv2 reliable-connection transfer of `bytes` (unlimited when None), as an RDMA
+        NIC runs it: one packet sequence number per packet, paced at the rate of its controller
+        `cc` ("dcqcn" or "hpcc", a name or a table with the controller's keys), go-back-N from
+        the PSN a NAK names, and an in-order receiver that discards what arrives beyond a gap
+        and NAKs it once (docs/mechanisms.md#roce). It is meant for fabrics made lossless by
+        PFC (`Network.pfc`). Parameters: mtu (payload bytes per packet, 1 to 4096, default
+        1000), ack_interval (packets per ACK, 1 to 1024, default 1), nak_interval (before the
+        same gap is NAKed again, default "500us"), rto (the local ACK timeout after which the
+        sender goes back to its oldest unacknowledged packet, default 4.096 us x 2^14, about 67.1 ms), window
+        (hold sends by the controller's window as well as its rate, default True)."""
+        return self._connection("roce", src, dst, bytes, start, name, params, cc=cc)
+
     def mptcp(
         self,
         src: str,

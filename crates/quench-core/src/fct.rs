@@ -30,6 +30,7 @@
 use crate::link::Link;
 use crate::packet::LinkId;
 use crate::transport::ndp::NdpConfig;
+use crate::transport::roce::RoceConfig;
 use crate::transport::tcp::{TcpConfig, HEADERS};
 use crate::transport::FlowSpec;
 
@@ -130,14 +131,22 @@ pub fn ndp_ideal_s(cfg: &NdpConfig, bytes: u64, forward: &[Hop]) -> Option<f64> 
     Some(data_s(forward, segs))
 }
 
+/// A RoCE transfer's ideal: no handshake, the data in packets of `mtu` bytes behind RoCEv2's
+/// headers (`transport::roce::DATA_HEADER_BYTES`).
+pub fn roce_ideal_s(cfg: &RoceConfig, bytes: u64, forward: &[Hop]) -> Option<f64> {
+    let segs = Segments::of(bytes, cfg.mtu as u64, crate::transport::roce::DATA_HEADER_BYTES as u64)?;
+    Some(data_s(forward, segs))
+}
+
 /// The ideal completion time in seconds of a flow as built, or NaN where it has none: a
-/// transfer without a size, or a transport other than TCP and NDP (UDP, PCP and assisted
+/// transfer without a size, or a transport other than TCP, NDP and RoCE (UDP, PCP and assisted
 /// flows have no completion of the same kind).
 pub fn ideal_fct_s(spec: &FlowSpec, bytes: Option<u64>, links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> f64 {
     let hops = |p: &[LinkId]| -> Vec<Hop> { p.iter().map(|l| Hop::of(&links[l.index()])).collect() };
     match (spec, bytes) {
         (FlowSpec::Tcp(t), Some(b)) => tcp_ideal_s(&t.tcp, b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN),
         (FlowSpec::Ndp(n), Some(b)) => ndp_ideal_s(&n.ndp, b, &hops(fwd)).unwrap_or(f64::NAN),
+        (FlowSpec::Roce(r), Some(b)) => roce_ideal_s(&r.roce, b, &hops(fwd)).unwrap_or(f64::NAN),
         _ => f64::NAN,
     }
 }

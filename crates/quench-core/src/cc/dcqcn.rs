@@ -23,7 +23,8 @@
 //! decrease check, an increase while the rate is below the line), so a rate cut to its floor
 //! recovers at the increase timer's pace, not at its own crawl's next ACK. The window only
 //! keeps a loss of ACKs from stalling nothing: twice the rate's in-flight at the smoothed RTT.
-//! Departures: TCP's reliability (SACK, RACK) rather than RoCE's go-back-N.
+//! Transports: over TCP, TCP's reliability (SACK, RACK); over RoCE (`transport/roce.rs`),
+//! go-back-N, the ECN echoes coming back on its ACKs and NAKs. Either way the CNP limit is here.
 //! Must not touch: the sender; it sees only the window and the samples.
 
 use super::{

@@ -20,8 +20,8 @@
 //! sets them; HPCC's evaluation takes one network-wide `T`, the largest base RTT, which a
 //! scenario gets by setting `base_rtt`. `W_AI = R_AI·T`. The pacing rate carries a window
 //! below one segment (as Swift's does).
-//! Departures: the transport is TCP's (SACK, RACK), not RoCE's go-back-N over a lossless
-//! fabric: a loss signal leaves the window to the telemetry, as HPCC has none of its own.
+//! Transports: over TCP (SACK, RACK) a loss signal leaves the window to the telemetry, as
+//! HPCC has none of its own; over RoCE (`transport/roce.rs`) losses are go-back-N's alone.
 //! Must not touch: the sender; it sees only the window and the samples.
 
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, Recovery, Signal, Window};

@@ -10,6 +10,7 @@ pub mod contract;
 pub mod mptcp;
 pub mod ndp;
 pub mod pcp;
+pub mod roce;
 pub mod tcp;
 pub mod udp;
 
@@ -376,6 +377,7 @@ transports! {
     Ndp: "ndp" => ndp::NdpFlowSpec => NdpSender(Box<ndp::NdpSender>), NdpReceiver(Box<ndp::NdpReceiver>);
     Mptcp: "mptcp" => mptcp::MptcpFlowSpec =>
         MptcpSender(Box<mptcp::MptcpSender>), MptcpReceiver(Box<mptcp::MptcpReceiver>);
+    Roce: "roce" => roce::RoceFlowSpec => RoceSender(Box<roce::RoceSender>), RoceReceiver(Box<roce::RoceReceiver>);
 }
 
 impl FlowSpec {
@@ -406,8 +408,9 @@ mod tests {
             r#"{"kind":"assisted","src":"a","dst":"b","start":"1s"}"#,
             r#"{"kind":"ndp","src":"a","dst":"b","bytes":"64KB"}"#,
             r#"{"kind":"mptcp","src":"a","dst":"b","bytes":"64KB","subflows":4}"#,
+            r#"{"kind":"roce","src":"a","dst":"b","bytes":"64KB","cc":"hpcc"}"#,
         ];
-        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted", "ndp", "mptcp"]);
+        assert_eq!(FlowSpec::NAMES, ["tcp", "udp", "pcp", "assisted", "ndp", "mptcp", "roce"]);
         for (text, name) in flows.iter().zip(FlowSpec::NAMES) {
             let f: FlowSpec = serde_json::from_str(text).unwrap();
             assert_eq!(f.kind(), *name);
@@ -415,7 +418,10 @@ mod tests {
             assert_eq!(serde_json::to_value(&f).unwrap()["kind"], *name);
         }
         let e = serde_json::from_str::<FlowSpec>(r#"{"kind":"sctp","src":"a","dst":"b"}"#).unwrap_err();
-        assert!(e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`, `ndp`, `mptcp`"), "{e}");
+        assert!(
+            e.to_string().contains("expected one of `tcp`, `udp`, `pcp`, `assisted`, `ndp`, `mptcp`, `roce`"),
+            "{e}"
+        );
     }
 
     /// An endpoint slot is a tag and a pointer: every endpoint lives in a box of its own. At
