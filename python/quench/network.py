@@ -559,6 +559,9 @@ class Network:
           tail loss probe) or "rack_no_tlp";
         - probe_timeout: the tail loss probe's wait with more than one segment in flight:
           ["rfc8985", 2 SRTT] or "linux" (2 SRTT + 2 ms, tcp_schedule_loss_probe);
+        - newreno_timer: without SACK, when a NewReno recovery restarts the retransmission
+          timer: ["impatient", the first partial ACK only] or "slow_but_steady" (every partial
+          ACK, Linux's; RFC 6582 section 4.2);
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
           sample per ACK [False];
         - receiver: the receiving end's support, {sack, timestamps, ecn} [each True]: sack,

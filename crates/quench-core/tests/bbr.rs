@@ -259,12 +259,19 @@ fn a_lone_flow_in_a_two_bdp_buffer_loses_only_startups_overshoot() {
 
 /// The same flow without SACK. NewReno's recovery inflated cwnd by a segment per duplicate
 /// ACK, and BBR's packet conservation, which keeps the larger of cwnd and what is in flight,
-/// carried the inflation on for a whole round: 5,817 drops and 15 % utilization in 30 s. The
-/// controller now owns the window in recovery, as in Linux, which never inflates cwnd for BBR:
-/// 523 drops and 47 % utilization. What remains open: without SACK the sender's in-flight still
-/// counts the segments the duplicate ACKs report delivered (Linux's `tcp_packets_in_flight`
-/// subtracts them as `sacked_out`, `tcp_add_reno_sack`), so conservation still lets the window
-/// reach about twice the target (docs/validation.md, BBR).
+/// carried the inflation on for a whole round: 5,817 drops and 15 % utilization in 30 s. With
+/// the controller owning the window in recovery: 523 drops, 2 timeouts and 47 % utilization,
+/// since the sender stalled for the rest of each repair round. The sender now runs Linux's
+/// Reno emulation for BBR (`sender/reno_sack.rs`): each duplicate ACK leaves the flight and
+/// counts as delivered, the head is marked lost, BBR runs before the head is resent, and packet
+/// conservation from the third duplicate ACK releases a segment per duplicate ACK: 14 drops,
+/// 1 timeout, 93.8 % utilization (the SACK run: 22, 0, 97.5 %). The largest window, 2,022
+/// segments, is conservation's in flight + 1 in the recovery at 1.30 s, one segment per
+/// duplicate ACK, not a burst: the recovery before it ended with 2,025 segments sent above
+/// snd.una, most held by the receiver but no longer reported (Linux clears `sacked_out` on
+/// leaving recovery), so in flight counts them, and the next partial ACK's retransmission
+/// finds no room in the 344-segment target: the one timeout (docs/validation.md, "BBR without
+/// SACK against Linux's code path").
 #[test]
 fn without_sack_recovery_no_longer_inflates_bbrs_window() {
     let mut sc = dumbbell(1, "1Gbps", "1ms", "50Mbps", "18ms", json!({"kind": "droptail", "limit": "342p"}));
@@ -276,9 +283,10 @@ fn without_sack_recovery_no_longer_inflates_bbrs_window() {
     let max_cwnd = f64s(&r, "cwnd", "cwnd").into_iter().fold(0.0, f64::max) / MSS;
     let (timeouts, utilization) = (flow_value(&r, 0, "timeouts"), link_value(&r, "r1->r2", "utilization"));
     println!("no SACK: {drops} drops, {timeouts} timeouts, utilization {utilization:.3}, largest cwnd {max_cwnd:.0}");
-    assert!(drops < 1_000.0, "{drops} drops");
-    assert!(utilization > 0.4, "utilization {utilization}");
-    assert!(max_cwnd < 1_100.0, "cwnd grew to {max_cwnd:.0} segments");
+    assert!(drops <= 30.0, "{drops} drops");
+    assert!(timeouts <= 1.0, "{timeouts} timeouts");
+    assert!(utilization > 0.92, "utilization {utilization}");
+    assert!(max_cwnd < 2_100.0, "cwnd grew to {max_cwnd:.0} segments");
 }
 
 /// ACKs thinned to one per 96 segments (a receiver acknowledging as a large-receive-offload

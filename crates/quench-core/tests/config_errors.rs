@@ -71,6 +71,9 @@ fn unknown_field() {
     let mut sc = base();
     sc["links"][1]["qdisc"] = json!({"kind": "red", "min_th": "x"});
     expect(sc, "links[1].qdisc.min_th", "not a number");
+    let mut sc = base();
+    sc["flows"][0]["tcp"] = json!({"newreno_timer": "patient"});
+    expect(sc, "flows[0].tcp.newreno_timer", "unknown variant `patient`");
 }
 
 #[test]

@@ -634,7 +634,7 @@ impl Bbr {
 
 impl CongestionControl for Bbr {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { rate_samples: true, ..Capabilities::window(Recovery::NewReno) }
+        Capabilities { rate_samples: true, reno_sack_emulation: true, ..Capabilities::window(Recovery::NewReno) }
     }
     fn initial_window(&self, mss: u64) -> u64 {
         self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))
@@ -820,6 +820,86 @@ mod tests {
             b.control(&mut w, &rs);
             assert_eq!(w.cwnd, 12 * MSS, "ACK {k}");
         }
+    }
+
+    /// Without SACK, the samples Linux's Reno emulation gives (the sender's `reno_sack.rs`):
+    /// one segment delivered and no rate on each duplicate ACK, the head's loss on the third
+    /// and on each partial ACK. Pipe full, PROBE_BW, cwnd C = target T; one loss in a window of
+    /// W = T + 2 (the first two duplicate ACKs each released a segment). By hand, after
+    /// tcp_bbr.c `bbr_set_cwnd_to_recover_or_restore`:
+    /// - dup 1, 2 (in flight T − 1): min(T + 1, T) = T;
+    /// - dup 3 (Recovery, 1 lost, in flight W − 3 − 1 = T − 2): conservation, T − 2 + 1 =
+    ///   T − 1 = W − 3;
+    /// - later duplicates (in flight T − 2 each: one sent for one delivered): max(T − 1, T − 1);
+    /// - the repair's ACK (still Recovery, Linux holding it at snd_una = high_seq; a valid sample
+    ///   from the retransmission, which left with the 3 duplicate ACKs' deliveries counted: a
+    ///   new round, conservation ends): min(T − 1 + 1, T) = T;
+    /// - the next ACK (Open): restore max(T, prior_cwnd T), then min(T + 1, T) = T.
+    ///
+    /// With several holes, a partial ACK (1 lost, 1 delivered) after the round leaves cwnd as it
+    /// was: T − 1 − 1 + 1.
+    #[test]
+    fn without_sack_conservation_starts_at_the_third_duplicate_ack() {
+        let mut b =
+            Bbr::new(&BbrConfig { initial_window: Some(10), ack_aggregation: false, ..Default::default() }).unwrap();
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX };
+        let mut total = 0;
+        for round in 0..5 {
+            let prior = total;
+            total += 10 * MSS;
+            b.control(&mut w, &sample(100 * (round + 1), 10 * MSS, 100, prior, total));
+        }
+        assert_eq!(b.mode, Mode::ProbeBw);
+        let mut t_us = 500_000;
+        let mut dup = |b: &mut Bbr, w: &mut Window, inflight: u64, phase: CaPhase, losses: u64, total: &mut u64| {
+            t_us += 100;
+            *total += MSS;
+            let rs = RateSample {
+                now: Time(t_us * 1_000),
+                acked_sacked: MSS,
+                total_delivered: *total,
+                inflight: inflight * MSS,
+                prior_inflight: (inflight + 1) * MSS,
+                losses: losses * MSS,
+                phase,
+                srtt: Some(Dur::from_millis(100)),
+                ..RateSample::default()
+            };
+            b.control(w, &rs);
+            w.cwnd / MSS
+        };
+        // The target: what a window above it comes down to. The 5/4 phase, begun at 400 ms, is
+        // over (a round trip, and in flight above 5/4 BDP): the draining phase's target, two
+        // BDPs and three one-segment quanta, holds for the next round trip.
+        w.cwnd = 1000 * MSS;
+        let target = dup(&mut b, &mut w, 30, CaPhase::Open, 0, &mut total);
+        assert_eq!((b.cycle_index, target), (DRAIN_PHASE, 23));
+        for k in 1..=2 {
+            assert_eq!(dup(&mut b, &mut w, target - 1, CaPhase::Open, 0, &mut total), target, "dup {k}");
+        }
+        b.on_congestion(&w, Signal::DupAcks);
+        let at_retransmission = total + MSS;
+        assert_eq!(dup(&mut b, &mut w, target - 2, CaPhase::Recovery, 1, &mut total), target - 1, "W − 3");
+        for k in 4..=12 {
+            assert_eq!(dup(&mut b, &mut w, target - 2, CaPhase::Recovery, 0, &mut total), target - 1, "dup {k}");
+        }
+        // The repair: ten segments (nine duplicate ACKs and the hole) in 100 ms, the path's rate.
+        total += MSS;
+        let mut rs = sample(501, 10 * MSS, 100, at_retransmission, total);
+        (rs.phase, rs.inflight, rs.prior_inflight) = (CaPhase::Recovery, (target - 2) * MSS, (target - 1) * MSS);
+        let round = b.rounds();
+        b.control(&mut w, &rs);
+        assert_eq!((b.rounds(), w.cwnd / MSS), (round + 1, target), "a new round ends conservation");
+        let mut partial = rs;
+        total += MSS;
+        (rs.phase, rs.now, rs.prior_delivered, rs.total_delivered) = (CaPhase::Open, Time(502_000_000), total, total);
+        b.control(&mut w, &rs);
+        assert_eq!(w.cwnd / MSS, target, "restored");
+        // Several holes: the first partial ACK marks the next head lost.
+        w.cwnd = (target - 1) * MSS;
+        (partial.losses, partial.now) = (MSS, Time(503_000_000));
+        b.control(&mut w, &partial);
+        assert_eq!(w.cwnd / MSS, target - 1, "one lost, one delivered");
     }
 
     #[test]

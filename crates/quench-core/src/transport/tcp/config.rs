@@ -227,6 +227,13 @@ pub struct TcpConfig {
     /// `TCP_TIMEOUT_MIN` of 2 ms (`"linux"`, `tcp_schedule_loss_probe`).
     #[serde(skip_serializing_if = "ProbeTimeout::is_rfc8985")]
     pub probe_timeout: ProbeTimeout,
+    /// When NewReno without SACK restarts the retransmission timer during fast recovery
+    /// (RFC 6582 section 4.2): on the first partial ACK only (`"impatient"`, the default, the
+    /// RFC's recommendation) or on every partial ACK (`"slow_but_steady"`, Linux's rule:
+    /// `tcp_set_xmit_timer` rearms the RTO on every ACK that advances snd_una, since its tail
+    /// loss probe, which needs SACK, never stands in for it).
+    #[serde(skip_serializing_if = "NewRenoTimer::is_impatient")]
+    pub newreno_timer: NewRenoTimer,
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
@@ -455,6 +462,25 @@ pub enum ProbeTimeout {
     Linux,
 }
 
+/// NewReno's retransmission timer in fast recovery (`tcp.newreno_timer`, RFC 6582 section 4.2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NewRenoTimer {
+    /// Restarted on the first partial ACK only: a recovery of more holes than fit in one RTO
+    /// ends in a timeout, and the go-back-N that follows repairs the rest.
+    #[default]
+    Impatient,
+    /// Restarted on every partial ACK: the recovery repairs one hole per round trip however
+    /// many there are (Linux, `tcp_rearm_rto` from `tcp_set_xmit_timer`).
+    SlowButSteady,
+}
+
+impl NewRenoTimer {
+    pub fn is_impatient(&self) -> bool {
+        *self == NewRenoTimer::Impatient
+    }
+}
+
 impl ProbeTimeout {
     pub fn is_rfc8985(&self) -> bool {
         *self == ProbeTimeout::Rfc8985
@@ -493,6 +519,7 @@ impl Default for TcpConfig {
             recovery: RecoveryReduction::Standard,
             loss_detection: LossDetection::Dupack,
             probe_timeout: ProbeTimeout::Rfc8985,
+            newreno_timer: NewRenoTimer::Impatient,
             timestamps: false,
             receiver: ReceiverSupport::default(),
             small_queues: SmallQueues::Off,

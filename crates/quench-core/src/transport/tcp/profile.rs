@@ -11,7 +11,8 @@
 //!   "linux"`: every acknowledged segment counts, in slow start and in congestion avoidance),
 //!   and only while the window limits the sends (`cwnd_limited_growth = "linux"`); TCP Small
 //!   Queues hold what a socket leaves in its host (`small_queues = "linux"`); the tail loss
-//!   probe waits Linux's 2 ms beyond 2·SRTT (`probe_timeout = "linux"`).
+//!   probe waits Linux's 2 ms beyond 2·SRTT (`probe_timeout = "linux"`); without SACK, every
+//!   partial ACK restarts the retransmission timer (`newreno_timer = "slow_but_steady"`).
 //! - `ns3`: ns-3 3.44's defaults (src/internet/model: tcp-socket.cc, tcp-socket-base.cc,
 //!   tcp-l4-protocol.cc, tcp-cubic.cc), so that a cross-check with ns-3 needs one line.
 //! - `rfc`: the plain standards-track sender (RFC 5681 NewReno per RFC 6582, RFC 6298 timers
@@ -28,7 +29,7 @@
 //! keeps RFC 3465's 2 segments per ACK in slow start and leaves HyStart off (see `fill_cc`).
 
 use super::config::{
-    CwndLimitedGrowth, DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, ProbeTimeout,
+    CwndLimitedGrowth, DelayedAckConfig, LimitedTransmit, LocalDropReaction, LossDetection, NewRenoTimer, ProbeTimeout,
     RecoveryReduction, RtoConfig, RttSampling, SmallQueues, TcpConfig,
 };
 use crate::error::ConfigError;
@@ -129,6 +130,10 @@ impl Profile {
                 // the probe waits 2·SRTT + `TCP_TIMEOUT_MIN` (`tcp_schedule_loss_probe`).
                 loss_detection: LossDetection::Rack,
                 probe_timeout: ProbeTimeout::Linux,
+                // Without SACK (`tcp.sack = false`), every ACK that advances snd_una rearms the
+                // RTO (`tcp_set_xmit_timer`; no loss probe without SACK): RFC 6582's
+                // Slow-but-Steady variant.
+                newreno_timer: NewRenoTimer::SlowButSteady,
                 // TCP Small Queues (`tcp_small_queue_check`, on since 3.6): the socket stops
                 // writing while more than about 1 ms at its pacing rate waits in its host.
                 small_queues: SmallQueues::Linux,
@@ -313,6 +318,7 @@ mod tests {
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!(tcp.loss_detection, LossDetection::Rack);
         assert_eq!(tcp.probe_timeout, ProbeTimeout::Linux);
+        assert_eq!(tcp.newreno_timer, NewRenoTimer::SlowButSteady);
         assert_eq!(tcp.small_queues, SmallQueues::Linux);
         assert_eq!(tcp.cwnd_limited_growth, CwndLimitedGrowth::Linux);
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);

@@ -50,6 +50,7 @@ mod prr;
 mod rack;
 mod rate;
 mod recovery;
+mod reno_sack;
 mod small_queues;
 #[cfg(test)]
 mod tests;
@@ -189,6 +190,9 @@ struct LossRecovery {
     /// and the tail loss probe (`tlp.rs`).
     rack: Option<Box<rack::Rack>>,
     tlp: Option<Box<tlp::Tlp>>,
+    /// Without SACK, for a controller that asks for it: Linux's emulation of SACK
+    /// (`reno_sack.rs`).
+    reno: Option<Box<reno_sack::RenoSack>>,
 }
 
 /// RTT measurement and the retransmission timeout (RFC 6298, RFC 7323 timestamps).
@@ -273,6 +277,8 @@ impl TcpSender {
         let rate = caps.rate_samples.then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
+        let reno = (!sack && caps.reno_sack_emulation && caps.rate_samples && caps.recovery == Recovery::NewReno)
+            .then(Box::default);
         TcpSender {
             conn,
             cc,
@@ -300,9 +306,11 @@ impl TcpSender {
                 high_rxt: 0,
                 rescue_rxt: None,
                 lost_mark: 0,
-                prr: prr::Prr::new(cfg.recovery).map(Box::new),
+                // Linux never runs PRR (`tcp_cwnd_reduction`) for a `cong_control` module.
+                prr: prr::Prr::new(cfg.recovery).filter(|_| reno.is_none()).map(Box::new),
                 rack,
                 tlp,
+                reno,
             },
             timing: RttTiming {
                 rtt,
@@ -543,17 +551,21 @@ impl TcpSender {
         if self.ecn.waiting_for_timer {
             return;
         }
-        let wnd = self.limit_window();
         let snd_max_before = self.send.snd_max;
         let mut sent = 0;
-        while self.send.snd_nxt < self.send.data_end + self.send.finite as u64 {
+        // Without SACK, the head Linux's emulation marked lost goes first (`reno_sack.rs`).
+        let head_sent = self.reno_resend_head(cx);
+        // The window bounds what is in flight; the receiver's window and the send buffer, the
+        // sequence space sent above snd_una (the same count but with the emulation).
+        let rwnd = self.w.peer_window.min(self.cfg.send_buffer.0);
+        while head_sent && self.send.snd_nxt < self.send.data_end + self.send.finite as u64 {
             if let Some(end) = self.sacked_block_end(self.send.snd_nxt) {
                 self.send.snd_nxt = end; // the receiver has it: going back N need not resend it
                 continue;
             }
-            let (len, _) = self.segment_at(self.send.snd_nxt);
-            let flight = self.send.snd_nxt - self.send.snd_una;
-            if flight + len as u64 > wnd || self.send_held(cx) {
+            let len = self.segment_at(self.send.snd_nxt).0 as u64;
+            let outstanding = self.send.snd_nxt - self.send.snd_una;
+            if self.window_flight() + len > self.w.cwnd || outstanding + len > rwnd || self.send_held(cx) {
                 break;
             }
             self.pacing.last_data_send = Some(cx.now);
@@ -577,7 +589,7 @@ impl TcpSender {
     /// is sent until then measure the application, not the path (draft-cheng-iccrg-delivery-
     /// rate-estimation section 3.4, Linux `tcp_rate_check_app_limited`).
     fn check_app_limited(&mut self) {
-        let flight = self.flight();
+        let flight = if self.loss.reno.is_some() { self.window_flight() } else { self.flight() };
         let exhausted = self.send.snd_nxt >= self.send.data_end + self.send.finite as u64;
         let Some(r) = self.pacing.rate.as_mut() else { return };
         if exhausted && flight < self.w.cwnd {
@@ -737,9 +749,14 @@ impl TcpSender {
             // RFC 6675 and RFC 6582 leave recovery when `recover` is acknowledged (RFC 6582
             // 3.2 step 3: "all of the data up to and including recover"); Reno
             // (RFC 5681 3.2 step 6) on the first new ACK; NewReno resends on a partial ACK.
-            let exits = ack >= self.loss.recover_end || (!self.loss.sack && self.loss.recovery == Recovery::Reno);
+            // Linux's emulation holds Recovery while snd_una is exactly `recover` + 1
+            // (`reno_sack.rs`), and leaves it on the first ACK above.
+            let exits = ack >= self.loss.recover_end + self.loss.reno.is_some() as u64
+                || (!self.loss.sack && self.loss.recovery == Recovery::Reno);
             if exits {
                 self.exit_recovery(cx);
+            } else if self.loss.reno.is_some() {
+                self.reno_on_partial_ack(ack, cx);
             } else if !self.loss.sack {
                 self.on_partial_ack(acked, cx);
             } else if let Some(sndcnt) = self.prr_sndcnt() {
@@ -747,6 +764,9 @@ impl TcpSender {
             }
         } else {
             self.loss.dupacks = 0;
+            if let Some(r) = self.loss.reno.as_mut() {
+                r.reset(); // `tcp_reset_reno_sack` on an advancing ACK outside recovery
+            }
             // A timeout's window ends with the ACK of its last octet (RFC 6675 section 5.1).
             if self.loss.ca == CaState::Disorder || (self.loss.ca == CaState::Loss && ack >= self.loss.recover_end) {
                 self.loss.ca = CaState::Open;
@@ -795,14 +815,14 @@ impl TcpSender {
             return; // acknowledges nothing we sent, or is older than what we know
         }
         let prr_before = self.prr_before_ack();
-        let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt));
+        let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
+        let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt, duplicate, now));
         self.rack_deliver(pkt, cx.now);
         if self.loss.sack {
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.loss.scoreboard.add(start.max(self.send.snd_una), end.min(self.send.snd_max));
             }
         }
-        let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
         self.prr_note_delivered(pkt.ack, prr_before, duplicate);
         if pkt.ack == self.send.snd_una {
             self.rack_detect(cx);
@@ -868,11 +888,14 @@ impl TcpSender {
         }
     }
 
-    /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), else
-    /// everything unacknowledged.
+    /// Bytes in flight as RFC 6675's pipe with SACK (Linux `tcp_packets_in_flight`), as
+    /// Linux's emulation of SACK counts them without (`reno_sack.rs`), else everything
+    /// unacknowledged.
     fn inflight(&self) -> u64 {
         if self.loss.sack {
             self.sack_pipe()
+        } else if self.loss.reno.is_some() {
+            self.window_flight()
         } else {
             self.flight()
         }
@@ -880,11 +903,13 @@ impl TcpSender {
 
     /// Pass what this ACK delivers for the first time to the rate sampler: the holes of the
     /// scoreboard below the cumulative ACK and within each SACK block (so a SACKed segment is
-    /// counted once, not again when the cumulative ACK passes it). Returns the bytes in
-    /// flight before the ACK.
-    fn rate_deliver(&mut self, pkt: &Packet) -> u64 {
+    /// counted once, not again when the cumulative ACK passes it); without SACK, what Linux's
+    /// emulation credits (`reno_sack.rs`), if the sender keeps it. Returns the bytes in flight
+    /// before the ACK.
+    fn rate_deliver(&mut self, pkt: &Packet, duplicate: bool, now: Time) -> u64 {
         let prior_inflight = self.inflight();
         let (una, max) = (self.send.snd_una, self.send.snd_max);
+        let reno_credit = self.loss.reno.is_some().then(|| self.reno_delivered(duplicate, pkt.ack - una));
         let Some(r) = self.pacing.rate.as_mut() else { return prior_inflight };
         if self.loss.sack {
             for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
@@ -894,6 +919,12 @@ impl TcpSender {
                 for (a, b) in self.loss.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
                     r.deliver(a, b);
                 }
+            }
+        } else if let Some(credit) = reno_credit {
+            if duplicate {
+                r.deliver_duplicate(credit, now);
+            } else {
+                r.deliver_cumulative(una, pkt.ack, credit);
             }
         } else {
             r.deliver(una, pkt.ack);
@@ -905,7 +936,7 @@ impl TcpSender {
     /// Bytes newly presumed lost (RFC 6675 IsLost) since the last call.
     fn newly_lost(&mut self) -> u64 {
         if !self.loss.sack {
-            return 0;
+            return self.loss.reno.as_mut().map_or(0, |r| r.take_newly_lost());
         }
         if let Some(r) = self.loss.rack.as_mut() {
             return r.take_newly_lost();
@@ -1012,6 +1043,9 @@ impl TcpSender {
             self.timers.cancel(TcpTimer::Reorder);
         }
         self.tlp_end_episode();
+        if let Some(r) = self.loss.reno.as_mut() {
+            r.reset();
+        }
         if let Some(b) = self.pacing.burst.as_mut() {
             b.on_timeout();
         }

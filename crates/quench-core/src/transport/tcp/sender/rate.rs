@@ -72,6 +72,8 @@ struct AckDelivery {
     open: bool,
     /// Payload bytes transmitted while it was open.
     sent: u64,
+    /// A segment it delivered had been retransmitted.
+    retransmitted: bool,
 }
 
 impl RateSampler {
@@ -122,6 +124,12 @@ impl RateSampler {
         }
     }
 
+    /// Payload bytes delivered so far (C.delivered).
+    #[cfg(test)]
+    pub fn total_delivered(&self) -> u64 {
+        self.delivered
+    }
+
     /// The application has nothing more to send while the window has room: samples taken
     /// until `inflight` more bytes are delivered say so (draft section 3.4).
     pub fn mark_app_limited(&mut self, inflight: u64) {
@@ -147,11 +155,41 @@ impl RateSampler {
             if newer {
                 self.ack.newest = Some(Newest { state: s, end: seg_end });
             }
+            self.ack.retransmitted |= s.retransmitted;
             if !s.retransmitted && self.ack.rtt_from.is_none_or(|t| s.sent > t) {
                 self.ack.rtt_from = Some(s.sent);
             }
             i += 1;
         }
+    }
+
+    /// A duplicate ACK of a connection without SACK that Linux's emulation credits with
+    /// `bytes` (a segment, or 0; `tcp_add_reno_sack` → `tcp_count_delivered`): the count grows
+    /// and `delivered_time` moves to now (`tcp_rate_gen`'s `delivered_mstamp`), but no segment
+    /// is known delivered, so the sample has no rate.
+    pub fn deliver_duplicate(&mut self, bytes: u64, now: Time) {
+        self.delivered += bytes;
+        self.ack.bytes += bytes;
+        if bytes > 0 {
+            self.delivered_time = now;
+        }
+    }
+
+    /// A cumulative ACK of [start, end) on a connection without SACK, credited with `credit`
+    /// bytes as Linux's emulation counts them (`tcp_remove_reno_sacks`: the hole once, the
+    /// segments the duplicate ACKs counted not again) instead of every byte it covers; the
+    /// segments still pick the sample's newest send. An ACK that covers a retransmission
+    /// gives no RTT (Linux `tcp_clean_rtx_queue` takes none with `FLAG_RETRANS_DATA_ACKED`,
+    /// without timestamps the only case here).
+    pub fn deliver_cumulative(&mut self, start: u64, end: u64, credit: u64) {
+        let before = self.ack.bytes;
+        self.deliver(start, end);
+        if self.ack.retransmitted {
+            self.ack.rtt_from = None;
+        }
+        let counted = self.ack.bytes - before;
+        self.delivered = self.delivered - counted + credit;
+        self.ack.bytes = before + credit;
     }
 
     /// Forget the segments below the cumulative ACK. Called once per ACK, after `deliver`:
@@ -317,6 +355,36 @@ mod tests {
         let s = ack(&mut r, 1 + 12 * MSS, ms(201));
         assert!(s.app_limited, "segment 11 left after the mark");
         assert_eq!(r.app_limited_until, 0, "12,000 delivered is past 11,000");
+    }
+
+    /// Without SACK, Linux's emulation (`tcp_add_reno_sack`, `tcp_remove_reno_sacks`): segment
+    /// 0 of ten is lost and nine duplicate ACKs come at 100 + 2k ms (k = 1..9), each credited
+    /// with a segment; the fast retransmission leaves after the third, at 106 ms, recording
+    /// the three delivered then. The ACK of all ten at 206 ms credits only the hole: one
+    /// segment, ten in all, and a sample of the seven delivered since the retransmission left
+    /// (duplicate ACKs 4-9 and the hole) over max(106 − 100, 206 − 106) ms.
+    #[test]
+    fn without_sack_duplicate_acks_are_delivered_once() {
+        let mut r = ten_sent();
+        for k in 1..10 {
+            r.deliver_duplicate(MSS, ms(100 + 2 * k));
+            r.advance(1);
+            let s = r.sample(ms(100 + 2 * k));
+            assert_eq!((s.acked_sacked, s.interval, s.delivered), (MSS, None, 0), "no segment is known delivered");
+            if k == 3 {
+                r.on_send(1, MSS as u32, ms(106), false);
+            }
+        }
+        assert_eq!(r.delivered, 9 * MSS);
+        r.deliver_cumulative(1, 1 + 10 * MSS, MSS); // max(10 − 9, 1) segments
+        r.advance(1 + 10 * MSS);
+        let s = r.sample(ms(206));
+        assert_eq!((s.acked_sacked, s.total_delivered), (MSS, 10 * MSS));
+        assert_eq!((s.prior_delivered, s.delivered), (3 * MSS, 7 * MSS));
+        assert_eq!(s.rtt, None, "the ACK covers a retransmission");
+        // The retransmission recorded first_sent = 0 (the send phase of the first window) and
+        // delivered_time = 106 ms (duplicate ACK 3): max(106 − 0, 206 − 106) ms.
+        assert_eq!(s.interval, Some(Dur::from_millis(106)));
     }
 
     #[test]

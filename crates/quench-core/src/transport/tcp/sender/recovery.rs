@@ -7,6 +7,7 @@
 //! `LossRecovery`, and sets the window on entering and leaving recovery. It reaches the host only
 //! through its `AgentCx`, never the world or the receiver.
 
+use super::super::config::NewRenoTimer;
 use super::super::LimitedTransmit;
 use super::super::TcpTimer;
 use super::{CaState, TcpSender};
@@ -29,6 +30,9 @@ enum NextSeg {
 
 impl TcpSender {
     pub(super) fn on_dupack(&mut self, cx: &mut AgentCx<impl Host>) {
+        if self.loss.reno.is_some() {
+            return self.reno_on_dupack(cx);
+        }
         if self.loss.sack && self.in_recovery() {
             if let Some(sndcnt) = self.prr_sndcnt() {
                 self.prr_allow(sndcnt, cx);
@@ -96,7 +100,7 @@ impl TcpSender {
     /// ssthresh for a loss found by duplicate ACKs (with `w.flight` set): the controller's,
     /// unless the loss lies in the window of an ECN reduction, which has already reduced for
     /// that window (`SenderEcn::reducing`; RFC 3168 section 6.1.2).
-    fn loss_ssthresh(&mut self) -> u64 {
+    pub(super) fn loss_ssthresh(&mut self) -> u64 {
         if self.ecn.reducing(self.send.snd_una) {
             return self.w.ssthresh;
         }
@@ -157,7 +161,8 @@ impl TcpSender {
                 self.w.cwnd += self.w.mss;
             }
         }
-        if self.loss.ca == (CaState::Recovery { partial_ack_seen: false }) {
+        let first = self.loss.ca == (CaState::Recovery { partial_ack_seen: false });
+        if first || self.cfg.newreno_timer == NewRenoTimer::SlowButSteady {
             self.loss.ca = CaState::Recovery { partial_ack_seen: true };
             self.arm_retransmit(cx);
         }
@@ -355,10 +360,14 @@ impl TcpSender {
     }
 
     /// Recovery's window is acknowledged: deflate to ssthresh (RFC 5681 3.2 step 6, RFC 6582
-    /// 3.2 step 3, RFC 6675 section 5).
+    /// 3.2 step 3, RFC 6675 section 5). With Linux's emulation of SACK the controller keeps
+    /// its window (`reno_sack.rs`): BBR restores its own on its next turn.
     pub(super) fn exit_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
         self.loss.ca = CaState::Open;
         self.loss.dupacks = 0;
+        if let Some(r) = self.loss.reno.as_mut() {
+            return r.reset();
+        }
         self.w.cwnd = self.w.ssthresh;
         self.record_window(cx);
     }

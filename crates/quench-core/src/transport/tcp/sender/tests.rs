@@ -528,7 +528,7 @@ fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
 
 /// A sender per flow: at 10,000 flows their state is beyond the caches, so its size is memory
 /// and speed. The optional mechanisms (the delivery-rate sampler of model-based controllers,
-/// RACK, the tail loss probe, PRR, burstiness control) are boxed, so a sender without them
+/// RACK, the tail loss probe, PRR, Linux's Reno emulation, burstiness control) are boxed, so a sender without them
 /// holds a pointer for each, not their state; so is every controller larger than the window
 /// controllers' (`cc::AnyCc` is 32 bytes where BBR alone is 264).
 #[test]
@@ -537,7 +537,7 @@ fn senders_stay_small() {
     assert!(size <= SENDER_BYTES, "TcpSender {size} > {SENDER_BYTES}");
     assert_eq!(std::mem::size_of::<crate::cc::AnyCc>(), 32);
 }
-const SENDER_BYTES: usize = 1016;
+const SENDER_BYTES: usize = 1024;
 
 /// Limited Transmit's two rules on a duplicate ACK that SACKs two segments (a delayed ACK's
 /// worth): 10 segments in flight = cwnd, segment 0 lost, the first duplicate ACK SACKs
@@ -717,6 +717,114 @@ fn an_ecn_reduction_ends_the_probe_episode() {
             assert_eq!(sent_since(&mut s), vec![]);
             run_timers(&mut s, ms(1400));
             assert_eq!(s.tx.stats.sent.timeouts, 1, "the tail waits for the RTO");
+        }
+    }
+}
+
+/// BBR without SACK, one loss, against Linux's Reno emulation traced by hand (`reno_sack.rs`;
+/// tcp_input.c `tcp_add_reno_sack`, `tcp_remove_reno_sacks`, tcp_recovery.c
+/// `tcp_newreno_mark_lost`, tcp_bbr.c `bbr_set_cwnd_to_recover_or_restore`). IW 100 (s0-s99
+/// sent at 100 ms, nothing in flight before: BBR in STARTUP, no RTT sample yet, so its target is
+/// the initial window plus three 64 KB quanta, far above the window); s0 lost; one duplicate
+/// ACK per ms from 200 ms for s1-s103, then the ACK of the repair.
+///
+/// By hand, in segments (in_flight = packets_out − sacked − lost + retransmitted):
+/// - dup 1, 2: sacked 1, 2; in_flight 99, 100; STARTUP grows cwnd by the one delivered:
+///   101, 102; two new segments each (s100-s103).
+/// - dup 3: sacked 3, s0 marked lost (W = packets_out = 104), Recovery; BBR: 102 − 1 lost,
+///   then packet conservation, cwnd = in_flight + 1 = (104 − 3 − 1) + 1 = 101 = W − 3. The
+///   retransmission of s0 fills the one slot (in_flight 100 → 101); nothing new.
+/// - dup 4-103: in_flight 100 after each, conservation max(101, 100 + 1) = 101: one new
+///   segment each (s104-s203), exactly one for one.
+/// - the ACK of the repair (snd_una = s104 = recover): delivered max(104 − 103, 1) = 1, 104 in
+///   all, what the receiver holds; the sample, from the retransmission (delivered 3 when it
+///   left), is 101 segments and starts a new round, ending conservation. Recovery is held
+///   (Linux leaves it only above `recover`), and STARTUP adds the one delivered: 102. in_flight
+///   100 (s104-s203): two new segments.
+/// - the next ACK (s104-s105): Open; delivered 2; the restore takes max(102, prior_cwnd 102),
+///   and STARTUP adds 2: 104. in_flight 100: four new segments, paced.
+#[test]
+fn bbr_without_sack_follows_linuxs_reno_emulation_through_one_loss() {
+    let cfg = TcpConfig { mss: MSS as u32, send_buffer: crate::units::Bytes(1 << 30), ..Default::default() };
+    let mut s = Script::with(r#"{"kind":"bbr","initial_window":100}"#, cfg);
+    s.establish();
+    assert_eq!(std::mem::take(&mut s.host.sent).len(), 101, "the SYN and 100 segments");
+    let segs = |s: &Script| s.tx.w.cwnd / MSS;
+    let mut row = vec![];
+    let step = |s: &mut Script, t: u64, ack: u64| {
+        let before = s.tx.send.snd_max;
+        s.ack(t, ack, 0);
+        run_timers(s, ms(t) + Dur::from_micros(900));
+        sends(&std::mem::take(&mut s.host.sent), before)
+    };
+    for k in 1..=3 {
+        row.push(step(&mut s, 199 + k, 1));
+        if k < 3 {
+            assert_eq!(segs(&s), 100 + k, "dup {k}");
+        }
+    }
+    assert_eq!(row, ["NN", "NN", "R"]);
+    assert_eq!(s.tx.loss.ca, CaState::Recovery { partial_ack_seen: false });
+    assert_eq!(s.tx.loss.recover_end, seg(104));
+    assert_eq!((segs(&s), s.tx.window_flight() / MSS), (101, 101), "cwnd = W − 3, the retransmission in flight");
+    for k in 4..=103 {
+        assert_eq!(step(&mut s, 199 + k, 1), "N", "dup {k}: one for one");
+        assert_eq!((segs(&s), s.tx.window_flight() / MSS), (101, 101), "dup {k}");
+    }
+    assert_eq!(s.tx.send.snd_max, seg(204));
+    assert_eq!(step(&mut s, 310, seg(104)), "NN");
+    assert_eq!(s.tx.loss.ca, CaState::Recovery { partial_ack_seen: false }, "held at recover");
+    assert_eq!(segs(&s), 102);
+    let delivered = s.tx.pacing.rate.as_ref().map(|r| r.total_delivered());
+    assert_eq!(delivered, Some(104 * MSS), "what the receiver holds");
+    step(&mut s, 311, seg(106));
+    assert_eq!(s.tx.loss.ca, CaState::Open);
+    assert_eq!(segs(&s), 104);
+    // STARTUP's pacing (100 segments over the handshake's 100 ms, × 2.885: one segment per
+    // 0.35 ms) spreads the four over 1.05 ms.
+    run_timers(&mut s, ms(313));
+    assert_eq!(s.tx.send.snd_max, seg(210), "four new segments");
+    assert_eq!(s.tx.stats.sent.retransmitted_segments, 1);
+}
+
+/// RFC 6582 section 4.2's two timers through a 30-hole NewReno recovery without SACK: 60
+/// segments out at 100 ms (RTO 1 s, its floor, from the handshake's 100 ms sample), every
+/// other one lost (s0, s2, ..., s58); duplicate ACKs from s1, s3, s5 at 200-202 ms start
+/// recovery; one partial ACK per 40 ms round trip from 240 ms, each for one repaired hole
+/// and the segment above it, the last (the ACK of `recover`, s60) at 1400 ms.
+/// - Impatient (the rfc profile's): the timer restarted on the first partial ACK only expires
+///   at 240 ms + 1 s, before the 26th of the 30 partial ACKs.
+/// - Slow-but-Steady (Linux's, `tcp_rearm_rto` on every advancing ACK): every partial ACK
+///   restarts it, and all 30 holes are repaired without a timeout.
+#[test]
+fn newreno_timer_impatient_times_out_where_slow_but_steady_repairs_every_hole() {
+    use super::super::config::NewRenoTimer;
+    for (timer, expected) in [(NewRenoTimer::Impatient, Some(ms(1240))), (NewRenoTimer::SlowButSteady, None)] {
+        let cfg = TcpConfig {
+            mss: MSS as u32,
+            send_buffer: crate::units::Bytes(1 << 30),
+            newreno_timer: timer,
+            ..Default::default()
+        };
+        let mut s = Script::with(r#"{"kind":"newreno","initial_window":60}"#, cfg);
+        s.establish();
+        for k in 0..3 {
+            s.ack(200 + k, 1, 0);
+        }
+        assert_eq!(s.tx.loss.recover_end, seg(60));
+        let mut first_timeout = None;
+        for j in 1..=30 {
+            let t = 240 + 40 * (j - 1);
+            run_timers(&mut s, ms(t));
+            if s.tx.stats.sent.timeouts > 0 && first_timeout.is_none() {
+                first_timeout = Some(s.host.now);
+            }
+            s.ack(t, seg(2 * j), 0);
+        }
+        assert_eq!(first_timeout, expected, "{timer:?}");
+        if first_timeout.is_none() {
+            assert_eq!(s.tx.loss.ca, CaState::Open, "all 30 holes repaired in recovery");
+            assert_eq!(s.tx.stats.sent.retransmitted_segments, 30);
         }
     }
 }
