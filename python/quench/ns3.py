@@ -963,6 +963,7 @@ def _flow_row(plan: dict[str, Any], k: int, fl: dict[str, Any], got: dict[str, A
         # Counted at quench's own TCP receiver (docs/tables.md, "ns-3 results").
         "reordered_segments": np.nan,
         "duplicate_segments": np.nan,
+        "dsacks_received": np.nan,
         "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
         "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
         # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").

@@ -24,6 +24,9 @@ const DEFAULT_DUPACK_THRESHOLD: u32 = 3;
 const MIN_MSS: u32 = 8;
 /// The largest payload a 65535-byte IPv4 datagram can carry after 40 bytes of headers.
 const MAX_MSS: u32 = 65_495;
+/// The largest window TCP advertises: 65 535 scaled by the largest shift, 14 (RFC 7323
+/// section 2.3). SACK blocks are kept as signed 32-bit offsets from the ACK on that bound.
+const MAX_RECEIVE_WINDOW: Bytes = Bytes(65_535 << 14);
 
 /// RFC 6298 section 2 and the revised 1988 paper: `rto = srtt + 4·rttvar`.
 const DEFAULT_RTO_K: u16 = 4;
@@ -227,6 +230,13 @@ pub struct TcpConfig {
     /// `TCP_TIMEOUT_MIN` of 2 ms (`"linux"`, `tcp_schedule_loss_probe`).
     #[serde(skip_serializing_if = "ProbeTimeout::is_rfc8985")]
     pub probe_timeout: ProbeTimeout,
+    /// D-SACK (RFC 2883): the receiver reports a duplicate segment in the first SACK block of
+    /// its next ACK, and a RACK sender widens its reordering window in the round trips that
+    /// bring one (RFC 8985 section 6.2 step 4, `sender/rack.rs`). Acts only where SACK is
+    /// agreed. Off by default (ns-3 3.44's `TcpSocketBase` sends none); on in `linux`
+    /// (`tcp_dsack` = 1).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dsack: bool,
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
@@ -493,6 +503,7 @@ impl Default for TcpConfig {
             recovery: RecoveryReduction::Standard,
             loss_detection: LossDetection::Dupack,
             probe_timeout: ProbeTimeout::Rfc8985,
+            dsack: false,
             timestamps: false,
             receiver: ReceiverSupport::default(),
             small_queues: SmallQueues::Off,
@@ -524,6 +535,10 @@ impl TcpConfig {
             if w.0 < self.mss as u64 {
                 return Err(ConfigError::new(field, format!("{w} cannot hold one {}-byte segment", self.mss)));
             }
+        }
+        if self.receive_window.0 > MAX_RECEIVE_WINDOW.0 {
+            let why = format!("{} is more than TCP can advertise ({MAX_RECEIVE_WINDOW})", self.receive_window);
+            return Err(ConfigError::new("receive_window", why));
         }
         let rto = &self.rto;
         if !(1..=16).contains(&rto.k) {
