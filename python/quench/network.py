@@ -559,6 +559,9 @@ class Network:
           tail loss probe) or "rack_no_tlp";
         - probe_timeout: the tail loss probe's wait with more than one segment in flight:
           ["rfc8985", 2 SRTT] or "linux" (2 SRTT + 2 ms, tcp_schedule_loss_probe);
+        - dsack: with sack=True, the receiver reports duplicates in a D-SACK block (RFC 2883)
+          and a RACK sender widens its reordering window per round trip that brings one (RFC
+          8985 section 6.2) [False; True in the linux profile];
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
           sample per ACK [False];
         - receiver: the receiving end's support, {sack, timestamps, ecn} [each True]: sack,

@@ -603,6 +603,20 @@ mod tests {
         assert!(e.starts_with("expected true, false, \"rfc3042\" or \"rfc6675\""), "{e}");
     }
 
+    /// `dsack` is written back only when on (so the other profiles' outputs keep their
+    /// keys); the receive window is refused beyond what TCP can advertise, 65 535 << 14.
+    #[test]
+    fn dsack_is_written_only_when_on_and_the_window_is_bounded() {
+        let plain = serde_json::to_string(&TcpConfig::default()).unwrap();
+        assert!(!plain.contains("dsack"), "{plain}");
+        let on = TcpConfig { dsack: true, ..Default::default() };
+        assert!(serde_json::to_string(&on).unwrap().contains(r#""dsack":true"#));
+        let widest = TcpConfig { receive_window: MAX_RECEIVE_WINDOW, ..Default::default() };
+        assert!(widest.validate().is_ok());
+        let wider = TcpConfig { receive_window: Bytes(MAX_RECEIVE_WINDOW.0 + 1), ..Default::default() };
+        assert_eq!(wider.validate().unwrap_err().path, "receive_window");
+    }
+
     /// `rto.tick_rule` reads its two names, is written back only when "after", and needs a
     /// tick.
     #[test]
