@@ -390,7 +390,9 @@ fn ack_with_blocks(s: &mut Script, now_ms: u64, seq: u64, blocks: &[(u64, u64)])
 /// brings a D-SACK of [segment 2, segment 3) below that ACK at 336 ms: one duplicate of one
 /// retransmission, reordering seen, no probe: reo_wnd_mult 1 -> 2 and reo_wnd_persist 16, the
 /// window 25 -> 50 ms (min_RTT/4 · 2, under SRTT). A second D-SACK in the same round (SND.UNA
-/// not yet past the SND.NXT of the first) changes nothing but the count.
+/// not yet past the SND.NXT of the first) changes nothing but the count. The ACK of everything
+/// at 400 ms ends the recovery: 15 more exits before the multiplier falls back (counted down
+/// to 1 in `rack.rs`'s tests).
 #[test]
 fn a_dsack_of_a_spurious_retransmission_doubles_the_reordering_window() {
     let mut s = rack_script(LossDetection::RackNoTlp, None);
@@ -414,6 +416,10 @@ fn a_dsack_of_a_spurious_retransmission_doubles_the_reordering_window() {
     ack_with_blocks(&mut s, 337, seg(4), &[(seg(2), seg(3))]);
     let rack = s.tx.loss.rack.as_ref().unwrap();
     assert_eq!((rack.reo_wnd_state(), s.tx.stats.dsacks_received), ((2, 16), 2));
+    let all = s.tx.send.snd_max;
+    s.ack(400, all, 0);
+    assert_eq!(s.tx.loss.ca, CaState::Open);
+    assert_eq!(s.tx.loss.rack.as_ref().unwrap().reo_wnd_state(), (2, 15), "one recovery exit of 16");
 }
 
 /// Section 7, a tail loss: a 10-segment transfer whose segments 8 and 9 (with the FIN) are
