@@ -343,6 +343,8 @@ def _refuse_tcp_options(tcp: dict[str, Any], key: str) -> None:
         ("small_queues", lambda v: v not in (None, False)),
         # ns-3 3.44 has no RACK-TLP: its SACK sender detects losses by RFC 6675 only.
         ("loss_detection", lambda v: v not in (None, "dupack")),
+        # ns-3 3.44's TcpRxBuffer builds SACK blocks only above its next expected byte: no D-SACK.
+        ("dsack", bool),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.{k}", f"{k} = {tcp.get(k)!r}")
