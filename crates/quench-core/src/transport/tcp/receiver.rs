@@ -343,8 +343,8 @@ impl Endpoint for TcpReceiver {
 
 #[cfg(test)]
 mod tests {
-    //! The reordered and duplicate counts on a hand-written arrival sequence, driven through a
-    //! scripted host.
+    //! The reordered and duplicate counts and the SACK and D-SACK blocks of the ACKs on
+    //! hand-written arrival sequences, driven through a scripted host.
     use super::super::config::DelayedAckConfig;
     use super::*;
     use crate::packet::{AgentId, FlowId};
