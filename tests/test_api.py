@@ -174,9 +174,10 @@ def test_engine_code_names_reach_the_tables():
 
 
 def test_receiver_order_counts_reach_the_flows_table():
-    """`reordered_segments` and `duplicate_segments` are uint64 columns of `flows`: 0 for a TCP
-    flow on a lossless single path (nothing overtaken, nothing twice) and for a UDP flow (not
-    counted there); their meaning is checked against hand counts in quench-core's tests."""
+    """`reordered_segments`, `duplicate_segments` and `dsacks_received` are uint64 columns of
+    `flows`: 0 for a TCP flow on a lossless single path (nothing overtaken, nothing twice) and
+    for a UDP flow (not counted there); their meaning is checked against hand counts in
+    quench-core's tests."""
     net = quench.Network(seed=1)
     net.hosts("a", "b").router("r")
     net.link("a", "r", rate="100Mbps", delay="1ms")
@@ -184,7 +185,7 @@ def test_receiver_order_counts_reach_the_flows_table():
     net.tcp("a", "b", bytes="200KB", cc="newreno")
     net.udp("a", "b", rate="1Mbps")
     res = net.run("2s", progress=False)
-    for col in ("reordered_segments", "duplicate_segments"):
+    for col in ("reordered_segments", "duplicate_segments", "dsacks_received"):
         assert str(res.flows[col].dtype) == "uint64"
         assert res.flows[col].tolist() == [0, 0], col
     assert res.flows["retransmitted_segments"].iloc[0] == 0

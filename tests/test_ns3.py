@@ -176,6 +176,10 @@ def test_refuses_what_ns3_cannot_run():
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.loss_detection: .*no ns-3 counterpart"):
         ns3.translate(spec)
     spec = matched_dumbbell("newreno", False)
+    spec["flows"][0].setdefault("tcp", {}).update(sack=True, dsack=True)
+    with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.dsack: .*no ns-3 counterpart"):
+        ns3.translate(spec)
+    spec = matched_dumbbell("newreno", False)
     spec["flows"][0].setdefault("tcp", {}).update(delayed_ack={"quick_ack": True})
     with pytest.raises(Exception, match=r"^flows\[0\]\.tcp\.delayed_ack\.quick_ack: .*no ns-3 counterpart"):
         ns3.translate(spec)

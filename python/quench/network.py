@@ -562,6 +562,9 @@ class Network:
         - newreno_timer: without SACK, when a NewReno recovery restarts the retransmission
           timer: ["impatient", the first partial ACK only] or "slow_but_steady" (every partial
           ACK, Linux's; RFC 6582 section 4.2);
+        - dsack: with sack=True, the receiver reports duplicates in a D-SACK block (RFC 2883)
+          and a RACK sender widens its reordering window per round trip that brings one (RFC
+          8985 section 6.2) [False; True in the linux profile];
         - timestamps: the RFC 7323 option, 12 header bytes from each full segment and an RTT
           sample per ACK [False];
         - receiver: the receiving end's support, {sack, timestamps, ecn} [each True]: sack,

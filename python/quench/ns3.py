@@ -343,6 +343,8 @@ def _refuse_tcp_options(tcp: dict[str, Any], key: str) -> None:
         ("small_queues", lambda v: v not in (None, False)),
         # ns-3 3.44 has no RACK-TLP: its SACK sender detects losses by RFC 6675 only.
         ("loss_detection", lambda v: v not in (None, "dupack")),
+        # ns-3 3.44's TcpRxBuffer builds SACK blocks only above its next expected byte: no D-SACK.
+        ("dsack", bool),
     ):
         if bad(tcp.get(k)):
             raise _refuse(f"{key}.{k}", f"{k} = {tcp.get(k)!r}")
@@ -963,6 +965,7 @@ def _flow_row(plan: dict[str, Any], k: int, fl: dict[str, Any], got: dict[str, A
         # Counted at quench's own TCP receiver (docs/tables.md, "ns-3 results").
         "reordered_segments": np.nan,
         "duplicate_segments": np.nan,
+        "dsacks_received": np.nan,
         "final_cwnd_bytes": got.get("final_cwnd_bytes", np.nan),
         "srtt_s": np.nan if got.get("srtt_s") is None else got["srtt_s"],
         # What the ns-3 run does not measure (docs/tables.md, "ns-3 results").

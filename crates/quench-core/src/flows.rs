@@ -363,6 +363,7 @@ pub(crate) fn flow_rows<'a>(
         .with("fast_retransmits", u64s(rows.iter().map(|r| r.fast_retransmits)))
         .with("reordered_segments", u64s(rows.iter().map(|r| r.reordered_segments)))
         .with("duplicate_segments", u64s(rows.iter().map(|r| r.duplicate_segments)))
+        .with("dsacks_received", u64s(rows.iter().map(|r| r.dsacks_received)))
         .with("final_cwnd_bytes", f64s(rows.iter().map(|r| r.cwnd)))
         .with("srtt_s", f64s(rows.iter().map(|r| r.srtt_s)))
         .with("mean_rtt_s", f64s(rows.iter().map(|r| r.mean_rtt_s)))

@@ -183,11 +183,13 @@ pub mod subflow {
     }
 }
 
-/// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as offsets
-/// from the ACK number; unused slots are (0, 0).
+/// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as signed
+/// offsets from the ACK number (a D-SACK block, RFC 2883, may lie below it); unused slots are
+/// (0, 0). The advertised window, at most 2^30 bytes (RFC 7323 section 2.3), keeps every
+/// block within an offset's range.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
-    pub offsets: [(u32, u32); SackBlocks::MAX],
+    pub offsets: [(i32, i32); SackBlocks::MAX],
 }
 
 impl SackBlocks {
@@ -200,7 +202,8 @@ impl SackBlocks {
 
     /// The blocks as absolute sequence ranges.
     pub fn ranges(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.offsets.iter().take_while(|(s, e)| e > s).map(move |&(s, e)| (ack + s as u64, ack + e as u64))
+        let at = move |off: i32| ack.wrapping_add_signed(off as i64);
+        self.offsets.iter().take_while(|(s, e)| e > s).map(move |&(s, e)| (at(s), at(e)))
     }
 
     /// TCP option bytes: two NOPs, kind, length, 8 bytes per block.
@@ -333,5 +336,7 @@ mod tests {
         assert_eq!(b.ranges(100).collect::<Vec<_>>(), vec![(1100, 3100), (5100, 6100)]);
         assert_eq!(b.option_bytes(), 20);
         assert_eq!(SackBlocks::default().option_bytes(), 0);
+        let dsack = SackBlocks { offsets: [(-1000, 0), (1000, 2000), (0, 0)] };
+        assert_eq!(dsack.ranges(5000).collect::<Vec<_>>(), vec![(4000, 5000), (6000, 7000)]);
     }
 }

@@ -159,6 +159,7 @@ pub struct FlowRow {
     pub(crate) fast_retransmits: u64,
     pub(crate) reordered_segments: u64,
     pub(crate) duplicate_segments: u64,
+    pub(crate) dsacks_received: u64,
     pub(crate) cwnd: f64,
     pub(crate) srtt_s: f64,
     pub(crate) mean_rtt_s: f64,

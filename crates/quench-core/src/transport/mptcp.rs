@@ -557,6 +557,7 @@ impl FlowReport for MptcpSender {
         r.fast_retransmits = self.subflows.iter().map(|s| s.tcp.stats.fast_retransmits).sum();
         r.reordered_segments = rx.subflows.iter().map(|s| s.stats.reordered_segments).sum();
         r.duplicate_segments = rx.subflows.iter().map(|s| s.stats.duplicate_segments).sum();
+        r.dsacks_received = self.subflows.iter().map(|s| s.tcp.stats.dsacks_received).sum();
         r.aborted = self.subflows.iter().all(|s| s.tcp.is_aborted());
     }
 }

@@ -24,6 +24,9 @@ const DEFAULT_DUPACK_THRESHOLD: u32 = 3;
 const MIN_MSS: u32 = 8;
 /// The largest payload a 65535-byte IPv4 datagram can carry after 40 bytes of headers.
 const MAX_MSS: u32 = 65_495;
+/// The largest window TCP advertises: 65 535 scaled by the largest shift, 14 (RFC 7323
+/// section 2.3). SACK blocks are kept as signed 32-bit offsets from the ACK on that bound.
+const MAX_RECEIVE_WINDOW: Bytes = Bytes(65_535 << 14);
 
 /// RFC 6298 section 2 and the revised 1988 paper: `rto = srtt + 4·rttvar`.
 const DEFAULT_RTO_K: u16 = 4;
@@ -234,6 +237,13 @@ pub struct TcpConfig {
     /// loss probe, which needs SACK, never stands in for it).
     #[serde(skip_serializing_if = "NewRenoTimer::is_impatient")]
     pub newreno_timer: NewRenoTimer,
+    /// D-SACK (RFC 2883): the receiver reports a duplicate segment in the first SACK block of
+    /// its next ACK, and a RACK sender widens its reordering window in the round trips that
+    /// bring one (RFC 8985 section 6.2 step 4, `sender/rack.rs`). Acts only where SACK is
+    /// agreed. Off by default (ns-3 3.44's `TcpSocketBase` sends none); on in `linux`
+    /// (`tcp_dsack` = 1).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dsack: bool,
     /// The timestamp option (RFC 7323) on every segment: 12 more header bytes, taken from the
     /// payload of a full segment as Linux does (`mss` stays the payload without options), and
     /// an RTT sample from the echoed timestamp on every ACK of new data, retransmissions
@@ -520,6 +530,7 @@ impl Default for TcpConfig {
             loss_detection: LossDetection::Dupack,
             probe_timeout: ProbeTimeout::Rfc8985,
             newreno_timer: NewRenoTimer::Impatient,
+            dsack: false,
             timestamps: false,
             receiver: ReceiverSupport::default(),
             small_queues: SmallQueues::Off,
@@ -551,6 +562,10 @@ impl TcpConfig {
             if w.0 < self.mss as u64 {
                 return Err(ConfigError::new(field, format!("{w} cannot hold one {}-byte segment", self.mss)));
             }
+        }
+        if self.receive_window.0 > MAX_RECEIVE_WINDOW.0 {
+            let why = format!("{} is more than TCP can advertise ({MAX_RECEIVE_WINDOW})", self.receive_window);
+            return Err(ConfigError::new("receive_window", why));
         }
         let rto = &self.rto;
         if !(1..=16).contains(&rto.k) {
@@ -613,6 +628,20 @@ mod tests {
         assert!(e.starts_with("unknown rule \"bsd\": expected false, true or \"linux\""), "{e}");
         let e = read::<LimitedTransmit>("3").unwrap_err();
         assert!(e.starts_with("expected true, false, \"rfc3042\" or \"rfc6675\""), "{e}");
+    }
+
+    /// `dsack` is written back only when on (so the other profiles' outputs keep their
+    /// keys); the receive window is refused beyond what TCP can advertise, 65 535 << 14.
+    #[test]
+    fn dsack_is_written_only_when_on_and_the_window_is_bounded() {
+        let plain = serde_json::to_string(&TcpConfig::default()).unwrap();
+        assert!(!plain.contains("dsack"), "{plain}");
+        let on = TcpConfig { dsack: true, ..Default::default() };
+        assert!(serde_json::to_string(&on).unwrap().contains(r#""dsack":true"#));
+        let widest = TcpConfig { receive_window: MAX_RECEIVE_WINDOW, ..Default::default() };
+        assert!(widest.validate().is_ok());
+        let wider = TcpConfig { receive_window: Bytes(MAX_RECEIVE_WINDOW.0 + 1), ..Default::default() };
+        assert_eq!(wider.validate().unwrap_err().path, "receive_window");
     }
 
     /// `rto.tick_rule` reads its two names, is written back only when "after", and needs a

@@ -117,6 +117,7 @@ impl FlowReport for TcpSender {
         r.fast_retransmits = self.stats.fast_retransmits;
         r.reordered_segments = rx.stats.reordered_segments;
         r.duplicate_segments = rx.stats.duplicate_segments;
+        r.dsacks_received = self.stats.dsacks_received;
         r.aborted = self.is_aborted();
     }
 }

@@ -11,7 +11,8 @@
 //!   "linux"`: every acknowledged segment counts, in slow start and in congestion avoidance),
 //!   and only while the window limits the sends (`cwnd_limited_growth = "linux"`); TCP Small
 //!   Queues hold what a socket leaves in its host (`small_queues = "linux"`); the tail loss
-//!   probe waits Linux's 2 ms beyond 2·SRTT (`probe_timeout = "linux"`); without SACK, every
+//!   probe waits Linux's 2 ms beyond 2·SRTT (`probe_timeout = "linux"`); the receiver sends
+//!   D-SACKs and RACK's reordering window adapts to them (`dsack = true`); without SACK, every
 //!   partial ACK restarts the retransmission timer (`newreno_timer = "slow_but_steady"`).
 //! - `ns3`: ns-3 3.44's defaults (src/internet/model: tcp-socket.cc, tcp-socket-base.cc,
 //!   tcp-l4-protocol.cc, tcp-cubic.cc), so that a cross-check with ns-3 needs one line.
@@ -134,6 +135,9 @@ impl Profile {
                 // RTO (`tcp_set_xmit_timer`; no loss probe without SACK): RFC 6582's
                 // Slow-but-Steady variant.
                 newreno_timer: NewRenoTimer::SlowButSteady,
+                // `tcp_dsack` = 1 (ip-sysctl.rst): duplicates reported (`tcp_dsack_set`), and
+                // RACK's window adapts to them (`tcp_rack_update_reo_wnd`).
+                dsack: true,
                 // TCP Small Queues (`tcp_small_queue_check`, on since 3.6): the socket stops
                 // writing while more than about 1 ms at its pacing rate waits in its host.
                 small_queues: SmallQueues::Linux,
@@ -319,6 +323,7 @@ mod tests {
         assert_eq!(tcp.loss_detection, LossDetection::Rack);
         assert_eq!(tcp.probe_timeout, ProbeTimeout::Linux);
         assert_eq!(tcp.newreno_timer, NewRenoTimer::SlowButSteady);
+        assert!(tcp.dsack, "tcp_dsack = 1");
         assert_eq!(tcp.small_queues, SmallQueues::Linux);
         assert_eq!(tcp.cwnd_limited_growth, CwndLimitedGrowth::Linux);
         assert_eq!(tcp.recovery, RecoveryReduction::PrrRfc9937);
@@ -380,6 +385,7 @@ mod tests {
         assert_eq!((tcp.send_buffer, tcp.receive_window), (Bytes(131_072), Bytes(131_072)));
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!((tcp.loss_detection, tcp.recovery), (LossDetection::Dupack, RecoveryReduction::Prr));
+        assert!(!tcp.dsack, "TcpSocketBase sends no D-SACK");
         assert_eq!((tcp.rto.min, tcp.rto.max, tcp.rto.max_backoffs), (Dur::from_secs(1), Dur::from_secs(60), 6));
         assert_eq!(tcp.delayed_ack.timeout, Dur::from_millis(200));
         assert!(!tcp.delayed_ack.quick_ack, "tcp-socket-base.cc delays from the first segment");

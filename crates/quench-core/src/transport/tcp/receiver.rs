@@ -5,6 +5,9 @@
 //! `delayed_ack.quick_ack`, every segment while Linux's quick-ack mode lasts (`quickack.rs`).
 //! It runs the options the handshake agreed (`options.rs`): SACK blocks and timestamps only
 //! when both ends support them, ECN when its own `tcp.receiver.ecn` and the SYN agree.
+//! With SACK and `tcp.dsack`, a segment that brings bytes already received (below rcv_nxt or
+//! held above it) is reported in the first SACK block of the next ACK (RFC 2883 section 4,
+//! Linux's `tcp_dsack_set`), the block holding it second, the usual blocks after.
 //! The application reads data as soon as it is in order, so the advertised window is constant.
 //! Owns the receive state (what has arrived, the delayed-ACK count, the ECN echo). It acts only
 //! through its `AgentCx`, never on the world or the sender.
@@ -50,6 +53,8 @@ pub struct TcpReceiver {
     quick: QuickAck,
     /// Start of the latest out-of-order segment (leads the SACK blocks).
     last_out_of_order: Option<u64>,
+    /// The duplicate range the next ACK reports first (`tcp.dsack`), once.
+    dsack: Option<(u64, u64)>,
     /// Sequence number of the peer's FIN, once seen.
     fin_seq: Option<u64>,
     /// Application transfer size, when known, to time the delivery of the last byte.
@@ -88,6 +93,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             delack: TimerSlot::default(),
             last_out_of_order: None,
+            dsack: None,
             fin_seq: None,
             expected_bytes,
             ecn: ReceiverEcn::new(feedback, ect_on_every_packet),
@@ -123,6 +129,7 @@ impl TcpReceiver {
         if self.cfg.sack {
             ack.sack = self.sack_blocks();
             ack.size += ack.sack.option_bytes() as u16;
+            self.dsack = None; // Linux's `tcp_established_options`: reported on one ACK
         }
         cx.send(ack);
         self.stats.acks_sent += 1;
@@ -183,17 +190,43 @@ impl TcpReceiver {
     }
 
     /// RFC 2018 section 4: the first block holds the most recently received segment; the
-    /// others follow, highest first (the most recently reported in a loss episode).
+    /// others follow, highest first (the most recently reported in a loss episode). A D-SACK
+    /// block goes before them all (RFC 2883 section 4) and takes one of the slots, as in
+    /// Linux's `tcp_established_options`.
     fn sack_blocks(&self) -> SackBlocks {
         let mut out = SackBlocks::default();
+        let offset = |seq: u64| (seq as i64 - self.rcv_nxt as i64) as i32;
         let held = &self.holes_filled_later;
         let latest = self.last_out_of_order.and_then(|seq| crate::ranges::containing(held, seq));
         let order = latest.into_iter().chain((0..held.len()).rev().filter(|&i| Some(i) != latest));
-        for (slot, i) in order.take(SackBlocks::MAX).enumerate() {
-            let (s, e) = held[i];
-            out.offsets[slot] = ((s - self.rcv_nxt) as u32, (e - self.rcv_nxt) as u32);
+        let dsack = self.dsack.map(|(s, e)| (offset(s), offset(e)));
+        let blocks = dsack.into_iter().chain(order.map(|i| (offset(held[i].0), offset(held[i].1))));
+        for (slot, block) in blocks.take(SackBlocks::MAX).enumerate() {
+            out.offsets[slot] = block;
         }
         out
+    }
+
+    /// With `tcp.dsack` (and SACK agreed), the bytes of the data [start, end) that had arrived
+    /// before become the next ACK's D-SACK block, replacing any not yet sent: the part below
+    /// rcv_nxt if any (Linux's `tcp_data_queue`, `tcp_dsack_set(seq, rcv_nxt)` for a partial
+    /// one), else the overlap with the first held range it meets (`tcp_data_queue_ofo`). The
+    /// held range keeps its place as the most recent (`last_out_of_order`), so it is the
+    /// second block, as RFC 2883 section 4 asks.
+    fn note_duplicate(&mut self, start: u64, end: u64) {
+        if !(self.cfg.dsack && self.cfg.sack) {
+            return;
+        }
+        let held = &self.holes_filled_later;
+        let first = held.partition_point(|&(_, e)| e <= start);
+        let block = if start < self.rcv_nxt {
+            Some((start, end.min(self.rcv_nxt)))
+        } else {
+            held.get(first).filter(|&&(s, _)| s < end).map(|&(s, e)| (start.max(s), end.min(e)))
+        };
+        if block.is_some() {
+            self.dsack = block;
+        }
     }
 
     /// Insert [start, end) into the reassembly list, merging neighbours.
@@ -251,6 +284,7 @@ impl TcpReceiver {
         }
         if pkt.payload > 0 {
             self.count_arrival_order(start, end);
+            self.note_duplicate(start, start + pkt.payload as u64);
         }
         if end <= self.rcv_nxt {
             self.stats.duplicate_bytes += pkt.payload as u64;
@@ -309,8 +343,9 @@ impl Endpoint for TcpReceiver {
 
 #[cfg(test)]
 mod tests {
-    //! The reordered and duplicate counts on a hand-written arrival sequence, driven through a
-    //! scripted host.
+    //! The reordered and duplicate counts and the SACK and D-SACK blocks of the ACKs on
+    //! hand-written arrival sequences, driven through a scripted host.
+    use super::super::config::DelayedAckConfig;
     use super::*;
     use crate::packet::{AgentId, FlowId};
     use crate::trace::{RecordConfig, Recorder};
@@ -318,11 +353,11 @@ mod tests {
 
     const MSS: u64 = 1000;
 
-    /// A receiver after the SYN (its in-order point at 1) fed the data segments
-    /// [start, start + len), each with the FIN where asked; its (reordered, duplicate) counts.
-    fn counts(segments: &[(u64, u64, bool)]) -> (u64, u64) {
+    /// A receiver configured as `cfg` after the SYN (its in-order point at 1) fed the data
+    /// segments [start, start + len), each with the FIN where asked; the receiver and the
+    /// packets it sent (the SYN-ACK first).
+    fn fed(cfg: TcpConfig, segments: &[(u64, u64, bool)]) -> (TcpReceiver, Vec<Packet>) {
         let conn = Connection { flow: FlowId(0), local: NodeId(1), remote: NodeId(0), peer: AgentId(0) };
-        let cfg = TcpConfig { mss: MSS as u32, ..Default::default() };
         let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
         let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
         let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {
@@ -335,7 +370,48 @@ mod tests {
         for &(start, len, fin) in segments {
             feed(&mut rx, start, len, tcp_flags::ACK | if fin { tcp_flags::FIN } else { 0 });
         }
+        (rx, host.sent)
+    }
+
+    /// The receiver's (reordered, duplicate) counts after `segments`.
+    fn counts(segments: &[(u64, u64, bool)]) -> (u64, u64) {
+        let (rx, _) = fed(TcpConfig { mss: MSS as u32, ..Default::default() }, segments);
         (rx.stats.reordered_segments, rx.stats.duplicate_segments)
+    }
+
+    /// Segment k is [1 + k·MSS, 1 + (k+1)·MSS), every segment ACKed at once. By hand (RFC 2018
+    /// section 4, RFC 2883 sections 4.1.1 and 4.1.3): 0 in order (ACK 1001, no block); 2 and 3
+    /// above a hole (ACK 1001, [2001, 3001) then [2001, 4001)); 0 again, below rcv_nxt: the
+    /// D-SACK [1, 1001) first, then [2001, 4001); 2 again, held above rcv_nxt: the D-SACK
+    /// [2001, 3001) first, the block holding it, [2001, 4001), second; 5: [5001, 6001) first,
+    /// [2001, 4001) second, the D-SACK reported once; 1 fills the hole: ACK 4001 with
+    /// [5001, 6001). Each block adds 8 bytes to the ACK, the option's NOP, NOP, kind and
+    /// length 4 more. Without `tcp.dsack` the same ACKs carry no D-SACK block.
+    #[test]
+    fn duplicates_below_and_above_rcv_nxt_are_reported_first() {
+        let seg = |k: u64| 1 + k * MSS;
+        let arrivals = [0, 2, 3, 0, 2, 5, 1].map(|k| (seg(k), MSS, false));
+        let no_delay = DelayedAckConfig { enabled: false, ..Default::default() };
+        let cfg = TcpConfig { mss: MSS as u32, sack: true, dsack: true, delayed_ack: no_delay, ..Default::default() };
+        let blocks = |acks: &[Packet]| -> Vec<(u64, Vec<(u64, u64)>)> {
+            acks.iter().map(|a| (a.ack, a.sack.ranges(a.ack).collect())).collect()
+        };
+        let (_, sent) = fed(cfg.clone(), &arrivals);
+        let want = vec![
+            (1001, vec![]),
+            (1001, vec![(2001, 3001)]),
+            (1001, vec![(2001, 4001)]),
+            (1001, vec![(1, 1001), (2001, 4001)]),
+            (1001, vec![(2001, 3001), (2001, 4001)]),
+            (1001, vec![(5001, 6001), (2001, 4001)]),
+            (4001, vec![(5001, 6001)]),
+        ];
+        assert_eq!(blocks(&sent[1..]), want);
+        let base = sent[1].size;
+        assert_eq!(sent[4].size, base + 4 + 2 * 8, "the D-SACK block counts in the ACK's size");
+        assert_eq!(sent[4].sack.offsets[0], (-1000, 0), "below the ACK: negative offsets");
+        let (_, plain) = fed(TcpConfig { dsack: false, ..cfg }, &arrivals);
+        assert_eq!(blocks(&plain[4..6]), vec![(1001, vec![(2001, 4001)]), (1001, vec![(2001, 4001)])]);
     }
 
     #[test]

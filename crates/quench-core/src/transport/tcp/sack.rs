@@ -4,10 +4,30 @@
 //! number), the next hole to repair, the highest SACKed octet (NextSeg rule 3's bound), the
 //! highest hole (rule 4's rescue), and unSACKed byte counts for SetPipe. All queries walk
 //! the few blocks there are, never the window, so they stay cheap at any bandwidth.
-//! Owns the SACKed ranges of the send sequence space. It sends nothing and sees no packet: the
-//! sender's recovery asks it.
+//! An ACK's first block may be a D-SACK (RFC 2883): `dsack` tells it apart, `reported` gives
+//! the blocks that report data held above the cumulative ACK.
+//! Owns the SACKed ranges of the send sequence space and the reading of an ACK's blocks. It
+//! sends nothing: the sender's recovery asks it.
 
+use crate::packet::SackBlocks;
 use crate::ranges::FrontVec;
+
+/// The D-SACK block an ACK carries, if any (RFC 2883 section 4, as Linux's
+/// `tcp_check_dsack`): its first block, when that lies below the cumulative ACK `ack` or
+/// within the second block. A receiver without D-SACK never sends such a first block: its
+/// blocks lie above the ACK and apart.
+pub fn dsack(blocks: &SackBlocks, ack: u64) -> Option<(u64, u64)> {
+    let mut ranges = blocks.ranges(ack);
+    let first = ranges.next()?;
+    let within_second = ranges.next().is_some_and(|(s, e)| s <= first.0 && first.1 <= e);
+    (first.0 < ack || within_second).then_some(first)
+}
+
+/// The blocks that report data held above `ack`: every block but a D-SACK one, which tells
+/// of a duplicate, never of data newly held.
+pub fn reported(blocks: &SackBlocks, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    blocks.ranges(ack).skip(dsack(blocks, ack).is_some() as usize)
+}
 
 /// Both lists drop their front lazily (`ranges::FrontVec`): the cumulative ACK takes blocks
 /// from the front while new ones join at the back.
@@ -175,6 +195,27 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// RFC 2883 section 4's examples: a first block below the ACK (section 4.1.1), one within
+    /// the second block (4.1.3), and ordinary blocks (none).
+    #[test]
+    fn a_dsack_block_is_told_apart() {
+        let blocks = |b: &[(i32, i32)]| {
+            let mut out = SackBlocks::default();
+            out.offsets[..b.len()].copy_from_slice(b);
+            out
+        };
+        let below = blocks(&[(-1000, -500), (500, 1000)]);
+        assert_eq!(dsack(&below, 4000), Some((3000, 3500)));
+        assert_eq!(reported(&below, 4000).collect::<Vec<_>>(), vec![(4500, 5000)]);
+        let within = blocks(&[(1000, 1500), (500, 2000), (3000, 3500)]);
+        assert_eq!(dsack(&within, 4000), Some((5000, 5500)));
+        assert_eq!(reported(&within, 4000).collect::<Vec<_>>(), vec![(4500, 6000), (7000, 7500)]);
+        let plain = blocks(&[(3000, 3500), (500, 2000)]);
+        assert_eq!(dsack(&plain, 4000), None);
+        assert_eq!(reported(&plain, 4000).count(), 2);
+        assert_eq!(dsack(&SackBlocks::default(), 4000), None);
+    }
 
     #[test]
     fn holes_are_the_unsacked_parts_of_a_range() {

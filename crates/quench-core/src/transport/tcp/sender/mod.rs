@@ -44,6 +44,7 @@
 
 mod clock;
 mod cwnd_limited;
+mod dsack;
 mod local_drop;
 mod monitor;
 mod prr;
@@ -125,6 +126,8 @@ pub struct SenderStats {
     pub fast_retransmits: u64,
     /// Window reductions for ECN-Echo (RFC 3168).
     pub ecn_reductions: u64,
+    /// ACKs that carried a D-SACK block (RFC 2883).
+    pub dsacks_received: u64,
 }
 
 /// The sequence space and the connection's progress (RFC 793's send variables).
@@ -818,8 +821,9 @@ impl TcpSender {
         let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
         let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt, duplicate, now));
         self.rack_deliver(pkt, cx.now);
+        self.dsack_on_ack(pkt);
         if self.loss.sack {
-            for (start, end) in pkt.sack.ranges(pkt.ack) {
+            for (start, end) in super::sack::reported(&pkt.sack, pkt.ack) {
                 self.loss.scoreboard.add(start.max(self.send.snd_una), end.min(self.send.snd_max));
             }
         }
@@ -915,7 +919,7 @@ impl TcpSender {
             for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
                 r.deliver(a, b);
             }
-            for (start, end) in pkt.sack.ranges(pkt.ack) {
+            for (start, end) in super::sack::reported(&pkt.sack, pkt.ack) {
                 for (a, b) in self.loss.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
                     r.deliver(a, b);
                 }

@@ -17,15 +17,22 @@
 //! segment above a hole echoes the last in-order segment, so the test would discard every SACK
 //! of a retransmission above a hole, a tail loss probe's included (`tests/rack.rs` runs that
 //! case with timestamps). (3) A never-retransmitted segment delivered below
-//! `fack` is reordering. (4) The reordering window is `min(min_RTT / 4, SRTT)`, or 0 when no
-//! reordering has been seen and the sender is in recovery or DupThresh segments are SACKed.
+//! `fack` is reordering. (4) The reordering window is `min(reo_wnd_mult · min_RTT / 4, SRTT)`,
+//! or 0 when no reordering has been seen and the sender is in recovery or DupThresh segments
+//! are SACKed.
 //! (5) Each undelivered segment sent before the RACK segment is lost once `xmit_ts + RACK.rtt +
 //! reo_wnd <= now`; the earliest one not yet due arms the reorder timer at that time.
 //!
-//! Where quench stands: the reordering window is RFC 8985's default; its DSACK-driven
-//! adaptation (`reo_wnd_mult`, `reo_wnd_persist`) is not implemented, since quench's receiver
-//! sends no DSACK blocks (Linux adapts it). Detection runs on every ACK, and loss marks alone
-//! start recovery (no duplicate-ACK count), as in Linux's `tcp_time_to_recover` with RACK.
+//! The multiplier adapts to D-SACKs (step 4's `RACK_update_reo_wnd`, as Linux's
+//! `tcp_rack_update_reo_wnd`; the receiver sends them with `tcp.dsack`): the first D-SACK of a
+//! round trip (`dsack_round`: until SND.UNA passes the SND.NXT of that D-SACK) adds one
+//! (Linux's `reo_wnd_steps`, at most 255) and sets `reo_wnd_persist` to 16; each exit from fast
+//! or RTO recovery takes one from it (Linux's `tcp_try_undo_recovery`: quench has no undo), and
+//! at 0 the multiplier falls back to 1. As Linux's `tcp_dsack_seen`, a D-SACK counts only once
+//! reordering has been seen, when it is not the duplicate of a tail loss probe, and while the
+//! duplicates reported are no more than the segments retransmitted. Detection runs on every
+//! ACK, and loss marks alone start recovery (no duplicate-ACK count), as in Linux's
+//! `tcp_time_to_recover` with RACK.
 //!
 //! Segments start `mss` apart from the first data byte, as in `rate.rs`, so a segment's state
 //! is found by division in a ring that stops growing once it holds the window. The loss walk
@@ -48,6 +55,11 @@ use std::collections::VecDeque;
 /// Divisor of min_RTT for the default reordering window (RFC 8985 section 6.2 step 4: a
 /// quarter of the minimum RTT).
 const REO_WND_MIN_RTT_DIVISOR: u64 = 4;
+/// Recoveries a widened reordering window outlasts without a D-SACK (RFC 8985 section 6.2
+/// step 4, `RACK.reo_wnd_persist = 16`; Linux's `TCP_RACK_RECOVERY_THRESH`).
+const REO_WND_PERSIST: u32 = 16;
+/// The largest multiplier (Linux's `reo_wnd_steps` is a u8: `min_t(u32, 0xFF, ...)`).
+const REO_WND_MULT_MAX: u32 = 0xFF;
 
 #[derive(Clone, Copy, Debug)]
 struct Seg {
@@ -81,6 +93,14 @@ pub(crate) struct Rack {
     lost_from: usize,
     /// Segments marked lost, for the flows table and tests.
     pub marked: u64,
+    /// RACK.reo_wnd_mult, RACK.reo_wnd_persist and RACK.dsack_round (section 6.1).
+    reo_wnd_mult: u32,
+    reo_wnd_persist: u32,
+    dsack_round: Option<u64>,
+    /// Segments reported duplicate by D-SACKs (Linux's `dsack_dups`).
+    dsack_dups: u64,
+    /// The sender was in fast or RTO recovery at the last detection (to see it exit).
+    was_in_recovery: bool,
 }
 
 impl Rack {
@@ -99,6 +119,11 @@ impl Rack {
             newly_lost: 0,
             lost_from: 0,
             marked: 0,
+            reo_wnd_mult: 1,
+            reo_wnd_persist: 0,
+            dsack_round: None,
+            dsack_dups: 0,
+            was_in_recovery: false,
         }
     }
 
@@ -181,14 +206,62 @@ impl Rack {
         }
     }
 
-    /// RFC 8985 section 6.2 step 4 without DSACK adaptation: `in_recovery` is fast or RTO
-    /// recovery, `sacked_segments` RACK.segs_sacked.
+    /// RFC 8985 section 6.2 step 4 (`RACK_update_reo_wnd`'s first half) for an ACK up to
+    /// `una` that carries a D-SACK of `dup_segments` segments (0 when it carries none), sent
+    /// by a sender that has retransmitted `retransmitted` segments and has SND.NXT `nxt`;
+    /// `tlp_duplicate`: the D-SACK is the tail loss probe's (Linux's `FLAG_DSACK_TLP`). True
+    /// if the multiplier grew.
+    pub fn on_ack_dsack(
+        &mut self,
+        una: u64,
+        nxt: u64,
+        dup_segments: u64,
+        retransmitted: u64,
+        tlp_duplicate: bool,
+    ) -> bool {
+        if self.dsack_round.is_some_and(|round| una >= round) {
+            self.dsack_round = None;
+        }
+        self.dsack_dups += dup_segments;
+        // Linux's `tcp_dsack_seen`: more duplicates than retransmissions are not the sender's
+        // doing, and a probe's duplicate or one before any reordering says nothing of RACK.
+        let counts = dup_segments > 0 && self.dsack_dups <= retransmitted && self.reordering_seen && !tlp_duplicate;
+        if !counts || self.dsack_round.is_some() {
+            return false;
+        }
+        self.dsack_round = Some(nxt);
+        self.reo_wnd_mult = (self.reo_wnd_mult + 1).min(REO_WND_MULT_MAX);
+        self.reo_wnd_persist = REO_WND_PERSIST;
+        true
+    }
+
+    /// Step 4's second half: on each exit from fast or RTO recovery (`in_recovery` turning
+    /// false) the persistence counts down, and at 0 the multiplier is 1 again.
+    fn note_recovery(&mut self, in_recovery: bool) {
+        if self.was_in_recovery && !in_recovery {
+            self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+            if self.reo_wnd_persist == 0 {
+                self.reo_wnd_mult = 1;
+            }
+        }
+        self.was_in_recovery = in_recovery;
+    }
+
+    /// RFC 8985 section 6.2 step 4: `in_recovery` is fast or RTO recovery, `sacked_segments`
+    /// RACK.segs_sacked.
     pub fn reo_wnd(&self, in_recovery: bool, sacked_segments: u64, dupthresh: u32, srtt: Option<Dur>) -> Dur {
         if !self.reordering_seen && (in_recovery || sacked_segments >= dupthresh as u64) {
             return Dur::ZERO;
         }
         let quarter = self.min_rtt.map_or(Dur::ZERO, |m| Dur(m.0 / REO_WND_MIN_RTT_DIVISOR));
-        srtt.map_or(quarter, |s| quarter.min(s))
+        let wnd = Dur(quarter.0 * self.reo_wnd_mult as u64);
+        srtt.map_or(wnd, |s| wnd.min(s))
+    }
+
+    /// RACK.reo_wnd_mult and RACK.reo_wnd_persist (for tests and the docs' traces).
+    #[cfg(test)]
+    pub fn reo_wnd_state(&self) -> (u32, u32) {
+        (self.reo_wnd_mult, self.reo_wnd_persist)
     }
 
     /// RFC 8985 section 6.2 step 5: mark lost every undelivered segment in [una, max) sent
@@ -283,7 +356,7 @@ impl TcpSender {
         for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
             r.deliver(a, b, now);
         }
-        for (start, end) in pkt.sack.ranges(pkt.ack) {
+        for (start, end) in super::super::sack::reported(&pkt.sack, pkt.ack) {
             for (a, b) in self.loss.scoreboard.holes_in(start.max(pkt.ack), end.min(max)) {
                 r.deliver(a, b, now);
             }
@@ -299,6 +372,7 @@ impl TcpSender {
         let sacked = self.loss.scoreboard.sacked_in(una, self.send.snd_max).div_ceil(self.w.mss);
         let (dupthresh, srtt, max) = (self.cfg.dupack_threshold, self.timing.rtt.srtt(), self.send.snd_max);
         let Some(r) = self.loss.rack.as_mut() else { return false };
+        r.note_recovery(in_recovery);
         let reo_wnd = r.reo_wnd(in_recovery, sacked, dupthresh, srtt);
         let (marked, timeout) = r.detect_loss(cx.now, reo_wnd, &self.loss.scoreboard, una, max);
         match timeout {
@@ -389,6 +463,39 @@ mod tests {
         assert_eq!((r.next_lost(), r.lost_bytes()), (None, 0));
         let (marked, _) = r.detect_loss(ms(300), reo, &sb, una, 1 + 10 * MSS);
         assert_eq!(marked, 0, "nothing sent after the retransmission has been delivered");
+    }
+
+    /// RFC 8985 section 6.2 step 4's adaptation by hand (min_RTT 100 ms, SRTT 100 ms): a
+    /// D-SACK before any reordering is seen, or reporting more duplicates than retransmissions,
+    /// or the probe's, leaves the window at 25 ms; a counted one doubles it and sets the
+    /// persistence to 16; another within the round (SND.UNA below the 10 001 of the first)
+    /// does not count, one after it makes 75 ms; each of 15 exits from recovery leaves it,
+    /// the 16th brings the multiplier back to 1 (25 ms). Capped by SRTT throughout.
+    #[test]
+    fn the_window_widens_per_dsack_round_and_persists_sixteen_recoveries() {
+        let mut r = ten_sent();
+        r.deliver(1, 1 + MSS, ms(100));
+        let srtt = Some(Dur::from_millis(100));
+        let wnd = |r: &Rack| r.reo_wnd(false, 0, 3, srtt);
+        assert!(!r.on_ack_dsack(1001, 10_001, 1, 1, false), "no reordering seen yet");
+        r.deliver(1 + 3 * MSS, 1 + 4 * MSS, ms(103));
+        r.deliver(1 + MSS, 1 + 2 * MSS, ms(104)); // reordering seen
+        assert!(!r.on_ack_dsack(1001, 10_001, 1, 1, false), "two duplicates, one retransmission");
+        assert!(!r.on_ack_dsack(1001, 10_001, 1, 3, true), "the probe's duplicate");
+        assert_eq!(wnd(&r), Dur::from_millis(25));
+        assert!(r.on_ack_dsack(1001, 10_001, 1, 9, false));
+        assert_eq!((r.reo_wnd_state(), wnd(&r)), ((2, 16), Dur::from_millis(50)));
+        assert!(!r.on_ack_dsack(5001, 12_001, 1, 9, false), "the same round");
+        assert!(r.on_ack_dsack(10_001, 12_001, 1, 9, false), "SND.UNA passed the round");
+        assert_eq!((r.reo_wnd_state(), wnd(&r)), ((3, 16), Dur::from_millis(75)));
+        assert_eq!(r.reo_wnd(false, 0, 3, Some(Dur::from_millis(60))), Dur::from_millis(60), "capped by SRTT");
+        for exit in 1..=16 {
+            r.note_recovery(true);
+            r.note_recovery(false);
+            let want = if exit < 16 { (3, 16 - exit) } else { (1, 0) };
+            assert_eq!(r.reo_wnd_state(), want, "after exit {exit}");
+        }
+        assert_eq!(wnd(&r), Dur::from_millis(25));
     }
 
     /// In recovery without reordering seen the window is 0; reordering seen restores it.

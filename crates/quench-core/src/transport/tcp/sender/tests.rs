@@ -47,7 +47,7 @@ impl Script {
         let mut p: Packet = crate::qdisc::harness::packet(0, 0, 40);
         (p.ack, p.flags, p.payload, p.window) = (seq, tcp_flags::ACK | flags, 0, 1 << 20);
         if let Some((start, end)) = block {
-            p.sack.offsets[0] = ((start - seq) as u32, (end - seq) as u32);
+            p.sack.offsets[0] = ((start as i64 - seq as i64) as i32, (end as i64 - seq as i64) as i32);
         }
         self.act(ms(now_ms), |tx, cx| tx.on_packet(p, cx));
     }
@@ -369,6 +369,57 @@ fn rack_resends_a_lost_retransmission_where_rfc_6675_waits_for_the_rto() {
             }
         }
     }
+}
+
+/// An ACK of `seq` carrying the SACK blocks `blocks` in order (a D-SACK first, if any).
+fn ack_with_blocks(s: &mut Script, now_ms: u64, seq: u64, blocks: &[(u64, u64)]) {
+    let mut p: Packet = crate::qdisc::harness::packet(0, 0, 40);
+    (p.ack, p.flags, p.payload, p.window) = (seq, tcp_flags::ACK, 0, 1 << 20);
+    for (slot, &(start, end)) in blocks.iter().enumerate() {
+        p.sack.offsets[slot] = ((start as i64 - seq as i64) as i32, (end as i64 - seq as i64) as i32);
+    }
+    s.act(ms(now_ms), |tx, cx| tx.on_packet(p, cx));
+}
+
+/// RFC 8985 section 6.2 step 4 with D-SACK (RFC 2883 section 4.2's reordering case). Segment 1
+/// is SACKed at 200 ms and segment 0 arrives at 210 ms (reordering seen; RTT samples 100 and
+/// 110 ms: min_RTT 100 ms, the window 25 ms). Segment 2 is held back: segment 3's SACK at
+/// 211 ms makes it the RACK segment (sent at 100 ms, RACK.rtt 111 ms), so segment 2 is due at
+/// 100 + 111 + 25 = 236 ms, marked lost and resent then: a spurious fast retransmission, for
+/// its original arrives at 240 ms (ACK of segment 4's start). The retransmission's arrival
+/// brings a D-SACK of [segment 2, segment 3) below that ACK at 336 ms: one duplicate of one
+/// retransmission, reordering seen, no probe: reo_wnd_mult 1 -> 2 and reo_wnd_persist 16, the
+/// window 25 -> 50 ms (min_RTT/4 · 2, under SRTT). A second D-SACK in the same round (SND.UNA
+/// not yet past the SND.NXT of the first) changes nothing but the count. The ACK of everything
+/// at 400 ms ends the recovery: 15 more exits before the multiplier falls back (counted down
+/// to 1 in `rack.rs`'s tests).
+#[test]
+fn a_dsack_of_a_spurious_retransmission_doubles_the_reordering_window() {
+    let mut s = rack_script(LossDetection::RackNoTlp, None);
+    s.sack(200, 1, 0, Some((seg(1), seg(2))));
+    s.ack(210, seg(2), 0);
+    let srtt = Some(Dur::from_millis(100));
+    assert_eq!(s.tx.loss.rack.as_ref().unwrap().reo_wnd(false, 0, 3, srtt), Dur::from_millis(25));
+    s.sack(211, seg(2), 0, Some((seg(3), seg(4))));
+    sent_since(&mut s);
+    run_timers(&mut s, ms(235));
+    assert!(!sent_since(&mut s).contains(&(235, seg(2))));
+    run_timers(&mut s, ms(236));
+    assert_eq!(sent_since(&mut s).first(), Some(&(236, seg(2))));
+    s.ack(240, seg(4), 0);
+    assert_eq!(s.tx.loss.rack.as_ref().unwrap().reo_wnd_state(), (1, 0));
+    ack_with_blocks(&mut s, 336, seg(4), &[(seg(2), seg(3))]);
+    let rack = s.tx.loss.rack.as_ref().unwrap();
+    assert_eq!((rack.reo_wnd_state(), s.tx.stats.dsacks_received), ((2, 16), 1));
+    assert_eq!(rack.reo_wnd(false, 0, 3, srtt), Dur::from_millis(50));
+    assert_eq!(s.tx.loss.scoreboard.sacked_in(seg(4), seg(20)), 0, "a D-SACK holds no new data");
+    ack_with_blocks(&mut s, 337, seg(4), &[(seg(2), seg(3))]);
+    let rack = s.tx.loss.rack.as_ref().unwrap();
+    assert_eq!((rack.reo_wnd_state(), s.tx.stats.dsacks_received), ((2, 16), 2));
+    let all = s.tx.send.snd_max;
+    s.ack(400, all, 0);
+    assert_eq!(s.tx.loss.ca, CaState::Open);
+    assert_eq!(s.tx.loss.rack.as_ref().unwrap().reo_wnd_state(), (2, 15), "one recovery exit of 16");
 }
 
 /// Section 7, a tail loss: a 10-segment transfer whose segments 8 and 9 (with the FIN) are

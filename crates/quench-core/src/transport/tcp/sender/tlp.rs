@@ -16,9 +16,9 @@
 //! `tcp_init_cwnd_reduction` clears `tlp_high_seq` for each, `tcp_enter_cwr` included, so
 //! that a tail lost after ECN-Echo is probed again rather than left to the RTO); if the probe was a
 //! retransmission, either it or the original was lost and the sender reduces its window once
-//! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). quench's
-//! receiver sends no DSACK, so the case of both arriving (a spurious probe, section 7.4.1)
-//! cannot be told apart and also reduces the window.
+//! (ssthresh from the controller, cwnd = ssthresh, as Linux's `tcp_process_tlp_ack`). The
+//! case of both arriving (a spurious probe, section 7.4.1) also reduces the window: the
+//! probe's D-SACK (`tcp.dsack`) is kept only from RACK's reordering window (`dsack.rs`).
 //! Part of `TcpSender`: owns the probe's episode (`Tlp`, in `LossRecovery`) and arms the PTO in the
 //! RTO's place. It reaches the host only through its `AgentCx`, never the world or the receiver.
 
@@ -52,6 +52,13 @@ pub(crate) struct Tlp {
     pub probes: u64,
     /// Episodes that ended with a probe retransmission repairing a loss.
     pub recoveries: u64,
+}
+
+impl Tlp {
+    /// TLP.end_seq while an episode lasts (a D-SACK ending there is the probe's duplicate).
+    pub(super) fn probe_end(&self) -> Option<u64> {
+        self.end_seq
+    }
 }
 
 /// RFC 8985 section 7.2 `TLP_calc_PTO`: the probe timeout from `now`, given SRTT, whether one
