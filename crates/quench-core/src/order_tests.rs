@@ -150,3 +150,23 @@ fn workload_arrivals() {
                        "size": "30KB", "flow": {"kind": "tcp", "cc": "newreno"}}]
     }));
 }
+
+/// Within a class, the instant's arbitration permutes the ids (keys stay unique) and hands
+/// any two components the first place at about half the instants, whatever their ids.
+#[test]
+fn arbitration_permutes_ids_and_rotates_ties() {
+    use crate::units::Time;
+    use crate::world::arbitration;
+    for at in (0..1_000u64).map(|i| Time(i * 1_237)) {
+        let mut ranks: Vec<u32> = (0..64).map(|id| arbitration(at, id)).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        assert_eq!(ranks.len(), 64, "a permutation at {at:?}");
+    }
+    let instants = 10_000u64;
+    for (a, b) in [(0, 1), (3, 4), (0, 63), (7, 1_000_000)] {
+        let first = (0..instants).filter(|i| arbitration(Time(i * 1_000), a) < arbitration(Time(i * 1_000), b)).count();
+        let share = first as f64 / instants as f64;
+        assert!((0.47..=0.53).contains(&share), "{a} before {b} at {share} of the instants");
+    }
+}

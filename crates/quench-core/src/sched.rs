@@ -9,9 +9,10 @@
 
 use crate::units::Time;
 
-/// An event's place among events due at the same instant, taken from its content alone.
+/// An event's place among events due at the same instant, taken from its content alone: the
+/// event and the instant it is due at.
 pub trait Ranked {
-    fn rank(&self) -> u64;
+    fn rank(&self, at: Time) -> u64;
 }
 
 /// Bits of a rank below the class: 32 for a component id, [`SUB_KEY_BITS`] for a sub-key.
@@ -29,7 +30,7 @@ pub const fn rank(class: u8, component: u32, sub_key: u32) -> u64 {
 
 /// Plain numbers rank as themselves (the event-queue benchmark's events).
 impl Ranked for u32 {
-    fn rank(&self) -> u64 {
+    fn rank(&self, _at: Time) -> u64 {
         *self as u64
     }
 }
@@ -163,7 +164,7 @@ impl<E: Copy + Ranked> Scheduler<E> {
     #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
         debug_assert!(at.0 >= (self.current >> 64) as u64, "an event scheduled in the past");
-        let entry = Entry { key: key(at, event.rank()), event };
+        let entry = Entry { key: key(at, event.rank(at)), event };
         #[cfg(test)]
         if self.held.order != PushOrder::AsScheduled {
             self.held.entries.push(entry);
@@ -179,7 +180,7 @@ impl<E: Copy + Ranked> Scheduler<E> {
     /// instant (an arrival over a link without delay): so the largest key popped, not the
     /// last, tells whether it has run, and deferring it changes nothing.
     pub fn has_passed(&self, at: Time, event: &E) -> bool {
-        key(at, event.rank()) < self.current
+        key(at, event.rank(at)) < self.current
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
@@ -269,7 +270,7 @@ mod tests {
     struct Ev(u8, u32, u32);
 
     impl Ranked for Ev {
-        fn rank(&self) -> u64 {
+        fn rank(&self, _at: Time) -> u64 {
             rank(self.0, self.1, self.2)
         }
     }
@@ -335,7 +336,7 @@ mod tests {
         set_push_order(PushOrder::AsScheduled);
         assert!(orders.windows(2).all(|w| w[0] == w[1]));
         let mut sorted = events.clone();
-        sorted.sort_by_key(|(t, e)| key(Time(*t), e.rank()));
+        sorted.sort_by_key(|(t, e)| key(Time(*t), e.rank(Time(*t))));
         assert_eq!(orders[0], sorted.into_iter().map(|(_, e)| e).collect::<Vec<_>>());
     }
 

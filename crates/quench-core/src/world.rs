@@ -117,31 +117,50 @@ mod arrival {
 /// Bits of a timer's generation in its rank, below its kind's 8.
 const TIMER_GENERATION_BITS: u32 = SUB_KEY_BITS - 8;
 
+/// The order of components within a class at instant `at`: each id is XORed with a mask drawn
+/// from the instant, a bijection of the ids, so keys stay unique and any two components come
+/// in either order at half the instants. Ranked by id alone, the lower id would win every tie
+/// (a fixed-priority arbiter): in lockstep traffic the same sender's packet would take the last
+/// place of a full queue at every instant and the same other sender's be dropped. Switches
+/// arbitrate among simultaneous inputs in rotation or at random (iSLIP's round robin; McKeown,
+/// IEEE/ACM ToN 1999), never by fixed priority. The mask is SplitMix64's finalizer of the
+/// instant (Steele, Lea and Flood, OOPSLA 2014), taken from no seeded stream: it depends on
+/// nothing but the instant, so results do not depend on the order events were queued in.
+#[inline(always)]
+pub(crate) fn arbitration(at: Time, id: u32) -> u32 {
+    let mut z = at.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    id ^ ((z ^ (z >> 31)) >> 32) as u32
+}
+
 impl Ranked for Event {
     /// Class, then the link, agent, workload, timetable entry or reassembly timer (ids are
-    /// u32), then a sub-key: for a timer its kind and the low bits of its generation. Every
-    /// pending event of a link (one end of transmission, one pipe head's arrival, one wake-up,
-    /// one frame of each kind in flight towards it, see `pfc.rs`) or of a workload (its next
-    /// arrival) is the only one of its class for that component, or equal to any other (a
-    /// stale wake-up of the same link at the same time). Two timers of one agent and kind due
-    /// at one instant whose generations agree in the low bits are 2^20 re-arms apart: the
-    /// older is stale, a no-op, so their order cannot matter.
+    /// u32; among links, agents and reassembly timers in the instant's [`arbitration`] order),
+    /// then a sub-key: for a timer its kind and the low bits of its generation. Every pending
+    /// event of a link (one end of transmission, one pipe head's arrival, one wake-up, no two
+    /// frames at one instant, see `pfc.rs`) or of a workload (its next arrival) is the only one
+    /// of its class for that component, or equal to any other (a stale wake-up of the same link
+    /// at the same time). Two timers of one agent and kind due at one instant whose generations
+    /// agree in the low bits are 2^20 re-arms apart: the older is stale, a no-op, so their order
+    /// cannot matter. Configuration, starts and workload arrivals keep their ids' order: flows
+    /// listed first start first, and the reroute follows every change of its instant.
     #[inline(always)]
-    fn rank(&self) -> u64 {
+    fn rank(&self, at: Time) -> u64 {
         match *self {
-            Event::Arrive(l) => rank(class::ARRIVE, l.0, arrival::PIPE),
+            Event::Arrive(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PIPE),
             // Every pending wire arrival of a link is the same event: each takes the wire's
             // earliest packet (by time, then by the order sent), whichever runs first.
-            Event::WireArrive(l) => rank(class::ARRIVE, l.0, arrival::WIRE),
-            Event::PfcPause(l) => rank(class::ARRIVE, l.0, arrival::PFC_PAUSE),
-            Event::PfcResume(l) => rank(class::ARRIVE, l.0, arrival::PFC_RESUME),
-            Event::TxDone(l) => rank(class::TX_DONE, l.0, 0),
-            Event::Wake(l) => rank(class::WAKE, l.0, 0),
-            Event::HostRoom(a) => rank(class::HOST_ROOM, a.0, 0),
-            Event::Reassembly(i) => rank(class::REASSEMBLY, i, 0),
+            Event::WireArrive(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::WIRE),
+            Event::PfcPause(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_PAUSE),
+            Event::PfcResume(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_RESUME),
+            Event::TxDone(l) => rank(class::TX_DONE, arbitration(at, l.0), 0),
+            Event::Wake(l) => rank(class::WAKE, arbitration(at, l.0), 0),
+            Event::HostRoom(a) => rank(class::HOST_ROOM, arbitration(at, a.0), 0),
+            Event::Reassembly(i) => rank(class::REASSEMBLY, arbitration(at, i), 0),
             Event::Timer(a, t) => {
                 let generation = t.generation & ((1 << TIMER_GENERATION_BITS) - 1);
-                rank(class::TIMER, a.0, (t.kind as u32) << TIMER_GENERATION_BITS | generation)
+                rank(class::TIMER, arbitration(at, a.0), (t.kind as u32) << TIMER_GENERATION_BITS | generation)
             }
             Event::Start(a) => rank(class::START, a.0, 0),
             Event::Arrival(w) => rank(class::ARRIVAL, w, 0),
