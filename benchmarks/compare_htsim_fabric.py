@@ -746,7 +746,7 @@ def run_htsim_ndp(src: str, k: int, senders: int, packets: int, duration_ms: int
 
 
 def run_quench_ndp(
-    k: int, senders: int, packets: int, duration_ms: int, seed: int, pull_rate: str
+    k: int, senders: int, packets: int, duration_ms: int, seed: int, pull_rate: str, multipath: str = "spray_flow"
 ) -> tuple[list[float], float, float]:
     """Each flow's completion in s, the trims and the timeouts: NDP on `trim` switch ports
     (edge to host included, as htsim's composite queues), drop-tail host queues, packets
@@ -760,7 +760,7 @@ def run_quench_ndp(
     half = k // 2
     routers = [f"tor{i}" for i in range(k * half)] + [f"agg{p}_{a}" for p in range(k) for a in range(half)]
     for r in routers + [f"core{i}" for i in range(half * half)]:
-        net.multipath(r, "spray")
+        net.multipath(r, multipath)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     pull = {"pull_rate": pull_rate} if pull_rate else {}
     for i in range(1, senders + 1):
@@ -780,7 +780,9 @@ def ndp_incast(a: argparse.Namespace, k: int, senders: int, seeds: list[int]) ->
     ratios = []
     for seed in seeds:
         h = run_htsim_ndp(a.htsim_src, k, senders, a.flow_packets, a.duration_ms, seed)
-        q, trims, timeouts = run_quench_ndp(k, senders, a.flow_packets, a.duration_ms, seed, a.quench_pull_rate)
+        q, trims, timeouts = run_quench_ndp(
+            k, senders, a.flow_packets, a.duration_ms, seed, a.quench_pull_rate, a.quench_multipath
+        )
         ratios.append(max(q) / max(h))
         cells = [f"{max(h) * 1e3:.3f}", f"{max(q) * 1e3:.3f}", f"{ratios[-1]:.3f}", f"{min(h) * 1e3:.3f}"]
         cells += [f"{min(q) * 1e3:.3f}", f"{trims:.0f}", f"{timeouts:.0f}"]
@@ -817,6 +819,11 @@ def main() -> None:
     ap.add_argument("--quench-ack-link", default="", help="those links' RATE/DELAY (default: 2 ns per ACK)")
     ap.add_argument("--initial-window", type=int, default=10, help="quench's initial window, segments")
     ap.add_argument("--rto-min", default="250ms", help="quench's minimum RTO")
+    ap.add_argument(
+        "--quench-multipath",
+        default="spray_flow",
+        help="NDP: the switches' policy (spray_flow: each flow its own cycle, htsim's -strat perm; spray)",
+    )
     ap.add_argument("--quench-pull-rate", default="", help="NDP: the receiver's PULL rate (default its link's)")
     ap.add_argument("--quench-abc-limit", type=int, default=0, help="slow start's segments per ACK (0: quench's 2)")
     ap.add_argument("--quench-timestamps", action="store_true", help="RFC 7323 timestamps (every ACK timed)")

@@ -37,6 +37,8 @@ pub(crate) mod icmp;
 pub(crate) mod ip;
 pub(crate) mod limits;
 pub(crate) mod link;
+#[cfg(test)]
+mod order_tests;
 pub(crate) mod packet;
 pub(crate) mod pfc;
 pub(crate) mod qdisc;

@@ -428,10 +428,9 @@ pub struct Link {
     tx_done_at: Time,
     /// A wake-up for a qdisc that said "not before t" is pending.
     wake_pending: bool,
-    /// The end of the transmission in progress is deferred: no event is queued for it, and
-    /// `done_seq` is the sequence number reserved for it.
+    /// The end of the transmission in progress is deferred: no event is queued for it (its
+    /// place among equal-time events is its rank's, known without one).
     done_deferred: bool,
-    done_seq: u64,
     /// The propagation pipe: packets sent and not yet arrived, in the [`PacketSlab`].
     pipe: Pipe,
     /// Nothing but the link's own statistics follows a packet through this link: no record
@@ -523,7 +522,6 @@ impl Link {
             tx_done_at: Time::ZERO,
             wake_pending: false,
             done_deferred: false,
-            done_seq: 0,
             pipe: Pipe::default(),
             quiet: false,
         }
@@ -815,24 +813,22 @@ impl Link {
     /// now would change nothing (`Qdisc::dequeue_is_inert`: an empty FIFO), nothing can be
     /// lost (a loss draw and its drop record belong at the end's place in the event order),
     /// and the pipe will still hold a packet then, so its head already has an arrival queued.
-    /// Any later enqueue queues the event (under `seq`) before the end comes.
-    pub fn defer_done(&mut self, seq: u64) -> bool {
+    /// Any later enqueue queues the event before the end comes.
+    pub fn defer_done(&mut self) -> bool {
         let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
         let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
         self.done_deferred = self.wire.is_none() && quiet && pipe_busy_then;
-        self.done_seq = seq;
         self.done_deferred
     }
 
-    /// The deferred end of the transmission in progress, if it is deferred: its time and the
-    /// sequence number reserved for it.
-    pub fn deferred_done(&self) -> Option<(Time, u64)> {
-        self.done_deferred.then_some((self.tx_done_at, self.done_seq))
+    /// The deferred end of the transmission in progress, if it is deferred: its time.
+    pub fn deferred_done(&self) -> Option<Time> {
+        self.done_deferred.then_some(self.tx_done_at)
     }
 
     /// A packet is about to join the queue while the end of the transmission in progress is
-    /// deferred: that end must now run as an event, in its reserved place, which this returns.
-    pub fn undefer_done(&mut self) -> Option<(Time, u64)> {
+    /// deferred: that end must now run as an event, at the time this returns.
+    pub fn undefer_done(&mut self) -> Option<Time> {
         let deferred = self.deferred_done();
         self.done_deferred = false;
         deferred

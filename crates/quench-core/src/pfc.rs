@@ -108,6 +108,9 @@ struct Port {
     paused_for: Dur,
     /// Pauses that took effect.
     pauses: u64,
+    /// When the last frame sent for this link takes effect: a later frame is serialized
+    /// behind it, so frames for one link take effect one after another, never at one instant.
+    last_frame_at: Time,
 }
 
 /// A cycle of paused links found when its last link was paused.
@@ -226,6 +229,19 @@ impl Pfc {
     pub fn frame_effect_at(now: Time, busy_until: Option<Time>, rate: BitRate, delay: Dur) -> Time {
         let leaves = busy_until.map_or(now, |t| t.max(now));
         leaves + rate.tx_time(PAUSE_FRAME) + delay
+    }
+
+    /// When a frame the switch at link `l`'s far end sends now takes effect: as
+    /// [`Pfc::frame_effect_at`], but after the previous frame for `l` by one frame's
+    /// serialization at the reverse link's `rate` (a MAC sends its control frames one by
+    /// one), so a pause, a resume and a pause again in quick succession take effect in the
+    /// order sent whatever the order of events at one instant.
+    pub fn frame_due(&mut self, l: LinkId, now: Time, busy_until: Option<Time>, rate: BitRate, delay: Dur) -> Time {
+        let port = &mut self.ports[l.index()];
+        let at =
+            Self::frame_effect_at(now, busy_until, rate, delay).max(port.last_frame_at + rate.tx_time(PAUSE_FRAME));
+        port.last_frame_at = at;
+        at
     }
 
     /// A frame for link `l` took effect now; answers whether the link's state changes (a frame

@@ -1,20 +1,44 @@
-//! The event queue: a binary heap keyed by (time, insertion sequence), so events due at the same
-//! instant run first-in first-out and every run is deterministic. Events are small typed values,
-//! never closures; timers are cancelled lazily by generation number in their owner.
+//! The event queue: a binary heap keyed by (time, rank), where an event's rank is a function
+//! of its own content (its class, the component it belongs to, a sub-key; see [`Ranked`]), so
+//! events due at the same instant run in an order that does not depend on when they were
+//! queued, and every run is deterministic. Events are small typed values, never closures;
+//! timers are cancelled lazily by generation number in their owner.
 //!
-//! A sequence number can be reserved when an event is foreseen and the event queued later
-//! under it (or never, when its owner can show that it would change nothing): its place among
-//! equal-time events is then the one it had when foreseen, so results do not depend on it.
-//!
-//! Flows' starts take their numbers from a band below every other event's
-//! ([`Scheduler::schedule_start`]): the n-th start is ordered as if all starts had been queued
-//! before the run, whenever it is queued, so a workload's arrivals can be drawn as the run goes.
+//! Owns the order and the heap; what an event means, and so its rank, is its owner's
+//! (`world.rs`). The order is described and argued in docs/design.md ("Simultaneous events").
 
 use crate::units::Time;
 
-/// The (time, sequence) order packed into one integer, compared in a single operation.
-fn key(at: Time, seq: u64) -> u128 {
-    (at.0 as u128) << 64 | seq as u128
+/// An event's place among events due at the same instant, taken from its content alone: the
+/// event and the instant it is due at.
+pub trait Ranked {
+    fn rank(&self, at: Time) -> u64;
+}
+
+/// Bits of a rank below the class: 32 for a component id, [`SUB_KEY_BITS`] for a sub-key.
+const CLASS_SHIFT: u32 = 60;
+/// Bits of a rank for a sub-key within a component (e.g. a timer's kind and generation).
+pub const SUB_KEY_BITS: u32 = 28;
+
+/// A rank packed as class (4 bits) | component id (32 bits) | sub-key (28 bits): the whole
+/// equal-time order in the low half of the heap's u128 key, compared in one operation.
+#[inline(always)]
+pub const fn rank(class: u8, component: u32, sub_key: u32) -> u64 {
+    debug_assert!(class < 16 && sub_key < 1 << SUB_KEY_BITS);
+    (class as u64) << CLASS_SHIFT | (component as u64) << SUB_KEY_BITS | sub_key as u64
+}
+
+/// Plain numbers rank as themselves (the event-queue benchmark's events).
+impl Ranked for u32 {
+    fn rank(&self, _at: Time) -> u64 {
+        *self as u64
+    }
+}
+
+/// The (time, rank) order packed into one integer, compared in a single operation.
+#[inline(always)]
+fn key(at: Time, rank: u64) -> u128 {
+    (at.0 as u128) << 64 | rank as u128
 }
 
 #[derive(Clone, Copy)]
@@ -26,8 +50,9 @@ struct Entry<E> {
 /// A binary min-heap on `key` whose popped root is removed lazily. Handling an event nearly
 /// always queues another one first (a link's next arrival, its next end of transmission), so
 /// the new entry simply takes the vacated root's place: one sift instead of the removal's
-/// and the insertion's two. Keys are unique (sequence numbers are), so the pop order is
-/// exactly the (time, sequence) order whatever the heap's shape.
+/// and the insertion's two. Two pending entries share a key only if their events are equal
+/// (or one is a stale timer, see `world.rs`), so the pop order is the (time, rank) order
+/// whatever the heap's shape.
 struct Heap<E> {
     entries: Vec<Entry<E>>,
     /// The root has been handed out and awaits removal or replacement.
@@ -113,62 +138,54 @@ impl<E: Copy> Heap<E> {
 
 pub struct Scheduler<E> {
     heap: Heap<E>,
-    next_seq: u64,
     executed: u64,
-    /// Key of the event last popped: the position of the run in the (time, sequence) order.
+    /// The largest key popped so far: how far the run has gone in the (time, rank) order.
     current: u128,
+    /// Test builds only: events held back and queued in another order (see [`PushOrder`]).
+    #[cfg(test)]
+    held: Held<E>,
 }
 
-/// Sequence numbers below this are flows' starts (`schedule_start`), one per flow: flow ids
-/// are `u32`, so a start's ordinal always fits.
-const START_BAND: u64 = 1 << 32;
-
-impl<E: Copy> Default for Scheduler<E> {
+impl<E: Copy + Ranked> Default for Scheduler<E> {
     fn default() -> Self {
-        Scheduler { heap: Heap::with_capacity(1024), next_seq: START_BAND, executed: 0, current: 0 }
+        Scheduler {
+            heap: Heap::with_capacity(1024),
+            executed: 0,
+            current: 0,
+            #[cfg(test)]
+            held: Held { order: PUSH_ORDER.with(|o| o.get()), entries: Vec::new() },
+        }
     }
 }
 
-impl<E: Copy> Scheduler<E> {
+impl<E: Copy + Ranked> Scheduler<E> {
+    /// Queue `event` at `at`; among events due then it takes the place its rank gives it. An
+    /// event queued for the current instant with a rank below the current event's runs next.
+    #[inline]
     pub fn schedule(&mut self, at: Time, event: E) {
-        let seq = self.reserve();
-        self.schedule_reserved(at, seq, event);
+        debug_assert!(at.0 >= (self.current >> 64) as u64, "an event scheduled in the past");
+        let entry = Entry { key: key(at, event.rank(at)), event };
+        #[cfg(test)]
+        if self.held.order != PushOrder::AsScheduled {
+            self.held.entries.push(entry);
+            return;
+        }
+        self.heap.push(entry);
     }
 
-    /// Queue the `ordinal`-th flow start: among events due at the same instant it runs before
-    /// every other kind of event, and after the starts with smaller ordinals.
-    pub fn schedule_start(&mut self, at: Time, ordinal: u64, event: E) {
-        debug_assert!(ordinal < START_BAND, "more flow starts than flow ids");
-        self.schedule_reserved(at, ordinal, event);
-    }
-
-    /// Take the sequence number an event scheduled now would get, without queueing it.
-    pub fn reserve(&mut self) -> u64 {
-        self.next_seq += 1;
-        self.next_seq - 1
-    }
-
-    /// Take `n` consecutive sequence numbers at once: events queued later under them keep the
-    /// place they would have had if queued now, in the order of the numbers.
-    pub fn reserve_block(&mut self, n: u64) -> std::ops::Range<u64> {
-        self.next_seq += n;
-        self.next_seq - n..self.next_seq
-    }
-
-    /// Queue an event under a sequence number taken earlier with [`Scheduler::reserve`].
-    pub fn schedule_reserved(&mut self, at: Time, seq: u64, event: E) {
-        // Before the first pop `current` is 0, which the first start's key (time 0, ordinal 0)
-        // equals without being in the past.
-        debug_assert!(self.executed == 0 || key(at, seq) > self.current, "an event scheduled in the past");
-        self.heap.push(Entry { key: key(at, seq), event });
-    }
-
-    /// Whether an event at (at, seq) would already have run: it precedes the one last popped.
-    pub fn has_passed(&self, at: Time, seq: u64) -> bool {
-        key(at, seq) < self.current
+    /// Whether `event`, due at `at`, would already have run: it precedes, in the (time, rank)
+    /// order, an event already popped. An event foreseen before its instant came (a link's
+    /// deferred end of transmission) would have been popped before every later-ranked event
+    /// of its instant, even those popped after an earlier-ranked event queued late at that
+    /// instant (an arrival over a link without delay): so the largest key popped, not the
+    /// last, tells whether it has run, and deferring it changes nothing.
+    pub fn has_passed(&self, at: Time, event: &E) -> bool {
+        key(at, event.rank(at)) < self.current
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
+        #[cfg(test)]
+        self.release_held();
         self.heap.peek().map(|e| Time((e.key >> 64) as u64))
     }
 
@@ -176,9 +193,11 @@ impl<E: Copy> Scheduler<E> {
     /// once per event, its call and the copy of its returned event cost as much as its body.
     #[inline]
     pub fn pop_until(&mut self, horizon: Time) -> Option<(Time, E)> {
+        #[cfg(test)]
+        self.release_held();
         let e = self.heap.take_root_if(|k| k <= key(horizon, u64::MAX))?;
         self.executed += 1;
-        self.current = e.key;
+        self.current = self.current.max(e.key);
         Some((Time((e.key >> 64) as u64), e.event))
     }
 
@@ -191,71 +210,134 @@ impl<E: Copy> Scheduler<E> {
     }
 }
 
+/// The order in which a test build queues the events scheduled between two pops (those one
+/// handler schedules): the results must not depend on it. Release builds have no such mode.
+#[cfg(test)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PushOrder {
+    AsScheduled,
+    Reversed,
+    /// A seeded random permutation.
+    Shuffled(u64),
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The push order of the schedulers this thread makes from now on.
+    static PUSH_ORDER: std::cell::Cell<PushOrder> = const { std::cell::Cell::new(PushOrder::AsScheduled) };
+}
+
+/// Make the schedulers this thread creates from now on queue events in `order`.
+#[cfg(test)]
+pub(crate) fn set_push_order(order: PushOrder) {
+    PUSH_ORDER.with(|o| o.set(order));
+}
+
+#[cfg(test)]
+struct Held<E> {
+    order: PushOrder,
+    entries: Vec<Entry<E>>,
+}
+
+#[cfg(test)]
+impl<E: Copy + Ranked> Scheduler<E> {
+    /// Queue the held events in the test's order.
+    fn release_held(&mut self) {
+        let mut held = std::mem::take(&mut self.held.entries);
+        match self.held.order {
+            PushOrder::AsScheduled => {}
+            PushOrder::Reversed => held.reverse(),
+            PushOrder::Shuffled(seed) => {
+                let mut rng = crate::rng::Rng::from_seed(seed ^ self.executed);
+                for i in (1..held.len()).rev() {
+                    held.swap(i, rng.range_inclusive(0, i as u64) as usize);
+                }
+            }
+        }
+        for entry in held.drain(..) {
+            self.heap.push(entry);
+        }
+        self.held.entries = held;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn orders_by_time_then_insertion() {
-        let mut s = Scheduler::default();
-        s.schedule(Time(5), 'c');
-        s.schedule(Time(1), 'a');
-        s.schedule(Time(5), 'd');
-        s.schedule(Time(1), 'b');
-        s.schedule(Time(9), 'e');
-        let mut out = vec![];
-        while let Some((_, e)) = s.pop_until(Time(8)) {
-            out.push(e);
+    /// Test events: (class, component, sub-key), ranked as the world ranks its own.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Ev(u8, u32, u32);
+
+    impl Ranked for Ev {
+        fn rank(&self, _at: Time) -> u64 {
+            rank(self.0, self.1, self.2)
         }
-        assert_eq!(out, vec!['a', 'b', 'c', 'd']);
+    }
+
+    fn drain<E: Copy + Ranked>(s: &mut Scheduler<E>, horizon: Time) -> Vec<E> {
+        std::iter::from_fn(|| s.pop_until(horizon).map(|(_, e)| e)).collect()
+    }
+
+    #[test]
+    fn orders_by_time_then_rank() {
+        let mut s = Scheduler::default();
+        s.schedule(Time(5), Ev(1, 0, 0));
+        s.schedule(Time(1), Ev(2, 0, 0));
+        s.schedule(Time(5), Ev(0, 9, 0));
+        s.schedule(Time(1), Ev(0, 3, 1));
+        s.schedule(Time(1), Ev(0, 3, 0));
+        s.schedule(Time(9), Ev(0, 0, 0));
+        assert_eq!(drain(&mut s, Time(8)), [Ev(0, 3, 0), Ev(0, 3, 1), Ev(2, 0, 0), Ev(0, 9, 0), Ev(1, 0, 0)]);
         assert_eq!(s.peek_time(), Some(Time(9)));
-        assert_eq!(s.executed(), 4);
+        assert_eq!(s.executed(), 5);
     }
 
-    /// A reserved number keeps the event's place among equal-time events, whenever it is queued.
+    /// The class is the most significant field, then the component, then the sub-key, at
+    /// their extreme values: no field spills into another.
     #[test]
-    fn reserved_sequence_keeps_its_place() {
-        let mut s = Scheduler::default();
-        let early = s.reserve();
-        s.schedule(Time(5), 'b');
-        s.schedule(Time(5), 'c');
-        assert!(!s.has_passed(Time(5), early));
-        s.schedule_reserved(Time(5), early, 'a');
-        let (_, first) = s.pop_until(Time(5)).unwrap();
-        assert_eq!(first, 'a');
-        let late = s.reserve();
-        assert!(s.has_passed(Time(4), late) && !s.has_passed(Time(5), late));
-        let (_, second) = s.pop_until(Time(5)).unwrap();
-        assert_eq!(second, 'b');
-        assert!(s.has_passed(Time(5), early) && !s.has_passed(Time(5), late + 1));
+    fn rank_fields_do_not_overlap() {
+        let top_sub = (1 << SUB_KEY_BITS) - 1;
+        assert!(rank(0, u32::MAX, top_sub) < rank(1, 0, 0));
+        assert!(rank(6, 7, top_sub) < rank(6, 8, 0));
+        assert!(rank(15, u32::MAX, top_sub) > rank(15, u32::MAX, top_sub - 1));
+        assert_eq!(rank(15, u32::MAX, top_sub), u64::MAX);
     }
 
-    /// A start queued late still runs before the other events due at its instant, in ordinal
-    /// order, as if it had been queued first.
+    /// An event foreseen for an instant has passed once a later-ranked event of that instant
+    /// has run, even after an earlier-ranked one queued at that instant ran after it.
     #[test]
-    fn starts_run_first_in_ordinal_order() {
+    fn has_passed_follows_the_furthest_key() {
         let mut s = Scheduler::default();
-        s.schedule_start(Time(3), 0, "start 0");
-        s.schedule(Time(3), "end of transmission");
-        s.pop_until(Time(2));
-        s.schedule_start(Time(3), 2, "start 2");
-        s.schedule_start(Time(3), 1, "start 1");
-        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(Time(3)).map(|(_, e)| e)).collect();
-        assert_eq!(order, ["start 0", "start 1", "start 2", "end of transmission"]);
+        s.schedule(Time(5), Ev(2, 0, 0));
+        let foreseen = Ev(1, 4, 0);
+        assert!(!s.has_passed(Time(5), &foreseen));
+        s.pop_until(Time(5));
+        assert!(s.has_passed(Time(5), &foreseen) && !s.has_passed(Time(5), &Ev(3, 0, 0)));
+        s.schedule(Time(5), Ev(0, 0, 0));
+        assert_eq!(drain(&mut s, Time(5)), [Ev(0, 0, 0)]);
+        assert!(s.has_passed(Time(5), &foreseen), "the late, earlier-ranked event moved nothing back");
+        assert!(!s.has_passed(Time(6), &Ev(0, 0, 0)));
     }
 
-    /// Numbers of a block taken first keep their events ahead of events queued before them at
-    /// the same instant with later numbers (an activation's timers ahead of its packets' events).
+    /// The same events queued in any order come out in one order.
     #[test]
-    fn a_reserved_block_orders_ahead_of_later_numbers() {
-        let mut s = Scheduler::default();
-        let mut block = s.reserve_block(3);
-        s.schedule(Time(7), "end of transmission");
-        s.schedule_reserved(Time(7), block.next().unwrap(), "timer");
-        s.schedule_reserved(Time(7), block.next().unwrap(), "second timer");
-        let order: Vec<_> = std::iter::from_fn(|| s.pop_until(Time(7)).map(|(_, e)| e)).collect();
-        assert_eq!(order, ["timer", "second timer", "end of transmission"]);
-        assert_eq!(block.count(), 1, "one number of the block left");
+    fn pop_order_does_not_depend_on_push_order() {
+        let events: Vec<(u64, Ev)> = (0..200u32).map(|i| ((i % 7) as u64, Ev((i % 5) as u8, i % 11, i / 55))).collect();
+        let mut orders = vec![];
+        for order in [PushOrder::AsScheduled, PushOrder::Reversed, PushOrder::Shuffled(1), PushOrder::Shuffled(2)] {
+            set_push_order(order);
+            let mut s = Scheduler::default();
+            for &(t, e) in &events {
+                s.schedule(Time(t), e);
+            }
+            orders.push(drain(&mut s, Time::MAX));
+        }
+        set_push_order(PushOrder::AsScheduled);
+        assert!(orders.windows(2).all(|w| w[0] == w[1]));
+        let mut sorted = events.clone();
+        sorted.sort_by_key(|(t, e)| key(Time(*t), e.rank(Time(*t))));
+        assert_eq!(orders[0], sorted.into_iter().map(|(_, e)| e).collect::<Vec<_>>());
     }
 
     /// Interleaved pushes and pops at random times come out in exactly the order of a sorted
@@ -268,16 +350,17 @@ mod tests {
         let mut s = Scheduler::default();
         let mut reference = BTreeSet::new();
         let mut now = 0u64;
+        let mut next = 0u32;
         for round in 0..20_000u32 {
             let pushes = if round % 5000 < 2500 { 2 } else { 0 };
             for _ in 0..pushes {
                 let at = now + (rng.uniform() * 1000.0) as u64;
-                let seq = s.reserve();
-                s.schedule_reserved(Time(at), seq, seq);
-                reference.insert((at, seq));
+                s.schedule(Time(at), next);
+                reference.insert((at, next));
+                next += 1;
             }
             let expected = reference.pop_first();
-            let got = s.pop_until(Time::MAX).map(|(t, seq)| (t.0, seq));
+            let got = s.pop_until(Time::MAX).map(|(t, e)| (t.0, e));
             assert_eq!(got, expected);
             if let Some((t, _)) = got {
                 now = t;

@@ -26,11 +26,11 @@
 //! `Arrivals` source does), write tables (`results.rs`, `flows.rs`), or look at a qdisc's kind
 //! (the link asks the qdisc about its properties).
 //!
-//! Equal-time order: the timers an endpoint arms while it acts are queued ahead of the events
-//! its packets cause (they take sequence numbers reserved when it starts acting), the order
-//! quench has always had: e.g. a constant-bit-rate source exactly at its link's rate finds
-//! its previous datagram still in transmission, as it did when an activation's packets were
-//! routed after it.
+//! Equal-time order: each event ranks by its content ([`Event`]'s `Ranked`): packets come off
+//! pipes, then links end transmissions and qdiscs wake (choosing among every packet that
+//! reached them by then), then hosts' and endpoints' timers, then flows' starts, each class in
+//! the order of its component's id; docs/design.md ("Simultaneous events") gives the reasons.
+//! E.g. a constant-bit-rate source exactly at its link's rate finds its previous datagram sent.
 
 use crate::changes::{Change, Timetable};
 use crate::dependencies::Dependencies;
@@ -44,7 +44,7 @@ use crate::pfc::{Frame, Pfc};
 use crate::qdisc::{Backlog, NodeBuffers};
 use crate::routing::Routes;
 use crate::scenario::Budget;
-use crate::sched::Scheduler;
+use crate::sched::{rank, Ranked, Scheduler, SUB_KEY_BITS};
 use crate::slab::EntryId;
 use crate::telemetry::{HopRecord, IntRecord, Telemetry};
 use crate::trace::flow_links::Fate;
@@ -54,38 +54,121 @@ use crate::transport::{Admission, Agent, AgentCx, Endpoint, Host, Timer};
 use crate::units::{Bytes, Dur, Time};
 use std::collections::HashMap;
 
+/// What can happen at an instant. Among events due at the same instant the order is each
+/// event's rank (`Ranked` below), a function of its content alone.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// A link finished serializing its current packet.
-    TxDone(LinkId),
     /// The packet at the head of a link's propagation pipe reached the far end.
     Arrive(LinkId),
     /// A packet on a link's wire with jitter or corruption (`wire.rs`) reached the far end:
     /// each has its own event, the earliest on the wire arrives.
     WireArrive(LinkId),
-    /// A qdisc that said "not before t" may release a packet now.
-    Wake(LinkId),
-    Timer(AgentId, Timer),
-    /// An application starts.
-    Start(AgentId),
-    /// The next arrival of a workload (its index) is due: its flow is built and starts.
-    Arrival(u32),
-    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
-    /// fields live there so that an event takes 16 bytes and a heap entry 32.
-    Reassembly(u32),
-    /// The next occurrence of a scheduled link change (its index in the timetable) is due.
-    LinkChange(u32),
-    /// Routing has converged after links went down or up: the routes are computed again.
-    Reroute,
     /// A PFC pause frame for a link reached the link's sending end (`pfc.rs`). Pause and
     /// resume are two kinds rather than one with a field: an event of a link id alone keeps
     /// the event's layout, and with it the run loop's code, as it is without PFC.
     PfcPause(LinkId),
     /// A PFC resume frame for a link reached the link's sending end.
     PfcResume(LinkId),
+    /// A link finished serializing its current packet.
+    TxDone(LinkId),
+    /// A qdisc that said "not before t" may release a packet now.
+    Wake(LinkId),
     /// One of an endpoint's packets left its host's queue while it waited for room
     /// (`host_queue.rs`).
     HostRoom(AgentId),
+    /// A host's reassembly timer: its index in `World::reassembly_timers`. The timer's
+    /// fields live there so that an event takes 16 bytes and a heap entry 32.
+    Reassembly(u32),
+    Timer(AgentId, Timer),
+    /// An application starts.
+    Start(AgentId),
+    /// The next arrival of a workload (its index) is due: its flow is built and starts.
+    Arrival(u32),
+    /// The next occurrence of a scheduled link change (its index in the timetable) is due.
+    LinkChange(u32),
+    /// Routing has converged after links went down or up: the routes are computed again.
+    Reroute,
+}
+
+/// The equal-time order of events by class, first to last (docs/design.md, "Simultaneous
+/// events"). The network's configuration at an instant holds for every packet of it; then
+/// frames arrive; then links choose among what reached them; then endpoints act.
+mod class {
+    pub const CONFIGURATION: u8 = 0;
+    pub const ARRIVE: u8 = 1;
+    pub const TX_DONE: u8 = 2;
+    pub const WAKE: u8 = 3;
+    pub const HOST_ROOM: u8 = 4;
+    pub const REASSEMBLY: u8 = 5;
+    pub const TIMER: u8 = 6;
+    pub const START: u8 = 7;
+    pub const ARRIVAL: u8 = 8;
+}
+
+/// Sub-keys within the arrivals' class of one link: a link has a pipe or a wire, never both,
+/// and its pause and resume frames come over the reverse direction.
+mod arrival {
+    pub const PIPE: u32 = 0;
+    pub const WIRE: u32 = 1;
+    pub const PFC_PAUSE: u32 = 2;
+    pub const PFC_RESUME: u32 = 3;
+}
+
+/// Bits of a timer's generation in its rank, below its kind's 8.
+const TIMER_GENERATION_BITS: u32 = SUB_KEY_BITS - 8;
+
+/// The order of components within a class at instant `at`: each id is XORed with a mask drawn
+/// from the instant, a bijection of the ids, so keys stay unique and any two components come
+/// in either order at half the instants. Ranked by id alone, the lower id would win every tie
+/// (a fixed-priority arbiter): in lockstep traffic the same sender's packet would take the last
+/// place of a full queue at every instant and the same other sender's be dropped. Switches
+/// arbitrate among simultaneous inputs in rotation or at random (iSLIP's round robin; McKeown,
+/// IEEE/ACM ToN 1999), never by fixed priority. The mask is SplitMix64's finalizer of the
+/// instant (Steele, Lea and Flood, OOPSLA 2014), taken from no seeded stream: it depends on
+/// nothing but the instant, so results do not depend on the order events were queued in.
+#[inline(always)]
+pub(crate) fn arbitration(at: Time, id: u32) -> u32 {
+    let mut z = at.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    id ^ ((z ^ (z >> 31)) >> 32) as u32
+}
+
+impl Ranked for Event {
+    /// Class, then the link, agent, workload, timetable entry or reassembly timer (ids are
+    /// u32; among links, agents and reassembly timers in the instant's [`arbitration`] order),
+    /// then a sub-key: for a timer its kind and the low bits of its generation. Every pending
+    /// event of a link (one end of transmission, one pipe head's arrival, one wake-up, no two
+    /// frames at one instant, see `pfc.rs`) or of a workload (its next arrival) is the only one
+    /// of its class for that component, or equal to any other (a stale wake-up of the same link
+    /// at the same time). Two timers of one agent and kind due at one instant whose generations
+    /// agree in the low bits are 2^20 re-arms apart: the older is stale, a no-op, so their order
+    /// cannot matter. Configuration, starts and workload arrivals keep their ids' order: flows
+    /// listed first start first, and the reroute follows every change of its instant.
+    #[inline(always)]
+    fn rank(&self, at: Time) -> u64 {
+        match *self {
+            Event::Arrive(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PIPE),
+            // Every pending wire arrival of a link is the same event: each takes the wire's
+            // earliest packet (by time, then by the order sent), whichever runs first.
+            Event::WireArrive(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::WIRE),
+            Event::PfcPause(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_PAUSE),
+            Event::PfcResume(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_RESUME),
+            Event::TxDone(l) => rank(class::TX_DONE, arbitration(at, l.0), 0),
+            Event::Wake(l) => rank(class::WAKE, arbitration(at, l.0), 0),
+            Event::HostRoom(a) => rank(class::HOST_ROOM, arbitration(at, a.0), 0),
+            Event::Reassembly(i) => rank(class::REASSEMBLY, arbitration(at, i), 0),
+            Event::Timer(a, t) => {
+                let generation = t.generation & ((1 << TIMER_GENERATION_BITS) - 1);
+                rank(class::TIMER, arbitration(at, a.0), (t.kind as u32) << TIMER_GENERATION_BITS | generation)
+            }
+            Event::Start(a) => rank(class::START, a.0, 0),
+            Event::Arrival(w) => rank(class::ARRIVAL, w, 0),
+            Event::LinkChange(i) => rank(class::CONFIGURATION, i, 0),
+            // After every change due at its instant: the routes see them all.
+            Event::Reroute => rank(class::CONFIGURATION, u32::MAX, 0),
+        }
+    }
 }
 
 /// A reassembly timer: the host, and the datagram (source, identification) it started at a time.
@@ -158,9 +241,6 @@ pub struct World {
     pub(crate) flows: Flows,
     /// Builds the workloads' arrivals as they come.
     arrivals: Box<dyn Arrivals>,
-    /// Arrivals scheduled so far: each takes its place among equal-time events from this
-    /// count (`Scheduler::schedule_start`), as if every flow's start had been queued up front.
-    arrivals_scheduled: u64,
     /// Arrivals that may have become reclaimable during the event being handled.
     maybe_reclaimable: Vec<FlowId>,
     /// How many arrivals may be in progress at once, and what stopped the arrivals when one
@@ -186,8 +266,6 @@ pub struct World {
     acting: Option<AgentId>,
     /// Deliveries to endpoints that came while another endpoint was acting.
     deferred: Vec<Delivery>,
-    /// Sequence numbers reserved for the timers the acting endpoint arms.
-    timer_seqs: std::ops::Range<u64>,
     next_uid: u32,
     /// Ends of transmission carried out without an event (`Link::defer_done`); they count
     /// as executed events, so the count does not depend on this shortcut.
@@ -211,12 +289,6 @@ pub struct World {
     /// forward rather than tested for PFC there: a store costs the run loop less than a branch.
     arrived_by: Option<LinkId>,
 }
-
-/// Sequence numbers reserved per activation for the timers it arms: as many as the endpoint
-/// with the most timers, the TCP sender with its timer table, queues in one activation (a
-/// multipath connection's subflows may queue more: those take ordinary sequence numbers).
-pub(crate) const TIMER_SEQS_PER_ACTIVATION: u64 = crate::transport::tcp::TIMER_EVENTS_PER_ACTIVATION;
-const _: () = assert!(TIMER_SEQS_PER_ACTIVATION >= 2 * crate::transport::tcp::SENDER_TIMERS as u64);
 
 /// Released arrivals whose rows are written out at a time when records stream to disk. A row
 /// and its finished flow take about 250 bytes, its column values as many again while written:
@@ -278,7 +350,7 @@ impl World {
         for (i, f) in p.flows.iter().enumerate() {
             // A flow that waits for others starts when they complete (`flow_completed`).
             if !p.dependencies.as_ref().is_some_and(|d| d.waits(FlowId(i as u32))) {
-                sched.schedule_start(f.start, i as u64, Event::Start(f.sender));
+                sched.schedule(f.start, Event::Start(f.sender));
             }
             if p.agents[f.sender.index()].reacts_to_source_quench() {
                 quench_senders.entry((f.src, f.dst)).or_default().push(f.sender);
@@ -300,7 +372,6 @@ impl World {
             nodes: p.nodes,
             links: p.links,
             routes: p.routes,
-            arrivals_scheduled: flows.count() as u64,
             agents,
             flows,
             arrivals: p.arrivals,
@@ -313,7 +384,6 @@ impl World {
             unroutable_packets: 0,
             acting: None,
             deferred: Vec::new(),
-            timer_seqs: 0..0,
             next_uid: 0,
             settled_events: 0,
             changes: p.changes,
@@ -419,14 +489,14 @@ impl World {
     }
 
     pub fn events_executed(&self) -> u64 {
-        let due = self.links.iter().filter(|l| l.deferred_done().is_some_and(|(at, _)| at <= self.now)).count();
+        let due = self.links.iter().filter(|l| l.deferred_done().is_some_and(|at| at <= self.now)).count();
         self.sched.executed() + self.settled_events + due as u64
     }
 
     /// Carry out link `l`'s deferred end of transmission if it would already have run.
     fn settle(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
-        if link.deferred_done().is_some_and(|(at, seq)| self.sched.has_passed(at, seq)) {
+        if link.deferred_done().is_some_and(|at| self.sched.has_passed(at, &Event::TxDone(l))) {
             link.settle_done(&mut self.link_cx.slab);
             self.settled_events += 1;
         }
@@ -478,8 +548,7 @@ impl World {
     /// Queue workload `w`'s next arrival, if it has one.
     fn schedule_arrival(&mut self, w: usize) {
         let Some(at) = self.arrivals.next_at(w) else { return };
-        self.sched.schedule_start(Time::ZERO + at, self.arrivals_scheduled, Event::Arrival(w as u32));
-        self.arrivals_scheduled += 1;
+        self.sched.schedule(Time::ZERO + at, Event::Arrival(w as u32));
     }
 
     /// Build workload `w`'s arrival due now, start it, and queue the workload's next one.
@@ -576,7 +645,6 @@ impl World {
         };
         let node = agent.node();
         self.acting = Some(id);
-        self.timer_seqs = self.sched.reserve_block(TIMER_SEQS_PER_ACTIVATION);
         let mut cx = AgentCx::new(self.now, id, node, self);
         act(agent, &mut cx);
         self.acting = None;
@@ -829,13 +897,13 @@ impl World {
     }
 
     /// A packet is about to be offered to link `l`: carry out the link's deferred end of
-    /// transmission if it would already have run, or else queue it as an event in its
-    /// reserved place (the packet may change what that end does).
+    /// transmission if it would already have run, or else queue it as an event (the packet
+    /// may change what that end does).
     #[inline]
     fn end_deferral(&mut self, l: LinkId) {
         self.settle(l);
-        if let Some((at, seq)) = self.links[l.index()].undefer_done() {
-            self.sched.schedule_reserved(at, seq, Event::TxDone(l));
+        if let Some(at) = self.links[l.index()].undefer_done() {
+            self.sched.schedule(at, Event::TxDone(l));
         }
     }
 
@@ -854,10 +922,9 @@ impl World {
     /// Link `l` started sending a packet, to end at `done`: queue (or defer) the end of
     /// transmission, and record the packet's sojourn and capture.
     fn tx_started(&mut self, l: LinkId, done: Time) {
-        let seq = self.sched.reserve();
         let link = &mut self.links[l.index()];
-        if !link.defer_done(seq) {
-            self.sched.schedule_reserved(done, seq, Event::TxDone(l));
+        if !link.defer_done() {
+            self.sched.schedule(done, Event::TxDone(l));
         }
         if !link.quiet {
             self.record_tx_start(l);
@@ -979,12 +1046,12 @@ impl World {
     }
 
     /// The PFC switch at link `l`'s far end sends a pause or resume for it: the frame takes
-    /// effect at `l`'s sending end when `Pfc::frame_effect_at` says.
+    /// effect at `l`'s sending end when `Pfc::frame_due` says.
     #[cold]
     fn send_pfc_frame(&mut self, l: LinkId, frame: Frame) {
-        let pfc = self.pfc.as_deref().expect("called in runs with PFC");
+        let pfc = self.pfc.as_deref_mut().expect("called in runs with PFC");
         let back = &self.links[pfc.reverse(l).index()];
-        let at = Pfc::frame_effect_at(self.now, back.transmission_ends(), back.rate(), back.delay);
+        let at = pfc.frame_due(l, self.now, back.transmission_ends(), back.rate(), back.delay);
         let event = match frame {
             Frame::Pause => Event::PfcPause(l),
             Frame::Resume => Event::PfcResume(l),
@@ -1127,11 +1194,7 @@ impl Host for World {
     }
 
     fn arm(&mut self, owner: AgentId, at: Time, timer: Timer) {
-        match self.timer_seqs.next() {
-            Some(seq) => self.sched.schedule_reserved(at, seq, Event::Timer(owner, timer)),
-            // More timers than reserved: a multipath connection's subflows, several acting at once.
-            None => self.sched.schedule(at, Event::Timer(owner, timer)),
-        }
+        self.sched.schedule(at, Event::Timer(owner, timer));
     }
 
     fn recorder(&mut self) -> &mut Recorder {

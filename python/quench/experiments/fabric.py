@@ -288,8 +288,11 @@ def collapse_point(senders: tuple[int, ...], share: list[float]) -> float:
 def permutation_network(p: Params, config: str) -> Network:
     """The permutation under `config`: "ecmp" or "spray" with single-path TCP, or "mptcp"
     (Raiciu et al.'s remedy: `mptcp_subflows` subflows per connection, LIA coupling, over
-    ECMP, each subflow hashed on its own)."""
-    multipath = "ecmp" if config == "mptcp" else config
+    ECMP, each subflow hashed on its own). Spraying is `spray_flow`, each flow cycling through
+    the next hops in an order of its own (htsim's `-strat perm`): a switch's one round robin
+    shared by every flow would, in a permutation's lockstep, hand each flow the same next
+    hop at every turn (simultaneous arrivals take their turns in a fixed order)."""
+    multipath = {"ecmp": "ecmp", "spray": "spray_flow", "mptcp": "ecmp"}[config]
     net = Network(seed=p.seed, name=f"{NAME}-permutation-{config}")
     net.fat_tree(p.k, p.perm_rate, p.perm_delay, qdisc=droptail(p.perm_buffer), multipath=multipath)
     flow = tcp_flow("cubic", 10, **PERMUTATION_TCP)

@@ -32,7 +32,6 @@ pub(crate) use profile::resolve as resolve_profile;
 pub use receiver::TcpReceiver;
 pub use rtt::RttEstimator;
 pub use sender::TcpSender;
-pub(crate) use sender::SENDER_TIMERS;
 
 use crate::packet::{AgentId, FlowId, NodeId, Packet, Proto, IP_HEADER, TCP_HEADER};
 
@@ -80,12 +79,6 @@ impl TcpTimer {
         Self::ALL.get(timer.kind as usize).copied()
     }
 }
-
-/// The most timer events a TCP endpoint queues in one activation: a `TimerSlot` queues at
-/// most two (one when armed; a second when an expiry due earlier re-queues itself for a later
-/// deadline and the slot is then armed earlier still), and the sender has the most slots, its
-/// table's. The world reserves this many sequence numbers per activation (`world.rs`).
-pub(crate) const TIMER_EVENTS_PER_ACTIVATION: u64 = 2 * sender::SENDER_TIMERS as u64;
 
 /// Addressing shared by both ends of a connection.
 #[derive(Clone, Copy, Debug)]

@@ -76,8 +76,6 @@ use crate::transport::{Admission, AgentCx, Endpoint, Host, SendCounts, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
 
-pub(crate) use timers::SENDER_TIMERS;
-
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
 /// Data end of an unlimited transfer: far beyond anything a run can send.

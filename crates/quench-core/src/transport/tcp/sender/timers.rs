@@ -1,8 +1,6 @@
 //! The sender's timers: one table indexed by timer kind (quinn's `TimerTable`), so that the
-//! sender holds no timer by name, every kind is handled by the same four operations (arm,
-//! cancel, ask, expire), and the number of entries is a constant the world sizes its
-//! per-activation reservation of sequence numbers from (`world.rs`,
-//! [`super::super::TIMER_EVENTS_PER_ACTIVATION`]).
+//! sender holds no timer by name and every kind is handled by the same four operations (arm,
+//! cancel, ask, expire).
 //!
 //! Owns: the entries and the retransmission deadline a loss probe stands in for. Touches no
 //! other sender state; which timer stands in for which is decided by the sender's rules
@@ -11,9 +9,9 @@
 //! One entry per kind, not Linux's single `icsk_retransmit_timer` multiplexed by
 //! `icsk_pending` (RTO, loss probe and RACK reorder timeout on one entry, `tcp_rearm_rto`):
 //! here the reorder timer runs beside the RTO (it is armed without cancelling it) and a loss
-//! probe and the RTO are both armed between an ACK's re-arm and `tlp_schedule`. One entry
-//! for the three would queue their expiries under other sequence numbers and change the
-//! order of equal-time events, and so results. A canonical equal-time order would allow it.
+//! probe and the RTO are both armed between an ACK's re-arm and `tlp_schedule`. Expiries of
+//! equal time rank by kind (`world.rs`), so one entry for the three would still change which
+//! of them runs first at an instant, and so results.
 
 use super::super::TcpTimer;
 use crate::transport::{AgentCx, Host, Timer, TimerSlot};
@@ -85,7 +83,6 @@ mod tests {
     use super::*;
     use crate::packet::{AgentId, NodeId};
     use crate::trace::{RecordConfig, Recorder};
-    use crate::transport::tcp::TIMER_EVENTS_PER_ACTIVATION;
     use crate::transport::ScriptedHost;
     use crate::units::Dur;
 
@@ -99,22 +96,6 @@ mod tests {
         for k in TcpTimer::ALL {
             assert_eq!(TcpTimer::of(Timer { kind: k.kind(), generation: 0 }), Some(k));
         }
-    }
-
-    /// The world's reservation covers the worst activation: every entry of the table queues
-    /// an event and then a second one for an earlier deadline. One more entry, and the
-    /// reservation (derived from the table's size) grows with it.
-    #[test]
-    fn the_worst_activation_fits_the_reservation() {
-        let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
-        let mut cx = AgentCx::new(Time::ZERO, AgentId(0), NodeId(0), &mut host);
-        let mut table = TimerTable::default();
-        for k in TcpTimer::ALL.into_iter().take(SENDER_TIMERS) {
-            table.arm(k, Time::ZERO + Dur::from_millis(10), &mut cx);
-            table.arm(k, Time::ZERO + Dur::from_millis(5), &mut cx);
-        }
-        assert_eq!(host.timers.len() as u64, TIMER_EVENTS_PER_ACTIVATION);
-        assert_eq!(crate::world::TIMER_SEQS_PER_ACTIVATION, TIMER_EVENTS_PER_ACTIVATION);
     }
 
     /// A loss probe stands in for the RTO: the RTO is still pending, due when it was armed.
