@@ -44,9 +44,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
 RTT = "50ms"
 START_SPREAD_S = 0.1
-# The TCP of every flow: NewReno with SACK and Limited Transmit (RFC 6675, RFC 3042); send
-# buffer and receive window large enough that one flow alone can fill 100 Gb/s x 100 ms.
-TCP = {"sack": True, "limited_transmit": True, "send_buffer": "1GiB", "receive_window": "1GiB"}
+# The TCP of every flow: NewReno with SACK and Limited Transmit (RFC 6675, RFC 3042); a 1 GiB
+# send buffer and the largest window TCP can advertise (65535 << 14 bytes, RFC 7323 section
+# 2.3), so that one flow alone comes near filling 100 Gb/s x 100 ms.
+TCP = {"sack": True, "limited_transmit": True, "send_buffer": "1GiB", "receive_window": f"{65535 << 14}B"}
 
 FLOW_COUNTS = (1, 10, 100, 1_000, 10_000)
 FLOW_RATE = "10Gbps"
