@@ -69,7 +69,7 @@ fn goodput_follows_the_response_function_under_random_loss() {
 /// Reference: between two losses on a drop-tail path the window follows the cubic from
 /// β·w_i to the window w_{i+1} at which the next loss is detected, so the interval is
 /// t = K + ∛((w_{i+1} − W_max)/C) with K = ∛((W_max − β·w_i)/C), where W_max = w_i, or
-/// w_i·(1 + β)/2 if w_i is below the previous loss's window (fast convergence). The windows
+/// w_i·(1 + β)/2 if w_i is below the previous loss's W_max (fast convergence). The windows
 /// come from the trace; the intervals must match within 0.4 s (the epoch starts when recovery
 /// ends, about an RTT after detection, and the target leads the window by an RTT).
 /// 100 Mb/s, 100 ms, 417-packet buffer: the losses alternate between windows of about 1254
@@ -85,9 +85,19 @@ fn loss_intervals_follow_the_cubic_between_the_measured_windows() {
     let w: Vec<f64> = losses.iter().map(|&at| window_at(at)).collect();
     assert!(losses.len() >= 12, "{} losses", losses.len());
     let mut intervals = vec![];
-    // From the third loss on: the first epochs follow start-up's timeouts.
+    // W_max after each loss (RFC 9438 section 4.7, Linux's `last_max_cwnd`): fast convergence
+    // compares the window with the previous loss's W_max, not with its window; none before
+    // the first (`bictcp_reset`).
+    let w_maxes: Vec<f64> = w
+        .iter()
+        .scan(0.0, |last_max: &mut f64, &wi| {
+            *last_max = if wi < *last_max { wi * (1.0 + BETA) / 2.0 } else { wi };
+            Some(*last_max)
+        })
+        .collect();
+    // From the third loss on: the first epochs follow start-up's losses.
     for i in 2..losses.len() - 1 {
-        let w_max = if w[i] < w[i - 1] { w[i] * (1.0 + BETA) / 2.0 } else { w[i] };
+        let w_max = w_maxes[i];
         let k = ((w_max - BETA * w[i]) / C).cbrt();
         let predicted = k + ((w[i + 1] - w_max) / C).cbrt();
         let measured = losses[i + 1] - losses[i];
