@@ -30,17 +30,20 @@ fn without_comments(text: &str) -> String {
     text.lines().map(|line| line.find("//").map_or(line, |i| &line[..i])).collect::<Vec<_>>().join("\n")
 }
 
-/// The end (exclusive) of the item that starts at byte `from`: its `;`, or the brace that
-/// closes its first `{`.
+/// The end (exclusive) of the item that starts at byte `from`: its `;` or `,` (a statement, or
+/// a field of a struct or of its initializer), the brace that closes its first `{`, or the
+/// closing bracket of what encloses it. Parentheses and square brackets nest as braces do, so
+/// the commas of a parameter list or a generic's arguments in brackets do not end it.
 fn item_end(text: &[u8], from: usize) -> usize {
     let mut depth = 0usize;
     for (i, &c) in text.iter().enumerate().skip(from) {
         match c {
-            b';' if depth == 0 => return i + 1,
-            b'{' => depth += 1,
-            b'}' => {
+            b';' | b',' if depth == 0 => return i + 1,
+            b'{' | b'(' | b'[' => depth += 1,
+            b'}' | b')' | b']' if depth == 0 => return i,
+            b'}' | b')' | b']' => {
                 depth -= 1;
-                if depth == 0 {
+                if depth == 0 && c == b'}' {
                     return i + 1;
                 }
             }
