@@ -123,7 +123,9 @@ impl TcpSender {
         self.arm_retransmit(cx);
     }
 
-    pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
+    /// A fast recovery's episode begins: the flight and ssthresh at entry, the recovery point,
+    /// the state, and the count and event of the fast retransmission it makes.
+    pub(super) fn begin_recovery_episode(&mut self, cx: &mut AgentCx<impl Host>) {
         self.w.flight = self.flight();
         self.w.ssthresh = self.loss_ssthresh();
         self.loss.recover_end = self.send.snd_max;
@@ -131,6 +133,10 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
+    }
+
+    pub(super) fn enter_fast_recovery(&mut self, cx: &mut AgentCx<impl Host>) {
+        self.begin_recovery_episode(cx);
         self.prr_start();
         let prr = self.prr_sndcnt();
         let retransmitted = self.send_at_once(self.send.snd_una, cx).map_or(0, |end| end - self.send.snd_una);

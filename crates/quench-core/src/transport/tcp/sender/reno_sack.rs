@@ -138,13 +138,7 @@ impl TcpSender {
         if self.in_recovery() || self.loss.dupacks != self.cfg.dupack_threshold || !self.past_recovery_point() {
             return;
         }
-        self.w.flight = self.flight();
-        self.w.ssthresh = self.loss_ssthresh();
-        self.loss.recover_end = self.send.snd_max;
-        self.loss.ca = CaState::Recovery { partial_ack_seen: false }; // supersedes CWR, as in Linux
-        self.stats.fast_retransmits += 1;
-        let now = cx.now;
-        cx.rec().event(now, self.conn.flow, TcpEvent::FastRetransmit);
+        self.begin_recovery_episode(cx);
         self.reno_mark_head_lost();
         self.arm_retransmit(cx);
     }
