@@ -1,5 +1,5 @@
 //! One slab of packet entries that the world owns, holding every link's propagation pipe and
-//! every drop-tail queue as a FIFO list of its own ([`SlabList`]), and every packet in
+//! every drop-tail queue (and a trimming queue's two) as a FIFO list of its own ([`SlabList`]), and every packet in
 //! transmission as an entry of no list ([`EntryId`]), which the end of its transmission puts
 //! on the pipe's list without copying the packet; a packet that reaches the pipe's end and
 //! passes on to an idle link or a drop-tail queue stays in its entry too
@@ -171,6 +171,23 @@ impl PacketSlab {
         // it now instead, while the events before its turn run.
         prefetch(&self.entries[list.head as usize]);
         (EntryId(i), Some(next_at))
+    }
+
+    /// The packet at the tail of `list`, if any.
+    #[inline]
+    pub fn back(&self, list: &SlabList) -> Option<&Packet> {
+        (list.len > 0).then(|| &self.entries[list.tail as usize].pkt)
+    }
+
+    /// Exchange the packet at the tail of `list` (not empty) with the one held in entry `id`:
+    /// the held packet takes the tail's place in the list, and `id` now holds the packet that
+    /// was there. The entries stay where they are; only their packets move.
+    pub fn swap_back(&mut self, list: &SlabList, id: EntryId) {
+        debug_assert!(list.len > 0, "swap with the tail of an empty list");
+        let (tail, held) = (list.tail as usize, id.0 as usize);
+        debug_assert_ne!(tail, held, "an entry on the list is not held");
+        let pkt = self.entries[held].pkt;
+        self.entries[held].pkt = std::mem::replace(&mut self.entries[tail].pkt, pkt);
     }
 
     /// The packets of `list`, head first.

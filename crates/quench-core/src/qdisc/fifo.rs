@@ -10,7 +10,8 @@
 //! world's shared slab instead ([`SlabFifo`], `slab.rs`), so that its memory follows the packets
 //! queued rather than its fullest moment; it only appends at the tail and takes the head, each
 //! in the entry the packet already has where it can (a packet arriving off a pipe joins the
-//! queue in its entry, and the head leaves in it for the transmitter). The disciplines that take
+//! queue in its entry, and the head leaves in it for the transmitter). NDP's trimming queue
+//! keeps its two FIFOs there too: it also swaps an arrival for the packet queued last. The disciplines that take
 //! packets from the middle or look through the queue (the Fuzzball's and CHOKe's preemptions,
 //! RED's drop-front) keep a [`Fifo`] of their own.
 //! Owns the stored packets, their byte count and the limit; it answers only whether a packet fits,
@@ -164,6 +165,25 @@ impl SlabFifo {
         slab.append(&mut self.packets, Time::ZERO, id);
     }
 
+    /// The packet queued last, if any.
+    pub fn back<'a>(&self, slab: &'a PacketSlab) -> Option<&'a Packet> {
+        slab.back(&self.packets)
+    }
+
+    /// Whether `pkt` would fit in place of the packet queued last (the queue is not empty).
+    pub fn has_room_in_place_of_back(&self, slab: &PacketSlab, pkt: &Packet) -> bool {
+        let back = self.back(slab).expect("a queue with a packet queued last").size as u64;
+        let (packets, bytes) = (self.packets.len() as u64 - 1, self.bytes - back);
+        !self.limit.exceeded_by(packets, bytes, pkt.size as u64)
+    }
+
+    /// Put the packet held in entry `id` in place of the one queued last, which `id` then
+    /// holds; the caller has decided to admit it (see [`SlabFifo::has_room_in_place_of_back`]).
+    pub fn replace_back(&mut self, slab: &mut PacketSlab, id: EntryId) {
+        slab.swap_back(&self.packets, id);
+        self.bytes = self.bytes + slab.back(&self.packets).expect("not empty").size as u64 - slab.held(id).size as u64;
+    }
+
     /// Take the head packet off the list, held in its entry (not copied).
     #[inline]
     pub fn take(&mut self, slab: &mut PacketSlab) -> Option<EntryId> {
@@ -226,6 +246,41 @@ mod tests {
             } else {
                 assert_eq!(f.pop(), s.take(&mut slab).map(|id| slab.release(id)), "step {uid}");
             }
+            assert_eq!((f.backlog(), f.is_empty()), (s.backlog(), s.is_empty()));
+        }
+    }
+
+    /// Replacing the packet queued last answers as taking it off the FIFO's tail and pushing the
+    /// arrival: the same room, the same packet displaced, the same order and backlog after.
+    #[test]
+    fn replacing_the_back_follows_the_fifo() {
+        let limit = Limit { packets: Some(4), bytes: Some(Bytes(3000)) };
+        let (mut f, mut s, mut slab) = (Fifo::new(limit), SlabFifo::new(limit), PacketSlab::default());
+        let mut rng = crate::rng::Rng::from_seed(11);
+        for uid in 0..2000u32 {
+            let p = packet(uid, 0, rng.range_inclusive(40, 1500) as u16);
+            let draw = rng.uniform();
+            if draw < 0.4 && !f.is_empty() {
+                let last = f.remove(f.len() - 1).expect("not empty");
+                let fits = f.has_room(&p);
+                assert_eq!(s.has_room_in_place_of_back(&slab, &p), fits, "packet {uid}");
+                if fits {
+                    f.push(p);
+                    let id = slab.hold(p);
+                    s.replace_back(&mut slab, id);
+                    assert_eq!(slab.release(id), last, "the displaced packet, step {uid}");
+                } else {
+                    f.push(last);
+                }
+            } else if draw < 0.75 {
+                if f.has_room(&p) {
+                    f.push(p);
+                    s.push(&mut slab, p);
+                }
+            } else {
+                assert_eq!(f.pop(), s.take(&mut slab).map(|id| slab.release(id)), "step {uid}");
+            }
+            assert_eq!(f.back(), s.back(&slab));
             assert_eq!((f.backlog(), f.is_empty()), (s.backlog(), s.is_empty()));
         }
     }

@@ -372,7 +372,7 @@ registry! {
     boxed own Choke: "choke" => choke::Choke(ChokeConfig),
     boxed own DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
     boxed slab Step: "step" => step::Step(StepConfig),
-    boxed own Trim: "trim" => trim::Trim(TrimConfig),
+    boxed slab Trim: "trim" => trim::Trim(TrimConfig),
 }
 
 impl Default for QdiscSpec {

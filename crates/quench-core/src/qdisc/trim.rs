@@ -15,6 +15,10 @@
 //! NDP's return-to-sender (the switch bounces the header to the source) is not modelled, so
 //! the sender's retransmission timeout recovers that rare loss.
 //!
+//! Storage: both FIFOs keep their packets in the world's slab (`fifo::SlabFifo`), so a packet
+//! is queued, trimmed and sent in the entry it arrived in, and an empty queue with room lets
+//! an arrival pass straight to an idle transmitter (`Qdisc::passes_through`).
+//!
 //! Accounting: a trim is counted as a congestion mark (the links table's `marked_packets`) and
 //! in [`TrimStats`]; the bytes cut off leave the link's byte identity, which for a trimming
 //! queue reads arrived = departed + dropped + backlog + `TrimStats::trimmed_bytes`.
@@ -27,10 +31,11 @@
 //! Must not touch: the link, the world or any endpoint; it reads only NDP's header bits
 //! (`packet::ndp`), where a packet's fields mean them.
 
-use super::fifo::{validate_limit, Fifo};
-use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx};
+use super::fifo::{validate_limit, SlabFifo};
+use super::{Backlog, Dequeued, DropReason, Qdisc, QdiscCx, SlabEnqueue};
 use crate::error::ConfigError;
 use crate::packet::{ndp, Packet, Proto};
+use crate::slab::EntryId;
 use crate::units::{Bytes, Limit};
 use serde::{Deserialize, Serialize};
 
@@ -102,8 +107,8 @@ enum Turn {
 }
 
 pub struct Trim {
-    data: Fifo,
-    headers: Fifo,
+    data: SlabFifo,
+    headers: SlabFifo,
     header_weight: u32,
     tail_trim_probability: f64,
     /// Headers served in a row while data waited: at `header_weight`, data's turn.
@@ -126,8 +131,8 @@ impl Trim {
             return Err(ConfigError::new("tail_trim_probability", "must be a probability in [0, 1]"));
         }
         Ok(Trim {
-            data: Fifo::new(cfg.data_limit),
-            headers: Fifo::new(cfg.header_limit),
+            data: SlabFifo::new(cfg.data_limit),
+            headers: SlabFifo::new(cfg.header_limit),
             header_weight: cfg.header_weight,
             tail_trim_probability: cfg.tail_trim_probability,
             headers_in_a_row: 0,
@@ -139,39 +144,41 @@ impl Trim {
         self.stats
     }
 
-    /// Cut `pkt` to its headers and offer it to the header queue.
-    fn trim(&mut self, mut pkt: Packet, cx: &mut QdiscCx) {
+    /// Cut the packet held in entry `id` to its headers and offer it to the header queue.
+    fn trim(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        let pkt = cx.slab.held_mut(id);
         self.stats.trimmed_packets += 1;
         self.stats.trimmed_bytes += (pkt.size as u32 - ndp::HEADER_BYTES) as u64;
         pkt.size = ndp::HEADER_BYTES as u16;
         pkt.payload = 0;
         pkt.flags |= ndp::TRIMMED;
         cx.note_mark();
-        self.enqueue_header(pkt, cx);
+        self.enqueue_header(id, cx);
     }
 
-    fn enqueue_header(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        if self.headers.has_room(&pkt) {
-            self.headers.push(pkt);
+    fn enqueue_header(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        if self.headers.has_room(cx.slab.held(id)) {
+            self.headers.append(cx.slab, id);
         } else {
             self.stats.dropped_packets += 1;
+            let pkt = cx.slab.release(id);
             cx.drop(pkt, DropReason::Overflow);
         }
     }
 
-    /// A data packet that found the data queue full: trim it or the last one queued.
-    fn on_full(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        let tail_is_ndp = self.data.back().is_some_and(is_trimmable);
-        if tail_is_ndp && cx.rng.uniform() < self.tail_trim_probability {
-            let last = self.data.remove(self.data.len() - 1).expect("the data queue is full, so not empty");
-            if self.data.has_room(&pkt) {
-                self.data.push(pkt);
-                return self.trim(last, cx);
-            }
-            // A byte limit the arrival still overflows: put the tail back, cut the arrival.
-            self.data.push(last);
+    /// A data packet (held in entry `id`) that found the data queue full: trim it or the last
+    /// one queued, whose place it then takes.
+    fn on_full(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        let tail_is_ndp = self.data.back(cx.slab).is_some_and(is_trimmable);
+        // A byte limit the arrival would still overflow in the tail's place: cut the arrival.
+        if tail_is_ndp
+            && cx.rng.uniform() < self.tail_trim_probability
+            && self.data.has_room_in_place_of_back(cx.slab, cx.slab.held(id))
+        {
+            // `id` now holds the packet that was queued last.
+            self.data.replace_back(cx.slab, id);
         }
-        self.trim(pkt, cx);
+        self.trim(id, cx);
     }
 
     fn next_turn(&self) -> Option<Turn> {
@@ -185,6 +192,11 @@ impl Trim {
     }
 }
 
+/// An NDP packet without payload (a header, trimmed or control): the header queue's.
+fn is_header_only(pkt: &Packet) -> bool {
+    pkt.proto == Proto::Ndp && pkt.payload == 0
+}
+
 /// An NDP packet with payload: the only kind a trim can shorten.
 fn is_trimmable(pkt: &Packet) -> bool {
     pkt.proto == Proto::Ndp && pkt.payload > 0
@@ -192,41 +204,67 @@ fn is_trimmable(pkt: &Packet) -> bool {
 
 impl Qdisc for Trim {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        let header_only = pkt.proto == Proto::Ndp && pkt.payload == 0;
-        if header_only {
-            return self.enqueue_header(pkt, cx);
-        }
-        if self.data.has_room(&pkt) {
-            return self.data.push(pkt);
-        }
-        if is_trimmable(&pkt) {
-            self.on_full(pkt, cx)
-        } else {
-            self.stats.dropped_packets += 1;
-            cx.drop(pkt, DropReason::Overflow);
-        }
+        let id = cx.slab.hold(pkt);
+        self.enqueue_held(id, cx);
     }
 
-    fn dequeue(&mut self, _cx: &mut QdiscCx) -> Dequeued {
+    /// The head of the queue whose turn it is leaves in its entry.
+    fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
         let data_waits = !self.data.is_empty();
         let next = match self.next_turn() {
             None => return Dequeued::Empty,
             Some(Turn::Header) => {
                 // Count only headers that went ahead of waiting data.
                 self.headers_in_a_row = if data_waits { self.headers_in_a_row + 1 } else { 0 };
-                self.headers.pop()
+                self.headers.take(cx.slab)
             }
             Some(Turn::Data) => {
                 self.headers_in_a_row = 0;
-                self.data.pop()
+                self.data.take(cx.slab)
             }
         };
-        next.map_or(Dequeued::Empty, Dequeued::Packet)
+        next.map_or(Dequeued::Empty, Dequeued::Held)
     }
 
     fn backlog(&self) -> Backlog {
         let (d, h) = (self.data.backlog(), self.headers.backlog());
         Backlog { packets: d.packets + h.packets, bytes: d.bytes + h.bytes }
+    }
+
+    /// Both queues empty and room for `pkt` in its own: an enqueue then a dequeue would hand
+    /// `pkt` straight back. They leave no state behind either: the count of headers served
+    /// ahead of data is zero whenever both queues are empty (the dequeue that emptied them
+    /// served data, or a header with no data waiting, and each resets it), and an arrival
+    /// with room draws nothing from the random stream.
+    fn passes_through(&self, pkt: &Packet) -> bool {
+        let queue = if is_header_only(pkt) { &self.headers } else { &self.data };
+        let empty = self.data.is_empty() && self.headers.is_empty();
+        debug_assert!(!empty || self.headers_in_a_row == 0);
+        empty && queue.has_room(pkt)
+    }
+
+    fn dequeue_is_inert(&self) -> bool {
+        self.data.is_empty() && self.headers.is_empty()
+    }
+}
+
+impl SlabEnqueue for Trim {
+    /// The entry joins its queue as it is (no copy); a trim cuts the packet in its entry.
+    fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+        let pkt = cx.slab.held(id);
+        if is_header_only(pkt) {
+            return self.enqueue_header(id, cx);
+        }
+        if self.data.has_room(pkt) {
+            return self.data.append(cx.slab, id);
+        }
+        if is_trimmable(pkt) {
+            self.on_full(id, cx)
+        } else {
+            self.stats.dropped_packets += 1;
+            let pkt = cx.slab.release(id);
+            cx.drop(pkt, DropReason::Overflow);
+        }
     }
 }
 

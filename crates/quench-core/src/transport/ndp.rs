@@ -122,6 +122,11 @@ pub struct NdpSender {
     end: Option<u64>,
     next_new: u64,
     in_flight: BTreeMap<u64, InFlight>,
+    /// Every send as (time, offset), in the order sent: the front entry still in flight with
+    /// that send time is the oldest packet in flight (the others, ACKed, NACKed or sent again
+    /// since, are dropped from the front as they reach it), so the timer's deadline costs no
+    /// search of `in_flight`.
+    sends: VecDeque<(Time, u64)>,
     /// NACKed packets, to send again at the next PULLs (lowest offset first, as htsim).
     nacked: BTreeSet<u64>,
     acked: FrontVec<(u64, u64)>,
@@ -146,6 +151,7 @@ impl NdpSender {
             end: bytes,
             next_new: 0,
             in_flight: BTreeMap::new(),
+            sends: VecDeque::new(),
             nacked: BTreeSet::new(),
             acked: FrontVec::default(),
             acked_to: 0,
@@ -179,6 +185,7 @@ impl NdpSender {
         cx.send(packet(&self.conn, seq, 0, payload, ndp::DATA));
         self.stats.sent.sent(payload as u64, retransmit);
         self.in_flight.insert(seq, InFlight { sent_at: cx.now, retransmitted: retransmit });
+        self.sends.push_back((cx.now, seq));
         self.arm_rto(cx);
     }
 
@@ -206,11 +213,24 @@ impl NdpSender {
     /// packets waiting, a timeout from now, in case the PULL that would release them was lost
     /// (a header queue full on the way back) and no arrival is left to send another.
     fn arm_rto(&mut self, cx: &mut AgentCx<impl Host>) {
-        match self.in_flight.values().map(|f| f.sent_at).min() {
+        let oldest = self.oldest_send();
+        debug_assert_eq!(oldest, self.in_flight.values().map(|f| f.sent_at).min());
+        match oldest {
             Some(oldest) => self.rto.arm(TIMER_RTO, oldest + self.rto_interval(), cx),
             None if self.has_pending() => self.rto.arm(TIMER_RTO, cx.now + self.rto_interval(), cx),
             None => self.rto.cancel(),
         }
+    }
+
+    /// When the oldest packet in flight was sent.
+    fn oldest_send(&mut self) -> Option<Time> {
+        while let Some(&(at, seq)) = self.sends.front() {
+            if self.in_flight.get(&seq).is_some_and(|f| f.sent_at == at) {
+                return Some(at);
+            }
+            self.sends.pop_front();
+        }
+        None
     }
 
     fn on_ack(&mut self, pkt: &Packet, cx: &mut AgentCx<impl Host>) {
