@@ -255,6 +255,13 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// This packet's identity among the packets in the network: its uid, which the fragments
+    /// of one datagram share (as IP's fragments share their datagram's identification, which
+    /// reassembly matches), and its fragment offset, which tells them apart.
+    pub fn wire_key(&self) -> u64 {
+        (self.frag.offset as u64) << 32 | self.uid as u64
+    }
+
     pub fn bytes(&self) -> Bytes {
         Bytes(self.size as u64)
     }
@@ -313,10 +320,18 @@ impl std::hash::Hasher for UidHasher {
     fn write_u32(&mut self, n: u32) {
         self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+    /// A wire key's uid is its low half (see [`Packet::wire_key`]), so the product's low bits,
+    /// which pick the bucket, follow the uid as they do for a plain uid.
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
-/// A map keyed by packet uid, for what rides beside packets (`telemetry.rs`, `pfc.rs`).
+/// A map keyed by packet uid, for what rides beside packets (`telemetry.rs`, `host_queue.rs`).
 pub(crate) type UidMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<UidHasher>>;
+
+/// A map keyed by [`Packet::wire_key`], for what a switch holds per packet (`pfc.rs`).
+pub(crate) type WireKeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<UidHasher>>;
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@
 //! link and schedules nothing (it answers which frame to send).
 
 use crate::error::ConfigError;
-use crate::packet::{LinkId, NodeId, UidMap};
+use crate::packet::{LinkId, NodeId, WireKeyMap};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -142,8 +142,11 @@ pub struct Pfc {
     /// Per node: the links leaving it (for the cycle search).
     out_links: Vec<Vec<LinkId>>,
     ports: Vec<Port>,
-    /// The ingress port of every packet a PFC switch holds.
-    held: UidMap<(LinkId, u16)>,
+    /// The ingress port and size of every packet a PFC switch holds, by [`Packet::wire_key`]
+    /// (a fragment counts apart from its datagram's other fragments).
+    ///
+    /// [`Packet::wire_key`]: crate::packet::Packet::wire_key
+    held: WireKeyMap<(LinkId, u16)>,
     cycles: Vec<PauseCycle>,
     cycles_found: u64,
 }
@@ -173,7 +176,7 @@ impl Pfc {
             ends,
             reverse,
             out_links,
-            held: UidMap::default(),
+            held: WireKeyMap::default(),
             cycles: Vec::new(),
             cycles_found: 0,
         })
@@ -196,11 +199,12 @@ impl Pfc {
         self.reverse[l.index()].expect("checked when PFC was set up")
     }
 
-    /// Packet `uid` of `size` bytes came in over `ingress` to its PFC switch and is offered to
-    /// an egress queue there: it counts until it leaves. Answers a pause to send if the port
-    /// just reached `xoff`.
-    pub fn admit(&mut self, uid: u32, ingress: LinkId, size: u16) -> Option<Frame> {
-        self.held.insert(uid, (ingress, size));
+    /// The packet of wire key `key` (`Packet::wire_key`), `size` bytes, came in over `ingress`
+    /// to its PFC switch and is offered to an egress queue there: it counts until it leaves.
+    /// Answers a pause to send if the port just reached `xoff`.
+    pub fn admit(&mut self, key: u64, ingress: LinkId, size: u16) -> Option<Frame> {
+        let before = self.held.insert(key, (ingress, size));
+        debug_assert!(before.is_none(), "a packet held twice: its count would never be released");
         let port = &mut self.ports[ingress.index()];
         port.held += size as u64;
         port.max_held = port.max_held.max(port.held);
@@ -210,11 +214,11 @@ impl Pfc {
         })
     }
 
-    /// Packet `uid` left its PFC switch's buffer (its transmission started, or it was dropped);
-    /// nothing if it was not held. Answers the port and a resume to send if the port just fell
-    /// to `xon`.
-    pub fn release(&mut self, uid: u32) -> Option<LinkId> {
-        let (ingress, size) = self.held.remove(&uid)?;
+    /// The packet of wire key `key` left its PFC switch's buffer (its transmission started, or
+    /// it was dropped); nothing if it was not held. Answers the port and a resume to send if
+    /// the port just fell to `xon`.
+    pub fn release(&mut self, key: u64) -> Option<LinkId> {
+        let (ingress, size) = self.held.remove(&key)?;
         let port = &mut self.ports[ingress.index()];
         port.held -= size as u64;
         (port.pause_sent && port.held <= self.xon).then(|| {

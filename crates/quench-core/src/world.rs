@@ -882,13 +882,13 @@ impl World {
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
         let before = self.links[l.index()].backlog();
         self.rec.watch_arrival(self.now, l, pkt, before.packets);
-        let (uid, size) = (pkt.uid, pkt.size);
+        let (key, size) = (pkt.wire_key(), pkt.size);
         if let Some(pfc) = self.pfc.as_deref_mut() {
             // The packet came off link `ingress` to this link's node, a PFC switch's if this
             // link leaves one.
             let at_switch = pfc.is_switch(self.links[l.index()].from);
             if let Some(ingress) = self.arrived_by.take().filter(|_| at_switch) {
-                if pfc.admit(uid, ingress, size).is_some() {
+                if pfc.admit(key, ingress, size).is_some() {
                     self.send_pfc_frame(ingress, Frame::Pause);
                 }
             }
@@ -942,8 +942,8 @@ impl World {
             let info = self.flows.info(p.flow);
             w.write(self.now, p, info.src, &info.handshake);
         }
-        let uid = p.uid;
-        if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(uid)) {
+        let (uid, key) = (p.uid, p.wire_key());
+        if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(key)) {
             self.send_pfc_frame(ingress, Frame::Resume);
         }
         self.left_host_queue(uid);
@@ -980,7 +980,7 @@ impl World {
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
                 self.forget_dropped(p.uid);
-                if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.uid)) {
+                if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.wire_key())) {
                     self.send_pfc_frame(ingress, Frame::Resume);
                 }
             }

@@ -57,6 +57,26 @@ fn a_pause_and_its_resume_match_the_hand_trace() {
     assert_eq!(link_value(&r, "s->c", "pfc_pauses"), 0.0, "nothing pauses the switch's own egress");
 }
 
+/// The hand trace's switch, its datagrams fragmented on the way in (`a->s` carries at most
+/// 500 bytes: each 1000-byte datagram arrives as three fragments sharing its identification).
+/// Every fragment counts apart at the switch's ingress, so the count falls back to `xon` and
+/// the pause ends: `s->c` stays busy for the whole run. (Counted by the datagram's
+/// identification alone, the fragments after the first were never released, the count never
+/// fell, and the link stayed paused from the first pause on.)
+#[test]
+fn fragments_are_held_and_released_one_by_one() {
+    let mut sc = one_bottleneck();
+    sc["duration"] = json!("400us");
+    sc["links"][0]["mtu"] = json!("500B");
+    let r = run(&sc);
+    assert!(link_value(&r, "a->s", "pfc_pauses") >= 2.0, "paused again after a resume");
+    // 1 Gb/s from the first fragment's arrival (about 2 µs) to the end, less one packet.
+    let carried = link_value(&r, "s->c", "departed_bytes");
+    let capacity = 1e9 / 8.0 * (400e-6 - 2e-6);
+    assert!(carried >= capacity - 1500.0, "s->c carried {carried} of {capacity} bytes");
+    assert_eq!(link_value(&r, "s->c", "dropped_packets"), 0.0);
+}
+
 /// `n` senders into one receiver through switch `s` (all links 10 Gb/s, 1 µs), each sending
 /// `bytes` with `cc`; the switch's egress to the receiver holds `buffer`.
 fn incast(n: usize, cc: Value, buffer: &str, pfc: Option<Value>) -> quench_core::RunResult {
