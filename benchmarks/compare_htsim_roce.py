@@ -106,6 +106,11 @@ class Setting:
     pfc_low: int = PFC_LOW
     quench_xon_default: bool = False  # quench's xon 3 KiB under xoff instead of htsim's low
     buffer_packets: int = BUFFER_PACKETS
+    # htsim's ACK and NAK size (its own 64; quench's are 48)
+    htsim_ack_bytes: int = HTSIM_HEADER
+    # quench's xoff and xon lowered by this many bytes: htsim counts a packet held until its
+    # transmission ends, quench until it starts
+    quench_pfc_shift: int = 0
 
 
 @dataclass
@@ -254,11 +259,25 @@ def edit_all(text: str, edits: list[tuple[str, str]], path: str) -> str:
     return text
 
 
-def build_htsim_roce(src: str) -> Path:
+ACK_ROUTE = "p->set_route(flow,route,RocePacket::ACKSIZE,ackno);"  # RoceAck's and RoceNack's size
+
+
+def edit_ack_bytes(text: str, ack_bytes: int) -> str:
+    """rocepacket.h with ACKs and NAKs of `ack_bytes` (its own: ACKSIZE, 64, which is also what
+    a data packet adds to the MTU)."""
+    if ack_bytes == HTSIM_HEADER:
+        return text
+    if text.count(ACK_ROUTE) != 2:
+        sys.exit(f"compare_htsim_roce: rocepacket.h: expected two {ACK_ROUTE!r}")
+    return text.replace(ACK_ROUTE, ACK_ROUTE.replace("RocePacket::ACKSIZE", str(ack_bytes)))
+
+
+def build_htsim_roce(src: str, ack_bytes: int = HTSIM_HEADER) -> Path:
     """htsim_roce with this script's edits, in its own copy of bench_fabric's build tree (the
-    three library files edited and rebuilt into its libhtsim.a); kept by a hash of the edits."""
+    library files edited and rebuilt into its libhtsim.a); kept by a hash of the edits."""
     source = fetch_source(src)
     texts = {
+        "rocepacket.h": edit_ack_bytes((source / "sim/rocepacket.h").read_text(), ack_bytes),
         "queue_lossless_input.cpp": edit_all(
             (source / "sim/queue_lossless_input.cpp").read_text(), INPUT_EDITS, "queue_lossless_input.cpp"
         ),
@@ -279,6 +298,8 @@ def build_htsim_roce(src: str) -> Path:
         shutil.copytree(WORK / "build", tree)
     for name, text in texts.items():
         (tree / "sim" / name).write_text(text)
+    for obj in ("roce.o", "rocepacket.o"):  # the makefile does not track rocepacket.h
+        (tree / "sim" / obj).unlink(missing_ok=True)
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     subprocess.run(["make", "-j1", "libhtsim.a"], cwd=tree / "sim", check=True, **quiet)
     datacenter = tree / "sim/datacenter"
@@ -317,7 +338,7 @@ def route_nodes(queues: str, src: int) -> list[str]:
 
 
 def run_htsim(src: str, flows: list[tuple[int, int]], packets: int, s: Setting, seed: int) -> Run:
-    binary = build_htsim_roce(src)
+    binary = build_htsim_roce(src, s.htsim_ack_bytes)
     hosts = K**3 // 4
     size = packets * HTSIM_MTU
     matrix = WORK / f"roce-{hashlib.sha256(repr((flows, size)).encode()).hexdigest()[:12]}.cm"
@@ -362,8 +383,9 @@ def run_quench(htsim: Run, packets: int, s: Setting, seed: int) -> Run:
     net.fat_tree(K, f"{s.rate_gbps}Gbps", "1us", qdisc=buffer, access={"qdisc": buffer})
     # htsim pauses above high x MTU bytes and resumes below low x MTU; quench at xoff or more
     # and at xon or less.
-    xon = {} if s.quench_xon_default else {"xon": f"{s.pfc_low * HTSIM_MTU - 1}B"}
-    net.pfc(f"{s.pfc_high * HTSIM_MTU + 1}B", **xon)
+    shift = s.quench_pfc_shift
+    xon = {} if s.quench_xon_default else {"xon": f"{s.pfc_low * HTSIM_MTU - 1 - shift}B"}
+    net.pfc(f"{s.pfc_high * HTSIM_MTU + 1 - shift}B", **xon)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     order = list(htsim.paths)
     for a, b in order:
@@ -479,10 +501,19 @@ def main() -> None:
     ap.add_argument("--pfc-high", type=int, default=PFC_HIGH, help="pause threshold in MTUs, both")
     ap.add_argument("--pfc-low", type=int, default=PFC_LOW, help="resume threshold in MTUs, both")
     ap.add_argument("--quench-xon-default", action="store_true", help="quench's xon: its default, 3 KiB under xoff")
+    ap.add_argument("--htsim-ack-bytes", type=int, default=HTSIM_HEADER, help="htsim's ACK size (quench's: 48)")
+    ap.add_argument("--quench-pfc-shift", type=int, default=0, help="quench's xoff and xon lowered by these bytes")
     ap.add_argument("--per-link", action="store_true", help="every paused link and every flow of both")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
-    s = Setting(a.rate_gbps, a.pfc_high, a.pfc_low, a.quench_xon_default)
+    s = Setting(
+        a.rate_gbps,
+        a.pfc_high,
+        a.pfc_low,
+        a.quench_xon_default,
+        htsim_ack_bytes=a.htsim_ack_bytes,
+        quench_pfc_shift=a.quench_pfc_shift,
+    )
     hosts = K**3 // 4
     runs = []
     for seed in (int(x) for x in a.seeds.split(",")):
