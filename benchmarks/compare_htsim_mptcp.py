@@ -9,7 +9,10 @@ in congestion avoidance adds alpha·MSS²/total to its subflow's window, at most
 alpha = total·max(cwnd/rtt²)/(Σ cwnd/rtt)² recomputed when a window crosses a packet, and a
 loss halves the subflow's own window: RFC 6356's LIA (its `compute_alfa` takes each RTT in
 whole milliseconds, at least 1, so on a fabric of microseconds every RTT counts as 1 ms and
-alpha is max(cwnd)/total). `--htsim-algo UNCOUPLED` runs its uncoupled subflows instead. The
+alpha is max(cwnd)/total). It opens no more subflows than the pair has paths (`it_sub`: on
+k = 4, 4 across pods, 2 within a pod, 1 under one edge switch), so that there `-sub 8` runs what
+`-sub 4` does; quench opens every subflow asked for. `--htsim-algo UNCOUPLED` runs its uncoupled
+subflows instead (with `--quench-coupling uncoupled`, quench's). The
 binary is compare_htsim_fabric.py's (`build_peer_htsim`: run length, seed argument, 10 Gb/s
 NIC, `RANDOM_BUFFER`, a line per subflow at the end), run with `-sub N`; its permutation is
 htsim's own draw (`ConnectionMatrix::setPermutation`, from `-seed`).
@@ -38,7 +41,10 @@ subflows on one path (htsim's draw; quench's hash is not printed per subflow). `
 each seed and prints the mean. Raiciu et al. (SIGCOMM 2011, figure 2 and section 3) report a k =
 8 permutation near the ideal with 8 subflows where single-path TCP loses to ECMP collisions.
 
-    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --seeds 1,2,3
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2 --subflows 4 --htsim-algo UNCOUPLED --quench-coupling uncoupled
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --ks 8 \
         --duration-ms 100
 """

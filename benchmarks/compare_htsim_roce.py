@@ -58,14 +58,18 @@ Figures per simulator: completion (last and mean, from 0 to the last byte's arri
 (quench's links; htsim's overflow warnings), resent packets, pause frames and paused time summed
 over links and for the most paused link, the most bytes a port held by ingress (PFC's count) and
 by egress queue (the hottest port). `--per-link` prints every paused link of both.
-`--quench-xon-default` and other `--quench-*` / `--htsim-*` flags run one simulator with a
-setting of the other's; docs/validation.md, "PFC", has the figures and what the differences came
-from.
+`--htsim-ack-bytes 48` builds htsim with quench's ACK size, `--quench-pfc-shift 1500` lowers
+quench's thresholds by one packet (htsim holds a packet until its transmission ends, quench
+until it starts), `--quench-xon-default` gives quench its own xon: one simulator with a setting
+of the other's. docs/validation.md, "PFC and RoCE at line rate against htsim", has the figures
+and what the differences came from.
 
     .venv/bin/python benchmarks/compare_htsim_roce.py --htsim-src ~/csg-htsim --scenario incast \
         --senders 8,15
     .venv/bin/python benchmarks/compare_htsim_roce.py --htsim-src ~/csg-htsim \
-        --scenario permutation --seeds 1,2,3
+        --scenario permutation --seeds 1,2,3 --flow-packets 1000
+    .venv/bin/python benchmarks/compare_htsim_roce.py --htsim-src ~/csg-htsim \
+        --scenario permutation --seeds 2 --flow-packets 1000 --htsim-ack-bytes 48 --quench-pfc-shift 1500
 """
 
 from __future__ import annotations
@@ -164,7 +168,8 @@ INPUT_EDITS = [
 OUTPUT_EDITS = [
     (
         "LosslessOutputQueue::LosslessOutputQueue(",
-        "#include <map>\nstd::map<LosslessOutputQueue*, mem_b> peer_out_max;\nLosslessOutputQueue::LosslessOutputQueue(",
+        "#include <map>\nstd::map<LosslessOutputQueue*, mem_b> peer_out_max;\n"
+        "LosslessOutputQueue::LosslessOutputQueue(",
     ),
     (
         "    _queuesize += pkt.size();\n",
@@ -248,7 +253,10 @@ def edit_main_roce(text: str) -> str:
         MAIN_ROCE,
     )
     connect = "roceSrc->connect(routeout, routein, *roceSnk, timeFromUs((uint32_t)rand()%20));"
-    record = "\n            peer_flows.push_back({(uint32_t)src, (uint32_t)dest, roceSrc, (PeerRoceSink*)roceSnk, routeout, routein});"
+    record = (
+        "\n            peer_flows.push_back({(uint32_t)src, (uint32_t)dest, roceSrc, (PeerRoceSink*)roceSnk,"
+        " routeout, routein});"
+    )
     text = anchored_edit(text, connect, connect + record, MAIN_ROCE)
     return anchored_edit(text, 'cout << "New: " << new_pkts << " Rtx: " << rtx_pkts << endl;', REPORT, MAIN_ROCE)
 
@@ -463,7 +471,8 @@ def print_table(h: dict, q: dict) -> None:
 
 def print_links(h: Run, q: Run) -> None:
     print(
-        f"{'paused link':<16} {'h pauses':>8} {'q pauses':>8} {'h paused us':>11} {'q paused us':>11} {'h held B':>9} {'q held B':>9}"
+        f"{'paused link':<16} {'h pauses':>8} {'q pauses':>8} {'h paused us':>11} {'q paused us':>11}"
+        f" {'h held B':>9} {'q held B':>9}"
     )
     for link in sorted(set(h.ports) | set(q.ports)):
         a, b = h.ports.get(link, (0, 0.0, 0)), q.ports.get(link, (0, 0.0, 0))
