@@ -1,0 +1,264 @@
+"""MPTCP on a fat-tree permutation, quench beside htsim, 1 to 8 subflows. A benchmark-style
+script: it prints tables and checks nothing.
+
+htsim's `htsim_tcp` (datacenter/main_tcp.cpp in Broadcom/csg-htsim) is itself multipath: every
+connection is a MultipathTcpSrc (sim/mtcp.cpp) with `-sub N` TcpSrc subflows, each on a path
+drawn at random (with replacement) among the pair's equal-cost paths, coupled by its default
+algorithm, COUPLED_EPSILON with epsilon 1 (`_e = 1`, whatever the command line says): each ACK
+in congestion avoidance adds alpha·MSS²/total to its subflow's window, at most MSS²/cwnd, with
+alpha = total·max(cwnd/rtt²)/(Σ cwnd/rtt)² recomputed when a window crosses a packet, and a
+loss halves the subflow's own window: RFC 6356's LIA (its `compute_alfa` takes each RTT in
+whole milliseconds, at least 1, so on a fabric of microseconds every RTT counts as 1 ms and
+alpha is max(cwnd)/total). It opens no more subflows than the pair has paths (`it_sub`: on
+k = 4, 4 across pods, 2 within a pod, 1 under one edge switch), so that there `-sub 8` runs what
+`-sub 4` does; quench opens every subflow asked for. `--htsim-algo UNCOUPLED` runs its uncoupled
+subflows instead (with `--quench-coupling uncoupled`, quench's). The
+binary is compare_htsim_fabric.py's (`build_peer_htsim`: run length, seed argument, 10 Gb/s
+NIC, `RANDOM_BUFFER`, a line per subflow at the end), run with `-sub N`; its permutation is
+htsim's own draw (`ConnectionMatrix::setPermutation`, from `-seed`).
+
+quench runs the same connections (`Network.mptcp`, `coupling = "lia"`, `subflows = N`) on
+`fat_tree` with its ECMP hash spreading each subflow by its own five-tuple, so the paths are
+drawn independently in both, not the same paths: the comparison is over seeds. Its subflows
+are compare_htsim_fabric.py's htsim-like TCP (`profile = "rfc"`, NewReno's rules under LIA,
+initial window 10, MSS 1460, no SACK, an ACK per packet, RTO min 250 ms, initial 3 s, a 10 ms
+tick). The fabric settings default to what that script found matches htsim's permutation
+(docs/validation.md, "Fat-tree permutation against htsim"): htsim's switch queues drop-tail
+(`RANDOM_BUFFER` 0; `--htsim-random-band 3` is htsim's own), quench's 7 packets waiting
+(htsim's 8 count the one being sent; `--quench-switch-buffer 8`), 10 Gb/s links of 1 µs, and
+quench's ACKs on paths of their own, as htsim's reverse route holds only the sender
+(`--quench-fabric-acks` sends them through the fabric): each connection's ACKs are pinned
+(`reverse_path`) to a chain of seven one-way 320 Gb/s links without delay through routers of
+their own (an ACK in 7 ns), longer than any fabric path so that no data takes it (quench routes
+by fewest hops, and a host forwards).
+
+Figures, per number of subflows: aggregate throughput (bytes delivered in order, on the wire:
+htsim's per subflow summed, quench's per connection × 1500/1460) as a fraction of the
+non-blocking ideal (every host at 10 Gb/s), the slowest, median and fastest connection, Jain's
+index over connections, data packets dropped (htsim: sent less arrived less queued at the end;
+quench: its switch links' drops told apart from ACKs by size), and the connections with two
+subflows on one path (htsim's draw; quench's hash is not printed per subflow). `--seeds` runs
+each seed and prints the mean. Raiciu et al. (SIGCOMM 2011, figure 2 and section 3) report a k =
+8 permutation near the ideal with 8 subflows where single-path TCP loses to ECMP collisions.
+
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2 --subflows 4 --htsim-algo UNCOUPLED --quench-coupling uncoupled
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --ks 8 \
+        --duration-ms 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_fabric import HTSIM_URL, PACKET_BYTES, RATE_MBPS, WORK, timed_child  # noqa: E402
+from compare_htsim_fabric import (  # noqa: E402
+    ACK_BYTES,
+    HOST_PACKETS,
+    Setting,
+    build_peer_htsim,
+    data_packets,
+    htsim_like_tcp,
+    quench_path,
+)
+
+DURATION_MS = 200
+SUBFLOWS = "1,2,4,8"
+PAYLOAD = PACKET_BYTES - ACK_BYTES  # quench's MSS (1460), htsim's whole 1500-byte packet
+# The largest receive window TCP's window scaling can advertise (RFC 7323: 65,535 << 14)
+MAX_RECEIVE_WINDOW = 65_535 << 14
+ACK_CHAIN = 7  # links of an ACK path that no fabric path (6 links at most) is longer than
+
+
+@dataclass
+class Conn:
+    src: int
+    dst: int
+    gbps: float
+    shared_path: bool = False  # two of its subflows on one path (htsim's draw)
+    in_order_gbps: float = math.nan  # quench: the connection's data delivered in order
+
+
+@dataclass
+class Run:
+    conns: list[Conn]
+    drops: float
+
+
+# ---------------------------------------------------------------------------------------
+# htsim
+
+
+def run_htsim(src: str, k: int, n: int, duration_ms: int, seed: int, band: int, algo: str) -> Run:
+    """Each connection's throughput (its subflows' bytes delivered in order) and the data
+    packets dropped."""
+    binary = build_peer_htsim(src, duration_ms, Setting("mptcp", random_band=band, seed=seed))
+    hosts = k**3 // 4
+    args = ["-nodes", str(hosts), "-conns", str(hosts), "-sub", str(n), "-seed", str(seed)]
+    args += ["-o", str(WORK / "logout.dat")] + ([algo] if algo != "COUPLED_EPSILON" else [])
+    out, _, _ = timed_child([str(binary), *args], cwd=WORK)
+    delivered: dict[tuple[int, int], float] = {}
+    paths: dict[tuple[int, int], list[tuple[str, ...]]] = {}
+    unaccounted = 0
+    for line in out.splitlines():
+        if "PEER_FLOW " in line:
+            f = line[line.index("PEER_FLOW ") :].split()
+            key = (int(f[1]), int(f[2]))
+            delivered[key] = delivered.get(key, 0.0) + float(f[5])
+            unaccounted += int(f[3]) - int(f[4])
+            paths.setdefault(key, []).append(quench_path(f[9], k))
+    queued = re.search(r"PEER_QUEUED (\d+)", out)
+    if len(delivered) != hosts or not queued:
+        sys.exit(f"compare_htsim_mptcp: htsim printed {len(delivered)} connections, expected {hosts}:\n{out[-2000:]}")
+    conns = [
+        Conn(a, b, gbps(v, duration_ms), len(set(paths[(a, b)])) < len(paths[(a, b)]))
+        for (a, b), v in sorted(delivered.items())
+    ]
+    return Run(conns, (unaccounted - int(queued[1])) / PACKET_BYTES)
+
+
+def gbps(wire_bytes: float, duration_ms: int) -> float:
+    return wire_bytes * 8 / (duration_ms / 1e3) / 1e9
+
+
+# ---------------------------------------------------------------------------------------
+# quench
+
+
+def add_ack_paths(net, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """Each connection's ACK path, from its receiver to its sender: a chain of ACK_CHAIN one-way
+    links through routers of its own, an ACK in 1 ns per link. A shorter one would carry data:
+    quench routes by fewest hops, and a host forwards, so a link from host b to host a would be
+    the way from b to a, and to every host a few hops from a."""
+    routes = {}
+    for a, b in pairs:
+        hops = [f"ack{b}_{a}_{i}" for i in range(ACK_CHAIN - 1)]
+        net.routers(*hops)
+        route = [f"h{b}", *hops, f"h{a}"]
+        for x, y in zip(route, route[1:], strict=False):
+            net.link(x, y, f"{8 * ACK_BYTES}Gbps", "0ns", duplex=False)
+        routes[(a, b)] = route
+    return routes
+
+
+def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a: argparse.Namespace, seed: int) -> Run:
+    from quench import Network
+    from quench.scenario import run_scenario
+
+    net = Network(seed=seed, name=f"htsim-mptcp-k{k}")
+    buffer = {"kind": "droptail", "limit": f"{a.quench_switch_buffer}p"}
+    access = {"qdisc": {"kind": "fq", "limit": f"{HOST_PACKETS}p"}}
+    net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
+    net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
+    routes = {} if a.quench_fabric_acks else add_ack_paths(net, pairs)
+    tcp = htsim_like_tcp(10, "250ms")
+    # htsim's connection has no receive window (MODEL_RECEIVE_WINDOW is not defined in mtcp.h)
+    tcp["receive_window"] = f"{MAX_RECEIVE_WINDOW}B"
+    # A coupling is its subflows' controller, with the initial window of htsim's TcpSrc.
+    base = tcp.pop("cc")
+    cc = base if a.quench_coupling == "uncoupled" else {**base, "kind": a.quench_coupling}
+    for s, d in pairs:
+        net.mptcp(f"h{s}", f"h{d}", subflows=n, coupling=a.quench_coupling, cc=cc, name=f"c{s}_{d}", **tcp)
+    spec = net.to_dict(f"{duration_ms}ms")
+    for flow, pair in zip(spec["flows"], pairs, strict=True):
+        if pair in routes:
+            flow["reverse_path"] = routes[pair]
+    res = run_scenario(spec)
+    acked = res.tables["subflows"].groupby("flow_name")["bytes_acked"].sum()
+    delivered = res.flows.set_index("name")["bytes_delivered"]
+    # Bytes acknowledged on the subflows, as htsim's count (its subflows' cumulative ACKs);
+    # the connection's in-order delivery waits behind any subflow's hole.
+    conns = [
+        Conn(
+            s,
+            d,
+            gbps(float(acked[f"c{s}_{d}"]) * PACKET_BYTES / PAYLOAD, duration_ms),
+            in_order_gbps=gbps(float(delivered[f"c{s}_{d}"]) * PACKET_BYTES / PAYLOAD, duration_ms),
+        )
+        for s, d in pairs
+    ]
+    fabric = res.links[~res.links["from"].str.startswith("ack") & ~res.links["to"].str.startswith("ack")]
+    fabric = fabric[fabric["rate_bps"] == RATE_MBPS * 1e6]
+    drops = data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum()))
+    return Run(conns, drops)
+
+
+# ---------------------------------------------------------------------------------------
+# The table
+
+
+def figures(r: Run, hosts: int) -> dict:
+    rates = sorted(c.gbps for c in r.conns)
+    total = sum(rates)
+    line = RATE_MBPS / 1e3
+    return {
+        "ideal": total / (hosts * line),
+        "min": rates[0],
+        "median": statistics.median(rates),
+        "max": rates[-1],
+        "jain": total**2 / (len(rates) * sum(x * x for x in rates)) if total else math.nan,
+        "drops": r.drops,
+        "shared": sum(c.shared_path for c in r.conns),
+        "in_order": sum(c.in_order_gbps for c in r.conns) / (hosts * line),
+    }
+
+
+COLUMNS = [
+    ("ideal", "of ideal", ".3f"),
+    ("min", "min Gb/s", ".2f"),
+    ("median", "median Gb/s", ".2f"),
+    ("max", "max Gb/s", ".2f"),
+    ("jain", "Jain", ".3f"),
+    ("drops", "drops", ".0f"),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--htsim-src", default=HTSIM_URL, help="htsim checkout or git URL")
+    ap.add_argument("--ks", default="4", help="fat-tree k values, comma-separated")
+    ap.add_argument("--subflows", default=SUBFLOWS, help="subflow counts, comma-separated")
+    ap.add_argument("--duration-ms", type=int, default=DURATION_MS, help="simulated time")
+    ap.add_argument("--seeds", default="1", help="seeds: htsim's permutation and path draws, quench's hash")
+    ap.add_argument("--htsim-random-band", type=int, default=0, help="htsim's RANDOM_BUFFER (its own: 3)")
+    ap.add_argument("--htsim-algo", default="COUPLED_EPSILON", help="htsim's coupling (COUPLED_EPSILON, UNCOUPLED)")
+    ap.add_argument("--quench-coupling", default="lia", help="quench's coupling (lia, olia, uncoupled)")
+    ap.add_argument("--quench-switch-buffer", type=int, default=7, help="quench's switch queues, packets waiting")
+    ap.add_argument("--quench-fabric-acks", action="store_true", help="quench's ACKs through the fabric")
+    a = ap.parse_args()
+    WORK.mkdir(parents=True, exist_ok=True)
+    seeds = [int(x) for x in a.seeds.split(",")]
+    for k in (int(x) for x in a.ks.split(",")):
+        hosts = k**3 // 4
+        print(f"\nk={k}: {hosts} connections, {a.duration_ms} ms, {RATE_MBPS / 1e3:g} Gb/s links, seeds {a.seeds}")
+        head = " ".join(f"{'h ' + label:>13} {'q ' + label:>13}" for _, label, _ in COLUMNS)
+        print(f"{'subflows':>8} {'seed':>4} {head} {'h shared':>8} {'q in order':>10}")
+        for n in (int(x) for x in a.subflows.split(",")):
+            rows = []
+            for seed in seeds:
+                h = run_htsim(a.htsim_src, k, n, a.duration_ms, seed, a.htsim_random_band, a.htsim_algo)
+                q = run_quench(k, n, a.duration_ms, [(c.src, c.dst) for c in h.conns], a, seed)
+                hf, qf = figures(h, hosts), figures(q, hosts)
+                rows.append((hf, qf))
+                cells = " ".join(f"{hf[key]:>13{fmt}} {qf[key]:>13{fmt}}" for key, _, fmt in COLUMNS)
+                print(f"{n:>8} {seed:>4} {cells} {hf['shared']:>8} {qf['in_order']:>10.3f}", flush=True)
+            if len(seeds) > 1:
+                mean = {
+                    key: (statistics.mean(r[0][key] for r in rows), statistics.mean(r[1][key] for r in rows))
+                    for key, _, _ in COLUMNS
+                }
+                cells = " ".join(f"{mean[key][0]:>13{fmt}} {mean[key][1]:>13{fmt}}" for key, _, fmt in COLUMNS)
+                print(f"{n:>8} {'mean':>4} {cells}")
+
+
+if __name__ == "__main__":
+    main()
