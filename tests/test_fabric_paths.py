@@ -29,6 +29,25 @@ def test_a_pinned_flow_crosses_its_named_links():
     assert res.flows["completion_s"].notna().all()
 
 
+@pytest.mark.parametrize("transport", ["ndp", "roce"])
+def test_ndp_and_roce_take_pinned_paths_both_ways(transport):
+    """`path` and `reverse_path` from `Network.ndp` and `Network.roce`: data crosses the named
+    links only (over switches that spray, for NDP), its ACKs the reverse path's."""
+    back = ["h5", "tor2", "agg1_0", "core0", "agg0_0", "tor0", "h0"]
+    qdisc = quench.trim() if transport == "ndp" else quench.droptail("1000p")
+    net = quench.Network(seed=2).fat_tree(4, rate="10Gbps", delay="1us", qdisc=qdisc, multipath="spray")
+    getattr(net, transport)("h0", "h5", bytes=100 * 1000, path=THERE, reverse_path=back, name="pinned")
+    res = net.run("10ms", progress=False)
+    links = res.links.set_index("name")["departed_packets"]
+    for a, b in zip(THERE, THERE[1:], strict=False):
+        assert links[f"{a}->{b}"] >= 70, f"{a}->{b}"  # 100 KB in packets of 1436 or 1000 bytes
+    for a, b in zip(back, back[1:], strict=False):
+        assert links[f"{a}->{b}"] > 0, f"{a}->{b}"
+    others = [n for n in links.index if n.startswith(("tor0->agg", "agg0_0->core", "agg0_1->core"))]
+    assert links[[n for n in others if n not in ("tor0->agg0_1", "agg0_1->core3")]].sum() == 0
+    assert res.flows["completion_s"].notna().all()
+
+
 def test_per_flow_spraying_spreads_a_flow_over_every_path():
     """`spray_flow` from Python: a 100-packet NDP flow from pod 0 to pod 1 of a k = 4 fat-tree
     crosses both of its edge switch's uplinks and all four cores, 25 packets each (each run of

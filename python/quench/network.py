@@ -627,6 +627,9 @@ class Network:
         bytes: Quantity | None = None,
         start: Quantity = 0,
         name: str | None = None,
+        path: list[str] | None = None,
+        reverse_path: list[str] | None = None,
+        after: list[str] | None = None,
         **params: Any,
     ) -> Network:
         """An NDP transfer of `bytes` (unlimited when None; Handley et al., SIGCOMM 2017): the
@@ -635,8 +638,10 @@ class Network:
         trimming queues, qdisc={"kind": "trim"} (`data_limit` "8p", `header_limit` "24000B",
         `header_weight` 100000, `tail_trim_probability` 0.5), and spreads best over a fabric
         whose switches spray (multipath "spray"). Parameters: mss (1436), initial_window (15),
-        min_rto ("5ms"), pull_rate (the receiver's access link rate)."""
-        return self._connection("ndp", src, dst, bytes, start, name, params)
+        min_rto ("5ms"), pull_rate (the receiver's access link rate). `path`, `reverse_path`
+        and `after` as for `tcp` (a pinned path overrides the switches' spraying)."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        return self._connection("ndp", src, dst, bytes, start, name, params, **routing)
 
     def roce(
         self,
@@ -647,6 +652,9 @@ class Network:
         cc: str | dict[str, Any] = "dcqcn",
         start: Quantity = 0,
         name: str | None = None,
+        path: list[str] | None = None,
+        reverse_path: list[str] | None = None,
+        after: list[str] | None = None,
         **params: Any,
     ) -> Network:
         """A RoCEv2 reliable-connection transfer of `bytes` (unlimited when None), as an RDMA
@@ -658,8 +666,10 @@ class Network:
         1000), ack_interval (packets per ACK, 1 to 1024, default 1), nak_interval (before the
         same gap is NAKed again, default "500us"), rto (the local ACK timeout after which the
         sender goes back to its oldest unacknowledged packet, default 4.096 us x 2^14, about 67.1 ms), window
-        (hold sends by the controller's window as well as its rate, default True)."""
-        return self._connection("roce", src, dst, bytes, start, name, params, cc=cc)
+        (hold sends by the controller's window as well as its rate, default True). `path`,
+        `reverse_path` (its ACKs and NAKs) and `after` as for `tcp`."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        return self._connection("roce", src, dst, bytes, start, name, params, cc=cc, **routing)
 
     def mptcp(
         self,
