@@ -151,6 +151,8 @@ class Setting:
     hpcc_last_record: bool = False  # htsim: L is the previous ACK's records
     hpcc_float_tau: bool = False  # htsim: tau/T as a real number
     hpcc_cap: bool = False  # htsim: W at most B.T
+    hpcc_qlen_after: bool = False  # htsim: INT's qlen without the departing packet (quench's)
+    hpcc_send_below: bool = False  # htsim: send while the flight is below W (quench's)
     quench_pfc: bool = True
     quench_rto_tick: str = ""  # quench's RTO timer granularity ("": exact timers)
     # quench's TCP `small_queues`: "nic" holds a segment until its host queue is empty, as
@@ -258,7 +260,7 @@ static void peer_report_queues() {
     auto& stats = partial ? peer_sampler->marked : peer_sampler->stats;
     uint64_t samples = partial ? peer_sampler->marked_samples : peer_sampler->samples;
     for (auto& e : stats)
-        cout << "PEER_QUEUE " << e.first->nodename() << " " << e.second.first / samples << " " << e.second.second << endl;
+        cout << "PEER_QUEUE " << e.second.first / samples << " " << e.second.second << " " << e.first->nodename() << endl;
 }
 """
 
@@ -283,15 +285,18 @@ def parse_htsim(out: str, pairs: list[tuple[int, int]], wire_per_byte: float) ->
         f.mean_delay_us, f.mean_cwnd_pkts, f.timeouts = float(m[5]), float(m[6]), int(float(m[7]))
         f.target_hops = int(m[8])
     queues = {}
-    for m in re.finditer(r"PEER_QUEUE (\S+) (\S+) (\S+)", out):
-        hop = quench_path(m[1] + " ", K)
-        src = re.search(r"(SRC|LS|US|CS)_?(\d+)->", m[1])
+    for m in re.finditer(r"PEER_QUEUE (\S+) (\S+) (.*)", out):
+        name = m[3].replace(" ", "")
+        if name.startswith("VirtualQueue"):  # a lossless input's PFC count, not a buffer of its own
+            continue
+        hop = quench_path(name + " ", K)
+        src = re.search(r"(SRC|LS|US|CS)_?(\d+)->", name)
         if not hop or not src:
             continue
         frm = quench_path("->" + src[1] + src[2] + "(", K)
         if src[1] == "SRC":
             frm = (f"h{src[2]}",)
-        queues[f"{frm[0]}->{hop[0]}"] = (float(m[2]), float(m[3]))
+        queues[f"{frm[0]}->{hop[0]}"] = (float(m[1]), float(m[2]))
     return RunResult(flows, queues)
 
 
@@ -497,6 +502,7 @@ struct PeerHpccSink : HPCCSink {
 };
 struct PeerHpccFlow { HPCCSrc* src; PeerHpccSink* sink; };
 static std::vector<PeerHpccFlow> peer_hpcc;
+extern uint64_t peer_pauses;  // counted in the copy's queue_lossless_input.cpp
 """
 
 
@@ -512,6 +518,12 @@ def edit_main_hpcc(text: str, s: Setting) -> str:
     text = anchored_edit(text, new_src, new_src + " srand(peer_seed * 1000003u + c);", p)
     sink = "hpccSnk = new PeerHpccSink(crt->size); if (crt->size) peer_flows_left++;"
     text = anchored_edit(text, "hpccSnk = new HPCCSink();", sink, p)
+    # The single-path branch's routes end without their endpoints (Route::add_endpoints only
+    # extends a route's reverse), so a packet would run off its route: the copy appends them.
+    ends = "routeout->add_endpoints(hpccSrc, hpccSnk);"
+    text = anchored_edit(text, ends, ends + " routeout->push_back(hpccSnk);", p)
+    ends = "routein->add_endpoints(hpccSnk, hpccSrc);"
+    text = anchored_edit(text, ends, ends + " routein->push_back(hpccSrc);", p)
     connect = "hpccSrc->connect(routeout, routein, *hpccSnk, timeFromUs((uint32_t)rand()%20));"
     record = (
         "\n            peer_hpcc.push_back({hpccSrc, (PeerHpccSink*)hpccSnk});"
@@ -524,9 +536,10 @@ def edit_main_hpcc(text: str, s: Setting) -> str:
         "    for (size_t i = 0; i < peer_hpcc.size(); i++) {\n"
         "        auto& f = peer_hpcc[i];\n"
         '        cout << "PEER_FLOW " << i << " " << f.sink->done << " " << f.sink->_cumulative_ack << " "\n'
-        '             << f.src->_packets_sent << " 0 0 0" << endl;\n'
+        '             << f.src->_packets_sent << " 0 0 0 0" << endl;\n'
         "    }\n"
         "    peer_report_queues();\n"
+        '    cout << "PEER_PAUSES " << peer_pauses << endl;\n'
     )
     return anchored_edit(text, '    cout << "Done" << endl;\n', report, p)
 
@@ -534,30 +547,23 @@ def edit_main_hpcc(text: str, s: Setting) -> str:
 def edit_hpcc_cpp(text: str, s: Setting) -> str:
     """htsim's HPCCSrc with the paper's rules, each on its switch."""
     p = "hpcc.cpp"
+    ret = ""
     if s.hpcc_reference:
-        # W from the reference W_c (kept apart from the window used to send) on every ACK;
-        # W_c moves only with updateWc.
-        text = anchored_edit(
-            text,
-            "        W = _cwnd / (_U / _eta) + _Wai;\n        if (updateWc){\n            _incStage = 0;\n            _cwnd = W;",
-            "        W = peer_wc / (_U / _eta) + _Wai;\n        if (updateWc){\n            _incStage = 0;\n            peer_wc = W;",
-            p,
-        )
-        text = anchored_edit(
-            text,
-            "        W = _cwnd + _Wai;\n        if (updateWc){\n            _incStage++;\n            _cwnd = W;",
-            "        W = peer_wc + _Wai;\n        if (updateWc){\n            _incStage++;\n            peer_wc = W;",
-            p,
-        )
+        # W from a reference W_c kept apart from the window the sender uses (processAck sets
+        # _cwnd = W on every ACK); W_c moves only with updateWc, once per RTT.
         text = anchored_edit(
             text, "HPCCPacket::seq_t HPCCSrc::computeWind(", "static std::map<const void*, uint64_t> peer_wc_of;\nHPCCPacket::seq_t HPCCSrc::computeWind(", p
         )
-        text = anchored_edit(
-            text,
-            "    HPCCPacket::seq_t W;\n",
-            "    HPCCPacket::seq_t W;\n    if (!peer_wc_of.count(this)) peer_wc_of[this] = _cwnd;\n    uint64_t& peer_wc = peer_wc_of[this];\n",
-            p,
-        )
+        setup = "    if (!peer_wc_of.count(this)) peer_wc_of[this] = _cwnd;\n    uint64_t& peer_wc = peer_wc_of[this];\n"
+        text = anchored_edit(text, "    HPCCPacket::seq_t W;\n", "    HPCCPacket::seq_t W;\n" + setup, p)
+        text = anchored_edit(text, "        W = _cwnd / (_U / _eta) + _Wai;", "        W = peer_wc / (_U / _eta) + _Wai;", p)
+        text = anchored_edit(text, "        W = _cwnd + _Wai;", "        W = peer_wc + _Wai;", p)
+    if s.hpcc_cap:
+        ret += "    { uint64_t peer_cap = _T * _bitrate / pow(10,12) / 8; if (W > peer_cap) W = peer_cap; }\n"
+    if s.hpcc_reference:
+        ret += "    if (updateWc) peer_wc = W;\n"
+    if ret:
+        text = anchored_edit(text, "    return W; \n};", ret + "    return W; \n};", p)
     if s.hpcc_last_record:
         text = anchored_edit(
             text,
@@ -565,12 +571,12 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
             "        for (i = 0;i<_link_count;i++)\n            _link_info[i] = ack._int_info[i];\n        tau = min (tau, _T);\n",
             p,
         )
+    if s.hpcc_send_below:
+        # HPCC's RdmaQueuePair::IsWinBound (and quench): a packet goes while the bytes in flight
+        # are below W, where htsim's needs room for a whole packet under W
+        text = anchored_edit(text, "if (_cwnd >= _flightsize + _mss) ", "if (_cwnd > _flightsize) ", p)
     if s.hpcc_float_tau:
         text = anchored_edit(text, "_U = (1 - tau/_T)*_U + tau/_T*u;", "_U = (1 - (double)tau/_T)*_U + (double)tau/_T*u;", p)
-    if s.hpcc_cap:
-        text = anchored_edit(
-            text, "    return W; \n};", "    uint64_t peer_cap = _T * _bitrate / pow(10,12) / 8;\n    if (W > peer_cap) W = peer_cap;\n    return W; \n};", p
-        )
     return text
 
 
@@ -578,7 +584,18 @@ def build_hpcc(src: str, s: Setting) -> Path:
     source = fetch_source(src)
     main = edit_main_hpcc((source / "sim" / MAIN_HPCC).read_text(), s)
     hpcc = edit_hpcc_cpp((source / "sim/hpcc.cpp").read_text(), s)
-    return build_tree(src, "delay-hpcc", {"main_hpcc.cpp": main, "main.h": main_h(source)}, {"hpcc.cpp": hpcc}, "htsim_hpcc")
+    # PFC pauses counted where an input queue sends one (LosslessInputQueue::receivePacket)
+    lossless_in = (source / "sim/queue_lossless_input.cpp").read_text()
+    pause = "        sendPause(1000);\n"
+    lossless_in = anchored_edit(lossless_in, pause, "        peer_pauses++;\n" + pause, "queue_lossless_input.cpp")
+    lossless_in = "#include <cstdint>\nuint64_t peer_pauses = 0;\n" + lossless_in
+    lossless_out = (source / "sim/queue_lossless_output.cpp").read_text()
+    if s.hpcc_qlen_after:
+        # HPCC's switch (and quench's) stamps the queue the packet leaves behind
+        qlen = "h->_int_info[h->_int_hop]._queuesize = _queuesize;"
+        lossless_out = anchored_edit(lossless_out, qlen, "h->_int_info[h->_int_hop]._queuesize = _queuesize - pkt->size();", "queue_lossless_output.cpp")
+    lib = {"hpcc.cpp": hpcc, "queue_lossless_input.cpp": lossless_in, "queue_lossless_output.cpp": lossless_out}
+    return build_tree(src, "delay-hpcc", {"main_hpcc.cpp": main, "main.h": main_h(source)}, lib, "htsim_hpcc")
 
 
 def run_htsim_hpcc(src: str, s: Setting, pairs: list[tuple[int, int]]) -> RunResult:
@@ -593,6 +610,8 @@ def run_htsim_hpcc(src: str, s: Setting, pairs: list[tuple[int, int]]) -> RunRes
     res = parse_htsim(out, pairs, WIRE_BYTES / HPCC_MSS)
     rtx = re.search(r"New: (\d+) Rtx: (\d+)", out)
     res.retransmits = float(rtx[2]) / HPCC_MSS if rtx else math.nan  # htsim counts bytes there
+    pauses = re.search(r"PEER_PAUSES (\d+)", out)
+    res.pauses = float(pauses[1]) if pauses else math.nan
     return res
 
 
@@ -659,10 +678,11 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
         else:
             mtu = WIRE_BYTES - HPCC_HEADER_QUENCH
             size = s.flow_packets * mtu if s.scenario == "incast" else None
-            net.roce(
-                f"h{f.src}", f"h{f.dst}", bytes=size, cc=quench_hpcc_cc(), name=f"f{i}", path=route,
-                reverse_path=back, mtu=mtu, ack_interval=1,
-            )
+            # Network.roce passes its keywords to the transport; the routing keys every flow
+            # takes (scenario.rs: path, reverse_path) go beside them, as Network.tcp puts them
+            params = {"mtu": mtu, "ack_interval": 1}
+            cc = quench_hpcc_cc()
+            net._connection("roce", f"h{f.src}", f"h{f.dst}", size, 0, f"f{i}", params, cc=cc, path=route, reverse_path=back)
     res = net.run(duration=f"{s.duration_us}us")
     rows = res.flows.set_index("name")
     payload = WIRE_BYTES - (SWIFT_HEADER if s.transport == "swift" else HPCC_HEADER_QUENCH)
@@ -836,12 +856,18 @@ def experiments(base: Setting) -> list[Setting]:
     return [
         replace(base, label=f"{base.label} as matched"),
         replace(base, label="htsim: W_c once per RTT", hpcc_reference=True),
-        replace(base, label="htsim: L = previous ACK's", hpcc_last_record=True),
         replace(base, label="htsim: tau/T real", hpcc_float_tau=True),
+        # with L the previous ACK's, tau is an ACK's spacing, well under T: an integer tau/T
+        # would keep U for ever, so this one comes with the real tau/T
+        replace(base, label="htsim: + L = previous ACK's", hpcc_float_tau=True, hpcc_last_record=True),
         replace(base, label="htsim: W <= B.T", hpcc_cap=True),
+        replace(base, label="htsim: qlen without the departing packet", hpcc_qlen_after=True),
+        replace(base, label="htsim: sends while the flight is below W", hpcc_send_below=True),
         replace(
             base,
-            label="htsim: all four",
+            label="htsim: all six",
+            hpcc_qlen_after=True,
+            hpcc_send_below=True,
             hpcc_reference=True,
             hpcc_last_record=True,
             hpcc_float_tau=True,
@@ -869,6 +895,8 @@ def main() -> None:
     ap.add_argument("--htsim-hpcc-reference", action="store_true", help="htsim: W_c moves once per RTT")
     ap.add_argument("--htsim-hpcc-last-record", action="store_true", help="htsim: L is the previous ACK's records")
     ap.add_argument("--htsim-hpcc-float-tau", action="store_true", help="htsim: tau/T as a real number")
+    ap.add_argument("--htsim-hpcc-qlen-after", action="store_true", help="htsim: INT qlen without the departing packet")
+    ap.add_argument("--htsim-hpcc-send-below", action="store_true", help="htsim: send while the flight is below W")
     ap.add_argument("--htsim-hpcc-cap", action="store_true", help="htsim: W at most B.T")
     ap.add_argument("--quench-rto-tick", default="", help="quench's RTO tick, e.g. 10ms (htsim's scanner)")
     ap.add_argument("--quench-small-queues", default="nic", help='quench TCP small_queues ("" for none)')
@@ -891,6 +919,8 @@ def main() -> None:
         hpcc_last_record=a.htsim_hpcc_last_record,
         hpcc_float_tau=a.htsim_hpcc_float_tau,
         hpcc_cap=a.htsim_hpcc_cap,
+        hpcc_qlen_after=a.htsim_hpcc_qlen_after,
+        hpcc_send_below=a.htsim_hpcc_send_below,
         quench_pfc=not a.quench_no_pfc,
         quench_rto_tick=a.quench_rto_tick,
         quench_small_queues=a.quench_small_queues,
