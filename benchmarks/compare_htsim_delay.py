@@ -260,7 +260,8 @@ static void peer_report_queues() {
     auto& stats = partial ? peer_sampler->marked : peer_sampler->stats;
     uint64_t samples = partial ? peer_sampler->marked_samples : peer_sampler->samples;
     for (auto& e : stats)
-        cout << "PEER_QUEUE " << e.second.first / samples << " " << e.second.second << " " << e.first->nodename() << endl;
+        cout << "PEER_QUEUE " << e.second.first / samples << " " << e.second.second << " "
+             << e.first->nodename() << endl;
 }
 """
 
@@ -362,7 +363,12 @@ MAIN_SWIFT = "datacenter/main_swift.cpp"
 # (the first sample taken whole), from which the sample is recovered.
 SWIFT_TYPES = """
 struct PeerSwiftLogger : SwiftLogger {
-    struct Figures { double delay = 0, cwnd = 0; uint64_t acks = 0; simtime_picosec rtt = 0; uint32_t timeouts = 0, hops = 0; };
+    struct Figures {
+        double delay = 0, cwnd = 0;
+        uint64_t acks = 0;
+        simtime_picosec rtt = 0;
+        uint32_t timeouts = 0, hops = 0;
+    };
     std::map<SwiftSrc*, Figures> figures;
     void logSwift(SwiftSubflowSrc& sub, SwiftEvent ev) override {
         Figures& f = figures[&sub._src];
@@ -437,9 +443,9 @@ def edit_main_swift(text: str, s: Setting) -> str:
         "        auto& f = peer_swift[i];\n"
         "        auto& g = peer_logger.figures[f.src];\n"
         '        cout << "PEER_FLOW " << i << " " << f.sink->done << " " << f.sink->_cumulative_data_ack << " "\n'
-        "             << (double)f.src->_highest_dsn_sent / f.src->mss() << \" \"\n"
-        "             << (g.acks ? g.delay / g.acks / 1e6 : 0) << \" \" << (g.acks ? g.cwnd / g.acks : 0) << \" \"\n"
-        "             << g.timeouts << \" \" << g.hops << endl;\n"
+        '             << (double)f.src->_highest_dsn_sent / f.src->mss() << " "\n'
+        '             << (g.acks ? g.delay / g.acks / 1e6 : 0) << " " << (g.acks ? g.cwnd / g.acks : 0) << " "\n'
+        '             << g.timeouts << " " << g.hops << endl;\n'
         "    }\n"
         "    peer_report_queues();\n"
         '    cout << "PEER_DROPS " << peer_drops.data << " " << peer_drops.acks << endl;\n'
@@ -452,10 +458,16 @@ def build_swift(src: str, s: Setting) -> Path:
     main = edit_main_swift((source / "sim" / MAIN_SWIFT).read_text(), s)
     swift_h = (source / "sim/swift.h").read_text()
     swift_h = anchored_edit(
-        swift_h, "friend class SwiftLoggerSimple;", "friend class SwiftLoggerSimple;\n    friend struct PeerSwiftLogger;", "swift.h"
+        swift_h,
+        "friend class SwiftLoggerSimple;",
+        "friend class SwiftLoggerSimple;\n    friend struct PeerSwiftLogger;",
+        "swift.h",
     )
     swift_h = anchored_edit(
-        swift_h, "    friend class SwiftRtxTimerScanner;\n", "    friend class SwiftRtxTimerScanner;\n    friend struct PeerSwiftLogger;\n", "swift.h"
+        swift_h,
+        "    friend class SwiftRtxTimerScanner;\n",
+        "    friend class SwiftRtxTimerScanner;\n    friend struct PeerSwiftLogger;\n",
+        "swift.h",
     )
     route = (source / "sim/route.cpp").read_text()
     if s.htsim_hop_count:
@@ -464,7 +476,9 @@ def build_swift(src: str, s: Setting) -> Path:
     swift = (source / "sim/swift.cpp").read_text()
     if s.htsim_fractional_fs:
         whole = "double fs_delay = _fs_alpha/sqrt(cwnd/_mss) + _fs_beta;"
-        swift = anchored_edit(swift, whole, "double fs_delay = _fs_alpha/sqrt((double)cwnd/_mss) + _fs_beta;", "swift.cpp")
+        swift = anchored_edit(
+            swift, whole, "double fs_delay = _fs_alpha/sqrt((double)cwnd/_mss) + _fs_beta;", "swift.cpp"
+        )
     lib = {"swift.h": swift_h, "route.cpp": route, "swift.cpp": swift}
     return build_tree(src, "delay-swift", {"main_swift.cpp": main, "main.h": main_h(source)}, lib, "htsim_swift")
 
@@ -552,11 +566,18 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
         # W from a reference W_c kept apart from the window the sender uses (processAck sets
         # _cwnd = W on every ACK); W_c moves only with updateWc, once per RTT.
         text = anchored_edit(
-            text, "HPCCPacket::seq_t HPCCSrc::computeWind(", "static std::map<const void*, uint64_t> peer_wc_of;\nHPCCPacket::seq_t HPCCSrc::computeWind(", p
+            text,
+            "HPCCPacket::seq_t HPCCSrc::computeWind(",
+            "static std::map<const void*, uint64_t> peer_wc_of;\nHPCCPacket::seq_t HPCCSrc::computeWind(",
+            p,
         )
-        setup = "    if (!peer_wc_of.count(this)) peer_wc_of[this] = _cwnd;\n    uint64_t& peer_wc = peer_wc_of[this];\n"
+        setup = (
+            "    if (!peer_wc_of.count(this)) peer_wc_of[this] = _cwnd;\n    uint64_t& peer_wc = peer_wc_of[this];\n"
+        )
         text = anchored_edit(text, "    HPCCPacket::seq_t W;\n", "    HPCCPacket::seq_t W;\n" + setup, p)
-        text = anchored_edit(text, "        W = _cwnd / (_U / _eta) + _Wai;", "        W = peer_wc / (_U / _eta) + _Wai;", p)
+        text = anchored_edit(
+            text, "        W = _cwnd / (_U / _eta) + _Wai;", "        W = peer_wc / (_U / _eta) + _Wai;", p
+        )
         text = anchored_edit(text, "        W = _cwnd + _Wai;", "        W = peer_wc + _Wai;", p)
     if s.hpcc_cap:
         ret += "    { uint64_t peer_cap = _T * _bitrate / pow(10,12) / 8; if (W > peer_cap) W = peer_cap; }\n"
@@ -568,7 +589,8 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
         text = anchored_edit(
             text,
             "        tau = min (tau, _T);\n",
-            "        for (i = 0;i<_link_count;i++)\n            _link_info[i] = ack._int_info[i];\n        tau = min (tau, _T);\n",
+            "        for (i = 0;i<_link_count;i++)\n            _link_info[i] = ack._int_info[i];\n"
+            "        tau = min (tau, _T);\n",
             p,
         )
     if s.hpcc_send_below:
@@ -576,7 +598,9 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
         # are below W, where htsim's needs room for a whole packet under W
         text = anchored_edit(text, "if (_cwnd >= _flightsize + _mss) ", "if (_cwnd > _flightsize) ", p)
     if s.hpcc_float_tau:
-        text = anchored_edit(text, "_U = (1 - tau/_T)*_U + tau/_T*u;", "_U = (1 - (double)tau/_T)*_U + (double)tau/_T*u;", p)
+        text = anchored_edit(
+            text, "_U = (1 - tau/_T)*_U + tau/_T*u;", "_U = (1 - (double)tau/_T)*_U + (double)tau/_T*u;", p
+        )
     return text
 
 
@@ -593,7 +617,12 @@ def build_hpcc(src: str, s: Setting) -> Path:
     if s.hpcc_qlen_after:
         # HPCC's switch (and quench's) stamps the queue the packet leaves behind
         qlen = "h->_int_info[h->_int_hop]._queuesize = _queuesize;"
-        lossless_out = anchored_edit(lossless_out, qlen, "h->_int_info[h->_int_hop]._queuesize = _queuesize - pkt->size();", "queue_lossless_output.cpp")
+        lossless_out = anchored_edit(
+            lossless_out,
+            qlen,
+            "h->_int_info[h->_int_hop]._queuesize = _queuesize - pkt->size();",
+            "queue_lossless_output.cpp",
+        )
     lib = {"hpcc.cpp": hpcc, "queue_lossless_input.cpp": lossless_in, "queue_lossless_output.cpp": lossless_out}
     return build_tree(src, "delay-hpcc", {"main_hpcc.cpp": main, "main.h": main_h(source)}, lib, "htsim_hpcc")
 
@@ -674,7 +703,9 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
         back = [f"h{f.dst}", *f.rev, f"h{f.src}"]
         if s.transport == "swift":
             size = {"bytes": s.flow_packets * (WIRE_BYTES - SWIFT_HEADER)} if s.scenario == "incast" else {}
-            net.tcp(f"h{f.src}", f"h{f.dst}", name=f"f{i}", path=route, reverse_path=back, **size, **quench_swift_keys(s))
+            net.tcp(
+                f"h{f.src}", f"h{f.dst}", name=f"f{i}", path=route, reverse_path=back, **size, **quench_swift_keys(s)
+            )
         else:
             mtu = WIRE_BYTES - HPCC_HEADER_QUENCH
             size = s.flow_packets * mtu if s.scenario == "incast" else None
@@ -682,7 +713,9 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
             # takes (scenario.rs: path, reverse_path) go beside them, as Network.tcp puts them
             params = {"mtu": mtu, "ack_interval": 1}
             cc = quench_hpcc_cc()
-            net._connection("roce", f"h{f.src}", f"h{f.dst}", size, 0, f"f{i}", params, cc=cc, path=route, reverse_path=back)
+            net._connection(
+                "roce", f"h{f.src}", f"h{f.dst}", size, 0, f"f{i}", params, cc=cc, path=route, reverse_path=back
+            )
     res = net.run(duration=f"{s.duration_us}us")
     rows = res.flows.set_index("name")
     payload = WIRE_BYTES - (SWIFT_HEADER if s.transport == "swift" else HPCC_HEADER_QUENCH)
@@ -750,6 +783,13 @@ def figures(s: Setting, r: RunResult, htsim: bool) -> dict:
         out["util"] = sum(gbps) / len(gbps) / (RATE_MBPS / 1e3)
         hot = [q for q in r.queues if not q.startswith("h")]
         scale = 1.0
+        # the most loaded link: its flows' data over its rate (every link of the path)
+        load: dict[tuple[str, str], float] = {}
+        for f, g in zip(r.flows, gbps, strict=True):
+            nodes = [f"h{f.src}", *f.fwd, f"h{f.dst}"]
+            for link in zip(nodes, nodes[1:], strict=False):
+                load[link] = load.get(link, 0.0) + g
+        out["max_link"] = max(load.values()) / (RATE_MBPS / 1e3)
     switch_queues = {q: v for q, v in r.queues.items() if q in hot}
     if switch_queues:
         busiest = max(switch_queues, key=lambda q: switch_queues[q][0])
@@ -770,12 +810,13 @@ def figures(s: Setting, r: RunResult, htsim: bool) -> dict:
 
 
 COLUMNS = {
-    "incast": [("last_ms", "last ms", ".3f"), ("mean_ms", "mean ms", ".3f"), ("util", "goodput/line", ".3f")],
+    "incast": [("last_ms", "last ms", ".3f"), ("mean_ms", "mean ms", ".3f"), ("util", "h0's link", ".3f")],
     "permutation": [
         ("total_gbps", "total Gb/s", ".2f"),
         ("min_gbps", "min Gb/s", ".3f"),
         ("max_gbps", "max Gb/s", ".3f"),
         ("jain", "Jain", ".4f"),
+        ("max_link", "busiest link", ".3f"),
     ],
 }
 QUEUE_COLUMNS = [("mean_q_kb", "mean queue KB", ".2f"), ("max_q_kb", "max queue KB", ".2f"), ("drops", "drops", ".0f")]
@@ -815,21 +856,39 @@ def print_flows(h: RunResult, q: RunResult, s: Setting) -> None:
 
 
 def table(a: argparse.Namespace, settings: list[Setting], verbose: bool) -> None:
+    """A row per simulator per setting and seed; with several seeds, each setting's mean over
+    them (min to max of the first column's quench / htsim)."""
     cols = columns(settings[0])
-    head = f"{'setting':<40} {'sim':>6} " + " ".join(f"{label:>14}" for _, label, _ in cols)
-    rows = []
+    head = f"{'seed':>4} {'setting':<42} {'sim':>6} " + " ".join(f"{label:>14}" for _, label, _ in cols)
+    rows, by_label = [], {}
     for s in settings:
         hf, qf, h, q = run_pair(a, s)
         if verbose:
             print_flows(h, q, s)
         for name, f in (("htsim", hf), ("quench", qf)):
-            rows.append(f"{s.label:<40} {name:>6} " + " ".join(f"{cell(f.get(k, math.nan), fmt):>14}" for k, _, fmt in cols))
-        key = cols[0][0]
-        ratio = qf[key] / hf[key] if hf[key] else math.nan
-        rows.append(f"{'':<40} {'q/h':>6} {cell(ratio, '.3f'):>14}   (queue: {hf.get('queue', '-')} / {qf.get('queue', '-')})")
-        print(f"  {s.label} done", file=sys.stderr)
+            cells = " ".join(f"{cell(f.get(k, math.nan), fmt):>14}" for k, _, fmt in cols)
+            rows.append(f"{s.seed:>4} {s.label:<42} {name:>6} {cells}")
+        by_label.setdefault(s.label, []).append((hf, qf))
+        print(f"  seed {s.seed} {s.label} done", file=sys.stderr)
     print(head)
     print("\n".join(rows))
+    if len(settings) == len(by_label):
+        return
+    key = cols[0][0]
+    print(f"\nmean over {len(next(iter(by_label.values())))} seeds (q/h of {cols[0][1]}: mean, min to max)")
+    print(f"{'':>4} {'setting':<42} {'sim':>6} " + " ".join(f"{label:>14}" for _, label, _ in cols))
+    for label, pairs in by_label.items():
+        for side, name in ((0, "htsim"), (1, "quench")):
+            means = []
+            for k, _, fmt in cols:
+                values = [p[side].get(k, math.nan) for p in pairs]
+                values = [v for v in values if isinstance(v, (int, float)) and v == v]
+                means.append(cell(sum(values) / len(values), fmt) if values else "-")
+            print(f"{'':>4} {label:<42} {name:>6} " + " ".join(f"{m:>14}" for m in means))
+        ratios = [p[1][key] / p[0][key] for p in pairs if p[0][key] and p[0][key] == p[0][key]]
+        if ratios:
+            mean = sum(ratios) / len(ratios)
+            print(f"{'':>4} {'':<42} {'q/h':>6} {mean:>14.3f} ({min(ratios):.3f} to {max(ratios):.3f})")
 
 
 def experiments(base: Setting) -> list[Setting]:
@@ -840,8 +899,13 @@ def experiments(base: Setting) -> list[Setting]:
     if base.transport == "swift":
         nominal = SWIFT_BASE_US + SWIFT_PER_HOP_US
         return [
-            replace(base, label=f"{base.label} as htsim runs (no hop term)"),
-            replace(base, label="quench: h per router, base + h", quench_base_target_us=nominal, quench_per_hop_us=SWIFT_PER_HOP_US),
+            replace(base, label="as htsim runs (no hop term)"),
+            replace(
+                base,
+                label="quench: h per router, base + h",
+                quench_base_target_us=nominal,
+                quench_per_hop_us=SWIFT_PER_HOP_US,
+            ),
             replace(
                 base,
                 label="+ htsim: h per link (hop count kept)",
@@ -854,7 +918,7 @@ def experiments(base: Setting) -> list[Setting]:
             replace(base, label="quench: 10 ms RTO tick", quench_rto_tick="10ms"),
         ]
     return [
-        replace(base, label=f"{base.label} as matched"),
+        replace(base, label="as matched"),
         replace(base, label="htsim: W_c once per RTT", hpcc_reference=True),
         replace(base, label="htsim: tau/T real", hpcc_float_tau=True),
         # with L the previous ACK's, tau is an ACK's spacing, well under T: an integer tau/T
@@ -889,7 +953,9 @@ def main() -> None:
     ap.add_argument("--duration-us", type=int, default=0, help="simulated time (default per scenario)")
     ap.add_argument("--buffer", type=int, default=0, help="htsim's switch queues, packets (quench's one less)")
     ap.add_argument("--quench-base-target-us", type=float, default=SWIFT_BASE_US, help="Swift's base target")
-    ap.add_argument("--quench-per-hop-us", type=float, default=0.0, help="Swift's per-hop term (htsim's, as it runs: 0)")
+    ap.add_argument(
+        "--quench-per-hop-us", type=float, default=0.0, help="Swift's per-hop term (htsim's, as it runs: 0)"
+    )
     ap.add_argument("--htsim-fractional-fs", action="store_true", help="htsim: flow scaling from the fractional window")
     ap.add_argument("--htsim-hop-count", action="store_true", help="htsim: Route::clone keeps the hop count")
     ap.add_argument("--htsim-hpcc-reference", action="store_true", help="htsim: W_c moves once per RTT")
@@ -928,11 +994,15 @@ def main() -> None:
     seeds = [int(x) for x in a.seeds.split(",")]
     groups = [int(n) for n in a.senders.split(",")] if a.scenario == "incast" else [HOSTS]
     for n in groups:
-        what = f"{n}-to-1 incast of {a.flow_packets} packets" if a.scenario == "incast" else f"permutation of {n} long flows"
+        what = (
+            f"{n}-to-1 incast of {a.flow_packets} packets"
+            if a.scenario == "incast"
+            else f"permutation of {n} long flows"
+        )
         print(f"\n{a.transport}, k = {K} fat-tree, {what}, 10 Gb/s, {buffer_of(base)}-packet queues (htsim's -q)")
         settings = []
         for seed in seeds:
-            s = replace(base, senders=n, seed=seed, label=f"seed {seed}")
+            s = replace(base, senders=n, seed=seed, label="as matched")
             settings += experiments(s) if a.experiments else [s]
         table(a, settings, a.flows)
 
