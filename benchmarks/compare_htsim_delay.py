@@ -2,91 +2,122 @@
 A benchmark-style script: it prints tables and checks nothing.
 
 Scenarios (`--scenario`): an incast, hosts 1 to N (`--senders`) each sending `--flow-packets`
-1500-byte packets to host 0 from time 0, and a permutation of long flows (each host sends to
-one other, a derangement drawn from `--seeds`). Both are written as htsim's connection matrix
-(`ConnectionMatrix::load`'s `s->d start 0 size B`) and run by htsim's own drivers, built from
-`--htsim-src` in a copy of bench_fabric.py's tree (each edit anchored on a line of the source,
-failing loudly when the line has moved): `htsim_swift` (sim/datacenter/main_swift.cpp) and
-`htsim_hpcc` (sim/datacenter/main_hpcc.cpp). Both draw one path per flow at random (seeded) and
-send the ACKs back over the reverse of that path through the fabric; the copies print each
-flow's forward and reverse queues, and quench pins its flow to the same two paths (the flow keys
-`path` and `reverse_path`, htsim's queue names mapped to fat_tree's as compare_htsim_fabric.py
-maps them). Links are 10 Gb/s with 1 µs of propagation in both.
+1500-byte packets (300: 450 KB) to host 0 from time 0, and a permutation of long flows (each
+host sends to one other, a derangement drawn from the seed) for `--duration-us` (10 ms). Both
+are written as htsim's connection matrix (`ConnectionMatrix::load`'s `s->d start 0 size B`) and
+run by htsim's own drivers, built from `--htsim-src` in copies of bench_fabric.py's tree (each
+edit anchored on a line of the source, failing loudly when the line has moved): `htsim_swift`
+(sim/datacenter/main_swift.cpp) and `htsim_hpcc` (sim/datacenter/main_hpcc.cpp). Each draws one
+path per flow at random (seeded) and sends the ACKs back over the reverse of the drawn path,
+through the fabric's queues. The copies print each flow's data path and ACK path, and quench
+pins its flow to the same two (flow keys `path` and `reverse_path`; htsim's queue names mapped
+to fat_tree's as compare_htsim_fabric.py maps them). Links are 10 Gb/s with 1 µs of
+propagation in both.
 
-Edits to the copies, both drivers: the seed is an argument of both (htsim_swift's is `srand(13)`;
+Edits to both drivers' copies: the seed (htsim_swift's is `srand(13)`, an argument here;
 HPCCSrc's constructor reseeds `rand` from the time of day, so the HPCC copy reseeds it from the
-seed and the flow's index before each path draw); every time printed to the picosecond; a sink
-subclass that notes when a flow's last byte arrives (quench's `response_time_s` is the same
-instant: completion is the last byte's arrival, from the flow's start at 0); a sampler that
-reads every queue on a flow's path every 100 ns (`SAMPLE_NS`), and a line per flow and per queue
-at the end. quench's queue figures are its links' exact time averages (`mean_backlog_bytes` over
-the run, `max_backlog_bytes`); an incast's mean is taken over the incast (htsim's samples up to
-its last completion, quench's backlog integral scaled to its own last completion: the queue is
-empty after it).
+seed and the flow's index before each path draw); a sink subclass that notes when a flow's last
+byte arrives (quench's `response_time_s` is the same instant: completion is the last byte's
+arrival, from the flow's start at 0); a sampler that reads every queue on the flows' paths each
+100 ns (`SAMPLE_NS`) up to the last completion; a line per flow and per queue at the end.
+quench's queue figures are its links' exact time averages (`mean_backlog_bytes`, scaled from the
+run to the incast's last completion, after which the queue is empty) and maxima. htsim's queue
+holds the packet being sent, quench's the packets waiting (up to 1500 bytes more in htsim's on
+a busy port).
 
-Swift (`--transport swift`), matched setting by setting (htsim: sim/swift.cpp, SwiftSrc's
-constructor, and main_swift.cpp):
-- base target 20 µs, per-hop h = 20/6.55 = 3.053 µs, flow scaling over fs_range = 5·base =
-  100 µs between 0.1 and 100 packets, ai 1, beta 0.8, max_mdf 0.5, 5 timeouts in a row to the
-  least window: quench's defaults, taken from htsim's.
-- hops: htsim multiplies h by the route's `hop_count()`, its pipes (links: 6 across the core),
-  quench by the routers on the path (5): quench's `base_target` is 20 + 3.053 µs, which gives
-  the same target on every path length (`--quench-base-target` sets another).
+Swift (`--transport swift`), matched (htsim: sim/swift.cpp, SwiftSrc's constructor, and
+main_swift.cpp):
+- base target 20 µs, flow scaling over fs_range = 5·base = 100 µs between 0.1 and 100 packets,
+  ai 1, beta 0.8, max_mdf 0.5, 5 timeouts in a row to the least window: quench's defaults,
+  taken from htsim's.
+- per hop: htsim's h is base/6.55 = 3.053 µs times the route's `hop_count()`, but the route a
+  subflow holds is a `Route::clone()`, which starts its count at 0 (route.cpp: the clone is made
+  with the `Route(int size)` constructor and its entries copied without counting): htsim's
+  targets have no hop term. quench's `per_hop` is 0 and `base_target` 20 µs to match
+  (`--quench-per-hop-us`, `--quench-base-target-us`); `--htsim-hop-count` makes the clone keep
+  the count (h per link: 6 across the core), which quench matches with h per router (5) and a
+  base of 20 + h µs.
+- paths: main_swift.cpp draws a path, connects the flow on it, then `set_paths` moves the
+  subflow to the first of its own shuffle of the paths (SwiftSrc::set_paths, permute_paths);
+  the ACKs keep the reverse of the drawn path. The copy prints the path the data takes.
 - windows: htsim's least window is 10 bytes (quench `min_cwnd` = 10/1500 packets), its most
   1000 packets (quench's default); the initial window is main_swift.cpp's `-cwnd 15` (quench
   `initial_window` 15); below a packet both pace one packet per srtt/cwnd.
 - packets: 1500 bytes on the wire (htsim's whole packet is data, `-mtu 1500`; quench's 1460
-  payload bytes and 40 of header), an ACK per packet of 40 bytes, a SYN first; NewReno's fast
-  recovery at the third duplicate ACK (htsim's SwiftSubflowSrc), no SACK; RTO at least 100 µs,
-  1 ms before the first sample, timers scanned every 10 ms and fired at the first tick after
-  the deadline (htsim's SwiftRtxTimerScanner; quench `rto.tick = 10ms`, `tick_rule = "after"`).
-- queues: htsim's switch queues are RandomQueue (main_swift.cpp's RANDOM) of `-q` packets; its
-  random-drop band (main.h RANDOM_BUFFER, 3 packets) is set to 0 here: plain drop-tail. Its limit
-  counts the packet on the wire, quench's the packets waiting: quench's are `-q` − 1 packets,
-  in bytes (`--buffer` sets htsim's). htsim's host queue is its FairScheduler, which holds a
-  sender once 2 of its packets wait; quench's a 100,000-packet fair queue.
+  payload bytes and 40 of header), an ACK of 40 bytes per packet, a SYN first; fast recovery at
+  the third duplicate ACK (htsim's SwiftSubflowSrc, NewReno-like), no SACK; RTO at least
+  100 µs, 1 ms before the first sample.
+- queues: htsim's switch queues are RandomQueue (main_swift.cpp's RANDOM) of `-q` packets
+  (`--buffer`, 100); its random-drop band (main.h RANDOM_BUFFER, 3 packets) is set to 0 here:
+  plain drop-tail. Its limit counts the packet on the wire, quench's the packets waiting:
+  quench's are `-q` − 1 packets, in bytes. htsim's host queue is its FairScheduler, and the
+  sender holds a packet while more than 2 of its own wait there (SwiftSubflowSrc::
+  send_next_packet), so its send time, from which it measures the RTT, is when the packet
+  reaches the head of a short queue; quench's sender holds a segment until its host queue is
+  empty (TCP `small_queues = "nic"`; `--quench-small-queues ""` lets the window's whole release
+  wait in a 100,000-packet fair queue, where it counts in the RTT).
 - delay: htsim's sample is the whole RTT (the send time echoed), quench's the RTT less the
-  receiver's ACK delay, which is 0 without delayed ACKs: the same sample. The figures per
-  flow are the mean of the samples over its ACKs and the mean window over its ACKs (htsim: a
-  SwiftLogger that SwiftSrc calls after every ACK; the sample is recovered exactly from the
-  smoothed RTT's update, `_rtt = 7·_rtt/8 + delay/8`; quench: `mean_rtt_s` and the cwnd
-  record).
-Left different: htsim's flow-scaling term takes the window in whole packets (`cwnd/_mss` is an
-integer division), quench's the fractional window; htsim's FairScheduler and quench's fair
-queue differ in depth; htsim's SYN is 1 byte.
+  receiver's ACK delay, 0 without delayed ACKs: the same sample. Per flow: the mean of the
+  samples over its ACKs and of the window over its ACKs (htsim: a SwiftLogger that SwiftSrc
+  calls after every ACK, the sample recovered exactly from the smoothed RTT's update,
+  `_rtt = 7·_rtt/8 + delay/8`; quench: `mean_rtt_s` and the cwnd record), and the target at the
+  mean window (htsim's flow scaling takes the window in whole packets, `cwnd/_mss` being an
+  integer division; `--htsim-fractional-fs` gives it quench's fractional window).
+Left different: htsim's RTO timers are scanned every 10 ms (SwiftRtxTimerScanner) and fire at
+the first scan after the deadline; quench's fire at the deadline. quench's `rto.tick` would
+match the scan, but it also counts every RTT sample in whole ticks (rtt.rs, `measure`, as BSD
+does), and Swift then sees 10 ms of delay on every ACK (`--quench-rto-tick 10ms` shows it).
+htsim's SYN is 1 byte. A Swift flow of htsim that times out after the last of its data has been
+sent never completes: go-back-N rewinds the subflow's sequence (`_highest_sent`), but the data
+beyond the retransmitted packet goes out only with new data sequence numbers
+(`SwiftSrc::get_next_dsn`), of which none are left, and the timer stops at the next ACK.
 
 HPCC (`--transport hpcc`), matched (htsim: sim/hpcc.cpp, its static constants, and
 main_hpcc.cpp):
 - T = 12 µs (HPCCSrc::_T; quench `base_rtt`), η = 0.95, max_stage 5, the NIC rate 10 Gb/s
   (`-linkspeed`; quench `line_rate`), the start window B·T = 15,000 bytes (both).
-- W_AI: htsim adds one MSS (`_Wai = _mss`); quench's `rate_ai` is MSS·8/T, which gives the same
-  W_AI = R_AI·T.
+- W_AI: htsim adds one MSS (`_Wai = _mss`); quench's `rate_ai` is MSS·8/T, the same
+  W_AI = R_AI·T. Neither has a lower bound below W_AI.
 - packets: 1500 bytes on the wire: htsim `-mtu 1436` (its header, HPCCPacket::ACKSIZE, is 64
   bytes), quench's RoCE `mtu` 1456 (44 bytes of header); ACKs of 64 bytes in htsim, 48 in
-  quench's RoCE; an ACK per packet; go-back-N from the first hole (htsim's NACK; quench's NAK).
+  quench's RoCE; an ACK per packet; go-back-N from the first hole (htsim's NACK, quench's NAK);
+  htsim's sender has no timeout.
 - telemetry: a record per switch egress port (htsim's LosslessOutputQueue stamps queue bytes,
-  transmitted bytes, time and rate at dequeue; quench's switches the same), none at the host.
-- queues: htsim's lossless switches (`-queue_type lossless_input`, PFC pausing an input at 15
-  packets held and resuming at 12, `-pfc_thresholds 12 15`) with `-q` packet output queues;
-  quench's PFC with xoff and xon at the same bytes (packets of htsim's data size, 1436 bytes) and
-  drop-tail queues that never fill.
-htsim's HPCCSrc departs from the paper's Algorithm 1 in ways quench does not (each is a switch of
-this script that gives htsim the paper's rule, for experiments one at a time):
-- `--htsim-hpcc-reference`: htsim assigns every ACK's W to `_cwnd`, the reference window, so
-  the window compounds per ACK (W_AI per ACK in the additive stage) where the paper moves W_c
-  once per RTT and computes W from it on every other ACK.
-- `--htsim-hpcc-last-record`: htsim keeps the first ACK's hop records as `L` for ever (only a
-  change of hop count replaces them), so txRate is the average since the first ACK and the queue
-  term min(qlen, qlen of the first ACK); the paper compares with the previous ACK's.
-- `--htsim-hpcc-float-tau`: htsim's τ/T is a division of integers (0 or 1), so U is either kept
-  or replaced; the paper's EWMA weighs by τ/T.
-- `--htsim-hpcc-cap`: htsim's W has no ceiling; the paper's (and quench's) is B·T.
-And quench can take htsim's start: `--quench-hpcc-stage0` is not needed (both start at stage 0).
+  transmitted bytes, time and rate as a packet leaves; quench's switches as it starts to
+  leave), none at the host.
+- queues: htsim's lossless switches (`-queue_type lossless_input`: PFC pauses an input at 15
+  packets held and resumes it at 12 of htsim's 1436-byte data packets, `-pfc_thresholds 12 15`)
+  with 100-packet output queues; quench's PFC with xoff and xon at the same bytes and drop-tail
+  queues of 99 packets that PFC keeps far from full. Hosts: htsim's FairPriorityQueue, quench's
+  100,000-packet fair queue.
+- paths: main_hpcc.cpp's single-path branch (`-strat single`) leaves its routes without their
+  endpoints (Route::add_endpoints only extends a route's reverse), so its first packet runs off
+  its route (an assertion in Packet::sendOn): the copy appends the sink and the source.
+htsim's HPCCSrc departs from the paper's Algorithm 1 and from its authors' simulator (and from
+quench) in six ways; each switch below gives htsim the paper's rule, for experiments one at a
+time (`--experiments` runs them):
+- `--htsim-hpcc-reference`: processAck sets `_cwnd`, which computeWind also reads as the
+  reference window W_c, to every ACK's W, so W compounds per ACK (W_AI per ACK in the additive
+  stage); the paper computes W from a W_c that moves once per RTT.
+- `--htsim-hpcc-float-tau`: τ/T is a division of integers (0 or 1), so U is kept or replaced.
+- `--htsim-hpcc-last-record`: the first ACK's hop records stay the reference L for ever (only a
+  change of hop count replaces them), so txRate is the mean since the first ACK and the queue
+  term min(qlen, the first ACK's qlen); the paper compares each ACK with the previous one. With
+  L the previous ACK's, τ is an ACK's spacing, well under T, which an integer τ/T would turn
+  into 0: this switch is run with the previous one.
+- `--htsim-hpcc-cap`: htsim's W has no ceiling; the paper's is B·T.
+- `--htsim-hpcc-qlen-after`: htsim's qlen counts the packet being stamped, which is leaving
+  (the record is written before `_queuesize` drops); HPCC's switch (SwitchNotifyDequeue, after
+  the dequeue) and quench stamp the queue it leaves behind. At T = 12 µs and 10 Gb/s the packet
+  adds 0.1 to u.
+- `--htsim-hpcc-send-below`: htsim sends while a whole packet fits under W (flight + MSS ≤ W);
+  HPCC's RdmaQueuePair::IsWinBound, and quench, while the flight is below W.
+htsim's `_incStage` is never initialized.
 
     .venv/bin/python benchmarks/compare_htsim_delay.py --htsim-src ~/csg-htsim --transport swift \
-        --scenario incast --senders 8,15 --seeds 1,2,3
+        --scenario incast --senders 8,15 --seeds 1,2,3 --experiments
     .venv/bin/python benchmarks/compare_htsim_delay.py --htsim-src ~/csg-htsim --transport hpcc \
-        --scenario permutation --seeds 1,2,3
+        --scenario permutation --seeds 1,2,3 --experiments
 """
 
 from __future__ import annotations
@@ -153,6 +184,8 @@ class Setting:
     hpcc_cap: bool = False  # htsim: W at most B.T
     hpcc_qlen_after: bool = False  # htsim: INT's qlen without the departing packet (quench's)
     hpcc_send_below: bool = False  # htsim: send while the flight is below W (quench's)
+    hpcc_wai: int = 0  # both: W_AI in bytes (0: htsim's, one MSS)
+    hpcc_send_on_ack: bool = False  # htsim: a packet the window held goes when an ACK opens it
     quench_pfc: bool = True
     quench_rto_tick: str = ""  # quench's RTO timer granularity ("": exact timers)
     # quench's TCP `small_queues`: "nic" holds a segment until its host queue is empty, as
@@ -593,10 +626,29 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
             "        tau = min (tau, _T);\n",
             p,
         )
+    if s.hpcc_wai:
+        text = anchored_edit(text, "    _Wai = _mss;\n", f"    _Wai = {s.hpcc_wai};\n", p)
     if s.hpcc_send_below:
         # HPCC's RdmaQueuePair::IsWinBound (and quench): a packet goes while the bytes in flight
         # are below W, where htsim's needs room for a whole packet under W
         text = anchored_edit(text, "if (_cwnd >= _flightsize + _mss) ", "if (_cwnd > _flightsize) ", p)
+    if s.hpcc_send_on_ack:
+        # htsim's pacer spends a send slot when the window holds the packet (_time_last_sent
+        # moves on) and sends only on its slots; quench's NIC sends when an ACK opens the
+        # window, a spacing after the last packet at the earliest. Here a held packet waits
+        # for the next ACK, which sends it (the spacing since the last send has passed).
+        text = anchored_edit(
+            text,
+            "            send_packet();\n\n        _time_last_sent = eventlist().now();\n",
+            "            send_packet();\n        else { peer_held.insert(this); return; }\n"
+            "        _time_last_sent = eventlist().now();\n",
+            p,
+        )
+        held = "#include <set>\nstatic std::set<const void*> peer_held;\n"
+        text = anchored_edit(text, "void HPCCSrc::processAck(", held + "void HPCCSrc::processAck(", p)
+        ack = "    }\n\n    _pacing_rate = _cwnd * 8 * pow(10,12) / _T;\n    update_spacing();\n"
+        resume = "    if (peer_held.erase(this)) eventlist().sourceIsPendingRel(*this, 0);\n"
+        text = anchored_edit(text, ack, ack + resume, p)
     if s.hpcc_float_tau:
         text = anchored_edit(
             text, "_U = (1 - tau/_T)*_U + tau/_T*u;", "_U = (1 - (double)tau/_T)*_U + (double)tau/_T*u;", p
@@ -674,15 +726,14 @@ def quench_swift_keys(s: Setting) -> dict:
     }
 
 
-def quench_hpcc_cc() -> dict:
+def quench_hpcc_cc(s: Setting) -> dict:
     import quench
 
-    mss = WIRE_BYTES - HPCC_HEADER_HTSIM
+    wai = s.hpcc_wai or WIRE_BYTES - HPCC_HEADER_HTSIM  # htsim's W_AI is one MSS
     return quench.hpcc(
         base_rtt=f"{HPCC_T_US:g}us",
         line_rate=f"{RATE_MBPS}Mbps",
-        # htsim's W_AI is one MSS: R_AI = MSS / T
-        rate_ai=f"{round(mss * 8 / (HPCC_T_US * 1e-6))}bps",
+        rate_ai=f"{round(wai * 8 / (HPCC_T_US * 1e-6))}bps",  # R_AI = W_AI / T
     )
 
 
@@ -712,7 +763,7 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
             # Network.roce passes its keywords to the transport; the routing keys every flow
             # takes (scenario.rs: path, reverse_path) go beside them, as Network.tcp puts them
             params = {"mtu": mtu, "ack_interval": 1}
-            cc = quench_hpcc_cc()
+            cc = quench_hpcc_cc(s)
             net._connection(
                 "roce", f"h{f.src}", f"h{f.dst}", size, 0, f"f{i}", params, cc=cc, path=route, reverse_path=back
             )
@@ -810,7 +861,12 @@ def figures(s: Setting, r: RunResult, htsim: bool) -> dict:
 
 
 COLUMNS = {
-    "incast": [("last_ms", "last ms", ".3f"), ("mean_ms", "mean ms", ".3f"), ("util", "h0's link", ".3f")],
+    "incast": [
+        ("last_ms", "last ms", ".3f"),
+        ("mean_ms", "mean ms (done)", ".3f"),
+        ("done", "flows done", ".0f"),
+        ("util", "h0's link", ".3f"),
+    ],
     "permutation": [
         ("total_gbps", "total Gb/s", ".2f"),
         ("min_gbps", "min Gb/s", ".3f"),
@@ -927,9 +983,21 @@ def experiments(base: Setting) -> list[Setting]:
         replace(base, label="htsim: W <= B.T", hpcc_cap=True),
         replace(base, label="htsim: qlen without the departing packet", hpcc_qlen_after=True),
         replace(base, label="htsim: sends while the flight is below W", hpcc_send_below=True),
+        replace(base, label="htsim: a held packet goes at the ACK", hpcc_send_on_ack=True),
         replace(
             base,
             label="htsim: all six",
+            hpcc_qlen_after=True,
+            hpcc_send_below=True,
+            hpcc_reference=True,
+            hpcc_last_record=True,
+            hpcc_float_tau=True,
+            hpcc_cap=True,
+        ),
+        replace(
+            base,
+            label="htsim: all seven",
+            hpcc_send_on_ack=True,
             hpcc_qlen_after=True,
             hpcc_send_below=True,
             hpcc_reference=True,
@@ -963,6 +1031,8 @@ def main() -> None:
     ap.add_argument("--htsim-hpcc-float-tau", action="store_true", help="htsim: tau/T as a real number")
     ap.add_argument("--htsim-hpcc-qlen-after", action="store_true", help="htsim: INT qlen without the departing packet")
     ap.add_argument("--htsim-hpcc-send-below", action="store_true", help="htsim: send while the flight is below W")
+    ap.add_argument("--hpcc-wai-bytes", type=int, default=0, help="both: HPCC's W_AI (default htsim's, one MSS)")
+    ap.add_argument("--htsim-hpcc-send-on-ack", action="store_true", help="htsim: a held packet goes at the ACK")
     ap.add_argument("--htsim-hpcc-cap", action="store_true", help="htsim: W at most B.T")
     ap.add_argument("--quench-rto-tick", default="", help="quench's RTO tick, e.g. 10ms (htsim's scanner)")
     ap.add_argument("--quench-small-queues", default="nic", help='quench TCP small_queues ("" for none)')
@@ -987,6 +1057,8 @@ def main() -> None:
         hpcc_cap=a.htsim_hpcc_cap,
         hpcc_qlen_after=a.htsim_hpcc_qlen_after,
         hpcc_send_below=a.htsim_hpcc_send_below,
+        hpcc_wai=a.hpcc_wai_bytes,
+        hpcc_send_on_ack=a.htsim_hpcc_send_on_ack,
         quench_pfc=not a.quench_no_pfc,
         quench_rto_tick=a.quench_rto_tick,
         quench_small_queues=a.quench_small_queues,
