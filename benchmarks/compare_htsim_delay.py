@@ -94,7 +94,7 @@ main_hpcc.cpp):
   endpoints (Route::add_endpoints only extends a route's reverse), so its first packet runs off
   its route (an assertion in Packet::sendOn): the copy appends the sink and the source.
 htsim's HPCCSrc departs from the paper's Algorithm 1 and from its authors' simulator (and from
-quench) in six ways; each switch below gives htsim the paper's rule, for experiments one at a
+quench) in seven ways; each switch below gives htsim the paper's rule, for experiments one at a
 time (`--experiments` runs them):
 - `--htsim-hpcc-reference`: processAck sets `_cwnd`, which computeWind also reads as the
   reference window W_c, to every ACK's W, so W compounds per ACK (W_AI per ACK in the additive
@@ -112,7 +112,11 @@ time (`--experiments` runs them):
   adds 0.1 to u.
 - `--htsim-hpcc-send-below`: htsim sends while a whole packet fits under W (flight + MSS ≤ W);
   HPCC's RdmaQueuePair::IsWinBound, and quench, while the flight is below W.
-htsim's `_incStage` is never initialized.
+- `--htsim-hpcc-send-on-ack`: htsim's pacer (HPCCSrc::doNextEvent) spends its send slot when
+  the window holds the packet and sends only on its slots, a spacing apart; quench's NIC sends
+  a packet the window held when an ACK opens it (a spacing after the last at the earliest).
+htsim's `_incStage` is never initialized. `--hpcc-wai-bytes` sets W_AI in both (htsim's
+`_Wai`, quench's `rate_ai` = W_AI/T).
 
     .venv/bin/python benchmarks/compare_htsim_delay.py --htsim-src ~/csg-htsim --transport swift \
         --scenario incast --senders 8,15 --seeds 1,2,3 --experiments
