@@ -67,10 +67,11 @@ Left different: htsim's RTO timers are scanned every 10 ms (SwiftRtxTimerScanner
 the first scan after the deadline; quench's fire at the deadline. quench's `rto.tick` would
 match the scan, but it also counts every RTT sample in whole ticks (rtt.rs, `measure`, as BSD
 does), and Swift then sees 10 ms of delay on every ACK (`--quench-rto-tick 10ms` shows it).
-htsim's SYN is 1 byte. A Swift flow of htsim that times out after the last of its data has been
-sent never completes: go-back-N rewinds the subflow's sequence (`_highest_sent`), but the data
-beyond the retransmitted packet goes out only with new data sequence numbers
-(`SwiftSrc::get_next_dsn`), of which none are left, and the timer stops at the next ACK.
+htsim's SYN is 1 byte. A Swift flow of htsim that times out with more than one packet lost
+never completes: go-back-N resends the subflow's sequence from the hole, but only its first
+packet with the data it had carried (`retransmit_packet`, `_dsn_map`); the packets after it
+take new data (`send_next_packet`, `SwiftSrc::get_next_dsn`), so the data of the other lost
+packets is never sent again and the data-level cumulative ACK stays at the hole.
 
 HPCC (`--transport hpcc`), matched (htsim: sim/hpcc.cpp, its static constants, and
 main_hpcc.cpp):
