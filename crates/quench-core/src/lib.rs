@@ -26,6 +26,8 @@ pub(crate) mod builder;
 pub(crate) mod capacity;
 pub(crate) mod cc;
 pub(crate) mod changes;
+#[cfg(test)]
+mod deferral_tests;
 pub(crate) mod dependencies;
 pub(crate) mod dist;
 pub(crate) mod error;

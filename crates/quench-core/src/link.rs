@@ -437,6 +437,8 @@ pub struct Link {
     /// or capture of its hops, no device queue (set by the world once its recorder is known).
     /// The world's per-hop path then skips every optional step at once.
     pub(crate) quiet: bool,
+    /// On the world's list of links that run unseen with a deferred end (`World::unseen`).
+    pub(crate) listed_unseen: bool,
 }
 
 /// What a link acts with besides itself and the clock, owned by the world and lent for each
@@ -524,6 +526,7 @@ impl Link {
             done_deferred: false,
             pipe: Pipe::default(),
             quiet: false,
+            listed_unseen: false,
         }
     }
 
@@ -809,16 +812,31 @@ impl Link {
         TxEnd::Pipe((self.pipe.list.len() == 1).then_some(arrival))
     }
 
-    /// Whether the end of the transmission just started can go without an event: a dequeue
-    /// now would change nothing (`Qdisc::dequeue_is_inert`: an empty FIFO), nothing can be
-    /// lost (a loss draw and its drop record belong at the end's place in the event order),
-    /// and the pipe will still hold a packet then, so its head already has an arrival queued.
-    /// Any later enqueue queues the event before the end comes.
+    /// Whether the end of the transmission just started can go without an event: nothing can
+    /// be lost (a loss draw and its drop record belong at the end's place in the event order),
+    /// the pipe will still hold a packet then, so its head already has an arrival queued
+    /// (whose handler settles the end first, `World::settle`), and what the end starts next
+    /// needs no event either: nothing, because a dequeue now would change nothing
+    /// (`Qdisc::dequeue_is_inert`: an empty FIFO; a later enqueue queues the event), or the
+    /// next packet of a queue that runs unseen ([`Link::runs_unseen`]).
     pub fn defer_done(&mut self) -> bool {
+        #[cfg(test)]
+        if !DEFERRAL.with(|on| on.get()) {
+            return false;
+        }
         let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
-        let quiet = self.qdisc.dequeue_is_inert() && self.device_is_empty();
-        self.done_deferred = self.wire.is_none() && quiet && pipe_busy_then;
+        let next_needs_no_event = self.device_is_empty() && (self.qdisc.dequeue_is_inert() || self.runs_unseen());
+        self.done_deferred = self.wire.is_none() && next_needs_no_event && pipe_busy_then;
         self.done_deferred
+    }
+
+    /// Whether this link's transmissions may start late, whenever the link is next touched,
+    /// at the times they were due: nothing sees a start but the link's own statistics
+    /// (`quiet`), the qdisc's dequeue does nothing but hand out its packet
+    /// (`Qdisc::dequeue_is_plain`), and no change of rate, state or pause is scheduled for it
+    /// (`dynamics`). A busy drop-tail queue's ends of transmission then need no events.
+    pub fn runs_unseen(&self) -> bool {
+        self.quiet && self.dynamics.is_none() && self.qdisc.dequeue_is_plain()
     }
 
     /// The deferred end of the transmission in progress, if it is deferred: its time.
@@ -827,19 +845,47 @@ impl Link {
     }
 
     /// A packet is about to join the queue while the end of the transmission in progress is
-    /// deferred: that end must now run as an event, at the time this returns.
+    /// deferred: that end must now run as an event, at the time this returns, unless the
+    /// queue runs unseen (its settlement starts the packet; see [`Link::defer_done`]).
     pub fn undefer_done(&mut self) -> Option<Time> {
+        if self.runs_unseen() {
+            return None;
+        }
         let deferred = self.deferred_done();
         self.done_deferred = false;
         deferred
     }
 
+    /// The link may have stopped running unseen (its `quiet` changed): if its deferred end
+    /// would now start a packet that needs an event, stop deferring it and return its time,
+    /// for the caller to queue as an event.
+    pub fn recheck_deferral(&mut self) -> Option<Time> {
+        let still = self.device_is_empty() && (self.qdisc.dequeue_is_inert() || self.runs_unseen());
+        let end = self.deferred_done().filter(|_| !still);
+        if end.is_some() {
+            self.done_deferred = false;
+        }
+        end
+    }
+
     /// Carry out a deferred end of transmission whose time has passed: the packet joins the
-    /// pipe (behind a packet still in it, so no arrival event is needed).
-    pub fn settle_done(&mut self, slab: &mut PacketSlab) {
+    /// pipe. Returns when the pipe's head arrives if the pipe was empty (an end carried out
+    /// at its own instant after an event ranked above it, see `World::settle`; a deferred
+    /// end always finds a packet in the pipe).
+    pub fn settle_done(&mut self, slab: &mut PacketSlab) -> Option<Time> {
         self.done_deferred = false;
-        let head_scheduled = self.finish_tx(self.tx_done_at, slab);
-        debug_assert!(matches!(head_scheduled, TxEnd::Pipe(None)), "a deferred end needs no event");
+        match self.finish_tx(self.tx_done_at, slab) {
+            TxEnd::Pipe(head) => head,
+            TxEnd::Cut => None,
+            TxEnd::OnWire(_) | TxEnd::Lost(_) => unreachable!("an end is deferred only on a link without a wire"),
+        }
+    }
+
+    /// Mark the end of the transmission in progress as deferred: its instant has come within
+    /// the settlement that started it (`World::settle`), which carries it out next.
+    pub fn defer_due_end(&mut self) {
+        debug_assert!(self.transmitting.is_some());
+        self.done_deferred = true;
     }
 
     /// Pop the packet at the head of the pipe (it has arrived at `to`); returns it, or None if
@@ -1010,6 +1056,19 @@ impl Link {
         let drops = self.drops.as_deref().cloned().unwrap_or_default();
         LinkStats { counters: s, dropped_packets: drops.packets, dropped_bytes: drops.bytes }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Whether links on this thread may defer ends of transmission (`Link::defer_done`): test
+    /// builds compare whole runs with and without (`deferral_tests.rs`).
+    static DEFERRAL: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// Let links on this thread defer ends of transmission, or not, from now on.
+#[cfg(test)]
+pub(crate) fn set_deferral(on: bool) {
+    DEFERRAL.with(|c| c.set(on));
 }
 
 #[cfg(test)]

@@ -270,6 +270,10 @@ pub struct World {
     /// Ends of transmission carried out without an event (`Link::defer_done`); they count
     /// as executed events, so the count does not depend on this shortcut.
     settled_events: u64,
+    /// Links that may hold a deferred end with packets queued behind it (`Link::runs_unseen`):
+    /// each run's slice settles them through its horizon, so that what is read between
+    /// slices (snapshots, the summary tables) counts every start due by then.
+    unseen: Vec<LinkId>,
     /// The links' scheduled changes (`changes.rs`).
     changes: Timetable,
     /// How long after a link goes down or up the routes are computed again.
@@ -386,6 +390,7 @@ impl World {
             deferred: Vec::new(),
             next_uid: 0,
             settled_events: 0,
+            unseen: Vec::new(),
             changes: p.changes,
             routing_convergence: p.routing_convergence,
             telemetry: None,
@@ -441,9 +446,7 @@ impl World {
     #[cold]
     fn start_telemetry(&mut self) {
         self.telemetry = Some(Box::default());
-        for l in 0..self.links.len() {
-            self.links[l].quiet = self.is_quiet(LinkId(l as u32));
-        }
+        self.requiet_links(World::is_quiet);
     }
 
     /// Packet `uid` left the network other than at its destination: its telemetry record goes.
@@ -474,9 +477,7 @@ impl World {
     #[cold]
     fn start_host_queues(&mut self) {
         self.host_queues = Some(Box::default());
-        for l in 0..self.links.len() {
-            self.links[l].quiet = self.is_quiet(LinkId(l as u32));
-        }
+        self.requiet_links(World::is_quiet);
     }
 
     pub fn now(&self) -> Time {
@@ -493,12 +494,73 @@ impl World {
         self.sched.executed() + self.settled_events + due as u64
     }
 
-    /// Carry out link `l`'s deferred end of transmission if it would already have run.
+    /// Carry out link `l`'s deferred end of transmission if it would already have run, and,
+    /// on a link that runs unseen, the starts and ends that follow it up to now.
+    #[inline]
     fn settle(&mut self, l: LinkId) {
-        let link = &mut self.links[l.index()];
-        if link.deferred_done().is_some_and(|at| self.sched.has_passed(at, &Event::TxDone(l))) {
-            link.settle_done(&mut self.link_cx.slab);
+        let due = |sched: &Scheduler<Event>, at: Time| sched.has_passed(at, &Event::TxDone(l));
+        if self.links[l.index()].deferred_done().is_some_and(|at| due(&self.sched, at)) {
+            self.settle_while(l, due);
+        }
+    }
+
+    /// Carry out link `l`'s deferred ends of transmission while `due` says their time has come
+    /// (the first is due): each puts its packet in the pipe and, if the link runs unseen
+    /// (`Link::runs_unseen`), starts the next queued packet at that instant, exactly as the
+    /// end's event and `start_tx` would have. An end that cannot be deferred (the pipe would be
+    /// empty by then) is queued as an event, or, if its instant has come already (ranked
+    /// before the event that settles it), carried out here next.
+    #[inline(never)]
+    fn settle_while(&mut self, l: LinkId, due: impl Fn(&Scheduler<Event>, Time) -> bool) {
+        while let Some(at) = self.links[l.index()].deferred_done().filter(|&at| due(&self.sched, at)) {
+            let link = &mut self.links[l.index()];
+            if let Some(head) = link.settle_done(&mut self.link_cx.slab) {
+                self.sched.schedule(head, Event::Arrive(l));
+            }
             self.settled_events += 1;
+            if !link.runs_unseen() {
+                return;
+            }
+            match link.start_tx(at, &mut self.link_cx) {
+                TxStart::Started(done) if !link.defer_done() => {
+                    if !due(&self.sched, done) {
+                        return self.sched.schedule(done, Event::TxDone(l));
+                    }
+                    link.defer_due_end();
+                }
+                TxStart::Started(_) => {}
+                TxStart::Idle => return,
+                TxStart::Wait(_) => unreachable!("a plain dequeue never asks to wait"),
+            }
+        }
+    }
+
+    /// Settle every link that runs unseen through `horizon`: every event at or before it has
+    /// run, so every end due by then would have too.
+    fn settle_unseen_through(&mut self, horizon: Time) {
+        let mut unseen = std::mem::take(&mut self.unseen);
+        unseen.retain(|&l| {
+            self.settle_while(l, |_, at| at <= horizon);
+            let link = &mut self.links[l.index()];
+            link.listed_unseen = link.deferred_done().is_some();
+            link.listed_unseen
+        });
+        self.unseen = unseen;
+    }
+
+    /// Links' `quiet` is about to change (a recorder of theirs starts): settle every link up to
+    /// now, then give `mark` its say, then queue as events the ends a link that no longer runs
+    /// unseen can no longer defer.
+    fn requiet_links(&mut self, mark: impl Fn(&World, LinkId) -> bool) {
+        for l in 0..self.links.len() {
+            self.settle(LinkId(l as u32));
+        }
+        for l in 0..self.links.len() {
+            let id = LinkId(l as u32);
+            self.links[l].quiet = mark(self, id);
+            if let Some(at) = self.links[l].recheck_deferral() {
+                self.sched.schedule(at, Event::TxDone(id));
+            }
         }
     }
 
@@ -509,6 +571,7 @@ impl World {
             self.now = t;
             self.dispatch(ev);
         }
+        self.settle_unseen_through(horizon);
         self.now = self.now.max(horizon);
     }
 
@@ -925,6 +988,9 @@ impl World {
         let link = &mut self.links[l.index()];
         if !link.defer_done() {
             self.sched.schedule(done, Event::TxDone(l));
+        } else if link.runs_unseen() && !link.listed_unseen {
+            link.listed_unseen = true;
+            self.unseen.push(l);
         }
         if !link.quiet {
             self.record_tx_start(l);
@@ -1128,6 +1194,8 @@ impl World {
 
     /// Apply `change` to link `l`; whether the link went down or came up.
     fn apply_change(&mut self, l: LinkId, change: Change) -> bool {
+        // What the link did before this instant did it at the rate and delay it had then.
+        self.settle(l);
         let link = &mut self.links[l.index()];
         if let Some(rate) = change.rate {
             link.set_rate(rate);

@@ -70,6 +70,11 @@ impl Qdisc for DropTail {
     fn dequeue_is_inert(&self) -> bool {
         self.fifo.is_empty()
     }
+
+    /// The head leaves, whenever asked: nothing else happens at a dequeue.
+    fn dequeue_is_plain(&self) -> bool {
+        true
+    }
 }
 
 impl SlabEnqueue for DropTail {

@@ -245,6 +245,15 @@ pub trait Qdisc {
     fn dequeue_is_inert(&self) -> bool {
         false
     }
+
+    /// Whether every dequeue, whenever it runs, only hands out a packet (or none): it never
+    /// drops, marks, emits, monitors or asks to wait, draws nothing at random, and depends on
+    /// nothing but what is queued. A quiet link may then start its transmissions late, when
+    /// it is next touched, at the times they were due (`Link::runs_unseen`), and a busy
+    /// queue's ends of transmission need no events.
+    fn dequeue_is_plain(&self) -> bool {
+        false
+    }
 }
 
 /// A discipline that keeps its packets in the world's slab (`fifo::SlabFifo`, `slab.rs`): a
@@ -352,6 +361,10 @@ macro_rules! registry {
             #[inline]
             fn dequeue_is_inert(&self) -> bool {
                 match self { $(AnyQdisc::$variant(q) => q.dequeue_is_inert(),)+ }
+            }
+            #[inline]
+            fn dequeue_is_plain(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_plain(),)+ }
             }
         }
     };

@@ -246,6 +246,11 @@ impl Qdisc for Trim {
     fn dequeue_is_inert(&self) -> bool {
         self.data.is_empty() && self.headers.is_empty()
     }
+
+    /// A dequeue only serves the round robin's turn: trims and drops happen at enqueue.
+    fn dequeue_is_plain(&self) -> bool {
+        true
+    }
 }
 
 impl SlabEnqueue for Trim {
