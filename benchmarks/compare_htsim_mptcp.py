@@ -46,10 +46,12 @@ TCP connections per pair in place of one MPTCP connection (htsim's subflows with
 connection-level sequence); `--quench-cap-subflows` opens no more subflows than the pair has
 paths (htsim's `it_sub`); `--quench-rtt-sampling every_ack` times every ACK, retransmissions
 included, as htsim's TcpSrc does (it recomputes its RTO, clearing the backoff, on every ACK);
-`--quench-receive-window` bounds the connection's unacknowledged data (Linux's 4 MiB
-`tcp_wmem[2]` bounds an MPTCP socket's); `--quench-no-reinject` turns off the data-level
-reinjection of a stalled subflow's data; `--verbose` prints each connection's rate and the
-subflows' timeouts.
+`--quench-host-qdisc droptail` makes the host's NIC queue one FIFO (quench's fair queue
+classifies by flow id, so one connection's subflows are one flow there, where htsim's
+FairPullQueue takes turns between subflows); `--quench-receive-window` bounds the
+connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP socket's);
+`--quench-no-reinject` turns off the data-level reinjection of a stalled subflow's data;
+`--verbose` prints each connection's rate and the subflows' timeouts.
 
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3
@@ -170,7 +172,7 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
 
     net = Network(seed=seed, name=f"htsim-mptcp-k{k}")
     buffer = {"kind": "droptail", "limit": f"{a.quench_switch_buffer}p"}
-    access = {"qdisc": {"kind": "fq", "limit": f"{HOST_PACKETS}p"}}
+    access = {"qdisc": {"kind": a.quench_host_qdisc, "limit": f"{HOST_PACKETS}p"}}
     net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     routes = {} if a.quench_fabric_acks else add_ack_paths(net, pairs)
@@ -295,6 +297,7 @@ def main() -> None:
     ap.add_argument("--htsim-algo", default="COUPLED_EPSILON", help="htsim's coupling (COUPLED_EPSILON, UNCOUPLED)")
     ap.add_argument("--quench-coupling", default="lia", help="quench's coupling (lia, olia, uncoupled)")
     ap.add_argument("--quench-switch-buffer", type=int, default=7, help="quench's switch queues, packets waiting")
+    ap.add_argument("--quench-host-qdisc", default="fq", help="quench's host NIC queue (fq, droptail)")
     ap.add_argument("--quench-fabric-acks", action="store_true", help="quench's ACKs through the fabric")
     ap.add_argument(
         "--quench-as-tcp",
