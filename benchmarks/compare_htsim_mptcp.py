@@ -46,8 +46,9 @@ TCP connections per pair in place of one MPTCP connection (htsim's subflows with
 connection-level sequence); `--quench-cap-subflows` opens no more subflows than the pair has
 paths (htsim's `it_sub`); `--quench-rtt-sampling every_ack` times every ACK, retransmissions
 included, as htsim's TcpSrc does (it recomputes its RTO, clearing the backoff, on every ACK);
-`--quench-host-qdisc droptail` makes the host's NIC queue one FIFO (quench's fair queue
-classifies by flow id, so one connection's subflows are one flow there, where htsim's
+`--quench-newreno-timer slow_but_steady` restarts the timer on every partial ACK, as htsim's
+TcpSrc does; `--quench-host-qdisc droptail` makes the host's NIC queue one FIFO (quench's fair
+queue classifies by flow id, so one connection's subflows are one flow there, where htsim's
 FairPullQueue takes turns between subflows); `--quench-receive-window` bounds the
 connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP socket's);
 `--quench-no-reinject` turns off the data-level reinjection of a stalled subflow's data;
@@ -181,6 +182,8 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
     tcp["receive_window"] = a.quench_receive_window or f"{MAX_RECEIVE_WINDOW}B"
     if a.quench_rtt_sampling:
         tcp["rtt_sampling"] = a.quench_rtt_sampling
+    if a.quench_newreno_timer:
+        tcp["newreno_timer"] = a.quench_newreno_timer
     # A coupling is its subflows' controller, with the initial window of htsim's TcpSrc.
     base = tcp.pop("cc")
     cc = base if a.quench_coupling == "uncoupled" else {**base, "kind": a.quench_coupling}
@@ -310,6 +313,7 @@ def main() -> None:
     ap.add_argument("--quench-receive-window", default="", help="quench's connection receive window (the largest)")
     ap.add_argument("--quench-no-reinject", action="store_true", help="quench: no data-level reinjection")
     ap.add_argument("--quench-rtt-sampling", default="", help="quench's tcp.rtt_sampling (every_ack: htsim's)")
+    ap.add_argument("--quench-newreno-timer", default="", help="quench's tcp.newreno_timer (slow_but_steady: htsim's)")
     ap.add_argument("--verbose", action="store_true", help="quench's subflow counts per run")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
