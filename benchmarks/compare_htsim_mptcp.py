@@ -41,10 +41,27 @@ subflows on one path (htsim's draw; quench's hash is not printed per subflow). `
 each seed and prints the mean. Raiciu et al. (SIGCOMM 2011, figure 2 and section 3) report a k =
 8 permutation near the ideal with 8 subflows where single-path TCP loses to ECMP collisions.
 
+Experiment flags, each setting quench one way at a time: `--quench-as-tcp` runs N independent
+TCP connections per pair in place of one MPTCP connection (htsim's subflows without a
+connection-level sequence); `--quench-cap-subflows` opens no more subflows than the pair has
+paths (htsim's `it_sub`); `--quench-rtt-sampling every_ack` times every ACK, retransmissions
+included, as htsim's TcpSrc does (it recomputes its RTO, clearing the backoff, on every ACK);
+`--quench-newreno-timer slow_but_steady` restarts the timer on every partial ACK, as htsim's
+TcpSrc does; `--quench-host-qdisc droptail` makes the host's NIC queue one FIFO (quench's fair
+queue classifies by flow id, so one connection's subflows are one flow there, where htsim's
+FairPullQueue takes turns between subflows); `--quench-receive-window` bounds the
+connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP socket's);
+`--quench-no-reinject` turns off the data-level reinjection of a stalled subflow's data;
+`--verbose` prints each connection's rate and the subflows' timeouts.
+
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2 --subflows 4 --htsim-algo UNCOUPLED --quench-coupling uncoupled
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 2,3 --subflows 4 --htsim-algo UNCOUPLED --quench-as-tcp --quench-cap-subflows
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3 --subflows 4,8 --quench-receive-window 4MiB [--quench-no-reinject]
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --ks 8 \
         --duration-ms 100
 """
@@ -156,23 +173,39 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
 
     net = Network(seed=seed, name=f"htsim-mptcp-k{k}")
     buffer = {"kind": "droptail", "limit": f"{a.quench_switch_buffer}p"}
-    access = {"qdisc": {"kind": "fq", "limit": f"{HOST_PACKETS}p"}}
+    access = {"qdisc": {"kind": a.quench_host_qdisc, "limit": f"{HOST_PACKETS}p"}}
     net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     routes = {} if a.quench_fabric_acks else add_ack_paths(net, pairs)
     tcp = htsim_like_tcp(10, "250ms")
     # htsim's connection has no receive window (MODEL_RECEIVE_WINDOW is not defined in mtcp.h)
-    tcp["receive_window"] = f"{MAX_RECEIVE_WINDOW}B"
+    tcp["receive_window"] = a.quench_receive_window or f"{MAX_RECEIVE_WINDOW}B"
+    if a.quench_rtt_sampling:
+        tcp["rtt_sampling"] = a.quench_rtt_sampling
+    if a.quench_newreno_timer:
+        tcp["newreno_timer"] = a.quench_newreno_timer
     # A coupling is its subflows' controller, with the initial window of htsim's TcpSrc.
     base = tcp.pop("cc")
     cc = base if a.quench_coupling == "uncoupled" else {**base, "kind": a.quench_coupling}
+    count = {(s, d): min(n, pair_paths(s, d, k)) if a.quench_cap_subflows else n for s, d in pairs}
+    if a.quench_as_tcp:
+        return run_quench_tcp(net, count, duration_ms, pairs, routes, {**tcp, "cc": base})
     for s, d in pairs:
-        net.mptcp(f"h{s}", f"h{d}", subflows=n, coupling=a.quench_coupling, cc=cc, name=f"c{s}_{d}", **tcp)
+        net.mptcp(f"h{s}", f"h{d}", subflows=count[(s, d)], coupling=a.quench_coupling, cc=cc, name=f"c{s}_{d}", **tcp)
     spec = net.to_dict(f"{duration_ms}ms")
     for flow, pair in zip(spec["flows"], pairs, strict=True):
+        flow["reinject"] = not a.quench_no_reinject
         if pair in routes:
             flow["reverse_path"] = routes[pair]
     res = run_scenario(spec)
+    if a.verbose:
+        sub = res.tables["subflows"]
+        unopened = int(sub["srtt_s"].isna().sum())
+        print(
+            f"  quench subflows: {len(sub)}, without an RTT sample {unopened}, timeouts {int(sub['timeouts'].sum())},"
+            f" retransmitted {int(sub['retransmitted_segments'].sum())}, sent but not acked (MB) "
+            f"{(sub['bytes_sent'].sum() - sub['bytes_acked'].sum()) / 1e6:.2f}"
+        )
     acked = res.tables["subflows"].groupby("flow_name")["bytes_acked"].sum()
     delivered = res.flows.set_index("name")["bytes_delivered"]
     # Bytes acknowledged on the subflows, as htsim's count (its subflows' cumulative ACKs);
@@ -190,6 +223,40 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
     fabric = fabric[fabric["rate_bps"] == RATE_MBPS * 1e6]
     drops = data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum()))
     return Run(conns, drops)
+
+
+def pair_paths(s: int, d: int, k: int) -> int:
+    """The equal-cost paths between hosts s and d of a k-ary fat-tree (k/2 hosts under an edge
+    switch, k²/4 in a pod): htsim's `it_sub` cap on a connection's subflows."""
+    if s // (k // 2) == d // (k // 2):
+        return 1
+    return k // 2 if s // (k * k // 4) == d // (k * k // 4) else (k // 2) ** 2
+
+
+def run_quench_tcp(net, count: dict, duration_ms: int, pairs, routes, tcp: dict) -> Run:
+    """N independent TCP connections per pair in place of a connection's N subflows (htsim's
+    UNCOUPLED subflows without a connection-level sequence): each its own flow, so ECMP
+    hashes each onto a path of its own."""
+    from quench.scenario import run_scenario
+
+    for s, d in pairs:
+        for i in range(count[(s, d)]):
+            net.tcp(f"h{s}", f"h{d}", name=f"c{s}_{d}_{i}", **tcp)
+    spec = net.to_dict(f"{duration_ms}ms")
+    for flow in spec["flows"]:
+        s, d, _ = flow["name"][1:].split("_")
+        if (int(s), int(d)) in routes:
+            flow["reverse_path"] = routes[(int(s), int(d))]
+    res = run_scenario(spec)
+    rows = res.flows.set_index("name")["bytes_delivered"]
+    conns = []
+    for s, d in pairs:
+        acked = sum(float(rows[f"c{s}_{d}_{i}"]) for i in range(count[(s, d)]))
+        rate = gbps(acked * PACKET_BYTES / PAYLOAD, duration_ms)
+        conns.append(Conn(s, d, rate, in_order_gbps=rate))
+    fabric = res.links[~res.links["from"].str.startswith("ack") & ~res.links["to"].str.startswith("ack")]
+    fabric = fabric[fabric["rate_bps"] == RATE_MBPS * 1e6]
+    return Run(conns, data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum())))
 
 
 # ---------------------------------------------------------------------------------------
@@ -233,7 +300,21 @@ def main() -> None:
     ap.add_argument("--htsim-algo", default="COUPLED_EPSILON", help="htsim's coupling (COUPLED_EPSILON, UNCOUPLED)")
     ap.add_argument("--quench-coupling", default="lia", help="quench's coupling (lia, olia, uncoupled)")
     ap.add_argument("--quench-switch-buffer", type=int, default=7, help="quench's switch queues, packets waiting")
+    ap.add_argument("--quench-host-qdisc", default="fq", help="quench's host NIC queue (fq, droptail)")
     ap.add_argument("--quench-fabric-acks", action="store_true", help="quench's ACKs through the fabric")
+    ap.add_argument(
+        "--quench-as-tcp",
+        action="store_true",
+        help="quench: N independent TCP flows per pair, not one MPTCP connection",
+    )
+    ap.add_argument(
+        "--quench-cap-subflows", action="store_true", help="quench: no more subflows than the pair has paths (htsim's)"
+    )
+    ap.add_argument("--quench-receive-window", default="", help="quench's connection receive window (the largest)")
+    ap.add_argument("--quench-no-reinject", action="store_true", help="quench: no data-level reinjection")
+    ap.add_argument("--quench-rtt-sampling", default="", help="quench's tcp.rtt_sampling (every_ack: htsim's)")
+    ap.add_argument("--quench-newreno-timer", default="", help="quench's tcp.newreno_timer (slow_but_steady: htsim's)")
+    ap.add_argument("--verbose", action="store_true", help="quench's subflow counts per run")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     seeds = [int(x) for x in a.seeds.split(",")]
@@ -247,6 +328,9 @@ def main() -> None:
             for seed in seeds:
                 h = run_htsim(a.htsim_src, k, n, a.duration_ms, seed, a.htsim_random_band, a.htsim_algo)
                 q = run_quench(k, n, a.duration_ms, [(c.src, c.dst) for c in h.conns], a, seed)
+                if a.verbose:
+                    print("  htsim per connection Gb/s:", sorted(round(c.gbps, 2) for c in h.conns))
+                    print("  quench per connection Gb/s:", sorted(round(c.gbps, 2) for c in q.conns))
                 hf, qf = figures(h, hosts), figures(q, hosts)
                 rows.append((hf, qf))
                 cells = " ".join(f"{hf[key]:>13{fmt}} {qf[key]:>13{fmt}}" for key, _, fmt in COLUMNS)

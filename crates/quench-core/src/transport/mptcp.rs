@@ -12,7 +12,16 @@
 //! within the receiver's window beyond the data-level acknowledgement, and records the mapping
 //! (subflow offset to data sequence number, RFC 8684's DSS mapping). The data-level
 //! acknowledgement (RFC 8684's DATA_ACK) is what the subflows' cumulative ACKs imply through the
-//! mapping. Data is not reinjected on another subflow: each subflow recovers its own losses.
+//! mapping. Each subflow recovers its own losses; with `reinject` (on by default) the
+//! connection also sends a stalled subflow's data again on another, as Linux's MPTCP does
+//! (net/mptcp/protocol.c): a connection-level retransmission timer (`mptcp_retransmit_timer`),
+//! armed while data is unacknowledged at the data level and restarted whenever the DATA_ACK
+//! advances (`__mptcp_clean_una`), sends the oldest unacknowledged data again on an idle
+//! subflow when it fires (`__mptcp_retrans`, `mptcp_subflow_get_retrans`); a subflow that has
+//! heard no ACK over more than `STALE_LOSS_CNT` such expiries while another makes progress is
+//! stale (`mptcp_pm_subflow_chk_stale`, net/mptcp/pm.c): the scheduler passes it by until an
+//! ACK arrives on it, and its unacknowledged data is scheduled again on the others
+//! (`__mptcp_retransmit_pending_data`).
 //! Receiver: one TCP receiver per subflow (its ACKs, SACK blocks, delayed ACKs), and one
 //! connection-level reassembly of the data sequence space; the transfer completes when all
 //! its bytes have arrived in order at the connection level.
@@ -28,7 +37,8 @@
 //! number in the ACK field (a sender's data segments acknowledge nothing in a one-way
 //! transfer), standing for the DSS option. Both are added as a packet leaves an endpoint
 //! and stripped as it arrives, so a subflow's TCP endpoints see their own sequence space.
-//! Timers: subflow i's TCP timer k has kind `i * TIMER_STRIDE + k`.
+//! Timers: subflow i's TCP timer k has kind `i * TIMER_STRIDE + k`; the connection's own
+//! retransmission timer has kind `CONNECTION_TIMER`, beyond the TCP endpoints' seven.
 //! Owns the connection's scheduler, mapping and reassembly; acts only through its `AgentCx`.
 
 use crate::cc::lia::{Coupling, Lia, SubflowWindow};
@@ -44,7 +54,7 @@ use crate::trace::Recorder;
 use crate::transport::tcp::{resolve_profile, Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
 use crate::transport::{
     Admission, Agent, AgentCx, BuiltFlow, DeliveryCounts, Endpoint, FlowBuild, FlowReport, FlowRow, Host, SendCounts,
-    Timer, TransportSpec,
+    Timer, TimerSlot, TransportSpec,
 };
 use crate::units::{Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -62,6 +72,19 @@ pub const MAX_SUBFLOWS: u32 = 32;
 /// The data sequence number of the first data byte; the subflows' own data starts at 1.
 const SUBFLOW_FIRST_DATA_SEQ: u64 = 1;
 const SEQ_MASK: u64 = (1 << subflow::SEQ_SHIFT) - 1;
+/// The connection's retransmission timer: the last kind of subflow 0's stride, which the TCP
+/// endpoints' seven timers (`tcp::TcpTimer`) leave free.
+const CONNECTION_TIMER: u8 = TIMER_STRIDE - 1;
+/// The connection's retransmission interval when no busy subflow has a timer to go by: Linux's
+/// `TCP_RTO_MIN` (include/net/tcp.h), which `__mptcp_set_timeout` falls back on.
+const CONNECTION_RTO_FLOOR: Dur = Dur::from_millis(200);
+/// Expiries of the connection's timer a busy subflow may go without an ACK before it is
+/// stale: the default of Linux's `net.mptcp.stale_loss_cnt` (net/mptcp/ctrl.c).
+const STALE_LOSS_CNT: u8 = 4;
+/// The most data one expiry of the connection's timer sends again: Linux's data fragment
+/// (`struct mptcp_data_frag`), carved from the socket's page fragment, of at most 32 KiB
+/// (`SKB_FRAG_PAGE_ORDER`, include/net/sock.h).
+const REINJECT_BYTES: u64 = 32 * 1024;
 
 /// How the subflows' windows grow.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +127,8 @@ pub struct MptcpFlowSpec {
     /// Subflows the connection opens, 1 to 32.
     pub subflows: u32,
     pub coupling: CouplingKind,
+    /// Send a stalled subflow's data again on another (Linux's MPTCP); on by default.
+    pub reinject: bool,
     /// Every subflow's controller: LIA's table with `coupling = "lia"`, each uncoupled
     /// subflow's own otherwise (the profile's when not written).
     pub cc: CcSpec,
@@ -128,6 +153,8 @@ struct WrittenMptcpFlow {
     subflows: u32,
     #[serde(default)]
     coupling: CouplingKind,
+    #[serde(default = "default_reinject")]
+    reinject: bool,
     #[serde(default)]
     cc: Option<Value>,
     #[serde(default)]
@@ -136,6 +163,10 @@ struct WrittenMptcpFlow {
 
 fn default_subflows() -> u32 {
     DEFAULT_SUBFLOWS
+}
+
+fn default_reinject() -> bool {
+    true
 }
 
 impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
@@ -158,7 +189,8 @@ impl TryFrom<WrittenMptcpFlow> for MptcpFlowSpec {
         }
         let tcp = crate::tagged::body::<TcpConfig, serde_json::Error>(tcp).map_err(|e| at("tcp", e.to_string()))?;
         let (name, src, dst, bytes, start) = (w.name, w.src, w.dst, w.bytes, w.start);
-        Ok(MptcpFlowSpec { name, src, dst, bytes, start, subflows: w.subflows, coupling: w.coupling, cc, tcp })
+        let (subflows, coupling, reinject) = (w.subflows, w.coupling, w.reinject);
+        Ok(MptcpFlowSpec { name, src, dst, bytes, start, subflows, coupling, reinject, cc, tcp })
     }
 }
 
@@ -210,7 +242,8 @@ impl TransportSpec for MptcpFlowSpec {
         let bytes = self.bytes.map(|b| b.0);
         let window = self.tcp.receive_window.0;
         let mss = self.tcp.segment_payload() as u64;
-        let sender = MptcpSender::new(forward, senders, coupling, bytes, window, mss);
+        let mut sender = MptcpSender::new(forward, senders, coupling, bytes, window, mss);
+        sender.reinject = self.reinject;
         Ok(BuiltFlow {
             sender: Agent::MptcpSender(Box::new(sender)),
             receiver: Agent::MptcpReceiver(Box::new(MptcpReceiver::new(backward, receivers, bytes))),
@@ -297,22 +330,47 @@ fn data_seq_of(map: &VecDeque<Chunk>, offset: u64) -> u64 {
     map.get(i).map_or(0, |c| c.data_seq + (offset - c.subflow_offset))
 }
 
-/// One subflow at the sender: its TCP sender and the mapping of its unacknowledged data.
+/// One subflow at the sender: its TCP sender, the mapping of its unacknowledged data, and
+/// what the connection's timer knows of its progress (Linux's `stale_count`,
+/// `stale_rcv_tstamp` and `stale` in `struct mptcp_subflow_context`).
 pub struct Subflow {
     pub tcp: TcpSender,
     mapping: VecDeque<Chunk>,
+    /// When a packet last arrived on it (Linux's `rcv_tstamp`).
+    last_ack: Time,
+    /// `last_ack` as the connection's timer last saw it, and its expiries since without one.
+    stale_seen: Time,
+    stale_count: u8,
+    /// Passed by the scheduler until an ACK arrives on it.
+    stale: bool,
 }
 
 impl Subflow {
     fn new(tcp: TcpSender) -> Self {
-        Subflow { tcp, mapping: VecDeque::new() }
+        let zero = Time::default();
+        Subflow { tcp, mapping: VecDeque::new(), last_ack: zero, stale_seen: zero, stale_count: 0, stale: false }
+    }
+
+    /// Data handed to it and not yet acknowledged on it (Linux's
+    /// `!tcp_rtx_and_write_queues_empty`).
+    fn busy(&self) -> bool {
+        self.tcp.bytes_acked() < self.tcp.assigned()
+    }
+
+    /// Whether the scheduler may hand it data: established with room, and not stale.
+    fn open(&self) -> bool {
+        !self.stale && self.tcp.has_room()
     }
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct MptcpSenderStats {
-    /// Data bytes the scheduler handed to the subflows.
+    /// Data bytes the scheduler handed to the subflows (sent again on another included).
     pub scheduled_bytes: u64,
+    /// Data bytes handed again to a subflow other than the one that first carried them.
+    pub reinjected_bytes: u64,
+    /// Subflows found stale.
+    pub stale_subflows: u64,
 }
 
 pub struct MptcpSender {
@@ -332,6 +390,12 @@ pub struct MptcpSender {
     mss: u64,
     /// The subflows beyond the first have been opened.
     joined: bool,
+    /// Send a stalled subflow's data again on another.
+    reinject: bool,
+    /// The connection's retransmission timer (Linux's msk `icsk_retransmit_timer`).
+    rtx: TimerSlot,
+    /// Data ranges to hand to a subflow again, before new data.
+    again: VecDeque<(u64, u64)>,
     pub stats: MptcpSenderStats,
 }
 
@@ -355,6 +419,9 @@ impl MptcpSender {
             window,
             mss,
             joined: false,
+            reinject: false,
+            rtx: TimerSlot::default(),
+            again: VecDeque::new(),
             stats: MptcpSenderStats::default(),
         }
     }
@@ -381,7 +448,11 @@ impl MptcpSender {
     }
 
     fn after_subflow(&mut self, i: usize, cx: &mut AgentCx<impl Host>) {
+        let before = self.data_acked;
         self.note_acked(i);
+        if self.data_acked > before {
+            self.restart_timer(cx);
+        }
         self.share_window(i);
         if !self.joined && self.subflows[0].tcp.stats.established.is_some() {
             self.joined = true;
@@ -421,24 +492,171 @@ impl MptcpSender {
     }
 
     /// The established subflow with room in its window and the lowest smoothed RTT (the first
-    /// such on ties), as Linux's default scheduler picks.
+    /// such on ties), as Linux's default scheduler picks; a stale subflow is passed by.
     fn pick(&self) -> Option<usize> {
         let srtt = |s: &Subflow| s.tcp.rtt_estimator().srtt().unwrap_or(Dur(u64::MAX));
-        (0..self.subflows.len()).filter(|&i| self.subflows[i].tcp.has_room()).min_by_key(|&i| srtt(&self.subflows[i]))
+        (0..self.subflows.len()).filter(|&i| self.subflows[i].open()).min_by_key(|&i| srtt(&self.subflows[i]))
     }
 
-    /// Hand data to subflows while one has room and there is data the receiver can take.
+    /// Hand data to subflows while one has room: data queued again first, then new data the
+    /// receiver can take.
     fn schedule(&mut self, cx: &mut AgentCx<impl Host>) {
-        while let Some(len) = self.next_chunk() {
+        loop {
+            let again = self.next_again();
+            let Some((data_seq, len)) = again.or_else(|| self.next_chunk().map(|len| (self.next_data_seq, len))) else {
+                break;
+            };
             let Some(i) = self.pick() else { break };
-            let sf = &mut self.subflows[i];
-            let chunk = Chunk { subflow_offset: sf.tcp.assigned(), data_seq: self.next_data_seq, len };
-            sf.mapping.push_back(chunk);
-            sf.tcp.assign(len);
-            self.next_data_seq += len;
-            self.stats.scheduled_bytes += len;
-            as_subflow(cx, i, Some(&sf.mapping), |sub| sf.tcp.push(sub));
+            if again.is_some() {
+                self.take_again(len);
+                self.stats.reinjected_bytes += len;
+            } else {
+                self.next_data_seq += len;
+            }
+            self.hand(i, data_seq, len, cx);
         }
+        if self.reinject && self.next_data_seq > self.data_acked && !self.rtx.is_armed() {
+            self.restart_timer(cx);
+        }
+    }
+
+    /// Map `len` bytes of data from `data_seq` onto subflow `i`'s next bytes and let it send.
+    fn hand(&mut self, i: usize, data_seq: u64, len: u64, cx: &mut AgentCx<impl Host>) {
+        let sf = &mut self.subflows[i];
+        sf.mapping.push_back(Chunk { subflow_offset: sf.tcp.assigned(), data_seq, len });
+        sf.tcp.assign(len);
+        self.stats.scheduled_bytes += len;
+        as_subflow(cx, i, Some(&sf.mapping), |sub| sf.tcp.push(sub));
+    }
+
+    /// The next segment of the data queued again, above the DATA_ACK (what lies below it has
+    /// arrived and is dropped from the queue).
+    fn next_again(&mut self) -> Option<(u64, u64)> {
+        while let Some(&(start, end)) = self.again.front() {
+            let start = start.max(self.data_acked);
+            if start < end {
+                self.again[0].0 = start;
+                return Some((start, (end - start).min(self.mss)));
+            }
+            self.again.pop_front();
+        }
+        None
+    }
+
+    fn take_again(&mut self, len: u64) {
+        let front = &mut self.again[0];
+        front.0 += len;
+        if front.0 >= front.1 {
+            self.again.pop_front();
+        }
+    }
+
+    /// The connection's retransmission interval (Linux's `mptcp_set_timeout`): the longest
+    /// timeout among the busy subflows that are making progress (each subflow's current RTO,
+    /// backoff included, for the time left on its timer), or `CONNECTION_RTO_FLOOR`.
+    fn connection_rto(&self) -> Dur {
+        let busy = self.subflows.iter().filter(|s| s.stale_count == 0 && s.busy());
+        busy.map(|s| s.tcp.rtt_estimator().rto()).max().unwrap_or(CONNECTION_RTO_FLOOR)
+    }
+
+    /// Arm the connection's timer one interval from now while data is unacknowledged at the
+    /// data level, or stop it (`__mptcp_clean_una`: `mptcp_reset_rtx_timer`,
+    /// `mptcp_stop_rtx_timer`).
+    fn restart_timer(&mut self, cx: &mut AgentCx<impl Host>) {
+        if !self.reinject || self.next_data_seq == self.data_acked {
+            self.rtx.cancel();
+            return;
+        }
+        let at = cx.now + self.connection_rto();
+        self.rtx.arm(CONNECTION_TIMER, at, cx);
+    }
+
+    /// The connection's timer fired (`__mptcp_retrans`): check each busy subflow for progress,
+    /// send the oldest unacknowledged data again on an idle subflow if there is one, and arm
+    /// the timer again.
+    fn on_connection_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
+        if !self.rtx.on_expiry(timer, cx) || self.next_data_seq == self.data_acked {
+            return;
+        }
+        if let Some(i) = self.retransmit_target() {
+            let (start, end) = (self.data_acked, self.next_data_seq.min(self.data_acked + REINJECT_BYTES));
+            // Queued whole on the idle subflow (`mptcp_sendmsg_frag` to its write queue), which
+            // sends it as its window allows.
+            let mut at = start;
+            while at < end {
+                let len = (end - at).min(self.mss);
+                self.hand(i, at, len, cx);
+                self.stats.reinjected_bytes += len;
+                at += len;
+            }
+        }
+        self.restart_timer(cx);
+        self.schedule(cx);
+    }
+
+    /// Linux's `mptcp_subflow_get_retrans`: the first established subflow, not stale, with
+    /// nothing unacknowledged; each busy subflow is checked for progress on the way.
+    fn retransmit_target(&mut self) -> Option<usize> {
+        let mut idle = None;
+        for i in 0..self.subflows.len() {
+            let sf = &self.subflows[i];
+            if sf.stale || sf.tcp.stats.established.is_none() {
+                continue;
+            }
+            if sf.busy() {
+                self.check_stale(i);
+            } else if idle.is_none() {
+                idle = Some(i);
+            }
+        }
+        idle
+    }
+
+    /// Linux's `mptcp_pm_subflow_chk_stale` and `mptcp_pm_subflows_chk_stale`: count the
+    /// connection's expiries without an ACK on busy subflow `i`; past `STALE_LOSS_CNT`, while
+    /// another subflow, not stale, has fewer than `STALE_LOSS_CNT - 1`, it is stale and its
+    /// unacknowledged data is queued again for the others.
+    fn check_stale(&mut self, i: usize) {
+        let sf = &mut self.subflows[i];
+        if sf.stale_count == 0 {
+            (sf.stale_seen, sf.stale_count) = (sf.last_ack, 1);
+            return;
+        }
+        if sf.stale_seen != sf.last_ack {
+            sf.stale_count = 0;
+            return;
+        }
+        sf.stale_count = sf.stale_count.saturating_add(1);
+        if sf.stale_count <= STALE_LOSS_CNT {
+            return;
+        }
+        let active_max = (STALE_LOSS_CNT - 1).max(1);
+        let others = self
+            .subflows
+            .iter()
+            .enumerate()
+            .any(|(j, s)| j != i && !s.stale && s.tcp.stats.established.is_some() && s.stale_count < active_max);
+        if others {
+            self.mark_stale(i);
+        }
+    }
+
+    /// Subflow `i` is stale: its data not yet acknowledged on it is queued again for the
+    /// others (`__mptcp_retransmit_pending_data` re-queues the whole connection's
+    /// unacknowledged data; the others' is still acknowledged by them, so only the stale
+    /// subflow's is sent again here).
+    fn mark_stale(&mut self, i: usize) {
+        let sf = &mut self.subflows[i];
+        sf.stale = true;
+        self.stats.stale_subflows += 1;
+        let acked = sf.tcp.bytes_acked();
+        for c in &sf.mapping {
+            let skip = acked.saturating_sub(c.subflow_offset).min(c.len);
+            if skip < c.len {
+                self.again.push_back((c.data_seq + skip, c.data_seq + c.len));
+            }
+        }
+        self.again.make_contiguous().sort_unstable();
     }
 }
 
@@ -451,9 +669,16 @@ impl Endpoint for MptcpSender {
     }
     fn on_packet(&mut self, mut pkt: Packet, cx: &mut AgentCx<impl Host>) {
         let i = demultiplex(&mut pkt);
+        if let Some(sf) = self.subflows.get_mut(i) {
+            // An ACK makes a stale subflow active again (Linux's `mptcp_subflow_active`).
+            (sf.last_ack, sf.stale) = (cx.now, false);
+        }
         self.on_subflow(i, cx, |tcp, sub| tcp.on_packet(pkt, sub));
     }
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
+        if timer.kind == CONNECTION_TIMER {
+            return self.on_connection_timer(timer, cx);
+        }
         let i = (timer.kind / TIMER_STRIDE) as usize;
         let timer = Timer { kind: timer.kind % TIMER_STRIDE, ..timer };
         self.on_subflow(i, cx, |tcp, sub| tcp.on_timer(timer, sub));
