@@ -26,6 +26,14 @@ def test_a_transfer_completes_over_four_subflows() -> None:
     assert 0.822 < float(flows["completion_s"][0]) < 0.87
 
 
+def test_reinjection_is_a_keyword_and_off_reaches_the_engine() -> None:
+    net = _path()
+    net.mptcp("a", "b", bytes="10KB", subflows=2, reinject=False)
+    assert net.to_dict("1s")["flows"][0]["reinject"] is False
+    assert "tcp" not in net.to_dict("1s")["flows"][0], "reinject is the connection's, not its subflows' TCP key"
+    assert int(net.run("1s").flows["bytes_delivered"][0]) == 10_000
+
+
 @pytest.mark.parametrize(
     ("kwargs", "key"),
     [({"subflows": 0}, "subflows"), ({"subflows": 33}, "subflows"), ({"coupling": "balia"}, "coupling")],

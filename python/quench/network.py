@@ -680,6 +680,7 @@ class Network:
         subflows: int = 8,
         coupling: str = "lia",
         cc: str | dict[str, Any] | None = None,
+        reinject: bool = True,
         start: Quantity = 0,
         name: str | None = None,
         **tcp: Any,
@@ -693,9 +694,10 @@ class Network:
         subflow its own `cc`; the profile's when None). The other keywords are every subflow's TCP keys, as `tcp`'s, on
         the defaults of the profile `profile` ("linux" by default, as a TCP flow's; e.g.
         profile="rfc", sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one
-        buffer."""
+        buffer. `reinject`: send a stalled subflow's data again on the others, as Linux's MPTCP
+        does (docs/mechanisms.md#multipath-tcp-and-lia)."""
         flow = {"kind": "mptcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
-        flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "tcp": tcp or None}
+        flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "reinject": reinject, "tcp": tcp or None}
         self._flows.append(_clean(flow))
         return self
 
