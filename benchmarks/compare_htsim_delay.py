@@ -64,9 +64,10 @@ main_swift.cpp):
   mean window (htsim's flow scaling takes the window in whole packets, `cwnd/_mss` being an
   integer division; `--htsim-fractional-fs` gives it quench's fractional window).
 Left different: htsim's RTO timers are scanned every 10 ms (SwiftRtxTimerScanner) and fire at
-the first scan after the deadline; quench's fire at the deadline. quench's `rto.tick` would
-match the scan, but it also counts every RTT sample in whole ticks (rtt.rs, `measure`, as BSD
-does), and Swift then sees 10 ms of delay on every ACK (`--quench-rto-tick 10ms` shows it).
+the first scan after the deadline; quench's fire at the deadline. quench's `rto.tick` matches
+the scan (`--quench-rto-tick 10ms`; the tick coarsens only the timer's RTT estimator, Swift
+reads exact samples, so the incasts' figures are those of exact timers when nothing times
+out).
 htsim's SYN is 1 byte. A Swift flow of htsim that times out with more than one packet lost
 never completes: go-back-N resends the subflow's sequence from the hole, but only its first
 packet with the data it had carried (`retransmit_packet`, `_dsn_map`); the packets after it

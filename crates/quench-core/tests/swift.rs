@@ -36,6 +36,30 @@ fn incast(n: usize, cc: Value) -> quench_core::RunResult {
     run(&sc)
 }
 
+/// A coarse retransmission timer (BSD's ticks, `rto.tick`, as htsim's 10 ms timeout scanner)
+/// leaves the delay Swift reads exact: the 16-to-1 incast's queue is the one with exact timers
+/// (with every sample rounded up to a 10 ms tick, Swift saw 10,000 µs of delay on every ACK and
+/// held its window at the floor).
+#[test]
+fn a_coarse_timer_tick_leaves_the_delay_swift_reads_exact() {
+    let n = 16;
+    let exact = queue_delay_us_and_utilization(&incast(n, json!("swift")), n);
+    let qdisc = json!({"kind": "droptail", "limit": "2000p"});
+    let mut sc = dumbbell(n, "10Gbps", "1us", "10Gbps", "1us", qdisc);
+    sc["duration"] = json!("100ms");
+    sc["record"] = json!({"queues": true, "cwnd": false, "rtt": false, "drops": true, "links": ["r1->r2"]});
+    let tcp = json!({"send_buffer": "4MB", "receive_window": "4MB", "rtt_sampling": "every_ack", "sack": true,
+                     "delayed_ack": {"enabled": false}, "rto": {"tick": "10ms"}});
+    sc["flows"] = (0..n)
+        .map(|i| json!({"kind": "tcp", "src": format!("s{i}"), "dst": "d", "cc": "swift", "tcp": tcp}))
+        .collect::<Vec<_>>()
+        .into();
+    let ticked = queue_delay_us_and_utilization(&run(&sc), n);
+    eprintln!("queue delay and utilization, exact timers {exact:?}, 10 ms ticks {ticked:?}");
+    assert!((ticked.0 - exact.0).abs() < 0.05 * exact.0, "{ticked:?} against {exact:?}");
+    assert!((ticked.1 - exact.1).abs() < 0.01, "{ticked:?} against {exact:?}");
+}
+
 /// Mean queuing delay at the bottleneck over the window, in µs, and utilization.
 fn queue_delay_us_and_utilization(r: &quench_core::RunResult, n: usize) -> (f64, f64) {
     let q = mean_queue(r, FROM_S, TO_S);

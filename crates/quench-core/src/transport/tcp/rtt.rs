@@ -19,15 +19,45 @@ pub struct RttEstimator {
     srtt: Option<Dur>,
     rttvar: Dur,
     backoff: u32,
+    /// With a tick: SRTT of the exact samples, for what reads the path's delay rather than
+    /// the timer's (`path_srtt`), in microseconds scaled by 8 as Linux keeps `srtt_us`
+    /// (include/linux/tcp.h); 0 before the first sample. Four bytes, in the padding after
+    /// `backoff`: a sender per flow does not grow for it.
+    path_srtt_us8: u32,
 }
 
 impl RttEstimator {
     pub fn new(cfg: RtoConfig) -> Self {
-        RttEstimator { cfg, srtt: None, rttvar: Dur::ZERO, backoff: 0 }
+        RttEstimator { cfg, srtt: None, rttvar: Dur::ZERO, backoff: 0, path_srtt_us8: 0 }
     }
 
+    /// The timer's SRTT: of samples counted in ticks when there is a tick.
     pub fn srtt(&self) -> Option<Dur> {
         self.srtt
+    }
+
+    /// The path's SRTT, for the congestion controller and the pacer: the same smoothing of
+    /// the exact samples (a tick coarsens only the timer's estimator, as BSD's `t_rtt` counted
+    /// ticks for the timer alone; Linux measures in microseconds). Without a tick, `srtt`.
+    pub fn path_srtt(&self) -> Option<Dur> {
+        if self.cfg.tick.is_zero() {
+            self.srtt
+        } else {
+            (self.path_srtt_us8 > 0).then(|| Dur::from_micros((self.path_srtt_us8 >> 3) as u64))
+        }
+    }
+
+    /// Fold the exact sample `m` into the path's SRTT (with a tick; see `path_srtt`), as
+    /// Linux's `tcp_rtt_estimator` folds a sample in microseconds into `srtt_us`: the first
+    /// sample scaled by 8, then a gain of 1/8, never below 1.
+    pub fn path_sample(&mut self, m: Dur) {
+        if self.cfg.tick.is_zero() {
+            return;
+        }
+        let m_us = u32::try_from(m.0 / 1_000).unwrap_or(u32::MAX >> 3).min(u32::MAX >> 3);
+        let s = self.path_srtt_us8;
+        let next = if s == 0 { m_us << 3 } else { s - (s >> 3) + m_us };
+        self.path_srtt_us8 = next.max(1);
     }
     pub fn rttvar(&self) -> Dur {
         self.rttvar
@@ -168,6 +198,27 @@ mod tests {
         // Without a tick both rules are the deadline itself.
         let exact = RttEstimator::new(RtoConfig { tick_rule: TickRule::After, ..Default::default() });
         assert_eq!(exact.expiry(after_tick, ms(250)), Time(500_002_200));
+    }
+
+    /// With a 10 ms tick the timer's SRTT counts ticks while the path's follows the exact
+    /// samples as Linux's `srtt_us` would: 30 µs gives 240 (×8), then 50 µs gives
+    /// 240 − 30 + 50 = 260, an SRTT of 32 µs; without a tick the two are the same.
+    #[test]
+    fn the_paths_srtt_is_exact_under_a_tick() {
+        let us = Dur::from_micros;
+        let mut e = RttEstimator::new(RtoConfig { tick: ms(10), ..Default::default() });
+        assert_eq!(e.path_srtt(), None);
+        for (sent, acked) in [(Time(1_000_000), Time(1_030_000)), (Time(9_990_000), Time(10_040_000))] {
+            e.sample(e.measure(sent, acked));
+            e.path_sample(acked - sent);
+        }
+        // The timer's: one tick (no boundary crossed), then two (10 ms crossed): 10 + (20 - 10)/8.
+        assert_eq!(e.srtt(), Some(Dur(11_250_000)));
+        assert_eq!(e.path_srtt(), Some(us(32)));
+        let mut exact = RttEstimator::new(RtoConfig::default());
+        exact.sample(us(30));
+        exact.path_sample(us(30));
+        assert_eq!(exact.path_srtt(), exact.srtt());
     }
 
     #[test]

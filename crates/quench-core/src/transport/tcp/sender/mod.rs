@@ -441,7 +441,7 @@ impl TcpSender {
             b.on_send(seq + len as u64 + fin as u64, cx.now);
         }
         if let Some(p) = self.pacing.pacer.as_mut() {
-            p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.srtt());
+            p.on_send(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.path_srtt());
         }
         self.stats.sent.sent(len as u64, retransmit);
         if retransmit {
@@ -627,7 +627,7 @@ impl TcpSender {
             .and_then(|p| p.hold_until(cx.now))
             .max(self.pacing.rate_pacer.hold_until(cx.now));
         let burst = self.pacing.burst.as_mut().and_then(|b| {
-            b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.srtt());
+            b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.path_srtt());
             b.hold_until(cx.now)
         });
         let Some(until) = paced.max(burst) else { return false };
@@ -654,10 +654,10 @@ impl TcpSender {
         if let Some(ecr) = self.timing.ack_echo {
             // The echo says which SYN the answer is to, a retransmitted one included.
             let sent = self.echoed_send_time(ecr, cx.now);
-            self.take_rtt_sample(self.timing.rtt.measure(sent, cx.now), cx);
+            self.take_rtt_sample(sent, cx);
         } else if !self.send.syn_retransmitted {
             let start = self.stats.start.unwrap_or(cx.now);
-            self.take_rtt_sample(self.timing.rtt.measure(start, cx.now), cx);
+            self.take_rtt_sample(start, cx);
         }
         self.send.state = State::Established;
         self.stats.established = Some(cx.now);
@@ -672,8 +672,12 @@ impl TcpSender {
         self.output(cx);
     }
 
-    fn take_rtt_sample(&mut self, m: Dur, cx: &mut AgentCx<impl Host>) {
+    /// Time the segment sent at `sent` that this ACK acknowledges: the timer's sample (in ticks,
+    /// if any) and the path's (exact; `RttEstimator::path_srtt`).
+    fn take_rtt_sample(&mut self, sent: Time, cx: &mut AgentCx<impl Host>) {
+        let m = self.timing.rtt.measure(sent, cx.now);
         self.timing.rtt.sample(m);
+        self.timing.rtt.path_sample(cx.now - sent);
         if let Some(r) = self.loss.rack.as_mut() {
             r.note_rtt(m);
         }
@@ -714,9 +718,11 @@ impl TcpSender {
             },
             RttSampling::EveryAck => self.newest_timing_acked(ack),
         }?;
-        let m = self.timing.rtt.measure(sent, cx.now);
-        self.take_rtt_sample(m, cx);
-        Some(m)
+        self.take_rtt_sample(sent, cx);
+        // The controller reads the path's delay as it is (Linux's RTT in microseconds, a NIC's
+        // timestamps): a timer tick coarsens the retransmission timer's estimator only, as
+        // BSD's `t_rtt` counted ticks for the timer and nothing else read it.
+        Some(cx.now - sent)
     }
 
     /// Drop the timings an ACK up to `ack` covers; the send time of the newest of them.
@@ -778,7 +784,7 @@ impl TcpSender {
             self.w.flight = self.flight();
             let cwnd_before = self.w.cwnd;
             let ece_bytes = if ece { acked } else { 0 };
-            let srtt = self.timing.rtt.srtt();
+            let srtt = self.timing.rtt.path_srtt();
             let ack =
                 AckSample { now: cx.now, acked, rtt, srtt, ece_bytes, ack_delay: None, rate: None, telemetry: None };
             self.cc.on_ack(&mut self.w, &ack);
@@ -967,8 +973,14 @@ impl TcpSender {
         };
         self.w.flight = self.flight();
         let Some(r) = self.pacing.rate.as_mut() else { return };
-        let rs =
-            RateSample { losses, inflight, prior_inflight, srtt: self.timing.rtt.srtt(), phase, ..r.sample(cx.now) };
+        let rs = RateSample {
+            losses,
+            inflight,
+            prior_inflight,
+            srtt: self.timing.rtt.path_srtt(),
+            phase,
+            ..r.sample(cx.now)
+        };
         let ack = AckSample { srtt: rs.srtt, rate: Some(&rs), ..facts };
         let out = self.cc.on_ack(&mut self.w, &ack);
         if out.app_limited {
