@@ -839,6 +839,12 @@ impl Link {
         self.quiet && self.dynamics.is_none() && self.qdisc.dequeue_is_plain()
     }
 
+    /// Whether a dequeue now would change nothing (`Qdisc::dequeue_is_inert`) and no device
+    /// queue holds a packet: a start now would find nothing to send.
+    pub fn queue_is_inert(&self) -> bool {
+        self.device_is_empty() && self.qdisc.dequeue_is_inert()
+    }
+
     /// The deferred end of the transmission in progress, if it is deferred: its time.
     pub fn deferred_done(&self) -> Option<Time> {
         self.done_deferred.then_some(self.tx_done_at)

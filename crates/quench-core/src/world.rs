@@ -518,7 +518,8 @@ impl World {
                 self.sched.schedule(head, Event::Arrive(l));
             }
             self.settled_events += 1;
-            if !link.runs_unseen() {
+            // With nothing queued the end's `start_tx` would find nothing to start.
+            if !link.runs_unseen() || link.queue_is_inert() {
                 return;
             }
             match link.start_tx(at, &mut self.link_cx) {
