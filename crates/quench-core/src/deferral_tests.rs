@@ -121,3 +121,28 @@ fn delay_handovers_under_a_busy_queue() {
     bottleneck["schedule"] = json!([{"at": "3s", "every": "3s", "delay": ["300ms", "285ms", "270ms"]}]);
     assert_deferral_changes_nothing(scenario);
 }
+
+/// A 100 Gb/s fabric link fails while its queue is busy and comes back, routing converging
+/// 50 us after each change: the end in progress when it goes down is discarded as an event.
+#[test]
+fn a_busy_fast_link_fails_and_comes_back() {
+    let flows: Vec<Value> = (0..16)
+        .map(|i| {
+            json!({"kind": "tcp", "src": format!("h{i}"), "dst": format!("h{}", (i + 5) % 16), "bytes": "2MB",
+                        "tcp": {"sack": true}})
+        })
+        .collect();
+    let (deferred, every_end) = assert_deferral_changes_nothing(json!({
+        "duration": "2ms", "seed": 3,
+        "topologies": [{"kind": "fat_tree", "k": 4, "rate": "100Gbps", "delay": "1us",
+                        "qdisc": {"kind": "droptail", "limit": "100p"}, "multipath": "ecmp"}],
+        "flows": flows,
+        "routing_convergence": "50us",
+        "link_changes": [
+            {"link": "agg0_0->core0", "at": "300us", "up": false},
+            {"link": "agg0_0->core0", "at": "900us", "up": true}
+        ],
+        "record": {"queues": false, "sojourn": false}
+    }));
+    assert!(deferred < every_end, "{deferred} against {every_end}");
+}

@@ -41,7 +41,7 @@
 //! A link owns its queue, transmitter, pipe and statistics, and `LinkSpec`, how a scenario
 //! writes a link. It acts only on itself and on what the world lends it for a step (the clock
 //! and `LinkCx`), and never queues an event: it answers what it wants scheduled (`TxStart`,
-//! `undefer_done`).
+//! `undefer_done`, `undefer_for_enqueue`, `recheck_deferral`).
 
 use crate::capacity::{Capacity, CapacitySpec};
 use crate::changes::LinkChangeSpec;
@@ -853,10 +853,16 @@ impl Link {
     /// A packet is about to join the queue while the end of the transmission in progress is
     /// deferred: that end must now run as an event, at the time this returns, unless the
     /// queue runs unseen (its settlement starts the packet; see [`Link::defer_done`]).
-    pub fn undefer_done(&mut self) -> Option<Time> {
+    pub fn undefer_for_enqueue(&mut self) -> Option<Time> {
         if self.runs_unseen() {
             return None;
         }
+        self.undefer_done()
+    }
+
+    /// The end of the transmission in progress must run as an event (the link is going
+    /// down, and the end discards its packet): the time to queue it at, if it was deferred.
+    pub fn undefer_done(&mut self) -> Option<Time> {
         let deferred = self.deferred_done();
         self.done_deferred = false;
         deferred

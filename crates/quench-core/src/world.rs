@@ -966,7 +966,7 @@ impl World {
     #[inline]
     fn end_deferral(&mut self, l: LinkId) {
         self.settle(l);
-        if let Some(at) = self.links[l.index()].undefer_done() {
+        if let Some(at) = self.links[l.index()].undefer_for_enqueue() {
             self.sched.schedule(at, Event::TxDone(l));
         }
     }
@@ -1206,8 +1206,11 @@ impl World {
         }
         match change.up {
             Some(false) if !link.is_down() => {
-                // The end of the transmission in progress must run as an event to discard it.
-                self.end_deferral(l);
+                // The end of the transmission in progress must run as an event to discard it
+                // (the link was settled above).
+                if let Some(at) = self.links[l.index()].undefer_done() {
+                    self.sched.schedule(at, Event::TxDone(l));
+                }
                 let before = self.links[l.index()].backlog();
                 self.links[l.index()].go_down(self.now, &mut self.link_cx);
                 self.links[l.index()].quiet = false;
