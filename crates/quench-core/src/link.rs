@@ -825,9 +825,14 @@ impl Link {
             return false;
         }
         let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
-        let next_needs_no_event = self.device_is_empty() && (self.qdisc.dequeue_is_inert() || self.runs_unseen());
-        self.done_deferred = self.wire.is_none() && next_needs_no_event && pipe_busy_then;
+        self.done_deferred = self.wire.is_none() && self.next_start_needs_no_event() && pipe_busy_then;
         self.done_deferred
+    }
+
+    /// Whether what an end of transmission starts next needs no event: nothing (the queue
+    /// is inert), or a packet of a queue that runs unseen.
+    fn next_start_needs_no_event(&self) -> bool {
+        self.queue_is_inert() || (self.device_is_empty() && self.runs_unseen())
     }
 
     /// Whether this link's transmissions may start late, whenever the link is next touched,
@@ -872,8 +877,7 @@ impl Link {
     /// would now start a packet that needs an event, stop deferring it and return its time,
     /// for the caller to queue as an event.
     pub fn recheck_deferral(&mut self) -> Option<Time> {
-        let still = self.device_is_empty() && (self.qdisc.dequeue_is_inert() || self.runs_unseen());
-        let end = self.deferred_done().filter(|_| !still);
+        let end = self.deferred_done().filter(|_| !self.next_start_needs_no_event());
         if end.is_some() {
             self.done_deferred = false;
         }
