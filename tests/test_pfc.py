@@ -4,6 +4,8 @@ the links table and the `pfc_cycles` table come back, and a bad key is refused n
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 import quench
@@ -27,6 +29,19 @@ def test_pfc_pauses_the_upstream_link_and_loses_nothing():
     assert links.loc["s->c", "dropped_packets"] == 0
     assert list(res.pfc_cycles.columns) == ["time_s", "links", "hops", "still_paused"]
     assert res.pfc_cycles.empty
+
+
+def test_the_control_class_reaches_the_engine():
+    """A connection opened the other way while a->s is paused: with `control="priority"` its
+    SYN-ACK passes the paused link and the 500 bytes arrive at 33.872 us (the engine's hand
+    trace); in the one lossless class they do not arrive within 200 us."""
+
+    def done(control: str | None) -> float:
+        net = bottleneck().tcp("c", "a", bytes="500B", start="20us", profile="rfc", delayed_ack={"enabled": False})
+        return float(net.pfc("10500B", control=control).run("200us", progress=False).flows["completion_s"].iloc[1])
+
+    assert done("priority") == pytest.approx(33.872e-6, abs=1e-12)
+    assert math.isnan(done(None))
 
 
 def test_without_pfc_the_tables_keep_their_form():
@@ -76,6 +91,7 @@ def test_a_deadlock_is_a_row_of_pfc_cycles_with_the_tables_schema():
         ({"xoff": 0}, "pfc.xoff"),
         ({"xoff": "10KB", "xon": "10KB"}, "pfc.xon"),
         ({"xoff": "10KB", "switches": ["a"]}, "pfc.switches[0]"),
+        ({"xoff": "10KB", "control": "urgent"}, "pfc.control"),
         ({"xoff": "10KB", "headroom": "5KB"}, "pfc.headroom"),
     ],
 )

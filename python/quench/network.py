@@ -452,15 +452,26 @@ class Network:
             self._flowlet_gap = flowlet_gap
         return self
 
-    def pfc(self, xoff: Quantity, *, xon: Quantity | None = None, switches: list[str] | None = None) -> Network:
+    def pfc(
+        self,
+        xoff: Quantity,
+        *,
+        xon: Quantity | None = None,
+        switches: list[str] | None = None,
+        control: str | None = None,
+    ) -> Network:
         """Priority-based flow control (IEEE 802.1Qbb) at the switches: lossless links. A switch
         pauses the link an ingress port is fed by once it holds `xoff` bytes that came in by it
         (e.g. "40KB"), and resumes it at `xon` (default: 3 KiB under `xoff`, as the HPCC
-        artifact's switch). `switches`: the routers that run it; every router by default. The
+        artifact's switch). `switches`: the routers that run it; every router by default.
+        `control`: the class of packets that carry no data (ACKs, NAKs, pulls, handshakes):
+        "lossless" (default; with the data, counted and paused) or "priority" (a class of
+        their own, served first on every link into or out of a PFC switch, neither counted nor
+        paused, as the HPCC and DCQCN artifacts run their ACKs and CNPs). The
         links table gains each link's pauses, paused time and the most bytes held from it
         (`pfc_pauses`, `pfc_paused_s`, `pfc_max_ingress_bytes`), and the `pfc_cycles` table
         lists every cycle of paused links (a deadlock if `still_paused`)."""
-        self._pfc = _clean({"xoff": xoff, "xon": xon, "switches": switches})
+        self._pfc = _clean({"xoff": xoff, "xon": xon, "switches": switches, "control": control})
         return self
 
     def multipath(self, router: str, policy: str) -> Network:

@@ -359,9 +359,26 @@ struct Dynamics {
     /// recorded): each is discarded when its arrival comes, so every event stays in place.
     pipe_cut: u32,
     /// The far end's switch has paused this link (`pfc.rs`): it takes packets into its queue
-    /// but starts no transmission until it is resumed.
+    /// but starts no transmission of data until it is resumed.
     paused: bool,
+    /// The control band of a link that serves PFC's control class first
+    /// ([`Link::serve_control_first`]): packets that carry no data, in arrival order, sent
+    /// before anything the qdisc holds and while the link is paused.
+    control: Option<ControlBand>,
 }
+
+/// A link's control band: slab entries in arrival order and their bytes.
+#[derive(Default)]
+struct ControlBand {
+    entries: VecDeque<EntryId>,
+    bytes: u64,
+}
+
+/// The most packets a control band holds. Control packets are small and leave before any
+/// data, so the band stays short in any fabric whose data queues are bounded; the bound keeps
+/// a misconfigured run from holding them without limit (past it, one is dropped as an
+/// overflow).
+const CONTROL_BAND_LIMIT: usize = 10_000;
 
 impl Dynamics {
     /// How long a transmission of `wire` bytes that starts now takes: by the trace if there is
@@ -539,11 +556,31 @@ impl Link {
         self.dynamics.as_ref().map_or(Dur::ZERO, |d| d.min_packet_gap)
     }
 
-    /// Packets and bytes waiting to be sent: the qdisc's and the device queue's.
+    /// Packets and bytes waiting to be sent: the qdisc's, the device queue's and the control
+    /// band's.
     pub fn backlog(&self) -> Backlog {
-        let q = self.qdisc.backlog();
-        let Some(d) = &self.device else { return q };
-        Backlog { packets: q.packets + d.packets.len() as u64, bytes: q.bytes + d.bytes }
+        let mut q = self.qdisc.backlog();
+        if let Some(d) = &self.device {
+            q.packets += d.packets.len() as u64;
+            q.bytes += d.bytes;
+        }
+        if let Some(band) = self.dynamics.as_ref().and_then(|d| d.control.as_ref()) {
+            q.packets += band.entries.len() as u64;
+            q.bytes += band.bytes;
+        }
+        q
+    }
+
+    /// Serve PFC's control class first (`pfc.rs`, `control = "priority"`): packets that carry
+    /// no data wait in a band of their own, which the link sends before anything its qdisc
+    /// or device queue holds, and also while the far end has paused it.
+    pub fn serve_control_first(&mut self) {
+        self.dynamics.get_or_insert_with(Box::default).control = Some(ControlBand::default());
+    }
+
+    /// The control band, if the link has one and `pkt` belongs in it.
+    fn control_band_for(&mut self, pkt: &Packet) -> Option<&mut ControlBand> {
+        self.dynamics.as_mut()?.control.as_mut().filter(|_| crate::pfc::is_control(pkt))
     }
 
     /// Whether the link has a device queue under its qdisc.
@@ -584,6 +621,11 @@ impl Link {
         let (uid, size) = (pkt.uid, pkt.size);
         self.stats.arrived_packets += 1;
         self.stats.arrived_bytes += size as u64;
+        if self.dynamics.is_some() {
+            if let Some(admission) = self.enqueue_control(id, lcx) {
+                return admission;
+            }
+        }
         let (qdisc, mut cx) = self.qdisc_cx(now, lcx);
         qdisc.enqueue_held(id, &mut cx);
         let marks = cx.marks;
@@ -598,11 +640,32 @@ impl Link {
         }
     }
 
-    /// If idle, take the next packet from the qdisc and start sending it (then
-    /// [`Link::in_transmission`] is that packet, for capture and sojourn records).
+    /// The packet in entry `id`, if it belongs in the control band: queued there (or dropped
+    /// as an overflow if the band is full); None if it goes to the qdisc.
+    #[cold]
+    fn enqueue_control(&mut self, id: EntryId, lcx: &mut LinkCx) -> Option<Admission> {
+        let size = lcx.slab.held(id).size;
+        let band = self.control_band_for(lcx.slab.held(id))?;
+        if band.entries.len() >= CONTROL_BAND_LIMIT {
+            self.count_drop(size, DropReason::Overflow);
+            lcx.out.drops.push((lcx.slab.release(id), DropReason::Overflow));
+            return Some(Admission::Refused);
+        }
+        band.entries.push_back(id);
+        band.bytes += size as u64;
+        let b = self.backlog();
+        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+        Some(Admission::Accepted)
+    }
+
+    /// If idle, take the next packet from the control band or the qdisc and start sending it
+    /// (then [`Link::in_transmission`] is that packet, for capture and sojourn records).
     pub fn start_tx(&mut self, now: Time, lcx: &mut LinkCx) -> TxStart {
-        if self.is_held() {
-            return TxStart::Idle;
+        if self.dynamics.is_some() {
+            if let Some(start) = self.start_control_or_hold(now, lcx) {
+                return start;
+            }
         }
         if self.device.is_some() {
             return self.start_tx_from_device(now, lcx);
@@ -625,6 +688,27 @@ impl Link {
                 TxStart::Wait(t)
             }
         }
+    }
+
+    /// A link with dynamics: start its control band's first packet if the link is up and
+    /// idle; answers Idle if it is down or paused; None if the qdisc is to be asked.
+    #[cold]
+    fn start_control_or_hold(&mut self, now: Time, lcx: &mut LinkCx) -> Option<TxStart> {
+        let d = self.dynamics.as_deref().expect("called with dynamics");
+        if d.down {
+            return Some(TxStart::Idle);
+        }
+        let paused = d.paused;
+        let has_control = d.control.as_ref().is_some_and(|b| !b.entries.is_empty());
+        if has_control && self.transmitting.is_none() {
+            let held = self.backlog();
+            self.stats.integrate(now, held);
+            let band = self.dynamics.as_mut().and_then(|d| d.control.as_mut()).expect("checked above");
+            let id = band.entries.pop_front().expect("checked above");
+            band.bytes -= lcx.slab.held(id).size as u64;
+            return Some(TxStart::Started(self.begin_tx(now, id, &lcx.slab)));
+        }
+        paused.then_some(TxStart::Idle)
     }
 
     /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
@@ -951,20 +1035,14 @@ impl Link {
         self.dynamics.as_ref().is_some_and(|d| d.down)
     }
 
-    /// Whether the link may not start a transmission: it is down, or paused.
-    #[inline]
-    fn is_held(&self) -> bool {
-        self.dynamics.as_ref().is_some_and(|d| d.down || d.paused)
-    }
-
     /// Whether the far end has paused the link (`pfc.rs`).
     pub fn is_paused(&self) -> bool {
         self.dynamics.as_ref().is_some_and(|d| d.paused)
     }
 
     /// A pause frame (`paused`) or a resume took effect: the transmission in progress, if any,
-    /// ends as planned (IEEE 802.1Qbb pauses between frames); none starts while paused. The
-    /// caller starts the transmitter again on a resume.
+    /// ends as planned (IEEE 802.1Qbb pauses between frames); none of data starts while paused
+    /// (the control band's still do). The caller starts the transmitter again on a resume.
     pub fn set_paused(&mut self, paused: bool) {
         self.dynamics.get_or_insert_with(Box::default).paused = paused;
     }
@@ -1021,6 +1099,15 @@ impl Link {
     /// Drop what the device queue and the qdisc hold, as `LinkDown`; drops the qdisc makes
     /// itself while it is emptied keep their own reasons.
     fn flush_queue(&mut self, now: Time, lcx: &mut LinkCx) {
+        if let Some(band) = self.dynamics.as_mut().and_then(|d| d.control.as_mut()) {
+            band.bytes = 0;
+            let flushed: Vec<EntryId> = band.entries.drain(..).collect();
+            for id in flushed {
+                let p = lcx.slab.release(id);
+                self.count_drop(p.size, DropReason::LinkDown);
+                lcx.out.drops.push((p, DropReason::LinkDown));
+            }
+        }
         if let Some(d) = &mut self.device {
             d.bytes = 0;
             d.entered.clear();

@@ -9,8 +9,16 @@
 //! Scale", SIGCOMM 2016; Hu et al., "Deadlocks in Datacenter Networks: Why Do They Form, and
 //! How to Avoid Them", HotNets 2016).
 //!
-//! The model is one lossless traffic class: every packet a PFC switch holds counts, and a
-//! pause stops the whole link. A packet counts from its arrival at the switch until its
+//! Traffic classes: by default one lossless class, in which every packet a PFC switch holds
+//! counts and a pause stops the whole link (htsim's lossless queues; RoCE sends an
+//! acknowledgement in its queue pair's traffic class, the data's). With `control = "priority"`
+//! the packets that carry no data (acknowledgements, NAKs and the congestion notifications
+//! they echo, pulls, handshakes) travel in a class of their own: every link into or out of a
+//! PFC switch serves them before data (`Link::serve_control_first`), a switch does not count
+//! them, and a pause does not hold them, as the HPCC and DCQCN artifacts' switches and NICs
+//! do (alibaba-edu/High-Precision-Congestion-Control, `switch-node.cc`, `SendToDev`: CNPs, and
+//! ACKs and NACKs with `ACK_HIGH_PRIO`, in queue 0, served first and admitted without PFC's
+//! ingress check; quench's CNPs are the ECN echoes its ACKs carry). A packet counts from its arrival at the switch until its
 //! transmission on the egress link starts (its buffer is then freed, as the HPCC artifact's
 //! switch MMU frees it at dequeue) or until it is dropped. Thresholds are static per port; the
 //! shared-buffer dynamic threshold of Broadcom switches is not modelled. A pause frame leaves
@@ -32,7 +40,7 @@
 //! link and schedules nothing (it answers which frame to send).
 
 use crate::error::ConfigError;
-use crate::packet::{LinkId, NodeId, WireKeyMap};
+use crate::packet::{LinkId, NodeId, Packet, WireKeyMap};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -66,6 +74,31 @@ pub struct PfcSpec {
     /// The switches (routers) that run PFC; every router when left out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<String>,
+    /// The class of the packets that carry no data.
+    #[serde(default, skip_serializing_if = "ControlClass::is_lossless")]
+    pub control: ControlClass,
+}
+
+/// Where a PFC fabric carries the packets that carry no data (see the module's header).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControlClass {
+    /// In the one lossless class, with the data.
+    #[default]
+    Lossless,
+    /// In a class of their own, served first, neither counted nor paused.
+    Priority,
+}
+
+impl ControlClass {
+    fn is_lossless(&self) -> bool {
+        *self == ControlClass::Lossless
+    }
+}
+
+/// A packet of the control class when the fabric has one: it carries no data.
+pub fn is_control(pkt: &Packet) -> bool {
+    pkt.payload == 0
 }
 
 impl PfcSpec {
@@ -133,6 +166,7 @@ pub struct PortStats {
 pub struct Pfc {
     xoff: u64,
     xon: u64,
+    control: ControlClass,
     /// Per node: it runs PFC.
     switches: Vec<bool>,
     /// Per link: its ends.
@@ -171,6 +205,7 @@ impl Pfc {
         Ok(Pfc {
             xoff: spec.xoff.0,
             xon: spec.xon().0,
+            control: spec.control,
             ports: vec![Port::default(); ends.len()],
             switches,
             ends,
@@ -192,6 +227,16 @@ impl Pfc {
     /// Whether node `n` runs PFC.
     pub fn is_switch(&self, n: NodeId) -> bool {
         self.switches[n.index()]
+    }
+
+    /// Whether the links PFC watches serve the control class first (`control = "priority"`).
+    pub fn serves_control_first(&self) -> bool {
+        self.control == ControlClass::Priority
+    }
+
+    /// Whether a switch counts `pkt` at its ingress: every packet but the control class's.
+    pub fn counts(&self, pkt: &Packet) -> bool {
+        !(self.serves_control_first() && is_control(pkt))
     }
 
     /// The link that carries link `l`'s pause frames back.
@@ -334,7 +379,7 @@ mod tests {
     use super::*;
 
     fn spec(xoff: u64, xon: Option<u64>) -> PfcSpec {
-        PfcSpec { xoff: Bytes(xoff), xon: xon.map(Bytes), switches: vec![] }
+        PfcSpec { xoff: Bytes(xoff), xon: xon.map(Bytes), switches: vec![], control: ControlClass::Lossless }
     }
 
     /// A ring of three switches (nodes 0, 1, 2), links both ways.

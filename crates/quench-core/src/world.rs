@@ -411,6 +411,9 @@ impl World {
         for l in 0..world.links.len() {
             let id = LinkId(l as u32);
             world.links[l].quiet = world.is_quiet(id);
+            if world.pfc.as_deref().is_some_and(|p| p.serves_control_first() && p.watches(id)) {
+                world.links[l].serve_control_first();
+            }
         }
         world
     }
@@ -949,9 +952,9 @@ impl World {
         let (key, size) = (pkt.wire_key(), pkt.size);
         if let Some(pfc) = self.pfc.as_deref_mut() {
             // The packet came off link `ingress` to this link's node, a PFC switch's if this
-            // link leaves one.
-            let at_switch = pfc.is_switch(self.links[l.index()].from);
-            if let Some(ingress) = self.arrived_by.take().filter(|_| at_switch) {
+            // link leaves one; the switch counts it unless it is of the control class.
+            let counted = pfc.is_switch(self.links[l.index()].from) && pfc.counts(pkt);
+            if let Some(ingress) = self.arrived_by.take().filter(|_| counted) {
                 if pfc.admit(key, ingress, size).is_some() {
                     self.send_pfc_frame(ingress, Frame::Pause);
                 }

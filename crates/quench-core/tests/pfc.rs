@@ -35,15 +35,7 @@ fn one_bottleneck() -> Value {
 #[test]
 fn a_pause_and_its_resume_match_the_hand_trace() {
     let r = run(&one_bottleneck());
-    let link = link_row(&r, "a->s") as u64;
-    let at: Vec<(f64, f64)> = f64s(&r, "monitors", "time_s")
-        .into_iter()
-        .zip(f64s(&r, "monitors", "value"))
-        .zip(u64s(&r, "monitors", "link"))
-        .zip(strs(&r, "monitors", "name"))
-        .filter(|(((_, _), l), name)| *l == link && name == "pfc_paused")
-        .map(|(((t, v), _), _)| (t, v))
-        .collect();
+    let at = pause_trace(&r, "a->s");
     eprintln!("pause trace of a->s: {at:?}");
     assert_eq!(at.len(), 3, "pause, resume, and the next pause: {at:?}");
     assert!((at[0].0 - 12.452e-6).abs() < 1e-12 && at[0].1 == 1.0, "{at:?}");
@@ -55,6 +47,19 @@ fn a_pause_and_its_resume_match_the_hand_trace() {
     let paused = link_value(&r, "a->s", "pfc_paused_s");
     assert!((paused - (54.4e-6 + (80e-6 - at[2].0))).abs() < 1e-12, "{paused}");
     assert_eq!(link_value(&r, "s->c", "pfc_pauses"), 0.0, "nothing pauses the switch's own egress");
+}
+
+/// The times link `name` was paused (1) and resumed (0).
+fn pause_trace(r: &quench_core::RunResult, name: &str) -> Vec<(f64, f64)> {
+    let link = link_row(r, name) as u64;
+    f64s(r, "monitors", "time_s")
+        .into_iter()
+        .zip(f64s(r, "monitors", "value"))
+        .zip(u64s(r, "monitors", "link"))
+        .zip(strs(r, "monitors", "name"))
+        .filter(|(((_, _), l), n)| *l == link && n == "pfc_paused")
+        .map(|(((t, v), _), _)| (t, v))
+        .collect()
 }
 
 /// The hand trace's switch, its datagrams fragmented on the way in (`a->s` carries at most
@@ -180,6 +185,43 @@ fn a_cyclic_buffer_dependency_deadlocks_and_is_reported() {
     }
 }
 
+/// The hand trace's pause, and a TCP connection the other way (from `c` to `a`, 500 bytes,
+/// 40-byte SYN, SYN-ACK and ACK, the rfc profile) opened at 20 µs, while `a->s` is paused.
+/// With the control class (`control = "priority"`): the SYN takes 0.32 µs on `c->s` (1 Gb/s)
+/// and 1 µs, 0.032 µs on `s->a` and 1 µs, reaching `a` at 22.352 µs; the SYN-ACK leaves `a`
+/// at once though `a->s` is paused (22.384 µs, at `s` 23.384), waits at `s` only for the
+/// datagram `s->c` is sending (the third, 17.8 to 25.8 µs), not for the 14 queued behind it,
+/// and reaches `c` at 25.8 + 0.32 + 1 = 27.12 µs; the 540-byte segment, which acknowledges
+/// the SYN-ACK, takes 4.32 µs on `c->s`, reaching `s` at 32.44 µs and `a` at 32.44 + 0.432 + 1
+/// = 33.872 µs. In the one lossless class the SYN-ACK waits in `a`'s queue behind the
+/// datagrams `a` sent into it at 20 Gb/s since the pause (some 25 at 22.352 µs), which leave
+/// at `s->c`'s pace once resumed, 8 µs each: the transfer does not complete within 200 µs.
+/// The pause starts at 12.452 µs in both; it ends at 66.852 µs in the lossless class, and
+/// 0.64 µs later with the control class, whose SYN-ACK and ACK of the segment took 0.32 µs
+/// each of `s->c` before the datagram that brings `s` down to `xon` (the eighth) starts.
+#[test]
+fn control_packets_pass_a_paused_link_in_their_own_class() {
+    let with = |control: &str| {
+        let mut sc = one_bottleneck();
+        sc["duration"] = json!("200us");
+        sc["flows"].as_array_mut().unwrap().push(json!({
+            "kind": "tcp", "src": "c", "dst": "a", "bytes": "500B", "start": "20us",
+            "tcp": {"delayed_ack": {"enabled": false}}
+        }));
+        sc["pfc"]["control"] = json!(control);
+        run(&sc)
+    };
+    let (priority, lossless) = (with("priority"), with("lossless"));
+    let done = |r: &quench_core::RunResult| flow_value(r, 1, "completion_s");
+    eprintln!("completion: priority {:.3} µs, lossless {:.3} µs", done(&priority) * 1e6, done(&lossless) * 1e6);
+    assert!((done(&priority) - 33.872e-6).abs() < 1e-12, "{}", done(&priority));
+    assert!(done(&lossless).is_nan(), "{}", done(&lossless));
+    for (r, resumed) in [(&priority, 67.492e-6), (&lossless, 66.852e-6)] {
+        let at = pause_trace(r, "a->s");
+        assert!((at[0].0 - 12.452e-6).abs() < 1e-12 && (at[1].0 - resumed).abs() < 1e-12, "{at:?}");
+    }
+}
+
 #[test]
 fn bad_pfc_settings_name_their_key() {
     let mut sc = one_bottleneck();
@@ -189,6 +231,8 @@ fn bad_pfc_settings_name_their_key() {
     expect_error(sc.clone(), "pfc.xon", "below");
     sc["pfc"] = json!({"xoff": 1000, "switches": ["a"]});
     expect_error(sc.clone(), "pfc.switches[0]", "host");
+    sc["pfc"] = json!({"xoff": 1000, "control": "urgent"});
+    expect_error(sc.clone(), "pfc.control", "priority");
     sc["pfc"] = json!({"xoff": 1000, "switches": ["nowhere"]});
     expect_error(sc.clone(), "pfc.switches[0]", "nowhere");
     sc["links"][0]["duplex"] = json!(false);
