@@ -634,7 +634,7 @@ impl Bbr {
 
 impl CongestionControl for Bbr {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { rate_samples: true, reno_sack_emulation: true, ..Capabilities::window(Recovery::NewReno) }
+        Capabilities { rate_samples: true, linux_cong_control: true, ..Capabilities::window(Recovery::NewReno) }
     }
     fn initial_window(&self, mss: u64) -> u64 {
         self.initial_window.unwrap_or_else(|| rfc5681_initial_window(mss))

@@ -278,7 +278,7 @@ impl TcpSender {
         let rate = caps.rate_samples.then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
-        let reno = (!sack && caps.reno_sack_emulation && caps.rate_samples && caps.recovery == Recovery::NewReno)
+        let reno = (!sack && caps.linux_cong_control && caps.rate_samples && caps.recovery == Recovery::NewReno)
             .then(Box::default);
         TcpSender {
             conn,
@@ -308,7 +308,7 @@ impl TcpSender {
                 rescue_rxt: None,
                 lost_mark: 0,
                 // Linux never runs PRR (`tcp_cwnd_reduction`) for a `cong_control` module.
-                prr: prr::Prr::new(cfg.recovery).filter(|_| reno.is_none()).map(Box::new),
+                prr: prr::Prr::new(cfg.recovery).filter(|_| !caps.linux_cong_control).map(Box::new),
                 rack,
                 tlp,
                 reno,

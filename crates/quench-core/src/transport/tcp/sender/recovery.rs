@@ -374,6 +374,11 @@ impl TcpSender {
         if let Some(r) = self.loss.reno.as_mut() {
             return r.reset();
         }
+        // A `cong_control` module's window is its own at the end of recovery too (Linux's
+        // `tcp_end_cwnd_reduction` returns before setting it); the controller restores it.
+        if self.cc.capabilities().linux_cong_control {
+            return;
+        }
         self.w.cwnd = self.w.ssthresh;
         self.record_window(cx);
     }

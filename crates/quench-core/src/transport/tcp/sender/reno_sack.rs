@@ -1,5 +1,5 @@
 //! Linux's emulation of SACK on a connection without it, for a model-based controller that
-//! asks for it (`Capabilities::reno_sack_emulation`, BBR): the state Linux keeps for a Reno
+//! asks for it (`Capabilities::linux_cong_control`, BBR): the state Linux keeps for a Reno
 //! connection (net/ipv4/tcp_input.c `tcp_add_reno_sack`, `tcp_remove_reno_sacks`,
 //! `tcp_limit_reno_sacked`; tcp_recovery.c `tcp_newreno_mark_lost`) and the one in-flight count
 //! built on it, `tcp_packets_in_flight` = packets_out − (sacked_out + lost_out) + retrans_out.
