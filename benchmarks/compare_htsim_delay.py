@@ -96,8 +96,8 @@ main_hpcc.cpp):
   endpoints (Route::add_endpoints only extends a route's reverse), so its first packet runs off
   its route (an assertion in Packet::sendOn): the copy appends the sink and the source.
 htsim's HPCCSrc departs from the paper's Algorithm 1 and from its authors' simulator (and from
-quench) in seven ways; each switch below gives htsim the paper's rule, for experiments one at a
-time (`--experiments` runs them):
+quench) in seven ways, and its switches' INT record in an eighth; each switch below gives htsim
+the paper's rule, for experiments one at a time (`--experiments` runs them):
 - `--htsim-hpcc-reference`: processAck sets `_cwnd`, which computeWind also reads as the
   reference window W_c, to every ACK's W, so W compounds per ACK (W_AI per ACK in the additive
   stage); the paper computes W from a W_c that moves once per RTT.
@@ -117,8 +117,22 @@ time (`--experiments` runs them):
 - `--htsim-hpcc-send-on-ack`: htsim's pacer (HPCCSrc::doNextEvent) spends its send slot when
   the window holds the packet and sends only on its slots, a spacing apart; quench's NIC sends
   a packet the window held when an ACK opens it (a spacing after the last at the earliest).
+- `--htsim-hpcc-stamp-at-start`: htsim's LosslessOutputQueue writes a packet's record as its
+  transmission ends (completeService), when the queue also holds what arrived meanwhile (on a
+  busy port, the packet that starts next); HPCC's switch (SwitchNotifyDequeue) and quench write
+  it as the transmission starts, with the queue the packet leaves behind. The switch moves
+  htsim's record to beginService, with that queue (so it also does what
+  `--htsim-hpcc-qlen-after` does).
 htsim's `_incStage` is never initialized. `--hpcc-wai-bytes` sets W_AI in both (htsim's
 `_Wai`, quench's `rate_ai` = W_AI/T).
+`--htsim-hpcc-round-at-snd-nxt` gives htsim quench's round: quench (cc/hpcc.rs) starts a round
+at the first cumulative ACK that reaches the last update's snd_nxt, htsim (processAck) and
+HPCC's reference (rdma-hw.cc, HandleAckHp: `ack_seq > m_lastUpdateSeq`) at the first beyond it,
+the ACK of data sent after the update: with F packets in flight at an update, quench's round is
+F ACKs, theirs F + 1.
+`--busy-bin-us` (incast, HPCC): h0's link busy per bin, from every data packet's arrival at h0
+(htsim's sink, quench's `delay` table), printed per run with `--flows`; the column "busy, all
+on" is its mean from STEADY_FROM_US to the first completion.
 
     .venv/bin/python benchmarks/compare_htsim_delay.py --htsim-src ~/csg-htsim --transport swift \
         --scenario incast --senders 8,15 --seeds 1,2,3 --experiments
@@ -230,6 +244,7 @@ class RunResult:
     retransmits: float = 0.0
     pauses: float = 0.0
     arrivals: list[float] = field(default_factory=list)  # incast: each data packet's arrival at h0, s
+    port_queue: tuple[float, float] = (math.nan, math.nan)  # htsim: h0's port, mean waiting at start, end
 
 
 def buffer_of(s: Setting) -> int:
@@ -708,6 +723,18 @@ def stamp_at_start(text: str) -> str:
     return anchored_edit(text, "    Queue::beginService();", INT_AT_START + "    Queue::beginService();", p)
 
 
+def print_h0_port_queue(text: str) -> str:
+    """The queue waiting at tor0's port to h0 (htsim's LS0->DST0) as each data packet's
+    transmission starts and as it ends, the packet itself not counted."""
+    p = "queue_lossless_output.cpp"
+    port = 'pkt->type() == HPCC && _nodename.find("LS0->DST0") != string::npos'
+    waiting = "_queuesize - pkt->size() << endl;"
+    start = f'    {{ Packet* pkt = _enqueued.back(); if ({port}) cout << "PEER_QSTART " << {waiting} }}\n'
+    text = anchored_edit(text, "    Queue::beginService();", start + "    Queue::beginService();", p)
+    end = f'    if ({port}) cout << "PEER_QEND " << {waiting}\n'
+    return anchored_edit(text, "    _queuesize -= pkt->size();", end + "    _queuesize -= pkt->size();", p)
+
+
 def build_hpcc(src: str, s: Setting) -> Path:
     source = fetch_source(src)
     main = edit_main_hpcc((source / "sim" / MAIN_HPCC).read_text(), s)
@@ -729,6 +756,8 @@ def build_hpcc(src: str, s: Setting) -> Path:
         )
     if s.hpcc_stamp_at_start:
         lossless_out = stamp_at_start(lossless_out)
+    if s.busy_bin_us:
+        lossless_out = print_h0_port_queue(lossless_out)
     lib = {"hpcc.cpp": hpcc, "queue_lossless_input.cpp": lossless_in, "queue_lossless_output.cpp": lossless_out}
     return build_tree(src, "delay-hpcc", {"main_hpcc.cpp": main, "main.h": main_h(source)}, lib, "htsim_hpcc")
 
@@ -748,6 +777,10 @@ def run_htsim_hpcc(src: str, s: Setting, pairs: list[tuple[int, int]]) -> RunRes
     pauses = re.search(r"PEER_PAUSES (\d+)", out)
     res.pauses = float(pauses[1]) if pauses else math.nan
     res.arrivals = [int(m[1]) / 1e12 for m in re.finditer(r"PEER_RX (\d+)", out)]
+    starts = [int(m[1]) for m in re.finditer(r"PEER_QSTART (\d+)", out)]
+    ends = [int(m[1]) for m in re.finditer(r"PEER_QEND (\d+)", out)]
+    if starts and ends:
+        res.port_queue = (sum(starts) / len(starts), sum(ends) / len(ends))
     return res
 
 
@@ -918,6 +951,7 @@ def figures(s: Setting, r: RunResult, htsim: bool) -> dict:
         out["pauses"] = r.pauses
     if s.busy_bin_us and r.arrivals and done:
         out |= busy(s, r, min(done))
+        out["q_start_kb"], out["q_end_kb"] = (q / 1e3 for q in r.port_queue)
     return out
 
 
@@ -959,6 +993,7 @@ def columns(s: Setting) -> list[tuple[str, str, str]]:
     extra = SWIFT_COLUMNS if s.transport == "swift" else HPCC_COLUMNS
     if s.busy_bin_us and s.scenario == "incast":
         extra = [*extra, ("steady_busy", "busy, all on", ".3f")]
+        extra += [("q_start_kb", "q at start KB", ".3f"), ("q_end_kb", "q at end KB", ".3f")]
     return [*COLUMNS[s.scenario], *QUEUE_COLUMNS, *extra]
 
 
