@@ -96,8 +96,8 @@ main_hpcc.cpp):
   endpoints (Route::add_endpoints only extends a route's reverse), so its first packet runs off
   its route (an assertion in Packet::sendOn): the copy appends the sink and the source.
 htsim's HPCCSrc departs from the paper's Algorithm 1 and from its authors' simulator (and from
-quench) in seven ways; each switch below gives htsim the paper's rule, for experiments one at a
-time (`--experiments` runs them):
+quench) in seven ways, and its switches' INT record in an eighth; each switch below gives htsim
+the paper's rule, for experiments one at a time (`--experiments` runs them):
 - `--htsim-hpcc-reference`: processAck sets `_cwnd`, which computeWind also reads as the
   reference window W_c, to every ACK's W, so W compounds per ACK (W_AI per ACK in the additive
   stage); the paper computes W from a W_c that moves once per RTT.
@@ -117,8 +117,22 @@ time (`--experiments` runs them):
 - `--htsim-hpcc-send-on-ack`: htsim's pacer (HPCCSrc::doNextEvent) spends its send slot when
   the window holds the packet and sends only on its slots, a spacing apart; quench's NIC sends
   a packet the window held when an ACK opens it (a spacing after the last at the earliest).
+- `--htsim-hpcc-stamp-at-start`: htsim's LosslessOutputQueue writes a packet's record as its
+  transmission ends (completeService), when the queue also holds what arrived meanwhile (on a
+  busy port, the packet that starts next); HPCC's switch (SwitchNotifyDequeue) and quench write
+  it as the transmission starts, with the queue the packet leaves behind. The switch moves
+  htsim's record to beginService, with that queue (so it also does what
+  `--htsim-hpcc-qlen-after` does).
 htsim's `_incStage` is never initialized. `--hpcc-wai-bytes` sets W_AI in both (htsim's
 `_Wai`, quench's `rate_ai` = W_AI/T).
+`--htsim-hpcc-round-at-snd-nxt` gives htsim quench's round: quench (cc/hpcc.rs) starts a round
+at the first cumulative ACK that reaches the last update's snd_nxt, htsim (processAck) and
+HPCC's reference (rdma-hw.cc, HandleAckHp: `ack_seq > m_lastUpdateSeq`) at the first beyond it,
+the ACK of data sent after the update: with F packets in flight at an update, quench's round is
+F ACKs, theirs F + 1.
+`--busy-bin-us` (incast, HPCC): h0's link busy per bin, from every data packet's arrival at h0
+(htsim's sink, quench's `delay` table), printed per run with `--flows`; the column "busy, all
+on" is its mean from STEADY_FROM_US to the first completion.
 
     .venv/bin/python benchmarks/compare_htsim_delay.py --htsim-src ~/csg-htsim --transport swift \
         --scenario incast --senders 8,15 --seeds 1,2,3 --experiments
@@ -168,6 +182,9 @@ PFC_HIGH, PFC_LOW = 15, 12  # main_hpcc.cpp's PFC thresholds, htsim data packets
 HPCC_BUFFER = 100  # output queue, packets (htsim -q); PFC keeps it far below
 
 DURATION_US = {"incast": 20_000, "permutation": 10_000}
+# h0's link busy "while every flow is on": from here (the start's line-rate window and its PFC
+# pauses are over by then in every incast run here) to the first completion
+STEADY_FROM_US = 300
 INCAST_PACKETS = 300
 
 
@@ -192,6 +209,9 @@ class Setting:
     hpcc_send_below: bool = False  # htsim: send while the flight is below W (quench's)
     hpcc_wai: int = 0  # both: W_AI in bytes (0: htsim's, one MSS)
     hpcc_send_on_ack: bool = False  # htsim: a packet the window held goes when an ACK opens it
+    hpcc_stamp_at_start: bool = False  # htsim: INT stamped as a packet starts to leave (quench's)
+    busy_bin_us: int = 0  # incast: h0's link busy per bin of this width (0: not measured)
+    hpcc_round_at_snd_nxt: bool = False  # htsim: a round ends at the ACK of the update's snd_nxt (quench's)
     quench_pfc: bool = True
     quench_rto_tick: str = ""  # quench's RTO timer granularity ("": exact timers)
     # quench's TCP `small_queues`: "nic" holds a segment until its host queue is empty, as
@@ -223,6 +243,8 @@ class RunResult:
     drops: float = 0.0
     retransmits: float = 0.0
     pauses: float = 0.0
+    arrivals: list[float] = field(default_factory=list)  # incast: each data packet's arrival at h0, s
+    port_queue: tuple[float, float] = (math.nan, math.nan)  # htsim: h0's port, mean waiting at start, end
 
 
 def buffer_of(s: Setting) -> int:
@@ -573,6 +595,9 @@ def edit_main_hpcc(text: str, s: Setting) -> str:
     text = anchored_edit(text, "hpccSnk = new HPCCSink();", sink, p)
     # The single-path branch's routes end without their endpoints (Route::add_endpoints only
     # extends a route's reverse), so a packet would run off its route: the copy appends them.
+    if s.busy_bin_us:  # every data packet's arrival at its sink (h0 in the incast)
+        rx = "        HPCCSink::receivePacket(pkt);\n"
+        text = anchored_edit(text, rx, '        cout << "PEER_RX " << eventlist.now() << endl;\n' + rx, p)
     ends = "routeout->add_endpoints(hpccSrc, hpccSnk);"
     text = anchored_edit(text, ends, ends + " routeout->push_back(hpccSnk);", p)
     ends = "routein->add_endpoints(hpccSnk, hpccSrc);"
@@ -655,11 +680,59 @@ def edit_hpcc_cpp(text: str, s: Setting) -> str:
         ack = "    }\n\n    _pacing_rate = _cwnd * 8 * pow(10,12) / _T;\n    update_spacing();\n"
         resume = "    if (peer_held.erase(this)) eventlist().sourceIsPendingRel(*this, 0);\n"
         text = anchored_edit(text, ack, ack + resume, p)
+    if s.hpcc_round_at_snd_nxt:
+        # quench's round (cc/hpcc.rs: a cumulative ACK at least the update's snd_nxt) ends one
+        # ACK before htsim's and HPCC's reference (rdma-hw.cc HandleAckHp: ack_seq >
+        # m_lastUpdateSeq), which wait for the ACK of data sent after the update
+        text = anchored_edit(text, "if (ackno > _last_update_seq){", "if (ackno >= _last_update_seq){", p)
     if s.hpcc_float_tau:
         text = anchored_edit(
             text, "_U = (1 - tau/_T)*_U + tau/_T*u;", "_U = (1 - (double)tau/_T)*_U + (double)tau/_T*u;", p
         )
     return text
+
+
+# HPCC's switch (SwitchNotifyDequeue) and quench stamp a packet's record as its transmission
+# starts, with the queue it leaves behind; htsim's LosslessOutputQueue stamps it as the
+# transmission ends, when the queue also holds what arrived meanwhile: on a busy port, the
+# packet that starts next.
+INT_AT_START = """
+    {
+        Packet* pkt = _enqueued.back();  // the next to pop
+        if (pkt->type() == HPCC) {
+            HPCCPacket* h = dynamic_cast<HPCCPacket*>(pkt);
+            assert(h->_int_hop < 5);
+            h->_int_info[h->_int_hop]._queuesize = _queuesize - pkt->size();
+            h->_int_info[h->_int_hop]._ts = eventlist().now();
+            if (_switch) {
+                h->_int_info[h->_int_hop]._switchID = _switch->getID();
+                h->_int_info[h->_int_hop]._type = _switch->getType();
+            }
+            h->_int_info[h->_int_hop]._txbytes = _txbytes;
+            h->_int_info[h->_int_hop]._linkrate = _bitrate;
+            h->_int_hop++;
+        }
+    }
+"""
+
+
+def stamp_at_start(text: str) -> str:
+    """LosslessOutputQueue's INT record written in beginService instead of completeService."""
+    p = "queue_lossless_output.cpp"
+    text = anchored_edit(text, "if (pkt->type()==HPCC){", "if (pkt->type()==HPCC && false){", p)
+    return anchored_edit(text, "    Queue::beginService();", INT_AT_START + "    Queue::beginService();", p)
+
+
+def print_h0_port_queue(text: str) -> str:
+    """The queue waiting at tor0's port to h0 (htsim's LS0->DST0) as each data packet's
+    transmission starts and as it ends, the packet itself not counted."""
+    p = "queue_lossless_output.cpp"
+    port = 'pkt->type() == HPCC && _nodename.find("LS0->DST0") != string::npos'
+    waiting = "_queuesize - pkt->size() << endl;"
+    start = f'    {{ Packet* pkt = _enqueued.back(); if ({port}) cout << "PEER_QSTART " << {waiting} }}\n'
+    text = anchored_edit(text, "    Queue::beginService();", start + "    Queue::beginService();", p)
+    end = f'    if ({port}) cout << "PEER_QEND " << {waiting}\n'
+    return anchored_edit(text, "    _queuesize -= pkt->size();", end + "    _queuesize -= pkt->size();", p)
 
 
 def build_hpcc(src: str, s: Setting) -> Path:
@@ -681,6 +754,10 @@ def build_hpcc(src: str, s: Setting) -> Path:
             "h->_int_info[h->_int_hop]._queuesize = _queuesize - pkt->size();",
             "queue_lossless_output.cpp",
         )
+    if s.hpcc_stamp_at_start:
+        lossless_out = stamp_at_start(lossless_out)
+    if s.busy_bin_us:
+        lossless_out = print_h0_port_queue(lossless_out)
     lib = {"hpcc.cpp": hpcc, "queue_lossless_input.cpp": lossless_in, "queue_lossless_output.cpp": lossless_out}
     return build_tree(src, "delay-hpcc", {"main_hpcc.cpp": main, "main.h": main_h(source)}, lib, "htsim_hpcc")
 
@@ -699,6 +776,11 @@ def run_htsim_hpcc(src: str, s: Setting, pairs: list[tuple[int, int]]) -> RunRes
     res.retransmits = float(rtx[2]) / HPCC_MSS if rtx else math.nan  # htsim counts bytes there
     pauses = re.search(r"PEER_PAUSES (\d+)", out)
     res.pauses = float(pauses[1]) if pauses else math.nan
+    res.arrivals = [int(m[1]) / 1e12 for m in re.finditer(r"PEER_RX (\d+)", out)]
+    starts = [int(m[1]) for m in re.finditer(r"PEER_QSTART (\d+)", out)]
+    ends = [int(m[1]) for m in re.finditer(r"PEER_QEND (\d+)", out)]
+    if starts and ends:
+        res.port_queue = (sum(starts) / len(starts), sum(ends) / len(ends))
     return res
 
 
@@ -773,6 +855,8 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
             net._connection(
                 "roce", f"h{f.src}", f"h{f.dst}", size, 0, f"f{i}", params, cc=cc, path=route, reverse_path=back
             )
+    if s.busy_bin_us and s.scenario == "incast":  # every data packet's arrival (the delay table)
+        net.record(delay=[f"f{i}" for i in range(len(paths))])
     res = net.run(duration=f"{s.duration_us}us")
     rows = res.flows.set_index("name")
     payload = WIRE_BYTES - (SWIFT_HEADER if s.transport == "swift" else HPCC_HEADER_QUENCH)
@@ -800,6 +884,8 @@ def run_quench(s: Setting, paths: list[FlowResult]) -> RunResult:
     out.drops = float(links["dropped_packets"].sum())
     out.retransmits = float(res.flows["retransmitted_segments"].sum())
     out.pauses = float(links["pfc_pauses"].sum()) if "pfc_pauses" in links else 0.0
+    if "delay" in res.tables:
+        out.arrivals = [float(x) for x in res.tables["delay"]["time_s"]]
     return out
 
 
@@ -863,7 +949,22 @@ def figures(s: Setting, r: RunResult, htsim: bool) -> dict:
     else:
         out["retx"] = r.retransmits
         out["pauses"] = r.pauses
+    if s.busy_bin_us and r.arrivals and done:
+        out |= busy(s, r, min(done))
+        out["q_start_kb"], out["q_end_kb"] = (q / 1e3 for q in r.port_queue)
     return out
+
+
+def busy(s: Setting, r: RunResult, first_done_s: float) -> dict:
+    """h0's link busy per bin (its data packets' arrivals at h0, each WIRE_BYTES long), and
+    their mean over the bins from STEADY_FROM_US to the first completion."""
+    width = s.busy_bin_us * 1e-6
+    per_packet = WIRE_BYTES * 8 / (RATE_MBPS * 1e6)
+    bins = [0.0] * (int(max(r.arrivals) / width) + 1)
+    for t in r.arrivals:
+        bins[int(t / width)] += per_packet / width
+    steady = bins[math.ceil(STEADY_FROM_US * 1e-6 / width) : int(first_done_s / width)]
+    return {"busy_bins": bins, "steady_busy": sum(steady) / len(steady) if steady else math.nan}
 
 
 COLUMNS = {
@@ -890,6 +991,9 @@ HPCC_COLUMNS = [("retx", "go-back-N pkts", ".0f"), ("pauses", "PFC pauses", ".0f
 
 def columns(s: Setting) -> list[tuple[str, str, str]]:
     extra = SWIFT_COLUMNS if s.transport == "swift" else HPCC_COLUMNS
+    if s.busy_bin_us and s.scenario == "incast":
+        extra = [*extra, ("steady_busy", "busy, all on", ".3f")]
+        extra += [("q_start_kb", "q at start KB", ".3f"), ("q_end_kb", "q at end KB", ".3f")]
     return [*COLUMNS[s.scenario], *QUEUE_COLUMNS, *extra]
 
 
@@ -927,6 +1031,12 @@ def table(a: argparse.Namespace, settings: list[Setting], verbose: bool) -> None
         hf, qf, h, q = run_pair(a, s)
         if verbose:
             print_flows(h, q, s)
+            for name, f in (("htsim", hf), ("quench", qf)):
+                if "busy_bins" in f:
+                    print(
+                        f"h0's link busy per {s.busy_bin_us} us, {name}: "
+                        + " ".join(f"{b:.2f}" for b in f["busy_bins"])
+                    )
         for name, f in (("htsim", hf), ("quench", qf)):
             cells = " ".join(f"{cell(f.get(k, math.nan), fmt):>14}" for k, _, fmt in cols)
             rows.append(f"{s.seed:>4} {s.label:<42} {name:>6} {cells}")
@@ -990,6 +1100,8 @@ def experiments(base: Setting) -> list[Setting]:
         replace(base, label="htsim: qlen without the departing packet", hpcc_qlen_after=True),
         replace(base, label="htsim: sends while the flight is below W", hpcc_send_below=True),
         replace(base, label="htsim: a held packet goes at the ACK", hpcc_send_on_ack=True),
+        replace(base, label="htsim: INT stamped as the packet starts", hpcc_stamp_at_start=True),
+        replace(base, label="htsim: round ends at the ACK of snd_nxt", hpcc_round_at_snd_nxt=True),
         replace(
             base,
             label="htsim: all six",
@@ -1003,6 +1115,18 @@ def experiments(base: Setting) -> list[Setting]:
         replace(
             base,
             label="htsim: all seven",
+            hpcc_send_on_ack=True,
+            hpcc_qlen_after=True,
+            hpcc_send_below=True,
+            hpcc_reference=True,
+            hpcc_last_record=True,
+            hpcc_float_tau=True,
+            hpcc_cap=True,
+        ),
+        replace(
+            base,
+            label="htsim: all seven + INT at the start",
+            hpcc_stamp_at_start=True,
             hpcc_send_on_ack=True,
             hpcc_qlen_after=True,
             hpcc_send_below=True,
@@ -1040,9 +1164,16 @@ def main() -> None:
     ap.add_argument("--hpcc-wai-bytes", type=int, default=0, help="both: HPCC's W_AI (default htsim's, one MSS)")
     ap.add_argument("--htsim-hpcc-send-on-ack", action="store_true", help="htsim: a held packet goes at the ACK")
     ap.add_argument("--htsim-hpcc-cap", action="store_true", help="htsim: W at most B.T")
+    ap.add_argument(
+        "--htsim-hpcc-stamp-at-start", action="store_true", help="htsim: INT stamped as a packet starts to leave"
+    )
+    ap.add_argument(
+        "--htsim-hpcc-round-at-snd-nxt", action="store_true", help="htsim: rounds end at the ACK of snd_nxt"
+    )
     ap.add_argument("--quench-rto-tick", default="", help="quench's RTO tick, e.g. 10ms (htsim's scanner)")
     ap.add_argument("--quench-small-queues", default="nic", help='quench TCP small_queues ("" for none)')
     ap.add_argument("--quench-no-pfc", action="store_true", help="quench: no PFC (HPCC)")
+    ap.add_argument("--busy-bin-us", type=int, default=0, help="incast, HPCC: h0's link busy per bin (us)")
     ap.add_argument("--experiments", action="store_true", help="the differences, one setting at a time")
     ap.add_argument("--flows", action="store_true", help="print every flow")
     a = ap.parse_args()
@@ -1065,6 +1196,9 @@ def main() -> None:
         hpcc_send_below=a.htsim_hpcc_send_below,
         hpcc_wai=a.hpcc_wai_bytes,
         hpcc_send_on_ack=a.htsim_hpcc_send_on_ack,
+        hpcc_stamp_at_start=a.htsim_hpcc_stamp_at_start,
+        hpcc_round_at_snd_nxt=a.htsim_hpcc_round_at_snd_nxt,
+        busy_bin_us=a.busy_bin_us,
         quench_pfc=not a.quench_no_pfc,
         quench_rto_tick=a.quench_rto_tick,
         quench_small_queues=a.quench_small_queues,
