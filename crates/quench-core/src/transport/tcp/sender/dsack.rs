@@ -13,13 +13,14 @@ use crate::packet::Packet;
 impl TcpSender {
     /// Every acceptable ACK (after RACK has taken what it delivers, before the cumulative ACK
     /// moves): count a D-SACK, and let RACK end its D-SACK round and widen its window.
-    pub(super) fn dsack_on_ack(&mut self, pkt: &Packet) {
+    /// Returns whether the ACK's D-SACK is the tail loss probe's duplicate (Linux's
+    /// `FLAG_DSACK_TLP`).
+    pub(super) fn dsack_on_ack(&mut self, pkt: &Packet) -> bool {
         let dsack = sack::dsack(&pkt.sack, pkt.ack);
         self.stats.dsacks_received += dsack.is_some() as u64;
         let (nxt, mss, window) = (self.send.snd_nxt.max(pkt.ack), self.w.mss, self.w.peer_window);
         let retransmitted = self.stats.sent.retransmitted_segments;
         let probe_end = self.loss.tlp.as_ref().and_then(|t| t.probe_end());
-        let Some(r) = self.loss.rack.as_mut() else { return };
         // Linux's `tcp_dsack_seen`: a range longer than the peer's window is dubious (none
         // counted); a longer one than a segment counts its segments; one segment ending where
         // the probe's episode ends is the tail loss probe's duplicate.
@@ -27,6 +28,9 @@ impl TcpSender {
             Some((s, e)) if e - s <= window => ((e - s).div_ceil(mss), e - s <= mss && probe_end == Some(e)),
             _ => (0, false),
         };
-        r.on_ack_dsack(pkt.ack, nxt, dup_segments, retransmitted, probe_duplicate);
+        if let Some(r) = self.loss.rack.as_mut() {
+            r.on_ack_dsack(pkt.ack, nxt, dup_segments, retransmitted, probe_duplicate);
+        }
+        probe_duplicate
     }
 }

@@ -75,6 +75,7 @@ use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, SendCounts, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
+use tlp::TlpAck;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
 const FIRST_DATA_SEQ: u64 = 1;
@@ -817,6 +818,7 @@ impl TcpSender {
         let cwnd_at_signal = self.w.cwnd;
         let now = cx.now;
         cx.rec().segment(now, self.conn.flow, pkt.ack, 0, true, false);
+        let window_update = self.w.peer_window != pkt.window as u64;
         self.w.peer_window = pkt.window as u64;
         if pkt.ack > self.send.snd_max || pkt.ack < self.send.snd_una {
             return; // acknowledges nothing we sent, or is older than what we know
@@ -825,7 +827,11 @@ impl TcpSender {
         let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
         let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt, duplicate, now));
         self.rack_deliver(pkt, cx.now);
-        self.dsack_on_ack(pkt);
+        // The SACKed bytes before this ACK, wanted only to tell a pure duplicate at the end of
+        // a probe's episode (`tlp_on_ack`).
+        let at_probe_end = self.loss.tlp.as_ref().is_some_and(|t| t.probe_end() == Some(pkt.ack));
+        let sacked_before = at_probe_end.then(|| self.loss.scoreboard.sacked_in(self.send.snd_una, self.send.snd_max));
+        let dsack_of_probe = self.dsack_on_ack(pkt);
         if self.loss.sack {
             for (start, end) in super::sack::reported(&pkt.sack, pkt.ack) {
                 self.loss.scoreboard.add(start.max(self.send.snd_una), end.min(self.send.snd_max));
@@ -833,6 +839,11 @@ impl TcpSender {
         }
         self.prr_note_delivered(pkt.ack, prr_before, duplicate);
         if pkt.ack == self.send.snd_una {
+            if let Some(before) = sacked_before.filter(|_| self.send.state == State::Established) {
+                let newly_sacked = self.loss.scoreboard.sacked_in(self.send.snd_una, self.send.snd_max) > before;
+                let pure_duplicate = pkt.payload == 0 && !window_update && !newly_sacked;
+                self.tlp_on_ack(pkt.ack, TlpAck { dsack_of_probe, pure_duplicate }, cx);
+            }
             self.rack_detect(cx);
             if self.send.snd_max > self.send.snd_una && pkt.payload == 0 {
                 self.on_dupack(cx);
@@ -850,7 +861,7 @@ impl TcpSender {
         let acked = pkt.ack - self.send.snd_una;
         let rtt = self.on_new_ack(pkt.ack, ece, cx);
         if self.loss.rack.is_some() && self.send.state == State::Established {
-            self.tlp_on_ack(pkt.ack, cx);
+            self.tlp_on_ack(pkt.ack, TlpAck { dsack_of_probe, pure_duplicate: false }, cx);
             if self.rack_detect(cx) {
                 self.prr_loss_found(cx);
                 self.rack_start_recovery(cx);

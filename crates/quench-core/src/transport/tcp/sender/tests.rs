@@ -443,7 +443,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     assert_eq!(sent_since(&mut s), vec![(503, seg(8))]);
     s.ack(603, seg(10) + 1, 0);
     assert_eq!((s.tx.send.state, s.tx.stats.sent.timeouts), (super::State::Closed, 0));
-    assert_eq!(s.tx.loss.tlp.unwrap().probes, 1);
+    assert_eq!(s.tx.loss.tlp.as_deref().copied().unwrap().probes, 1);
 
     let mut s = rack_script(LossDetection::Rack, Some(10 * MSS));
     s.ack(200, seg(9), 0);
@@ -458,6 +458,50 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
     run_timers(&mut s, ms(1203));
     assert_eq!(sent_since(&mut s).first(), Some(&(1203, seg(8))));
     assert_eq!(s.tx.stats.sent.timeouts, 1);
+}
+
+/// Section 7.4 as Linux's `tcp_process_tlp_ack` decides it. A 20-segment transfer with a
+/// 10-segment send buffer: segments 0-9 go out at 100 ms and fill it, so the probe at
+/// 100 + 2·100 = 300 ms (SRTT 100 ms from the handshake) resends segment 9 (TLP.end_seq =
+/// segment 10's start). The ACK of all ten at 310 ms reaches TLP.end_seq exactly: the original
+/// or the probe arrived, and nothing is decided. Then:
+/// - a D-SACK of segment 9 at 320 ms (both arrived): the episode ends, no reduction;
+/// - a pure duplicate ACK at 320 ms (both arrived, no D-SACK): the same;
+/// - an ACK of segment 10 at 410 ms (beyond TLP.end_seq: the probe repaired a loss): one
+///   reduction, cwnd = ssthresh = half the flight at that ACK.
+#[test]
+fn a_probe_whose_original_arrived_costs_no_window_reduction() {
+    let script = || {
+        let mut s = rack_script(LossDetection::Rack, Some(20 * MSS));
+        s.tx.cfg.send_buffer = crate::units::Bytes(10 * MSS);
+        run_timers(&mut s, ms(300));
+        assert_eq!(sent_since(&mut s).last(), Some(&(300, seg(9))), "the probe resends segment 9");
+        s.ack(310, seg(10), 0);
+        assert_eq!(
+            s.tx.loss.tlp.as_deref().copied().unwrap().probe_end(),
+            Some(seg(10)),
+            "an ACK of exactly end_seq decides nothing"
+        );
+        s
+    };
+    let cwnd_after_ack = script().tx.w.cwnd;
+
+    let mut s = script();
+    ack_with_blocks(&mut s, 320, seg(10), &[(seg(9), seg(10))]);
+    let t = s.tx.loss.tlp.as_deref().copied().unwrap();
+    assert_eq!((t.probe_end(), t.recoveries, s.tx.w.cwnd), (None, 0, cwnd_after_ack), "D-SACK of the probe");
+
+    let mut s = script();
+    s.ack(320, seg(10), 0);
+    let t = s.tx.loss.tlp.as_deref().copied().unwrap();
+    assert_eq!((t.probe_end(), t.recoveries, s.tx.w.cwnd), (None, 0, cwnd_after_ack), "a pure duplicate");
+
+    let mut s = script();
+    s.ack(410, seg(11), 0);
+    let t = s.tx.loss.tlp.as_deref().copied().unwrap();
+    assert_eq!((t.probe_end(), t.recoveries), (None, 1), "an ACK beyond end_seq: the probe repaired a loss");
+    assert_eq!(s.tx.w.cwnd, s.tx.w.ssthresh);
+    assert!(s.tx.w.cwnd < cwnd_after_ack);
 }
 
 // RFC 6675 section 4 NextSeg rules 3 and 4 by hand, on the RACK scripts' set-up with RFC 6675's
@@ -764,7 +808,7 @@ fn an_ecn_reduction_ends_the_probe_episode() {
         run_timers(&mut s, Time::ZERO + Dur::from_micros(537_500));
         if ece {
             assert_eq!(sent_since(&mut s), vec![(537, seg(5))], "the second probe");
-            assert_eq!((s.tx.loss.tlp.unwrap().probes, s.tx.stats.sent.timeouts), (2, 0));
+            assert_eq!((s.tx.loss.tlp.as_deref().copied().unwrap().probes, s.tx.stats.sent.timeouts), (2, 0));
         } else {
             assert_eq!(sent_since(&mut s), vec![]);
             run_timers(&mut s, ms(1400));

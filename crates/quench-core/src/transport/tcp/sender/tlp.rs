@@ -42,6 +42,16 @@ const PTO_SRTT_MULTIPLE: u64 = 2;
 /// is out.
 const LINUX_TIMEOUT_MIN: Dur = Dur::from_millis(2);
 
+/// What an ACK says beside its cumulative acknowledgement, for `tlp_on_ack`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct TlpAck {
+    /// It D-SACKs the probe: one segment ending at TLP.end_seq (Linux's `FLAG_DSACK_TLP`).
+    pub dsack_of_probe: bool,
+    /// It acknowledges nothing new, SACKs no new data and carries none (Linux's test: none
+    /// of `FLAG_SND_UNA_ADVANCED`, `FLAG_NOT_DUP`, `FLAG_DATA_SACKED`).
+    pub pure_duplicate: bool,
+}
+
 /// The state of TLP (RFC 8985 section 7.1).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Tlp {
@@ -139,18 +149,28 @@ impl TcpSender {
         super::FIRST_DATA_SEQ + (last - super::FIRST_DATA_SEQ) / self.w.mss * self.w.mss
     }
 
-    /// Section 7.4 `TLP_process_ack` for a cumulative ACK of `ack`: the episode ends once it
-    /// reaches TLP.end_seq; a probe that resent data then costs one window reduction.
-    pub(super) fn tlp_on_ack(&mut self, ack: u64, cx: &mut AgentCx<impl Host>) {
+    /// Section 7.4 `TLP_process_ack`, as Linux's `tcp_process_tlp_ack` decides it, for an ACK
+    /// of `ack` (`facts`: what else the ACK says). Once the ACK reaches TLP.end_seq the episode
+    /// ends without a reduction if the probe sent new data, or if the ACK D-SACKs the probe
+    /// (its original arrived too), or if it is a pure duplicate (the same, from a receiver that
+    /// sends no D-SACK); it ends with one window reduction when an ACK goes beyond
+    /// TLP.end_seq (the probe repaired a loss). An ACK of exactly TLP.end_seq that advances
+    /// the window or carries new SACK data decides nothing: the probe or its original arrived,
+    /// and the next ACK tells which.
+    pub(super) fn tlp_on_ack(&mut self, ack: u64, facts: TlpAck, cx: &mut AgentCx<impl Host>) {
         let recovering = self.in_recovery() || self.loss.ca == CaState::Loss;
         let Some(t) = self.loss.tlp.as_mut() else { return };
         let Some(end) = t.end_seq else { return };
         if ack < end {
             return;
         }
+        let repaired = t.is_retrans && !facts.dsack_of_probe;
+        if repaired && ack == end && !facts.pure_duplicate {
+            return;
+        }
         t.end_seq = None;
-        if !t.is_retrans || recovering {
-            return; // new data delivered, or recovery's own reduction already applies
+        if !repaired || ack == end || recovering {
+            return; // no loss, or recovery's own reduction already applies
         }
         t.recoveries += 1;
         self.w.flight = self.flight();
