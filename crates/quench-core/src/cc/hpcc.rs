@@ -10,10 +10,12 @@
 //!   `U = (1 − τ/T)·U + (τ/T)·u`.
 //! - `ComputeWind`: when `U ≥ η` or after `max_stage` additive steps in a row, the
 //!   multiplicative step `W = W_c/(U/η) + W_AI`; otherwise the additive `W = W_c + W_AI`. The
-//!   reference window `W_c` (and the stage count) is updated once per RTT, on the first ACK of
-//!   data sent after the last update (`ack.seq > lastUpdateSeq`: here, by the delivered count
-//!   as BBR counts rounds); every other ACK computes `W` from the same `W_c` (the reaction per
-//!   ACK of the paper's section 3.2.2).
+//!   reference window `W_c` (and the stage count) is updated once per RTT, on the first ACK
+//!   whose cumulative delivery goes beyond the `snd_nxt` of the last update (the ACK of data
+//!   sent after it: Algorithm 1's `ack.seq > lastUpdateSeq`, then `lastUpdateSeq = snd_nxt`;
+//!   `RdmaHw::HandleAckHp` and `UpdateRateHp` in alibaba-edu/High-Precision-Congestion-Control,
+//!   simulation/src/point-to-point/model/rdma-hw.cc); every other ACK computes `W` from the
+//!   same `W_c` (the reaction per ACK of the paper's section 3.2.2).
 //! - The sender paces at `W/T` and keeps `W` in flight, from `W_init = B_nic·T` (line rate).
 //!
 //! `T` and the NIC's rate `B_nic` are the flow's idle path's (`PathFacts`) unless the scenario
@@ -24,7 +26,7 @@
 //! HPCC has none of its own; over RoCE (`transport/roce.rs`) losses are go-back-N's alone.
 //! Must not touch: the sender; it sees only the window and the samples.
 
-use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, Recovery, Signal, Window};
+use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, RateSample, Recovery, Signal, Window};
 use crate::error::ConfigError;
 use crate::telemetry::{HopRecord, IntRecord};
 use crate::units::{BitRate, Dur};
@@ -94,7 +96,8 @@ pub struct Hpcc {
     inc_stage: u32,
     /// The previous ACK's hop records (`L`).
     last: Option<IntRecord>,
-    /// The delivered count that ends the current round (`lastUpdateSeq`).
+    /// `lastUpdateSeq`: the bytes sent (`snd_nxt`) at the last update; the first ACK that
+    /// delivers beyond them starts the next round.
     round_end: u64,
 }
 
@@ -212,6 +215,14 @@ impl Hpcc {
         }
     }
 
+    /// Whether this ACK starts a round: `HandleAckHp`'s `ack_seq > m_lastUpdateSeq`, its
+    /// cumulative ACK (the bytes delivered after it, `total_delivered`) beyond the `snd_nxt`
+    /// of the last update. The ACK that only reaches that `snd_nxt` acknowledges data sent
+    /// before the update, and belongs to the round the update began.
+    fn starts_round(&self, rs: &RateSample) -> bool {
+        rs.total_delivered > self.round_end
+    }
+
     /// The window as the sender holds it and the pacing rate `W/T`. HPCC's sender sends while
     /// the bytes in flight are below `W` (the HPCC simulator's `RdmaQueuePair::IsWinBound`),
     /// TCP's while a whole segment more still fits in `cwnd`: so `cwnd = W + MSS`. Held to
@@ -248,8 +259,11 @@ impl CongestionControl for Hpcc {
         }
         if let Some(record) = s.telemetry {
             self.measure_inflight(record);
-            let new_round = rs.prior_delivered >= self.round_end;
+            let new_round = self.starts_round(rs);
             if new_round {
+                // snd_nxt as the reference reads it, before the sends this ACK releases (they
+                // come after the controller's turn): exactly so over RoCE; over TCP with SACK
+                // the pipe stands for what lies beyond the delivered count.
                 self.round_end = rs.total_delivered + rs.inflight;
             }
             self.compute_window(new_round);
@@ -266,7 +280,6 @@ impl CongestionControl for Hpcc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::RateSample;
     use crate::units::{Bytes, Time};
 
     const MSS: u64 = 1000;
@@ -286,8 +299,17 @@ mod tests {
         Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX }
     }
 
-    fn ack(c: &mut Hpcc, w: &mut Window, record: &IntRecord, prior_delivered: u64) -> AckResponse {
-        let rs = RateSample { prior_delivered, total_delivered: prior_delivered + MSS, ..RateSample::default() };
+    /// Segments in flight after each ACK: a window of 4, refilled after the controller's turn.
+    const FLIGHT_AFTER_ACK: u64 = 3;
+
+    /// An ACK as the RoCE sender samples it: `delivered` its cumulative ACK, bytes.
+    fn ack(c: &mut Hpcc, w: &mut Window, record: &IntRecord, delivered: u64) -> AckResponse {
+        let rs = RateSample {
+            prior_delivered: delivered,
+            total_delivered: delivered,
+            inflight: FLIGHT_AFTER_ACK * MSS,
+            ..RateSample::default()
+        };
         let s = AckSample { acked: MSS, rate: Some(&rs), telemetry: Some(record), ..AckSample::default() };
         c.on_ack(w, &s)
     }
@@ -306,7 +328,7 @@ mod tests {
     #[test]
     fn additive_step_by_hand() {
         let (mut c, mut w) = (hpcc(), window());
-        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 20_000)]), 0);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 20_000)]), MSS);
         assert_eq!(c.utilization(), 0.0, "a first record is only kept");
         let out = ack(&mut c, &mut w, &IntRecord::of(&[hop(5, 62_500, 12_500)]), 10 * MSS);
         assert!((c.utilization() - 0.55).abs() < 1e-12, "{}", c.utilization());
@@ -322,8 +344,8 @@ mod tests {
     #[test]
     fn multiplicative_step_by_hand() {
         let (mut c, mut w) = (hpcc(), window());
-        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0), hop(0, 0, 112_500)]), 0);
-        let out = ack(&mut c, &mut w, &IntRecord::of(&[hop(10, 60_000, 0), hop(10, 125_000, 112_500)]), 1);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0), hop(0, 0, 112_500)]), MSS);
+        let out = ack(&mut c, &mut w, &IntRecord::of(&[hop(10, 60_000, 0), hop(10, 125_000, 112_500)]), 2 * MSS);
         assert!((c.utilization() - 1.9).abs() < 1e-12, "{}", c.utilization());
         assert!((c.window_bytes() - 62_562.5).abs() < 1e-6, "{}", c.window_bytes());
         let paced = out.pacing_rate.unwrap().0 as f64;
@@ -332,21 +354,55 @@ mod tests {
     }
 
     /// W_c moves once per round: the ACKs of one round each compute W from the same W_c
-    /// (W_init), so a load that persists does not cut the window again on every ACK.
+    /// (W_init), so a load that persists does not cut the window again on every ACK. The
+    /// first ACK (1 segment delivered, 3 in flight) updates with snd_nxt = 4 segments; the
+    /// ACKs of segments 2 to 4, sent before it, are of its round.
     #[test]
     fn reference_window_moves_once_per_round() {
         let (mut c, mut w) = (hpcc(), window());
-        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), 0);
-        for (k, prior) in [(1u64, 1u64), (2, 2), (3, 3)] {
-            ack(&mut c, &mut w, &IntRecord::of(&[hop(10 * k, 125_000 * k, 112_500)]), prior);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), MSS);
+        for k in 1..=3u64 {
+            ack(&mut c, &mut w, &IntRecord::of(&[hop(10 * k, 125_000 * k, 112_500)]), (k + 1) * MSS);
             assert_eq!(c.reference, 125_000.0, "W_c is the round's");
             let expected = 125_000.0 * 0.95 / c.utilization() + 62.5;
             assert!((c.window_bytes() - expected).abs() < 1e-6);
         }
         // The first ACK of the next round (its data sent after the update) moves W_c to W.
-        ack(&mut c, &mut w, &IntRecord::of(&[hop(40, 500_000, 112_500)]), 1000);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(40, 500_000, 112_500)]), 5 * MSS);
         assert!((c.reference - c.window_bytes()).abs() < 1e-9);
         assert!(c.reference < 125_000.0);
+    }
+
+    /// Which ACKs start a round, by hand, under `HandleAckHp`'s rule. A window of F = 4
+    /// segments, an ACK per segment, the sender refilling after the controller's turn: ACK n
+    /// delivers segment n, so after it n segments are delivered, 3 are in flight and
+    /// snd_nxt = n + 3. ACK 1 updates (lastUpdateSeq = 0 before it) and sets lastUpdateSeq = 4;
+    /// ACK 4 only reaches it (segment 4 was sent before that update), ACK 5 is the first beyond
+    /// it and sets 8, then ACK 9 sets 12, then ACK 13: a round every F ACKs. Starting a round
+    /// at the ACK that reaches snd_nxt instead would start them at ACKs 1, 4, 7, 10, 13
+    /// (every F − 1). With U = 0 (records of one instant) every update is the additive step,
+    /// so W_c grows by W_AI = 62.5 bytes per round.
+    #[test]
+    fn rounds_start_where_handle_ack_hp_starts_them() {
+        let cfg = HpccConfig {
+            base_rtt: Some(Dur::from_micros(10)),
+            line_rate: Some(RATE),
+            initial_window: Some(4),
+            max_stage: 100,
+            ..Default::default()
+        };
+        let (mut c, mut w) = (Hpcc::new(&cfg).unwrap(), window());
+        let record = IntRecord::of(&[hop(0, 0, 0)]);
+        let mut starts = Vec::new();
+        for n in 1..=13u64 {
+            let stage = c.inc_stage;
+            ack(&mut c, &mut w, &record, n * MSS);
+            if c.inc_stage > stage {
+                starts.push(n);
+            }
+        }
+        assert_eq!(starts, [1, 5, 9, 13]);
+        assert!((c.reference - (4.0 * MSS as f64 + 4.0 * 62.5)).abs() < 1e-9, "{}", c.reference);
     }
 
     /// After `max_stage` additive rounds the next round is multiplicative even below η:
@@ -383,7 +439,7 @@ mod tests {
         };
         let (mut c, mut w) = (Hpcc::new(&cfg).unwrap(), window());
         assert_eq!(c.initial_window(MSS), 4);
-        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), 0);
+        ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), MSS);
         assert!((c.window_bytes() - (4.0 * MSS as f64 + 62.5)).abs() < 1e-9, "{}", c.window_bytes());
     }
 
