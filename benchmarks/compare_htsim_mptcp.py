@@ -131,6 +131,7 @@ def htsim_setting(a: argparse.Namespace, seed: int) -> Setting:
         htsim_strict_recover=a.htsim_strict_recover,
         htsim_tick_before=a.htsim_tick_before,
         htsim_on_tick=a.htsim_timeouts_on_tick,
+        htsim_arrival_first=a.htsim_arrival_first,
     )
 
 
@@ -368,6 +369,11 @@ def main() -> None:
     ap.add_argument("--htsim-recover-max", action="store_true", help="htsim: a timeout's recover point snd_max")
     ap.add_argument("--htsim-strict-recover", action="store_true", help="htsim: RFC 6582's 'more than recover'")
     ap.add_argument("--htsim-tick-before", action="store_true", help="htsim: timers at the tick before the deadline")
+    ap.add_argument(
+        "--htsim-arrival-first",
+        action="store_true",
+        help="htsim: an arrival at a departure's instant finds the departing packet queued (quench's order)",
+    )
     ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="htsim: timeouts on the scanner's tick")
     ap.add_argument("--verbose", action="store_true", help="per-connection rates and per-subflow counts per run")
     a = ap.parse_args()
