@@ -52,7 +52,17 @@ queue classifies by flow id, so one connection's subflows are one flow there, wh
 FairPullQueue takes turns between subflows); `--quench-receive-window` bounds the
 connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP socket's);
 `--quench-no-reinject` turns off the data-level reinjection of a stalled subflow's data;
-`--verbose` prints each connection's rate and the subflows' timeouts.
+`--quench-pin-paths` (with `--quench-as-tcp`) puts each TCP connection on the path of htsim's
+subflow of its index (the flow key `path`), so that both run the same paths;
+`--quench-tick-rule after` fires quench's timers at the first tick after the deadline as
+htsim's scanner does; `--quench-abc-limit 1` grows slow start by at most one segment per ACK as
+htsim's `inflate_window`. htsim given quench's rules (compare_htsim_fabric.py's edits of its
+TcpSrc and switch queues): `--htsim-flight-ssthresh`, `--htsim-recover-max`,
+`--htsim-strict-recover`, `--htsim-tick-before`, `--htsim-timeouts-on-tick` and
+`--htsim-arrival-first` (a packet that reaches a switch queue at the instant another ends its
+transmission finds that one still queued, quench's order of an instant's events, where htsim's
+event list runs the end first). `--verbose` prints each connection's rate and, for both
+simulators, the subflows' timeouts, how many had none and how many carried under 1 MB.
 
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3
@@ -62,6 +72,11 @@ connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP so
         --seeds 2,3 --subflows 4 --htsim-algo UNCOUPLED --quench-as-tcp --quench-cap-subflows
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3 --subflows 4,8 --quench-receive-window 4MiB [--quench-no-reinject]
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3 --subflows 4 --verbose [--htsim-arrival-first]
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3 --subflows 4 --htsim-algo UNCOUPLED --quench-as-tcp --quench-cap-subflows \
+        --quench-pin-paths --verbose [--htsim-arrival-first]
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --ks 8 \
         --duration-ms 100
 """
