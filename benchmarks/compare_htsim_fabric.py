@@ -477,24 +477,28 @@ def add_ack_links(net, paths: list[Flow], setting: Setting) -> None:
         net.link(f"h{a}", f"h{b}", rate, delay)
 
 
-def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict) -> None:
+def fat_tree_by_links(
+    net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict, jitter: dict | None = None
+) -> None:
     """fat_tree's nodes and links, in its order and names, each host's link with one queue per
-    direction: `host_qdisc` host to edge, `edge_qdisc` edge to host."""
+    direction: `host_qdisc` host to edge, `edge_qdisc` edge to host; `jitter` (a link's
+    `jitter` table) on every link, both ways."""
     half, rate, delay = k // 2, f"{RATE_MBPS}Mbps", "1us"
+    wire = {"jitter": jitter, "reverse_jitter": jitter} if jitter else {}
     hosts = [f"h{i}" for i in range(k**3 // 4)]
     tors = [f"tor{p * half + e}" for p in range(k) for e in range(half)]
     aggs = [f"agg{p}_{a}" for p in range(k) for a in range(half)]
     net.hosts(*hosts).routers(*tors, *aggs, *(f"core{i}" for i in range(half * half)))
     for i, h in enumerate(hosts):
-        net.link(h, tors[i // half], rate, delay, qdisc=host_qdisc, reverse_qdisc=edge_qdisc)
+        net.link(h, tors[i // half], rate, delay, qdisc=host_qdisc, reverse_qdisc=edge_qdisc, **wire)
     for p in range(k):
         for e in range(half):
             for a in range(half):
-                net.link(tors[p * half + e], f"agg{p}_{a}", rate, delay, qdisc=switch_qdisc)
+                net.link(tors[p * half + e], f"agg{p}_{a}", rate, delay, qdisc=switch_qdisc, **wire)
     for p in range(k):
         for a in range(half):
             for m in range(half):
-                net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc)
+                net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc, **wire)
 
 
 def switch_limit(packets: int, setting: Setting) -> str:

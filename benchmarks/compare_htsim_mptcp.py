@@ -56,13 +56,16 @@ connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP so
 subflow of its index (the flow key `path`), so that both run the same paths;
 `--quench-tick-rule after` fires quench's timers at the first tick after the deadline as
 htsim's scanner does; `--quench-abc-limit 1` grows slow start by at most one segment per ACK as
-htsim's `inflate_window`. htsim given quench's rules (compare_htsim_fabric.py's edits of its
-TcpSrc and switch queues): `--htsim-flight-ssthresh`, `--htsim-recover-max`,
-`--htsim-strict-recover`, `--htsim-tick-before`, `--htsim-timeouts-on-tick` and
-`--htsim-arrival-first` (a packet that reaches a switch queue at the instant another ends its
-transmission finds that one still queued, quench's order of an instant's events, where htsim's
-event list runs the end first). `--verbose` prints each connection's rate and, for both
-simulators, the subflows' timeouts, how many had none and how many carried under 1 MB.
+htsim's `inflate_window`; `--quench-jitter 100ns` builds the fabric link by link with every
+link's delay drawn per packet, uniform within 1 us +- 100 ns, without reordering, so that no
+packet reaches a queue at the instant another ends its transmission. htsim given quench's rules
+(compare_htsim_fabric.py's edits of its TcpSrc and switch queues): `--htsim-flight-ssthresh`,
+`--htsim-recover-max`, `--htsim-strict-recover`, `--htsim-tick-before`,
+`--htsim-timeouts-on-tick` and `--htsim-arrival-first` (a packet that reaches a switch queue at
+the instant another ends its transmission finds that one still queued, quench's order of an
+instant's events, where htsim's event list runs the end first). `--verbose` prints each
+connection's rate and, for both simulators, the subflows' timeouts, how many had none and how
+many carried under 1 MB.
 
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3
@@ -99,6 +102,7 @@ from compare_htsim_fabric import (  # noqa: E402
     Setting,
     build_peer_htsim,
     data_packets,
+    fat_tree_by_links,
     htsim_like_tcp,
     quench_path,
 )
@@ -213,7 +217,15 @@ def run_quench(k: int, n: int, duration_ms: int, h: Run, a: argparse.Namespace, 
     net = Network(seed=seed, name=f"htsim-mptcp-k{k}")
     buffer = {"kind": "droptail", "limit": f"{a.quench_switch_buffer}p"}
     access = {"qdisc": {"kind": a.quench_host_qdisc, "limit": f"{HOST_PACKETS}p"}}
-    net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
+    if a.quench_jitter:  # fat_tree's links one by one, each delay drawn per packet
+        jitter = {"sigma": a.quench_jitter, "dist": "uniform", "reorder": False}
+        fat_tree_by_links(net, k, buffer, access["qdisc"], access["qdisc"], jitter)
+        half = k // 2  # fat_tree's switches hash by flow among equal-cost next hops, listed ones not
+        switches = [f"tor{i}" for i in range(k * half)] + [f"core{i}" for i in range(half * half)]
+        for r in switches + [f"agg{p}_{i}" for p in range(k) for i in range(half)]:
+            net.multipath(r, "ecmp")
+    else:
+        net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     routes = {} if a.quench_fabric_acks else add_ack_paths(net, pairs)
     tcp = htsim_like_tcp(10, "250ms")
@@ -375,6 +387,9 @@ def main() -> None:
     ap.add_argument("--quench-no-reinject", action="store_true", help="quench: no data-level reinjection")
     ap.add_argument("--quench-rtt-sampling", default="", help="quench's tcp.rtt_sampling (every_ack: htsim's)")
     ap.add_argument("--quench-newreno-timer", default="", help="quench's tcp.newreno_timer (slow_but_steady: htsim's)")
+    ap.add_argument(
+        "--quench-jitter", default="", help="quench: every fabric link's delay uniform within +- this (no ties)"
+    )
     ap.add_argument("--quench-tick-rule", default="", help="quench's tcp.rto.tick_rule (after: htsim's scanner)")
     ap.add_argument("--quench-abc-limit", type=int, default=0, help="quench's slow start, segments per ACK (htsim: 1)")
     ap.add_argument(
