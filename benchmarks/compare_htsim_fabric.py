@@ -108,6 +108,7 @@ TIMESTAMP_BYTES = 12  # RFC 7323's option with its two NOPs, out of each segment
 # (the receive window, 4 MiB, holds a flow under 2,900 packets).
 HOST_PACKETS = 100_000
 MAIN_TCP = "datacenter/main_tcp.cpp"
+TOPOLOGY = "datacenter/fat_tree_topology.cpp"
 # htsim's TcpSrc never gives up on a connection; quench's gives up after this many timeouts in a
 # row (RFC 6298's and 4.3BSD's 12 by default).
 NEVER_GIVE_UP = 1000
@@ -168,6 +169,10 @@ class Setting:
     # instant it is sent; quench's link of their own takes 2 ns: 1 ns and 40 bytes at 320 Gb/s)
     htsim_ack_delay_ns: int = 0
     byte_limits: bool = False  # quench's switch queues limited in bytes (htsim's: 8 x 1500 bytes)
+    # htsim: a packet that reaches a switch queue at the instant another ends its transmission
+    # finds that one still queued, as in quench (arrivals of an instant before its ends of
+    # transmission); htsim's event list runs the end first where it was scheduled first
+    htsim_arrival_first: bool = False
     incast: int = 0  # senders: hosts 1 to N each send flow_packets to host 0; 0 is the permutation
     flow_packets: int = INCAST_PACKETS  # an incast flow's size, 1500-byte packets
 
@@ -317,6 +322,46 @@ def edit_incast(text: str, setting: Setting) -> str:
     return anchored_edit(text, "conns->setPermutation(no_of_conns);", "conns->setIncast(no_of_conns, 1);", MAIN_TCP)
 
 
+# A switch queue under quench's order of an instant's events (docs/design.md, "Simultaneous
+# events": a transmission that ends at t does not free room for a packet that arrives at t).
+# htsim runs equal-time events in the order they were scheduled (EventList's multimap), and a
+# queue's end of transmission, scheduled when the transmission began (1.2 us before), comes
+# before a packet's arrival off a 1 us pipe: the arrival finds room. This queue drops such an
+# arrival when the queue, the departed packet counted, would overflow.
+PEER_ARRIVAL_FIRST = """#include "randomqueue.h"
+struct PeerArrivalFirstQueue : RandomQueue {
+    PeerArrivalFirstQueue(linkspeed_bps rate, mem_b size, EventList& ev, QueueLogger* log, mem_b band)
+        : RandomQueue(rate, size, ev, log, band) {}
+    simtime_picosec departed_at = timeInf;
+    mem_b departed = 0;
+    void completeService() override {
+        mem_b before = _queuesize;
+        RandomQueue::completeService();
+        departed_at = eventlist().now();
+        departed = before - _queuesize;
+    }
+    void receivePacket(Packet& pkt) override {
+        if (departed_at == eventlist().now() && _queuesize + departed + pkt.size() > _maxsize) {
+            pkt.free();
+            return;
+        }
+        RandomQueue::receivePacket(pkt);
+    }
+};
+"""
+
+
+def edit_topology(text: str, setting: Setting) -> str:
+    """fat_tree_topology.cpp as it is, or with its switch queues under quench's order of an
+    instant's events (`htsim_arrival_first`)."""
+    if not setting.htsim_arrival_first:
+        return text
+    alloc = "BaseQueue* FatTreeTopology::alloc_src_queue(QueueLogger* queueLogger){"
+    text = anchored_edit(text, alloc, PEER_ARRIVAL_FIRST + alloc, TOPOLOGY)
+    random = "return new RandomQueue(speed, queuesize, *_eventlist, queueLogger, memFromPkt(RANDOM_BUFFER));"
+    return anchored_edit(text, random, random.replace("RandomQueue", "PeerArrivalFirstQueue"), TOPOLOGY)
+
+
 def edit_main_h(text: str, random_band: int) -> str:
     text = re.sub(r"#define HOST_NIC \d+", f"#define HOST_NIC {RATE_MBPS}", text, count=1)
     return anchored_edit(text, "#define RANDOM_BUFFER 3", f"#define RANDOM_BUFFER {random_band}", "datacenter/main.h")
@@ -329,7 +374,11 @@ def build_peer_htsim(src: str, duration_ms: int, setting: Setting) -> Path:
     main_tcp = (source / "sim" / MAIN_TCP).read_text()
     edited_main = edit_main_tcp(main_tcp, duration_ms, setting)
     edited_h = edit_main_h((source / "sim/datacenter/main.h").read_text(), setting.random_band)
-    binary = WORK / f"htsim_peer-{hashlib.sha256((edited_main + edited_h).encode()).hexdigest()[:12]}"
+    topology = (source / "sim" / TOPOLOGY).read_text()
+    edited_topology = edit_topology(topology, setting)
+    # The topology's text enters the key only when edited: binaries built before are kept.
+    key = edited_main + edited_h + (edited_topology if edited_topology != topology else "")
+    binary = WORK / f"htsim_peer-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
     if binary.exists():
         return binary
     tree = WORK / "peer"
@@ -340,6 +389,7 @@ def build_peer_htsim(src: str, duration_ms: int, setting: Setting) -> Path:
     datacenter = tree / "sim/datacenter"
     (datacenter / "main_tcp.cpp").write_text(edited_main)
     (datacenter / "main.h").write_text(edited_h)
+    (datacenter / "fat_tree_topology.cpp").write_text(edited_topology)
     # main.h's constants reach the topology's objects too; the makefile does not track headers.
     for obj in datacenter.glob("*.o"):
         obj.unlink()
@@ -427,24 +477,28 @@ def add_ack_links(net, paths: list[Flow], setting: Setting) -> None:
         net.link(f"h{a}", f"h{b}", rate, delay)
 
 
-def fat_tree_by_links(net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict) -> None:
+def fat_tree_by_links(
+    net, k: int, switch_qdisc: dict, host_qdisc: dict, edge_qdisc: dict, jitter: dict | None = None
+) -> None:
     """fat_tree's nodes and links, in its order and names, each host's link with one queue per
-    direction: `host_qdisc` host to edge, `edge_qdisc` edge to host."""
+    direction: `host_qdisc` host to edge, `edge_qdisc` edge to host; `jitter` (a link's
+    `jitter` table) on every link, both ways."""
     half, rate, delay = k // 2, f"{RATE_MBPS}Mbps", "1us"
+    wire = {"jitter": jitter, "reverse_jitter": jitter} if jitter else {}
     hosts = [f"h{i}" for i in range(k**3 // 4)]
     tors = [f"tor{p * half + e}" for p in range(k) for e in range(half)]
     aggs = [f"agg{p}_{a}" for p in range(k) for a in range(half)]
     net.hosts(*hosts).routers(*tors, *aggs, *(f"core{i}" for i in range(half * half)))
     for i, h in enumerate(hosts):
-        net.link(h, tors[i // half], rate, delay, qdisc=host_qdisc, reverse_qdisc=edge_qdisc)
+        net.link(h, tors[i // half], rate, delay, qdisc=host_qdisc, reverse_qdisc=edge_qdisc, **wire)
     for p in range(k):
         for e in range(half):
             for a in range(half):
-                net.link(tors[p * half + e], f"agg{p}_{a}", rate, delay, qdisc=switch_qdisc)
+                net.link(tors[p * half + e], f"agg{p}_{a}", rate, delay, qdisc=switch_qdisc, **wire)
     for p in range(k):
         for a in range(half):
             for m in range(half):
-                net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc)
+                net.link(f"agg{p}_{a}", f"core{a * half + m}", rate, delay, qdisc=switch_qdisc, **wire)
 
 
 def switch_limit(packets: int, setting: Setting) -> str:

@@ -52,7 +52,20 @@ queue classifies by flow id, so one connection's subflows are one flow there, wh
 FairPullQueue takes turns between subflows); `--quench-receive-window` bounds the
 connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP socket's);
 `--quench-no-reinject` turns off the data-level reinjection of a stalled subflow's data;
-`--verbose` prints each connection's rate and the subflows' timeouts.
+`--quench-pin-paths` (with `--quench-as-tcp`) puts each TCP connection on the path of htsim's
+subflow of its index (the flow key `path`), so that both run the same paths;
+`--quench-tick-rule after` fires quench's timers at the first tick after the deadline as
+htsim's scanner does; `--quench-abc-limit 1` grows slow start by at most one segment per ACK as
+htsim's `inflate_window`; `--quench-jitter 100ns` builds the fabric link by link with every
+link's delay drawn per packet, uniform within 1 us +- 100 ns, without reordering, so that no
+packet reaches a queue at the instant another ends its transmission. htsim given quench's rules
+(compare_htsim_fabric.py's edits of its TcpSrc and switch queues): `--htsim-flight-ssthresh`,
+`--htsim-recover-max`, `--htsim-strict-recover`, `--htsim-tick-before`,
+`--htsim-timeouts-on-tick` and `--htsim-arrival-first` (a packet that reaches a switch queue at
+the instant another ends its transmission finds that one still queued, quench's order of an
+instant's events, where htsim's event list runs the end first). `--verbose` prints each
+connection's rate and, for both simulators, the subflows' timeouts, how many had none and how
+many carried under 1 MB.
 
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3
@@ -62,6 +75,11 @@ connection's unacknowledged data (Linux's 4 MiB `tcp_wmem[2]` bounds an MPTCP so
         --seeds 2,3 --subflows 4 --htsim-algo UNCOUPLED --quench-as-tcp --quench-cap-subflows
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
         --seeds 1,2,3 --subflows 4,8 --quench-receive-window 4MiB [--quench-no-reinject]
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3 --subflows 4 --verbose [--htsim-arrival-first]
+    .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --duration-ms 1000 \
+        --seeds 1,2,3 --subflows 4 --htsim-algo UNCOUPLED --quench-as-tcp --quench-cap-subflows \
+        --quench-pin-paths --verbose [--htsim-arrival-first]
     .venv/bin/python benchmarks/compare_htsim_mptcp.py --htsim-src ~/csg-htsim --ks 8 \
         --duration-ms 100
 """
@@ -73,7 +91,7 @@ import math
 import re
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,6 +102,7 @@ from compare_htsim_fabric import (  # noqa: E402
     Setting,
     build_peer_htsim,
     data_packets,
+    fat_tree_by_links,
     htsim_like_tcp,
     quench_path,
 )
@@ -109,22 +128,44 @@ class Conn:
 class Run:
     conns: list[Conn]
     drops: float
+    # per subflow (htsim) or TCP flow (quench): bytes acknowledged on the wire and timeouts
+    subflows: list[tuple[float, int]] = field(default_factory=list)
+    # htsim: each connection's subflows' paths, quench's node names from source to destination
+    paths: dict[tuple[int, int], list[tuple[str, ...]]] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------
 # htsim
 
 
-def run_htsim(src: str, k: int, n: int, duration_ms: int, seed: int, band: int, algo: str) -> Run:
+def htsim_setting(a: argparse.Namespace, seed: int) -> Setting:
+    """compare_htsim_fabric.py's edits of htsim's TcpSrc (its PEER_TYPES), each giving htsim
+    one of quench's rules."""
+    return Setting(
+        "mptcp",
+        random_band=a.htsim_random_band,
+        seed=seed,
+        htsim_flight_ssthresh=a.htsim_flight_ssthresh,
+        htsim_recover_max=a.htsim_recover_max,
+        htsim_strict_recover=a.htsim_strict_recover,
+        htsim_tick_before=a.htsim_tick_before,
+        htsim_on_tick=a.htsim_timeouts_on_tick,
+        htsim_arrival_first=a.htsim_arrival_first,
+    )
+
+
+def run_htsim(a: argparse.Namespace, k: int, n: int, seed: int) -> Run:
     """Each connection's throughput (its subflows' bytes delivered in order) and the data
     packets dropped."""
-    binary = build_peer_htsim(src, duration_ms, Setting("mptcp", random_band=band, seed=seed))
+    duration_ms, algo = a.duration_ms, a.htsim_algo
+    binary = build_peer_htsim(a.htsim_src, duration_ms, htsim_setting(a, seed))
     hosts = k**3 // 4
     args = ["-nodes", str(hosts), "-conns", str(hosts), "-sub", str(n), "-seed", str(seed)]
     args += ["-o", str(WORK / "logout.dat")] + ([algo] if algo != "COUPLED_EPSILON" else [])
     out, _, _ = timed_child([str(binary), *args], cwd=WORK)
     delivered: dict[tuple[int, int], float] = {}
     paths: dict[tuple[int, int], list[tuple[str, ...]]] = {}
+    subflows = []
     unaccounted = 0
     for line in out.splitlines():
         if "PEER_FLOW " in line:
@@ -133,6 +174,7 @@ def run_htsim(src: str, k: int, n: int, duration_ms: int, seed: int, band: int, 
             delivered[key] = delivered.get(key, 0.0) + float(f[5])
             unaccounted += int(f[3]) - int(f[4])
             paths.setdefault(key, []).append(quench_path(f[9], k))
+            subflows.append((float(f[5]), int(f[8])))
     queued = re.search(r"PEER_QUEUED (\d+)", out)
     if len(delivered) != hosts or not queued:
         sys.exit(f"compare_htsim_mptcp: htsim printed {len(delivered)} connections, expected {hosts}:\n{out[-2000:]}")
@@ -140,7 +182,7 @@ def run_htsim(src: str, k: int, n: int, duration_ms: int, seed: int, band: int, 
         Conn(a, b, gbps(v, duration_ms), len(set(paths[(a, b)])) < len(paths[(a, b)]))
         for (a, b), v in sorted(delivered.items())
     ]
-    return Run(conns, (unaccounted - int(queued[1])) / PACKET_BYTES)
+    return Run(conns, (unaccounted - int(queued[1])) / PACKET_BYTES, subflows, paths)
 
 
 def gbps(wire_bytes: float, duration_ms: int) -> float:
@@ -167,14 +209,23 @@ def add_ack_paths(net, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], li
     return routes
 
 
-def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a: argparse.Namespace, seed: int) -> Run:
+def run_quench(k: int, n: int, duration_ms: int, h: Run, a: argparse.Namespace, seed: int) -> Run:
     from quench import Network
     from quench.scenario import run_scenario
 
+    pairs = [(c.src, c.dst) for c in h.conns]
     net = Network(seed=seed, name=f"htsim-mptcp-k{k}")
     buffer = {"kind": "droptail", "limit": f"{a.quench_switch_buffer}p"}
     access = {"qdisc": {"kind": a.quench_host_qdisc, "limit": f"{HOST_PACKETS}p"}}
-    net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
+    if a.quench_jitter:  # fat_tree's links one by one, each delay drawn per packet
+        jitter = {"sigma": a.quench_jitter, "dist": "uniform", "reorder": False}
+        fat_tree_by_links(net, k, buffer, access["qdisc"], access["qdisc"], jitter)
+        half = k // 2  # fat_tree's switches hash by flow among equal-cost next hops, listed ones not
+        switches = [f"tor{i}" for i in range(k * half)] + [f"core{i}" for i in range(half * half)]
+        for r in switches + [f"agg{p}_{i}" for p in range(k) for i in range(half)]:
+            net.multipath(r, "ecmp")
+    else:
+        net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, access=access)
     net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False)
     routes = {} if a.quench_fabric_acks else add_ack_paths(net, pairs)
     tcp = htsim_like_tcp(10, "250ms")
@@ -184,12 +235,19 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
         tcp["rtt_sampling"] = a.quench_rtt_sampling
     if a.quench_newreno_timer:
         tcp["newreno_timer"] = a.quench_newreno_timer
+    if a.quench_tick_rule:
+        tcp["rto"]["tick_rule"] = a.quench_tick_rule
+    if a.quench_abc_limit:
+        tcp["cc"]["abc_limit"] = a.quench_abc_limit
     # A coupling is its subflows' controller, with the initial window of htsim's TcpSrc.
     base = tcp.pop("cc")
     cc = base if a.quench_coupling == "uncoupled" else {**base, "kind": a.quench_coupling}
     count = {(s, d): min(n, pair_paths(s, d, k)) if a.quench_cap_subflows else n for s, d in pairs}
     if a.quench_as_tcp:
-        return run_quench_tcp(net, count, duration_ms, pairs, routes, {**tcp, "cc": base})
+        paths = h.paths if a.quench_pin_paths else {}
+        if paths:  # htsim's subflows, each on its path
+            count = {pair: len(paths[pair]) for pair in pairs}
+        return run_quench_tcp(net, count, duration_ms, pairs, routes, {**tcp, "cc": base}, paths)
     for s, d in pairs:
         net.mptcp(f"h{s}", f"h{d}", subflows=count[(s, d)], coupling=a.quench_coupling, cc=cc, name=f"c{s}_{d}", **tcp)
     spec = net.to_dict(f"{duration_ms}ms")
@@ -206,7 +264,9 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
             f" retransmitted {int(sub['retransmitted_segments'].sum())}, sent but not acked (MB) "
             f"{(sub['bytes_sent'].sum() - sub['bytes_acked'].sum()) / 1e6:.2f}"
         )
-    acked = res.tables["subflows"].groupby("flow_name")["bytes_acked"].sum()
+    sub = res.tables["subflows"]
+    subflows = [(b * PACKET_BYTES / PAYLOAD, int(t)) for b, t in zip(sub["bytes_acked"], sub["timeouts"], strict=True)]
+    acked = sub.groupby("flow_name")["bytes_acked"].sum()
     delivered = res.flows.set_index("name")["bytes_delivered"]
     # Bytes acknowledged on the subflows, as htsim's count (its subflows' cumulative ACKs);
     # the connection's in-order delivery waits behind any subflow's hole.
@@ -222,7 +282,7 @@ def run_quench(k: int, n: int, duration_ms: int, pairs: list[tuple[int, int]], a
     fabric = res.links[~res.links["from"].str.startswith("ack") & ~res.links["to"].str.startswith("ack")]
     fabric = fabric[fabric["rate_bps"] == RATE_MBPS * 1e6]
     drops = data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum()))
-    return Run(conns, drops)
+    return Run(conns, drops, subflows)
 
 
 def pair_paths(s: int, d: int, k: int) -> int:
@@ -233,15 +293,17 @@ def pair_paths(s: int, d: int, k: int) -> int:
     return k // 2 if s // (k * k // 4) == d // (k * k // 4) else (k // 2) ** 2
 
 
-def run_quench_tcp(net, count: dict, duration_ms: int, pairs, routes, tcp: dict) -> Run:
+def run_quench_tcp(net, count: dict, duration_ms: int, pairs, routes, tcp: dict, paths: dict) -> Run:
     """N independent TCP connections per pair in place of a connection's N subflows (htsim's
     UNCOUPLED subflows without a connection-level sequence): each its own flow, so ECMP
-    hashes each onto a path of its own."""
+    hashes each onto a path of its own, or with `paths` (htsim's draws) pinned to the path of
+    htsim's subflow of the same index (`path`: its nodes, the hosts included)."""
     from quench.scenario import run_scenario
 
     for s, d in pairs:
         for i in range(count[(s, d)]):
-            net.tcp(f"h{s}", f"h{d}", name=f"c{s}_{d}_{i}", **tcp)
+            pin = {"path": [f"h{s}", *paths[(s, d)][i][:-1], f"h{d}"]} if paths else {}
+            net.tcp(f"h{s}", f"h{d}", name=f"c{s}_{d}_{i}", **pin, **tcp)
     spec = net.to_dict(f"{duration_ms}ms")
     for flow in spec["flows"]:
         s, d, _ = flow["name"][1:].split("_")
@@ -249,6 +311,8 @@ def run_quench_tcp(net, count: dict, duration_ms: int, pairs, routes, tcp: dict)
             flow["reverse_path"] = routes[(int(s), int(d))]
     res = run_scenario(spec)
     rows = res.flows.set_index("name")["bytes_delivered"]
+    flows = zip(res.flows["bytes_delivered"], res.flows["timeouts"], strict=True)
+    subflows = [(b * PACKET_BYTES / PAYLOAD, int(t)) for b, t in flows]
     conns = []
     for s, d in pairs:
         acked = sum(float(rows[f"c{s}_{d}_{i}"]) for i in range(count[(s, d)]))
@@ -256,7 +320,8 @@ def run_quench_tcp(net, count: dict, duration_ms: int, pairs, routes, tcp: dict)
         conns.append(Conn(s, d, rate, in_order_gbps=rate))
     fabric = res.links[~res.links["from"].str.startswith("ack") & ~res.links["to"].str.startswith("ack")]
     fabric = fabric[fabric["rate_bps"] == RATE_MBPS * 1e6]
-    return Run(conns, data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum())))
+    drops = data_packets(float(fabric["dropped_packets"].sum()), float(fabric["dropped_bytes"].sum()))
+    return Run(conns, drops, subflows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -277,6 +342,14 @@ def figures(r: Run, hosts: int) -> dict:
         "shared": sum(c.shared_path for c in r.conns),
         "in_order": sum(c.in_order_gbps for c in r.conns) / (hosts * line),
     }
+
+
+def subflow_counts(r: Run) -> str:
+    """Subflows (TCP flows with --quench-as-tcp): how many, their timeouts, how many had none,
+    how many carried under 1 MB."""
+    n, timeouts = len(r.subflows), sum(t for _, t in r.subflows)
+    clean, small = sum(t == 0 for _, t in r.subflows), sum(b < 1e6 for b, _ in r.subflows)
+    return f"subflows {n}, timeouts {timeouts}, without a timeout {clean}, under 1 MB {small}"
 
 
 COLUMNS = [
@@ -314,7 +387,25 @@ def main() -> None:
     ap.add_argument("--quench-no-reinject", action="store_true", help="quench: no data-level reinjection")
     ap.add_argument("--quench-rtt-sampling", default="", help="quench's tcp.rtt_sampling (every_ack: htsim's)")
     ap.add_argument("--quench-newreno-timer", default="", help="quench's tcp.newreno_timer (slow_but_steady: htsim's)")
-    ap.add_argument("--verbose", action="store_true", help="quench's subflow counts per run")
+    ap.add_argument(
+        "--quench-jitter", default="", help="quench: every fabric link's delay uniform within +- this (no ties)"
+    )
+    ap.add_argument("--quench-tick-rule", default="", help="quench's tcp.rto.tick_rule (after: htsim's scanner)")
+    ap.add_argument("--quench-abc-limit", type=int, default=0, help="quench's slow start, segments per ACK (htsim: 1)")
+    ap.add_argument(
+        "--quench-pin-paths", action="store_true", help="with --quench-as-tcp: each flow on htsim's subflow's path"
+    )
+    ap.add_argument("--htsim-flight-ssthresh", action="store_true", help="htsim: a timeout's ssthresh from FlightSize")
+    ap.add_argument("--htsim-recover-max", action="store_true", help="htsim: a timeout's recover point snd_max")
+    ap.add_argument("--htsim-strict-recover", action="store_true", help="htsim: RFC 6582's 'more than recover'")
+    ap.add_argument("--htsim-tick-before", action="store_true", help="htsim: timers at the tick before the deadline")
+    ap.add_argument(
+        "--htsim-arrival-first",
+        action="store_true",
+        help="htsim: an arrival at a departure's instant finds the departing packet queued (quench's order)",
+    )
+    ap.add_argument("--htsim-timeouts-on-tick", action="store_true", help="htsim: timeouts on the scanner's tick")
+    ap.add_argument("--verbose", action="store_true", help="per-connection rates and per-subflow counts per run")
     a = ap.parse_args()
     WORK.mkdir(parents=True, exist_ok=True)
     seeds = [int(x) for x in a.seeds.split(",")]
@@ -326,11 +417,13 @@ def main() -> None:
         for n in (int(x) for x in a.subflows.split(",")):
             rows = []
             for seed in seeds:
-                h = run_htsim(a.htsim_src, k, n, a.duration_ms, seed, a.htsim_random_band, a.htsim_algo)
-                q = run_quench(k, n, a.duration_ms, [(c.src, c.dst) for c in h.conns], a, seed)
+                h = run_htsim(a, k, n, seed)
+                q = run_quench(k, n, a.duration_ms, h, a, seed)
                 if a.verbose:
                     print("  htsim per connection Gb/s:", sorted(round(c.gbps, 2) for c in h.conns))
                     print("  quench per connection Gb/s:", sorted(round(c.gbps, 2) for c in q.conns))
+                    for name, r in (("htsim", h), ("quench", q)):
+                        print(f"  {name} {subflow_counts(r)}")
                 hf, qf = figures(h, hosts), figures(q, hosts)
                 rows.append((hf, qf))
                 cells = " ".join(f"{hf[key]:>13{fmt}} {qf[key]:>13{fmt}}" for key, _, fmt in COLUMNS)
