@@ -29,9 +29,9 @@
 //! into its own signal (DCQCN counts a CNP at most once per its `cnp_interval`, in
 //! `cc/dcqcn.rs`: the one place that limits them). In-band telemetry rides on the data and
 //! comes back on the ACKs (`telemetry.rs`), for HPCC. The controller gets one [`AckSample`] per
-//! ACK or NAK, with a [`RateSample`] whose `prior_delivered` is the cumulative ACK, so that
-//! HPCC's once-per-round update falls where the reference's `HandleAckHp` puts it (an ACK
-//! beyond the `snd_nxt` of the last update). A NAK or a timeout is no congestion signal to the
+//! ACK or NAK, with a [`RateSample`] whose `total_delivered` (and `prior_delivered`) is the
+//! cumulative ACK, so that HPCC's once-per-round update falls where the reference's
+//! `HandleAckHp` puts it (an ACK beyond the `snd_nxt` of the last update). A NAK or a timeout is no congestion signal to the
 //! controller (the reference has none; its fabric is lossless).
 //!
 //! Wire format: UDP (RoCEv2, destination port 4791); data packets carry their PSN in `seq`;
