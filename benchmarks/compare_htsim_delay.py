@@ -1089,6 +1089,15 @@ def experiments(base: Setting) -> list[Setting]:
             replace(base, label="quench: window's release in the host queue", quench_small_queues=""),
             replace(base, label="quench: 10 ms RTO tick", quench_rto_tick="10ms"),
         ]
+    # The paper's rules that htsim's HPCCSrc departs from, but for the two sending rules.
+    all_six = dict(
+        hpcc_qlen_after=True,
+        hpcc_send_below=True,
+        hpcc_reference=True,
+        hpcc_last_record=True,
+        hpcc_float_tau=True,
+        hpcc_cap=True,
+    )
     return [
         replace(base, label="as matched"),
         replace(base, label="htsim: W_c once per RTT", hpcc_reference=True),
@@ -1102,38 +1111,14 @@ def experiments(base: Setting) -> list[Setting]:
         replace(base, label="htsim: a held packet goes at the ACK", hpcc_send_on_ack=True),
         replace(base, label="htsim: INT stamped as the packet starts", hpcc_stamp_at_start=True),
         replace(base, label="htsim: round ends at the ACK of snd_nxt", hpcc_round_at_snd_nxt=True),
-        replace(
-            base,
-            label="htsim: all six",
-            hpcc_qlen_after=True,
-            hpcc_send_below=True,
-            hpcc_reference=True,
-            hpcc_last_record=True,
-            hpcc_float_tau=True,
-            hpcc_cap=True,
-        ),
-        replace(
-            base,
-            label="htsim: all seven",
-            hpcc_send_on_ack=True,
-            hpcc_qlen_after=True,
-            hpcc_send_below=True,
-            hpcc_reference=True,
-            hpcc_last_record=True,
-            hpcc_float_tau=True,
-            hpcc_cap=True,
-        ),
+        replace(base, label="htsim: all six", **all_six),
+        replace(base, label="htsim: all seven", hpcc_send_on_ack=True, **all_six),
         replace(
             base,
             label="htsim: all seven + INT at the start",
             hpcc_stamp_at_start=True,
             hpcc_send_on_ack=True,
-            hpcc_qlen_after=True,
-            hpcc_send_below=True,
-            hpcc_reference=True,
-            hpcc_last_record=True,
-            hpcc_float_tau=True,
-            hpcc_cap=True,
+            **all_six,
         ),
     ]
 
