@@ -953,6 +953,7 @@ impl CongestionControl for Bbr3 {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             rate_samples: true,
+            linux_cong_control: true,
             ecn_feedback: EcnFeedback::Accurate,
             ..Capabilities::window(Recovery::NewReno)
         }
