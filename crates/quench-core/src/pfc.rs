@@ -12,20 +12,21 @@
 //! Traffic classes: by default one lossless class, in which every packet a PFC switch holds
 //! counts and a pause stops the whole link (htsim's lossless queues; RoCE sends an
 //! acknowledgement in its queue pair's traffic class, the data's). With `control = "priority"`
-//! the packets that carry no data (acknowledgements, NAKs and the congestion notifications
-//! they echo, pulls, handshakes) travel in a class of their own: every link into or out of a
-//! PFC switch serves them before data (`Link::serve_control_first`), a switch does not count
-//! them, and a pause does not hold them, as the HPCC and DCQCN artifacts' switches and NICs
-//! do (alibaba-edu/High-Precision-Congestion-Control, `switch-node.cc`, `SendToDev`: CNPs, and
+//! the packets that carry no data (acknowledgements, NAKs and the congestion notifications they
+//! echo, pulls, handshakes) travel in a class of their own: every link into or out of a PFC
+//! switch serves them before data (`Link::serve_control_first`), a switch does not count them,
+//! and a pause does not hold them, as the HPCC and DCQCN artifacts' switches do
+//! (alibaba-edu/High-Precision-Congestion-Control, `switch-node.cc`, `SendToDev`: CNPs, and
 //! ACKs and NACKs with `ACK_HIGH_PRIO`, in queue 0, served first and admitted without PFC's
-//! ingress check; quench's CNPs are the ECN echoes its ACKs carry). A packet counts from its arrival at the switch until its
-//! transmission on the egress link starts (its buffer is then freed, as the HPCC artifact's
-//! switch MMU frees it at dequeue) or until it is dropped. Thresholds are static per port; the
-//! shared-buffer dynamic threshold of Broadcom switches is not modelled. A pause frame leaves
-//! the switch when the frame its reverse link is sending ends (a MAC control frame does not
-//! preempt one) and takes effect after its own serialization and the reverse link's delay; it
-//! takes no capacity from data. A pause lasts until the resume: a switch refreshes a pause
-//! before its quanta run out, which is modelled as no expiry at all.
+//! ingress check; quench's CNPs are the ECN echoes its ACKs carry). A packet counts from its
+//! arrival at the switch until its transmission on the egress link starts (its buffer is then
+//! freed, as the HPCC artifact's switch MMU frees it at dequeue) or until it is dropped.
+//! Thresholds are static per port; the shared-buffer dynamic threshold of Broadcom switches is
+//! not modelled. A pause frame leaves the switch when the frame its reverse link is sending
+//! ends (a MAC control frame does not preempt one) and takes effect after its own serialization
+//! and the reverse link's delay; it takes no capacity from data. A pause lasts until the
+//! resume: a switch refreshes a pause before its quanta run out, which is modelled as no expiry
+//! at all.
 //!
 //! Deadlock: whenever a pause takes effect, the paused links are searched for a cycle through
 //! the newly paused one, each link's far end being the next one's near end: a cyclic buffer

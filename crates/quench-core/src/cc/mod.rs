@@ -252,9 +252,10 @@ pub struct Capabilities {
     /// sender asks `wake_at` after each of its answers and calls `on_wake` then, for a
     /// model-based controller.
     pub own_clock: bool,
-    /// The controller's reference is a Linux module with a `cong_control` hook (BBR, BBRv3), for which
-    /// Linux's sender writes no window of its own in recovery: no PRR (`tcp_cwnd_reduction` is
-    /// not called), no reset at its end (`tcp_end_cwnd_reduction` returns first). Without SACK
+    /// The controller's reference is a Linux module with a `cong_control` hook (BBR, BBRv3),
+    /// for which Linux's sender writes no window of its own in recovery: no PRR
+    /// (`tcp_cwnd_reduction` is not called), no reset at its end (`tcp_end_cwnd_reduction`
+    /// returns first). Without SACK
     /// the sender keeps Linux's emulation of SACK for it (`sender/reno_sack.rs`:
     /// `tcp_add_reno_sack`, `tcp_remove_reno_sacks`, `tcp_newreno_mark_lost`): each duplicate
     /// ACK leaves the flight and counts as delivered, and the head is marked lost.

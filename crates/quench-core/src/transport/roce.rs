@@ -31,8 +31,8 @@
 //! comes back on the ACKs (`telemetry.rs`), for HPCC. The controller gets one [`AckSample`] per
 //! ACK or NAK, with a [`RateSample`] whose `total_delivered` (and `prior_delivered`) is the
 //! cumulative ACK, so that HPCC's once-per-round update falls where the reference's
-//! `HandleAckHp` puts it (an ACK beyond the `snd_nxt` of the last update). A NAK or a timeout is no congestion signal to the
-//! controller (the reference has none; its fabric is lossless).
+//! `HandleAckHp` puts it (an ACK beyond the `snd_nxt` of the last update). A NAK or a timeout
+//! is no congestion signal to the controller (the reference has none; its fabric is lossless).
 //!
 //! Wire format: UDP (RoCEv2, destination port 4791); data packets carry their PSN in `seq`;
 //! ACKs and NAKs carry the expected PSN in `seq` and `ack`; the flags of [`flags`].
