@@ -630,14 +630,20 @@ impl Link {
         qdisc.enqueue_held(id, &mut cx);
         let marks = cx.marks;
         self.count_verdicts(marks, &lcx.out.drops);
-        let b = self.backlog();
-        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
-        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+        self.note_max_backlog();
         if lcx.out.drops.iter().any(|(p, _)| p.uid == uid) {
             Admission::Refused
         } else {
             Admission::Accepted
         }
+    }
+
+    /// The longest queue so far takes in the one just grown.
+    #[inline]
+    fn note_max_backlog(&mut self) {
+        let b = self.backlog();
+        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
+        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
     }
 
     /// The packet in entry `id`, if it belongs in the control band: queued there (or dropped
@@ -653,9 +659,7 @@ impl Link {
         }
         band.entries.push_back(id);
         band.bytes += size as u64;
-        let b = self.backlog();
-        self.stats.max_backlog_packets = self.stats.max_backlog_packets.max(b.packets);
-        self.stats.max_backlog_bytes = self.stats.max_backlog_bytes.max(b.bytes);
+        self.note_max_backlog();
         Some(Admission::Accepted)
     }
 

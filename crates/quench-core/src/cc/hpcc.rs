@@ -299,6 +299,16 @@ mod tests {
         Window { cwnd: 10 * MSS, ssthresh: u64::MAX, mss: MSS, flight: 0, peer_window: u64::MAX }
     }
 
+    /// T = 10 µs at 100 Gb/s, starting from a window of 4 segments rather than line rate.
+    fn four_segment_start() -> HpccConfig {
+        HpccConfig {
+            base_rtt: Some(Dur::from_micros(10)),
+            line_rate: Some(RATE),
+            initial_window: Some(4),
+            ..Default::default()
+        }
+    }
+
     /// Segments in flight after each ACK: a window of 4, refilled after the controller's turn.
     const FLIGHT_AFTER_ACK: u64 = 3;
 
@@ -384,13 +394,7 @@ mod tests {
     /// so W_c grows by W_AI = 62.5 bytes per round.
     #[test]
     fn rounds_start_where_handle_ack_hp_starts_them() {
-        let cfg = HpccConfig {
-            base_rtt: Some(Dur::from_micros(10)),
-            line_rate: Some(RATE),
-            initial_window: Some(4),
-            max_stage: 100,
-            ..Default::default()
-        };
+        let cfg = HpccConfig { max_stage: 100, ..four_segment_start() };
         let (mut c, mut w) = (Hpcc::new(&cfg).unwrap(), window());
         let record = IntRecord::of(&[hop(0, 0, 0)]);
         let mut starts = Vec::new();
@@ -431,12 +435,7 @@ mod tests {
     /// becomes the last): the additive step then starts from 4 segments.
     #[test]
     fn a_configured_initial_window_replaces_line_rate() {
-        let cfg = HpccConfig {
-            base_rtt: Some(Dur::from_micros(10)),
-            line_rate: Some(RATE),
-            initial_window: Some(4),
-            ..Default::default()
-        };
+        let cfg = four_segment_start();
         let (mut c, mut w) = (Hpcc::new(&cfg).unwrap(), window());
         assert_eq!(c.initial_window(MSS), 4);
         ack(&mut c, &mut w, &IntRecord::of(&[hop(0, 0, 0)]), MSS);
