@@ -822,6 +822,8 @@ def quench_hpcc_cc(s: Setting) -> dict:
         base_rtt=f"{HPCC_T_US:g}us",
         line_rate=f"{RATE_MBPS}Mbps",
         rate_ai=f"{round(wai * 8 / (HPCC_T_US * 1e-6))}bps",  # R_AI = W_AI / T
+        # htsim's fixed 64-byte header holds the hop records: no telemetry bytes on top
+        int_on_wire=False,
     )
 
 

@@ -3,6 +3,10 @@ whose timestamps give LEDBAT its per-ACK delay samples, fills a 10 Mb/s link, an
 queue near its own target: LEDBAT's 100 ms (83 packets of 1500 B at 10 Mb/s), Copa's about
 1/delta packets, Vivace's a fraction of a packet (docs/mechanisms.md#ledbat, #copa, #vivace)."""
 
+import io
+import struct
+
+import dpkt
 import pytest
 
 import quench
@@ -122,3 +126,36 @@ def test_dcqcn_shares_a_marking_bottleneck_without_loss() -> None:
     assert link["dropped_packets"] == 0 and link["marked_packets"] > 0
     late = float(res.flows["goodput_bps"].iloc[1])
     assert 0.4 * 10e9 < late < 0.6 * 10e9
+
+
+def test_hpcc_over_roce_carries_its_telemetry_header_into_the_capture_and_the_table() -> None:
+    """A RoCE flow under HPCC across two switches: each data packet carries HPCC's 42-byte
+    telemetry header after its UDP header (1000 payload + 44 RoCEv2 header bytes + 42), the
+    capture leaving the second switch shows two hops in it, the first of them the one the
+    `telemetry` table recorded at the first switch for that packet; `int_hops` is checked."""
+    net = quench.Network()
+    net.hosts("a", "b").routers("r1", "r2")
+    net.link("a", "r1", rate="10Gbps", delay="1us")
+    net.link("r1", "r2", rate="10Gbps", delay="1us")
+    net.link("r2", "b", rate="10Gbps", delay="1us")
+    net.roce("a", "b", bytes="100KB", cc=quench.hpcc(), name="h")
+    net.record(telemetry=True, pcap=["r2->b"])
+    res = net.run("1ms")
+    t = res.tables["telemetry"]
+    assert set(t["link_name"]) == {"r1->r2", "r2->b"} and set(t["flow_name"]) == {"h"}
+    first = t[t["hop"] == 0].set_index("uid")
+    frames = list(dpkt.pcap.Reader(io.BytesIO(res.pcaps["r2->b"])))
+    assert len(frames) == 100
+    for _, raw in frames:
+        ip = dpkt.ip.IP(raw)
+        assert ip.len == 20 + 8 + 12 + 4 + 1000 + 42
+        shim = raw[28 : 28 + 42]
+        assert struct.unpack(">H", shim[:2])[0] == 2
+        (word,) = struct.unpack(">Q", shim[2:10])
+        row = first.loc[ip.id]
+        assert word & (1 << 17) - 1 == min(int(row["queue_bytes"]) // 80, (1 << 17) - 1)
+        assert (word >> 17) & (1 << 20) - 1 == int(row["tx_bytes"]) // 128 % (1 << 20)
+        assert word >> 61 == 5, "10 Gb/s is HPCC's rate code 5"
+    with pytest.raises(quench.ScenarioError) as e:
+        net.roce("a", "b", cc=quench.hpcc(int_hops=9)).run("1ms")
+    assert "int_hops" in str(e.value) and "\n" not in str(e.value)

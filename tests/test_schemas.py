@@ -32,6 +32,7 @@ EVERYTHING = {
     # Inside the busy run (1 s), past the idle one's end (0.5 s, so none taken there).
     "snapshots": ["750ms"],
     "delay": ["reno"],
+    "telemetry": True,
 }
 # Every option off: booleans false, the tables of options that name things absent.
 OFF = {**dict.fromkeys(EVERYTHING, False), "monitor_flow": None, "snapshots": None, "delay": []}
@@ -50,8 +51,9 @@ OPTIONS = [
 
 def _network(record: dict, busy: bool) -> quench.Network:
     """Busy: every kind of table source, a RED bottleneck (monitors), NewReno, BBR (pacing),
-    PCP (pcp_rate) and multipath (subflows) flows overflowing its buffer. Idle: the same links and no flow (so no flow
-    to monitor either), so every time series and the flows table are empty."""
+    PCP (pcp_rate), multipath (subflows) and HPCC (telemetry) flows overflowing its buffer.
+    Idle: the same links and no flow (so no flow to monitor either), so every time series and
+    the flows table are empty."""
     net = quench.Network(seed=1)
     net.hosts("a", "b").routers("r")
     net.link("a", "r", rate="100Mbps", delay="1ms")
@@ -63,6 +65,7 @@ def _network(record: dict, busy: bool) -> quench.Network:
         net.tcp("a", "b", cc="bbr", name="bbr", start=WINDOW_FLOWS_START)
         net.pcp("a", "b", name="pcp")
         net.mptcp("a", "b", subflows=2, name="mp", start=WINDOW_FLOWS_START)
+        net.tcp("a", "b", cc="hpcc", name="hpcc", start=WINDOW_FLOWS_START)
     net.record(**(record if busy else {**record, "monitor_flow": None, "delay": []}))
     return net
 

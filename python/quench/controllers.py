@@ -312,6 +312,8 @@ def hpcc(
     base_rtt: str | None = None,
     line_rate: str | None = None,
     initial_window: int | None = None,
+    int_hops: int | None = None,
+    int_on_wire: bool | None = None,
 ) -> dict[str, Any]:
     """HPCC (Li et al. 2019): a window set from in-band telemetry. Every switch the flow's data
     leaves stamps its queue, transmitted bytes, time and rate; the ACK echoes them; the sender
@@ -320,7 +322,11 @@ def hpcc(
     with W_AI = `rate_ai` (default "50Mbps") × T, W_c moving once per round, and paces at W/T.
     T is `base_rtt` and the start window is `line_rate` × T; by default the flow's idle round
     trip and its host's link rate. `min_rate` (default "100Mbps") is the lowest pacing rate.
-    `initial_window`: segments, to start below line rate (no TCP profile sets it for HPCC)."""
+    `initial_window`: segments, to start below line rate (no TCP profile sets it for HPCC).
+    Every packet of the flow carries the telemetry header, 2 + 8 × `int_hops` bytes (default
+    5 hops, 42 bytes, as HPCC's implementation), counted in its size and shown in captures;
+    switches past the last slot leave no record; `int_on_wire=False` carries the records at no
+    cost in bytes."""
     return _table(
         "hpcc",
         eta=eta,
@@ -330,6 +336,8 @@ def hpcc(
         base_rtt=base_rtt,
         line_rate=line_rate,
         initial_window=initial_window,
+        int_hops=int_hops,
+        int_on_wire=int_on_wire,
     )
 
 

@@ -825,7 +825,9 @@ class Network:
         flow's counters then, for `Results.window` and `Results.timeseries`), flow_links (each
         listed flow's packets, bytes, drops and losses at every link it crossed: the
         `flow_links` table), delay (listed flows' names: every data packet's one-way delay, the
-        `delay` table, summarised by `Results.delay(flow)`)."""
+        `delay` table, summarised by `Results.delay(flow)`), telemetry (a boolean: every hop a
+        switch egress writes into a packet's in-band telemetry record, HPCC's, with the queue,
+        transmitted bytes and rate it reports: the `telemetry` table)."""
         self._record.update(options)
         return self
 

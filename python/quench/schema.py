@@ -42,7 +42,7 @@ LABEL_DTYPE = "string"
 CATEGORY_DTYPE = "category"
 
 # Tables whose `link` / `flow` ids get a readable `link_name` / `flow_name` column.
-LINK_TABLES = ("queue", "sojourn", "drops", "monitors", "flow_links", "link_snapshots")
+LINK_TABLES = ("queue", "sojourn", "drops", "monitors", "flow_links", "link_snapshots", "telemetry")
 FLOW_TABLES = (
     "sojourn",
     "drops",
@@ -56,6 +56,7 @@ FLOW_TABLES = (
     "flow_snapshots",
     "delay",
     "subflows",
+    "telemetry",
 )
 # Columns holding codes of the engine's enumerations (qdisc::DropReason, trace::TcpEvent,
 # cc::bbr::MODE_NAMES), shown as categories of those names, in code order, from the engine.

@@ -27,6 +27,7 @@
 //! What this module owns: the ideal of each flow as built, from its transport's sizes and its
 //! path's links. It reads links and flows; it changes neither, and nothing of a run.
 
+use crate::cc::{CcSpec, CongestionControl};
 use crate::link::Link;
 use crate::packet::LinkId;
 use crate::transport::ndp::NdpConfig;
@@ -113,13 +114,15 @@ pub fn data_s(path: &[Hop], segs: Segments) -> f64 {
 
 /// A TCP transfer's ideal: the SYN and SYN-ACK (header-only, with the options each carries:
 /// `tcp::handshake`), then the data in segments of the agreed `segment_payload` bytes behind
-/// the agreed per-segment options (`tcp::agreed`).
-pub fn tcp_ideal_s(cfg: &TcpConfig, bytes: u64, forward: &[Hop], reverse: &[Hop]) -> Option<f64> {
+/// the agreed per-segment options (`tcp::agreed`); every packet also carries a `shim`-byte
+/// header (`transport::tcp::Connection::shim`), which a full segment's payload makes room for.
+pub fn tcp_ideal_s(cfg: &TcpConfig, shim: u32, bytes: u64, forward: &[Hop], reverse: &[Hop]) -> Option<f64> {
     let agreed = crate::transport::tcp::agreed(cfg);
-    let overhead = (HEADERS + agreed.option_bytes()) as u64;
-    let segs = Segments::of(bytes, agreed.segment_payload() as u64, overhead)?;
+    let overhead = (HEADERS + shim + agreed.option_bytes()) as u64;
+    let segs = Segments::of(bytes, agreed.segment_payload().checked_sub(shim)? as u64, overhead)?;
     let syns = crate::transport::tcp::handshake(cfg);
-    let (syn, syn_ack) = ((HEADERS + syns.syn.bytes()) as u64, (HEADERS + syns.syn_ack.bytes()) as u64);
+    let header_only = |options: u32| (HEADERS + shim + options) as u64;
+    let (syn, syn_ack) = (header_only(syns.syn.bytes()), header_only(syns.syn_ack.bytes()));
     let handshake = one_way_s(forward, syn) + one_way_s(reverse, syn_ack);
     Some(handshake + data_s(forward, segs))
 }
@@ -132,21 +135,30 @@ pub fn ndp_ideal_s(cfg: &NdpConfig, bytes: u64, forward: &[Hop]) -> Option<f64> 
 }
 
 /// A RoCE transfer's ideal: no handshake, the data in packets of `mtu` bytes behind RoCEv2's
-/// headers (`transport::roce::DATA_HEADER_BYTES`).
-pub fn roce_ideal_s(cfg: &RoceConfig, bytes: u64, forward: &[Hop]) -> Option<f64> {
-    let segs = Segments::of(bytes, cfg.mtu as u64, crate::transport::roce::DATA_HEADER_BYTES as u64)?;
+/// headers (`transport::roce::DATA_HEADER_BYTES`) and a `shim`-byte header.
+pub fn roce_ideal_s(cfg: &RoceConfig, shim: u32, bytes: u64, forward: &[Hop]) -> Option<f64> {
+    let segs = Segments::of(bytes, cfg.mtu as u64, (crate::transport::roce::DATA_HEADER_BYTES + shim) as u64)?;
     Some(data_s(forward, segs))
 }
 
 /// The ideal completion time in seconds of a flow as built, or NaN where it has none: a
 /// transfer without a size, or a transport other than TCP, NDP and RoCE (UDP, PCP and assisted
 /// flows have no completion of the same kind).
+/// Bytes of the telemetry header every packet of a flow driven by `cc` carries
+/// (`Capabilities::telemetry`); 0 for a controller that reads none, or one that fails to build
+/// (the flow itself then reports the error).
+fn shim_bytes(cc: &CcSpec) -> u32 {
+    cc.build().ok().and_then(|c| c.capabilities().telemetry).map_or(0, |h| h.wire_bytes())
+}
+
 pub fn ideal_fct_s(spec: &FlowSpec, bytes: Option<u64>, links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> f64 {
     let hops = |p: &[LinkId]| -> Vec<Hop> { p.iter().map(|l| Hop::of(&links[l.index()])).collect() };
     match (spec, bytes) {
-        (FlowSpec::Tcp(t), Some(b)) => tcp_ideal_s(&t.tcp, b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN),
+        (FlowSpec::Tcp(t), Some(b)) => {
+            tcp_ideal_s(&t.tcp, shim_bytes(&t.cc), b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN)
+        }
         (FlowSpec::Ndp(n), Some(b)) => ndp_ideal_s(&n.ndp, b, &hops(fwd)).unwrap_or(f64::NAN),
-        (FlowSpec::Roce(r), Some(b)) => roce_ideal_s(&r.roce, b, &hops(fwd)).unwrap_or(f64::NAN),
+        (FlowSpec::Roce(r), Some(b)) => roce_ideal_s(&r.roce, shim_bytes(&r.cc), b, &hops(fwd)).unwrap_or(f64::NAN),
         _ => f64::NAN,
     }
 }
@@ -215,7 +227,7 @@ mod tests {
         // 1000 B in one 1040 B segment (8320 ns): 10 + 0.32 + 10 + 0.32 + 10 + 8.32 us.
         let cfg = TcpConfig { mss: 1460, timestamps: false, ..TcpConfig::default() };
         let path = [hop(10.0, 1.0)];
-        let ideal = tcp_ideal_s(&cfg, 1000, &path, &path).unwrap();
+        let ideal = tcp_ideal_s(&cfg, 0, 1000, &path, &path).unwrap();
         assert!((ideal - 38.96e-6).abs() < 1e-15, "{ideal}");
     }
 }

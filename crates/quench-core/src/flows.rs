@@ -37,8 +37,9 @@ pub struct FlowInfo {
     pub handshake: crate::packet::Handshake,
     /// Seconds the flow takes alone on the idle network (`fct.rs`); NaN where undefined.
     pub ideal_fct_s: f64,
-    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`).
-    pub telemetry: bool,
+    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`), in
+    /// this header.
+    pub telemetry: Option<crate::telemetry::IntHeader>,
 }
 
 /// A flow whose row is final: the flow as declared and what its endpoints reported.

@@ -399,7 +399,7 @@ impl World {
             host_queues: None,
             arrived_by: None,
         };
-        if world.flows.any_listed(|f| f.telemetry) {
+        if world.flows.any_listed(|f| f.telemetry.is_some()) {
             world.telemetry = Some(Box::default());
         }
         for w in 0..world.arrivals.workloads() {
@@ -631,7 +631,7 @@ impl World {
         if sender.reacts_to_source_quench() {
             self.quench_senders.entry((info.src, info.dst)).or_default().push(ids.1);
         }
-        if info.telemetry && self.telemetry.is_none() {
+        if info.telemetry.is_some() && self.telemetry.is_none() {
             self.start_telemetry();
         }
         self.rec.flow_arrived(ids.0, &info.name);
@@ -1001,33 +1001,43 @@ impl World {
         }
     }
 
-    /// The packet link `l` started sending: its departure count, sojourn and capture.
+    /// The packet link `l` started sending: its departure count, sojourn, telemetry hop and
+    /// capture (which shows the hop this switch just wrote).
     #[inline(never)]
     fn record_tx_start(&mut self, l: LinkId) {
         let link = &self.links[l.index()];
         let p = link.in_transmission(&self.link_cx.slab).expect("a transmission just started");
         self.rec.flow_links.count(p.flow, l, p.size, Fate::Departed);
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
-        if let Some(w) = self.pcap.get_mut(l) {
-            let info = self.flows.info(p.flow);
-            w.write(self.now, p, info.src, &info.handshake);
+        let (uid, key, flow) = (p.uid, p.wire_key(), p.flow);
+        if self.stamps_telemetry(l) {
+            self.stamp_telemetry(l, uid, flow);
         }
-        let (uid, key) = (p.uid, p.wire_key());
+        if let Some(w) = self.pcap.get_mut(l) {
+            let p = self.links[l.index()].in_transmission(&self.link_cx.slab).expect("in transmission");
+            let info = self.flows.info(flow);
+            let int = info.telemetry.filter(|h| h.on_wire);
+            let record = int.and(self.telemetry.as_deref()).and_then(|t| t.record_of(uid));
+            w.write(self.now, p, info.src, &info.handshake, int.map(|h| (h, record)));
+        }
         if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(key)) {
             self.send_pfc_frame(ingress, Frame::Resume);
         }
         self.left_host_queue(uid);
+    }
+
+    /// Switch egress `l` starts sending packet `uid` of `flow`: the hop it appends to the
+    /// packet's telemetry record, if it gathers one, and its row in the telemetry table.
+    fn stamp_telemetry(&mut self, l: LinkId, uid: u32, flow: FlowId) {
         let link = &self.links[l.index()];
-        if self.stamps_telemetry(l) {
-            let hop = HopRecord {
-                queue: Bytes(link.backlog().bytes),
-                tx_bytes: link.departed_bytes(),
-                at: self.now,
-                rate: link.rate(),
-            };
-            if let Some(t) = self.telemetry.as_deref_mut() {
-                t.stamp(uid, hop);
-            }
+        let hop = HopRecord {
+            queue: Bytes(link.backlog().bytes),
+            tx_bytes: link.departed_bytes(),
+            at: self.now,
+            rate: link.rate(),
+        };
+        if let Some(index) = self.telemetry.as_deref_mut().and_then(|t| t.stamp(uid, hop)) {
+            self.rec.telemetry_hop(l, flow, uid, index, &hop);
         }
     }
 
@@ -1254,8 +1264,8 @@ impl Host for World {
         }
         if let Some(t) = self.telemetry.as_deref_mut() {
             let info = self.flows.info(pkt.flow);
-            if info.telemetry {
-                t.on_send(&pkt, pkt.src == info.src);
+            if let Some(header) = info.telemetry {
+                t.on_send(&pkt, pkt.src == info.src, header);
             }
         }
         // Copied once, into the entry it keeps until it leaves the network.

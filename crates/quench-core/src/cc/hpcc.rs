@@ -28,7 +28,7 @@
 
 use super::{AckResponse, AckSample, Capabilities, CongestionControl, PathFacts, RateSample, Recovery, Signal, Window};
 use crate::error::ConfigError;
-use crate::telemetry::{HopRecord, IntRecord};
+use crate::telemetry::{HopRecord, IntHeader, IntRecord, MAX_HOPS};
 use crate::units::{BitRate, Dur};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +59,11 @@ pub struct HpccConfig {
     pub line_rate: Option<BitRate>,
     /// The first window in segments; `B_nic·T` (line rate) when absent.
     pub initial_window: Option<u64>,
+    /// Hop slots of the telemetry header (1 to 8): switches past the last leave no record.
+    pub int_hops: u8,
+    /// The telemetry header rides in every packet (`2 + 8·int_hops` bytes, counted in its size
+    /// and written in captures); false carries the records at no cost in bytes.
+    pub int_on_wire: bool,
 }
 
 impl Default for HpccConfig {
@@ -71,6 +76,8 @@ impl Default for HpccConfig {
             base_rtt: None,
             line_rate: None,
             initial_window: None,
+            int_hops: IntHeader::HPCC.hops,
+            int_on_wire: IntHeader::HPCC.on_wire,
         }
     }
 }
@@ -99,6 +106,8 @@ pub struct Hpcc {
     /// `lastUpdateSeq`: the bytes sent (`snd_nxt`) at the last update; the first ACK that
     /// delivers beyond them starts the next round.
     round_end: u64,
+    /// How the flow's packets carry the telemetry.
+    header: IntHeader,
 }
 
 impl Hpcc {
@@ -118,6 +127,9 @@ impl Hpcc {
         if cfg.min_rate.0 == 0 {
             return Err(ConfigError::new("min_rate", "must be positive"));
         }
+        if !(1..=MAX_HOPS as u8).contains(&cfg.int_hops) {
+            return Err(ConfigError::new("int_hops", format!("must be between 1 and {MAX_HOPS}")));
+        }
         let mut hpcc = Hpcc {
             eta: cfg.eta,
             max_stage: cfg.max_stage,
@@ -134,6 +146,7 @@ impl Hpcc {
             inc_stage: 0,
             last: None,
             round_end: 0,
+            header: IntHeader { hops: cfg.int_hops, on_wire: cfg.int_on_wire },
         };
         hpcc.set_path(cfg.base_rtt.unwrap_or(Dur::from_micros(1)), cfg.line_rate.unwrap_or(BitRate(1)));
         Ok(hpcc)
@@ -235,7 +248,7 @@ impl Hpcc {
 
 impl CongestionControl for Hpcc {
     fn capabilities(&self) -> Capabilities {
-        Capabilities { rate_samples: true, telemetry: true, ..Capabilities::window(Recovery::NewReno) }
+        Capabilities { rate_samples: true, telemetry: Some(self.header), ..Capabilities::window(Recovery::NewReno) }
     }
 
     /// `W_init` in segments: line rate for one base RTT, unless the scenario set it (then `W`

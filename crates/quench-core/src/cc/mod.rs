@@ -246,8 +246,8 @@ pub struct Capabilities {
     /// (one with `rate_samples`), so that it can separate fabric from endpoint delay (Swift).
     pub ack_delay: bool,
     /// The flow's data gathers in-band telemetry at every switch and its ACKs echo it
-    /// (`AckSample::telemetry`, HPCC), for a model-based controller.
-    pub telemetry: bool,
+    /// (`AckSample::telemetry`, HPCC), in this header, for a model-based controller.
+    pub telemetry: Option<crate::telemetry::IntHeader>,
     /// The controller acts by clocks of its own as well as on ACKs (DCQCN's rate timers): the
     /// sender asks `wake_at` after each of its answers and calls `on_wake` then, for a
     /// model-based controller.
@@ -275,7 +275,7 @@ impl Capabilities {
             rate_samples: false,
             loss_window_segments: 1,
             ack_delay: false,
-            telemetry: false,
+            telemetry: None,
             own_clock: false,
             linux_cong_control: false,
         }

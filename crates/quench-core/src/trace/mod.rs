@@ -7,7 +7,8 @@
 //! record stays in memory until the run ends.
 //!
 //! The recorder only stores what it is handed: it reads no component, and it depends on no
-//! part of the engine above the packet, the units and the ICMP encoding (for captures).
+//! part of the engine above the packet, the units, and the ICMP and telemetry encodings (for
+//! captures).
 
 pub mod delay;
 pub mod flow_links;
@@ -19,6 +20,7 @@ pub mod table;
 pub mod thinning;
 
 use crate::packet::{FlowId, LinkId, Packet};
+use crate::telemetry::HopRecord;
 use crate::units::{BitRate, Dur, Time};
 use flow_monitor::{FlowMonitorConfig, FlowMonitorTrace, Watch};
 use serde::{Deserialize, Serialize};
@@ -64,6 +66,11 @@ pub struct RecordConfig {
     /// (`delay.rs`). Left out of the written scenario when empty.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delay: Vec<String>,
+    /// One row per hop a switch egress writes into a packet's in-band telemetry record
+    /// (`telemetry.rs`): the hop's index in the record, the queue, transmitted bytes and rate
+    /// it reports (the `telemetry` table). Restricted by `links` like the queue records.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub telemetry: bool,
 }
 
 impl Default for RecordConfig {
@@ -83,6 +90,7 @@ impl Default for RecordConfig {
             snapshots: None,
             flow_links: false,
             delay: Vec::new(),
+            telemetry: false,
         }
     }
 }
@@ -151,6 +159,18 @@ columnar!(RttTrace { time_s: f64, flow: u32, rtt_s: f64, srtt_s: f64, rto_s: f64
 columnar!(SegmentTrace { time_s: f64, flow: u32, seq: u64, len: u32, is_ack: u8, retransmit: u8 });
 columnar!(EventTrace { time_s: f64, flow: u32, event: u8 });
 columnar!(MonitorTrace { time_s: f64, link: u32, name: u32, value: f64 });
+// `hop`: the hop's index in the packet's record (0 at the first switch egress); `uid`: the
+// packet's (its IP identification's low 16 bits in a capture).
+columnar!(TelemetryTrace {
+    time_s: f64,
+    link: u32,
+    flow: u32,
+    uid: u32,
+    hop: u8,
+    queue_bytes: u64,
+    tx_bytes: u64,
+    rate_bps: u64,
+});
 
 #[derive(Default)]
 pub struct Recorder {
@@ -177,6 +197,7 @@ pub struct Recorder {
     /// The flows whose packets' one-way delays are recorded, and the rows (`record.delay`).
     delay_flows: delay::DelayFlows,
     pub delay: delay::DelayTrace,
+    pub telemetry: TelemetryTrace,
     cwnd_thinning: Option<CwndThinning>,
     /// Where full buffers go, when the run streams its records to disk.
     spill: Option<Spill>,
@@ -197,6 +218,7 @@ pub const SEGMENTS: &str = "segments";
 pub const TCP_EVENTS: &str = "tcp_events";
 pub const MONITORS: &str = "monitors";
 pub const FLOW_MONITOR: &str = "flow_monitor";
+pub const TELEMETRY: &str = "telemetry";
 
 /// The record buffers, as named by a full one asking to be written out.
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +235,7 @@ enum Series {
     Monitors,
     FlowMonitor,
     Delay,
+    Telemetry,
 }
 
 /// Append `buffer`'s rows to `table` in the spill folder and empty it.
@@ -310,6 +333,7 @@ impl Recorder {
             Series::Monitors => spill_chunk(spill, MONITORS, &mut self.monitors),
             Series::FlowMonitor => spill_chunk(spill, FLOW_MONITOR, &mut self.flow_monitor),
             Series::Delay => spill_chunk(spill, delay::DELAY, &mut self.delay),
+            Series::Telemetry => spill_chunk(spill, TELEMETRY, &mut self.telemetry),
         }
     }
 
@@ -461,6 +485,15 @@ impl Recorder {
         self.pushed(rows, Series::Monitors);
     }
 
+    /// Switch egress `link` wrote `hop` as hop `index` of packet `uid`'s telemetry record.
+    pub fn telemetry_hop(&mut self, link: LinkId, flow: FlowId, uid: u32, index: usize, hop: &HopRecord) {
+        if self.cfg.telemetry && self.link_wanted(link) {
+            let (at, queue, rate) = (hop.at.as_secs_f64(), hop.queue.0, hop.rate.0);
+            let rows = self.telemetry.push(at, link.0, flow.0, uid, index as u8, queue, hop.tx_bytes, rate);
+            self.pushed(rows, Series::Telemetry);
+        }
+    }
+
     pub fn event(&mut self, now: Time, flow: FlowId, event: TcpEvent) {
         let rows = self.events.push(now.as_secs_f64(), flow.0, event as u8);
         self.pushed(rows, Series::TcpEvents);
@@ -487,6 +520,7 @@ impl Recorder {
             // At most a row per listed flow and link: kept in memory.
             self.flow_links.into_table(),
             finish_table(s, delay::DELAY, self.delay, delay::table),
+            finish_table(s, TELEMETRY, self.telemetry, |b| b.into_table(TELEMETRY)),
         ];
         let written = match self.spill {
             Some(mut spill) => {

@@ -13,8 +13,10 @@
 //! by the sending end's shift when both SYNs carried window scale (RFC 7323 section 2.3), else
 //! capped. ACKs of SACK connections carry the SACK option (RFC 2018 section 3), counted in the
 //! simulated ACK's size. Segments of connections with `tcp.timestamps` carry the timestamp
-//! option (RFC 7323), TSval on a microsecond clock. So every record's original length and IP
-//! total length are the simulated packet's size.
+//! option (RFC 7323), TSval on a microsecond clock. Packets of a flow that carries in-band
+//! telemetry on the wire have its header after the transport header (`telemetry::IntHeader`:
+//! the hop count and the hops written so far, this link's own when it is a switch's egress).
+//! So every record's original length and IP total length are the simulated packet's size.
 //! Owns each capture's buffer or file; it writes the packets the world hands it as a link starts
 //! sending them, and reads no component.
 
@@ -23,6 +25,7 @@ use crate::packet::{
     tcp_flags, ts_clock, FlowId, Handshake, LinkId, NodeId, Packet, Proto, SynOptions, IP_HEADER, TCP_HEADER,
     TCP_TIMESTAMP_OPTION, UDP_HEADER,
 };
+use crate::telemetry::{IntHeader, IntRecord};
 use crate::units::Time;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -234,18 +237,29 @@ impl PcapWriter {
     }
 
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts;
-    /// `handshake` the options of its flow's SYN and SYN-ACK.
-    pub fn write(&mut self, t: Time, pkt: &Packet, sender_node: NodeId, handshake: &Handshake) {
+    /// `handshake` the options of its flow's SYN and SYN-ACK; `int` the telemetry header its
+    /// flow's packets carry and the record this one holds.
+    pub fn write(
+        &mut self,
+        t: Time,
+        pkt: &Packet,
+        sender_node: NodeId,
+        handshake: &Handshake,
+        int: Option<(IntHeader, Option<&IntRecord>)>,
+    ) {
         let size = pkt.size as u32;
         let syn = syn_options(pkt, handshake);
-        let transport = match pkt.proto {
-            // Only a datagram's first fragment carries the transport header.
-            _ if pkt.frag.offset > 0 => 0,
-            Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt, syn),
-            // NDP's header is captured as a UDP-shaped one (ports and length).
-            Proto::Udp | Proto::Ndp => UDP_HEADER,
-            Proto::Icmp => pkt.payload as u32,
-        };
+        // Only a datagram's first fragment carries the transport header and the shim.
+        let int = int.filter(|_| pkt.frag.offset == 0);
+        let shim = int.map_or(0, |(h, _)| h.wire_bytes());
+        let transport = shim
+            + match pkt.proto {
+                _ if pkt.frag.offset > 0 => 0,
+                Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt, syn),
+                // NDP's header is captured as a UDP-shaped one (ports and length).
+                Proto::Udp | Proto::Ndp => UDP_HEADER,
+                Proto::Icmp => pkt.payload as u32,
+            };
         let captured = (IP_HEADER + transport).min(size);
         self.buf.extend_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
         self.buf.extend_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
@@ -261,6 +275,9 @@ impl PcapWriter {
             }
             Proto::Udp | Proto::Ndp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
+        }
+        if let Some((header, record)) = int {
+            header.write(record, &mut self.buf);
         }
         self.buf.truncate(start + captured as usize);
         self.packets += 1;

@@ -432,7 +432,7 @@ impl TransportSpec for AssistedFlowSpec {
             receiver: Agent::AssistedReceiver(Box::new(AssistedReceiver::new(backward, bytes))),
             cc: "",
             bytes,
-            telemetry: false,
+            telemetry: None,
         })
     }
 }

@@ -60,8 +60,15 @@ pub struct FlowBuild<'a> {
 impl FlowBuild<'_> {
     /// The (forward, backward) connections of a two-way transport: sender to receiver and back.
     pub fn connections(&self) -> (Connection, Connection) {
-        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver };
-        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender };
+        self.connections_with_shim(0)
+    }
+
+    /// [`FlowBuild::connections`] whose every packet carries a `shim`-byte header
+    /// (`Connection::shim`).
+    pub fn connections_with_shim(&self, shim: u32) -> (Connection, Connection) {
+        let shim = shim as u16;
+        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver, shim };
+        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender, shim };
         (forward, backward)
     }
 
@@ -117,9 +124,9 @@ pub struct BuiltFlow {
     pub cc: &'static str,
     /// Transfer size; unlimited when absent.
     pub bytes: Option<u64>,
-    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`): its
-    /// controller reads it.
-    pub telemetry: bool,
+    /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`), in
+    /// this header: its controller reads it.
+    pub telemetry: Option<crate::telemetry::IntHeader>,
 }
 
 /// A sender fills its flow's row of the flows table from its own and its receiver's counters.

@@ -249,7 +249,7 @@ impl TransportSpec for MptcpFlowSpec {
             receiver: Agent::MptcpReceiver(Box::new(MptcpReceiver::new(backward, receivers, bytes))),
             cc: self.cc.kind(),
             bytes,
-            telemetry: false,
+            telemetry: None,
         })
     }
 }

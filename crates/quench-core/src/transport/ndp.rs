@@ -511,7 +511,7 @@ impl TransportSpec for NdpFlowSpec {
             receiver: Agent::NdpReceiver(Box::new(NdpReceiver::new(backward, bytes, &self.ndp, pacer, spacing))),
             cc: "",
             bytes,
-            telemetry: false,
+            telemetry: None,
         })
     }
 }
@@ -535,7 +535,7 @@ mod tests {
     use crate::transport::ScriptedHost;
 
     fn conn() -> Connection {
-        Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) }
+        Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1), shim: 0 }
     }
 
     fn at(host: &mut ScriptedHost, t: u64) -> AgentCx<'_, ScriptedHost> {

@@ -136,11 +136,13 @@ impl RoceConfig {
     }
 }
 
-/// A packet of this connection with `flags`, `seq` and `payload` bytes.
+/// A packet of this connection with `flags`, `seq` and `payload` bytes, and the
+/// connection's shim (the telemetry header, after the transport headers as HPCC's NIC puts it).
 fn packet(conn: &Connection, seq: u64, payload: u32, flags: u8) -> Packet {
     let mut p = conn.segment(seq, seq, payload, flags, 0);
     p.proto = Proto::Udp;
-    p.size = if flags & flags::DATA != 0 { (DATA_HEADER_BYTES + payload) as u16 } else { ACK_BYTES as u16 };
+    let headers = if flags & flags::DATA != 0 { DATA_HEADER_BYTES + payload } else { ACK_BYTES };
+    p.size = (headers + conn.shim as u32) as u16;
     p
 }
 
@@ -207,7 +209,7 @@ impl RoceSender {
             snd_nxt: 0,
             high: 0,
             sent: VecDeque::new(),
-            telemetry: caps.telemetry,
+            telemetry: caps.telemetry.is_some(),
             own_clock: caps.own_clock,
             rate: BitRate(line_rate.0.max(1)),
             next_avail: Time::ZERO,
@@ -626,12 +628,14 @@ impl TransportSpec for RoceFlowSpec {
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         let mut cc = self.cc.build().map_err(|e| e.within("cc"))?;
         let caps = cc.capabilities();
-        let path: PathFacts = cx.path_facts((DATA_HEADER_BYTES + self.roce.mtu) as u64, ACK_BYTES as u64);
+        let shim = caps.telemetry.map_or(0, |h| h.wire_bytes());
+        let path: PathFacts =
+            cx.path_facts((DATA_HEADER_BYTES + shim + self.roce.mtu) as u64, (ACK_BYTES + shim) as u64);
         cc.take_path(&path);
         cx.check_path(None)?;
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
-        let (forward, backward) = cx.connections();
+        let (forward, backward) = cx.connections_with_shim(shim);
         let sender = RoceSender::new(forward, self.roce.clone(), cc, bytes, path.line_rate);
         Ok(BuiltFlow {
             sender: Agent::RoceSender(Box::new(sender)),
@@ -667,7 +671,7 @@ mod tests {
     const GBPS: BitRate = BitRate(1_000_000_000);
 
     fn conn() -> Connection {
-        Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1) }
+        Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1), shim: 0 }
     }
 
     fn at(host: &mut ScriptedHost, t: u64) -> AgentCx<'_, ScriptedHost> {

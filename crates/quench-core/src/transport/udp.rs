@@ -284,7 +284,7 @@ impl TransportSpec for UdpFlowSpec {
             receiver: Agent::UdpSink(Box::new(UdpSink { node: cx.dst, ..Default::default() })),
             cc: "",
             bytes: None,
-            telemetry: false,
+            telemetry: None,
         })
     }
 }

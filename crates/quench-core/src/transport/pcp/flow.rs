@@ -42,7 +42,7 @@ impl TransportSpec for PcpFlowSpec {
             receiver: Agent::PcpReceiver(Box::new(PcpReceiver::new(backward, &self.pcp, bytes))),
             cc: "",
             bytes,
-            telemetry: false,
+            telemetry: None,
         })
     }
 }

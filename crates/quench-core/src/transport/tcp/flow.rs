@@ -86,15 +86,22 @@ impl TransportSpec for TcpFlowSpec {
         }
         // The sender agent's own stream (as a UDP source's): only a controller that draws uses it.
         cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64));
-        // A full segment and a pure ACK on the wire: the MSS counts the options (config.rs).
-        let (data_size, ack_size) = ((self.tcp.mss + HEADERS) as u64, (HEADERS + agreed.option_bytes()) as u64);
+        // A full segment and a pure ACK on the wire: the MSS counts the options (config.rs)
+        // and the telemetry header every packet carries.
+        let shim = caps.telemetry.map_or(0, |h| h.wire_bytes());
+        if agreed.segment_payload() <= shim {
+            let why = format!("{} bytes leave no payload beside the {shim}-byte telemetry header", self.tcp.mss);
+            return Err(ConfigError::new("mss", why).within("tcp"));
+        }
+        let full = (self.tcp.mss + HEADERS) as u64;
+        let (data_size, ack_size) = (full, (HEADERS + shim + agreed.option_bytes()) as u64);
         cc.take_path(&cx.path_facts(data_size, ack_size));
         // With don't-fragment, a full segment must fit every MTU: an error is about the MSS.
-        let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
+        let size = self.tcp.dont_fragment.then_some((full, "tcp.mss"));
         cx.check_path(size)?;
         cx.check_return_path()?;
         let bytes = self.bytes.map(|b| b.0);
-        let (forward, backward) = cx.connections();
+        let (forward, backward) = cx.connections_with_shim(shim);
         let feedback = caps.ecn_feedback;
         let ect_on_every_packet = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
         Ok(BuiltFlow {

@@ -80,16 +80,26 @@ impl TcpTimer {
     }
 }
 
-/// Addressing shared by both ends of a connection.
+/// Addressing shared by both ends of a connection, and the shim every packet carries.
 #[derive(Clone, Copy, Debug)]
 pub struct Connection {
     pub flow: FlowId,
     pub local: NodeId,
     pub remote: NodeId,
     pub peer: AgentId,
+    /// Bytes of a header every packet of the connection carries after its transport header
+    /// (the in-band telemetry header, `telemetry::IntHeader`): counted in each packet's size
+    /// and, as the options are, within the MSS, so a full segment still fits the path's MTU.
+    pub shim: u16,
 }
 
 impl Connection {
+    /// Payload bytes of a full segment: the MSS less the options (`TcpConfig::segment_payload`)
+    /// and the shim.
+    pub(crate) fn segment_payload(&self, cfg: &TcpConfig) -> u32 {
+        cfg.segment_payload() - self.shim as u32
+    }
+
     /// A segment from this end to the peer.
     pub(crate) fn segment(&self, seq: u64, ack: u64, payload: u32, flags: u8, window: u64) -> Packet {
         Packet {
@@ -102,7 +112,7 @@ impl Connection {
             dst: self.remote,
             flow: self.flow,
             dst_agent: self.peer,
-            size: (HEADERS + payload) as u16,
+            size: (HEADERS + self.shim as u32 + payload) as u16,
             payload: payload as u16,
             window: window.min(u32::MAX as u64) as u32,
             proto: Proto::Tcp,

@@ -303,7 +303,7 @@ impl TcpReceiver {
         let filled_hole = self.pull_in_order();
         self.deliver(before, cx);
         self.quick.on_in_order_data(cx.now);
-        let full_sized = pkt.payload as u32 >= self.cfg.segment_payload();
+        let full_sized = pkt.payload as u32 >= self.conn.segment_payload(&self.cfg);
         self.unacked_segments += full_sized as u32;
         let delayed = &self.cfg.delayed_ack;
         let now = filled_hole || fin || !delayed.enabled || self.quick.active();
@@ -357,7 +357,7 @@ mod tests {
     /// segments [start, start + len), each with the FIN where asked; the receiver and the
     /// packets it sent (the SYN-ACK first).
     fn fed(cfg: TcpConfig, segments: &[(u64, u64, bool)]) -> (TcpReceiver, Vec<Packet>) {
-        let conn = Connection { flow: FlowId(0), local: NodeId(1), remote: NodeId(0), peer: AgentId(0) };
+        let conn = Connection { flow: FlowId(0), local: NodeId(1), remote: NodeId(0), peer: AgentId(0), shim: 0 };
         let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
         let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
         let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {

@@ -269,7 +269,7 @@ impl TcpSender {
     pub fn new(conn: Connection, own: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
         let syn_options = super::options::syn_options(&own);
         let cfg = super::options::agreed(&own);
-        let mss = cfg.segment_payload() as u64;
+        let mss = conn.segment_payload(&cfg) as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
         let caps = cc.capabilities();
@@ -321,7 +321,7 @@ impl TcpSender {
                 ts_recent: 0,
                 ack_echo: None,
                 ack_delay: caps.ack_delay,
-                telemetry: caps.telemetry,
+                telemetry: caps.telemetry.is_some(),
                 controller_clock: caps.own_clock && caps.rate_samples,
             },
             timers: timers::TimerTable::default(),
