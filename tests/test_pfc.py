@@ -27,7 +27,7 @@ def test_pfc_pauses_the_upstream_link_and_loses_nothing():
     assert links.loc["a->s", "pfc_pauses"] == 2
     assert links.loc["a->s", "pfc_max_ingress_bytes"] == 14_000
     assert links.loc["s->c", "dropped_packets"] == 0
-    assert list(res.pfc_cycles.columns) == ["time_s", "links", "hops", "still_paused"]
+    assert list(res.pfc_cycles.columns) == ["time_s", "links", "hops", "priority", "still_paused"]
     assert res.pfc_cycles.empty
 
 
@@ -42,6 +42,32 @@ def test_the_control_class_reaches_the_engine():
 
     assert done("priority") == pytest.approx(33.872e-6, abs=1e-12)
     assert math.isnan(done(None))
+
+
+def test_priorities_and_classes_reach_the_engine():
+    """The engine's priority test from Python: a's datagrams to c in priority 3, the only
+    lossless one, and a 1 Gb/s flow to e in priority 0, with a's queue in two classes: s pauses
+    priority 3 (the monitor's bit 3) and the priority-0 flow loses nothing to the pause; a
+    workload takes a priority too, and a bad one is refused naming its key."""
+    net = quench.Network(seed=1).hosts("a", "c", "e").routers("s")
+    fifo = quench.droptail("10000p")
+    net.link("a", "s", rate="10Gbps", delay="1us", qdisc=quench.classes(([3], fifo), ([0], fifo)))
+    net.link("s", "c", rate="1Gbps", delay="1us", qdisc=fifo)
+    net.link("s", "e", rate="10Gbps", delay="1us")
+    net.udp("a", "c", rate="20Gbps", size="972B", priority=3)
+    net.udp("a", "e", rate="1Gbps", size="972B", name="low")
+    net.pfc("10500B", priorities=[3]).record(monitors=True)
+    res = net.run("80us", progress=False)
+    paused = res.monitors[(res.monitors["name"] == "pfc_paused") & (res.monitors["link_name"] == "a->s")]
+    assert list(paused["value"])[:2] == [8.0, 0.0]
+    low = res.flows.set_index("name").loc["low"]
+    assert low["bytes_delivered"] >= 6 * 972, "it goes while priority 3 is paused"
+    spec = net.to_dict("1s")
+    assert spec["pfc"]["priorities"] == [3] and spec["flows"][0]["priority"] == 3
+    net.workload([("a", "e")], size="10KB", priority=9)
+    with pytest.raises(quench.ScenarioError) as e:
+        validate_scenario(net.to_dict("1s"))
+    assert e.value.path == "workloads[0].priority"
 
 
 def test_without_pfc_the_tables_keep_their_form():

@@ -36,6 +36,7 @@ from quench.controllers import (
 from quench.network import (
     Network,
     choke,
+    classes,
     codel,
     droptail,
     drr,
@@ -65,6 +66,7 @@ __all__ = [
     "bbr",
     "bbr3",
     "choke",
+    "classes",
     "codel",
     "copa",
     "cubic",

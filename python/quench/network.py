@@ -188,6 +188,18 @@ def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> di
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 
+def classes(*classes: tuple[list[int], dict[str, Any] | None]) -> dict[str, Any]:
+    """A switch port's queues per traffic class (IEEE 802.1Q): each class a (priorities, qdisc)
+    pair, e.g. classes(([3], quench.red(...)), ([0], None)): the packets of flows whose
+    `priority` is listed join that class's queue (a qdisc of any kind; drop-tail's defaults for
+    None), a priority no class lists the last class's. The link sends from the first class in
+    order that has a packet and none of whose priorities PFC has paused (strict priority), so
+    a paused lossless class does not block the others (`Network.pfc`). With no classes given,
+    the default: one class of every priority, drop-tail."""
+    listed = [_clean({"priorities": list(p), "qdisc": q}) for p, q in classes]
+    return _clean({"kind": "classes", "classes": listed or None})
+
+
 def trim(
     data_limit: Quantity | None = None,
     header_limit: Quantity | None = None,
@@ -459,11 +471,15 @@ class Network:
         xon: Quantity | None = None,
         switches: list[str] | None = None,
         control: str | None = None,
+        priorities: list[int] | None = None,
     ) -> Network:
         """Priority-based flow control (IEEE 802.1Qbb) at the switches: lossless links. A switch
-        pauses the link an ingress port is fed by once it holds `xoff` bytes that came in by it
-        (e.g. "40KB"), and resumes it at `xon` (default: 3 KiB under `xoff`, as the HPCC
-        artifact's switch). `switches`: the routers that run it; every router by default.
+        pauses a priority of the link an ingress port is fed by once it holds `xoff` bytes of
+        that priority that came in by it (e.g. "40KB"), and resumes it at `xon` (default: 3 KiB
+        under `xoff`, as the HPCC artifact's switch). `priorities`: the lossless ones (0 to 7,
+        a flow's `priority`), which the switches count and pause; all by default. A paused
+        priority stops only its own packets on links whose queue keeps classes apart
+        (`quench.classes`), the whole link on any other. `switches`: the routers that run it; every router by default.
         `control`: the class of packets that carry no data (ACKs, NAKs, pulls, handshakes):
         "lossless" (default; with the data, counted and paused) or "priority" (a class of
         their own, served first on every link into or out of a PFC switch, neither counted nor
@@ -471,7 +487,8 @@ class Network:
         links table gains each link's pauses, paused time and the most bytes held from it
         (`pfc_pauses`, `pfc_paused_s`, `pfc_max_ingress_bytes`), and the `pfc_cycles` table
         lists every cycle of paused links (a deadlock if `still_paused`)."""
-        self._pfc = _clean({"xoff": xoff, "xon": xon, "switches": switches, "control": control})
+        spec = {"xoff": xoff, "xon": xon, "switches": switches, "control": control, "priorities": priorities}
+        self._pfc = _clean(spec)
         return self
 
     def multipath(self, router: str, policy: str) -> Network:
@@ -495,6 +512,7 @@ class Network:
         path: list[str] | None = None,
         reverse_path: list[str] | None = None,
         after: list[str] | None = None,
+        priority: int | None = None,
         **tcp: Any,
     ) -> Network:
         """A TCP connection with a bulk transfer of `bytes` (unlimited when None), from `start`
@@ -504,8 +522,10 @@ class Network:
         "agg0_1", "core3", "agg1_1", "tor2", "h5"]), whatever the routes or switches' policies
         choose; `reverse_path` the same for its ACKs, from `dst` to `src` (routed as usual
         when absent). `after`: names of listed flows that must complete (last byte delivered)
-        before it starts; `start` then counts from the last of their completions. Every
-        transport takes these three.
+        before it starts; `start` then counts from the last of their completions. `priority`:
+        the IEEE 802.1p priority (0 to 7, default 0) its packets travel in, for switches whose
+        queues keep classes apart (`quench.classes`) and PFC (`Network.pfc`). Every transport
+        takes these four.
 
         Its defaults come from a profile, the keyword `profile`: "linux" (the default: a current
         Linux kernel's TCP, CUBIC with HyStart and an initial window of 10, SACK, timestamps,
@@ -583,7 +603,7 @@ class Network:
           support it (RFC 2018, RFC 7323, RFC 3168), e.g. receiver={"sack": False}.
         The SYN and SYN-ACK count the options they carry (MSS, SACK-permitted, timestamps,
         window scale under "linux": 60 bytes; see docs/mechanisms.md#handshake-options)."""
-        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        routing = {"path": path, "reverse_path": reverse_path, "after": after, "priority": priority}
         return self._connection("tcp", src, dst, bytes, start, name, tcp, cc=cc, **routing)
 
     def pcp(
@@ -641,6 +661,7 @@ class Network:
         path: list[str] | None = None,
         reverse_path: list[str] | None = None,
         after: list[str] | None = None,
+        priority: int | None = None,
         **params: Any,
     ) -> Network:
         """An NDP transfer of `bytes` (unlimited when None; Handley et al., SIGCOMM 2017): the
@@ -649,9 +670,9 @@ class Network:
         trimming queues, qdisc={"kind": "trim"} (`data_limit` "8p", `header_limit` "24000B",
         `header_weight` 100000, `tail_trim_probability` 0.5), and spreads best over a fabric
         whose switches spray (multipath "spray"). Parameters: mss (1436), initial_window (15),
-        min_rto ("5ms"), pull_rate (the receiver's access link rate). `path`, `reverse_path`
-        and `after` as for `tcp` (a pinned path overrides the switches' spraying)."""
-        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        min_rto ("5ms"), pull_rate (the receiver's access link rate). `path`, `reverse_path`,
+        `after` and `priority` as for `tcp` (a pinned path overrides the switches' spraying)."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after, "priority": priority}
         return self._connection("ndp", src, dst, bytes, start, name, params, **routing)
 
     def roce(
@@ -666,6 +687,7 @@ class Network:
         path: list[str] | None = None,
         reverse_path: list[str] | None = None,
         after: list[str] | None = None,
+        priority: int | None = None,
         **params: Any,
     ) -> Network:
         """A RoCEv2 reliable-connection transfer of `bytes` (unlimited when None), as an RDMA
@@ -678,8 +700,8 @@ class Network:
         same gap is NAKed again, default "500us"), rto (the local ACK timeout after which the
         sender goes back to its oldest unacknowledged packet, default 4.096 us x 2^14, about 67.1 ms), window
         (hold sends by the controller's window as well as its rate, default True). `path`,
-        `reverse_path` (its ACKs and NAKs) and `after` as for `tcp`."""
-        routing = {"path": path, "reverse_path": reverse_path, "after": after}
+        `reverse_path` (its ACKs and NAKs), `after` and `priority` as for `tcp`."""
+        routing = {"path": path, "reverse_path": reverse_path, "after": after, "priority": priority}
         return self._connection("roce", src, dst, bytes, start, name, params, cc=cc, **routing)
 
     def mptcp(
@@ -694,6 +716,7 @@ class Network:
         reinject: bool = True,
         start: Quantity = 0,
         name: str | None = None,
+        priority: int | None = None,
         **tcp: Any,
     ) -> Network:
         """A Multipath TCP connection (RFC 8684) with a bulk transfer of `bytes` (unlimited when
@@ -706,8 +729,9 @@ class Network:
         the defaults of the profile `profile` ("linux" by default, as a TCP flow's; e.g.
         profile="rfc", sack=True, rto={"min": "1ms"}); `receive_window` is the connection's one
         buffer. `reinject`: send a stalled subflow's data again on the others, as Linux's MPTCP
-        does (docs/mechanisms.md#multipath-tcp-and-lia)."""
+        does (docs/mechanisms.md#multipath-tcp-and-lia). `priority` as for `tcp`."""
         flow = {"kind": "mptcp", "src": src, "dst": dst, "bytes": bytes, "start": start, "name": name}
+        flow["priority"] = priority
         flow |= {"subflows": subflows, "coupling": coupling, "cc": cc, "reinject": reinject, "tcp": tcp or None}
         self._flows.append(_clean(flow))
         return self
@@ -743,6 +767,7 @@ class Network:
         ecn: str | None = None,
         path: list[str] | None = None,
         after: list[str] | None = None,
+        priority: int | None = None,
     ) -> Network:
         """A UDP source of `rate` bit/s of IP datagrams from `start` (default 0) to `stop` (default
         the run's end); `pattern` 'cbr' (default) or 'poisson' (the datagram rate is `rate` over
@@ -752,7 +777,7 @@ class Network:
         "values": [...], "weights": [...]} (equal weights when absent); quench.dist writes
         these and the lognormal, Pareto and empirical-CDF ones. `ecn`: the datagrams' ECN
         codepoint, "not_ect" (default), "ect0" or "ect1" (L4S, RFC 9331); the source does not
-        react to marks. `path` and `after` as for `tcp`."""
+        react to marks. `path`, `after` and `priority` as for `tcp`."""
         flow = {
             "kind": "udp",
             "src": src,
@@ -766,6 +791,7 @@ class Network:
             "ecn": ecn,
             "path": list(path) if path is not None else None,
             "after": list(after) if after is not None else None,
+            "priority": priority,
         }
         self._flows.append(_clean(flow))
         return self
@@ -784,6 +810,7 @@ class Network:
         hosts: list[str] | None = None,
         receiver: str | None = None,
         load: float | None = None,
+        priority: int | None = None,
     ) -> Network:
         """Finite flows arriving as a Poisson process of `arrival_rate` per second, each between
         a (src, dst) pair drawn uniformly from `pairs`, of `size` bytes ("250KB", or
@@ -798,7 +825,8 @@ class Network:
         seed), "all_to_all", or "incast" (every host but `receiver` sends to it). Instead of
         `arrival_rate`, `load` in (0, 1]: each sender offers that fraction of its access link,
         load × rate / (8 × mean size) flows per second. With neither rate nor load, every pair
-        sends one flow at `start`, all at once (a synchronised incast)."""
+        sends one flow at `start`, all at once (a synchronised incast). `priority`: every
+        flow's, as for `tcp`."""
         workload = {
             "name": name,
             "pairs": [list(p) for p in pairs] if pairs is not None else None,
@@ -811,6 +839,7 @@ class Network:
             "start": start,
             "stop": stop,
             "flow": flow if flow is not None else {"kind": "tcp"},
+            "priority": priority,
         }
         self._workloads.append(_clean(workload))
         return self

@@ -327,6 +327,7 @@ impl FlowContext<'_> {
             handshake: f.handshake(),
             ideal_fct_s: self.ideal_fct_s(spec, built.bytes, (src, dst)),
             telemetry: built.telemetry,
+            priority: 0,
         };
         Ok((info, built.sender, built.receiver))
     }
@@ -370,6 +371,7 @@ impl Arrivals for FlowFactory {
         (nodes, links, routes): (&[Node], &[Link], &Routes),
         ids: (FlowId, AgentId, AgentId),
     ) -> Option<(FlowInfo, Agent, Agent)> {
+        let priority = self.workloads[w].spec().priority;
         let spec = self.workloads[w].take()?;
         let cx = FlowContext {
             seed: self.seed,
@@ -380,7 +382,9 @@ impl Arrivals for FlowFactory {
             routes,
             host_shared: &self.host_shared,
         };
-        Some(cx.flow(ids, &spec, self.end).expect("a workload's template was checked for every pair"))
+        let (info, sender, receiver) =
+            cx.flow(ids, &spec, self.end).expect("a workload's template was checked for every pair");
+        Some((FlowInfo { priority, ..info }, sender, receiver))
     }
 }
 
@@ -473,7 +477,11 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         let id = flows.len() as u32;
         let ids = (FlowId(id), AgentId(2 * id), AgentId(2 * id + 1));
         let (flow, sender, receiver) = cx.flow(ids, spec, end).map_err(|e| e.within(&format!("flows[{i}]")))?;
-        flows.push(flow);
+        if spec.routing.priority >= crate::packet::PRIORITIES {
+            let why = format!("{} is not a priority (0 to 7)", spec.routing.priority);
+            return Err(ConfigError::new(format!("flows[{i}].priority"), why));
+        }
+        flows.push(FlowInfo { priority: spec.routing.priority, ..flow });
         agents.extend([sender, receiver]);
     }
     let packets: Vec<(usize, f64)> =

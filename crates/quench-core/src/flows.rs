@@ -40,6 +40,8 @@ pub struct FlowInfo {
     /// The flow's data gathers in-band telemetry and its ACKs echo it (`telemetry.rs`), in
     /// this header.
     pub telemetry: Option<crate::telemetry::IntHeader>,
+    /// The priority its packets travel in (IEEE 802.1p; `packet::FlowPriorities`).
+    pub priority: u8,
 }
 
 /// A flow whose row is final: the flow as declared and what its endpoints reported.
@@ -127,12 +129,17 @@ impl Flows {
         (flows, Agents { listed: agents, first, ..Default::default() })
     }
 
-    /// Flows so far, listed and arrived (the next arrival's id).
     /// Whether any flow listed in the scenario has property `p`.
     pub fn any_listed(&self, p: impl Fn(&FlowInfo) -> bool) -> bool {
         self.listed.iter().any(p)
     }
 
+    /// The flows listed in the scenario, with their ids.
+    pub fn listed_infos(&self) -> impl Iterator<Item = (FlowId, &FlowInfo)> {
+        self.listed.iter().enumerate().map(|(i, f)| (FlowId(i as u32), f))
+    }
+
+    /// Flows so far, listed and arrived (the next arrival's id).
     pub fn count(&self) -> u32 {
         self.first + self.window.len() as u32
     }

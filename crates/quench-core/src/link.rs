@@ -50,7 +50,7 @@ use crate::ip::FragmentRule;
 use crate::limits::{
     self, MAX_FRAMING_OVERHEAD, MAX_LIMIT_PACKETS, MAX_MTU, MAX_PACKET_RATE, MIN_MTU, MIN_PACKET_RATE,
 };
-use crate::packet::{NodeId, Packet};
+use crate::packet::{FlowPriorities, NodeId, Packet};
 use crate::qdisc::{AnyQdisc, Backlog, Dequeued, DropReason, NodeBuffers, Qdisc, QdiscCx, QdiscSpec};
 use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab, SlabList};
@@ -358,9 +358,11 @@ struct Dynamics {
     /// The first packets of the pipe were cut off when the link went down (their drops are
     /// recorded): each is discarded when its arrival comes, so every event stays in place.
     pipe_cut: u32,
-    /// The far end's switch has paused this link (`pfc.rs`): it takes packets into its queue
-    /// but starts no transmission of data until it is resumed.
-    paused: bool,
+    /// The priorities the far end's switch has paused on this link (`pfc.rs`), bit `p` for
+    /// priority `p`: it takes packets into its queue but starts no transmission of data of a
+    /// paused priority until it is resumed; of none at all, if its qdisc keeps no classes
+    /// apart (`Qdisc::keeps_priorities_apart`).
+    paused: u8,
     /// The control band of a link that serves PFC's control class first
     /// ([`Link::serve_control_first`]): packets that carry no data, in arrival order, sent
     /// before anything the qdisc holds and while the link is paused.
@@ -467,6 +469,8 @@ pub struct LinkCx {
     pub out: LinkOutbox,
     pub node_buffers: Vec<NodeBuffers>,
     pub slab: PacketSlab,
+    /// Each flow's priority, for the qdiscs that keep priorities apart and for PFC.
+    pub priorities: FlowPriorities,
 }
 
 /// Scratch buffers a link fills while it runs; owned by the world and reused.
@@ -695,7 +699,8 @@ impl Link {
     }
 
     /// A link with dynamics: start its control band's first packet if the link is up and
-    /// idle; answers Idle if it is down or paused; None if the qdisc is to be asked.
+    /// idle; answers Idle if it is down, or paused with a qdisc that keeps no priorities apart;
+    /// None if the qdisc is to be asked (it serves around the paused priorities itself).
     #[cold]
     fn start_control_or_hold(&mut self, now: Time, lcx: &mut LinkCx) -> Option<TxStart> {
         let d = self.dynamics.as_deref().expect("called with dynamics");
@@ -712,7 +717,7 @@ impl Link {
             band.bytes -= lcx.slab.held(id).size as u64;
             return Some(TxStart::Started(self.begin_tx(now, id, &lcx.slab)));
         }
-        paused.then_some(TxStart::Idle)
+        (paused != 0 && !self.qdisc.keeps_priorities_apart()).then_some(TxStart::Idle)
     }
 
     /// With a device queue: refill it from the qdisc, and if the transmitter is idle start its
@@ -780,6 +785,7 @@ impl Link {
             node: &mut lcx.node_buffers[self.from.index()],
             node_id: self.from,
             slab: &mut lcx.slab,
+            priorities: &lcx.priorities,
         };
         (&mut self.qdisc, cx)
     }
@@ -1039,16 +1045,27 @@ impl Link {
         self.dynamics.as_ref().is_some_and(|d| d.down)
     }
 
-    /// Whether the far end has paused the link (`pfc.rs`).
+    /// Whether the far end has paused any priority of the link (`pfc.rs`).
     pub fn is_paused(&self) -> bool {
-        self.dynamics.as_ref().is_some_and(|d| d.paused)
+        self.paused_priorities() != 0
     }
 
-    /// A pause frame (`paused`) or a resume took effect: the transmission in progress, if any,
-    /// ends as planned (IEEE 802.1Qbb pauses between frames); none of data starts while paused
-    /// (the control band's still do). The caller starts the transmitter again on a resume.
-    pub fn set_paused(&mut self, paused: bool) {
-        self.dynamics.get_or_insert_with(Box::default).paused = paused;
+    /// The priorities the far end has paused, bit `p` for priority `p`.
+    pub fn paused_priorities(&self) -> u8 {
+        self.dynamics.as_ref().map_or(0, |d| d.paused)
+    }
+
+    /// A pause frame for `priority` (`paused`) or a resume took effect: the transmission in
+    /// progress, if any, ends as planned (IEEE 802.1Qbb pauses between frames); no packet of
+    /// data of the priority starts while it is paused (the control band's still do), nor of
+    /// any other if the qdisc keeps no priorities apart. The caller starts the transmitter
+    /// again on a resume.
+    pub fn set_paused(&mut self, priority: u8, paused: bool) {
+        let d = self.dynamics.get_or_insert_with(Box::default);
+        d.paused = if paused { d.paused | 1 << priority } else { d.paused & !(1 << priority) };
+        if self.qdisc.keeps_priorities_apart() {
+            self.qdisc.set_paused(d.paused);
+        }
     }
 
     /// When the transmission in progress ends, if one is in progress: a MAC control frame

@@ -327,6 +327,42 @@ impl std::hash::Hasher for UidHasher {
     }
 }
 
+/// IEEE 802.1Q's priorities (the 3-bit PCP field), 0 to 7.
+pub const PRIORITIES: u8 = 8;
+
+/// The priority (IEEE 802.1p, 0 to 7) each flow's packets travel in, for the switches'
+/// traffic classes (`qdisc/classes.rs`) and PFC (`pfc.rs`). Kept per flow rather than in each
+/// [`Packet`], which has no byte to spare, and only for flows off the default priority 0: a
+/// run whose flows all keep it pays one test per look-up.
+#[derive(Default)]
+pub struct FlowPriorities {
+    by_flow: UidMap<u8>,
+}
+
+impl FlowPriorities {
+    /// Flow `f`'s packets travel in `priority`.
+    pub fn set(&mut self, f: FlowId, priority: u8) {
+        if priority != 0 {
+            self.by_flow.insert(f.0, priority);
+        }
+    }
+
+    /// Flow `f` is gone.
+    pub fn forget(&mut self, f: FlowId) {
+        self.by_flow.remove(&f.0);
+    }
+
+    /// The priority of flow `f`'s packets.
+    #[inline]
+    pub fn of(&self, f: FlowId) -> u8 {
+        if self.by_flow.is_empty() {
+            0
+        } else {
+            self.by_flow.get(&f.0).copied().unwrap_or(0)
+        }
+    }
+}
+
 /// A map keyed by packet uid, for what rides beside packets (`telemetry.rs`, `host_queue.rs`).
 pub(crate) type UidMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<UidHasher>>;
 

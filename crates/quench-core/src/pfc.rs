@@ -9,9 +9,17 @@
 //! Scale", SIGCOMM 2016; Hu et al., "Deadlocks in Datacenter Networks: Why Do They Form, and
 //! How to Avoid Them", HotNets 2016).
 //!
-//! Traffic classes: by default one lossless class, in which every packet a PFC switch holds
-//! counts and a pause stops the whole link (htsim's lossless queues; RoCE sends an
-//! acknowledgement in its queue pair's traffic class, the data's). With `control = "priority"`
+//! Priorities: a flow's packets travel in its priority (0 to 7, IEEE 802.1p; 0 unless the flow
+//! sets `priority`). A switch counts each ingress port's bytes per priority, and pauses and
+//! resumes each priority of the upstream link on its own thresholds, as 802.1Qbb's frame
+//! carries a pause time per priority; PFC counts only the lossless priorities
+//! (`priorities`, all eight unless set), so packets of the others are neither counted nor held
+//! back. A paused priority stops only the packets of its class where the link's queue keeps
+//! classes apart (`qdisc/classes.rs`: a queue per class, served around the paused ones); a
+//! queue of one class holds every packet behind a pause of any priority (head-of-line blocking
+//! across priorities). By default every flow is in priority 0, every priority is lossless, and
+//! a pause stops the whole link (htsim's lossless queues; RoCE sends an acknowledgement in its
+//! queue pair's traffic class, the data's). With `control = "priority"`
 //! the packets that carry no data (acknowledgements, NAKs and the congestion notifications they
 //! echo, pulls, handshakes) travel in a class of their own: every link into or out of a PFC
 //! switch serves them before data (`Link::serve_control_first`), a switch does not count them,
@@ -28,9 +36,9 @@
 //! resume: a switch refreshes a pause before its quanta run out, which is modelled as no expiry
 //! at all.
 //!
-//! Deadlock: whenever a pause takes effect, the paused links are searched for a cycle through
-//! the newly paused one, each link's far end being the next one's near end: a cyclic buffer
-//! dependency with every link of it paused (Hu et al.'s condition). Each cycle found is
+//! Deadlock: whenever a pause takes effect, the links paused in its priority are searched for a
+//! cycle through the newly paused one, each link's far end being the next one's near end: a
+//! cyclic buffer dependency with every link of it paused (Hu et al.'s condition). Each cycle found is
 //! reported with its time and links; whether it was still paused when the run ended (a
 //! deadlock that nothing resolved) is in the report too.
 //!
@@ -41,7 +49,7 @@
 //! link and schedules nothing (it answers which frame to send).
 
 use crate::error::ConfigError;
-use crate::packet::{LinkId, NodeId, Packet, WireKeyMap};
+use crate::packet::{LinkId, NodeId, Packet, WireKeyMap, PRIORITIES};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -78,6 +86,9 @@ pub struct PfcSpec {
     /// The class of the packets that carry no data.
     #[serde(default, skip_serializing_if = "ControlClass::is_lossless")]
     pub control: ControlClass,
+    /// The lossless priorities, which the switches count and pause; all eight when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<Vec<u8>>,
 }
 
 /// Where a PFC fabric carries the packets that carry no data (see the module's header).
@@ -110,7 +121,23 @@ impl PfcSpec {
         if self.xon.is_some_and(|xon| xon >= self.xoff) {
             return Err(ConfigError::new("pfc.xon", "must be below pfc.xoff"));
         }
+        for (i, &p) in self.priorities.iter().flatten().enumerate() {
+            if p >= PRIORITIES {
+                return Err(ConfigError::new(
+                    format!("pfc.priorities[{i}]"),
+                    format!("{p} is not a priority (0 to 7)"),
+                ));
+            }
+        }
+        if self.priorities.as_ref().is_some_and(|p| p.is_empty()) {
+            return Err(ConfigError::new("pfc.priorities", "lists no priority: leave PFC out instead"));
+        }
         Ok(())
+    }
+
+    /// The lossless priorities as a mask, bit `p` for priority `p`.
+    fn lossless(&self) -> u8 {
+        self.priorities.as_ref().map_or(u8::MAX, |ps| ps.iter().fold(0, |m, &p| m | 1 << p))
     }
 
     /// The resume threshold in force.
@@ -126,14 +153,12 @@ pub enum Frame {
     Resume,
 }
 
-/// One link, as an ingress port of the PFC switch at its far end and as a link that port may
-/// pause.
+/// One link and priority, as an ingress port's priority at the PFC switch at the link's far
+/// end and as what that port may pause.
 #[derive(Clone, Debug, Default)]
 struct Port {
-    /// Bytes the far end holds that came in over this link.
+    /// Bytes of this priority the far end holds that came in over this link.
     held: u64,
-    /// The most it held at once.
-    max_held: u64,
     /// The far end has sent a pause not yet followed by a resume.
     pause_sent: bool,
     /// When the link's current pause took effect, if it is paused.
@@ -147,15 +172,17 @@ struct Port {
     last_frame_at: Time,
 }
 
-/// A cycle of paused links found when its last link was paused.
+/// A cycle of links paused in one priority, found when its last link was paused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PauseCycle {
     pub at: Time,
     /// The links, each one's far end being the next one's near end.
     pub links: Vec<LinkId>,
+    pub priority: u8,
 }
 
-/// What a link's pause accounting says at the end of a run.
+/// What a link's pause accounting says at the end of a run, its priorities together: pauses
+/// and time paused summed over them, and the most bytes of all priorities held at once.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PortStats {
     pub pauses: u64,
@@ -168,6 +195,8 @@ pub struct Pfc {
     xoff: u64,
     xon: u64,
     control: ControlClass,
+    /// Bit `p`: priority `p` is lossless.
+    lossless: u8,
     /// Per node: it runs PFC.
     switches: Vec<bool>,
     /// Per link: its ends.
@@ -176,12 +205,15 @@ pub struct Pfc {
     reverse: Vec<Option<LinkId>>,
     /// Per node: the links leaving it (for the cycle search).
     out_links: Vec<Vec<LinkId>>,
+    /// Per link and priority (`link · 8 + priority`).
     ports: Vec<Port>,
-    /// The ingress port and size of every packet a PFC switch holds, by [`Packet::wire_key`]
-    /// (a fragment counts apart from its datagram's other fragments).
+    /// Per link: the bytes of every priority its far end holds from it, and the most at once.
+    held_by_link: Vec<(u64, u64)>,
+    /// The ingress port, priority and size of every packet a PFC switch holds, by
+    /// [`Packet::wire_key`] (a fragment counts apart from its datagram's other fragments).
     ///
     /// [`Packet::wire_key`]: crate::packet::Packet::wire_key
-    held: WireKeyMap<(LinkId, u16)>,
+    held: WireKeyMap<(LinkId, u8, u16)>,
     cycles: Vec<PauseCycle>,
     cycles_found: u64,
 }
@@ -207,7 +239,9 @@ impl Pfc {
             xoff: spec.xoff.0,
             xon: spec.xon().0,
             control: spec.control,
-            ports: vec![Port::default(); ends.len()],
+            lossless: spec.lossless(),
+            ports: vec![Port::default(); ends.len() * PRIORITIES as usize],
+            held_by_link: vec![(0, 0); ends.len()],
             switches,
             ends,
             reverse,
@@ -235,9 +269,14 @@ impl Pfc {
         self.control == ControlClass::Priority
     }
 
-    /// Whether a switch counts `pkt` at its ingress: every packet but the control class's.
-    pub fn counts(&self, pkt: &Packet) -> bool {
-        !(self.serves_control_first() && is_control(pkt))
+    /// Whether a switch counts `pkt`, of `priority`, at its ingress: a packet of a lossless
+    /// priority, but not of the control class.
+    pub fn counts(&self, pkt: &Packet, priority: u8) -> bool {
+        self.lossless & 1 << priority != 0 && !(self.serves_control_first() && is_control(pkt))
+    }
+
+    fn port(&mut self, l: LinkId, priority: u8) -> &mut Port {
+        &mut self.ports[l.index() * PRIORITIES as usize + priority as usize]
     }
 
     /// The link that carries link `l`'s pause frames back.
@@ -245,31 +284,36 @@ impl Pfc {
         self.reverse[l.index()].expect("checked when PFC was set up")
     }
 
-    /// The packet of wire key `key` (`Packet::wire_key`), `size` bytes, came in over `ingress`
-    /// to its PFC switch and is offered to an egress queue there: it counts until it leaves.
-    /// Answers a pause to send if the port just reached `xoff`.
-    pub fn admit(&mut self, key: u64, ingress: LinkId, size: u16) -> Option<Frame> {
-        let before = self.held.insert(key, (ingress, size));
+    /// The packet of wire key `key` (`Packet::wire_key`), `size` bytes of `priority`, came in
+    /// over `ingress` to its PFC switch and is offered to an egress queue there: it counts
+    /// until it leaves. Answers a pause to send if the port's priority just reached `xoff`.
+    pub fn admit(&mut self, key: u64, ingress: LinkId, priority: u8, size: u16) -> Option<Frame> {
+        let before = self.held.insert(key, (ingress, priority, size));
         debug_assert!(before.is_none(), "a packet held twice: its count would never be released");
-        let port = &mut self.ports[ingress.index()];
+        let (all, most) = &mut self.held_by_link[ingress.index()];
+        *all += size as u64;
+        *most = (*most).max(*all);
+        let xoff = self.xoff;
+        let port = self.port(ingress, priority);
         port.held += size as u64;
-        port.max_held = port.max_held.max(port.held);
-        (!port.pause_sent && port.held >= self.xoff).then(|| {
+        (!port.pause_sent && port.held >= xoff).then(|| {
             port.pause_sent = true;
             Frame::Pause
         })
     }
 
     /// The packet of wire key `key` left its PFC switch's buffer (its transmission started, or
-    /// it was dropped); nothing if it was not held. Answers the port and a resume to send if
-    /// the port just fell to `xon`.
-    pub fn release(&mut self, key: u64) -> Option<LinkId> {
-        let (ingress, size) = self.held.remove(&key)?;
-        let port = &mut self.ports[ingress.index()];
+    /// it was dropped); nothing if it was not held. Answers the port and priority to resume if
+    /// the port's priority just fell to `xon`.
+    pub fn release(&mut self, key: u64) -> Option<(LinkId, u8)> {
+        let (ingress, priority, size) = self.held.remove(&key)?;
+        self.held_by_link[ingress.index()].0 -= size as u64;
+        let xon = self.xon;
+        let port = self.port(ingress, priority);
         port.held -= size as u64;
-        (port.pause_sent && port.held <= self.xon).then(|| {
+        (port.pause_sent && port.held <= xon).then(|| {
             port.pause_sent = false;
-            ingress
+            (ingress, priority)
         })
     }
 
@@ -281,28 +325,36 @@ impl Pfc {
         leaves + rate.tx_time(PAUSE_FRAME) + delay
     }
 
-    /// When a frame the switch at link `l`'s far end sends now takes effect: as
-    /// [`Pfc::frame_effect_at`], but after the previous frame for `l` by one frame's
-    /// serialization at the reverse link's `rate` (a MAC sends its control frames one by
-    /// one), so a pause, a resume and a pause again in quick succession take effect in the
+    /// When a frame for `priority` the switch at link `l`'s far end sends now takes effect: as
+    /// [`Pfc::frame_effect_at`], but after the previous frame for `l` and `priority` by one
+    /// frame's serialization at the reverse link's `rate` (a MAC sends its control frames one
+    /// by one), so a pause, a resume and a pause again in quick succession take effect in the
     /// order sent whatever the order of events at one instant.
-    pub fn frame_due(&mut self, l: LinkId, now: Time, busy_until: Option<Time>, rate: BitRate, delay: Dur) -> Time {
-        let port = &mut self.ports[l.index()];
+    pub fn frame_due(
+        &mut self,
+        (l, priority): (LinkId, u8),
+        now: Time,
+        busy_until: Option<Time>,
+        rate: BitRate,
+        delay: Dur,
+    ) -> Time {
+        let port = self.port(l, priority);
         let at =
             Self::frame_effect_at(now, busy_until, rate, delay).max(port.last_frame_at + rate.tx_time(PAUSE_FRAME));
         port.last_frame_at = at;
         at
     }
 
-    /// A frame for link `l` took effect now; answers whether the link's state changes (a frame
-    /// repeating the state is ignored). A pause looks for a cycle of paused links through `l`.
-    pub fn frame_arrived(&mut self, now: Time, l: LinkId, frame: Frame) -> bool {
-        let port = &mut self.ports[l.index()];
+    /// A frame for link `l`'s `priority` took effect now; answers whether its state changes (a
+    /// frame repeating the state is ignored). A pause looks for a cycle of links paused in the
+    /// priority through `l`.
+    pub fn frame_arrived(&mut self, now: Time, (l, priority): (LinkId, u8), frame: Frame) -> bool {
+        let port = self.port(l, priority);
         match (frame, port.paused_since) {
             (Frame::Pause, None) => {
                 port.paused_since = Some(now);
                 port.pauses += 1;
-                self.look_for_cycle(now, l);
+                self.look_for_cycle(now, l, priority);
                 true
             }
             (Frame::Resume, Some(since)) => {
@@ -314,14 +366,14 @@ impl Pfc {
         }
     }
 
-    fn is_paused(&self, l: LinkId) -> bool {
-        self.ports[l.index()].paused_since.is_some()
+    fn is_paused(&self, l: LinkId, priority: u8) -> bool {
+        self.ports[l.index() * PRIORITIES as usize + priority as usize].paused_since.is_some()
     }
 
-    /// A depth-first search over paused links, from `start`'s far end, for a path back to
-    /// `start`'s near end; records the cycle if there is one. Only paused links are visited, so
-    /// its cost follows the pauses in force, not the fabric's size.
-    fn look_for_cycle(&mut self, now: Time, start: LinkId) {
+    /// A depth-first search over the links paused in `priority`, from `start`'s far end, for a
+    /// path back to `start`'s near end; records the cycle if there is one. Only paused links
+    /// are visited, so its cost follows the pauses in force, not the fabric's size.
+    fn look_for_cycle(&mut self, now: Time, start: LinkId, priority: u8) {
         let home = self.ends[start.index()].0;
         let mut path = vec![start];
         let mut visited: Vec<LinkId> = vec![start];
@@ -336,12 +388,12 @@ impl Pfc {
                 continue;
             };
             next[depth] += 1;
-            if !self.is_paused(l) || visited.contains(&l) {
+            if !self.is_paused(l, priority) || visited.contains(&l) {
                 continue;
             }
-            if self.ends[l.index()].1 == home && self.is_paused(l) {
+            if self.ends[l.index()].1 == home {
                 path.push(l);
-                self.record_cycle(now, path);
+                self.record_cycle(PauseCycle { at: now, links: path, priority });
                 return;
             }
             visited.push(l);
@@ -350,10 +402,10 @@ impl Pfc {
         }
     }
 
-    fn record_cycle(&mut self, now: Time, links: Vec<LinkId>) {
+    fn record_cycle(&mut self, cycle: PauseCycle) {
         self.cycles_found += 1;
         if self.cycles.len() < MAX_CYCLES_KEPT {
-            self.cycles.push(PauseCycle { at: now, links });
+            self.cycles.push(cycle);
         }
     }
 
@@ -362,16 +414,21 @@ impl Pfc {
         (&self.cycles, self.cycles_found)
     }
 
-    /// Whether every link of `cycle` is paused now.
+    /// Whether every link of `cycle` is paused now in its priority.
     pub fn still_paused(&self, cycle: &PauseCycle) -> bool {
-        cycle.links.iter().all(|&l| self.is_paused(l))
+        cycle.links.iter().all(|&l| self.is_paused(l, cycle.priority))
     }
 
-    /// Link `l`'s pause accounting up to `now` (a pause in force counts to now).
+    /// Link `l`'s pause accounting up to `now` (a pause in force counts to now), its
+    /// priorities together.
     pub fn port_stats(&self, l: LinkId, now: Time) -> PortStats {
-        let p = &self.ports[l.index()];
-        let ongoing = p.paused_since.map_or(Dur(0), |since| now - since);
-        PortStats { pauses: p.pauses, paused_for: p.paused_for + ongoing, max_held: Bytes(p.max_held) }
+        let ports = &self.ports[l.index() * PRIORITIES as usize..][..PRIORITIES as usize];
+        let mut s = PortStats { max_held: Bytes(self.held_by_link[l.index()].1), ..PortStats::default() };
+        for p in ports {
+            s.pauses += p.pauses;
+            s.paused_for = s.paused_for + p.paused_for + p.paused_since.map_or(Dur(0), |since| now - since);
+        }
+        s
     }
 }
 
@@ -380,7 +437,13 @@ mod tests {
     use super::*;
 
     fn spec(xoff: u64, xon: Option<u64>) -> PfcSpec {
-        PfcSpec { xoff: Bytes(xoff), xon: xon.map(Bytes), switches: vec![], control: ControlClass::Lossless }
+        PfcSpec {
+            xoff: Bytes(xoff),
+            xon: xon.map(Bytes),
+            switches: vec![],
+            control: ControlClass::Lossless,
+            priorities: None,
+        }
     }
 
     /// A ring of three switches (nodes 0, 1, 2), links both ways.
@@ -404,13 +467,13 @@ mod tests {
         let port = LinkId(0);
         // 9 packets of 1,000 bytes: 9,000 held, under xoff.
         for uid in 0..9 {
-            assert_eq!(pfc.admit(uid, port, 1000), None);
+            assert_eq!(pfc.admit(uid, port, 0, 1000), None);
         }
-        assert_eq!(pfc.admit(9, port, 1000), Some(Frame::Pause), "10,000 bytes reach xoff");
-        assert_eq!(pfc.admit(10, port, 1000), None, "one pause until the resume");
+        assert_eq!(pfc.admit(9, port, 0, 1000), Some(Frame::Pause), "10,000 bytes reach xoff");
+        assert_eq!(pfc.admit(10, port, 0, 1000), None, "one pause until the resume");
         // Resume at 10,000 - 3,072 = 6,928 bytes or less: after the 5th release (6,000 held).
-        let resumed: Vec<Option<LinkId>> = (0..5).map(|uid| pfc.release(uid)).collect();
-        assert_eq!(resumed, vec![None, None, None, None, Some(port)]);
+        let resumed: Vec<Option<(LinkId, u8)>> = (0..5).map(|uid| pfc.release(uid)).collect();
+        assert_eq!(resumed, vec![None, None, None, None, Some((port, 0))]);
         assert_eq!(pfc.release(3), None, "a packet released twice counts once");
         assert_eq!(pfc.port_stats(port, Time::ZERO).max_held, Bytes(11_000));
     }
@@ -428,11 +491,11 @@ mod tests {
     fn paused_time_is_counted_and_repeated_frames_are_ignored() {
         let mut pfc = ring();
         let l = LinkId(3);
-        assert!(pfc.frame_arrived(Time(100), l, Frame::Pause));
-        assert!(!pfc.frame_arrived(Time(150), l, Frame::Pause));
-        assert!(pfc.frame_arrived(Time(400), l, Frame::Resume));
-        assert!(!pfc.frame_arrived(Time(450), l, Frame::Resume));
-        assert!(pfc.frame_arrived(Time(1_000), l, Frame::Pause));
+        assert!(pfc.frame_arrived(Time(100), (l, 0), Frame::Pause));
+        assert!(!pfc.frame_arrived(Time(150), (l, 0), Frame::Pause));
+        assert!(pfc.frame_arrived(Time(400), (l, 0), Frame::Resume));
+        assert!(!pfc.frame_arrived(Time(450), (l, 0), Frame::Resume));
+        assert!(pfc.frame_arrived(Time(1_000), (l, 0), Frame::Pause));
         let s = pfc.port_stats(l, Time(1_250));
         assert_eq!((s.pauses, s.paused_for), (2, Dur(300 + 250)));
     }
@@ -441,16 +504,16 @@ mod tests {
     fn a_ring_of_paused_links_is_reported_once_it_closes() {
         let mut pfc = ring();
         // Clockwise 0->1, 1->2, 2->0; and one counter-clockwise link, which closes nothing.
-        pfc.frame_arrived(Time(10), LinkId(0), Frame::Pause);
-        pfc.frame_arrived(Time(20), LinkId(3), Frame::Pause);
-        pfc.frame_arrived(Time(30), LinkId(1), Frame::Pause);
+        pfc.frame_arrived(Time(10), (LinkId(0), 0), Frame::Pause);
+        pfc.frame_arrived(Time(20), (LinkId(3), 0), Frame::Pause);
+        pfc.frame_arrived(Time(30), (LinkId(1), 0), Frame::Pause);
         assert_eq!(pfc.cycles().1, 1, "0->1 and 1->0 form a cycle of two: {:?}", pfc.cycles().0);
-        pfc.frame_arrived(Time(40), LinkId(2), Frame::Pause);
+        pfc.frame_arrived(Time(40), (LinkId(2), 0), Frame::Pause);
         let (cycles, found) = pfc.cycles();
         assert_eq!(found, 2);
-        assert_eq!(cycles[1], PauseCycle { at: Time(40), links: vec![LinkId(2), LinkId(0), LinkId(1)] });
+        assert_eq!(cycles[1], PauseCycle { at: Time(40), links: vec![LinkId(2), LinkId(0), LinkId(1)], priority: 0 });
         assert!(pfc.still_paused(&cycles[1]));
-        pfc.frame_arrived(Time(50), LinkId(1), Frame::Resume);
+        pfc.frame_arrived(Time(50), (LinkId(1), 0), Frame::Resume);
         assert!(!pfc.still_paused(&pfc.cycles().0[1]));
     }
 
@@ -458,5 +521,40 @@ mod tests {
     fn a_link_into_a_pfc_switch_needs_a_way_back() {
         let ends = vec![(NodeId(0), NodeId(1))];
         assert_eq!(Pfc::new(&spec(10_000, None), vec![false, true], ends).err(), Some(LinkId(0)));
+    }
+
+    /// Each priority of a port counts and pauses on its own: priority 3 reaching xoff pauses
+    /// priority 3 alone, a lossy priority is not counted, and a cycle is one priority's.
+    #[test]
+    fn priorities_count_and_pause_apart() {
+        let n = |i: u32| NodeId(i);
+        let ends = vec![(n(0), n(1)), (n(1), n(0))];
+        let spec = PfcSpec { priorities: Some(vec![0, 3]), ..spec(3_000, Some(1_000)) };
+        spec.validate().unwrap();
+        let mut pfc = Pfc::new(&spec, vec![true; 2], ends).unwrap();
+        let port = LinkId(0);
+        let data = crate::qdisc::harness::packet(1, 0, 1000);
+        assert!(pfc.counts(&data, 3) && pfc.counts(&data, 0) && !pfc.counts(&data, 5), "5 is lossy");
+        assert_eq!(pfc.admit(1, port, 0, 1000), None);
+        assert_eq!(pfc.admit(2, port, 3, 1000), None);
+        assert_eq!(pfc.admit(3, port, 3, 1000), None);
+        assert_eq!(pfc.admit(4, port, 0, 1000), None, "priority 0 holds 2,000 bytes, under xoff");
+        assert_eq!(pfc.admit(5, port, 3, 1000), Some(Frame::Pause), "priority 3 reaches 3,000");
+        assert_eq!(pfc.release(2), None);
+        assert_eq!(pfc.release(3), Some((port, 3)), "priority 3 back to 1,000: resume it");
+        assert_eq!(pfc.port_stats(port, Time::ZERO).max_held, Bytes(5_000), "both priorities at once");
+        // Paused in different priorities, the two links form no cycle; in one they do.
+        pfc.frame_arrived(Time(10), (LinkId(0), 3), Frame::Pause);
+        pfc.frame_arrived(Time(20), (LinkId(1), 0), Frame::Pause);
+        assert_eq!(pfc.cycles().1, 0);
+        pfc.frame_arrived(Time(30), (LinkId(1), 3), Frame::Pause);
+        assert_eq!(pfc.cycles().0, &[PauseCycle { at: Time(30), links: vec![LinkId(1), LinkId(0)], priority: 3 }]);
+        let s = pfc.port_stats(LinkId(1), Time(100));
+        assert_eq!((s.pauses, s.paused_for), (2, Dur(80 + 70)), "summed over priorities");
+        assert_eq!(
+            PfcSpec { priorities: Some(vec![8]), ..spec.clone() }.validate().unwrap_err().path,
+            "pfc.priorities[0]"
+        );
+        assert_eq!(PfcSpec { priorities: Some(vec![]), ..spec }.validate().unwrap_err().path, "pfc.priorities");
     }
 }

@@ -128,6 +128,7 @@ fn pfc_cycles_table(w: &World) -> Table {
         .with("time_s", f64s(cycles.iter().map(|c| c.at.as_secs_f64())))
         .with("links", strs(cycles.iter().map(names)))
         .with("hops", u64s(cycles.iter().map(|c| c.links.len() as u64)))
+        .with("priority", u64s(cycles.iter().map(|c| c.priority as u64)))
         .with("still_paused", u64s(still.into_iter()))
 }
 

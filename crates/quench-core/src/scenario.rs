@@ -251,10 +251,18 @@ pub struct FlowRouting {
     /// is then counted from the last of their completions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<String>,
+    /// The priority (IEEE 802.1p, 0 to 7) its packets travel in, for the switches' traffic
+    /// classes and PFC (`qdisc/classes.rs`, `pfc.rs`).
+    #[serde(default, skip_serializing_if = "is_default_priority")]
+    pub priority: u8,
+}
+
+fn is_default_priority(p: &u8) -> bool {
+    *p == 0
 }
 
 impl FlowRouting {
-    const KEYS: [&'static str; 3] = ["path", "reverse_path", "after"];
+    const KEYS: [&'static str; 4] = ["path", "reverse_path", "after", "priority"];
 }
 
 /// The transport's table with the routing keys taken out and read on their own; an error in

@@ -63,12 +63,12 @@ pub(crate) enum Event {
     /// A packet on a link's wire with jitter or corruption (`wire.rs`) reached the far end:
     /// each has its own event, the earliest on the wire arrives.
     WireArrive(LinkId),
-    /// A PFC pause frame for a link reached the link's sending end (`pfc.rs`). Pause and
-    /// resume are two kinds rather than one with a field: an event of a link id alone keeps
-    /// the event's layout, and with it the run loop's code, as it is without PFC.
-    PfcPause(LinkId),
-    /// A PFC resume frame for a link reached the link's sending end.
-    PfcResume(LinkId),
+    /// A PFC pause frame for a link's priority reached the link's sending end (`pfc.rs`).
+    /// Pause and resume are two kinds rather than one with a field: the priority fits beside
+    /// the link id in the event's 16 bytes.
+    PfcPause(LinkId, u8),
+    /// A PFC resume frame for a link's priority reached the link's sending end.
+    PfcResume(LinkId, u8),
     /// A link finished serializing its current packet.
     TxDone(LinkId),
     /// A qdisc that said "not before t" may release a packet now.
@@ -106,12 +106,14 @@ mod class {
 }
 
 /// Sub-keys within the arrivals' class of one link: a link has a pipe or a wire, never both,
-/// and its pause and resume frames come over the reverse direction.
+/// and its pause and resume frames come over the reverse direction, a pair of sub-keys per
+/// priority (`PFC_PAUSE + PFC_STRIDE · priority`).
 mod arrival {
     pub const PIPE: u32 = 0;
     pub const WIRE: u32 = 1;
     pub const PFC_PAUSE: u32 = 2;
     pub const PFC_RESUME: u32 = 3;
+    pub const PFC_STRIDE: u32 = 2;
 }
 
 /// Bits of a timer's generation in its rank, below its kind's 8.
@@ -152,8 +154,12 @@ impl Ranked for Event {
             // Every pending wire arrival of a link is the same event: each takes the wire's
             // earliest packet (by time, then by the order sent), whichever runs first.
             Event::WireArrive(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::WIRE),
-            Event::PfcPause(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_PAUSE),
-            Event::PfcResume(l) => rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_RESUME),
+            Event::PfcPause(l, p) => {
+                rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_PAUSE + arrival::PFC_STRIDE * p as u32)
+            }
+            Event::PfcResume(l, p) => {
+                rank(class::ARRIVE, arbitration(at, l.0), arrival::PFC_RESUME + arrival::PFC_STRIDE * p as u32)
+            }
             Event::TxDone(l) => rank(class::TX_DONE, arbitration(at, l.0), 0),
             Event::Wake(l) => rank(class::WAKE, arbitration(at, l.0), 0),
             Event::HostRoom(a) => rank(class::HOST_ROOM, arbitration(at, a.0), 0),
@@ -402,6 +408,9 @@ impl World {
         if world.flows.any_listed(|f| f.telemetry.is_some()) {
             world.telemetry = Some(Box::default());
         }
+        for (f, info) in world.flows.listed_infos() {
+            world.link_cx.priorities.set(f, info.priority);
+        }
         for w in 0..world.arrivals.workloads() {
             world.schedule_arrival(w);
         }
@@ -603,8 +612,8 @@ impl World {
             }
             Event::LinkChange(i) => self.on_link_change(i),
             Event::Reroute => self.reroute(),
-            Event::PfcPause(l) => self.on_pfc_frame(l, Frame::Pause),
-            Event::PfcResume(l) => self.on_pfc_frame(l, Frame::Resume),
+            Event::PfcPause(l, p) => self.on_pfc_frame((l, p), Frame::Pause),
+            Event::PfcResume(l, p) => self.on_pfc_frame((l, p), Frame::Resume),
             Event::HostRoom(a) => self.run_agent(a, |ag, cx| ag.on_host_room(cx)),
         }
         if !self.maybe_reclaimable.is_empty() {
@@ -635,6 +644,7 @@ impl World {
             self.start_telemetry();
         }
         self.rec.flow_arrived(ids.0, &info.name);
+        self.link_cx.priorities.set(ids.0, info.priority);
         self.flows.arrive(&mut self.agents, info, sender, receiver);
         self.schedule_arrival(w);
         self.run_agent(ids.1, |ag, cx| ag.on_start(cx));
@@ -665,6 +675,7 @@ impl World {
             if let Some(h) = self.host_queues.as_deref_mut() {
                 h.forget(info.sender);
             }
+            self.link_cx.priorities.forget(f);
             self.flows.reclaim(&mut self.agents, f);
         }
         self.spill_released_flows();
@@ -952,11 +963,13 @@ impl World {
         let (key, size) = (pkt.wire_key(), pkt.size);
         if let Some(pfc) = self.pfc.as_deref_mut() {
             // The packet came off link `ingress` to this link's node, a PFC switch's if this
-            // link leaves one; the switch counts it unless it is of the control class.
-            let counted = pfc.is_switch(self.links[l.index()].from) && pfc.counts(pkt);
+            // link leaves one; the switch counts it if its priority is lossless and it is not
+            // of the control class.
+            let priority = self.link_cx.priorities.of(pkt.flow);
+            let counted = pfc.is_switch(self.links[l.index()].from) && pfc.counts(pkt, priority);
             if let Some(ingress) = self.arrived_by.take().filter(|_| counted) {
-                if pfc.admit(key, ingress, size).is_some() {
-                    self.send_pfc_frame(ingress, Frame::Pause);
+                if pfc.admit(key, ingress, priority, size).is_some() {
+                    self.send_pfc_frame((ingress, priority), Frame::Pause);
                 }
             }
         }
@@ -1018,10 +1031,10 @@ impl World {
             let info = self.flows.info(flow);
             let int = info.telemetry.filter(|h| h.on_wire);
             let record = int.and(self.telemetry.as_deref()).and_then(|t| t.record_of(uid));
-            w.write(self.now, p, info.src, &info.handshake, int.map(|h| (h, record)));
+            w.write(self.now, p, info.src, &info.handshake, int.map(|h| (h, record)), info.priority);
         }
-        if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(key)) {
-            self.send_pfc_frame(ingress, Frame::Resume);
+        if let Some(port) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(key)) {
+            self.send_pfc_frame(port, Frame::Resume);
         }
         self.left_host_queue(uid);
     }
@@ -1060,8 +1073,8 @@ impl World {
                 self.rec.packet_dropped(self.now, l, &p, reason as u8);
                 self.packet_left(p.flow);
                 self.forget_dropped(p.uid);
-                if let Some(ingress) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.wire_key())) {
-                    self.send_pfc_frame(ingress, Frame::Resume);
+                if let Some(port) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(p.wire_key())) {
+                    self.send_pfc_frame(port, Frame::Resume);
                 }
             }
             self.link_cx.out.drops = drops;
@@ -1125,32 +1138,33 @@ impl World {
         }
     }
 
-    /// The PFC switch at link `l`'s far end sends a pause or resume for it: the frame takes
-    /// effect at `l`'s sending end when `Pfc::frame_due` says.
+    /// The PFC switch at link `l`'s far end sends a pause or resume for its `priority`: the
+    /// frame takes effect at `l`'s sending end when `Pfc::frame_due` says.
     #[cold]
-    fn send_pfc_frame(&mut self, l: LinkId, frame: Frame) {
+    fn send_pfc_frame(&mut self, (l, priority): (LinkId, u8), frame: Frame) {
         let pfc = self.pfc.as_deref_mut().expect("called in runs with PFC");
         let back = &self.links[pfc.reverse(l).index()];
-        let at = pfc.frame_due(l, self.now, back.transmission_ends(), back.rate(), back.delay);
+        let at = pfc.frame_due((l, priority), self.now, back.transmission_ends(), back.rate(), back.delay);
         let event = match frame {
-            Frame::Pause => Event::PfcPause(l),
-            Frame::Resume => Event::PfcResume(l),
+            Frame::Pause => Event::PfcPause(l, priority),
+            Frame::Resume => Event::PfcResume(l, priority),
         };
         self.sched.schedule(at, event);
     }
 
-    /// A pause or resume frame reached link `l`'s sending end: the link stops starting
-    /// transmissions, or starts again.
+    /// A pause or resume frame for link `l`'s `priority` reached its sending end: the link
+    /// stops starting transmissions of the priority, or starts again.
     #[cold]
     #[inline(never)]
-    fn on_pfc_frame(&mut self, l: LinkId, frame: Frame) {
+    fn on_pfc_frame(&mut self, (l, priority): (LinkId, u8), frame: Frame) {
         let pfc = self.pfc.as_deref_mut().expect("only runs with PFC send frames");
-        if !pfc.frame_arrived(self.now, l, frame) {
+        if !pfc.frame_arrived(self.now, (l, priority), frame) {
             return;
         }
         let paused = frame == Frame::Pause;
-        self.links[l.index()].set_paused(paused);
-        self.rec.monitor(self.now, l, "pfc_paused", if paused { 1.0 } else { 0.0 });
+        self.links[l.index()].set_paused(priority, paused);
+        let paused_now = self.links[l.index()].paused_priorities();
+        self.rec.monitor(self.now, l, "pfc_paused", paused_now as f64);
         if !paused {
             self.settle(l);
             self.start_tx(l);

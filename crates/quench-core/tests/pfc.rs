@@ -222,6 +222,62 @@ fn control_packets_pass_a_paused_link_in_their_own_class() {
     }
 }
 
+/// Priorities: the hand trace's host `a` also sends a 1 Gb/s flow in priority 0 to host `e`
+/// (over `s->e`, 10 Gb/s), and PFC is lossless in priority 3 alone, the hand trace's flow's.
+/// `s` counts only priority 3 and pauses it on `a->s`; the priority-0 flow is not counted.
+/// With `a`'s queue in two classes (priority 3 first), priority 0's datagrams leave during the
+/// pause; with one FIFO they wait behind the paused one at its head, and none reaches `e`
+/// until the resume. A capture shows each flow's priority as its DSCP class selector.
+#[test]
+fn a_paused_priority_holds_only_its_own_class() {
+    let with = |queue: Value| {
+        let mut sc = one_bottleneck();
+        sc["hosts"] = json!(["a", "c", "e"]);
+        sc["links"][0]["qdisc"] = queue;
+        sc["links"].as_array_mut().unwrap().push(json!({"from": "s", "to": "e", "rate": "10Gbps", "delay": "1us"}));
+        sc["flows"][0]["priority"] = json!(3);
+        sc["flows"][0]["name"] = json!("p3");
+        sc["flows"].as_array_mut().unwrap().push(json!({
+            "kind": "udp", "src": "a", "dst": "e", "rate": "1Gbps", "size": "972B", "name": "p0"
+        }));
+        sc["pfc"]["priorities"] = json!([3]);
+        sc["record"]["delay"] = json!(["p0"]);
+        sc["record"]["pcap"] = json!(["a->s"]);
+        run(&sc)
+    };
+    let fifo = json!({"kind": "droptail", "limit": "10000p"});
+    let classes =
+        json!({"kind": "classes", "classes": [{"priorities": [3], "qdisc": fifo}, {"priorities": [0], "qdisc": fifo}]});
+    let (apart, together) = (with(classes), with(fifo));
+    // With classes, priority 3 goes first and the hand trace holds to the nanosecond; with one
+    // FIFO, priority 0's first datagram (sent at 0) goes second, so every later priority-3
+    // datagram reaches `s` 0.8 µs later, and the pause with them.
+    let arrivals_in_pause = |r: &quench_core::RunResult, paused_at: f64| {
+        let at = pause_trace(r, "a->s");
+        assert!((at[0].0 - paused_at).abs() < 1e-12 && at[0].1 == 8.0, "priority 3 (bit 3) paused: {at:?}");
+        assert!((at[1].0 - 66.852e-6).abs() < 1e-12 && at[1].1 == 0.0, "{at:?}");
+        // A datagram sent after the pause reaches `e` 2 µs and two serializations later.
+        let (from, to) = (at[0].0 + 3e-6, at[1].0);
+        f64s(r, "delay", "time_s").iter().filter(|&&t| t > from && t < to).count()
+    };
+    let (during_apart, during_together) =
+        (arrivals_in_pause(&apart, 12.452e-6), arrivals_in_pause(&together, 13.252e-6));
+    eprintln!("priority-0 datagrams at e during the pause: classes {during_apart}, one FIFO {during_together}");
+    // 1 Gb/s of 1000-byte datagrams for 51.4 µs: 6 or 7, and what waited behind priority 3.
+    assert!(during_apart >= 6, "{during_apart}");
+    assert_eq!(during_together, 0);
+    assert_eq!(link_value(&apart, "s->e", "pfc_pauses"), 0.0);
+    // The DSCP (the IPv4 TOS byte's upper six bits): CS3 (0x60) for priority 3, 0 for 0.
+    let pcap = &apart.pcaps.iter().find(|(n, _)| n == "a->s").unwrap().1;
+    let (mut at, mut tos) = (24, std::collections::BTreeSet::new());
+    while at < pcap.len() {
+        let captured = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        tos.insert(pcap[at + 16 + 1]);
+        at += 16 + captured;
+    }
+    assert_eq!(tos.into_iter().collect::<Vec<u8>>(), vec![0x00, 0x60]);
+}
+
 #[test]
 fn bad_pfc_settings_name_their_key() {
     let mut sc = one_bottleneck();
@@ -233,6 +289,12 @@ fn bad_pfc_settings_name_their_key() {
     expect_error(sc.clone(), "pfc.switches[0]", "host");
     sc["pfc"] = json!({"xoff": 1000, "control": "urgent"});
     expect_error(sc.clone(), "pfc.control", "priority");
+    sc["pfc"] = json!({"xoff": 1000, "priorities": [1, 8]});
+    expect_error(sc.clone(), "pfc.priorities[1]", "not a priority");
+    let mut bad_flow = sc.clone();
+    bad_flow["pfc"] = json!({"xoff": 1000});
+    bad_flow["flows"][0]["priority"] = json!(8);
+    expect_error(bad_flow, "flows[0].priority", "not a priority");
     sc["pfc"] = json!({"xoff": 1000, "switches": ["nowhere"]});
     expect_error(sc.clone(), "pfc.switches[0]", "nowhere");
     sc["links"][0]["duplex"] = json!(false);

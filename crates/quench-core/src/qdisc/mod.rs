@@ -13,6 +13,7 @@
 //! (`rate_advert.rs`, the assisted ideal's stamp; `trim.rs`, NDP's header bits in `packet.rs`).
 
 pub mod choke;
+pub mod classes;
 pub mod classify;
 pub mod codel;
 pub mod droptail;
@@ -33,7 +34,7 @@ pub mod step;
 pub mod trim;
 
 use crate::error::ConfigError;
-use crate::packet::{NodeId, Packet};
+use crate::packet::{FlowPriorities, NodeId, Packet};
 use crate::rng::Rng;
 use crate::slab::{EntryId, PacketSlab};
 use crate::units::{BitRate, Time};
@@ -110,6 +111,8 @@ pub struct QdiscCx<'a> {
     pub node_id: NodeId,
     /// The slab that holds drop-tail's packets (`slab.rs`).
     pub(crate) slab: &'a mut PacketSlab,
+    /// Each flow's priority (IEEE 802.1p), for a qdisc that keeps priorities apart.
+    pub priorities: &'a FlowPriorities,
 }
 
 /// Buffers shared by all pooled output queues of one node (a gateway-wide pool, as in the
@@ -254,6 +257,17 @@ pub trait Qdisc {
     fn dequeue_is_plain(&self) -> bool {
         false
     }
+
+    /// Whether the discipline queues priorities apart and serves around the ones PFC paused
+    /// ([`Qdisc::set_paused`]); otherwise a paused priority stops the whole link.
+    fn keeps_priorities_apart(&self) -> bool {
+        false
+    }
+
+    /// PFC paused or resumed a priority on the link: `paused` holds bit `p` for each priority
+    /// `p` paused now. Told only to a discipline that keeps priorities apart, which sends none
+    /// of them until they are resumed.
+    fn set_paused(&mut self, _paused: u8) {}
 }
 
 /// A discipline that keeps its packets in the world's slab (`fifo::SlabFifo`, `slab.rs`): a
@@ -337,7 +351,36 @@ macro_rules! registry {
             /// Offer the packet held in entry `id` of `cx.slab` (see [`SlabEnqueue`]).
             #[inline]
             pub fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
+                if let AnyQdisc::DropTail(q) = self {
+                    return q.enqueue_held(id, cx);
+                }
                 match self { $(AnyQdisc::$variant(q) => enqueue_held!($store, q, id, cx),)+ }
+            }
+        }
+
+        /// The match over every discipline, out of line: each call below tries drop-tail, the
+        /// common discipline and the one stored inline, first and inline, so that the code a
+        /// drop-tail link runs does not grow with the number of disciplines registered.
+        impl AnyQdisc {
+            #[inline(never)]
+            fn dequeue_any(&mut self, cx: &mut QdiscCx) -> Dequeued {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue(cx),)+ }
+            }
+            #[inline(never)]
+            fn backlog_any(&self) -> Backlog {
+                match self { $(AnyQdisc::$variant(q) => q.backlog(),)+ }
+            }
+            #[inline(never)]
+            fn passes_through_any(&self, pkt: &Packet) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.passes_through(pkt),)+ }
+            }
+            #[inline(never)]
+            fn dequeue_is_inert_any(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_inert(),)+ }
+            }
+            #[inline(never)]
+            fn dequeue_is_plain_any(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_plain(),)+ }
             }
         }
 
@@ -346,25 +389,47 @@ macro_rules! registry {
             fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
                 match self { $(AnyQdisc::$variant(q) => q.enqueue(pkt, cx),)+ }
             }
-            #[inline]
+            #[inline(always)]
             fn dequeue(&mut self, cx: &mut QdiscCx) -> Dequeued {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue(cx),)+ }
+                match self {
+                    AnyQdisc::DropTail(q) => q.dequeue(cx),
+                    other => other.dequeue_any(cx),
+                }
             }
-            #[inline]
+            #[inline(always)]
             fn backlog(&self) -> Backlog {
-                match self { $(AnyQdisc::$variant(q) => q.backlog(),)+ }
+                match self {
+                    AnyQdisc::DropTail(q) => q.backlog(),
+                    other => other.backlog_any(),
+                }
             }
-            #[inline]
+            #[inline(always)]
             fn passes_through(&self, pkt: &Packet) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.passes_through(pkt),)+ }
+                match self {
+                    AnyQdisc::DropTail(q) => q.passes_through(pkt),
+                    other => other.passes_through_any(pkt),
+                }
             }
-            #[inline]
+            #[inline(always)]
             fn dequeue_is_inert(&self) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_inert(),)+ }
+                match self {
+                    AnyQdisc::DropTail(q) => q.dequeue_is_inert(),
+                    other => other.dequeue_is_inert_any(),
+                }
+            }
+            #[inline(always)]
+            fn dequeue_is_plain(&self) -> bool {
+                match self {
+                    AnyQdisc::DropTail(q) => q.dequeue_is_plain(),
+                    other => other.dequeue_is_plain_any(),
+                }
             }
             #[inline]
-            fn dequeue_is_plain(&self) -> bool {
-                match self { $(AnyQdisc::$variant(q) => q.dequeue_is_plain(),)+ }
+            fn keeps_priorities_apart(&self) -> bool {
+                match self { $(AnyQdisc::$variant(q) => q.keeps_priorities_apart(),)+ }
+            }
+            fn set_paused(&mut self, paused: u8) {
+                match self { $(AnyQdisc::$variant(q) => q.set_paused(paused),)+ }
             }
         }
     };
@@ -386,6 +451,7 @@ registry! {
     boxed own DualPi2: "dualpi2" => dualpi2::DualPi2(DualPi2Config),
     boxed slab Step: "step" => step::Step(StepConfig),
     boxed slab Trim: "trim" => trim::Trim(TrimConfig),
+    boxed slab Classes: "classes" => classes::Classes(ClassesConfig),
 }
 
 impl Default for QdiscSpec {
@@ -411,6 +477,7 @@ pub(crate) mod harness {
         /// Marks noted by the qdisc, accumulated by `after`.
         pub marks: u64,
         pub slab: PacketSlab,
+        pub priorities: FlowPriorities,
     }
 
     impl Bench {
@@ -423,6 +490,7 @@ pub(crate) mod harness {
                 node: NodeBuffers::default(),
                 marks: 0,
                 slab: PacketSlab::default(),
+                priorities: FlowPriorities::default(),
             }
         }
 
@@ -439,6 +507,7 @@ pub(crate) mod harness {
                 node: &mut self.node,
                 node_id: NodeId(99),
                 slab: &mut self.slab,
+                priorities: &self.priorities,
             }
         }
 
@@ -490,6 +559,7 @@ pub(crate) mod harness {
         let (mut drops, mut emitted, mut monitors) = (Vec::new(), Vec::new(), Vec::new());
         let mut node = NodeBuffers::default();
         let mut slab = PacketSlab::default();
+        let priorities = FlowPriorities::default();
         let (mut arrived, mut arrived_bytes) = (0u64, 0u64);
         let (mut departed, mut departed_bytes) = (0u64, 0u64);
         let (mut dropped, mut dropped_bytes) = (0u64, 0u64);
@@ -506,6 +576,7 @@ pub(crate) mod harness {
                 node: &mut node,
                 node_id: NodeId(u32::MAX),
                 slab: &mut slab,
+                priorities: &priorities,
             };
             if rng.uniform() < 0.6 {
                 let size = rng.range_inclusive(40, 1500) as u16;

@@ -173,10 +173,17 @@ fn ports(flow: FlowId, from: NodeId, sender_node: NodeId) -> (u16, u16) {
     }
 }
 
-fn ipv4_header(src: NodeId, dst: NodeId, size: u16, uid: u32, proto: Proto, ecn: u8) -> [u8; IP_HEADER as usize] {
+/// The DSCP of a packet of `priority`: its class selector, CS`priority` (RFC 2474 section
+/// 4.2.2.1, the codepoints `xxx000`), which switches map to the 802.1p priority of the same
+/// number by default.
+fn class_selector(priority: u8) -> u8 {
+    (priority & 0b111) << 3
+}
+
+fn ipv4_header(src: NodeId, dst: NodeId, size: u16, uid: u32, proto: Proto, tos: u8) -> [u8; IP_HEADER as usize] {
     let mut h = [0u8; IP_HEADER as usize];
     h[0] = 0x45; // version 4, IHL 5 words
-    h[1] = ecn & 0b11; // DSCP 0, ECN codepoint
+    h[1] = tos; // DSCP and ECN codepoint
     h[2..4].copy_from_slice(&size.to_be_bytes());
     h[4..6].copy_from_slice(&(uid as u16).to_be_bytes());
     h[8] = DEFAULT_TTL;
@@ -238,7 +245,8 @@ impl PcapWriter {
 
     /// Append one packet as seen at time `t`; `sender_node` is where its flow's data starts;
     /// `handshake` the options of its flow's SYN and SYN-ACK; `int` the telemetry header its
-    /// flow's packets carry and the record this one holds.
+    /// flow's packets carry and the record this one holds; `priority` its flow's (IEEE 802.1p),
+    /// written as the DSCP class selector of the same number.
     pub fn write(
         &mut self,
         t: Time,
@@ -246,6 +254,7 @@ impl PcapWriter {
         sender_node: NodeId,
         handshake: &Handshake,
         int: Option<(IntHeader, Option<&IntRecord>)>,
+        priority: u8,
     ) {
         let size = pkt.size as u32;
         let syn = syn_options(pkt, handshake);
@@ -266,7 +275,7 @@ impl PcapWriter {
         self.buf.extend_from_slice(&captured.to_le_bytes());
         self.buf.extend_from_slice(&size.to_le_bytes());
         let start = self.buf.len();
-        self.write_ipv4(pkt, size as u16);
+        self.write_ipv4(pkt, size as u16, class_selector(priority) << 2);
         match pkt.proto {
             _ if pkt.frag.offset > 0 => {}
             Proto::Tcp | Proto::Assisted => {
@@ -287,9 +296,10 @@ impl PcapWriter {
         }
     }
 
-    /// The IPv4 header with total length `size` (the packet's).
-    fn write_ipv4(&mut self, pkt: &Packet, size: u16) {
-        let mut h = ipv4_header(pkt.src, pkt.dst, size, pkt.uid, pkt.proto, pkt.ecn);
+    /// The IPv4 header with total length `size` (the packet's) and `dscp` in the TOS byte's
+    /// upper six bits.
+    fn write_ipv4(&mut self, pkt: &Packet, size: u16, dscp: u8) {
+        let mut h = ipv4_header(pkt.src, pkt.dst, size, pkt.uid, pkt.proto, dscp | pkt.ecn & 0b11);
         let f = pkt.frag;
         if f.dont || f.is_fragment() {
             // Flags and offset in 8-byte units (an unaligned offset is rounded down: the
