@@ -658,9 +658,13 @@ impl World {
         }
     }
 
-    /// Reclaim the arrivals that finished during this event (see `flows.rs`).
+    /// Reclaim the arrivals that finished during this event (see `flows.rs`). The list keeps
+    /// its room from one event to the next: a flow with one packet in the network at a time (an
+    /// RDMA NIC's) joins it at nearly every ACK, and a list taken empty each time cost an
+    /// allocation and a free per event (3 % of a DCQCN fabric's instructions).
     fn reclaim_finished(&mut self) {
-        for f in std::mem::take(&mut self.maybe_reclaimable) {
+        let mut candidates = std::mem::take(&mut self.maybe_reclaimable);
+        for &f in &candidates {
             if !self.flows.reclaimable(&self.agents, f) {
                 continue;
             }
@@ -677,6 +681,10 @@ impl World {
             }
             self.link_cx.priorities.forget(f);
             self.flows.reclaim(&mut self.agents, f);
+        }
+        candidates.clear();
+        if self.maybe_reclaimable.is_empty() {
+            self.maybe_reclaimable = candidates;
         }
         self.spill_released_flows();
     }
