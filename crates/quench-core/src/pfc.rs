@@ -19,8 +19,8 @@
 //! queue of one class holds every packet behind a pause of any priority (head-of-line blocking
 //! across priorities). By default every flow is in priority 0, every priority is lossless, and
 //! a pause stops the whole link (htsim's lossless queues; RoCE sends an acknowledgement in its
-//! queue pair's traffic class, the data's). With `control = "priority"`
-//! the packets that carry no data (acknowledgements, NAKs and the congestion notifications they
+//! queue pair's traffic class, the data's). With `control = "priority"` the packets that
+//! carry no data (acknowledgements, NAKs and the congestion notifications they
 //! echo, pulls, handshakes) travel in a class of their own: every link into or out of a PFC
 //! switch serves them before data (`Link::serve_control_first`), a switch does not count them,
 //! and a pause does not hold them, as the HPCC and DCQCN artifacts' switches do
@@ -38,9 +38,9 @@
 //!
 //! Deadlock: whenever a pause takes effect, the links paused in its priority are searched for a
 //! cycle through the newly paused one, each link's far end being the next one's near end: a
-//! cyclic buffer dependency with every link of it paused (Hu et al.'s condition). Each cycle found is
-//! reported with its time and links; whether it was still paused when the run ended (a
-//! deadlock that nothing resolved) is in the report too.
+//! cyclic buffer dependency with every link of it paused (Hu et al.'s condition). Each cycle
+//! found is reported with its time, links and priority; whether it was still paused when the
+//! run ended (a deadlock that nothing resolved) is in the report too.
 //!
 //! What this module owns: the PFC settings as a scenario writes them, the ingress counts, the
 //! map from each held packet to the port it came in by, each link's pause accounting, and the

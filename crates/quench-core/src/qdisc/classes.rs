@@ -19,7 +19,7 @@
 
 use super::{AnyQdisc, Backlog, Dequeued, Qdisc, QdiscCx, QdiscSpec, SlabEnqueue};
 use crate::error::ConfigError;
-use crate::packet::{Packet, PRIORITIES};
+use crate::packet::{FlowId, Packet, PRIORITIES};
 use crate::slab::EntryId;
 use crate::units::Time;
 use serde::{Deserialize, Serialize};
@@ -93,22 +93,23 @@ impl Classes {
         Ok(Classes { classes, class_of, paused: 0 })
     }
 
-    fn class_for(&mut self, pkt: &Packet, cx: &QdiscCx) -> &mut AnyQdisc {
-        let class = self.class_of[cx.priorities.of(pkt.flow) as usize];
+    /// The queue of the class a packet of `flow` joins.
+    fn class_for(&mut self, flow: FlowId, cx: &QdiscCx) -> &mut AnyQdisc {
+        let class = self.class_of[cx.priorities.of(flow) as usize];
         &mut self.classes[class as usize].queue
     }
 }
 
 impl SlabEnqueue for Classes {
     fn enqueue_held(&mut self, id: EntryId, cx: &mut QdiscCx) {
-        let pkt = *cx.slab.held(id);
-        self.class_for(&pkt, cx).enqueue_held(id, cx);
+        let flow = cx.slab.held(id).flow;
+        self.class_for(flow, cx).enqueue_held(id, cx);
     }
 }
 
 impl Qdisc for Classes {
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx) {
-        self.class_for(&pkt, cx).enqueue(pkt, cx);
+        self.class_for(pkt.flow, cx).enqueue(pkt, cx);
     }
 
     /// The first class, in order, none of whose priorities is paused and which hands out a
@@ -145,7 +146,6 @@ impl Qdisc for Classes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::FlowId;
     use crate::qdisc::harness::{packet, Bench};
     use crate::units::BitRate;
 
