@@ -325,7 +325,7 @@ impl FlowContext<'_> {
             start: Time::ZERO + f.start(),
             bytes: built.bytes,
             handshake: f.handshake(),
-            ideal_fct_s: self.ideal_fct_s(spec, built.bytes, (src, dst)),
+            ideal_fct_s: self.ideal_fct_s(spec, (built.bytes, shim_of(built.telemetry)), (src, dst)),
             telemetry: built.telemetry,
             priority: 0,
         };
@@ -335,12 +335,12 @@ impl FlowContext<'_> {
 
 impl FlowContext<'_> {
     /// The flow alone on the idle network (`fct.rs`), over the routes just computed.
-    fn ideal_fct_s(&self, spec: &FlowSpec, bytes: Option<u64>, (src, dst): (NodeId, NodeId)) -> f64 {
+    fn ideal_fct_s(&self, spec: &FlowSpec, size: (Option<u64>, u32), (src, dst): (NodeId, NodeId)) -> f64 {
         let (Some(fwd), Some(rev)) = (self.routes.path(self.ends, src, dst), self.routes.path(self.ends, dst, src))
         else {
             return f64::NAN;
         };
-        crate::fct::ideal_fct_s(spec, bytes, self.links, &fwd, &rev)
+        crate::fct::ideal_fct_s(spec, size, self.links, &fwd, &rev)
     }
 }
 
@@ -386,6 +386,11 @@ impl Arrivals for FlowFactory {
             cx.flow(ids, &spec, self.end).expect("a workload's template was checked for every pair");
         Some((FlowInfo { priority, ..info }, sender, receiver))
     }
+}
+
+/// Bytes of the telemetry header, if any, every packet of a flow carries on the wire.
+fn shim_of(telemetry: Option<crate::telemetry::IntHeader>) -> u32 {
+    telemetry.map_or(0, |h| h.wire_bytes())
 }
 
 fn link_index(nodes: &[Node], links: &[Link], name: &str, path: &str) -> Result<usize, ConfigError> {
@@ -477,10 +482,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         let id = flows.len() as u32;
         let ids = (FlowId(id), AgentId(2 * id), AgentId(2 * id + 1));
         let (flow, sender, receiver) = cx.flow(ids, spec, end).map_err(|e| e.within(&format!("flows[{i}]")))?;
-        if spec.routing.priority >= crate::packet::PRIORITIES {
-            let why = format!("{} is not a priority (0 to 7)", spec.routing.priority);
-            return Err(ConfigError::new(format!("flows[{i}].priority"), why));
-        }
+        crate::packet::check_priority(format!("flows[{i}].priority"), spec.routing.priority)?;
         flows.push(FlowInfo { priority: spec.routing.priority, ..flow });
         agents.extend([sender, receiver]);
     }
@@ -564,7 +566,8 @@ fn pin_flows(
         let fwd = routes.pinned_path(id, false).or_else(|| routes.path(ends, info.src, info.dst));
         let rev = routes.pinned_path(id, true).or_else(|| routes.path(ends, info.dst, info.src));
         if let (Some(fwd), Some(rev)) = (fwd, rev) {
-            info.ideal_fct_s = crate::fct::ideal_fct_s(spec, info.bytes, links, &fwd, &rev);
+            let size = (info.bytes, shim_of(info.telemetry));
+            info.ideal_fct_s = crate::fct::ideal_fct_s(spec, size, links, &fwd, &rev);
         }
     }
     Ok(())

@@ -27,7 +27,6 @@
 //! What this module owns: the ideal of each flow as built, from its transport's sizes and its
 //! path's links. It reads links and flows; it changes neither, and nothing of a run.
 
-use crate::cc::{CcSpec, CongestionControl};
 use crate::link::Link;
 use crate::packet::LinkId;
 use crate::transport::ndp::NdpConfig;
@@ -144,21 +143,20 @@ pub fn roce_ideal_s(cfg: &RoceConfig, shim: u32, bytes: u64, forward: &[Hop]) ->
 /// The ideal completion time in seconds of a flow as built, or NaN where it has none: a
 /// transfer without a size, or a transport other than TCP, NDP and RoCE (UDP, PCP and assisted
 /// flows have no completion of the same kind).
-/// Bytes of the telemetry header every packet of a flow driven by `cc` carries
-/// (`Capabilities::telemetry`); 0 for a controller that reads none, or one that fails to build
-/// (the flow itself then reports the error).
-fn shim_bytes(cc: &CcSpec) -> u32 {
-    cc.build().ok().and_then(|c| c.capabilities().telemetry).map_or(0, |h| h.wire_bytes())
-}
-
-pub fn ideal_fct_s(spec: &FlowSpec, bytes: Option<u64>, links: &[Link], fwd: &[LinkId], rev: &[LinkId]) -> f64 {
+/// The flow alone on the idle network over `fwd` (its ACKs over `rev`); `shim`: the bytes of a
+/// header its packets carry beside the transport's (`BuiltFlow::telemetry`).
+pub fn ideal_fct_s(
+    spec: &FlowSpec,
+    (bytes, shim): (Option<u64>, u32),
+    links: &[Link],
+    fwd: &[LinkId],
+    rev: &[LinkId],
+) -> f64 {
     let hops = |p: &[LinkId]| -> Vec<Hop> { p.iter().map(|l| Hop::of(&links[l.index()])).collect() };
     match (spec, bytes) {
-        (FlowSpec::Tcp(t), Some(b)) => {
-            tcp_ideal_s(&t.tcp, shim_bytes(&t.cc), b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN)
-        }
+        (FlowSpec::Tcp(t), Some(b)) => tcp_ideal_s(&t.tcp, shim, b, &hops(fwd), &hops(rev)).unwrap_or(f64::NAN),
         (FlowSpec::Ndp(n), Some(b)) => ndp_ideal_s(&n.ndp, b, &hops(fwd)).unwrap_or(f64::NAN),
-        (FlowSpec::Roce(r), Some(b)) => roce_ideal_s(&r.roce, shim_bytes(&r.cc), b, &hops(fwd)).unwrap_or(f64::NAN),
+        (FlowSpec::Roce(r), Some(b)) => roce_ideal_s(&r.roce, shim, b, &hops(fwd)).unwrap_or(f64::NAN),
         _ => f64::NAN,
     }
 }

@@ -330,6 +330,20 @@ impl std::hash::Hasher for UidHasher {
 /// IEEE 802.1Q's priorities (the 3-bit PCP field), 0 to 7.
 pub const PRIORITIES: u8 = 8;
 
+/// `priority`, written under `key`, is one of IEEE 802.1Q's.
+pub fn check_priority(key: impl Into<String>, priority: u8) -> Result<(), crate::error::ConfigError> {
+    if priority < PRIORITIES {
+        Ok(())
+    } else {
+        Err(crate::error::ConfigError::new(key, format!("{priority} is not a priority (0 to 7)")))
+    }
+}
+
+/// Whether a flow's `priority` is the default, 0 (left out of a written scenario).
+pub fn is_default_priority(priority: &u8) -> bool {
+    *priority == 0
+}
+
 /// The priority (IEEE 802.1p, 0 to 7) each flow's packets travel in, for the switches'
 /// traffic classes (`qdisc/classes.rs`) and PFC (`pfc.rs`). Kept per flow rather than in each
 /// [`Packet`], which has no byte to spare, and only for flows off the default priority 0: a

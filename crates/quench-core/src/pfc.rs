@@ -122,12 +122,7 @@ impl PfcSpec {
             return Err(ConfigError::new("pfc.xon", "must be below pfc.xoff"));
         }
         for (i, &p) in self.priorities.iter().flatten().enumerate() {
-            if p >= PRIORITIES {
-                return Err(ConfigError::new(
-                    format!("pfc.priorities[{i}]"),
-                    format!("{p} is not a priority (0 to 7)"),
-                ));
-            }
+            crate::packet::check_priority(format!("pfc.priorities[{i}]"), p)?;
         }
         if self.priorities.as_ref().is_some_and(|p| p.is_empty()) {
             return Err(ConfigError::new("pfc.priorities", "lists no priority: leave PFC out instead"));

@@ -253,12 +253,8 @@ pub struct FlowRouting {
     pub after: Vec<String>,
     /// The priority (IEEE 802.1p, 0 to 7) its packets travel in, for the switches' traffic
     /// classes and PFC (`qdisc/classes.rs`, `pfc.rs`).
-    #[serde(default, skip_serializing_if = "is_default_priority")]
+    #[serde(default, skip_serializing_if = "crate::packet::is_default_priority")]
     pub priority: u8,
-}
-
-fn is_default_priority(p: &u8) -> bool {
-    *p == 0
 }
 
 impl FlowRouting {

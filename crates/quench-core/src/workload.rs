@@ -79,12 +79,8 @@ pub struct WorkloadSpec {
     pub flow: serde_json::Map<String, serde_json::Value>,
     /// The priority (IEEE 802.1p, 0 to 7) every arrival's packets travel in (`pfc.rs`,
     /// `qdisc/classes.rs`).
-    #[serde(default, skip_serializing_if = "is_default_priority")]
+    #[serde(default, skip_serializing_if = "crate::packet::is_default_priority")]
     pub priority: u8,
-}
-
-fn is_default_priority(p: &u8) -> bool {
-    *p == 0
 }
 
 /// A traffic matrix (module header).
@@ -134,9 +130,7 @@ impl WorkloadSpec {
             return Err(ConfigError::new("arrival_rate", "must be a positive number of flows per second"));
         }
         self.size.validate(FLOW_SIZE_BOUNDS).map_err(|e| e.within("size"))?;
-        if self.priority >= crate::packet::PRIORITIES {
-            return Err(ConfigError::new("priority", format!("{} is not a priority (0 to 7)", self.priority)));
-        }
+        crate::packet::check_priority("priority", self.priority)?;
         if self.stop.is_some_and(|s| s <= self.start) {
             return Err(ConfigError::new("stop", "must be after start"));
         }

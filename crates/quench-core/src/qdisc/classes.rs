@@ -75,9 +75,7 @@ impl Classes {
             let mut mask = 0u8;
             for (j, &p) in c.priorities.iter().enumerate() {
                 let at = || format!("{key}.priorities[{j}]");
-                if p >= PRIORITIES {
-                    return Err(ConfigError::new(at(), format!("{p} is not a priority (0 to 7)")));
-                }
+                crate::packet::check_priority(at(), p)?;
                 if listed & 1 << p != 0 {
                     return Err(ConfigError::new(at(), format!("priority {p} is in an earlier class")));
                 }
