@@ -25,7 +25,8 @@
 //! and when a packet is dropped; it touches no link and schedules nothing (it answers whom to
 //! wake).
 
-use crate::packet::{AgentId, UidHasher, UidMap};
+use crate::key_table::KeyTable;
+use crate::packet::{AgentId, UidHasher};
 use crate::units::Bytes;
 use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
@@ -41,7 +42,7 @@ pub(crate) struct HostQueues {
     /// Each counted endpoint's bytes queued in its host; absent when none.
     queued: HashMap<AgentId, u64, ByAgent>,
     /// The packets being counted: their endpoint and size.
-    packets: UidMap<(AgentId, u16)>,
+    packets: KeyTable<(AgentId, u16)>,
     /// The endpoints that asked to be woken when one of their packets leaves the queue.
     waiting: HashSet<AgentId, ByAgent>,
     /// The packet being offered to its host's queue, from `sent` to `offered`.
@@ -65,7 +66,7 @@ impl HostQueues {
 
     /// Counted `agent` offered packet `uid` of `size` bytes to its host.
     pub fn sent(&mut self, agent: AgentId, uid: u32, size: u16) {
-        self.packets.insert(uid, (agent, size));
+        self.packets.insert(uid as u64, (agent, size));
         *self.queued.entry(agent).or_default() += size as u64;
         self.offering = Some(uid);
     }
@@ -97,7 +98,7 @@ impl HostQueues {
     }
 
     fn uncount(&mut self, uid: u32) -> Option<AgentId> {
-        let (agent, size) = self.packets.remove(&uid)?;
+        let (agent, size) = self.packets.remove(uid as u64)?;
         let left = self.queued.get_mut(&agent).expect("a counted packet's endpoint has a count");
         *left -= size as u64;
         if *left == 0 {

@@ -37,6 +37,7 @@ pub(crate) mod flows;
 pub(crate) mod host_queue;
 pub(crate) mod icmp;
 pub(crate) mod ip;
+pub(crate) mod key_table;
 pub(crate) mod limits;
 pub(crate) mod link;
 #[cfg(test)]

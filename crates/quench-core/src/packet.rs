@@ -377,11 +377,9 @@ impl FlowPriorities {
     }
 }
 
-/// A map keyed by packet uid, for what rides beside packets (`telemetry.rs`, `host_queue.rs`).
+/// A map keyed by flow id (`FlowPriorities`): look-ups only; what rides beside each packet
+/// in flight is kept in a [`crate::key_table::KeyTable`].
 pub(crate) type UidMap<V> = std::collections::HashMap<u32, V, std::hash::BuildHasherDefault<UidHasher>>;
-
-/// A map keyed by [`Packet::wire_key`], for what a switch holds per packet (`pfc.rs`).
-pub(crate) type WireKeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<UidHasher>>;
 
 #[cfg(test)]
 mod tests {

@@ -49,7 +49,8 @@
 //! link and schedules nothing (it answers which frame to send).
 
 use crate::error::ConfigError;
-use crate::packet::{LinkId, NodeId, Packet, WireKeyMap, PRIORITIES};
+use crate::key_table::KeyTable;
+use crate::packet::{LinkId, NodeId, Packet, PRIORITIES};
 use crate::units::{BitRate, Bytes, Dur, Time};
 use serde::{Deserialize, Serialize};
 
@@ -208,7 +209,7 @@ pub struct Pfc {
     /// [`Packet::wire_key`] (a fragment counts apart from its datagram's other fragments).
     ///
     /// [`Packet::wire_key`]: crate::packet::Packet::wire_key
-    held: WireKeyMap<(LinkId, u8, u16)>,
+    held: KeyTable<(LinkId, u8, u16)>,
     cycles: Vec<PauseCycle>,
     cycles_found: u64,
 }
@@ -241,7 +242,7 @@ impl Pfc {
             ends,
             reverse,
             out_links,
-            held: WireKeyMap::default(),
+            held: KeyTable::default(),
             cycles: Vec::new(),
             cycles_found: 0,
         })
@@ -301,7 +302,7 @@ impl Pfc {
     /// it was dropped); nothing if it was not held. Answers the port and priority to resume if
     /// the port's priority just fell to `xon`.
     pub fn release(&mut self, key: u64) -> Option<(LinkId, u8)> {
-        let (ingress, priority, size) = self.held.remove(&key)?;
+        let (ingress, priority, size) = self.held.remove(key)?;
         self.held_by_link[ingress.index()].0 -= size as u64;
         let xon = self.xon;
         let port = self.port(ingress, priority);

@@ -940,7 +940,7 @@ impl World {
     #[inline(always)]
     fn offer<R: HopRecords>(&mut self, l: LinkId, id: EntryId) -> Admission {
         self.end_deferral(l);
-        let before = if R::ON { Some(self.record_arrival(l, id)) } else { None };
+        let before = if R::ON { self.record_arrival(l, id) } else { None };
         let link = &mut self.links[l.index()];
         // A recorded queue must see the packet queue and leave: its length record changes.
         // So must a paused link's (`pfc.rs`; never a quiet one).
@@ -961,13 +961,15 @@ impl World {
     }
 
     /// Record the arrival of the packet in entry `id` at link `l` (its flow's hop count, a
-    /// watched flow's arrival); returns the link's backlog before it, for the queue record.
+    /// watched flow's arrival); returns the link's backlog before it if the link's queue
+    /// length is recorded.
     #[inline(never)]
-    fn record_arrival(&mut self, l: LinkId, id: EntryId) -> Backlog {
+    fn record_arrival(&mut self, l: LinkId, id: EntryId) -> Option<Backlog> {
         let pkt = self.link_cx.slab.held(id);
         self.rec.flow_links.count(pkt.flow, l, pkt.size, Fate::Arrived);
-        let before = self.links[l.index()].backlog();
-        self.rec.watch_arrival(self.now, l, pkt, before.packets);
+        let link = &self.links[l.index()];
+        self.rec.watch_arrival(self.now, l, pkt, || link.backlog().packets);
+        let before = self.rec.wants_queue(l).then(|| link.backlog());
         let (key, size) = (pkt.wire_key(), pkt.size);
         if let Some(pfc) = self.pfc.as_deref_mut() {
             // The packet came off link `ingress` to this link's node, a PFC switch's if this
@@ -998,7 +1000,7 @@ impl World {
     fn start_tx(&mut self, l: LinkId) {
         let link = &mut self.links[l.index()];
         // The backlog before is wanted only for a queue record, never on a quiet link.
-        let before = (!link.quiet).then(|| link.backlog());
+        let before = (!link.quiet && self.rec.wants_queue(l)).then(|| link.backlog());
         match link.start_tx(self.now, &mut self.link_cx) {
             TxStart::Started(done) => self.tx_started(l, done),
             TxStart::Idle => {}

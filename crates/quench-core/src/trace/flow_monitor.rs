@@ -134,9 +134,10 @@ impl Recorder {
         self.pushed(rows, super::Series::FlowMonitor);
     }
 
-    /// One of the watched flow's packets reaches link `link`, whose queue holds `ahead` packets.
+    /// A packet reaches link `link`; if its flow is watched, the row says how many packets its
+    /// queue holds (`ahead`, asked only then: reading a queue's length is not free).
     #[inline]
-    pub fn watch_arrival(&mut self, now: Time, link: LinkId, p: &Packet, ahead: u64) {
+    pub fn watch_arrival(&mut self, now: Time, link: LinkId, p: &Packet, ahead: impl FnOnce() -> u64) {
         if self.watching(p.flow, now) {
             let row = (p.seq, p.ack, p.payload as u32);
             let rows = self.flow_monitor.push(
@@ -148,7 +149,7 @@ impl Recorder {
                 row.2,
                 0,
                 0,
-                ahead,
+                ahead(),
                 f64::NAN,
             );
             self.pushed(rows, super::Series::FlowMonitor);
