@@ -10,8 +10,9 @@
 //!   advance below it.
 //! - ACK train: ACKs that follow each other within 2 ms (`hystart_ack_delta_us`) from the
 //!   round's first one; the train ends at the first wider gap. Slow start ends at a train ACK
-//!   more than `delay_min/2` after the round began (a train that long means the window already
-//!   fills the path, Linux's halving for a connection that does not pace).
+//!   more than `(delay_min + cushion)/2` after the round began (a train that long means the
+//!   window already fills the path; the halving is Linux's for a connection that does not
+//!   pace, the cushion below).
 //! - Delay: the minimum RTT of the round's samples; from the 9th sample on (the first 8,
 //!   HYSTART_MIN_SAMPLES, only gather), slow start ends once that minimum exceeds `delay_min +
 //!   clamp(delay_min/8, 4 ms, 16 ms)` (HYSTART_DELAY_MIN/MAX of current kernels).
