@@ -1043,10 +1043,16 @@ impl World {
             let record = int.and(self.telemetry.as_deref()).and_then(|t| t.record_of(uid));
             w.write(self.now, p, info.src, &info.handshake, int.map(|h| (h, record)), info.priority);
         }
-        if let Some(port) = self.pfc.as_deref_mut().and_then(|pfc| pfc.release(key)) {
+        // A PFC switch holds what arrived at its own links only (`record_arrival`).
+        let from = self.links[l.index()].from;
+        let pfc = self.pfc.as_deref_mut().filter(|pfc| pfc.is_switch(from));
+        if let Some(port) = pfc.and_then(|pfc| pfc.release(key)) {
             self.send_pfc_frame(port, Frame::Resume);
         }
-        self.left_host_queue(uid);
+        // Only a host's own interface counts its endpoints' packets.
+        if self.counts_host_queue(l) {
+            self.left_host_queue(uid);
+        }
     }
 
     /// Switch egress `l` starts sending packet `uid` of `flow`: the hop it appends to the
