@@ -93,7 +93,7 @@ impl HostQueues {
         self.waiting.remove(&agent).then_some(agent)
     }
 
-    /// An endpoint was reclaimed: forget it.
+    /// An endpoint was reclaimed (none of its packets is in the network): forget it.
     pub fn forget(&mut self, agent: AgentId) {
         self.counted.remove(&agent);
         self.waiting.remove(&agent);
@@ -102,10 +102,10 @@ impl HostQueues {
 
     fn uncount(&mut self, uid: u32) -> Option<AgentId> {
         let (agent, size) = self.packets.remove(uid as u64)?;
-        // A forgotten endpoint's packets may still leave the queue: its count went with it.
-        if let Some(left) = self.queued.get_mut(&agent) {
-            *left -= size as u64;
-        }
+        // An endpoint is forgotten only once none of its packets is in the network
+        // (`Flows::reclaimable`), so a counted packet's endpoint still has its count.
+        let left = self.queued.get_mut(&agent).expect("a counted packet's endpoint has a count");
+        *left -= size as u64;
         Some(agent)
     }
 }
