@@ -69,6 +69,7 @@ def cubic(
     initial_window: int | None = None,
     abc_limit: int | None = None,
     growth: str | None = None,
+    hz: int | None = None,
 ) -> dict[str, Any]:
     """CUBIC (RFC 9438): `c`, the cubic's scaling constant in segments/s³ (default 0.4); `beta`,
     the window kept after a loss (default 0.7); `fast_convergence` (default True);
@@ -80,7 +81,10 @@ def cubic(
     segments one ACK may add in slow start (default 2).
     `growth`: "rfc5681" (the default: byte counting up to `abc_limit` in slow start, SMSS²/cwnd per ACK
     in congestion avoidance) or "linux" (tcp_slow_start and tcp_cong_avoid_ai: every acknowledged
-    segment counts in both; the linux profile's unless `abc_limit` is written)."""
+    segment counts in both, and CUBIC's own arithmetic is tcp_cubic.c's: whole segments, a clock of
+    jiffies, the minimum RTT as look-ahead, β = 717/1024; the linux profile's unless `abc_limit` is
+    written). `hz`: the kernel's CONFIG_HZ that clocks that arithmetic (100, 250, 300 or 1000;
+    default 1000), only with growth "linux"."""
     return _table(
         "cubic",
         c=c,
@@ -91,6 +95,7 @@ def cubic(
         initial_window=initial_window,
         abc_limit=abc_limit,
         growth=growth,
+        hz=hz,
     )
 
 

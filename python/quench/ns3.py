@@ -433,7 +433,8 @@ def _tcp_notes(tcp: dict[str, Any], cc: dict[str, Any], key: str) -> list[str]:
         # TcpCubic: every segment an ACK covers, past ssthresh, the rest of the ACK dropped.
         notes.append(
             f"{key}.cc.growth: ns-3's {'NewReno' if kind == 'newreno' else 'CUBIC'} does not grow "
-            'as Linux\'s tcp_slow_start and tcp_cong_avoid_ai (quench: growth = "linux")'
+            'as Linux\'s tcp_slow_start and tcp_cong_avoid_ai (quench: growth = "linux"'
+            + (", with tcp_cubic.c's integer arithmetic)" if kind == "cubic" else ")")
         )
     elif kind == "newreno" and abc != 1:
         notes.append(

@@ -17,9 +17,9 @@
 //!   `W_cubic(t) < W_est`, cwnd follows `W_est`.
 //! - After a timeout (§4.8): the loss window (1 segment) and slow start to ssthresh; the first
 //!   epoch after it starts with `K = 0` and `W_max` = the window then.
-//! - With `growth = "linux"`, while no plateau is known (before the first loss, as after
-//!   HyStart, and after a timeout) cwnd grows by at least 1/20 segment per acknowledged segment,
-//!   5 % per RTT (Linux `bictcp_update`'s `cnt ≤ 20` while `last_max_cwnd` is 0).
+//! - With `growth = "linux"`, congestion avoidance and the decrease are Linux's integer
+//!   arithmetic instead (`cubic_linux.rs`: `bictcp_update` in whole segments and jiffies, the
+//!   minimum RTT as look-ahead, growth through `tcp_cong_avoid_ai`, β = 717/1024).
 //! - Slow start as RFC 5681 with appropriate byte counting (RFC 3465), like Reno, or with
 //!   `growth = "linux"` as Linux's `cubictcp_cong_avoid` calls `tcp_slow_start`: every
 //!   acknowledged segment up to ssthresh, the rest of the ACK on to congestion avoidance
@@ -34,6 +34,7 @@
 //! Owns the epoch (`W_max`, `K`, `W_est`) and its HyStart state. Must not touch: the sender; it
 //! sees only the window and the samples.
 
+use super::cubic_linux::{DelayMin, LinuxCubic, DEFAULT_HZ};
 use super::growth::Growth;
 use super::hystart::{HyStart, SlowStartStep};
 use super::hystart_linux::LinuxHyStart;
@@ -49,10 +50,6 @@ const DEFAULT_C: f64 = 0.4;
 const DEFAULT_BETA: f64 = 0.7;
 /// Smallest window after a decrease: two segments (RFC 9438 §4.6, `cwnd = max(cwnd, 2)`).
 const MIN_WINDOW_SEGMENTS: f64 = 2.0;
-/// Linux `bictcp_update`: "the initial growth of cubic function may be too conservative when
-/// the available bandwidth is still unknown", so while `last_max_cwnd` is 0 `cnt` is at most
-/// 20 (cwnd grows 5 % per RTT at least); taken under `growth = "linux"`.
-const LINUX_UNKNOWN_PLATEAU_CNT: f64 = 20.0;
 /// Largest step toward the target per RTT: the target is clamped to 1.5·cwnd (§4.4).
 const MAX_TARGET_RATIO: f64 = 1.5;
 
@@ -76,9 +73,14 @@ pub struct CubicConfig {
     /// `"rfc9406"` (HyStart++; `true` is read as this); either needs `tcp.rtt_sampling =
     /// "every_ack"`.
     pub hystart: HyStartChoice,
-    /// The growth rule: "rfc5681" or "linux" (`growth.rs`).
+    /// The growth rule: "rfc5681" or "linux" (`growth.rs`; under "linux" CUBIC's own
+    /// arithmetic is Linux's too, `cubic_linux.rs`).
     #[serde(skip_serializing_if = "Growth::is_default")]
     pub growth: Growth,
+    /// The kernel's `CONFIG_HZ`, the clock of Linux's arithmetic (`growth = "linux"` only;
+    /// 100, 250, 300 or 1000, default 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hz: Option<u32>,
 }
 
 /// The `hystart` key: which slow-start exit CUBIC runs, if any.
@@ -131,6 +133,7 @@ impl Default for CubicConfig {
             abc_limit: None,
             hystart: HyStartChoice::Off,
             growth: Growth::default(),
+            hz: None,
         }
     }
 }
@@ -162,6 +165,11 @@ pub struct Cubic {
     carry: f64,
     hystart: Option<HyStart>,
     linux_hystart: Option<LinuxHyStart>,
+    /// Linux's window arithmetic, under `growth = "linux"`; the fields above then go unused but
+    /// for `aimd`.
+    linux: Option<LinuxCubic>,
+    /// The minimum RTT, as Linux's HyStart and arithmetic read it.
+    delay_min: DelayMin,
 }
 
 /// The largest cubic constant C, in segments/s³: 10⁴ times RFC 9438's 0.4 (§5). At that
@@ -178,6 +186,19 @@ impl Cubic {
             return Err(ConfigError::new("beta", "must be in (0, 1)"));
         }
         crate::limits::check_at_most("c", cfg.c, MAX_C, "the largest cubic constant quench accepts (segments/s³)")?;
+        let linux = match (cfg.growth, cfg.hz) {
+            (Growth::Linux, hz) => Some(LinuxCubic::new(
+                cfg.c,
+                cfg.beta,
+                cfg.fast_convergence,
+                cfg.reno_friendly,
+                hz.unwrap_or(DEFAULT_HZ),
+            )?),
+            (Growth::Rfc5681, Some(_)) => {
+                return Err(ConfigError::new("hz", "the jiffy clock belongs to growth = \"linux\""));
+            }
+            (Growth::Rfc5681, None) => None,
+        };
         Ok(Cubic {
             c: cfg.c,
             beta: cfg.beta,
@@ -190,6 +211,8 @@ impl Cubic {
             carry: 0.0,
             hystart: (cfg.hystart == HyStartChoice::Rfc9406).then(HyStart::default),
             linux_hystart: (cfg.hystart == HyStartChoice::Linux).then(LinuxHyStart::default),
+            linux,
+            delay_min: DelayMin::default(),
         })
     }
 
@@ -214,6 +237,13 @@ impl Cubic {
     /// Congestion avoidance for `acked` bytes of the ACK `s` (all of them, or what slow start
     /// left).
     fn congestion_avoidance(&mut self, w: &mut Window, s: &AckSample, acked: u64) {
+        if let Some(linux) = self.linux.as_mut() {
+            // `bictcp_update` in whole segments, then `tcp_cong_avoid_ai(tp, cnt, acked)`.
+            // A short last segment counts as one, as Linux counts packets.
+            let acked_segments = u32::try_from(acked.div_ceil(w.mss.max(1))).unwrap_or(u32::MAX);
+            let cnt = linux.update(s.now, segments_u32(w.cwnd, w.mss), acked_segments, self.delay_min.get());
+            return self.aimd.additive_increase(w, u64::from(cnt) * w.mss, acked);
+        }
         let mss = w.mss as f64;
         let cwnd = w.cwnd as f64 / mss;
         let mut e = match self.epoch {
@@ -232,13 +262,6 @@ impl Cubic {
             let target = self.w_cubic(&e, t + srtt).clamp(cwnd, MAX_TARGET_RATIO * cwnd);
             cwnd + (target - cwnd) / cwnd * acked
         };
-        // Linux's `bictcp_update` caps `cnt` at 20 while no loss has set `last_max_cwnd`
-        // (before the first loss, and after a timeout): at least 1/20 segment per segment.
-        let grown = if self.w_max == 0.0 && self.aimd.growth() == Growth::Linux {
-            grown.max(cwnd + acked / LINUX_UNKNOWN_PLATEAU_CNT)
-        } else {
-            grown
-        };
         self.epoch = Some(e);
         let bytes = (grown - cwnd) * mss + self.carry;
         self.carry = bytes.fract();
@@ -246,13 +269,23 @@ impl Cubic {
     }
 }
 
+/// Whole segments of `bytes`, as Linux's `u32` packet counts (saturating).
+fn segments_u32(bytes: u64, mss: u64) -> u32 {
+    u32::try_from(bytes / mss.max(1)).unwrap_or(u32::MAX)
+}
+
 impl Cubic {
     /// The window's growth for one ACK of new data outside loss recovery.
     fn grow_window(&mut self, w: &mut Window, s: &AckSample) {
         // `cubictcp_acked` (HyStart) runs before `cubictcp_cong_avoid` grows the window: on
         // the ACK that ends slow start, its segments already go to congestion avoidance.
-        let epoch_start = self.epoch.map(|e| e.start);
-        if self.linux_hystart.as_mut().is_some_and(|h| h.on_ack(s, w, epoch_start)) {
+        let epoch_start = match &self.linux {
+            Some(linux) => linux.epoch_start(),
+            None => self.epoch.map(|e| e.start),
+        };
+        let delay = self.delay_min.on_ack(s, epoch_start);
+        let delay_min = self.delay_min.get();
+        if self.linux_hystart.as_mut().is_some_and(|h| h.on_ack(s, w, delay, delay_min)) {
             w.ssthresh = w.cwnd;
         }
         if w.cwnd >= w.ssthresh {
@@ -294,6 +327,23 @@ impl CongestionControl for Cubic {
     }
 
     fn on_congestion(&mut self, w: &Window, signal: Signal) -> u64 {
+        if signal == Signal::Timeout {
+            self.delay_min.reset(); // `bictcp_reset`
+        }
+        if let Some(h) = self.linux_hystart.as_mut().filter(|_| signal == Signal::Timeout) {
+            h.on_timeout(w.flight);
+        }
+        if let Some(h) = self.hystart.as_mut() {
+            h.on_congestion();
+        }
+        self.aimd.on_congestion();
+        if let Some(linux) = self.linux.as_mut() {
+            let ssthresh = linux.recalc_ssthresh(segments_u32(w.cwnd, w.mss));
+            if signal == Signal::Timeout {
+                linux.reset(); // `cubictcp_state(TCP_CA_Loss)`, after `tcp_enter_loss`'s ssthresh
+            }
+            return u64::from(ssthresh) * w.mss;
+        }
         let cwnd = w.cwnd as f64 / w.mss as f64;
         self.cwnd_prior = cwnd;
         self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
@@ -302,13 +352,6 @@ impl CongestionControl for Cubic {
         }
         self.epoch = None;
         self.carry = 0.0;
-        if let Some(h) = self.hystart.as_mut() {
-            h.on_congestion();
-        }
-        if let Some(h) = self.linux_hystart.as_mut().filter(|_| signal == Signal::Timeout) {
-            h.on_timeout(w.flight);
-        }
-        self.aimd.on_congestion();
         ((cwnd * self.beta).max(MIN_WINDOW_SEGMENTS) * w.mss as f64) as u64
     }
 }
@@ -456,9 +499,10 @@ mod tests {
     /// (t = 0) starts the round; slow start adds both segments of each ACK (no RFC 3465 cap):
     /// before the ACK at t = k ms cwnd is 20 + 2k. The train passes 10/2 = 5 ms at t = 6 ms:
     /// HyStart sets ssthresh = cwnd = 32 before that ACK grows the window, and its 2 segments
-    /// go to congestion avoidance: the first epoch starts on the plateau (K = 0, W_max = 32),
-    /// where W_cubic(0) = 32 < W_est = 32 + 1·2/32 (no event yet, so Reno's α is 1), but with
-    /// no plateau known Linux's cnt ≤ 20 grows it faster: by 2/20 segment, 100 bytes.
+    /// go to congestion avoidance: the first epoch starts on the plateau (K = 0, origin 32),
+    /// the target at t + delay_min is still 32 (410·(10 ms of 1/1024 s)³ >> 40 = 0), so cnt
+    /// would be 100·32, but with no plateau known Linux caps it at 20: 2 of the 20 segments
+    /// are counted and the window stays at 32.
     #[test]
     fn linux_hystart_ends_slow_start_on_the_ack_train_by_hand() {
         let cfg = CubicConfig { hystart: HyStartChoice::Linux, growth: Growth::Linux, ..Default::default() };
@@ -470,7 +514,7 @@ mod tests {
             let s = AckSample { now: Time(k * 1_000_000), acked: 2 * MSS, ..ack(0, 10) };
             c.on_ack(&mut w, &s);
         }
-        assert_eq!((w.ssthresh, w.cwnd), (32 * MSS, 32 * MSS + 100));
+        assert_eq!((w.ssthresh, w.cwnd), (32 * MSS, 32 * MSS));
         assert_eq!(c.linux_hystart.as_ref().unwrap().found(), Some(super::super::hystart_linux::Exit::AckTrain));
         assert_eq!(c.capabilities().rtt_every_ack_needed_by, Some("HyStart"));
     }
@@ -519,6 +563,35 @@ mod tests {
         }
     }
 
+    /// Both arithmetics meet the closed form W_cubic(K) = W_max (RFC 9438 §4.2; the cubic
+    /// alone, as Reno's estimate would lead on this path): after a loss at 100 segments
+    /// (ssthresh 70) on a 20 ms path whose ACKs arrive evenly, a window
+    /// targets W_cubic(t + RTT), so it reaches 100 within a segment one RTT before K =
+    /// ∛(100·0.3/0.4) = 4.217 s, and stays within 2 % of it for the RTT around the plateau.
+    #[test]
+    fn both_arithmetics_reach_the_plateau_at_k() {
+        let k = (100.0f64 * (1.0 - DEFAULT_BETA) / DEFAULT_C).cbrt();
+        for growth in [Growth::Rfc5681, Growth::Linux] {
+            let mut c = Cubic::new(&CubicConfig { growth, reno_friendly: false, ..Default::default() }).unwrap();
+            let mut w = win(100);
+            w.ssthresh = c.on_congestion(&w, Signal::DupAcks);
+            assert_eq!(w.ssthresh, 70 * MSS, "{growth:?}");
+            w.cwnd = w.ssthresh;
+            let mut now = 0.0f64;
+            let mut at_k = vec![];
+            while now < k + 0.02 {
+                let s = AckSample { now: Time::ZERO + Dur::from_secs_f64(now), ..ack(0, 20) };
+                c.on_ack(&mut w, &s);
+                now += 0.02 / (w.cwnd / MSS) as f64;
+                if now > k - 0.02 {
+                    at_k.push(w.cwnd / MSS);
+                }
+            }
+            let (lo, hi) = (*at_k.iter().min().unwrap(), *at_k.iter().max().unwrap());
+            assert!((98..=101).contains(&lo) && (99..=102).contains(&hi), "{growth:?}: {lo}-{hi} segments");
+        }
+    }
+
     /// `hystart`: false, true (HyStart++, written back as true), "rfc9406", "linux"; anything
     /// else is named. `growth = "linux"` refuses an `abc_limit`.
     #[test]
@@ -550,8 +623,9 @@ mod tests {
         let mut c = Cubic::new(&cfg).unwrap();
         let mut w = Window { ssthresh: 16 * MSS, ..win(15) };
         c.on_ack(&mut w, &AckSample { acked: 3 * MSS, ..ack(0, 100) });
-        // 1 segment to reach 16, 2 to the first epoch (K = 0, W_max = 16): W_est = 16 + 2/16.
-        assert_eq!(w.cwnd, 16 * MSS + 125);
+        // 1 segment to reach 16, 2 to the first epoch (K = 0, origin 16, target 16 at
+        // t + delay_min = 100 ms): cnt = 20 with no plateau known, 2 of 20 counted, no growth.
+        assert_eq!(w.cwnd, 16 * MSS);
         let mut c = cubic();
         let mut w = Window { ssthresh: 16 * MSS, ..win(15) };
         c.on_ack(&mut w, &AckSample { acked: 3 * MSS, ..ack(0, 100) });
@@ -564,5 +638,13 @@ mod tests {
         assert_eq!(bad(CubicConfig { beta: 1.0, ..Default::default() }), "beta");
         assert_eq!(bad(CubicConfig { c: 0.0, ..Default::default() }), "c");
         assert_eq!(bad(CubicConfig { initial_window: Some(0), ..Default::default() }), "initial_window");
+        // The jiffy clock belongs to Linux's arithmetic, and takes a kernel's CONFIG_HZ only.
+        assert_eq!(bad(CubicConfig { hz: Some(1000), ..Default::default() }), "hz");
+        let linux = CubicConfig { growth: Growth::Linux, ..Default::default() };
+        assert_eq!(bad(CubicConfig { hz: Some(999), ..linux.clone() }), "hz");
+        assert!(Cubic::new(&CubicConfig { hz: Some(250), ..linux.clone() }).is_ok());
+        // Linux's whole bic_scale and 1/1024 β: C under 0.005 rounds to 0, β to 1024.
+        assert_eq!(bad(CubicConfig { c: 0.004, ..linux.clone() }), "c");
+        assert_eq!(bad(CubicConfig { beta: 0.9999, ..linux }), "beta");
     }
 }

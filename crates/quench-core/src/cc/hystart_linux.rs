@@ -16,11 +16,12 @@
 //! - Delay: the minimum RTT of the round's samples; from the 9th sample on (the first 8,
 //!   HYSTART_MIN_SAMPLES, only gather), slow start ends once that minimum exceeds `delay_min +
 //!   clamp(delay_min/8, 4 ms, 16 ms)` (HYSTART_DELAY_MIN/MAX of current kernels).
-//! - `delay_min` is the connection's smallest RTT sample (`cubictcp_acked`), leaving out samples
-//!   in the first second of a CUBIC epoch (Linux's "discard delay samples right after fast
-//!   recovery"); a zero sample counts as 1 µs.
+//! - `delay_min` is the connection's smallest RTT sample, which CUBIC keeps for both HyStart and
+//!   its window (`cubic_linux::DelayMin`, `cubictcp_acked`): samples in the first second of an
+//!   epoch are left out, and a zero sample counts as 1 µs.
 //! - Once it fires, HyStart is done until a retransmission timeout (`cubictcp_state` on
-//!   TCP_CA_Loss resets it and forgets `delay_min`); other congestion events leave it as is.
+//!   TCP_CA_Loss resets it, and CUBIC forgets `delay_min`); other congestion events leave it
+//!   as is.
 //!
 //! - The ACK train's threshold carries Linux's cushion for TSO and GRO (`hystart_ack_delay`,
 //!   since Linux 5.7): `(delay_min + min(1 ms, 4 · gso_max_size / pacing_rate)) / 2`, with the
@@ -35,8 +36,8 @@
 //! without sch_fq's pacing, `SK_PACING_NONE`; quench's CUBIC does not pace). After a timeout
 //! the round in progress has no ACK train (Linux's starts at the timeout, which no ACK follows
 //! within 2 ms). Times are in nanoseconds where Linux counts microseconds.
-//! Owns the rounds, the train and the delay samples; it changes no window, but tells CUBIC when
-//! slow start ends. Must not touch: the sender.
+//! Owns the rounds, the train and the round's delay samples; it changes no window, but tells
+//! CUBIC when slow start ends. Must not touch: the sender, `delay_min` (CUBIC's).
 
 use super::{AckSample, Window};
 use crate::units::{Dur, Time};
@@ -69,10 +70,6 @@ const DELAY_THRESH_MIN: Dur = Dur::from_millis(4);
 const DELAY_THRESH_MAX: Dur = Dur::from_millis(16);
 /// `delay_min >> 3`: the delay threshold is an eighth of the minimum RTT, within its bounds.
 const DELAY_THRESH_DIVISOR: u64 = 8;
-/// `HZ` in `cubictcp_acked`: samples within a second of an epoch's start are left out.
-const EPOCH_SETTLING: Dur = Dur::from_secs(1);
-/// A zero RTT sample counts as 1 µs (`if (delay == 0) delay = 1`).
-const SMALLEST_SAMPLE: Dur = Dur::from_micros(1);
 
 /// Which detector ended slow start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +82,6 @@ pub enum Exit {
 pub struct LinuxHyStart {
     /// Slow start's end was found (Linux's `found`): no more detection until a timeout.
     found: Option<Exit>,
-    delay_min: Option<Dur>,
     /// Bytes between the round's end and snd_una (Linux's `end_seq − snd_una`): negative once
     /// an ACK has passed the end.
     to_round_end: i64,
@@ -105,7 +101,6 @@ impl Default for LinuxHyStart {
     fn default() -> Self {
         LinuxHyStart {
             found: None,
-            delay_min: None,
             to_round_end: -1,
             round_start: None,
             last_ack: None,
@@ -123,21 +118,17 @@ impl LinuxHyStart {
         self.found
     }
 
-    /// One ACK of new data; `epoch_start` is the start of CUBIC's current epoch, if one runs.
-    /// True when this ACK ends slow start: the caller sets ssthresh = cwnd (before growing).
-    pub fn on_ack(&mut self, s: &AckSample, w: &Window, epoch_start: Option<Time>) -> bool {
+    /// One ACK of new data, with the delay sample `DelayMin` took from it (None when it took
+    /// none) and the `delay_min` after it. True when this ACK ends slow start: the caller sets
+    /// ssthresh = cwnd (before growing).
+    pub fn on_ack(&mut self, s: &AckSample, w: &Window, delay: Option<Dur>, delay_min: Option<Dur>) -> bool {
         let srtt_before = std::mem::replace(&mut self.srtt_before, s.srtt);
         self.to_round_end -= s.acked as i64;
-        let Some(rtt) = s.rtt else { return false };
-        if epoch_start.is_some_and(|start| s.now.saturating_sub(start) < EPOCH_SETTLING) {
-            return false;
-        }
-        let delay = rtt.max(SMALLEST_SAMPLE);
-        self.delay_min = Some(self.delay_min.map_or(delay, |d| d.min(delay)));
+        let (Some(delay), Some(delay_min)) = (delay, delay_min) else { return false };
         if self.found.is_some() || w.cwnd >= w.ssthresh {
             return false;
         }
-        self.found = self.update(s.now, delay, w, srtt_before);
+        self.found = self.update(s.now, delay, delay_min, w, srtt_before);
         self.found.is_some()
     }
 
@@ -149,15 +140,15 @@ impl LinuxHyStart {
     }
 
     /// `hystart_update`: the round's bookkeeping, then both detectors.
-    fn update(&mut self, now: Time, delay: Dur, w: &Window, srtt_before: Option<Dur>) -> Option<Exit> {
+    fn update(&mut self, now: Time, delay: Dur, delay_min: Dur, w: &Window, srtt_before: Option<Dur>) -> Option<Exit> {
         if self.to_round_end < 0 {
             self.start_round(now, w.flight);
         }
         if w.cwnd < LOW_WINDOW_SEGMENTS * w.mss {
             return None;
         }
-        let train = self.ack_train(now, ack_delay(w, srtt_before));
-        let delay = self.delay_increase(delay);
+        let train = self.ack_train(now, delay_min, ack_delay(w, srtt_before));
+        let delay = self.delay_increase(delay, delay_min);
         if train {
             Some(Exit::AckTrain)
         } else if delay {
@@ -178,8 +169,8 @@ impl LinuxHyStart {
 
     /// The ACK-train detector: true when the train spans more than (delay_min + the
     /// cushion)/2.
-    fn ack_train(&mut self, now: Time, cushion: Dur) -> bool {
-        let (Some(last), Some(start), Some(delay_min)) = (self.last_ack, self.round_start, self.delay_min) else {
+    fn ack_train(&mut self, now: Time, delay_min: Dur, cushion: Dur) -> bool {
+        let (Some(last), Some(start)) = (self.last_ack, self.round_start) else {
             return false;
         };
         if now.saturating_sub(last) > ACK_DELTA {
@@ -191,14 +182,13 @@ impl LinuxHyStart {
 
     /// The delay detector: true when the round's minimum, after 8 samples, exceeds delay_min
     /// by the threshold.
-    fn delay_increase(&mut self, delay: Dur) -> bool {
+    fn delay_increase(&mut self, delay: Dur, delay_min: Dur) -> bool {
         let round_min = self.round_min.map_or(delay, |m| m.min(delay));
         self.round_min = Some(round_min);
         if self.samples < MIN_SAMPLES {
             self.samples += 1;
             return false;
         }
-        let Some(delay_min) = self.delay_min else { return false };
         let threshold = Dur(delay_min.0 / DELAY_THRESH_DIVISOR).clamp(DELAY_THRESH_MIN, DELAY_THRESH_MAX);
         round_min > delay_min + threshold
     }
@@ -218,7 +208,25 @@ fn ack_delay(w: &Window, srtt_before: Option<Dur>) -> Dur {
 
 #[cfg(test)]
 mod tests {
+    use super::super::cubic_linux::DelayMin;
     use super::*;
+
+    /// HyStart with CUBIC's `delay_min` beside it, as CUBIC feeds it.
+    #[derive(Default)]
+    struct Linux {
+        hystart: LinuxHyStart,
+        delay_min: DelayMin,
+    }
+
+    impl Linux {
+        fn on_ack(&mut self, s: &AckSample, w: &Window, epoch_start: Option<Time>) -> bool {
+            let delay = self.delay_min.on_ack(s, epoch_start);
+            self.hystart.on_ack(s, w, delay, self.delay_min.get())
+        }
+        fn found(&self) -> Option<Exit> {
+            self.hystart.found()
+        }
+    }
 
     const MSS: u64 = 1000;
 
@@ -243,7 +251,7 @@ mod tests {
     /// 4 ms minimum RTT span 9 ms > 2 ms.
     #[test]
     fn nothing_below_the_low_window() {
-        let mut h = LinuxHyStart::default();
+        let mut h = Linux::default();
         for i in 0..10 {
             assert!(!h.on_ack(&ack(1000 * i, 4000, 1), &window(15, 15), None));
         }
@@ -256,7 +264,7 @@ mod tests {
     /// `now − round_start > 5 ms` first holds at t = 6 ms, the 7th ACK.
     #[test]
     fn an_ack_train_longer_than_half_the_minimum_rtt_ends_slow_start() {
-        let mut h = LinuxHyStart::default();
+        let mut h = Linux::default();
         let w = window(20, 20);
         let fired: Vec<bool> = (0..8).map(|i| h.on_ack(&ack(1000 * i, 10_000, 1), &w, None)).collect();
         assert_eq!(fired, [false, false, false, false, false, false, true, false]);
@@ -273,7 +281,7 @@ mod tests {
     #[test]
     fn the_train_threshold_carries_linuxs_tso_cushion() {
         let first_firing_us = |rtt_us: u64, spacing_us: u64, ssthresh_segments: u64| {
-            let mut h = LinuxHyStart::default();
+            let mut h = Linux::default();
             let w = Window { ssthresh: ssthresh_segments.saturating_mul(MSS), ..window(20, 20) };
             (0..10_000u64)
                 .map(|i| i * spacing_us)
@@ -294,7 +302,7 @@ mod tests {
     /// 3 ms), 5, 6, 7 ms never fire though they pass 5 ms; the next round starts a new train.
     #[test]
     fn a_gap_breaks_the_train_until_the_next_round() {
-        let mut h = LinuxHyStart::default();
+        let mut h = Linux::default();
         let w = window(20, 6);
         for at in [0, 1000, 4000, 5000, 6000, 7000] {
             assert!(!h.on_ack(&ack(at, 10_000, 1), &w, None), "{at}");
@@ -313,7 +321,7 @@ mod tests {
     /// compares min 46 > 45 and fires; ssthresh = cwnd is the caller's.
     #[test]
     fn a_round_minimum_past_the_threshold_ends_slow_start_at_the_ninth_sample() {
-        let mut h = LinuxHyStart::default();
+        let mut h = Linux::default();
         let w = window(20, 10);
         let mut t = 0;
         for _ in 0..11 {
@@ -337,7 +345,7 @@ mod tests {
         for (delay_min_us, round_us, fires) in
             [(40_000, 45_000, false), (8_000, 12_000, false), (8_000, 12_001, true), (200_000, 216_001, true)]
         {
-            let mut h = LinuxHyStart::default();
+            let mut h = Linux::default();
             let w = window(20, 10);
             let mut t = 0;
             for _ in 0..11 {
@@ -352,19 +360,12 @@ mod tests {
         }
     }
 
-    /// Samples in the first second of a CUBIC epoch do not lower delay_min; after a timeout
-    /// HyStart starts over and forgets it.
+    /// After a timeout HyStart starts over: a new round ending at what is in flight, nothing
+    /// found.
     #[test]
-    fn epoch_settling_and_timeout_reset() {
-        let mut h = LinuxHyStart::default();
-        let w = Window { ssthresh: 10 * MSS, ..window(20, 10) };
-        h.on_ack(&ack(0, 50_000, 1), &w, None);
-        h.on_ack(&ack(500_000, 20_000, 1), &w, Some(Time::ZERO));
-        assert_eq!(h.delay_min, Some(Dur::from_millis(50)));
-        h.on_ack(&ack(1_000_000, 30_000, 1), &w, Some(Time::ZERO));
-        assert_eq!(h.delay_min, Some(Dur::from_millis(30)));
-        h.found = Some(Exit::Delay);
+    fn a_timeout_starts_over() {
+        let mut h = LinuxHyStart { found: Some(Exit::Delay), ..LinuxHyStart::default() };
         h.on_timeout(5 * MSS);
-        assert_eq!((h.found(), h.delay_min, h.to_round_end), (None, None, 5 * MSS as i64));
+        assert_eq!((h.found(), h.to_round_end, h.round_start), (None, 5 * MSS as i64, None));
     }
 }

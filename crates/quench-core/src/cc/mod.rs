@@ -27,6 +27,7 @@ pub mod bbr;
 pub mod bbr3;
 pub mod copa;
 pub mod cubic;
+pub mod cubic_linux;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod fast;
