@@ -498,3 +498,95 @@ def test_dsack_blocks_are_written_and_counted_in_the_length(dsack_capture):
     assert dsacks > 0 and len(below) == dsacks
     # TCP 20 + timestamps 12 + SACK: NOP, NOP, kind, length and 8 bytes per block.
     assert all(t.off * 4 == 20 + 12 + 4 + 8 * len(sack_blocks(t)) for t in below)
+
+
+MPTCP = 30  # RFC 8684 section 8: option kind 30
+MP_CAPABLE, MP_JOIN, DSS = 0, 1, 2  # its subtypes (section 3, table 2)
+
+
+@pytest.fixture(scope="module")
+def mptcp_capture(tmp_path_factory):
+    """A three-subflow MPTCP connection under the linux profile (timestamps, SACK) through a
+    2 Mb/s, 20-packet bottleneck, so that losses make the receiver SACK."""
+    net = quench.Network(seed=7)
+    net.hosts("a", "b").router("r")
+    net.link("a", "r", rate="10Mbps", delay="1ms")
+    net.link("r", "b", rate="2Mbps", delay="10ms", qdisc=quench.droptail("20p"))
+    net.mptcp("a", "b", bytes="300KB", subflows=3)
+    net.record(pcap=["a->r", "b->r"])
+    res = net.run("5s")
+    out = res.save(tmp_path_factory.mktemp("mptcp"), plots=False)
+    return res, out / "a-r.pcap", out / "b-r.pcap"
+
+
+def payload(ip):
+    """Data bytes of a captured TCP segment (the capture holds its headers only)."""
+    return ip.len - 4 * ip.hl - 4 * ip.data.off
+
+
+def mptcp_options(tcp):
+    """(subtype, length, body) of each MPTCP option of a dpkt TCP segment."""
+    return [(v[0] >> 4, len(v) + 2, v) for kind, v in dpkt.tcp.parse_opts(tcp.opts) if kind == MPTCP]
+
+
+def test_mptcp_options_are_linuxs_and_counted_in_the_size(mptcp_capture):
+    """RFC 8684's options at Linux's sizes: MP_CAPABLE (4 bytes on the SYN, 12 on the SYN-ACK)
+    on the first subflow, MP_JOIN (12, 16) on the others, a 22-byte DSS with a mapping and
+    two NOPs on each data segment, within the MSS (1448 - 24 = 1424 bytes of data), a 12-byte
+    DSS with a 64-bit DATA_ACK on the receiver's ACKs, and with timestamps room for one SACK
+    block. Each subflow has its own port; the capture counts the link's bytes."""
+    res, a_r, b_r = mptcp_capture
+    for path, link in [(a_r, "a->r"), (b_r, "b->r")]:
+        assert sum(orig for _, orig in record_lengths(path)) == res.link(link)["departed_bytes"], link
+    sent = [ip for _, ip in read(a_r)]
+    acks = [ip for _, ip in read(b_r)]
+    syns = [ip.data for ip in sent if ip.data.flags & TCP_SYN]
+    assert [(o[0][0], o[0][1]) for o in map(mptcp_options, syns)] == [(MP_CAPABLE, 4), (MP_JOIN, 12), (MP_JOIN, 12)]
+    assert len({t.sport for t in syns}) == 3
+    syn_acks = [ip.data for ip in acks if ip.data.flags & TCP_SYN]
+    assert sorted(mptcp_options(t)[0][1] for t in syn_acks) == [12, 16, 16]
+    data = [ip for ip in sent if payload(ip) > 0]
+    assert data and max(map(payload, data)) == 1424
+    for ip in data:
+        ((subtype, length, body),) = mptcp_options(ip.data)
+        # Flags A, M, m: a 32-bit DATA_ACK and a 64-bit DSN; the data-level length is the payload's.
+        assert (subtype, length, body[1]) == (DSS, 22, 0x0D)
+        assert int.from_bytes(body[18:20], "big") == payload(ip)
+    pure = [ip.data for ip in acks if not ip.data.flags & TCP_SYN]
+    assert pure and all([(s, n) for s, n, _ in mptcp_options(t)] == [(DSS, 12)] for t in pure)
+    sack_blocks = [len(v) // 8 for t in pure for kind, v in dpkt.tcp.parse_opts(t.opts) if kind == SACK_OPTION]
+    assert sack_blocks and set(sack_blocks) == {1}
+
+
+def test_mptcp_data_acks_follow_the_data(mptcp_capture):
+    """The receiver's DATA_ACK (64 bits) never passes the data sent, and reaches the end of the
+    300 KB: the first data byte's DSN plus 300,000."""
+    _, a_r, b_r = mptcp_capture
+    mappings = [
+        (int.from_bytes(o[2][6:14], "big"), payload(ip))
+        for _, ip in read(a_r)
+        if payload(ip) > 0
+        for o in mptcp_options(ip.data)
+    ]
+    first = min(dsn for dsn, _ in mappings)
+    ends = [dsn + n for dsn, n in mappings]
+    acks = [o for _, ip in read(b_r) if not ip.data.flags & TCP_SYN for o in mptcp_options(ip.data)]
+    data_acks = [int.from_bytes(body[2:10], "big") for _, _, body in acks]
+    assert max(data_acks) == first + 300_000 == max(ends)
+    assert min(data_acks) > first
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")
+def test_tshark_decodes_the_mptcp_options(mptcp_capture):
+    res, a_r, b_r = mptcp_capture
+    for path, link in [(a_r, "a->r"), (b_r, "b->r")]:
+        out = subprocess.run(
+            ["tshark", "-r", str(path), "-T", "fields", "-e", "frame.len", "-e", "tcp.options.mptcp.subtype"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rows = [line.split("\t") for line in out.stdout.splitlines()]
+        assert sum(int(r[0]) for r in rows) == res.link(link)["departed_bytes"]
+        assert all(r[1] in ("0", "1", "2") for r in rows), rows[:5]
+        assert "Malformed" not in out.stdout + out.stderr

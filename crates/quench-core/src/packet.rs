@@ -53,6 +53,9 @@ pub const UDP_HEADER: u32 = 8;
 /// The timestamp option on the wire: kind 8, length 10, TSval and TSecr (RFC 7323 section 3),
 /// aligned by two NOPs as RFC 7323 appendix A recommends and Linux sends it.
 pub const TCP_TIMESTAMP_OPTION: u32 = 12;
+/// The most option bytes a TCP header holds: a data offset of 15 words (RFC 9293 section 3.1),
+/// Linux's `MAX_TCP_OPTION_SPACE`.
+pub const TCP_OPTION_SPACE: u32 = 40;
 /// The options a TCP SYN or SYN-ACK carries, in the layout of Linux's `tcp_options_write`
 /// (net/ipv4/tcp_output.c), each a multiple of 4 bytes: MSS (kind 2, length 4); the timestamp
 /// option (kind 8, length 10) after SACK-permitted (kind 4, length 2) when both are sent, else
@@ -91,6 +94,9 @@ pub struct Handshake {
     /// The SYN, from the end that opens the connection (the data sender).
     pub syn: SynOptions,
     pub syn_ack: SynOptions,
+    /// A Multipath TCP connection's subflows: its packets carry the options of
+    /// [`mptcp_option`] beside these.
+    pub mptcp: bool,
 }
 
 impl Handshake {
@@ -183,10 +189,88 @@ pub mod subflow {
     }
 }
 
+/// The Multipath TCP options (RFC 8684 section 3) on a subflow's packets, in bytes as Linux's
+/// MPTCP sends them (net/mptcp/options.c with its defaults: no DSS checksum, 64-bit data
+/// sequence numbers on every mapping, a DATA_ACK of 64 bits once the peer's DSNs are 64-bit,
+/// of 32 before; each option padded to 4 bytes). Counted in the packet's size by
+/// `transport::tcp::Connection::segment`, written by the capture.
+pub mod mptcp_option {
+    /// Option kind 30 (RFC 8684 section 8).
+    pub const KIND: u8 = 30;
+    /// Subtypes (RFC 8684 section 3, table 2).
+    pub const MP_CAPABLE: u8 = 0x0;
+    pub const MP_JOIN: u8 = 0x1;
+    pub const DSS: u8 = 0x2;
+    /// `TCPOLEN_MPTCP_MPC_SYN`: MP_CAPABLE v1 on the first subflow's SYN, no key.
+    pub const CAPABLE_SYN: u8 = 4;
+    /// `TCPOLEN_MPTCP_MPC_SYNACK`: MP_CAPABLE on its SYN-ACK, the answering end's key.
+    pub const CAPABLE_SYN_ACK: u8 = 12;
+    /// `TCPOLEN_MPTCP_MPJ_SYN`: MP_JOIN on a further subflow's SYN (token, nonce).
+    pub const JOIN_SYN: u8 = 12;
+    /// `TCPOLEN_MPTCP_MPJ_SYNACK`: MP_JOIN on its SYN-ACK (truncated HMAC, nonce).
+    pub const JOIN_SYN_ACK: u8 = 16;
+    /// A data segment's DSS: `TCPOLEN_MPTCP_DSS_BASE` + `_MAP64` (DSN 8, subflow sequence 4,
+    /// data-level length 2) + `_ACK32` = 22, padded to 24. The data sender hears no 64-bit DSN
+    /// from a peer that sends no data, so its DATA_ACK stays 32 bits (`use_64bit_ack`).
+    pub const DSS_DATA: u8 = 24;
+    /// The data sender's segment without data: `TCPOLEN_MPTCP_DSS_BASE` + `_ACK32`.
+    pub const DSS_ACK32: u8 = 8;
+    /// The data receiver's ACK: `TCPOLEN_MPTCP_DSS_BASE` + `_ACK64` (it has heard 64-bit DSNs).
+    pub const DSS_ACK64: u8 = 12;
+
+    /// Which option a subflow's segment carries.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Carried {
+        CapableSyn,
+        CapableSynAck,
+        JoinSyn,
+        JoinSynAck,
+        /// A DSS with a mapping and a 32-bit DATA_ACK.
+        DssData,
+        /// A DSS with a DATA_ACK alone, 32 or 64 bits.
+        DssAck32,
+        DssAck64,
+    }
+
+    impl Carried {
+        /// The option on a segment of subflow `index` from the opening end (`from_opener`) or
+        /// the other: MP_CAPABLE on the first subflow's SYN and SYN-ACK, MP_JOIN on the
+        /// others', a DSS otherwise (with a mapping when it carries data).
+        pub fn on(index: u64, from_opener: bool, syn: bool, has_data: bool) -> Carried {
+            match (syn, index == 0, from_opener, has_data) {
+                (true, true, true, _) => Carried::CapableSyn,
+                (true, true, false, _) => Carried::CapableSynAck,
+                (true, false, true, _) => Carried::JoinSyn,
+                (true, false, false, _) => Carried::JoinSynAck,
+                (false, _, _, true) => Carried::DssData,
+                (false, _, true, false) => Carried::DssAck32,
+                (false, _, false, false) => Carried::DssAck64,
+            }
+        }
+
+        pub fn bytes(self) -> u8 {
+            match self {
+                Carried::CapableSyn => CAPABLE_SYN,
+                Carried::CapableSynAck => CAPABLE_SYN_ACK,
+                Carried::JoinSyn => JOIN_SYN,
+                Carried::JoinSynAck => JOIN_SYN_ACK,
+                Carried::DssData => DSS_DATA,
+                Carried::DssAck32 => DSS_ACK32,
+                Carried::DssAck64 => DSS_ACK64,
+            }
+        }
+    }
+}
+
 /// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as signed
 /// offsets from the ACK number (a D-SACK block, RFC 2883, may lie below it); unused slots are
 /// (0, 0). The advertised window, at most 2^30 bytes (RFC 7323 section 2.3), keeps every
 /// block within an offset's range.
+/// The SACK option's two NOPs, kind and length (RFC 2018 section 3, as Linux aligns it).
+const SACK_BASE_BYTES: u32 = 4;
+/// One block: its left and right edges.
+const SACK_BLOCK_BYTES: u32 = 8;
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub offsets: [(i32, i32); SackBlocks::MAX],
@@ -206,11 +290,18 @@ impl SackBlocks {
         self.offsets.iter().take_while(|(s, e)| e > s).map(move |&(s, e)| (at(s), at(e)))
     }
 
+    /// How many blocks fit in `room` option bytes: two NOPs, kind and length (4 bytes), then 8
+    /// per block, at most [`SackBlocks::MAX`] (`TCPOLEN_SACK_BASE_ALIGNED`,
+    /// `TCPOLEN_SACK_PERBLOCK`).
+    pub fn fitting(room: u32) -> usize {
+        (room.saturating_sub(SACK_BASE_BYTES) / SACK_BLOCK_BYTES).min(SackBlocks::MAX as u32) as usize
+    }
+
     /// TCP option bytes: two NOPs, kind, length, 8 bytes per block.
     pub fn option_bytes(&self) -> u32 {
         match self.count() {
             0 => 0,
-            n => 4 + 8 * n as u32,
+            n => SACK_BASE_BYTES + SACK_BLOCK_BYTES * n as u32,
         }
     }
 }

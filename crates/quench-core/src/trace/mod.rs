@@ -14,6 +14,7 @@ pub mod delay;
 pub mod flow_links;
 pub mod flow_monitor;
 pub mod pcap;
+mod pcap_mptcp;
 pub mod snapshot_times;
 pub mod spill;
 pub mod table;

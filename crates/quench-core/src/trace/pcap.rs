@@ -16,11 +16,15 @@
 //! option (RFC 7323), TSval on a microsecond clock. Packets of a flow that carries in-band
 //! telemetry on the wire have its header after the transport header (`telemetry::IntHeader`:
 //! the hop count and the hops written so far, this link's own when it is a switch's egress).
+//! A Multipath TCP connection's subflows each have their own ports and sequence numbers, and
+//! their options (`pcap_mptcp.rs`).
 //! So every record's original length and IP total length are the simulated packet's size.
 //! Owns each capture's buffer or file; it writes the packets the world hands it as a link starts
 //! sending them, and reads no component.
 
+use super::pcap_mptcp;
 use crate::icmp;
+use crate::packet::mptcp_option::Carried;
 use crate::packet::{
     tcp_flags, ts_clock, FlowId, Handshake, LinkId, NodeId, Packet, Proto, SynOptions, IP_HEADER, TCP_HEADER,
     TCP_TIMESTAMP_OPTION, UDP_HEADER,
@@ -54,12 +58,23 @@ const TCP_OPT_TIMESTAMP: u8 = 8;
 const TCP_OPT_TIMESTAMP_LEN: u8 = 10;
 
 /// TCP option bytes of a segment: a SYN's handshake options (`syn`, the timestamp option
-/// among them), or the timestamp option (RFC 7323) and SACK blocks.
-fn tcp_option_bytes(pkt: &Packet, syn: Option<SynOptions>) -> u32 {
-    match syn {
+/// among them), or the timestamp option (RFC 7323) and SACK blocks; then a multipath
+/// subflow's option (`mptcp`).
+fn tcp_option_bytes(pkt: &Packet, syn: Option<SynOptions>, mptcp: Option<Carried>) -> u32 {
+    let tcp = match syn {
         Some(options) => options.bytes(),
         None => pkt.sack.option_bytes() + if pkt.ts_on { TCP_TIMESTAMP_OPTION } else { 0 },
-    }
+    };
+    tcp + mptcp.map_or(0, |c| c.bytes() as u32)
+}
+
+/// The Multipath TCP option `pkt` carries, if its flow is a multipath connection's.
+fn mptcp_option(pkt: &Packet, handshake: &Handshake, sender_node: NodeId) -> Option<Carried> {
+    let segment = handshake.mptcp && pkt.proto == Proto::Tcp && pkt.frag.offset == 0;
+    segment.then(|| {
+        let syn = pkt.has_flag(tcp_flags::SYN);
+        Carried::on(pcap_mptcp::index(pkt), pkt.src == sender_node, syn, pkt.payload > 0)
+    })
 }
 
 /// The handshake options `pkt` carries: a TCP SYN's (the opener's) or SYN-ACK's; None for any
@@ -173,6 +188,49 @@ fn ports(flow: FlowId, from: NodeId, sender_node: NodeId) -> (u16, u16) {
     }
 }
 
+/// The ISN of the end of `flow` on `node`, for the subflow `pkt` belongs to when `subflow`.
+fn subflow_isn(flow: FlowId, node: NodeId, pkt: &Packet, subflow: bool) -> u32 {
+    let first = initial_sequence(flow, node);
+    if subflow {
+        pcap_mptcp::initial_sequence(first, pcap_mptcp::index(pkt))
+    } else {
+        first
+    }
+}
+
+/// A TCP segment's (source port, destination port, sequence number, acknowledgement number).
+/// A multipath subflow has its own sender port and ISNs; its data segments' ACK field and the
+/// receiver's sequence field carry the DSS's numbers in the simulation (`transport/mptcp.rs`),
+/// so on the wire they are what a subflow's are: the receiver's ISN + 1 acknowledged, and the
+/// receiver's own ISN + 1 (it sends no data).
+fn tcp_numbers(pkt: &Packet, sender_node: NodeId, subflow: bool) -> (u16, u16, u32, u32) {
+    let (mut sport, mut dport) = ports(pkt.flow, pkt.src, sender_node);
+    let from_sender = pkt.src == sender_node;
+    let (mut seq, mut ack) = (pkt.seq, pkt.ack);
+    if subflow {
+        let i = pcap_mptcp::index(pkt);
+        let port = |p: u16| pcap_mptcp::sender_port(p, i, EPHEMERAL_PORT_BASE, EPHEMERAL_PORT_SPAN);
+        if from_sender {
+            sport = port(sport);
+        } else {
+            dport = port(dport);
+        }
+        let syn = pkt.has_flag(tcp_flags::SYN);
+        if from_sender && pkt.payload > 0 {
+            ack = 1;
+        } else if !from_sender && !syn {
+            seq = 1;
+        }
+    }
+    let seq = subflow_isn(pkt.flow, pkt.src, pkt, subflow).wrapping_add(seq as u32);
+    let ack = if pkt.has_flag(tcp_flags::ACK) {
+        subflow_isn(pkt.flow, pkt.dst, pkt, subflow).wrapping_add(ack as u32)
+    } else {
+        0
+    };
+    (sport, dport, seq, ack)
+}
+
 /// The DSCP of a packet of `priority`: its class selector, CS`priority` (RFC 2474 section
 /// 4.2.2.1, the codepoints `xxx000`), which switches map to the 802.1p priority of the same
 /// number by default.
@@ -258,13 +316,14 @@ impl PcapWriter {
     ) {
         let size = pkt.size as u32;
         let syn = syn_options(pkt, handshake);
+        let mptcp = mptcp_option(pkt, handshake, sender_node);
         // Only a datagram's first fragment carries the transport header and the shim.
         let int = int.filter(|_| pkt.frag.offset == 0);
         let shim = int.map_or(0, |(h, _)| h.wire_bytes());
         let transport = shim
             + match pkt.proto {
                 _ if pkt.frag.offset > 0 => 0,
-                Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt, syn),
+                Proto::Tcp | Proto::Assisted => TCP_HEADER + tcp_option_bytes(pkt, syn, mptcp),
                 // NDP's header is captured as a UDP-shaped one (ports and length).
                 Proto::Udp | Proto::Ndp => UDP_HEADER,
                 Proto::Icmp => pkt.payload as u32,
@@ -280,7 +339,7 @@ impl PcapWriter {
             _ if pkt.frag.offset > 0 => {}
             Proto::Tcp | Proto::Assisted => {
                 let shift = if syn.is_some() { 0 } else { handshake.window_shift(pkt.src == sender_node) };
-                self.write_tcp(pkt, sender_node, syn, shift)
+                self.write_tcp(pkt, sender_node, syn, mptcp, shift)
             }
             Proto::Udp | Proto::Ndp => self.write_udp(pkt),
             Proto::Icmp => self.write_icmp(pkt, sender_node),
@@ -338,16 +397,18 @@ impl PcapWriter {
 
     /// Ports: the data sender (`sender_node`) uses an ephemeral port, the receiver
     /// RECEIVER_PORT; each side's sequence numbers start at its own ISN. `syn`: the options of
-    /// a SYN or SYN-ACK; `window_shift`: the window field's scale after the handshake.
-    fn write_tcp(&mut self, pkt: &Packet, sender_node: NodeId, syn: Option<SynOptions>, window_shift: u8) {
-        let (sport, dport) = ports(pkt.flow, pkt.src, sender_node);
-        let seq = initial_sequence(pkt.flow, pkt.src).wrapping_add(pkt.seq as u32);
-        let ack = if pkt.has_flag(tcp_flags::ACK) {
-            initial_sequence(pkt.flow, pkt.dst).wrapping_add(pkt.ack as u32)
-        } else {
-            0
-        };
-        let options = tcp_option_bytes(pkt, syn);
+    /// a SYN or SYN-ACK; `mptcp`: a multipath subflow's option, last; `window_shift`: the
+    /// window field's scale after the handshake.
+    fn write_tcp(
+        &mut self,
+        pkt: &Packet,
+        sender_node: NodeId,
+        syn: Option<SynOptions>,
+        mptcp: Option<Carried>,
+        window_shift: u8,
+    ) {
+        let (sport, dport, seq, ack) = tcp_numbers(pkt, sender_node, mptcp.is_some());
+        let options = tcp_option_bytes(pkt, syn, mptcp);
         let mut h = [0u8; TCP_HEADER as usize];
         h[0..2].copy_from_slice(&sport.to_be_bytes());
         h[2..4].copy_from_slice(&dport.to_be_bytes());
@@ -357,9 +418,19 @@ impl PcapWriter {
         h[13] = pkt.flags;
         h[14..16].copy_from_slice(&((pkt.window >> window_shift).min(u16::MAX as u32) as u16).to_be_bytes());
         self.buf.extend_from_slice(&h);
-        if let Some(options) = syn {
-            return self.write_syn_options(pkt, options);
+        match syn {
+            Some(options) => self.write_syn_options(pkt, options),
+            None => self.write_established_options(pkt, mptcp.is_some()),
         }
+        if let Some(carried) = mptcp {
+            let from_sender = pkt.src == sender_node;
+            let receiver = if from_sender { pkt.dst } else { pkt.src };
+            pcap_mptcp::write(&mut self.buf, pkt, carried, &pcap_mptcp::Ends { sender: sender_node, receiver });
+        }
+    }
+
+    /// The timestamp option and SACK blocks of a segment after the handshake.
+    fn write_established_options(&mut self, pkt: &Packet, subflow: bool) {
         if pkt.ts_on {
             // RFC 7323 section 3 (appendix A's layout, Linux's): NOP, NOP, kind 8, length 10,
             // TSval (the send time on the timestamp clock), TSecr.
@@ -371,7 +442,7 @@ impl PcapWriter {
         if sack_bytes > 0 {
             // RFC 2018: NOP, NOP, kind 5, length, then left/right edges in the sender's space.
             self.buf.extend_from_slice(&[TCP_OPT_NOP, TCP_OPT_NOP, TCP_OPT_SACK, (sack_bytes - 2) as u8]);
-            let isn = initial_sequence(pkt.flow, pkt.dst);
+            let isn = subflow_isn(pkt.flow, pkt.dst, pkt, subflow);
             for (start, end) in pkt.sack.ranges(pkt.ack) {
                 self.buf.extend_from_slice(&isn.wrapping_add(start as u32).to_be_bytes());
                 self.buf.extend_from_slice(&isn.wrapping_add(end as u32).to_be_bytes());

@@ -67,8 +67,22 @@ impl FlowBuild<'_> {
     /// (`Connection::shim`).
     pub fn connections_with_shim(&self, shim: u32) -> (Connection, Connection) {
         let shim = shim as u16;
-        let forward = Connection { flow: self.id, local: self.src, remote: self.dst, peer: self.receiver, shim };
-        let backward = Connection { flow: self.id, local: self.dst, remote: self.src, peer: self.sender, shim };
+        let forward = Connection {
+            flow: self.id,
+            local: self.src,
+            remote: self.dst,
+            peer: self.receiver,
+            shim,
+            upper: Default::default(),
+        };
+        let backward = Connection {
+            flow: self.id,
+            local: self.dst,
+            remote: self.src,
+            peer: self.sender,
+            shim,
+            upper: Default::default(),
+        };
         (forward, backward)
     }
 

@@ -32,11 +32,16 @@
 //! ...), for comparison.
 //!
 //! Wire format: every packet of subflow i carries i in its sequence numbers' top byte
-//! (`packet::subflow`), both directions, standing for the subflow's port pair in the ECMP hash;
-//! subflow 0's packets are a plain TCP connection's. A data segment carries its data sequence
-//! number in the ACK field (a sender's data segments acknowledge nothing in a one-way
-//! transfer), standing for the DSS option. Both are added as a packet leaves an endpoint
-//! and stripped as it arrives, so a subflow's TCP endpoints see their own sequence space.
+//! (`packet::subflow`), both directions, standing for the subflow's port pair in the ECMP hash.
+//! A data segment carries its data sequence number in the ACK field (a sender's data segments
+//! acknowledge nothing in a one-way transfer) and an ACK of the receiver its DATA_ACK in the
+//! rest of the sequence field (its own is always 1), standing for the DSS option's fields.
+//! Both are added as a packet leaves an endpoint and stripped as it arrives, so a subflow's TCP
+//! endpoints see their own sequence space. The options' bytes are Linux's
+//! (`packet::mptcp_option`): MP_CAPABLE on the first subflow's SYN and SYN-ACK, MP_JOIN on
+//! the others', a DSS on every other segment (24 bytes with a mapping, within the MSS; 8 on
+//! the sender's segments without data, 12 on the receiver's ACKs, which leaves one SACK block
+//! room beside timestamps); the capture writes them (`trace/pcap.rs`).
 //! Timers: subflow i's TCP timer k has kind `i * TIMER_STRIDE + k`; the connection's own
 //! retransmission timer has kind `CONNECTION_TIMER`, beyond the TCP endpoints' seven.
 //! Owns the connection's scheduler, mapping and reassembly; acts only through its `AgentCx`.
@@ -45,13 +50,13 @@ use crate::cc::lia::{Coupling, Lia, SubflowWindow};
 use crate::cc::olia::Olia;
 use crate::cc::{deserialize_cc, AnyCc, CcSpec, CongestionControl};
 use crate::error::{nested_message, ConfigError};
-use crate::packet::{subflow, AgentId, FlowId, NodeId, Packet};
+use crate::packet::{mptcp_option, subflow, tcp_flags, AgentId, FlowId, NodeId, Packet};
 use crate::ranges::FrontVec;
 use crate::rng::{Rng, StreamKind};
 use crate::telemetry::IntRecord;
 use crate::trace::table::{f64s, u64s, Column, Table};
 use crate::trace::Recorder;
-use crate::transport::tcp::{resolve_profile, Connection, TcpConfig, TcpReceiver, TcpSender, HEADERS};
+use crate::transport::tcp::{resolve_profile, Connection, TcpConfig, TcpReceiver, TcpSender, UpperOptions, HEADERS};
 use crate::transport::{
     Admission, Agent, AgentCx, BuiltFlow, DeliveryCounts, Endpoint, FlowBuild, FlowReport, FlowRow, Host, SendCounts,
     Timer, TimerSlot, TransportSpec,
@@ -209,14 +214,20 @@ impl MptcpFlowSpec {
 impl TransportSpec for MptcpFlowSpec {
     crate::transport::common_flow_keys!();
     fn handshake(&self) -> crate::packet::Handshake {
-        super::tcp::handshake(&self.tcp)
+        crate::packet::Handshake { mptcp: true, ..super::tcp::handshake(&self.tcp) }
     }
     fn validate(&self) -> Result<(), ConfigError> {
         if !(1..=MAX_SUBFLOWS).contains(&self.subflows) {
             let why = format!("{} must be between 1 and {MAX_SUBFLOWS}", self.subflows);
             return Err(ConfigError::new("subflows", why));
         }
-        self.tcp.validate().map_err(|e| e.within("tcp"))
+        self.tcp.validate().map_err(|e| e.within("tcp"))?;
+        let dss = mptcp_option::DSS_DATA as u32;
+        if self.tcp.segment_payload() <= dss {
+            let why = format!("{} bytes leave no room for data beside the {dss}-byte DSS option", self.tcp.mss);
+            return Err(ConfigError::new("tcp.mss", why));
+        }
+        Ok(())
     }
     fn build(&self, cx: &FlowBuild) -> Result<BuiltFlow, ConfigError> {
         let size = self.tcp.dont_fragment.then_some(((self.tcp.mss + HEADERS) as u64, "tcp.mss"));
@@ -224,7 +235,8 @@ impl TransportSpec for MptcpFlowSpec {
         cx.check_return_path()?;
         let n = self.subflows as usize;
         let coupling = self.coupling.controller().map(|_| Coupling::new(n));
-        let path = cx.path_facts((self.tcp.mss + HEADERS) as u64, (HEADERS + self.tcp.option_bytes()) as u64);
+        let ack_size = HEADERS + self.tcp.option_bytes() + mptcp_option::DSS_ACK64 as u32;
+        let path = cx.path_facts((self.tcp.mss + HEADERS) as u64, ack_size as u64);
         let (forward, backward) = cx.connections();
         let (mut senders, mut receivers) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for i in 0..n {
@@ -236,12 +248,13 @@ impl TransportSpec for MptcpFlowSpec {
             cc.take_random_stream(Rng::stream(cx.seed, StreamKind::Agent, cx.sender.0 as u64 | (i as u64) << 32));
             cc.take_path(&path);
             let ect = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
-            senders.push(Subflow::new(TcpSender::subflow(forward, self.tcp.clone(), cc)));
-            receivers.push(TcpReceiver::new(backward, self.tcp.clone(), None, caps.ecn_feedback, ect));
+            let (to_receiver, to_sender) = subflow_connections(forward, backward, i);
+            senders.push(Subflow::new(TcpSender::subflow(to_receiver, self.tcp.clone(), cc)));
+            receivers.push(TcpReceiver::new(to_sender, self.tcp.clone(), None, caps.ecn_feedback, ect));
         }
         let bytes = self.bytes.map(|b| b.0);
         let window = self.tcp.receive_window.0;
-        let mss = self.tcp.segment_payload() as u64;
+        let mss = subflow_connections(forward, backward, 0).0.segment_payload(&self.tcp) as u64;
         let mut sender = MptcpSender::new(forward, senders, coupling, bytes, window, mss);
         sender.reinject = self.reinject;
         Ok(BuiltFlow {
@@ -254,21 +267,41 @@ impl TransportSpec for MptcpFlowSpec {
     }
 }
 
+/// Subflow `index`'s two ends, from the connection's: the options each end's segments carry
+/// (`packet::mptcp_option`), MP_CAPABLE on the first subflow's handshake and MP_JOIN on the
+/// others'.
+fn subflow_connections(forward: Connection, backward: Connection, index: usize) -> (Connection, Connection) {
+    let end = |from_opener: bool| {
+        let carried = |syn, has_data| mptcp_option::Carried::on(index as u64, from_opener, syn, has_data).bytes();
+        UpperOptions { syn: carried(true, false), data: carried(false, true), ack: carried(false, false) }
+    };
+    (Connection { upper: end(true), ..forward }, Connection { upper: end(false), ..backward })
+}
+
+/// What a subflow's packets carry for the connection (the DSS option's fields): the sender's
+/// mapping, to stamp each data segment's data sequence number; the receiver's DATA_ACK.
+#[derive(Clone, Copy)]
+enum Dss<'a> {
+    Mapping(&'a VecDeque<Chunk>),
+    DataAck(u64),
+}
+
 /// The host as one subflow's TCP endpoint sees it: its packets leave with the subflow's index
 /// in their sequence number (and a data segment with its data sequence number in the ACK
-/// field), and its timers are armed under the subflow's kinds.
+/// field, an ACK with the DATA_ACK in its sequence field), and its timers are armed under the
+/// subflow's kinds.
 struct SubflowHost<'a, H: Host> {
     host: &'a mut H,
     index: u8,
-    /// The sender's mapping, to stamp each data segment's data sequence number; None at the
-    /// receiver.
-    mapping: Option<&'a VecDeque<Chunk>>,
+    dss: Dss<'a>,
 }
 
 impl<H: Host> Host for SubflowHost<'_, H> {
     fn send(&mut self, node: NodeId, mut pkt: Packet) -> Admission {
-        if let (Some(map), true) = (self.mapping, pkt.payload > 0) {
-            pkt.ack = data_seq_of(map, pkt.seq - SUBFLOW_FIRST_DATA_SEQ);
+        match self.dss {
+            Dss::Mapping(map) if pkt.payload > 0 => pkt.ack = data_seq_of(map, pkt.seq - SUBFLOW_FIRST_DATA_SEQ),
+            Dss::DataAck(data_ack) if !pkt.has_flag(tcp_flags::SYN) => pkt.seq = data_ack & SEQ_MASK,
+            _ => {}
         }
         pkt.seq |= (self.index as u64) << subflow::SEQ_SHIFT;
         self.host.send(node, pkt)
@@ -299,10 +332,10 @@ impl<H: Host> Host for SubflowHost<'_, H> {
 fn as_subflow<H: Host, R>(
     cx: &mut AgentCx<H>,
     index: usize,
-    mapping: Option<&VecDeque<Chunk>>,
+    dss: Dss<'_>,
     act: impl FnOnce(&mut AgentCx<SubflowHost<'_, H>>) -> R,
 ) -> R {
-    let mut host = SubflowHost { host: &mut *cx.host, index: index as u8, mapping };
+    let mut host = SubflowHost { host: &mut *cx.host, index: index as u8, dss };
     let mut sub = AgentCx::new(cx.now, cx.me, cx.node, &mut host);
     act(&mut sub)
 }
@@ -443,7 +476,7 @@ impl MptcpSender {
         act: impl FnOnce(&mut TcpSender, &mut AgentCx<SubflowHost<'_, H>>),
     ) {
         let Some(sf) = self.subflows.get_mut(i) else { return };
-        as_subflow(cx, i, Some(&sf.mapping), |sub| act(&mut sf.tcp, sub));
+        as_subflow(cx, i, Dss::Mapping(&sf.mapping), |sub| act(&mut sf.tcp, sub));
         self.after_subflow(i, cx);
     }
 
@@ -458,7 +491,7 @@ impl MptcpSender {
             self.joined = true;
             for j in 1..self.subflows.len() {
                 let sf = &mut self.subflows[j];
-                as_subflow(cx, j, Some(&sf.mapping), |sub| sf.tcp.on_start(sub));
+                as_subflow(cx, j, Dss::Mapping(&sf.mapping), |sub| sf.tcp.on_start(sub));
             }
         }
         self.schedule(cx);
@@ -526,7 +559,7 @@ impl MptcpSender {
         sf.mapping.push_back(Chunk { subflow_offset: sf.tcp.assigned(), data_seq, len });
         sf.tcp.assign(len);
         self.stats.scheduled_bytes += len;
-        as_subflow(cx, i, Some(&sf.mapping), |sub| sf.tcp.push(sub));
+        as_subflow(cx, i, Dss::Mapping(&sf.mapping), |sub| sf.tcp.push(sub));
     }
 
     /// The next segment of the data queued again, above the DATA_ACK (what lies below it has
@@ -749,13 +782,14 @@ impl Endpoint for MptcpReceiver {
             self.reassemble(pkt.ack, pkt.payload as u64, cx.now);
             pkt.ack = SUBFLOW_FIRST_DATA_SEQ; // what the sender's data segments acknowledge
         }
-        as_subflow(cx, i, None, |sub| self.subflows[i].on_packet(pkt, sub));
+        let dss = Dss::DataAck(self.rcv_data_nxt);
+        as_subflow(cx, i, dss, |sub| self.subflows[i].on_packet(pkt, sub));
     }
     fn on_timer(&mut self, timer: Timer, cx: &mut AgentCx<impl Host>) {
         let i = (timer.kind / TIMER_STRIDE) as usize;
         let timer = Timer { kind: timer.kind % TIMER_STRIDE, ..timer };
         if let Some(rx) = self.subflows.get_mut(i) {
-            as_subflow(cx, i, None, |sub| rx.on_timer(timer, sub));
+            as_subflow(cx, i, Dss::DataAck(self.rcv_data_nxt), |sub| rx.on_timer(timer, sub));
         }
     }
 }

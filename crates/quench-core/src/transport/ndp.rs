@@ -535,7 +535,14 @@ mod tests {
     use crate::transport::ScriptedHost;
 
     fn conn() -> Connection {
-        Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1), shim: 0 }
+        Connection {
+            flow: FlowId(0),
+            local: NodeId(0),
+            remote: NodeId(1),
+            peer: AgentId(1),
+            shim: 0,
+            upper: Default::default(),
+        }
     }
 
     fn at(host: &mut ScriptedHost, t: u64) -> AgentCx<'_, ScriptedHost> {

@@ -397,8 +397,14 @@ mod tests {
 
         impl Script {
             fn new(cc: &str) -> Self {
-                let conn =
-                    Connection { flow: FlowId(0), local: NodeId(0), remote: NodeId(1), peer: AgentId(1), shim: 0 };
+                let conn = Connection {
+                    flow: FlowId(0),
+                    local: NodeId(0),
+                    remote: NodeId(1),
+                    peer: AgentId(1),
+                    shim: 0,
+                    upper: Default::default(),
+                };
                 let cfg = TcpConfig { mss: MSS as u32, ecn: true, ..Default::default() };
                 let cc: CcSpec = serde_json::from_str(cc).unwrap();
                 let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);

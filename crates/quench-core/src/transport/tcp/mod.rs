@@ -91,13 +91,47 @@ pub struct Connection {
     /// (the in-band telemetry header, `telemetry::IntHeader`): counted in each packet's size
     /// and, as the options are, within the MSS, so a full segment still fits the path's MTU.
     pub shim: u16,
+    /// Options a layer above TCP puts on this end's segments (Multipath TCP's).
+    pub upper: UpperOptions,
+}
+
+/// Option bytes a layer above TCP adds to a connection's segments (Multipath TCP's, RFC 8684:
+/// `transport/mptcp.rs` says which): counted in each segment's size where it is built
+/// ([`Connection::segment`]); on a data segment within the MSS, as Linux's `tcp_current_mss`
+/// counts every option; on an ACK, within the 40 option bytes, leaving fewer SACK blocks room.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpperOptions {
+    /// On this end's SYN or SYN-ACK.
+    pub syn: u8,
+    /// On a segment with data, from either end (the peer's count against this end's MSS too).
+    pub data: u8,
+    /// On this end's other segments: ACKs without data, FINs.
+    pub ack: u8,
 }
 
 impl Connection {
-    /// Payload bytes of a full segment: the MSS less the options (`TcpConfig::segment_payload`)
-    /// and the shim.
+    /// Payload bytes of a full segment: the MSS less the options (`TcpConfig::segment_payload`,
+    /// and those of the layer above on a data segment) and the shim.
     pub(crate) fn segment_payload(&self, cfg: &TcpConfig) -> u32 {
-        cfg.segment_payload() - self.shim as u32
+        cfg.segment_payload() - self.shim as u32 - self.upper.data as u32
+    }
+
+    /// Option bytes left for SACK blocks on this end's ACKs, after the timestamp option and
+    /// the layer above's.
+    pub(crate) fn sack_room(&self, cfg: &TcpConfig) -> u32 {
+        crate::packet::TCP_OPTION_SPACE.saturating_sub(cfg.option_bytes() + self.upper.ack as u32)
+    }
+
+    /// The layer above's option bytes on a segment with these `flags` and `payload`.
+    fn upper_option_bytes(&self, flags: u8, payload: u32) -> u32 {
+        let bytes = if flags & crate::packet::tcp_flags::SYN != 0 {
+            self.upper.syn
+        } else if payload > 0 {
+            self.upper.data
+        } else {
+            self.upper.ack
+        };
+        bytes as u32
     }
 
     /// A segment from this end to the peer.
@@ -112,7 +146,7 @@ impl Connection {
             dst: self.remote,
             flow: self.flow,
             dst_agent: self.peer,
-            size: (HEADERS + self.shim as u32 + payload) as u16,
+            size: (HEADERS + self.shim as u32 + self.upper_option_bytes(flags, payload) + payload) as u16,
             payload: payload as u16,
             window: window.min(u32::MAX as u64) as u32,
             proto: Proto::Tcp,

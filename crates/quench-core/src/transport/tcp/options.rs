@@ -75,7 +75,7 @@ pub(crate) fn receiving_end(cfg: &TcpConfig) -> TcpConfig {
 
 /// Both SYNs of a connection configured as `cfg`.
 pub(crate) fn handshake(cfg: &TcpConfig) -> Handshake {
-    Handshake { syn: syn_options(cfg), syn_ack: syn_options(&agreed(cfg)) }
+    Handshake { syn: syn_options(cfg), syn_ack: syn_options(&agreed(cfg)), mptcp: false }
 }
 
 #[cfg(test)]

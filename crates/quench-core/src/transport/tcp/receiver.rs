@@ -127,7 +127,8 @@ impl TcpReceiver {
         }
         self.last_ack_sent = self.rcv_nxt;
         if self.cfg.sack {
-            ack.sack = self.sack_blocks();
+            // As many blocks as the option space left holds (three beside timestamps alone).
+            ack.sack = self.sack_blocks(SackBlocks::fitting(self.conn.sack_room(&self.cfg)));
             ack.size += ack.sack.option_bytes() as u16;
             self.dsack = None; // Linux's `tcp_established_options`: reported on one ACK
         }
@@ -192,8 +193,9 @@ impl TcpReceiver {
     /// RFC 2018 section 4: the first block holds the most recently received segment; the
     /// others follow, highest first (the most recently reported in a loss episode). A D-SACK
     /// block goes before them all (RFC 2883 section 4) and takes one of the slots, as in
-    /// Linux's `tcp_established_options`.
-    fn sack_blocks(&self) -> SackBlocks {
+    /// Linux's `tcp_established_options`, which sends as many as the option space left holds
+    /// (`most`).
+    fn sack_blocks(&self, most: usize) -> SackBlocks {
         let mut out = SackBlocks::default();
         let offset = |seq: u64| (seq as i64 - self.rcv_nxt as i64) as i32;
         let held = &self.holes_filled_later;
@@ -201,7 +203,7 @@ impl TcpReceiver {
         let order = latest.into_iter().chain((0..held.len()).rev().filter(|&i| Some(i) != latest));
         let dsack = self.dsack.map(|(s, e)| (offset(s), offset(e)));
         let blocks = dsack.into_iter().chain(order.map(|i| (offset(held[i].0), offset(held[i].1))));
-        for (slot, block) in blocks.take(SackBlocks::MAX).enumerate() {
+        for (slot, block) in blocks.take(most).enumerate() {
             out.offsets[slot] = block;
         }
         out
@@ -357,7 +359,14 @@ mod tests {
     /// segments [start, start + len), each with the FIN where asked; the receiver and the
     /// packets it sent (the SYN-ACK first).
     fn fed(cfg: TcpConfig, segments: &[(u64, u64, bool)]) -> (TcpReceiver, Vec<Packet>) {
-        let conn = Connection { flow: FlowId(0), local: NodeId(1), remote: NodeId(0), peer: AgentId(0), shim: 0 };
+        let conn = Connection {
+            flow: FlowId(0),
+            local: NodeId(1),
+            remote: NodeId(0),
+            peer: AgentId(0),
+            shim: 0,
+            upper: Default::default(),
+        };
         let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
         let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
         let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {
