@@ -31,8 +31,8 @@
 //!
 //! Units: windows in segments (f64) inside, bytes in `Window`; time in seconds (f64) from
 //! integer-nanosecond `Time`; `C` in segments/s³.
-//! Owns the epoch (`W_max`, `K`, `W_est`) and its HyStart state. Must not touch: the sender; it
-//! sees only the window and the samples.
+//! Owns the epoch (`W_max`, `K`, `W_est`), its HyStart state and the minimum RTT both of
+//! Linux's parts read. Must not touch: the sender; it sees only the window and the samples.
 
 use super::cubic_linux::{DelayMin, LinuxCubic, DEFAULT_HZ};
 use super::growth::Growth;
