@@ -224,6 +224,28 @@ fn a_k16_fat_tree_builds_quickly() {
     assert!(sets < 1000 && entries <= 320 * 320, "{sets} sets, {entries} entries");
 }
 
+/// A switch's forwarding state grows with its ports and the fabric's leaves (edge switches),
+/// not with hosts: per switch, a table row and an equal-cost group index per destination
+/// column (every switch is one; hosts are reached through their edge switch), and the shared
+/// equal-cost sets. k = 4, 8, 16: 20, 80 and 320 columns, so 2·(5k²/4) entries a switch, under
+/// 5 per leaf (k²/2) and port (k) together; 9k²/4 sets of at most k/2 links for the whole
+/// fabric. Measured, not timed (docs/benchmarks.md, "Fabrics against htsim").
+#[test]
+fn forwarding_state_per_switch_grows_with_ports_and_leaves() {
+    for k in [4u64, 8, 16] {
+        let w = fat_tree(k, "ecmp");
+        let switches = (5 * k * k / 4) as usize;
+        let (sets, group_entries) = w.routes.multipath_entries();
+        let per_switch = (w.routes.table_entries() + group_entries) / switches;
+        let leaves = (k * k / 2) as usize;
+        let bytes = 4 * per_switch;
+        eprintln!("k = {k}: {per_switch} entries ({bytes} B) per switch, {sets} equal-cost sets shared by all");
+        assert_eq!(per_switch, 2 * switches, "a row and a group index per column");
+        assert!(per_switch <= 5 * (k as usize + leaves), "k = {k}: {per_switch} entries per switch");
+        assert!(sets <= 4 * switches, "k = {k}: {sets} sets");
+    }
+}
+
 #[test]
 fn errors_name_the_key() {
     let build = |sc: Value| crate::builder::build(&Scenario::from_json(&sc.to_string()).unwrap());
