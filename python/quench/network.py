@@ -188,15 +188,20 @@ def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> di
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 
-def classes(*classes: tuple[list[int], dict[str, Any] | None]) -> dict[str, Any]:
+def classes(*classes: tuple) -> dict[str, Any]:
     """A switch port's queues per traffic class (IEEE 802.1Q): each class a (priorities, qdisc)
     pair, e.g. classes(([3], quench.red(...)), ([0], None)): the packets of flows whose
     `priority` is listed join that class's queue (a qdisc of any kind; drop-tail's defaults for
     None), a priority no class lists the last class's. The link sends from the first class in
     order that has a packet and none of whose priorities PFC has paused (strict priority), so
-    a paused lossless class does not block the others (`Network.pfc`). With no classes given,
-    the default: one class of every priority, drop-tail."""
-    listed = [_clean({"priorities": list(p), "qdisc": q}) for p, q in classes]
+    a paused lossless class does not block the others (`Network.pfc`). A third element, a
+    quantum ("3000B"), makes a class share what the strict ones leave by ETS (IEEE 802.1Qaz,
+    as Linux's sch_ets: deficit round robin, bandwidth in proportion to the quanta); strict
+    classes come first. With no classes given, the default: one class of every priority,
+    drop-tail."""
+    listed = [
+        _clean({"priorities": list(c[0]), "qdisc": c[1], "quantum": c[2] if len(c) > 2 else None}) for c in classes
+    ]
     return _clean({"kind": "classes", "classes": listed or None})
 
 
