@@ -225,7 +225,8 @@ pub mod mptcp_option {
         CapableSynAck,
         JoinSyn,
         JoinSynAck,
-        /// A DSS with a mapping and a 32-bit DATA_ACK.
+        /// A DSS with a mapping and a 32-bit DATA_ACK: the data sender's (in quench's one-way
+        /// transfers the receiver sends no data).
         DssData,
         /// A DSS with a DATA_ACK alone, 32 or 64 bits.
         DssAck32,

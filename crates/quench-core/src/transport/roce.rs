@@ -664,21 +664,14 @@ impl FlowReport for RoceSender {
 mod tests {
     use super::*;
     use crate::cc::dcqcn::DcqcnConfig;
-    use crate::packet::{AgentId, FlowId};
+    use crate::packet::AgentId;
     use crate::trace::Recorder;
     use crate::transport::ScriptedHost;
 
     const GBPS: BitRate = BitRate(1_000_000_000);
 
     fn conn() -> Connection {
-        Connection {
-            flow: FlowId(0),
-            local: NodeId(0),
-            remote: NodeId(1),
-            peer: AgentId(1),
-            shim: 0,
-            upper: Default::default(),
-        }
+        Connection::for_tests(0, 1)
     }
 
     fn at(host: &mut ScriptedHost, t: u64) -> AgentCx<'_, ScriptedHost> {

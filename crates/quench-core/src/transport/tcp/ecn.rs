@@ -379,7 +379,7 @@ mod tests {
         use super::super::super::{Connection, TcpConfig, TcpSender, TcpTimer};
         use super::*;
         use crate::cc::CcSpec;
-        use crate::packet::{AgentId, FlowId, NodeId};
+        use crate::packet::{AgentId, NodeId};
         use crate::trace::{RecordConfig, Recorder, TcpEvent};
         use crate::transport::{AgentCx, Endpoint, ScriptedHost};
         use crate::units::{Dur, Time};
@@ -397,14 +397,7 @@ mod tests {
 
         impl Script {
             fn new(cc: &str) -> Self {
-                let conn = Connection {
-                    flow: FlowId(0),
-                    local: NodeId(0),
-                    remote: NodeId(1),
-                    peer: AgentId(1),
-                    shim: 0,
-                    upper: Default::default(),
-                };
+                let conn = Connection::for_tests(0, 1);
                 let cfg = TcpConfig { mss: MSS as u32, ecn: true, ..Default::default() };
                 let cc: CcSpec = serde_json::from_str(cc).unwrap();
                 let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);

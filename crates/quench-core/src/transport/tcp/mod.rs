@@ -110,6 +110,20 @@ pub struct UpperOptions {
 }
 
 impl Connection {
+    /// Flow 0's end on node `local` to the peer agent on `remote` (agents numbered as their
+    /// nodes), with no shim and no options of a layer above: the unit tests' connection.
+    #[cfg(test)]
+    pub(crate) fn for_tests(local: u32, remote: u32) -> Connection {
+        Connection {
+            flow: FlowId(0),
+            local: NodeId(local),
+            remote: NodeId(remote),
+            peer: AgentId(remote),
+            shim: 0,
+            upper: UpperOptions::default(),
+        }
+    }
+
     /// Payload bytes of a full segment: the MSS less the options (`TcpConfig::segment_payload`,
     /// and those of the layer above on a data segment) and the shim.
     pub(crate) fn segment_payload(&self, cfg: &TcpConfig) -> u32 {

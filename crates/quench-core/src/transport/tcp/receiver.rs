@@ -349,7 +349,7 @@ mod tests {
     //! hand-written arrival sequences, driven through a scripted host.
     use super::super::config::DelayedAckConfig;
     use super::*;
-    use crate::packet::{AgentId, FlowId};
+    use crate::packet::AgentId;
     use crate::trace::{RecordConfig, Recorder};
     use crate::transport::ScriptedHost;
 
@@ -359,14 +359,7 @@ mod tests {
     /// segments [start, start + len), each with the FIN where asked; the receiver and the
     /// packets it sent (the SYN-ACK first).
     fn fed(cfg: TcpConfig, segments: &[(u64, u64, bool)]) -> (TcpReceiver, Vec<Packet>) {
-        let conn = Connection {
-            flow: FlowId(0),
-            local: NodeId(1),
-            remote: NodeId(0),
-            peer: AgentId(0),
-            shim: 0,
-            upper: Default::default(),
-        };
+        let conn = Connection::for_tests(1, 0);
         let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
         let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
         let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {

@@ -8,7 +8,7 @@ use super::super::config::{
 use super::super::{Connection, TcpTimer, HEADERS};
 use super::{CaState, TcpSender};
 use crate::cc::CcSpec;
-use crate::packet::{tcp_flags, AgentId, FlowId, NodeId, Packet};
+use crate::packet::{tcp_flags, AgentId, NodeId, Packet};
 use crate::trace::{RecordConfig, Recorder};
 use crate::transport::{AgentCx, Endpoint, ScriptedHost, Timer};
 use crate::units::{Dur, Time};
@@ -26,14 +26,7 @@ impl Script {
     }
 
     fn with(cc: &str, cfg: TcpConfig) -> Self {
-        let conn = Connection {
-            flow: FlowId(0),
-            local: NodeId(0),
-            remote: NodeId(1),
-            peer: AgentId(1),
-            shim: 0,
-            upper: Default::default(),
-        };
+        let conn = Connection::for_tests(0, 1);
         let cc: CcSpec = serde_json::from_str(cc).unwrap();
         let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), None);
         Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0)) }
@@ -266,14 +259,7 @@ fn prr_without_sack_counts_a_segment_per_duplicate_ack() {
 
 fn rack_script(detection: LossDetection, bytes: Option<u64>) -> Script {
     let cfg = TcpConfig { mss: MSS as u32, sack: true, loss_detection: detection, ..Default::default() };
-    let conn = Connection {
-        flow: FlowId(0),
-        local: NodeId(0),
-        remote: NodeId(1),
-        peer: AgentId(1),
-        shim: 0,
-        upper: Default::default(),
-    };
+    let conn = Connection::for_tests(0, 1);
     let cc: CcSpec = serde_json::from_str(r#"{"kind":"newreno","initial_window":10}"#).unwrap();
     let tx = TcpSender::new(conn, cfg, cc.build().unwrap(), bytes);
     let mut s = Script { tx, host: ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0)) };
@@ -770,14 +756,7 @@ fn linux_small_queues_hold_about_a_millisecond_at_the_pacing_rate() {
 fn linux_grows_the_window_only_while_it_limits_the_sends() {
     let window_after_an_ack = |growth: CwndLimitedGrowth, bytes: Option<u64>, iw: u64| {
         let cfg = TcpConfig { mss: MSS as u32, cwnd_limited_growth: growth, ..Default::default() };
-        let conn = Connection {
-            flow: FlowId(0),
-            local: NodeId(0),
-            remote: NodeId(1),
-            peer: AgentId(1),
-            shim: 0,
-            upper: Default::default(),
-        };
+        let conn = Connection::for_tests(0, 1);
         let cc: CcSpec = serde_json::from_str(&format!(r#"{{"kind":"newreno","initial_window":{iw}}}"#)).unwrap();
         let mut s = Script::with(NEWRENO, cfg.clone());
         s.tx = TcpSender::new(conn, cfg, cc.build().unwrap(), bytes);
