@@ -28,12 +28,23 @@ pub struct Rng {
     s: [u64; 4],
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
+/// SplitMix64's increment (Steele, Lea and Flood, "Fast splittable pseudorandom number
+/// generators", OOPSLA 2014): the golden ratio in 64 bits.
+pub const GOLDEN_GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output function (Steele, Lea and Flood 2014): a bijection on u64 whose every
+/// output bit depends on every input bit. The one mixer of the engine's fixed hashes (ISNs,
+/// ECMP's salts, the equal-time arbitration, classifiers) and of the seeding below.
+#[inline(always)]
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(GOLDEN_GAMMA);
+    mix64(*state)
 }
 
 impl Rng {

@@ -130,10 +130,7 @@ const TIMER_GENERATION_BITS: u32 = SUB_KEY_BITS - 8;
 /// nothing but the instant, so results do not depend on the order events were queued in.
 #[inline(always)]
 pub(crate) fn arbitration(at: Time, id: u32) -> u32 {
-    let mut z = at.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    id ^ ((z ^ (z >> 31)) >> 32) as u32
+    id ^ (crate::rng::mix64(at.0.wrapping_add(crate::rng::GOLDEN_GAMMA)) >> 32) as u32
 }
 
 impl Ranked for Event {

@@ -30,7 +30,7 @@
 
 use super::AckSample;
 use crate::error::ConfigError;
-use crate::units::{Dur, Time};
+use crate::units::{Dur, Time, NS_PER_SEC};
 
 /// `BICTCP_BETA_SCALE`: β and the Reno-friendly scale are in 1/1024.
 const BETA_SCALE: u32 = 1024;
@@ -57,8 +57,6 @@ const MIN_SSTHRESH_SEGMENTS: u32 = 2;
 const EPOCH_SETTLING_SECONDS: u64 = 1;
 /// A zero RTT sample counts as 1 µs (`if (delay == 0) delay = 1`).
 const SMALLEST_SAMPLE: Dur = Dur::from_micros(1);
-const NANOS_PER_SECOND: u64 = 1_000_000_000;
-const NANOS_PER_MICRO: u64 = 1_000;
 const MICROS_PER_SECOND: u64 = 1_000_000;
 
 /// The `CONFIG_HZ` values a kernel can be built with (kernel/Kconfig.hz).
@@ -174,18 +172,19 @@ impl LinuxCubic {
         Ok(LinuxCubic { scales, state: Bictcp::default() })
     }
 
+    /// The jiffy `t` falls in (exact for any HZ: 300's jiffy is no whole number of ns).
     fn jiffies(&self, t: Time) -> u64 {
-        t.0 / (NANOS_PER_SECOND / self.scales.hz)
+        (t.0 as u128 * self.scales.hz as u128 / NS_PER_SEC as u128) as u64
     }
 
     /// The start of the current epoch, as a time (None between an event and the next growth).
     pub fn epoch_start(&self) -> Option<Time> {
-        self.state.epoch_start.map(|j| Time(j * (NANOS_PER_SECOND / self.scales.hz)))
+        self.state.epoch_start.map(|j| Time((j as u128 * NS_PER_SEC as u128).div_ceil(self.scales.hz as u128) as u64))
     }
 
     /// `usecs_to_jiffies`: whole microseconds, rounded up to jiffies.
     fn delay_jiffies(&self, delay: Option<Dur>) -> u64 {
-        let us = delay.map_or(0, |d| d.0 / NANOS_PER_MICRO);
+        let us = delay.map_or(0, |d| d.0 / (NS_PER_SEC / MICROS_PER_SECOND));
         (us * self.scales.hz).div_ceil(MICROS_PER_SECOND)
     }
 

@@ -35,12 +35,10 @@ impl FlowKey {
     }
 }
 
-/// SplitMix64's output function: a bijection on u64 with full avalanche.
+/// SplitMix64 at `x` (`rng::mix64` after its increment): a bijection on u64 with full
+/// avalanche.
 fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::rng::mix64(x.wrapping_add(crate::rng::GOLDEN_GAMMA))
 }
 
 /// Dense indices for flows in order of first appearance. The map is only looked up, never

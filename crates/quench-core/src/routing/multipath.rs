@@ -329,13 +329,8 @@ pub(crate) fn permuted(seed: u64, n: u64, i: u64) -> u64 {
     at
 }
 
-/// SplitMix64's output function (Steele, Lea, Flood, OOPSLA 2014): a bijective mixer whose
-/// every output bit depends on every input bit, so nearby flow ids spread over the set.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// SplitMix64's output function (`rng::mix64`): nearby flow ids spread over the set.
+use crate::rng::mix64 as mix;
 
 /// The salted hash of a packet's five-tuple: source and destination node (the addresses), the
 /// flow id and a multipath subflow's index (together standing for the port pair, the index

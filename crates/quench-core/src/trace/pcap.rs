@@ -173,10 +173,7 @@ pub fn sender_port(flow: FlowId) -> u16 {
 /// Initial sequence number of the side of `flow` that lives on `node` (a fixed hash, so the
 /// same scenario gives the same capture).
 pub fn initial_sequence(flow: FlowId, node: NodeId) -> u32 {
-    let mut z = ((flow.0 as u64) << 32 | node.0 as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as u32
+    crate::rng::mix64(((flow.0 as u64) << 32 | node.0 as u64).wrapping_add(crate::rng::GOLDEN_GAMMA)) as u32
 }
 
 /// (source port, destination port) of a flow's packet sent by `from`.

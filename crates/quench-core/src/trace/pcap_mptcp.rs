@@ -19,6 +19,7 @@
 
 use crate::packet::mptcp_option::{self, Carried};
 use crate::packet::{subflow, FlowId, NodeId, Packet};
+use crate::rng::mix64 as mix;
 
 /// RFC 8684 section 3.1: MP_CAPABLE's version 1, in the subtype byte's low nibble.
 const MPTCP_VERSION: u8 = 1;
@@ -53,13 +54,6 @@ pub(super) fn sender_port(port: u16, index: u64, base: u32, span: u32) -> u16 {
 /// Subflow `index`'s initial sequence number, from the first subflow's.
 pub(super) fn initial_sequence(first: u32, index: u64) -> u32 {
     first.wrapping_add((index as u32).wrapping_mul(SUBFLOW_ISN_STEP))
-}
-
-/// SplitMix64's finalizer: the fixed hash behind the keys and numbers.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The key of the end of `flow` on `node`, and what is derived from it.
