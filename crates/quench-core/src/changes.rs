@@ -187,6 +187,16 @@ impl Timetable {
         self.entries.iter().enumerate().map(|(i, e)| (i as u32, Time::ZERO + e.spec.at))
     }
 
+    /// The links whose pipe a change may alter: a new delay, or going down (which cuts off
+    /// the packets on it). Sorted, without repeats.
+    pub fn links_whose_pipe_changes(&self) -> Vec<LinkId> {
+        let touched = self.entries.iter().filter(|e| e.spec.delay.is_some() || e.spec.up.is_some());
+        let mut links: Vec<LinkId> = touched.flat_map(|e| e.links.iter().copied()).collect();
+        links.sort_unstable_by_key(|l| l.0);
+        links.dedup();
+        links
+    }
+
     /// Whether any change takes a link down or up (routing may then recompute).
     pub fn takes_links_down(&self) -> bool {
         self.entries.iter().any(|e| e.spec.up.is_some())

@@ -146,3 +146,29 @@ fn a_busy_fast_link_fails_and_comes_back() {
     }));
     assert!(deferred < every_end, "{deferred} against {every_end}");
 }
+
+/// A path of idle links: a constant-bit-rate source at a tenth of the links' rate, so every
+/// transmission ends with the pipe empty, and ends with nothing to start next. Where a
+/// packet's arrival is known when it starts (`Link::arrival_known_at_start`), its end waits
+/// for that arrival, queued at the start: a hop costs the queue one event, not two. The
+/// exclusions run beside it: a link without delay (its arrival would rank before its end)
+/// and one whose delay is scheduled to change (the arrival is not known at the start).
+#[test]
+fn an_idle_path_takes_an_event_per_hop() {
+    let hop = |from: &str, to: &str, delay: &str| json!({"from": from, "to": to, "rate": "100Mbps", "delay": delay});
+    let path = |delay_change: bool| {
+        let mut links = vec![hop("s", "r1", "1ms"), hop("r1", "r2", "3ms"), hop("r2", "d", "1ms")];
+        if delay_change {
+            links[1]["schedule"] = json!([{"at": "500ms", "delay": "2ms"}]);
+            links[2]["delay"] = json!("0s");
+        }
+        json!({"duration": "1s", "seed": 5, "hosts": ["s", "d"], "routers": ["r1", "r2"], "links": links,
+               "flows": [{"kind": "udp", "src": "s", "dst": "d", "rate": "10Mbps", "size": "1250B"}]})
+    };
+    // About 1000 datagrams, each a source timer and three hops: 7 events, or 4.
+    let (deferred, every_end) = assert_deferral_changes_nothing(path(false));
+    assert!(every_end > 6500 && deferred * 7 < every_end * 4 + 70, "{deferred} against {every_end}");
+    // Two hops of the three still take an event for their ends.
+    let (deferred, every_end) = assert_deferral_changes_nothing(path(true));
+    assert!(deferred * 7 > every_end * 5 - 70 && deferred * 7 < every_end * 5 + 70, "{deferred} against {every_end}");
+}

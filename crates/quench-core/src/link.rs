@@ -333,6 +333,19 @@ impl LinkCounters {
     }
 }
 
+/// What becomes of the end of a transmission just started ([`Link::defer_done`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndOfTx {
+    /// The caller queues it as an event.
+    Event,
+    /// It is carried out when the link is next touched, at the latest by the pipe's head
+    /// arrival, already queued.
+    Deferred,
+    /// It is carried out when the link is next touched, at the latest by its own packet's
+    /// arrival at the far end, at this time, which the caller queues now.
+    DeferredUntilArrival(Time),
+}
+
 /// One link's pipe: a FIFO list of entries in the [`PacketSlab`].
 #[derive(Default)]
 struct Pipe {
@@ -450,6 +463,13 @@ pub struct Link {
     /// The end of the transmission in progress is deferred: no event is queued for it (its
     /// place among equal-time events is its rank's, known without one).
     done_deferred: bool,
+    /// A packet's arrival at the far end is known when its transmission starts: the link has
+    /// a delay, no wire, and no scheduled change of its delay or state (set by the world,
+    /// which knows the timetable). See [`Link::defer_done`].
+    pub(crate) arrival_known_at_start: bool,
+    /// The arrival of the packet in transmission was queued when it started
+    /// ([`EndOfTx::DeferredUntilArrival`]): its end, whenever carried out, queues none.
+    arrival_queued: bool,
     /// The propagation pipe: packets sent and not yet arrived, in the [`PacketSlab`].
     pipe: Pipe,
     /// Nothing but the link's own statistics follows a packet through this link: no record
@@ -545,6 +565,8 @@ impl Link {
             tx_done_at: Time::ZERO,
             wake_pending: false,
             done_deferred: false,
+            arrival_known_at_start: false,
+            arrival_queued: false,
             pipe: Pipe::default(),
             quiet: false,
             listed_unseen: false,
@@ -882,6 +904,7 @@ impl Link {
     /// propagation pipe, or on a wire with jitter or corruption (see [`TxEnd`]).
     pub fn finish_tx(&mut self, now: Time, slab: &mut PacketSlab) -> TxEnd {
         let id = self.transmitting.take().expect("finish_tx without a packet in transmission");
+        let arrival_queued = std::mem::take(&mut self.arrival_queued);
         if let Some(d) = self.dynamics.as_mut().filter(|d| d.tx_cut) {
             d.tx_cut = false;
             slab.release(id);
@@ -903,24 +926,49 @@ impl Link {
         let arrival = (now + self.delay).max(self.pipe.tail_at);
         slab.append(&mut self.pipe.list, arrival, id);
         self.pipe.tail_at = arrival;
-        TxEnd::Pipe((self.pipe.list.len() == 1).then_some(arrival))
+        // A queued arrival found the pipe empty at the end: the packet is its head.
+        debug_assert!(!arrival_queued || (self.pipe.list.len() == 1 && arrival == now + self.delay));
+        TxEnd::Pipe((self.pipe.list.len() == 1 && !arrival_queued).then_some(arrival))
     }
 
     /// Whether the end of the transmission just started can go without an event: nothing can
     /// be lost (a loss draw and its drop record belong at the end's place in the event order),
-    /// the pipe will still hold a packet then, so its head already has an arrival queued
-    /// (whose handler settles the end first, `World::settle`), and what the end starts next
-    /// needs no event either: nothing, because a dequeue now would change nothing
-    /// (`Qdisc::dequeue_is_inert`: an empty FIFO; a later enqueue queues the event), or the
-    /// next packet of a queue that runs unseen ([`Link::runs_unseen`]).
-    pub fn defer_done(&mut self) -> bool {
+    /// what the end starts next needs no event either (nothing, because a dequeue now would
+    /// change nothing, `Qdisc::dequeue_is_inert`: an empty FIFO, and a later enqueue queues
+    /// the event; or the next packet of a queue that runs unseen, [`Link::runs_unseen`]), and
+    /// something is sure to touch the link after the end (whose handler settles the end
+    /// first, `World::settle`): the pipe's head arrival if the pipe will still hold a packet
+    /// then, or else, where the packet's arrival is known now
+    /// ([`Link::arrival_known_at_start`]), that arrival itself, queued by the caller now
+    /// rather than by the end: the same event at the same instant and rank.
+    pub fn defer_done(&mut self) -> EndOfTx {
         #[cfg(test)]
         if !DEFERRAL.with(|on| on.get()) {
-            return false;
+            return EndOfTx::Event;
         }
-        let pipe_busy_then = !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at;
-        self.done_deferred = self.wire.is_none() && self.next_start_needs_no_event() && pipe_busy_then;
-        self.done_deferred
+        self.done_deferred = self.wire.is_none() && self.next_start_needs_no_event();
+        if !self.done_deferred {
+            return EndOfTx::Event;
+        }
+        if !self.pipe.list.is_empty() && self.pipe.tail_at > self.tx_done_at {
+            return EndOfTx::Deferred;
+        }
+        // The pipe is empty by the end (its last packet arrives no later, and an arrival
+        // ranks before an end of the same instant), so the packet will be its head.
+        self.done_deferred = self.arrival_known_at_start;
+        self.arrival_queued = self.arrival_known_at_start;
+        match self.arrival_known_at_start {
+            true => EndOfTx::DeferredUntilArrival(self.tx_done_at + self.delay),
+            false => EndOfTx::Event,
+        }
+    }
+
+    /// Whether a packet's arrival at the far end follows from its end of transmission alone,
+    /// whatever the link's schedule (the world adds: no scheduled change of its delay or
+    /// state): a delay to cross, so the arrival comes after the end in the event order, and
+    /// no wire to lose, delay or corrupt it.
+    pub(crate) fn arrival_is_fixed(&self) -> bool {
+        !self.delay.is_zero() && self.wire.is_none()
     }
 
     /// Whether what an end of transmission starts next needs no event: nothing (the queue

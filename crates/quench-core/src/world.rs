@@ -38,7 +38,7 @@ use crate::flows::{Agents, Flows};
 use crate::host_queue::HostQueues;
 use crate::icmp;
 use crate::ip::{self, IpConfig, Reassembled, Reassembler};
-use crate::link::{Link, LinkCx, TxEnd, TxStart};
+use crate::link::{EndOfTx, Link, LinkCx, TxEnd, TxStart};
 use crate::packet::{AgentId, FlowId, LinkId, NodeId, Packet, Proto};
 use crate::pfc::{Frame, Pfc};
 use crate::qdisc::{Backlog, NodeBuffers};
@@ -414,9 +414,12 @@ impl World {
         for (i, at) in world.changes.first_times() {
             world.sched.schedule(at, Event::LinkChange(i));
         }
+        let pipe_changes = world.changes.links_whose_pipe_changes();
         for l in 0..world.links.len() {
             let id = LinkId(l as u32);
             world.links[l].quiet = world.is_quiet(id);
+            world.links[l].arrival_known_at_start =
+                pipe_changes.binary_search_by_key(&id.0, |c| c.0).is_err() && world.links[l].arrival_is_fixed();
             if world.pfc.as_deref().is_some_and(|p| p.serves_control_first() && p.watches(id)) {
                 world.links[l].serve_control_first();
             }
@@ -532,13 +535,12 @@ impl World {
                 return;
             }
             match link.start_tx(at, &mut self.link_cx) {
-                TxStart::Started(done) if !link.defer_done() => {
-                    if !due(&self.sched, done) {
-                        return self.sched.schedule(done, Event::TxDone(l));
-                    }
-                    link.defer_due_end();
-                }
-                TxStart::Started(_) => {}
+                TxStart::Started(done) => match link.defer_done() {
+                    EndOfTx::Event if !due(&self.sched, done) => return self.sched.schedule(done, Event::TxDone(l)),
+                    EndOfTx::Event => link.defer_due_end(),
+                    EndOfTx::Deferred => {}
+                    EndOfTx::DeferredUntilArrival(arrival) => self.sched.schedule(arrival, Event::Arrive(l)),
+                },
                 TxStart::Idle => return,
                 TxStart::Wait(_) => unreachable!("a plain dequeue never asks to wait"),
             }
@@ -1010,9 +1012,12 @@ impl World {
     /// transmission, and record the packet's sojourn and capture.
     fn tx_started(&mut self, l: LinkId, done: Time) {
         let link = &mut self.links[l.index()];
-        if !link.defer_done() {
-            self.sched.schedule(done, Event::TxDone(l));
-        } else if link.runs_unseen() && !link.listed_unseen {
+        match link.defer_done() {
+            EndOfTx::Event => self.sched.schedule(done, Event::TxDone(l)),
+            EndOfTx::Deferred => {}
+            EndOfTx::DeferredUntilArrival(arrival) => self.sched.schedule(arrival, Event::Arrive(l)),
+        }
+        if link.deferred_done().is_some() && link.runs_unseen() && !link.listed_unseen {
             link.listed_unseen = true;
             self.unseen.push(l);
         }
