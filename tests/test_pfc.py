@@ -77,6 +77,21 @@ def test_without_pfc_the_tables_keep_their_form():
     assert "pfc" not in validate_scenario(bottleneck().to_dict("1s"))
 
 
+def test_a_priority_with_thresholds_of_its_own_uses_them():
+    """The datagrams' priority (0) given xoff 5500 B of its own behind a scenario-wide 10500 B:
+    the same pauses and ingress high-water mark as 5500 B for the whole scenario, and not
+    those of 10500 B (2 pauses, 14,000 bytes: the hand trace)."""
+
+    def links(net: quench.Network):
+        return net.run("80us", progress=False).links.set_index("name").loc["a->s"]
+
+    own = links(bottleneck().pfc("10500B", thresholds=[{"priorities": [0], "xoff": "5500B"}]))
+    whole = links(bottleneck().pfc("5500B"))
+    columns = ["pfc_pauses", "pfc_paused_s", "pfc_max_ingress_bytes"]
+    assert list(own[columns]) == list(whole[columns])
+    assert own["pfc_max_ingress_bytes"] < 14_000
+
+
 def test_toml_takes_the_same_keys(tmp_path):
     (tmp_path / "lossless.toml").write_text(
         'duration = "80us"\nhosts = ["a", "c"]\nrouters = ["s"]\n'
@@ -119,6 +134,13 @@ def test_a_deadlock_is_a_row_of_pfc_cycles_with_the_tables_schema():
         ({"xoff": "10KB", "switches": ["a"]}, "pfc.switches[0]"),
         ({"xoff": "10KB", "control": "urgent"}, "pfc.control"),
         ({"xoff": "10KB", "headroom": "5KB"}, "pfc.headroom"),
+        ({"xoff": "10KB", "thresholds": [{"priorities": [3], "xoff": 0}]}, "pfc.thresholds[0].xoff"),
+        ({"xoff": "10KB", "thresholds": [{"priorities": [3], "xoff": "5KB", "xon": "6KB"}]}, "pfc.thresholds[0].xon"),
+        (
+            {"xoff": "10KB", "priorities": [0], "thresholds": [{"priorities": [3], "xoff": "5KB"}]},
+            "pfc.thresholds[0].priorities[0]",
+        ),
+        ({"xoff": "10KB", "thresholds": [{"priorities": [3], "xoff": "5KB", "quanta": 2}]}, "pfc.thresholds[0].quanta"),
     ],
 )
 def test_a_bad_pfc_key_is_refused_naming_it(pfc, key):

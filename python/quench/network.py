@@ -477,6 +477,7 @@ class Network:
         switches: list[str] | None = None,
         control: str | None = None,
         priorities: list[int] | None = None,
+        thresholds: list[dict[str, Any]] | None = None,
     ) -> Network:
         """Priority-based flow control (IEEE 802.1Qbb) at the switches: lossless links. A switch
         pauses a priority of the link an ingress port is fed by once it holds `xoff` bytes of
@@ -488,11 +489,21 @@ class Network:
         `control`: the class of packets that carry no data (ACKs, NAKs, pulls, handshakes):
         "lossless" (default; with the data, counted and paused) or "priority" (a class of
         their own, served first on every link into or out of a PFC switch, neither counted nor
-        paused, as the HPCC and DCQCN artifacts run their ACKs and CNPs). The
+        paused, as the HPCC and DCQCN artifacts run their ACKs and CNPs). `thresholds`: pairs of
+        their own for some lossless priorities, e.g. [{"priorities": [3], "xoff": "20KB",
+        "xon": "17KB"}] (`xon` 3 KiB under that `xoff` unless given); the others use `xoff`
+        and `xon`. The
         links table gains each link's pauses, paused time and the most bytes held from it
         (`pfc_pauses`, `pfc_paused_s`, `pfc_max_ingress_bytes`), and the `pfc_cycles` table
         lists every cycle of paused links (a deadlock if `still_paused`)."""
-        spec = {"xoff": xoff, "xon": xon, "switches": switches, "control": control, "priorities": priorities}
+        spec = {
+            "xoff": xoff,
+            "xon": xon,
+            "switches": switches,
+            "control": control,
+            "priorities": priorities,
+            "thresholds": thresholds,
+        }
         self._pfc = _clean(spec)
         return self
 

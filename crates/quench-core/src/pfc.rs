@@ -90,6 +90,41 @@ pub struct PfcSpec {
     /// The lossless priorities, which the switches count and pause; all eight when left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<u8>>,
+    /// Thresholds of their own for some lossless priorities; the others use `xoff` and `xon`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<PriorityThresholds>,
+}
+
+/// `xoff` and `xon` for the lossless priorities listed (`thresholds = [{ priorities = [3],
+/// xoff = "20KB" }]`): a switch vendor's per-priority PFC thresholds, which let a class that
+/// must pause early (a small buffer share) and one that may fill more share a port.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityThresholds {
+    pub priorities: Vec<u8>,
+    pub xoff: Bytes,
+    /// `xoff` less 3 KiB (at least 0) unless set, as the scenario-wide `xon`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xon: Option<Bytes>,
+}
+
+/// Check a pair of thresholds written under `at` (`pfc` or `pfc.thresholds[i]`).
+fn check_thresholds(at: &str, xoff: Bytes, xon: Option<Bytes>) -> Result<(), ConfigError> {
+    if xoff.0 == 0 || xoff > MAX_XOFF {
+        return Err(ConfigError::new(
+            format!("{at}.xoff"),
+            format!("must be positive and at most {} bytes", MAX_XOFF.0),
+        ));
+    }
+    if xon.is_some_and(|xon| xon >= xoff) {
+        return Err(ConfigError::new(format!("{at}.xon"), format!("must be below {at}.xoff")));
+    }
+    Ok(())
+}
+
+/// The resume threshold for a pause threshold `xoff` and a written `xon`, if any.
+fn resume_at(xoff: Bytes, xon: Option<Bytes>) -> Bytes {
+    xon.unwrap_or(Bytes(xoff.0.saturating_sub(DEFAULT_RESUME_OFFSET.0)))
 }
 
 /// Where a PFC fabric carries the packets that carry no data (see the module's header).
@@ -116,19 +151,48 @@ pub fn is_control(pkt: &Packet) -> bool {
 
 impl PfcSpec {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.xoff.0 == 0 || self.xoff > MAX_XOFF {
-            return Err(ConfigError::new("pfc.xoff", format!("must be positive and at most {} bytes", MAX_XOFF.0)));
-        }
-        if self.xon.is_some_and(|xon| xon >= self.xoff) {
-            return Err(ConfigError::new("pfc.xon", "must be below pfc.xoff"));
-        }
+        check_thresholds("pfc", self.xoff, self.xon)?;
         for (i, &p) in self.priorities.iter().flatten().enumerate() {
             crate::packet::check_priority(format!("pfc.priorities[{i}]"), p)?;
         }
         if self.priorities.as_ref().is_some_and(|p| p.is_empty()) {
             return Err(ConfigError::new("pfc.priorities", "lists no priority: leave PFC out instead"));
         }
+        let mut given = 0u8;
+        for (i, t) in self.thresholds.iter().enumerate() {
+            let at = format!("pfc.thresholds[{i}]");
+            check_thresholds(&at, t.xoff, t.xon)?;
+            if t.priorities.is_empty() {
+                return Err(ConfigError::new(format!("{at}.priorities"), "lists no priority"));
+            }
+            for (j, &p) in t.priorities.iter().enumerate() {
+                let key = format!("{at}.priorities[{j}]");
+                crate::packet::check_priority(key.clone(), p)?;
+                if self.lossless() & 1 << p == 0 {
+                    return Err(ConfigError::new(
+                        key,
+                        format!("{p} is not lossless (pfc.priorities): nothing pauses it"),
+                    ));
+                }
+                if given & 1 << p != 0 {
+                    return Err(ConfigError::new(key, format!("priority {p} is given thresholds twice")));
+                }
+                given |= 1 << p;
+            }
+        }
         Ok(())
+    }
+
+    /// Each priority's (xoff, xon) in bytes: its entry's in `thresholds`, else the
+    /// scenario-wide pair.
+    fn thresholds_by_priority(&self) -> [(u64, u64); PRIORITIES as usize] {
+        let mut by = [(self.xoff.0, self.xon().0); PRIORITIES as usize];
+        for t in &self.thresholds {
+            for &p in &t.priorities {
+                by[p as usize] = (t.xoff.0, resume_at(t.xoff, t.xon).0);
+            }
+        }
+        by
     }
 
     /// The lossless priorities as a mask, bit `p` for priority `p`.
@@ -138,7 +202,7 @@ impl PfcSpec {
 
     /// The resume threshold in force.
     pub fn xon(&self) -> Bytes {
-        self.xon.unwrap_or(Bytes(self.xoff.0.saturating_sub(DEFAULT_RESUME_OFFSET.0)))
+        resume_at(self.xoff, self.xon)
     }
 }
 
@@ -188,8 +252,8 @@ pub struct PortStats {
 
 /// The PFC state of a run.
 pub struct Pfc {
-    xoff: u64,
-    xon: u64,
+    /// Per priority: (xoff, xon) in bytes.
+    thresholds: [(u64, u64); PRIORITIES as usize],
     control: ControlClass,
     /// Bit `p`: priority `p` is lossless.
     lossless: u8,
@@ -232,8 +296,7 @@ impl Pfc {
             return Err(LinkId(i as u32));
         }
         Ok(Pfc {
-            xoff: spec.xoff.0,
-            xon: spec.xon().0,
+            thresholds: spec.thresholds_by_priority(),
             control: spec.control,
             lossless: spec.lossless(),
             ports: vec![Port::default(); ends.len() * PRIORITIES as usize],
@@ -289,7 +352,7 @@ impl Pfc {
         let (all, most) = &mut self.held_by_link[ingress.index()];
         *all += size as u64;
         *most = (*most).max(*all);
-        let xoff = self.xoff;
+        let (xoff, _) = self.thresholds[priority as usize];
         let port = self.port(ingress, priority);
         port.held += size as u64;
         (!port.pause_sent && port.held >= xoff).then(|| {
@@ -304,7 +367,7 @@ impl Pfc {
     pub fn release(&mut self, key: u64) -> Option<(LinkId, u8)> {
         let (ingress, priority, size) = self.held.remove(key)?;
         self.held_by_link[ingress.index()].0 -= size as u64;
-        let xon = self.xon;
+        let (_, xon) = self.thresholds[priority as usize];
         let port = self.port(ingress, priority);
         port.held -= size as u64;
         (port.pause_sent && port.held <= xon).then(|| {
@@ -439,6 +502,7 @@ mod tests {
             switches: vec![],
             control: ControlClass::Lossless,
             priorities: None,
+            thresholds: vec![],
         }
     }
 
@@ -552,5 +616,46 @@ mod tests {
             "pfc.priorities[0]"
         );
         assert_eq!(PfcSpec { priorities: Some(vec![]), ..spec }.validate().unwrap_err().path, "pfc.priorities");
+    }
+
+    /// Thresholds per priority, by hand: priority 3 with xoff 4,000 and xon 1,000 pauses at
+    /// its 4th packet of 1,000 bytes and resumes once 1,000 or less is held; priority 0, on
+    /// the scenario's 10,000 and 10,000 − 3,072, at its 10th and once 6,928 or less is held.
+    #[test]
+    fn a_priority_with_thresholds_of_its_own_pauses_and_resumes_on_them() {
+        let n = |i: u32| NodeId(i);
+        let own = PriorityThresholds { priorities: vec![3], xoff: Bytes(4_000), xon: Some(Bytes(1_000)) };
+        let spec = PfcSpec { thresholds: vec![own], ..spec(10_000, None) };
+        spec.validate().unwrap();
+        let mut pfc = Pfc::new(&spec, vec![true; 2], vec![(n(0), n(1)), (n(1), n(0))]).unwrap();
+        let port = LinkId(0);
+        let admit = |pfc: &mut Pfc, uids: std::ops::Range<u64>, priority| -> Vec<Option<Frame>> {
+            uids.map(|uid| pfc.admit(uid, port, priority, 1000)).collect()
+        };
+        assert_eq!(admit(&mut pfc, 0..4, 3), [None, None, None, Some(Frame::Pause)]);
+        let mut zero = vec![None; 9];
+        zero.push(Some(Frame::Pause));
+        assert_eq!(admit(&mut pfc, 100..110, 0), zero);
+        let released: Vec<_> = (0..3).map(|uid| pfc.release(uid)).collect();
+        assert_eq!(released, [None, None, Some((port, 3))], "4,000 − 3 × 1,000 = 1,000 held");
+        let released: Vec<_> = (100..104).map(|uid| pfc.release(uid)).collect();
+        assert_eq!(released, [None, None, None, Some((port, 0))], "10,000 − 4 × 1,000 = 6,000 ≤ 6,928");
+        // Defaults, and what is refused, naming the key.
+        let pair = |t: PriorityThresholds| PfcSpec { thresholds: vec![t], ..spec.clone() };
+        let of = |priorities: Vec<u8>, xoff: u64, xon: Option<u64>| PriorityThresholds {
+            priorities,
+            xoff: Bytes(xoff),
+            xon: xon.map(Bytes),
+        };
+        assert_eq!(pair(of(vec![5], 5_000, None)).thresholds_by_priority()[5], (5_000, 5_000 - 3_072));
+        let refused = |s: PfcSpec| s.validate().unwrap_err().path;
+        assert_eq!(refused(pair(of(vec![3], 0, None))), "pfc.thresholds[0].xoff");
+        assert_eq!(refused(pair(of(vec![3], 4_000, Some(4_000)))), "pfc.thresholds[0].xon");
+        assert_eq!(refused(pair(of(vec![], 4_000, None))), "pfc.thresholds[0].priorities");
+        assert_eq!(refused(pair(of(vec![2, 9], 4_000, None))), "pfc.thresholds[0].priorities[1]");
+        let twice = PfcSpec { thresholds: vec![of(vec![3], 4_000, None), of(vec![1, 3], 5_000, None)], ..spec.clone() };
+        assert_eq!(refused(twice), "pfc.thresholds[1].priorities[1]");
+        let lossy = PfcSpec { priorities: Some(vec![0]), ..pair(of(vec![3], 4_000, None)) };
+        assert_eq!(refused(lossy), "pfc.thresholds[0].priorities[0]");
     }
 }
