@@ -172,3 +172,31 @@ fn an_idle_path_takes_an_event_per_hop() {
     let (deferred, every_end) = assert_deferral_changes_nothing(path(true));
     assert!(deferred * 7 > every_end * 5 - 70 && deferred * 7 < every_end * 5 + 70, "{deferred} against {every_end}");
 }
+
+/// PFC with a control class (`control = "priority"`): ACKs wait in each link's control band,
+/// served before the data. Four senders into one receiver whose own link back is slow
+/// (10 Mb/s: an ACK takes 51 us, a data packet arrives every 1.2 us), so its band holds many
+/// ACKs at each start; once the data stop, the band must go on draining on time. Its delay is
+/// 1 us (the pipe empty at each end) or 300 us (the pipe busy).
+#[test]
+fn a_control_band_drains_on_time() {
+    for back_delay in ["1us", "300us"] {
+        let mut hosts: Vec<String> = (0..4).map(|i| format!("h{i}")).collect();
+        hosts.push("d".into());
+        let mut links: Vec<Value> =
+            (0..4).map(|i| json!({"from": format!("h{i}"), "to": "s", "rate": "10Gbps", "delay": "1us"})).collect();
+        links.push(json!({"from": "s", "to": "d", "rate": "10Gbps", "delay": "1us", "duplex": false}));
+        links.push(json!({"from": "d", "to": "s", "rate": "10Mbps", "delay": back_delay, "duplex": false}));
+        let flows: Vec<Value> = (0..4)
+            .map(|i| {
+                json!({"kind": "tcp", "src": format!("h{i}"), "dst": "d", "cc": "dctcp", "bytes": "60KB",
+                       "start": format!("{}us", 3 * i), "tcp": {"sack": true, "delayed_ack": {"enabled": false}}})
+            })
+            .collect();
+        let (deferred, every_end) = assert_deferral_changes_nothing(json!({
+            "duration": "50ms", "seed": 4, "hosts": hosts, "routers": ["s"], "links": links, "flows": flows,
+            "pfc": {"xoff": "30KB", "control": "priority"}, "record": {"queues": false, "sojourn": false}
+        }));
+        assert!(deferred < every_end, "{deferred} against {every_end}");
+    }
+}

@@ -986,10 +986,15 @@ impl Link {
         self.quiet && self.dynamics.is_none() && self.qdisc.dequeue_is_plain()
     }
 
-    /// Whether a dequeue now would change nothing (`Qdisc::dequeue_is_inert`) and no device
-    /// queue holds a packet: a start now would find nothing to send.
+    /// Whether a dequeue now would change nothing (`Qdisc::dequeue_is_inert`) and neither a
+    /// device queue nor a control band holds a packet: a start now would find nothing to send.
     pub fn queue_is_inert(&self) -> bool {
-        self.device_is_empty() && self.qdisc.dequeue_is_inert()
+        self.device_is_empty() && self.qdisc.dequeue_is_inert() && self.control_band_is_empty()
+    }
+
+    fn control_band_is_empty(&self) -> bool {
+        let band = self.dynamics.as_ref().and_then(|d| d.control.as_ref());
+        band.is_none_or(|b| b.entries.is_empty())
     }
 
     /// The deferred end of the transmission in progress, if it is deferred: its time.
