@@ -476,6 +476,10 @@ pub struct Link {
     /// or capture of its hops, no device queue (set by the world once its recorder is known).
     /// The world's per-hop path then skips every optional step at once.
     pub(crate) quiet: bool,
+    /// Nothing sees a transmission start but the link's own statistics and, on a switch's
+    /// link, the telemetry stamped into the packet, of which no table is kept (set by the
+    /// world with `quiet`): what [`Link::runs_unseen`] asks of a link's records.
+    pub(crate) starts_unseen: bool,
     /// On the world's list of links that run unseen with a deferred end (`World::unseen`).
     pub(crate) listed_unseen: bool,
 }
@@ -569,6 +573,7 @@ impl Link {
             arrival_queued: false,
             pipe: Pipe::default(),
             quiet: false,
+            starts_unseen: false,
             listed_unseen: false,
         }
     }
@@ -983,7 +988,7 @@ impl Link {
     /// (`Qdisc::dequeue_is_plain`), and no change of rate, state or pause is scheduled for it
     /// (`dynamics`). A busy drop-tail queue's ends of transmission then need no events.
     pub fn runs_unseen(&self) -> bool {
-        self.quiet && self.dynamics.is_none() && self.qdisc.dequeue_is_plain()
+        self.starts_unseen && self.dynamics.is_none() && self.qdisc.dequeue_is_plain()
     }
 
     /// Whether a dequeue now would change nothing (`Qdisc::dequeue_is_inert`) and neither a

@@ -417,7 +417,7 @@ impl World {
         let pipe_changes = world.changes.links_whose_pipe_changes();
         for l in 0..world.links.len() {
             let id = LinkId(l as u32);
-            world.links[l].quiet = world.is_quiet(id);
+            world.mark_quiet(id);
             world.links[l].arrival_known_at_start =
                 pipe_changes.binary_search_by_key(&id.0, |c| c.0).is_err() && world.links[l].arrival_is_fixed();
             if world.pfc.as_deref().is_some_and(|p| p.serves_control_first() && p.watches(id)) {
@@ -431,14 +431,31 @@ impl World {
     /// `Link::quiet`). A link that is down is never quiet: its offers go by the recorded path,
     /// which refuses them.
     fn is_quiet(&self, l: LinkId) -> bool {
+        self.is_quiet_but_for_telemetry(l) && !self.stamps_telemetry(l)
+    }
+
+    /// Whether nothing follows a packet through link `l` but its statistics and the
+    /// telemetry a switch stamps into the packet (`stamps_telemetry`).
+    fn is_quiet_but_for_telemetry(&self, l: LinkId) -> bool {
         let link = &self.links[l.index()];
         !self.rec.records_hops(l)
             && !self.pcap.captures(l)
             && !link.has_device_queue()
             && !link.is_down()
-            && !self.stamps_telemetry(l)
             && !self.pfc.as_deref().is_some_and(|p| p.watches(l))
             && !self.counts_host_queue(l)
+    }
+
+    /// Set link `l`'s `quiet` and `starts_unseen` from what records it now. A start that
+    /// only stamps telemetry is seen by nobody before its packet arrives, as long as no table
+    /// of stamps is kept (whose rows come in the order of the starts): the stamp can be
+    /// written late, with the start's own time and the link's state then (`settle_while`).
+    fn mark_quiet(&mut self, l: LinkId) {
+        let quiet = self.is_quiet(l);
+        let starts_unseen = quiet || (self.is_quiet_but_for_telemetry(l) && !self.rec.records_telemetry(l));
+        let link = &mut self.links[l.index()];
+        link.quiet = quiet;
+        link.starts_unseen = starts_unseen;
     }
 
     /// Whether a transmission starting on link `l` may release a host-queue count: a host's
@@ -458,7 +475,7 @@ impl World {
     #[cold]
     fn start_telemetry(&mut self) {
         self.telemetry = Some(Box::default());
-        self.requiet_links(World::is_quiet);
+        self.requiet_links();
     }
 
     /// Packet `uid` left the network other than at its destination: its telemetry record goes.
@@ -489,7 +506,7 @@ impl World {
     #[cold]
     fn start_host_queues(&mut self) {
         self.host_queues = Some(Box::default());
-        self.requiet_links(World::is_quiet);
+        self.requiet_links();
     }
 
     pub fn now(&self) -> Time {
@@ -519,9 +536,10 @@ impl World {
     /// Carry out link `l`'s deferred ends of transmission while `due` says their time has come
     /// (the first is due): each puts its packet in the pipe and, if the link runs unseen
     /// (`Link::runs_unseen`), starts the next queued packet at that instant, exactly as the
-    /// end's event and `start_tx` would have. An end that cannot be deferred (the pipe would be
-    /// empty by then) is queued as an event, or, if its instant has come already (ranked
-    /// before the event that settles it), carried out here next.
+    /// end's event and `start_tx` would have (with the telemetry stamp such a start writes,
+    /// `stamp_late_start`). An end that cannot be deferred (`Link::defer_done`) is queued as
+    /// an event, or, if its instant has come already (ranked before the event that settles
+    /// it), carried out here next.
     #[inline(never)]
     fn settle_while(&mut self, l: LinkId, due: impl Fn(&Scheduler<Event>, Time) -> bool) {
         while let Some(at) = self.links[l.index()].deferred_done().filter(|&at| due(&self.sched, at)) {
@@ -534,7 +552,12 @@ impl World {
             if !link.runs_unseen() || link.queue_is_inert() {
                 return;
             }
-            match link.start_tx(at, &mut self.link_cx) {
+            let started = link.start_tx(at, &mut self.link_cx);
+            if !link.quiet && matches!(started, TxStart::Started(_)) {
+                self.stamp_late_start(l, at);
+            }
+            let link = &mut self.links[l.index()];
+            match started {
                 TxStart::Started(done) => match link.defer_done() {
                     EndOfTx::Event if !due(&self.sched, done) => return self.sched.schedule(done, Event::TxDone(l)),
                     EndOfTx::Event => link.defer_due_end(),
@@ -561,15 +584,15 @@ impl World {
     }
 
     /// Links' `quiet` is about to change (a recorder of theirs starts): settle every link up to
-    /// now, then give `mark` its say, then queue as events the ends a link that no longer runs
+    /// now, then mark each again, then queue as events the ends a link that no longer runs
     /// unseen can no longer defer.
-    fn requiet_links(&mut self, mark: impl Fn(&World, LinkId) -> bool) {
+    fn requiet_links(&mut self) {
         for l in 0..self.links.len() {
             self.settle(LinkId(l as u32));
         }
         for l in 0..self.links.len() {
             let id = LinkId(l as u32);
-            self.links[l].quiet = mark(self, id);
+            self.mark_quiet(id);
             if let Some(at) = self.links[l].recheck_deferral() {
                 self.sched.schedule(at, Event::TxDone(id));
             }
@@ -1036,7 +1059,7 @@ impl World {
         self.rec.sojourn(self.now, l, p.flow, self.now - p.enqueued_at, p.ecn);
         let (uid, key, flow) = (p.uid, p.wire_key(), p.flow);
         if self.stamps_telemetry(l) {
-            self.stamp_telemetry(l, uid, flow);
+            self.stamp_telemetry(l, uid, flow, self.now);
         }
         if let Some(w) = self.pcap.get_mut(l) {
             let p = self.links[l.index()].in_transmission(&self.link_cx.slab).expect("in transmission");
@@ -1057,16 +1080,24 @@ impl World {
         }
     }
 
+    /// A link that runs unseen but is not quiet (it stamps telemetry, and nothing else sees a
+    /// start: `mark_quiet`) started a packet late, in a settlement, at `at`: the stamp its
+    /// start's event would have written then, from the link's state as it was then (nothing
+    /// touched the link since, or it would have been settled).
+    #[cold]
+    fn stamp_late_start(&mut self, l: LinkId, at: Time) {
+        debug_assert!(self.stamps_telemetry(l) && self.is_quiet_but_for_telemetry(l));
+        let p = self.links[l.index()].in_transmission(&self.link_cx.slab).expect("a transmission just started");
+        let (uid, flow) = (p.uid, p.flow);
+        self.stamp_telemetry(l, uid, flow, at);
+    }
+
     /// Switch egress `l` starts sending packet `uid` of `flow`: the hop it appends to the
     /// packet's telemetry record, if it gathers one, and its row in the telemetry table.
-    fn stamp_telemetry(&mut self, l: LinkId, uid: u32, flow: FlowId) {
+    fn stamp_telemetry(&mut self, l: LinkId, uid: u32, flow: FlowId, at: Time) {
         let link = &self.links[l.index()];
-        let hop = HopRecord {
-            queue: Bytes(link.backlog().bytes),
-            tx_bytes: link.departed_bytes(),
-            at: self.now,
-            rate: link.rate(),
-        };
+        let hop =
+            HopRecord { queue: Bytes(link.backlog().bytes), tx_bytes: link.departed_bytes(), at, rate: link.rate() };
         if let Some(index) = self.telemetry.as_deref_mut().and_then(|t| t.stamp(uid, hop)) {
             self.rec.telemetry_hop(l, flow, uid, index, &hop);
         }
@@ -1258,13 +1289,13 @@ impl World {
                 }
                 let before = self.links[l.index()].backlog();
                 self.links[l.index()].go_down(self.now, &mut self.link_cx);
-                self.links[l.index()].quiet = false;
+                self.mark_quiet(l);
                 self.record_queue_change(l, Some(before));
                 true
             }
             Some(true) if self.links[l.index()].is_down() => {
                 self.links[l.index()].come_up();
-                self.links[l.index()].quiet = self.is_quiet(l);
+                self.mark_quiet(l);
                 // A qdisc that held packets back while the link was down may send them now.
                 self.start_tx(l);
                 true

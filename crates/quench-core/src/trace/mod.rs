@@ -487,8 +487,13 @@ impl Recorder {
     }
 
     /// Switch egress `link` wrote `hop` as hop `index` of packet `uid`'s telemetry record.
+    /// Whether the telemetry table takes link `l`'s stamps.
+    pub fn records_telemetry(&self, link: LinkId) -> bool {
+        self.cfg.telemetry && self.link_wanted(link)
+    }
+
     pub fn telemetry_hop(&mut self, link: LinkId, flow: FlowId, uid: u32, index: usize, hop: &HopRecord) {
-        if self.cfg.telemetry && self.link_wanted(link) {
+        if self.records_telemetry(link) {
             let (at, queue, rate) = (hop.at.as_secs_f64(), hop.queue.0, hop.rate.0);
             let rows = self.telemetry.push(at, link.0, flow.0, uid, index as u8, queue, hop.tx_bytes, rate);
             self.pushed(rows, Series::Telemetry);
