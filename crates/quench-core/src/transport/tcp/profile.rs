@@ -202,7 +202,8 @@ impl Profile {
 
     /// tcp_cubic.c's `hystart` = 1 (the ns3 profile leaves HyStart off: `quench ns3`
     /// translates only its absence), and Linux's per-segment growth for the controllers that
-    /// use it. ns-3 3.44 grows otherwise (`TcpCubic::IncreaseWindow` adds every acknowledged
+    /// use it, with CUBIC's jiffy clock (`hz`) where its arithmetic is Linux's, so that a
+    /// resolved scenario shows the clock it runs on. ns-3 3.44 grows otherwise (`TcpCubic::IncreaseWindow` adds every acknowledged
     /// segment in slow start without stopping at ssthresh and drops the rest of the ACK;
     /// `TcpNewReno::CongestionAvoidance` adds SMSS²/cwnd per ACK), so the ns3 profile keeps the
     /// rfc5681 rule. A flow that writes `abc_limit` asks for RFC 3465's rule and keeps it.
@@ -214,6 +215,9 @@ impl Profile {
         let abc_written = cc.get("abc_limit").is_some_and(|v| !v.is_null());
         if LINUX_GROWTH.contains(&kind.as_str()) && !abc_written {
             fill(cc, "growth", Value::from("linux"));
+        }
+        if kind == "cubic" && cc.get("growth").and_then(Value::as_str) == Some("linux") {
+            fill(cc, "hz", Value::from(crate::cc::cubic_linux::DEFAULT_HZ));
         }
     }
 
@@ -318,7 +322,10 @@ mod tests {
     fn nothing_written_is_linux() {
         let (tcp, cc) = resolved(Value::Null, Value::Null);
         assert_eq!(tcp.profile, Profile::Linux);
-        assert_eq!(cc, json!({"kind": "cubic", "initial_window": 10, "hystart": "linux", "growth": "linux"}));
+        assert_eq!(
+            cc,
+            json!({"kind": "cubic", "initial_window": 10, "hystart": "linux", "growth": "linux", "hz": 1000})
+        );
         assert!(tcp.sack && tcp.timestamps && !tcp.ecn);
         assert_eq!(tcp.loss_detection, LossDetection::Rack);
         assert_eq!(tcp.probe_timeout, ProbeTimeout::Linux);
@@ -341,7 +348,10 @@ mod tests {
         assert_eq!((tcp.rto.min, tcp.rto.max), (Dur::from_secs(1), LINUX_RTO_MAX));
         assert_eq!(cc, json!({"kind": "newreno", "initial_window": 10, "growth": "linux"}));
         let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hystart": false, "initial_window": 4}));
-        assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4, "growth": "linux"}));
+        assert_eq!(cc, json!({"kind": "cubic", "hystart": false, "initial_window": 4, "growth": "linux", "hz": 1000}));
+        // A written clock is kept; none is filled where the arithmetic is RFC 9438's.
+        let (_, cc) = resolved(json!({}), json!({"kind": "cubic", "hz": 250}));
+        assert_eq!(cc["hz"], json!(250));
         // A written abc_limit keeps RFC 3465's rule; HyStart++ stays available by name.
         let (_, cc) = resolved(json!({}), json!({"kind": "dctcp", "abc_limit": 2}));
         assert_eq!(cc, json!({"kind": "dctcp", "abc_limit": 2, "initial_window": 10}));
