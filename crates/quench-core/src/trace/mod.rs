@@ -486,12 +486,12 @@ impl Recorder {
         self.pushed(rows, Series::Monitors);
     }
 
-    /// Switch egress `link` wrote `hop` as hop `index` of packet `uid`'s telemetry record.
-    /// Whether the telemetry table takes link `l`'s stamps.
+    /// Whether the telemetry table takes link `link`'s stamps.
     pub fn records_telemetry(&self, link: LinkId) -> bool {
         self.cfg.telemetry && self.link_wanted(link)
     }
 
+    /// Switch egress `link` wrote `hop` as hop `index` of packet `uid`'s telemetry record.
     pub fn telemetry_hop(&mut self, link: LinkId, flow: FlowId, uid: u32, index: usize, hop: &HopRecord) {
         if self.records_telemetry(link) {
             let (at, queue, rate) = (hop.at.as_secs_f64(), hop.queue.0, hop.rate.0);

@@ -203,10 +203,11 @@ impl Profile {
     /// tcp_cubic.c's `hystart` = 1 (the ns3 profile leaves HyStart off: `quench ns3`
     /// translates only its absence), and Linux's per-segment growth for the controllers that
     /// use it, with CUBIC's jiffy clock (`hz`) where its arithmetic is Linux's, so that a
-    /// resolved scenario shows the clock it runs on. ns-3 3.44 grows otherwise (`TcpCubic::IncreaseWindow` adds every acknowledged
-    /// segment in slow start without stopping at ssthresh and drops the rest of the ACK;
-    /// `TcpNewReno::CongestionAvoidance` adds SMSS²/cwnd per ACK), so the ns3 profile keeps the
-    /// rfc5681 rule. A flow that writes `abc_limit` asks for RFC 3465's rule and keeps it.
+    /// resolved scenario shows the clock it runs on. ns-3 3.44 grows otherwise
+    /// (`TcpCubic::IncreaseWindow` adds every acknowledged segment in slow start without
+    /// stopping at ssthresh and drops the rest of the ACK; `TcpNewReno::CongestionAvoidance`
+    /// adds SMSS²/cwnd per ACK), so the ns3 profile keeps the rfc5681 rule. A flow that writes
+    /// `abc_limit` asks for RFC 3465's rule and keeps it.
     fn fill_linux_growth(cc: &mut Map<String, Value>) {
         let kind = cc.get("kind").and_then(Value::as_str).unwrap_or_default().to_owned();
         if kind == "cubic" {
