@@ -78,6 +78,7 @@ chromium:
 bench: build
 	$(PY) -m quench.cli ns3 --setup
 	$(PY) benchmarks/bench_dumbbell.py
+	$(PY) benchmarks/heap_events.py
 	$(PY) benchmarks/bench_start.py
 	$(PY) benchmarks/bench_fabric.py
 
