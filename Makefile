@@ -81,6 +81,7 @@ bench: build
 	$(PY) benchmarks/heap_events.py
 	$(PY) benchmarks/bench_start.py
 	$(PY) benchmarks/bench_fabric.py
+	$(PY) benchmarks/compare_htsim_fct.py --seeds 1,2,3
 
 # The API reference, built with pdoc from the docstrings into docs/api/ (git-ignored); fails when
 # pdoc warns (tests/test_api_docs.py runs the same build in `make test`).
