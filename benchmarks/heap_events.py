@@ -11,7 +11,6 @@ A count, not a time: it repeats on a busy machine.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from instructions import DUMBBELLS, bench_binary, scenario  # noqa: E402
+from instructions import bench_binary, dumbbell_files  # noqa: E402
 
 GOAL = 4.0
 
@@ -29,9 +28,7 @@ GOAL = 4.0
 def main() -> None:
     binary = bench_binary()
     with tempfile.TemporaryDirectory() as folder:
-        for flows, rate, seconds in DUMBBELLS:
-            path = Path(folder) / f"dumbbell_{flows}.json"
-            path.write_text(json.dumps(scenario(flows, rate, seconds)))
+        for flows, rate, seconds, path in dumbbell_files(Path(folder)):
             out = subprocess.run([binary, str(path), "1"], capture_output=True, text=True, check=True).stdout
             found = re.search(r"(\d+) events .* (\d+) heap events \(([\d.]+) per packet", out)
             if not found:

@@ -100,12 +100,18 @@ def traced(binary: str, folder: Path) -> None:
         )
 
 
+def dumbbell_files(folder: Path):
+    """Each guard dumbbell written as JSON into `folder`: (flows, rate, seconds, path)."""
+    for flows, rate, seconds in DUMBBELLS:
+        path = folder / f"dumbbell_{flows}.json"
+        path.write_text(json.dumps(scenario(flows, rate, seconds)))
+        yield flows, rate, seconds, path
+
+
 def main() -> None:
     binary = bench_binary()
     with tempfile.TemporaryDirectory() as folder:
-        for flows, rate, seconds in DUMBBELLS:
-            path = Path(folder) / f"dumbbell_{flows}.json"
-            path.write_text(json.dumps(scenario(flows, rate, seconds)))
+        for flows, rate, seconds, path in dumbbell_files(Path(folder)):
             instructions, digest, _ = count(binary, path)
             label = f"{flows} flows, {rate / 1e6:g} Mb/s, {seconds:g} s"
             print(f"{label}: {instructions / 1e6:.2f} M instructions, digest {digest}")

@@ -188,7 +188,9 @@ def step(threshold: Quantity | None = None, limit: Quantity | None = None) -> di
     return _clean({"kind": "step", "threshold": threshold, "limit": limit})
 
 
-def classes(*classes: tuple) -> dict[str, Any]:
+def classes(
+    *classes: tuple[list[int], dict[str, Any] | None] | tuple[list[int], dict[str, Any] | None, Quantity],
+) -> dict[str, Any]:
     """A switch port's queues per traffic class (IEEE 802.1Q): each class a (priorities, qdisc)
     pair, e.g. classes(([3], quench.red(...)), ([0], None)): the packets of flows whose
     `priority` is listed join that class's queue (a qdisc of any kind; drop-tail's defaults for

@@ -181,6 +181,8 @@ pub mod ecn {
 pub mod subflow {
     /// The bit where a subflow's index starts in a sequence number.
     pub const SEQ_SHIFT: u32 = 56;
+    /// The bits below it: the number in the subflow's own sequence space.
+    pub const SEQ_MASK: u64 = (1 << SEQ_SHIFT) - 1;
 
     /// The index a packet's sequence number carries (0 for every packet but a subflow's).
     #[inline]
@@ -263,15 +265,15 @@ pub mod mptcp_option {
     }
 }
 
-/// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as signed
-/// offsets from the ACK number (a D-SACK block, RFC 2883, may lie below it); unused slots are
-/// (0, 0). The advertised window, at most 2^30 bytes (RFC 7323 section 2.3), keeps every
-/// block within an offset's range.
 /// The SACK option's two NOPs, kind and length (RFC 2018 section 3, as Linux aligns it).
 const SACK_BASE_BYTES: u32 = 4;
 /// One block: its left and right edges.
 const SACK_BLOCK_BYTES: u32 = 8;
 
+/// SACK blocks an ACK carries (RFC 2018): up to three [start, end) ranges, stored as signed
+/// offsets from the ACK number (a D-SACK block, RFC 2883, may lie below it); unused slots are
+/// (0, 0). The advertised window, at most 2^30 bytes (RFC 7323 section 2.3), keeps every
+/// block within an offset's range.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     pub offsets: [(i32, i32); SackBlocks::MAX],

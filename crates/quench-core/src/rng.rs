@@ -42,6 +42,14 @@ pub fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// SplitMix64's output for the state after `x` (one increment, then [`mix64`]): a fixed hash
+/// of `x` for keys that must not depend on any seeded stream (ISNs, classifiers, the
+/// equal-time arbitration).
+#[inline(always)]
+pub fn splitmix_at(x: u64) -> u64 {
+    mix64(x.wrapping_add(GOLDEN_GAMMA))
+}
+
 fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(GOLDEN_GAMMA);
     mix64(*state)

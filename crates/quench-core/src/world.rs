@@ -130,7 +130,7 @@ const TIMER_GENERATION_BITS: u32 = SUB_KEY_BITS - 8;
 /// nothing but the instant, so results do not depend on the order events were queued in.
 #[inline(always)]
 pub(crate) fn arbitration(at: Time, id: u32) -> u32 {
-    id ^ (crate::rng::mix64(at.0.wrapping_add(crate::rng::GOLDEN_GAMMA)) >> 32) as u32
+    id ^ (crate::rng::splitmix_at(at.0) >> 32) as u32
 }
 
 impl Ranked for Event {
@@ -427,15 +427,9 @@ impl World {
         world
     }
 
-    /// Whether nothing but link `l`'s own statistics follows a packet through it (see
-    /// `Link::quiet`). A link that is down is never quiet: its offers go by the recorded path,
-    /// which refuses them.
-    fn is_quiet(&self, l: LinkId) -> bool {
-        self.is_quiet_but_for_telemetry(l) && !self.stamps_telemetry(l)
-    }
-
     /// Whether nothing follows a packet through link `l` but its statistics and the
-    /// telemetry a switch stamps into the packet (`stamps_telemetry`).
+    /// telemetry a switch stamps into the packet (`stamps_telemetry`). A link that is down is
+    /// never quiet: its offers go by the recorded path, which refuses them.
     fn is_quiet_but_for_telemetry(&self, l: LinkId) -> bool {
         let link = &self.links[l.index()];
         !self.rec.records_hops(l)
@@ -446,15 +440,17 @@ impl World {
             && !self.counts_host_queue(l)
     }
 
-    /// Set link `l`'s `quiet` and `starts_unseen` from what records it now. A start that
+    /// Set link `l`'s `quiet` (nothing but its own statistics follows a packet through it,
+    /// `Link::quiet`) and `starts_unseen` from what records it now. A start that
     /// only stamps telemetry is seen by nobody before its packet arrives, as long as no table
     /// of stamps is kept (whose rows come in the order of the starts): the stamp can be
     /// written late, with the start's own time and the link's state then (`settle_while`).
     fn mark_quiet(&mut self, l: LinkId) {
-        let quiet = self.is_quiet(l);
-        let starts_unseen = quiet || (self.is_quiet_but_for_telemetry(l) && !self.rec.records_telemetry(l));
+        let (unseen, stamps) = (self.is_quiet_but_for_telemetry(l), self.stamps_telemetry(l));
+        let link_quiet = unseen && !stamps;
+        let starts_unseen = unseen && (!stamps || !self.rec.records_telemetry(l));
         let link = &mut self.links[l.index()];
-        link.quiet = quiet;
+        link.quiet = link_quiet;
         link.starts_unseen = starts_unseen;
     }
 
@@ -1083,8 +1079,9 @@ impl World {
     /// A link that runs unseen but is not quiet (it stamps telemetry, and nothing else sees a
     /// start: `mark_quiet`) started a packet late, in a settlement, at `at`: the stamp its
     /// start's event would have written then, from the link's state as it was then (nothing
-    /// touched the link since, or it would have been settled).
-    #[cold]
+    /// touched the link since, or it would have been settled). Out of line: a quiet link's
+    /// settlement, the common one, does without it.
+    #[inline(never)]
     fn stamp_late_start(&mut self, l: LinkId, at: Time) {
         debug_assert!(self.stamps_telemetry(l) && self.is_quiet_but_for_telemetry(l));
         let p = self.links[l.index()].in_transmission(&self.link_cx.slab).expect("a transmission just started");

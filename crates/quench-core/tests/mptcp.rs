@@ -262,8 +262,8 @@ fn bad_input_names_its_key() {
     assert!(e.to_string().contains("reinject"), "{e}");
     let e = config_error(&f(json!({"tcp": {"mss": 0}})));
     assert!(e.to_string().contains("tcp.mss"), "{e}");
-    // 36 bytes: the timestamp option (12) and the DSS (24) leave nothing (rfc profile: no
-    // timestamps, so 24 leaves nothing either, 25 one byte).
+    // These flows run the rfc profile (no timestamps): an MSS of 24 leaves nothing beside the
+    // 24-byte DSS, 25 one byte.
     expect_error(f(json!({"tcp": {"mss": 24}})), "flows[0].tcp.mss", "no room for data beside the 24-byte DSS");
     let ok = run(&f(json!({"tcp": {"mss": 25}, "bytes": "10B", "subflows": 1})));
     assert_eq!(u64s(&ok, "flows", "bytes_delivered"), [10]);

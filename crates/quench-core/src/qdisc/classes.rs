@@ -264,14 +264,9 @@ impl Qdisc for Classes {
     }
 
     fn backlog(&self) -> Backlog {
-        self.classes
-            .iter()
-            .map(|c| {
-                let held = c.head.as_ref().map_or(Backlog::default(), |&(_, size)| Backlog { packets: 1, bytes: size });
-                let queued = c.queue.backlog();
-                Backlog { packets: queued.packets + held.packets, bytes: queued.bytes + held.bytes }
-            })
-            .fold(Backlog::default(), |a, b| Backlog { packets: a.packets + b.packets, bytes: a.bytes + b.bytes })
+        let held =
+            |c: &Class| c.head.as_ref().map_or(Backlog::default(), |&(_, size)| Backlog { packets: 1, bytes: size });
+        self.classes.iter().map(|c| c.queue.backlog() + held(c)).sum()
     }
 
     fn keeps_priorities_apart(&self) -> bool {

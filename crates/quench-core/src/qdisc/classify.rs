@@ -7,6 +7,8 @@
 //! nothing, the disciplines that use it do.
 
 use crate::packet::{FlowId, NodeId, Packet};
+// SplitMix64 at `x`: a bijection on u64 with full avalanche.
+use crate::rng::splitmix_at as mix;
 use crate::units::Limit;
 use std::collections::{BTreeSet, HashMap};
 
@@ -33,12 +35,6 @@ impl FlowKey {
         let rest = ((self.flow.0 as u64) << 8) | self.proto as u64;
         mix(mix(ends ^ salt) ^ rest)
     }
-}
-
-/// SplitMix64 at `x` (`rng::mix64` after its increment): a bijection on u64 with full
-/// avalanche.
-fn mix(x: u64) -> u64 {
-    crate::rng::mix64(x.wrapping_add(crate::rng::GOLDEN_GAMMA))
 }
 
 /// Dense indices for flows in order of first appearance. The map is only looked up, never

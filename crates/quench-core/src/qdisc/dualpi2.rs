@@ -575,8 +575,7 @@ impl Qdisc for DualPi2 {
     }
 
     fn backlog(&self) -> Backlog {
-        let (l, c) = (self.l.backlog(), self.c.backlog());
-        Backlog { packets: l.packets + c.packets, bytes: l.bytes + c.bytes }
+        self.l.backlog() + self.c.backlog()
     }
 }
 

@@ -229,6 +229,20 @@ pub struct Backlog {
     pub bytes: u64,
 }
 
+/// Two queues' occupancy together (a discipline of several queues).
+impl std::ops::Add for Backlog {
+    type Output = Backlog;
+    fn add(self, other: Backlog) -> Backlog {
+        Backlog { packets: self.packets + other.packets, bytes: self.bytes + other.bytes }
+    }
+}
+
+impl std::iter::Sum for Backlog {
+    fn sum<I: Iterator<Item = Backlog>>(iter: I) -> Backlog {
+        iter.fold(Backlog::default(), std::ops::Add::add)
+    }
+}
+
 pub trait Qdisc {
     /// Take an arriving packet: queue it, or hand it (or another) to `cx.drop`.
     fn enqueue(&mut self, pkt: Packet, cx: &mut QdiscCx);

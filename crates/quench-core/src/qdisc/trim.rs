@@ -227,8 +227,7 @@ impl Qdisc for Trim {
     }
 
     fn backlog(&self) -> Backlog {
-        let (d, h) = (self.data.backlog(), self.headers.backlog());
-        Backlog { packets: d.packets + h.packets, bytes: d.bytes + h.bytes }
+        self.data.backlog() + self.headers.backlog()
     }
 
     /// Both queues empty and room for `pkt` in its own: an enqueue then a dequeue would hand

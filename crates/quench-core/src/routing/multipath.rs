@@ -53,6 +53,8 @@
 //! nothing else.
 
 use crate::packet::{LinkId, NodeId, Packet};
+// SplitMix64's output function: nearby flow ids spread over the set.
+use crate::rng::mix64 as mix;
 use crate::rng::{Rng, StreamKind};
 use crate::units::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -328,9 +330,6 @@ pub(crate) fn permuted(seed: u64, n: u64, i: u64) -> u64 {
     }
     at
 }
-
-/// SplitMix64's output function (`rng::mix64`): nearby flow ids spread over the set.
-use crate::rng::mix64 as mix;
 
 /// The salted hash of a packet's five-tuple: source and destination node (the addresses), the
 /// flow id and a multipath subflow's index (together standing for the port pair, the index

@@ -173,7 +173,7 @@ pub fn sender_port(flow: FlowId) -> u16 {
 /// Initial sequence number of the side of `flow` that lives on `node` (a fixed hash, so the
 /// same scenario gives the same capture).
 pub fn initial_sequence(flow: FlowId, node: NodeId) -> u32 {
-    crate::rng::mix64(((flow.0 as u64) << 32 | node.0 as u64).wrapping_add(crate::rng::GOLDEN_GAMMA)) as u32
+    crate::rng::splitmix_at((flow.0 as u64) << 32 | node.0 as u64) as u32
 }
 
 /// (source port, destination port) of a flow's packet sent by `from`.

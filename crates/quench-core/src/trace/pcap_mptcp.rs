@@ -36,8 +36,11 @@ const NOP: u8 = 1;
 /// Subflow i's sender port is `i` strides of the ephemeral range past the first's; another
 /// flow shares it only if its id differs by a multiple of the stride.
 const SUBFLOW_PORT_STRIDE: u64 = 997;
-/// Golden-ratio increments apart per subflow (as SplitMix64 steps its state).
-const SUBFLOW_ISN_STEP: u32 = 0x9E37_79B9;
+/// Golden-ratio increments apart per subflow (as SplitMix64 steps its state), 32 bits of it.
+const SUBFLOW_ISN_STEP: u32 = (crate::rng::GOLDEN_GAMMA >> 32) as u32;
+/// "MPTCP" in ASCII, folded into the keys' hash so that they differ from the ISNs' of the same
+/// flow and node (`pcap::initial_sequence`).
+const KEY_SALT: u64 = 0x4D50_5443_5000_0000;
 
 /// The subflow a packet of a multipath connection belongs to.
 pub(super) fn index(pkt: &Packet) -> u64 {
@@ -58,7 +61,7 @@ pub(super) fn initial_sequence(first: u32, index: u64) -> u32 {
 
 /// The key of the end of `flow` on `node`, and what is derived from it.
 fn key(flow: FlowId, node: NodeId) -> u64 {
-    mix((flow.0 as u64) << 32 ^ node.0 as u64 ^ 0x4D50_5443_5000_0000)
+    mix((flow.0 as u64) << 32 ^ node.0 as u64 ^ KEY_SALT)
 }
 fn idsn(flow: FlowId, node: NodeId) -> u64 {
     mix(key(flow, node))
@@ -111,7 +114,7 @@ pub(super) fn write(buf: &mut Vec<u8>, pkt: &Packet, carried: Carried, ends: &En
             buf.extend_from_slice(&(data_start(ends.receiver) as u32).to_be_bytes());
             // The segment's data sequence number rides in its ACK field (`transport/mptcp.rs`).
             buf.extend_from_slice(&data_start(ends.sender).wrapping_add(pkt.ack).to_be_bytes());
-            buf.extend_from_slice(&((pkt.seq & subflow_seq_mask()) as u32).to_be_bytes());
+            buf.extend_from_slice(&((pkt.seq & subflow::SEQ_MASK) as u32).to_be_bytes());
             buf.extend_from_slice(&pkt.payload.to_be_bytes());
             buf.extend_from_slice(&[NOP, NOP]);
         }
@@ -123,13 +126,9 @@ pub(super) fn write(buf: &mut Vec<u8>, pkt: &Packet, carried: Carried, ends: &En
             let flags = DSS_DATA_ACK | DSS_DATA_ACK_64;
             buf.extend_from_slice(&[mptcp_option::KIND, len, subtype(mptcp_option::DSS), flags]);
             // The receiver's DATA_ACK rides in its sequence field (`transport/mptcp.rs`).
-            let data_ack = data_start(ends.sender).wrapping_add(pkt.seq & subflow_seq_mask());
+            let data_ack = data_start(ends.sender).wrapping_add(pkt.seq & subflow::SEQ_MASK);
             buf.extend_from_slice(&data_ack.to_be_bytes());
         }
     }
     debug_assert_eq!(buf.len() - start, carried.bytes() as usize, "{carried:?}");
-}
-
-fn subflow_seq_mask() -> u64 {
-    (1 << subflow::SEQ_SHIFT) - 1
 }

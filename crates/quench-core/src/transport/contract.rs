@@ -75,14 +75,7 @@ impl FlowBuild<'_> {
             shim,
             upper: Default::default(),
         };
-        let backward = Connection {
-            flow: self.id,
-            local: self.dst,
-            remote: self.src,
-            peer: self.sender,
-            shim,
-            upper: Default::default(),
-        };
+        let backward = Connection { local: self.dst, remote: self.src, peer: self.sender, ..forward };
         (forward, backward)
     }
 

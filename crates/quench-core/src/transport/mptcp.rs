@@ -76,7 +76,6 @@ pub const DEFAULT_SUBFLOWS: u32 = 8;
 pub const MAX_SUBFLOWS: u32 = 32;
 /// The data sequence number of the first data byte; the subflows' own data starts at 1.
 const SUBFLOW_FIRST_DATA_SEQ: u64 = 1;
-const SEQ_MASK: u64 = (1 << subflow::SEQ_SHIFT) - 1;
 /// The connection's retransmission timer: the last kind of subflow 0's stride, which the TCP
 /// endpoints' seven timers (`tcp::TcpTimer`) leave free.
 const CONNECTION_TIMER: u8 = TIMER_STRIDE - 1;
@@ -300,7 +299,7 @@ impl<H: Host> Host for SubflowHost<'_, H> {
     fn send(&mut self, node: NodeId, mut pkt: Packet) -> Admission {
         match self.dss {
             Dss::Mapping(map) if pkt.payload > 0 => pkt.ack = data_seq_of(map, pkt.seq - SUBFLOW_FIRST_DATA_SEQ),
-            Dss::DataAck(data_ack) if !pkt.has_flag(tcp_flags::SYN) => pkt.seq = data_ack & SEQ_MASK,
+            Dss::DataAck(data_ack) if !pkt.has_flag(tcp_flags::SYN) => pkt.seq = data_ack & subflow::SEQ_MASK,
             _ => {}
         }
         pkt.seq |= (self.index as u64) << subflow::SEQ_SHIFT;
@@ -343,7 +342,7 @@ fn as_subflow<H: Host, R>(
 /// The subflow an arriving packet belongs to, its sequence number made the subflow's own.
 fn demultiplex(pkt: &mut Packet) -> usize {
     let index = subflow::index(pkt.seq) as usize;
-    pkt.seq &= SEQ_MASK;
+    pkt.seq &= subflow::SEQ_MASK;
     index
 }
 
