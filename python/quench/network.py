@@ -29,9 +29,10 @@ def red(
     "bytes"), max_p (drop probability at max_th, default 0.02), w_q (the average's weight,
     default 0.002, or "auto": 1 - exp(-1/link packets per second)), mean_packet_size (bytes,
     default "500B"), target_delay (for the "auto" thresholds, default "5ms"), curve ("gentle",
-    the default, or "classic"), spacing ("wait", ns-2's and the default, or "fj93"), signal
-    ("drop", the default, or "mark": ECN), forced ("drop", the default, or "mark"), adapt
-    ("none", the default, "feng1999", "floyd2001", or a table with "kind")."""
+    the default, or "classic"), spacing ("wait", ns-2's and the default, "fj93", or
+    "independent": each arrival with pb alone, as DCQCN's switches mark), signal ("drop", the
+    default, or "mark": ECN), forced ("drop", the default, or "mark"), adapt ("none", the
+    default, "feng1999", "floyd2001", or a table with "kind")."""
     return {"kind": "red", "min_th": min_th, "max_th": max_th, "limit": limit, **params}
 
 

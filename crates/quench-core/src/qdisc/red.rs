@@ -19,7 +19,8 @@
 //!   NLRED: `pb = 1.5·max_p·((avg−min_th)/(max_th−min_th))²` below max_th, the gentle part
 //!   unchanged, as ns-3's `NLRED`), spaced by `count` (policy `spacing`):
 //!   `"fj93"` `pa = pb/(1−count·pb)`, `"wait"` (ns) `pa = 0` while `count·pb < 1`, then
-//!   `pb/(2−count·pb)`. Byte mode counts in units of mean_packet_size and scales
+//!   `pb/(2−count·pb)`, `"independent"` `pa = pb` with no first-arrival exemption (DCQCN's
+//!   switches). Byte mode counts in units of mean_packet_size and scales
 //!   `pa *= size/mean_packet_size`. An early or forced decision resets count to 0.
 //! - the decision's signal (policy `signal`): `"drop"`, or `"mark"` — set CE on ECN-capable
 //!   packets instead of dropping them (RFC 3168 section 5); packets that are not ECN-capable are
@@ -134,6 +135,11 @@ pub enum Spacing {
     /// ns `wait_`: no drop before 1/pb arrivals, then uniform on 1/pb..2/pb (ns default).
     #[default]
     Wait,
+    /// None: every arrival in the early region is dropped or marked with probability pb alone,
+    /// independently of the others, and the first arrival there is not exempt. DCQCN's switches
+    /// mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the probability
+    /// the queue's RED curve gives; the HPCC authors' simulator draws one uniform per packet).
+    Independent,
 }
 
 /// What an early decision does to the packet.
@@ -499,6 +505,7 @@ pub fn spaced_probability(spacing: Spacing, pb: f64, count: f64, size_ratio: Opt
         Spacing::Fj93 if c < 1.0 => pb / (1.0 - c),
         Spacing::Wait if c < 1.0 => 0.0,
         Spacing::Wait if c < 2.0 => pb / (2.0 - c),
+        Spacing::Independent => pb,
         _ => 1.0,
     };
     if let Some(ratio) = size_ratio.filter(|_| p < 1.0) {
@@ -701,7 +708,7 @@ impl RedVars {
             return Decision::Forced;
         }
         // ns: the first arrival in the early region restarts the count and is accepted.
-        if !self.above_min {
+        if !self.above_min && p.spacing != Spacing::Independent {
             self.above_min = true;
             self.count = 1;
             self.count_bytes = pkt.size as u64;

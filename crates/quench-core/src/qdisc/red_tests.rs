@@ -153,6 +153,21 @@ fn count_spaces_drops_uniformly() {
     assert!(chi < 43.8, "chi-square {chi}");
 }
 
+/// Independent marking (DCQCN's switches): every arrival with probability pb alone, so the
+/// gaps are geometric, P(gap = n) = pb·(1 − pb)^(n−1): mean 1/pb = 20, and a gap of one
+/// arrival as likely as pb = 0.05 (each within 4 standard errors of 20,000 gaps).
+#[test]
+fn independent_spacing_draws_each_arrival_alone() {
+    let gaps = inter_drop_gaps("independent", 20_000);
+    let n = gaps.len() as f64;
+    let mean = gaps.iter().sum::<u64>() as f64 / n;
+    // The geometric law's s.d. is sqrt(1 − pb)/pb ≈ 19.5, so the mean's standard error is 0.14.
+    assert!((mean - 20.0).abs() < 4.0 * 0.138, "mean gap {mean}");
+    let ones = gaps.iter().filter(|&&g| g == 1).count() as f64 / n;
+    assert!((ones - 0.05).abs() < 4.0 * (0.05f64 * 0.95 / n).sqrt(), "P(gap = 1) {ones}");
+    assert_eq!(spaced_probability(Spacing::Independent, 0.05, 1000.0, None), 0.05, "no count");
+}
+
 #[test]
 fn byte_mode_counts_mean_packets_and_scales_by_size() {
     let json = r#"{"mode":"bytes","min_th":"5KB","max_th":"15KB","max_p":0.1,"mean_packet_size":"1000B",
