@@ -18,7 +18,7 @@ over the second half of the run; quench's and the hybrid's are means over seeds 
 p and R the marking probability and the rate the sender's current reaction answers, S the
 packet's wire size):
 
-    dq/dt   = N·R_C − C                                          (q held in [0, buffer])
+    dq/dt   = (N·R_C − C) / 8                                    (q held in [0, buffer])
     λ       = CNPs per second  (see below)
     dα/dt   = (g / τ') · ((1 − e^(−λ·τ')) − α)
     dR_T/dt = −λ·(R_T − R_C)               + μ·R_AI
@@ -38,8 +38,9 @@ DCQCN's increase stages are the model's single additive stage when quench is con
 (`fast_recovery_steps = 0`, `rate_hai = rate_ai`: every timer expiry raises the target by R_AI
 and halves the distance to it) and its decrease clamps the target (`clamp_target = true`), as
 the paper's reaction point does. The feedback delay follows the queue: a packet marked as it
-joins the queue at t leaves it at t + q(t)/C (`Feedback`), then crosses the receiver's link
-and the ACK's three links back (serialisation and 1 µs each); the fluid model adds half the
+joins the queue at t leaves it at t + q(t)/C (`Feedback`), then crosses the bottleneck (the
+switch's link to the receiver) and the notification's two links back (serialisation and 1 µs
+each); the fluid model adds half the
 reaction point's `decrease_interval` (the check a CNP waits for). It integrates by Euler's
 method with a fixed step (`--step-ns`, default 100 ns).
 
@@ -83,11 +84,15 @@ class Params:
     cnp_interval: float = 50e-6
     alpha_interval: float = 55e-6
     increase_interval: float = 55e-6
+    # The reaction point's decrease check, quench's default (RATE_DECREASE_INTERVAL in
+    # docs/mechanisms.md#dcqcn, after the HPCC authors' simulator).
     decrease_interval: float = 4e-6
     rate_ai: float = 40e6
     kmin: float = 5e3
     kmax: float = 200e3
     pmax: float = 0.01
+    # The bottleneck's buffer: this scenario's choice, deep enough that the start at line
+    # rate is the only time it overflows.
     buffer: float = 2e6
 
 
@@ -119,9 +124,10 @@ def cnp_rate(mark: float, rate: float, p: Params, process: str) -> float:
     return -math.expm1(packets_per_s * p.cnp_interval * math.log1p(-mark)) / p.cnp_interval
 
 
-# From the marked packet's departure from the bottleneck to the sender's reaction: its own
-# transmission there and on the receiver's link, the ACK's three links back, each link's 1 µs.
-FIXED_DELAY = 2 * WIRE_PACKET * 8 / LINK_RATE + 3 * ACK_PACKET * 8 / LINK_RATE + 4 * LINK_DELAY
+# From the marked packet's departure from the bottleneck's queue to the sender's reaction: its
+# transmission on the bottleneck (the switch's link to the receiver), then the notification's
+# two links back (receiver to switch, switch to sender), each link's 1 µs.
+FIXED_DELAY = WIRE_PACKET * 8 / LINK_RATE + 2 * ACK_PACKET * 8 / LINK_RATE + 3 * LINK_DELAY
 
 
 class Feedback:
@@ -172,6 +178,7 @@ def fluid(flows: int, duration: float, p: Params, process: str = "holdoff", step
             sum_r += rc
             served += 1.0 if q > 0 else min(flows * rc / LINK_RATE, 1.0)
     n = steps - half
+    # The model's flows are one synchronised rate, so their shares are equal by construction.
     return Outcome(served / n, sum_q / n, sum_r / n, 1.0)
 
 
@@ -300,6 +307,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3, help="quench's and the hybrid's runs: seeds 1..N")
     ap.add_argument("--cnp", choices=["holdoff", "window"], default="holdoff")
     ap.add_argument("--step-ns", type=float, default=100.0, help="the fluid model's step")
+    ap.add_argument("--hybrid-step-ns", type=float, default=250.0, help="the hybrid's step")
     args = ap.parse_args()
     duration = args.duration_ms / 1e3
     seeds = range(1, args.seeds + 1)
@@ -313,7 +321,7 @@ def main() -> None:
         for n in (int(x) for x in args.flows.split(",")):
             ours = mean_outcome([packet(n, duration, p, s) for s in seeds])
             model = fluid(n, duration, p, args.cnp, args.step_ns * 1e-9)
-            mixed = mean_outcome([hybrid(n, duration, p, s) for s in seeds])
+            mixed = mean_outcome([hybrid(n, duration, p, s, args.hybrid_step_ns * 1e-9) for s in seeds])
             kb = [o.mean_queue_bytes / 1e3 for o in (ours, model, mixed)]
             print(
                 f"| {pmax:g} | {n} | {ours.utilization:.3f} / {model.utilization:.3f} / {mixed.utilization:.3f} "

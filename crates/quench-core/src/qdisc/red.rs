@@ -135,7 +135,7 @@ pub enum Spacing {
     /// ns `wait_`: no drop before 1/pb arrivals, then uniform on 1/pb..2/pb (ns default).
     #[default]
     Wait,
-    /// None: every arrival in the early region is dropped or marked with probability pb alone,
+    /// No spacing: every arrival in the early region is dropped or marked with probability pb alone,
     /// independently of the others, and the first arrival there is not exempt. DCQCN's switches
     /// mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the probability
     /// the queue's RED curve gives; the HPCC authors' simulator draws one uniform per packet).
@@ -707,9 +707,11 @@ impl RedVars {
         if self.avg >= p.forced_from() {
             return Decision::Forced;
         }
-        // ns: the first arrival in the early region restarts the count and is accepted.
-        if !self.above_min && p.spacing != Spacing::Independent {
-            self.above_min = true;
+        // ns: the first arrival in the early region restarts the count and is accepted;
+        // independent marking has no count to restart and exempts no arrival.
+        let first = !self.above_min;
+        self.above_min = true;
+        if first && p.spacing != Spacing::Independent {
             self.count = 1;
             self.count_bytes = pkt.size as u64;
             return Decision::Accept;

@@ -168,6 +168,42 @@ fn independent_spacing_draws_each_arrival_alone() {
     assert_eq!(spaced_probability(Spacing::Independent, 0.05, 1000.0, None), 0.05, "no count");
 }
 
+/// The first arrival into the early region: ns exempts it (the count restarts there), and
+/// independent marking does not. Over 4,000 entries at pb = 0.05, `wait` drops no first
+/// arrival and `independent` drops a share within 4 standard errors of pb.
+#[test]
+fn only_independent_spacing_draws_the_first_arrival_in_the_early_region() {
+    const ENTRIES: u32 = 4_000;
+    const PB: f64 = 0.05;
+    for spacing in ["wait", "independent"] {
+        let mut q = red(&format!(r#"{{"min_th":5,"max_th":15,"max_p":0.1,"w_q":1e-12,"spacing":"{spacing}"}}"#));
+        let mut b = Bench::new(11);
+        for uid in 0..10 {
+            b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE);
+        }
+        let mut dropped = 0u32;
+        for entry in 0..ENTRIES {
+            let uid = 10 + 2 * entry;
+            q.vars.avg = 0.0; // below min_th: the arrival leaves the early region
+            assert!(b.offer(&mut q, packet(uid, 0, 1000), ms(0.0), RATE).is_none());
+            b.take(&mut q, ms(0.0));
+            q.vars.avg = 10.0; // pb = 0.05, the first arrival back in the region
+            if b.offer(&mut q, packet(uid + 1, 0, 1000), ms(0.0), RATE).is_some() {
+                dropped += 1;
+            } else {
+                b.take(&mut q, ms(0.0));
+            }
+        }
+        let share = f64::from(dropped) / f64::from(ENTRIES);
+        if spacing == "wait" {
+            assert_eq!(dropped, 0, "ns exempts the first arrival");
+        } else {
+            let se = (PB * (1.0 - PB) / f64::from(ENTRIES)).sqrt();
+            assert!((share - PB).abs() < 4.0 * se, "independent: {share}");
+        }
+    }
+}
+
 #[test]
 fn byte_mode_counts_mean_packets_and_scales_by_size() {
     let json = r#"{"mode":"bytes","min_th":"5KB","max_th":"15KB","max_p":0.1,"mean_packet_size":"1000B",
