@@ -135,9 +135,9 @@ pub enum Spacing {
     /// ns `wait_`: no drop before 1/pb arrivals, then uniform on 1/pb..2/pb (ns default).
     #[default]
     Wait,
-    /// No spacing: every arrival in the early region is dropped or marked with probability pb alone,
-    /// independently of the others, and the first arrival there is not exempt. DCQCN's switches
-    /// mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the probability
+    /// No spacing: every arrival in the early region is dropped or marked with probability pb
+    /// alone, independently of the others, and the first arrival there is not exempt. DCQCN's
+    /// switches mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the probability
     /// the queue's RED curve gives; the HPCC authors' simulator draws one uniform per packet).
     Independent,
 }
