@@ -137,8 +137,9 @@ pub enum Spacing {
     Wait,
     /// No spacing: every arrival in the early region is dropped or marked with probability pb
     /// alone, independently of the others, and the first arrival there is not exempt. DCQCN's
-    /// switches mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the probability
-    /// the queue's RED curve gives; the HPCC authors' simulator draws one uniform per packet).
+    /// switches mark so (Zhu et al., SIGCOMM 2015, section 3.1: a packet is marked with the
+    /// probability the queue's RED curve gives; the HPCC authors' simulator draws one uniform
+    /// per packet).
     Independent,
 }
 
