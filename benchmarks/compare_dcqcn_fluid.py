@@ -3,7 +3,8 @@ a numerical solution of the fluid model the DCQCN paper derives for it (Zhu et a
 "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015, section 5; the same model
 in Zhu et al., "ECN or Delay: Lessons Learnt from Analysis of DCQCN and TIMELY", CoNEXT 2016,
 section 3), and beside a stochastic hybrid of the same system. Both models are written here
-from the papers' equations and rules and share no code with quench.
+from the papers' equations and rules and share no code with quench's engine (only the Jain
+index of their rates is quench's `jain_index`).
 
 The scenario: N RoCE flows (`Network.roce`, DCQCN, paced by the rate alone: `window = False`)
 from N hosts through one switch onto a C = 10 Gb/s bottleneck, 1 µs per link, every flow from
@@ -62,6 +63,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import quench
+from quench.results import jain_index
 
 LINK_RATE = 10e9
 LINK_DELAY = 1e-6
@@ -234,8 +236,7 @@ def hybrid(flows: int, duration: float, p: Params, seed: int = 1, step: float = 
             served += 1.0 if q > 0 else min(rc.sum() / LINK_RATE, 1.0)
     n = steps - half
     rates = sum_r / n
-    jain = rates.sum() ** 2 / (flows * (rates**2).sum())
-    return Outcome(served / n, sum_q / n, rates.mean(), jain)
+    return Outcome(served / n, sum_q / n, rates.mean(), jain_index(rates))
 
 
 def packet(flows: int, duration: float, p: Params, seed: int = 1) -> Outcome:
@@ -278,19 +279,18 @@ def packet(flows: int, duration: float, p: Params, seed: int = 1) -> Outcome:
     half, end = f"{duration / 2 * 1e3:.6f}ms", f"{duration * 1e3:.6f}ms"
     net.record(snapshots=[half, end])
     window = net.run(end).window(half, end)
-    return _outcome(window, flows, duration / 2)
+    return _outcome(window, duration / 2)
 
 
-def _outcome(window, flows: int, span: float) -> Outcome:
+def _outcome(window, span: float) -> Outcome:
     links = window.links.set_index("name")
     bottleneck = links.loc["sw->d"]
     rates = window.flows["bytes_delivered"].to_numpy() * 8 / span
-    jain = rates.sum() ** 2 / (flows * (rates**2).sum())
     return Outcome(
         utilization=bottleneck["utilization"],
         mean_queue_bytes=bottleneck["mean_backlog_bytes"],
         mean_rate_bps=rates.mean() * WIRE_PACKET / PAYLOAD,
-        jain=jain,
+        jain=jain_index(rates),
     )
 
 

@@ -143,6 +143,14 @@ pub enum Spacing {
     Independent,
 }
 
+impl Spacing {
+    /// Whether the count restarts at the first arrival in the early region, which is then
+    /// accepted (ns: `count = 1` on entry). A spacing that keeps no count exempts no arrival.
+    fn counts_from_region_entry(self) -> bool {
+        self != Spacing::Independent
+    }
+}
+
 /// What an early decision does to the packet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -708,11 +716,9 @@ impl RedVars {
         if self.avg >= p.forced_from() {
             return Decision::Forced;
         }
-        // ns: the first arrival in the early region restarts the count and is accepted;
-        // independent marking has no count to restart and exempts no arrival.
         let first = !self.above_min;
         self.above_min = true;
-        if first && p.spacing != Spacing::Independent {
+        if first && p.spacing.counts_from_region_entry() {
             self.count = 1;
             self.count_bytes = pkt.size as u64;
             return Decision::Accept;
