@@ -5,7 +5,8 @@ The traffic is htsim's own fat-tree benchmark, `htsim_tcp` (datacenter/main_tcp.
 Broadcom/csg-htsim): a permutation of long TCP flows (each host sends to one other), one path
 per flow chosen at random among the equal-cost ones (quench: ECMP's per-flow hash), 8-packet
 drop-tail buffers (htsim: `RandomQueue` with `memFromPkt(8)`), 1500-byte packets. quench runs
-the same fabric and traffic with NewReno, as a fresh child process per point (this script with
+the same fabric and traffic with NewReno, recording its summary tables only (htsim's driver
+logs sampled figures only), as a fresh child process per point (this script with
 --point) so that the peak resident set size is the point's own (ru_maxrss from os.wait4).
 
 htsim is built from its public source by this script, into target/htsim (git-ignored, never
@@ -203,6 +204,9 @@ def quench_child(k: int, duration_us: int) -> None:
     buffer = {"kind": "droptail", "limit": f"{BUFFER_PACKETS}p"}
     net.fat_tree(k, f"{RATE_MBPS}Mbps", "1us", qdisc=buffer, multipath="ecmp")
     net.workload(matrix="permutation", size="100GB", flow={"kind": "tcp", "cc": "newreno"}, name="perm")
+    # htsim's driver logs only sampled sink and queue figures; quench's like for like is its
+    # summary tables alone, not a row per queue change, drop, window change and RTT sample.
+    net.record(queues=False, sojourn=False, drops=False, cwnd=False, rtt=False, segments=False, monitors=False)
     res = net.run(duration=f"{duration_us}us")
     flows = res.flows
     hops = [fat_tree_hops(k, int(s[1:]), int(d[1:])) for s, d in zip(flows["src"], flows["dst"], strict=True)]
