@@ -9,7 +9,9 @@ utilization, drops and mean queue; per flow its goodput and share of the total, 
 segments, timeouts, PROBE_RTT entries and largest window. `--set flows.*.tcp.loss_detection=rack`
 changes the scenario of both simulators (`flows.0.cc.send_quantum=segment` one flow; the value
 is read as JSON where it parses, else as a string); `--ns3 ns3::TcpSocket::DelAckCount=uint:1`
-sets an ns-3 attribute default on top of the translation (ns-3 alone).
+sets an ns-3 attribute default on top of the translation (ns-3 alone); `--ns3-traced-bbr` runs
+ns-3's BBR flows as ns3_bbr_trace.py's TcpBbrTraced, so that `--ns3
+quench_exp::TcpBbrTraced::LinuxLosses=bool:true` gives its samples Linux's count of losses.
 
 PROBE_RTT entries: ns-3's TcpBbr has no trace of its mode, so they are counted by a proxy in
 both simulators: the window falling onto exactly PROBE_RTT's 4-segment floor from above
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from ns3_bbr_trace import TRACED_BBR  # run from benchmarks/, as the other ns-3 scripts
 
 from quench import ns3
 from quench.scenario import load_scenario, run_scenario, validate_scenario
@@ -121,11 +124,14 @@ def figures(res: Any, spec: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def runs(specs: list[dict[str, Any]], which: str, defaults: dict[str, tuple[str, Any]]) -> list[dict[str, float]]:
+def runs(
+    specs: list[dict[str, Any]], which: str, defaults: dict[str, tuple[str, Any]], extra: dict[str, Any]
+) -> list[dict[str, float]]:
     if which == "quench":
         return [figures(run_scenario(s, progress=False), validate_scenario(s)) for s in specs]
     plans = [ns3.translate(s) for s in specs]
     for p in plans:
+        p.update(extra)
         p["defaults"].update(defaults)
     raws = ns3.run_plans(plans)
     return [figures(ns3.to_results(p, r), p["resolved"]) for p, r in zip(plans, raws)]
@@ -151,6 +157,11 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--set", action="append", default=[], help="KEY=VALUE in the scenario (both simulators)")
     p.add_argument("--ns3", action="append", default=[], help="ns-3 attribute default NAME=TYPE:VALUE")
+    p.add_argument(
+        "--ns3-traced-bbr",
+        action="store_true",
+        help="ns-3's bbr flows run TcpBbrTraced (ns3_bbr_trace.py), whose switch LinuxLosses --ns3 can set",
+    )
     p.add_argument("--only", choices=("quench", "ns3"))
     p.add_argument("--per-seed", action="store_true", help="print each seed's figures too")
     args = p.parse_args()
@@ -165,11 +176,11 @@ def main() -> None:
         s["seed"] = base + i
         specs.append(s)
     defaults = dict(ns3_default(d) for d in args.ns3)
-    label = " ".join([str(args.scenario), *args.set, *args.ns3])
+    label = " ".join([str(args.scenario), *args.set, *args.ns3, *(["--ns3-traced-bbr"] if args.ns3_traced_bbr else [])])
     for which in ("quench", "ns3"):
         if args.only and which != args.only:
             continue
-        rows = runs(specs, which, defaults)
+        rows = runs(specs, which, defaults, TRACED_BBR if args.ns3_traced_bbr else {})
         print(f"\n{which}: {label}, seeds {base}-{base + args.seeds - 1}")
         if args.per_seed:
             for s, r in zip(specs, rows):
