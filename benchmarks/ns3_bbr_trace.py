@@ -1,7 +1,8 @@
 """Inside ns-3's TcpBbr, ACK by ACK: what each rate sample held and what BBR did with it.
 
     QUENCH_NS3_VENV=... .venv/bin/python benchmarks/ns3_bbr_trace.py SCENARIO.toml [--seed 1]
-        [--duration 3s] [--rows FLOW --from 0.3 --to 1.4] [--linux-losses] [--linux-rate-sample]
+        [--duration 3s] [--set KEY=VALUE ...] [--rows FLOW --from 0.3 --to 1.4] [--linux-losses]
+        [--linux-rate-sample] [--linux-recovery-exit]
 
 Runs the scenario in ns-3 (through quench's translator) with every `bbr` flow's TcpBbr replaced
 by TcpBbrTraced, a subclass that by default changes nothing and logs, for each ACK that reaches
@@ -46,6 +47,7 @@ TRACED_BBR_CPP = r"""
 #include "ns3/tcp-tx-buffer.h"
 #include "ns3/object-vector.h"
 #include "ns3/boolean.h"
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 namespace quench_exp
@@ -69,6 +71,7 @@ QUENCH_MEMBER(BbrRounds, ns3::TcpBbr, uint32_t, m_roundCount)
 QUENCH_MEMBER(BbrNextRound, ns3::TcpBbr, uint32_t, m_nextRoundDelivered)
 QUENCH_MEMBER(BbrMode, ns3::TcpBbr, ns3::TcpBbr::BbrMode_t, m_state)
 QUENCH_MEMBER(BbrTarget, ns3::TcpBbr, uint32_t, m_targetCWnd)
+QUENCH_MEMBER(BbrPriorCwnd, ns3::TcpBbr, uint32_t, m_priorCwnd)
 QUENCH_MEMBER(SocketTcb, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpSocketState>, m_tcb)
 QUENCH_MEMBER(SocketRateOps, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpRateOps>, m_rateOps)
 QUENCH_MEMBER(RateSampleOf, ns3::TcpRateLinux, ns3::TcpRateOps::TcpRateSample, m_rateSample)
@@ -165,6 +168,12 @@ class TcpBbrTraced : public ns3::TcpBbr
                               "(TcpRateLinuxPerAck)",
                               ns3::BooleanValue(false),
                               ns3::MakeBooleanAccessor(&TcpBbrTraced::m_linuxRateSample),
+                              ns3::MakeBooleanChecker())
+                .AddAttribute("LinuxRecoveryExit",
+                              "leaving fast recovery keeps BBR's window, at least the one saved "
+                              "on entry (Linux), where TcpSocketBase sets it to ssthresh",
+                              ns3::BooleanValue(false),
+                              ns3::MakeBooleanAccessor(&TcpBbrTraced::m_linuxRecoveryExit),
                               ns3::MakeBooleanChecker());
         return tid;
     }
@@ -193,17 +202,28 @@ class TcpBbrTraced : public ns3::TcpBbr
             // both marks and repairs counts the difference only.
             rs.m_bytesLoss = rise;
         }
+        if (m_linuxRecoveryExit && m_lastState == ns3::TcpSocketState::CA_RECOVERY &&
+            tcb->m_congState == ns3::TcpSocketState::CA_OPEN)
+        {
+            // TcpSocketBase::ProcessAck has just set cwnd = ssthresh, which TcpBbr leaves at
+            // its initial 2^32 - 1 bytes; Linux skips that step for a cong_control module
+            // (tcp_end_cwnd_reduction) and BBR takes max(cwnd, prior_cwnd)
+            // (bbr_set_cwnd_to_recover_or_restore).
+            tcb->m_cWnd = std::max(m_lastCwnd, this->*Member(BbrPriorCwnd{}));
+        }
+        m_lastState = tcb->m_congState.Get();
         uint32_t cwndBefore = tcb->m_cWnd.Get();
         bool conservationBefore = this->*Member(BbrConservation{});
         uint32_t roundsBefore = this->*Member(BbrRounds{});
         ns3::TcpBbr::CongControl(tcb, rc, rs);
-        Log("A %.9f %p %d %u %u %u %d %.9f %u %u %u %d %d %u %u %u %d %u %u %u\n",
+        m_lastCwnd = tcb->m_cWnd.Get();
+        Log("A %.9f %p %d %u %u %u %d %.9f %u %u %u %d %d %u %u %u %d %u %u %u %u\n",
             ns3::Simulator::Now().GetSeconds(), (const void*)this, int(tcb->m_congState.Get()),
             cwndBefore, tcb->m_cWnd.Get(), tcb->m_bytesInFlight.Get(), rs.m_delivered,
             rs.m_interval.GetSeconds(), rs.m_priorDelivered, rs.m_ackedSacked, rs.m_bytesLoss,
             int(conservationBefore), int(this->*Member(BbrConservation{})), roundsBefore,
             this->*Member(BbrRounds{}), this->*Member(BbrNextRound{}), int(this->*Member(BbrMode{})),
-            this->*Member(BbrTarget{}), lost, rise);
+            this->*Member(BbrTarget{}), lost, rise, tcb->m_ssThresh.Get());
     }
 
     void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,
@@ -247,6 +267,9 @@ class TcpBbrTraced : public ns3::TcpBbr
     bool m_linuxLosses = false;
     bool m_linuxRateSample = false;
     bool m_rateSwapped = false;
+    bool m_linuxRecoveryExit = false;
+    ns3::TcpSocketState::TcpCongState_t m_lastState = ns3::TcpSocketState::CA_OPEN;
+    uint32_t m_lastCwnd = 0;
     ns3::Ptr<ns3::TcpTxBuffer> m_txBuffer;
     uint32_t m_lastLost = 0;
 };
@@ -280,6 +303,7 @@ ACK_FIELDS = (
     "target_cwnd",
     "lost_out",
     "lost_rise",
+    "ssthresh",
 )
 
 
@@ -315,6 +339,16 @@ def recoveries(rows: list[dict]) -> list[list[dict]]:
     return episodes
 
 
+def recovery_exits(rows: list[dict]) -> list[dict]:
+    """The ACK rows that found the flow just out of fast recovery (the previous ACK's state
+    CA_RECOVERY, this one's CA_OPEN): `cwnd_before` is the window the socket handed BBR."""
+    return [
+        r
+        for prev, r in zip(rows, rows[1:])
+        if CONG_STATES[prev["state"]] == "recovery" and CONG_STATES[r["state"]] == "open"
+    ]
+
+
 def describe(episode: list[dict], segment: int) -> str:
     """One recovery: ACKs, invalid samples, round starts, when conservation ended, the window."""
     invalid = sum(1 for r in episode if r["delivered"] < 0 or r["interval_s"] == 0)
@@ -334,6 +368,7 @@ def main() -> None:
     p.add_argument("scenario", type=Path)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--duration", help="override the scenario's duration (e.g. 2s)")
+    p.add_argument("--set", action="append", default=[], help="KEY=VALUE in the scenario, as ns3_bbr.py's --set")
     p.add_argument(
         "--linux-losses", action="store_true", help="TcpBbrTraced's LinuxLosses: a sample's losses as Linux counts them"
     )
@@ -341,6 +376,11 @@ def main() -> None:
         "--linux-rate-sample",
         action="store_true",
         help="TcpBbrTraced's LinuxRateSample: each ACK's rate sample starts afresh, as Linux's",
+    )
+    p.add_argument(
+        "--linux-recovery-exit",
+        action="store_true",
+        help="TcpBbrTraced's LinuxRecoveryExit: leaving fast recovery keeps BBR's window, as Linux",
     )
     p.add_argument("--rows", type=int, help="print this flow's (index among the BBR flows) per-ACK rows")
     p.add_argument("--from", dest="t0", type=float, default=0.0)
@@ -350,12 +390,19 @@ def main() -> None:
     spec["seed"] = args.seed
     if args.duration:
         spec["duration"] = args.duration
+    from ns3_bbr import parse_value, set_key  # imported here: ns3_bbr imports this module
+
+    for item in args.set:
+        key, _, value = item.partition("=")
+        set_key(spec, key, parse_value(value))
     plan = ns3.translate(spec)
     plan.update(TRACED_BBR)
     if args.linux_losses:
         plan["defaults"]["quench_exp::TcpBbrTraced::LinuxLosses"] = ("bool", True)
     if args.linux_rate_sample:
         plan["defaults"]["quench_exp::TcpBbrTraced::LinuxRateSample"] = ("bool", True)
+    if args.linux_recovery_exit:
+        plan["defaults"]["quench_exp::TcpBbrTraced::LinuxRecoveryExit"] = ("bool", True)
     segment = int(plan["resolved"]["flows"][0]["tcp"]["mss"])
     with tempfile.TemporaryDirectory(prefix="quench-bbr-trace-") as tmp:
         os.environ["QUENCH_EXP_LOG"] = f"{tmp}/log.txt"
@@ -366,6 +413,15 @@ def main() -> None:
         print(f"\nflow {i} ({len(rows)} ACKs; state changes: {len(states[bbr])})")
         for episode in recoveries(rows):
             print("  " + describe(episode, segment))
+        exits = recovery_exits(rows)
+        if exits:
+            at_ssthresh = sum(1 for r in exits if r["cwnd_before"] == r["ssthresh"])
+            print(
+                f"  {len(exits)} exits from fast recovery: the socket set cwnd = ssthresh at {at_ssthresh}; "
+                f"windows handed to BBR {sorted({round(r['cwnd_before'] / segment, 1) for r in exits})} segments, "
+                f"targets {min(r['target_cwnd'] for r in exits) / segment:.0f}-"
+                f"{max(r['target_cwnd'] for r in exits) / segment:.0f}"
+            )
         if args.rows == i:
             print("  " + " ".join(ACK_FIELDS[2:]))
             for r in rows:

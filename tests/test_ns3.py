@@ -9,6 +9,7 @@ skip only when the wheel cannot be installed (no network). The translation tests
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 from pathlib import Path
@@ -315,6 +316,47 @@ def test_plan_maps_bbr_to_tcp_bbr_pacing_its_own_socket_only():
     spec["flows"][0]["cc"] = {"kind": "bbr", "cwnd_gain": 3}
     with pytest.raises(Exception, match=r"^flows\[0\]\.cc\.cwnd_gain: .*no ns-3 counterpart"):
         ns3.translate(spec)
+
+
+def _bbr_trace_module():
+    """benchmarks/ns3_bbr_trace.py, imported by path (benchmarks/ is not a package)."""
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "ns3_bbr_trace.py"
+    spec = importlib.util.spec_from_file_location("ns3_bbr_trace", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_traced_bbr_changes_nothing_and_shows_ns3_recovery_exit(ns3_env, tmp_path, monkeypatch):
+    """benchmarks/ns3_bbr_trace.py's TcpBbrTraced, whose trace docs/validation.md#bbr reads:
+    without a switch it runs exactly as TcpBbr (the same events, link and flow records); its
+    log shows ns-3's socket setting cwnd = ssthresh as a flow leaves fast recovery
+    (TcpSocketBase::ProcessAck), which its LinuxRecoveryExit switch undoes (Linux's
+    tcp_end_cwnd_reduction leaves a cong_control module's window alone)."""
+    tr = _bbr_trace_module()
+    spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_rtt.toml")
+    spec["duration"] = "3s"
+    spec.setdefault("record", {})["cwnd"] = True  # every change of every window, compared below
+    plain, traced, linux_exit = (ns3.translate(spec) for _ in range(3))
+    traced.update(tr.TRACED_BBR)
+    linux_exit.update(tr.TRACED_BBR)
+    linux_exit["defaults"]["quench_exp::TcpBbrTraced::LinuxRecoveryExit"] = ("bool", True)
+    runs, logs = [], []
+    for i, plans in enumerate(([plain, traced], [linux_exit])):
+        logs.append(tmp_path / f"log{i}.txt")
+        monkeypatch.setenv("QUENCH_EXP_LOG", str(logs[-1]))
+        runs.append(ns3.run_plans(plans))
+    (as_is, as_traced), _ = runs
+    assert len(as_is["cwnd"]) > 400
+    for key in ("events", "links", "flows", "cwnd"):
+        assert as_traced[key] == as_is[key], key
+    first, second = (tr.read_log(str(p))[0] for p in logs)
+    assert len(first) == 2 and len(second) == 2  # both BBR flows logged their ACKs
+    exits = [r for rows in first.values() for r in tr.recovery_exits(rows)]
+    assert exits and all(r["cwnd_before"] == r["ssthresh"] for r in exits)
+    assert all(r["ssthresh"] < 2**32 - 1 for r in exits)  # set once, as STARTUP ended
+    kept = [r for rows in second.values() for r in tr.recovery_exits(rows)]
+    assert kept and not any(r["cwnd_before"] == r["ssthresh"] for r in kept)
 
 
 def test_plan_maps_red_adaptation():
