@@ -10,8 +10,9 @@ segments, timeouts, PROBE_RTT entries and largest window. `--set flows.*.tcp.los
 changes the scenario of both simulators (`flows.0.cc.send_quantum=segment` one flow; the value
 is read as JSON where it parses, else as a string); `--ns3 ns3::TcpSocket::DelAckCount=uint:1`
 sets an ns-3 attribute default on top of the translation (ns-3 alone); `--ns3-traced-bbr` runs
-ns-3's BBR flows as ns3_bbr_trace.py's TcpBbrTraced, so that `--ns3
-quench_exp::TcpBbrTraced::LinuxLosses=bool:true` gives its samples Linux's count of losses.
+ns-3's BBR flows as ns3_bbr_trace.py's TcpBbrTraced, whose switches give one of ns-3's rules
+Linux's (`--ns3 quench_exp::TcpBbrTraced::NAME=bool:true`, NAME `LinuxLosses`,
+`LinuxRateSample` or `LinuxRecoveryExit`).
 
 PROBE_RTT entries: ns-3's TcpBbr has no trace of its mode, so they are counted by a proxy in
 both simulators: the window falling onto exactly PROBE_RTT's 4-segment floor from above
@@ -160,7 +161,7 @@ def main() -> None:
     p.add_argument(
         "--ns3-traced-bbr",
         action="store_true",
-        help="ns-3's bbr flows run TcpBbrTraced (ns3_bbr_trace.py), whose switch LinuxLosses --ns3 can set",
+        help="ns-3's bbr flows run TcpBbrTraced (ns3_bbr_trace.py), whose switches --ns3 sets",
     )
     p.add_argument("--only", choices=("quench", "ns3"))
     p.add_argument("--per-seed", action="store_true", help="print each seed's figures too")

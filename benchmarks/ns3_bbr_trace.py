@@ -205,10 +205,10 @@ class TcpBbrTraced : public ns3::TcpBbr
         if (m_linuxRecoveryExit && m_lastState == ns3::TcpSocketState::CA_RECOVERY &&
             tcb->m_congState == ns3::TcpSocketState::CA_OPEN)
         {
-            // TcpSocketBase::ProcessAck has just set cwnd = ssthresh, which TcpBbr leaves at
-            // its initial 2^32 - 1 bytes; Linux skips that step for a cong_control module
-            // (tcp_end_cwnd_reduction) and BBR takes max(cwnd, prior_cwnd)
-            // (bbr_set_cwnd_to_recover_or_restore).
+            // TcpSocketBase::ProcessAck has just set cwnd = ssthresh: TcpBbr's initial 2^32 - 1
+            // bytes until STARTUP ends, then the one-BDP window CheckDrain set. Linux skips
+            // that step for a cong_control module (tcp_end_cwnd_reduction) and BBR takes
+            // max(cwnd, prior_cwnd) (bbr_set_cwnd_to_recover_or_restore).
             tcb->m_cWnd = std::max(m_lastCwnd, this->*Member(BbrPriorCwnd{}));
         }
         m_lastState = tcb->m_congState.Get();
@@ -279,9 +279,9 @@ TRACED_BBR = {
     "experiment_cpp": [(TRACED_BBR_CPP, ["quench_exp.TcpBbrTraced", "quench_exp.TcpRateLinuxPerAck"])],
     "tcp_types": {"bbr": "quench_exp::TcpBbrTraced"},
 }
-# TcpSocketState::TcpCongState_t and TcpBbr::BbrMode_t, in their declaration order.
+# TcpSocketState::TcpCongState_t in its declaration order (the rows' `state`; their `mode` is
+# TcpBbr::BbrMode_t: 0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT).
 CONG_STATES = ("open", "disorder", "cwr", "recovery", "loss")
-BBR_MODES = ("startup", "drain", "probe_bw", "probe_rtt")
 ACK_FIELDS = (
     "time_s",
     "bbr",
