@@ -246,8 +246,12 @@ def test_interrupted_local_sweep_resumes_without_recomputing(tmp_path):
     )
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "quench.cli", "sweep", str(path), "--out", str(out), "--jobs", "1", "--quiet"]
-    # Ctrl-C: the sweep stops, says how to resume, exits 130.
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C: the sweep stops, says how to resume, exits 130. A shell starts a background job
+    # with SIGINT ignored, and Python keeps an ignored SIGINT ignored: the child gets the
+    # default disposition back, so that the test does not depend on how it was started.
+    proc = subprocess.Popen(
+        cmd, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)
+    )
     wait_for_files(out, 2, lambda: proc.poll() is None)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=PROCESS_START_S)
