@@ -50,15 +50,11 @@ TRACED_BBR_CPP = r"""
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-namespace quench_exp
+// Private and protected members, read through quench_ns3::MemberOf (python/quench/ns3_child.py,
+// compiled before any experiment's code): each tag and its explicit instantiation must live in
+// quench_ns3, where the friend Member that hands the member pointer out is defined.
+namespace quench_ns3
 {
-// A private or protected member, named by an explicit instantiation (access is not checked
-// there) and handed out by the friend function it defines.
-template <typename Tag, typename Tag::type M>
-struct MemberOf
-{
-    friend typename Tag::type Member(Tag) { return M; }
-};
 #define QUENCH_MEMBER(TAG, CLASS, TYPE, FIELD)                                                  \
     struct TAG                                                                                  \
     {                                                                                           \
@@ -75,6 +71,11 @@ QUENCH_MEMBER(BbrPriorCwnd, ns3::TcpBbr, uint32_t, m_priorCwnd)
 QUENCH_MEMBER(SocketTcb, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpSocketState>, m_tcb)
 QUENCH_MEMBER(SocketRateOps, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpRateOps>, m_rateOps)
 QUENCH_MEMBER(RateSampleOf, ns3::TcpRateLinux, ns3::TcpRateOps::TcpRateSample, m_rateSample)
+}
+
+namespace quench_exp
+{
+namespace field = quench_ns3; // the tags above; Member is found through them
 
 // Linux's rate sample lives on tcp_ack's stack (`struct rate_sample rs = { .prior_delivered =
 // 0 }`): every ACK starts a fresh one, takes its send and ACK phases from the first packet it
@@ -119,7 +120,7 @@ class TcpRateLinuxPerAck : public ns3::TcpRateLinux
     }
 
   private:
-    void Fresh() { this->*Member(RateSampleOf{}) = ns3::TcpRateOps::TcpRateSample(); }
+    void Fresh() { this->*Member(field::RateSampleOf{}) = ns3::TcpRateOps::TcpRateSample(); }
     bool m_ackStarts = true;
 };
 
@@ -138,7 +139,7 @@ inline ns3::Ptr<ns3::TcpSocketBase> SocketOf(ns3::Ptr<ns3::TcpSocketState> tcb)
         for (auto s = sockets.Begin(); s != sockets.End(); ++s)
         {
             auto sock = ns3::DynamicCast<ns3::TcpSocketBase>(s->second);
-            if (sock && ns3::PeekPointer(sock)->*Member(SocketTcb{}) == tcb)
+            if (sock && ns3::PeekPointer(sock)->*Member(field::SocketTcb{}) == tcb)
             {
                 return sock;
             }
@@ -209,21 +210,22 @@ class TcpBbrTraced : public ns3::TcpBbr
             // bytes until STARTUP ends, then the one-BDP window CheckDrain set. Linux skips
             // that step for a cong_control module (tcp_end_cwnd_reduction) and BBR takes
             // max(cwnd, prior_cwnd) (bbr_set_cwnd_to_recover_or_restore).
-            tcb->m_cWnd = std::max(m_lastCwnd, this->*Member(BbrPriorCwnd{}));
+            tcb->m_cWnd = std::max(m_lastCwnd, this->*Member(field::BbrPriorCwnd{}));
         }
         m_lastState = tcb->m_congState.Get();
         uint32_t cwndBefore = tcb->m_cWnd.Get();
-        bool conservationBefore = this->*Member(BbrConservation{});
-        uint32_t roundsBefore = this->*Member(BbrRounds{});
+        bool conservationBefore = this->*Member(field::BbrConservation{});
+        uint32_t roundsBefore = this->*Member(field::BbrRounds{});
         ns3::TcpBbr::CongControl(tcb, rc, rs);
         m_lastCwnd = tcb->m_cWnd.Get();
         Log("A %.9f %p %d %u %u %u %d %.9f %u %u %u %d %d %u %u %u %d %u %u %u %u\n",
             ns3::Simulator::Now().GetSeconds(), (const void*)this, int(tcb->m_congState.Get()),
             cwndBefore, tcb->m_cWnd.Get(), tcb->m_bytesInFlight.Get(), rs.m_delivered,
             rs.m_interval.GetSeconds(), rs.m_priorDelivered, rs.m_ackedSacked, rs.m_bytesLoss,
-            int(conservationBefore), int(this->*Member(BbrConservation{})), roundsBefore,
-            this->*Member(BbrRounds{}), this->*Member(BbrNextRound{}), int(this->*Member(BbrMode{})),
-            this->*Member(BbrTarget{}), lost, rise, tcb->m_ssThresh.Get());
+            int(conservationBefore), int(this->*Member(field::BbrConservation{})), roundsBefore,
+            this->*Member(field::BbrRounds{}), this->*Member(field::BbrNextRound{}),
+            int(this->*Member(field::BbrMode{})), this->*Member(field::BbrTarget{}), lost, rise,
+            tcb->m_ssThresh.Get());
     }
 
     void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,
@@ -233,7 +235,7 @@ class TcpBbrTraced : public ns3::TcpBbr
         {
             // The handshake has just completed: no data has been sent, so the socket's rate
             // state is still empty and can be replaced.
-            ns3::PeekPointer(SocketOf(tcb))->*Member(SocketRateOps{}) =
+            ns3::PeekPointer(SocketOf(tcb))->*Member(field::SocketRateOps{}) =
                 ns3::CreateObject<TcpRateLinuxPerAck>();
             m_rateSwapped = true;
         }
