@@ -329,10 +329,13 @@ def _bbr_trace_module():
 
 def test_traced_bbr_changes_nothing_and_shows_ns3_recovery_exit(ns3_env, tmp_path, monkeypatch):
     """benchmarks/ns3_bbr_trace.py's TcpBbrTraced, whose trace docs/validation.md#bbr reads:
-    without a switch it runs exactly as TcpBbr (the same events, link and flow records); its
-    log shows ns-3's socket setting cwnd = ssthresh as a flow leaves fast recovery
-    (TcpSocketBase::ProcessAck), which its LinuxRecoveryExit switch undoes (Linux's
-    tcp_end_cwnd_reduction leaves a cong_control module's window alone)."""
+    without a switch it runs exactly as TcpBbr (the same events, link and flow records). Its
+    log shows, against ns-3's own counters, the two rules the docs report:
+    - each sample's losses are the absolute change of TcpTxBuffer::GetLost() over the ACK, so
+      a lost segment SACKed counts as a loss too; LinuxLosses counts only the rises;
+    - the socket sets cwnd = ssthresh as a flow leaves fast recovery
+      (TcpSocketBase::ProcessAck), which LinuxRecoveryExit undoes (Linux's
+      tcp_end_cwnd_reduction leaves a cong_control module's window alone)."""
     tr = _bbr_trace_module()
     spec = load_scenario(Path(__file__).parent.parent / "scenarios" / "ns3_bbr_rtt.toml")
     spec["duration"] = "3s"
@@ -340,7 +343,8 @@ def test_traced_bbr_changes_nothing_and_shows_ns3_recovery_exit(ns3_env, tmp_pat
     plain, traced, linux_exit = (ns3.translate(spec) for _ in range(3))
     traced.update(tr.TRACED_BBR)
     linux_exit.update(tr.TRACED_BBR)
-    linux_exit["defaults"]["quench_exp::TcpBbrTraced::LinuxRecoveryExit"] = ("bool", True)
+    for switch in ("LinuxRecoveryExit", "LinuxLosses"):
+        linux_exit["defaults"][f"quench_exp::TcpBbrTraced::{switch}"] = ("bool", True)
     runs, logs = [], []
     for i, plans in enumerate(([plain, traced], [linux_exit])):
         logs.append(tmp_path / f"log{i}.txt")
@@ -357,6 +361,16 @@ def test_traced_bbr_changes_nothing_and_shows_ns3_recovery_exit(ns3_env, tmp_pat
     assert all(r["ssthresh"] < 2**32 - 1 for r in exits)  # set once, as STARTUP ended
     kept = [r for rows in second.values() for r in tr.recovery_exits(rows)]
     assert kept and not any(r["cwnd_before"] == r["ssthresh"] for r in kept)
+    for log, linux in ((first, False), (second, True)):
+        pairs = [(a, b) for rows in log.values() for a, b in zip(rows, rows[1:])]
+        repaired = [b for a, b in pairs if b["lost_out"] < a["lost_out"]]
+        assert repaired  # lost segments SACKed or acknowledged
+        if linux:
+            assert all(r["bytes_loss"] == r["lost_rise"] for _, r in pairs)
+            assert all(r["bytes_loss"] == 0 for r in repaired)
+        else:
+            assert all(b["bytes_loss"] == abs(b["lost_out"] - a["lost_out"]) for a, b in pairs)
+            assert all(r["bytes_loss"] > 0 for r in repaired)
 
 
 def test_plan_maps_red_adaptation():
