@@ -8,14 +8,15 @@ Runs the scenario in ns-3 (through quench's translator) with every `bbr` flow's 
 by TcpBbrTraced, a subclass that by default changes nothing and logs, for each ACK that reaches
 `CongControl`, the rate sample (`TcpRateSample`: delivered, interval, prior delivered, acked
 and SACKed bytes, bytes lost), BBR's private state before and after (packet conservation,
-round count, the delivered count that ends the round, mode, target window) and the socket's
-bytes marked lost (`TcpTxBuffer::GetLost`). Private and protected members are read through
-member pointers that an explicit template instantiation may name ([temp.explicit]), as
-quench's ns-3 child reads RED's average. Prints, per flow (in the order of their first ACK),
-each fast recovery: its ACKs, how many carried an invalid sample (`m_delivered < 0` or a zero
-interval: `UpdateBottleneckBandwidth` returns before `UpdateRound`), the round starts inside it,
-when packet conservation ended and the window's range; `--rows FLOW` prints that flow's
-per-ACK rows between `--from` and `--to` too.
+round count, the delivered count that ends the round, mode, target window, the bandwidth
+filter's maximum and RTprop) and the socket's bytes marked lost (`TcpTxBuffer::GetLost`).
+Private and protected members are read through member pointers that an explicit template
+instantiation may name ([temp.explicit]), as quench's ns-3 child reads RED's average. Prints,
+per flow (in the order of their first ACK), when it left STARTUP and with what bandwidth
+estimate, then each fast recovery: its ACKs, how many carried an invalid sample
+(`m_delivered < 0` or a zero interval: `UpdateBottleneckBandwidth` returns before
+`UpdateRound`), the round starts inside it, when packet conservation ended and the window's
+range; `--rows FLOW` prints that flow's per-ACK rows between `--from` and `--to` too.
 
 Two switches give one of ns-3's rules Linux's (each is also an attribute of TcpBbrTraced, for
 `benchmarks/ns3_bbr.py --ns3-traced-bbr --ns3 quench_exp::TcpBbrTraced::NAME=bool:true`):
@@ -68,6 +69,8 @@ QUENCH_MEMBER(BbrNextRound, ns3::TcpBbr, uint32_t, m_nextRoundDelivered)
 QUENCH_MEMBER(BbrMode, ns3::TcpBbr, ns3::TcpBbr::BbrMode_t, m_state)
 QUENCH_MEMBER(BbrTarget, ns3::TcpBbr, uint32_t, m_targetCWnd)
 QUENCH_MEMBER(BbrPriorCwnd, ns3::TcpBbr, uint32_t, m_priorCwnd)
+QUENCH_MEMBER(BbrMaxBw, ns3::TcpBbr, ns3::TcpBbr::MaxBandwidthFilter_t, m_maxBwFilter)
+QUENCH_MEMBER(BbrMinRtt, ns3::TcpBbr, ns3::TracedValue<ns3::Time>, m_minRtt)
 QUENCH_MEMBER(SocketTcb, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpSocketState>, m_tcb)
 QUENCH_MEMBER(SocketRateOps, ns3::TcpSocketBase, ns3::Ptr<ns3::TcpRateOps>, m_rateOps)
 QUENCH_MEMBER(RateSampleOf, ns3::TcpRateLinux, ns3::TcpRateOps::TcpRateSample, m_rateSample)
@@ -218,7 +221,9 @@ class TcpBbrTraced : public ns3::TcpBbr
         uint32_t roundsBefore = this->*Member(field::BbrRounds{});
         ns3::TcpBbr::CongControl(tcb, rc, rs);
         m_lastCwnd = tcb->m_cWnd.Get();
-        Log("A %.9f %p %d %u %u %u %d %.9f %u %u %u %d %d %u %u %u %d %u %u %u %u\n",
+        unsigned long long maxBw = (this->*Member(field::BbrMaxBw{})).GetBest().GetBitRate();
+        double minRtt = (this->*Member(field::BbrMinRtt{})).Get().GetSeconds();
+        Log("A %.9f %p %d %u %u %u %d %.9f %u %u %u %d %d %u %u %u %d %u %u %u %u",
             ns3::Simulator::Now().GetSeconds(), (const void*)this, int(tcb->m_congState.Get()),
             cwndBefore, tcb->m_cWnd.Get(), tcb->m_bytesInFlight.Get(), rs.m_delivered,
             rs.m_interval.GetSeconds(), rs.m_priorDelivered, rs.m_ackedSacked, rs.m_bytesLoss,
@@ -226,6 +231,9 @@ class TcpBbrTraced : public ns3::TcpBbr
             this->*Member(field::BbrRounds{}), this->*Member(field::BbrNextRound{}),
             int(this->*Member(field::BbrMode{})), this->*Member(field::BbrTarget{}), lost, rise,
             tcb->m_ssThresh.Get());
+        // The row ends in a second call: one fprintf given more arguments misreads the last
+        // ones under cppyy's JIT.
+        Log(" %llu %.9f\n", maxBw, minRtt);
     }
 
     void CongestionStateSet(ns3::Ptr<ns3::TcpSocketState> tcb,
@@ -306,6 +314,8 @@ ACK_FIELDS = (
     "lost_out",
     "lost_rise",
     "ssthresh",
+    "max_bw_bps",
+    "min_rtt_s",
 )
 
 
@@ -349,6 +359,18 @@ def recovery_exits(rows: list[dict]) -> list[dict]:
         for prev, r in zip(rows, rows[1:])
         if CONG_STATES[prev["state"]] == "recovery" and CONG_STATES[r["state"]] == "open"
     ]
+
+
+def startup_exit(rows: list[dict]) -> str:
+    """When the flow left STARTUP (TcpBbr's mode 0) and the bandwidth estimate and RTprop it
+    left with: an estimate far below the flow's share sets how long PROBE_BW takes to grow it."""
+    left = next((r for r in rows if r["mode"] != 0), None)
+    if left is None:
+        return "still in STARTUP"
+    return (
+        f"left STARTUP at {left['time_s']:.3f} s with a bandwidth estimate of "
+        f"{left['max_bw_bps'] / 1e6:.2f} Mb/s, RTprop {left['min_rtt_s'] * 1e3:.3f} ms"
+    )
 
 
 def describe(episode: list[dict], segment: int) -> str:
@@ -413,6 +435,7 @@ def main() -> None:
     print(f"ns-3 TcpBbr, {args.scenario} seed {args.seed}: fast recoveries per BBR flow")
     for i, (bbr, rows) in enumerate(acks.items()):
         print(f"\nflow {i} ({len(rows)} ACKs; state changes: {len(states[bbr])})")
+        print("  " + startup_exit(rows))
         for episode in recoveries(rows):
             print("  " + describe(episode, segment))
         exits = recovery_exits(rows)

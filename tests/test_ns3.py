@@ -356,6 +356,11 @@ def test_traced_bbr_changes_nothing_and_shows_ns3_recovery_exit(ns3_env, tmp_pat
         assert as_traced[key] == as_is[key], key
     first, second = (tr.read_log(str(p))[0] for p in logs)
     assert len(first) == 2 and len(second) == 2  # both BBR flows logged their ACKs
+    # BBR's own estimates, read from its private members: RTprop within a millisecond of each
+    # path's 24 or 80 ms of propagation, and no bandwidth above the 50 Mb/s bottleneck's.
+    rtprops = sorted(min(r["min_rtt_s"] for r in rows) for rows in first.values())
+    assert [round(x, 3) for x in rtprops] == [0.024, 0.080]
+    assert all(0 < r["max_bw_bps"] <= 50e6 for rows in first.values() for r in rows)
     exits = [r for rows in first.values() for r in tr.recovery_exits(rows)]
     assert exits and all(r["cwnd_before"] == r["ssthresh"] for r in exits)
     assert all(r["ssthresh"] < 2**32 - 1 for r in exits)  # set once, as STARTUP ended
