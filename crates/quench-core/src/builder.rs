@@ -191,7 +191,7 @@ fn add_link(
         return Err(ConfigError::new("", format!("link {name} is declared twice")));
     }
     let (qdisc_spec, qdisc_key) = match (&spec.reverse_qdisc, reverse) {
-        (Some(q), true) => (q, "reverse_qdisc"),
+        (Some(q), true) => (&**q, "reverse_qdisc"),
         _ => (&spec.qdisc, "qdisc"),
     };
     let qdisc = qdisc_spec.build().map_err(|e| e.within(qdisc_key))?;
@@ -209,7 +209,7 @@ fn add_link(
         jitter: if reverse { spec.reverse_jitter } else { spec.jitter },
         corrupt: if reverse { spec.reverse_corrupt } else { spec.corrupt },
         device_queue: spec.device_queue,
-        capacity: if reverse { spec.reverse_capacity.clone() } else { spec.capacity.clone() },
+        capacity: if reverse { &spec.reverse_capacity } else { &spec.capacity }.as_deref().cloned(),
     };
     let qdisc_rng = Rng::stream(seed, StreamKind::Qdisc, id.0 as u64);
     let loss_rng = Rng::stream(seed, StreamKind::LinkLoss, id.0 as u64);

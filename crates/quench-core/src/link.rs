@@ -77,8 +77,10 @@ pub struct LinkSpec {
     /// Queue discipline of the from->to direction (and the reverse one unless overridden).
     #[serde(default)]
     pub qdisc: QdiscSpec,
+    /// Boxed, as are the capacity traces below: nearly every link goes without, and a
+    /// 10,000-flow scenario holds 20,000 link specs while its network is built.
     #[serde(default)]
-    pub reverse_qdisc: Option<QdiscSpec>,
+    pub reverse_qdisc: Option<Box<QdiscSpec>>,
     #[serde(default = "default_mtu")]
     pub mtu: Bytes,
     /// Loss on the from->to direction: a Bernoulli probability, or a model (`wire.rs`).
@@ -116,9 +118,9 @@ pub struct LinkSpec {
     /// then the nominal rate the qdisc is told. None by default,
     /// and left out of the written scenario then, as are the keys below at their defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<CapacitySpec>,
+    pub capacity: Option<Box<CapacitySpec>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reverse_capacity: Option<CapacitySpec>,
+    pub reverse_capacity: Option<Box<CapacitySpec>>,
     /// Changes of this link's rate, delay or state during the run, both directions
     /// (`changes.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -181,12 +181,20 @@ pub fn summary_now(w: &World) -> Vec<Table> {
     vec![links_table(w), flows_table(w), nodes_table(w)]
 }
 
-/// Close the books and gather every table.
+/// Close the books and gather every table. Each part of the world goes as soon as the tables
+/// that read it are made (the packets and events first, the endpoints after the flows tables,
+/// the links after theirs and the captures), so that a large network and its tables are not
+/// held at once: the tables are the same, in the same order.
 pub fn collect(mut w: World) -> RunResult {
     let now = w.now;
+    let events_executed = w.events_executed();
+    w.release_packets();
     let flows = if w.rec.spill_holds(FLOWS) { spill_flows(&mut w) } else { flows_table(&w) };
     let subflows = crate::transport::mptcp::subflows_table(w.flows.senders(&w.agents));
-    let mut tables = vec![links_table(&w), flows, nodes_table(&w), subflows, pfc_cycles_table(&w)];
+    w.release_endpoints();
+    let nodes = nodes_table(&w);
+    let pfc_cycles = pfc_cycles_table(&w);
+    let links = links_table(&w);
     let mut pcaps = Vec::new();
     let mut errors = Vec::new();
     for (l, p) in w.pcap.take_all() {
@@ -196,7 +204,8 @@ pub fn collect(mut w: World) -> RunResult {
             Ok(None) => {}
         }
     }
-    let events_executed = w.events_executed();
+    w.release_links();
+    let mut tables = vec![links, flows, nodes, subflows, pfc_cycles];
     let rec = std::mem::take(&mut w.rec);
     let (series, written) = rec.into_tables();
     tables.extend(series);

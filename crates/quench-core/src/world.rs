@@ -230,6 +230,24 @@ pub struct FragmentStats {
 
 pub use crate::flows::FlowInfo;
 
+/// Hands the whole pages of freed memory back to the operating system. glibc keeps the small
+/// blocks freed in the middle of its heap (the endpoints, each a box of about a kilobyte) for
+/// later small requests, so without this the tables built after a release would come on top
+/// of them; `malloc_trim` (glibc 2.8 and later) releases every whole free page, not only the
+/// heap's top. Other allocators are left alone.
+fn return_freed_pages() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: malloc_trim takes no pointer and only releases memory that malloc holds free.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
+}
+
 pub struct World {
     pub(crate) now: Time,
     pub(crate) end: Time,
@@ -512,6 +530,34 @@ impl World {
     /// Whether a scheduled change may take a link down.
     pub(crate) fn changes_take_links_down(&self) -> bool {
         self.changes.takes_links_down()
+    }
+
+    /// Ends the packets on the wire and in the queues, and the pending events, which no
+    /// table reads (`results::collect`): the slab keeps room for the most packets the network
+    /// held at once.
+    pub(crate) fn release_packets(&mut self) {
+        self.link_cx = LinkCx::default();
+        self.sched = Scheduler::default();
+        self.deferred = Vec::new();
+        return_freed_pages();
+    }
+
+    /// Ends the senders, receivers and flows, once the tables that read them are made
+    /// (`results::collect`): at 10,000 flows they are most of the world, and the links' table
+    /// is still to come.
+    pub(crate) fn release_endpoints(&mut self) {
+        self.agents = Agents::default();
+        self.flows = Flows::default();
+        self.quench_senders = HashMap::new();
+        self.maybe_reclaimable = Vec::new();
+        return_freed_pages();
+    }
+
+    /// Ends the links, once their table and captures are made.
+    pub(crate) fn release_links(&mut self) {
+        self.links = Vec::new();
+        self.unseen = Vec::new();
+        return_freed_pages();
     }
 
     pub fn events_executed(&self) -> u64 {

@@ -154,7 +154,7 @@ impl FabricCommon {
             duplex: true,
             qdisc: t.qdisc.unwrap_or_else(|| self.qdisc.clone()),
             // Every generator's links run upward (host to switch, lower tier to upper).
-            reverse_qdisc: t.down_qdisc.map(|q| *q),
+            reverse_qdisc: t.down_qdisc,
             mtu: FABRIC_MTU,
             loss: Default::default(),
             reverse_loss: Default::default(),
