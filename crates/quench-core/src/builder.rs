@@ -500,6 +500,9 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     let arrival_names = |name: &str| workloads.iter().any(|w| w.names_flow(name));
     crate::trace::flow_monitor::configure(&mut rec, flows.iter().map(|f| f.name.as_str()), arrival_names, end)?;
     crate::trace::delay::configure(&mut rec, flows.iter().map(|f| f.name.as_str()))?;
+    // The names and link ends serve the workloads' arrivals; without a workload the factory
+    // never builds, and keeping them would hold a map entry per node for the whole run.
+    let (names, ends) = if workloads.is_empty() { (Names(HashMap::new()), Vec::new()) } else { (names, ends) };
     let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
     let ip = sc.ip.clone();
     let budget = sc.budget.clone();
