@@ -18,13 +18,16 @@ estimate, then each fast recovery: its ACKs, how many carried an invalid sample
 `UpdateRound`), the round starts inside it, when packet conservation ended and the window's
 range; `--rows FLOW` prints that flow's per-ACK rows between `--from` and `--to` too.
 
-Two switches give one of ns-3's rules Linux's (each is also an attribute of TcpBbrTraced, for
+Three switches each give one of ns-3's rules Linux's (each is also an attribute of TcpBbrTraced, for
 `benchmarks/ns3_bbr.py --ns3-traced-bbr --ns3 quench_exp::TcpBbrTraced::NAME=bool:true`):
 - `LinuxLosses` (`--linux-losses`): a sample's losses are the rise of the bytes marked lost
   (Linux `tp->lost - prior_lost`), where TcpSocketBase passes the absolute change of
   `GetLost()`, so that acknowledging a lost segment's repair also counts as a loss;
 - `LinuxRateSample` (`--linux-rate-sample`): the socket's rate sample starts afresh on every
-  ACK (TcpRateLinuxPerAck below), as Linux's lives on `tcp_ack`'s stack.
+  ACK (TcpRateLinuxPerAck below), as Linux's lives on `tcp_ack`'s stack;
+- `LinuxRecoveryExit` (`--linux-recovery-exit`): leaving fast recovery keeps BBR's window, at
+  least the one saved on entry (Linux's `tcp_end_cwnd_reduction` skips a `cong_control`
+  module), where TcpSocketBase::ProcessAck sets it to ssthresh.
 """
 
 from __future__ import annotations

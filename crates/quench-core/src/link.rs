@@ -1303,8 +1303,12 @@ mod tests {
         use std::mem::size_of;
         assert!(size_of::<AnyQdisc>() <= size_of::<DropTail>(), "AnyQdisc {}", size_of::<AnyQdisc>());
         assert!(size_of::<Link>() <= LINK_BYTES, "Link {} > {LINK_BYTES}", size_of::<Link>());
+        // A scenario holds a spec per declared link while its network is built (20,001 on the
+        // 10,000-flow dumbbell): the rarely set reverse qdisc and capacity traces are boxed.
+        assert!(size_of::<LinkSpec>() <= LINK_SPEC_BYTES, "LinkSpec {} > {LINK_SPEC_BYTES}", size_of::<LinkSpec>());
     }
     const LINK_BYTES: usize = 384;
+    const LINK_SPEC_BYTES: usize = 448;
 
     /// Cutting through leaves the link exactly as an enqueue followed by a dequeue would, over
     /// a run of packets sent whenever the previous one has left (each arrival finds it idle).
