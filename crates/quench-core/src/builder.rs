@@ -18,7 +18,7 @@ use crate::scenario::{LinkSpec, Scenario};
 use crate::topology::{self, Expansion};
 use crate::trace::pcap::{Captures, PcapWriter};
 use crate::trace::Recorder;
-use crate::transport::contract::{HostShared, Topology};
+use crate::transport::contract::{FlowsShare, Topology};
 use crate::transport::{Agent, FlowBuild, FlowSpec};
 use crate::units::{Bytes, Dur, Time};
 use crate::workload;
@@ -255,7 +255,7 @@ struct FlowContext<'a> {
     links: &'a [Link],
     ends: &'a [(NodeId, NodeId)],
     routes: &'a Routes,
-    host_shared: &'a HostShared,
+    shared: &'a FlowsShare,
 }
 
 impl Topology for FlowContext<'_> {
@@ -279,8 +279,8 @@ impl Topology for FlowContext<'_> {
         let path = self.routes.path(self.ends, src, dst)?;
         path.last().map(|l| self.links[l.index()].rate())
     }
-    fn host_shared(&self) -> &HostShared {
-        self.host_shared
+    fn shared(&self) -> &FlowsShare {
+        self.shared
     }
 }
 
@@ -351,7 +351,7 @@ pub(crate) struct FlowFactory {
     end: Time,
     names: Names,
     ends: Vec<(NodeId, NodeId)>,
-    host_shared: HostShared,
+    shared: FlowsShare,
     pub workloads: Vec<WorkloadRun>,
 }
 
@@ -380,7 +380,7 @@ impl Arrivals for FlowFactory {
             links,
             ends: &self.ends,
             routes,
-            host_shared: &self.host_shared,
+            shared: &self.shared,
         };
         let (info, sender, receiver) =
             cx.flow(ids, &spec, self.end).expect("a workload's template was checked for every pair");
@@ -416,11 +416,11 @@ fn build_recorder(sc: &Scenario, nodes: &[Node], links: &[Link]) -> Result<(Reco
     Ok((Recorder::new(sc.record.clone(), wanted, sc.flows.len()), pcap))
 }
 
-/// Check each workload's template against the topology once per pair, with a host-shared
-/// state of its own (a check must not leave anything behind for the run), and the flow budget.
+/// Check each workload's template against the topology once per pair, with shared state of
+/// its own (a check must not leave anything behind for the run), and the flow budget.
 fn check_workloads(sc: &Scenario, cx: &FlowContext, runs: &[WorkloadRun], end: Time) -> Result<(), ConfigError> {
-    let scratch = HostShared::default();
-    let cx = FlowContext { host_shared: &scratch, ..*cx };
+    let scratch = FlowsShare::default();
+    let cx = FlowContext { shared: &scratch, ..*cx };
     let ids = (FlowId(0), AgentId(0), AgentId(1));
     for run in runs {
         for check in run.pair_checks() {
@@ -463,7 +463,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     check_flowlet_gap(sc.flowlet_gap)?;
     let mut routes = Routes::compute_with(nodes.len(), &ends, &policies, (sc.seed, sc.flowlet_gap));
     let changes = link_changes(sc, &nodes, &links)?;
-    let host_shared = HostShared::default();
+    let shared = FlowsShare::default();
     let cx = FlowContext {
         seed: sc.seed,
         names: &names,
@@ -471,7 +471,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
         links: &links,
         ends: &ends,
         routes: &routes,
-        host_shared: &host_shared,
+        shared: &shared,
     };
     let mut agents = Vec::with_capacity(sc.flows.len() * 2);
     let mut flows = Vec::with_capacity(sc.flows.len());
@@ -503,7 +503,7 @@ pub fn build(sc: &Scenario) -> Result<World, ConfigError> {
     // The names and link ends serve the workloads' arrivals; without a workload the factory
     // never builds, and keeping them would hold a map entry per node for the whole run.
     let (names, ends) = if workloads.is_empty() { (Names(HashMap::new()), Vec::new()) } else { (names, ends) };
-    let factory = FlowFactory { seed: sc.seed, end, names, ends, host_shared, workloads };
+    let factory = FlowFactory { seed: sc.seed, end, names, ends, shared, workloads };
     let ip = sc.ip.clone();
     let budget = sc.budget.clone();
     let arrivals = Box::new(factory);
@@ -642,7 +642,7 @@ mod tests {
             links: &[],
             ends: &[],
             routes: &routes,
-            host_shared: &Default::default(),
+            shared: &Default::default(),
         };
         let (id, end) = (FlowId(0), Time::ZERO);
         let at = |src| FlowBuild {
@@ -662,5 +662,46 @@ mod tests {
         let other_type: Arc<u64> = at(a).host_shared(a, || Arc::new(4));
         assert!(Arc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
         assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
+    }
+
+    /// `shared` hands back one copy of equal values, and a new one for a value unlike the
+    /// recent ones; a value that fell out of the recent ones gets a copy of its own again
+    /// (equal, not the same).
+    #[test]
+    fn shared_values_are_one_copy_per_distinct_recent_value() {
+        use crate::transport::contract::SHARED_RECENT;
+        let names = Names(HashMap::new());
+        let routes = Routes::compute(0, &[]);
+        let cx = FlowContext {
+            seed: 1,
+            names: &names,
+            nodes: &[],
+            links: &[],
+            ends: &[],
+            routes: &routes,
+            shared: &Default::default(),
+        };
+        let at = FlowBuild {
+            id: FlowId(0),
+            src: NodeId(0),
+            dst: NodeId(1),
+            sender: AgentId(0),
+            receiver: AgentId(1),
+            seed: 1,
+            end: Time::ZERO,
+            topology: &cx,
+        };
+        let first = at.shared(String::from("cubic"));
+        let other = at.shared(String::from("bbr"));
+        let again = at.shared(String::from("cubic"));
+        assert!(Arc::ptr_eq(&first, &again), "an equal value gets the first copy");
+        assert!(!Arc::ptr_eq(&first, &other));
+        assert_eq!(*at.shared(7u32), 7, "types are kept apart");
+        for i in 0..SHARED_RECENT {
+            at.shared(format!("kind {i}"));
+        }
+        let evicted = at.shared(String::from("cubic"));
+        assert_eq!(*evicted, "cubic");
+        assert!(!Arc::ptr_eq(&first, &evicted), "past the recent values a copy of its own");
     }
 }

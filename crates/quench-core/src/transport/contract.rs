@@ -14,7 +14,8 @@ use crate::transport::Agent;
 use crate::units::{BitRate, Dur, Time};
 use std::any::{Any, TypeId};
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
 
 /// What a transport's flow spec (one `FlowSpec` variant) provides: its common keys and how it
 /// builds its two endpoints once the builder has resolved the hosts and numbered the agents.
@@ -44,7 +45,7 @@ pub trait TransportSpec {
 }
 
 /// What a transport's `build` gets: the flow's resolved hosts and agent ids, the run's seed and
-/// end, path checks and per-host shared state.
+/// end, path checks and the state flows share (per host, and by equality).
 pub struct FlowBuild<'a> {
     pub id: FlowId,
     pub src: NodeId,
@@ -117,9 +118,26 @@ impl FlowBuild<'_> {
 
     /// The value of type `T` that `host`'s flows share, made by `make` for the host's first.
     pub fn host_shared<T: Clone + Send + 'static>(&self, host: NodeId, make: impl FnOnce() -> T) -> T {
-        let mut map = self.topology.host_shared().borrow_mut();
+        let mut map = self.topology.shared().per_host.borrow_mut();
         let entry = map.entry((host, TypeId::of::<T>())).or_insert_with(|| Box::new(make()));
         entry.downcast_ref::<T>().expect("entries are keyed by their type").clone()
+    }
+
+    /// `value`, held once for every flow whose value equals it: the copy an earlier flow
+    /// shared if one of the last [`SHARED_RECENT`] distinct values of its type equals it, else
+    /// a new one. For what every flow of a kind holds alike and never changes, such as a TCP
+    /// end's configuration: 10,000 flows of one kind then hold one copy, not 10,000.
+    pub fn shared<T: PartialEq + Send + Sync + 'static>(&self, value: T) -> Arc<T> {
+        let mut map = self.topology.shared().by_value.borrow_mut();
+        let recent = map.entry(TypeId::of::<T>()).or_default();
+        let mut held = recent.iter().filter_map(|entry| entry.downcast_ref::<Arc<T>>());
+        if let Some(same) = held.find(|v| ***v == value) {
+            return same.clone();
+        }
+        let new = Arc::new(value);
+        recent.push_front(Box::new(new.clone()));
+        recent.truncate(SHARED_RECENT);
+        new
     }
 }
 
@@ -142,9 +160,22 @@ pub trait FlowReport {
     fn report(&self, rx: &Self::Receiver, row: &mut FlowRow);
 }
 
-/// Per-host state shared by the flows of one host, one value per (host, type): e.g. PCP's
-/// per-destination history. Looked up only, so the map's order cannot affect a run.
-pub(crate) type HostShared = RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any + Send>>>;
+/// What the flows being built share ([`FlowBuild::host_shared`], [`FlowBuild::shared`]): per
+/// host, one value of each type (e.g. PCP's per-destination history); and by equality, the
+/// recent distinct values of each type. Looked up only, so neither map's order can affect a
+/// run, and a shared value is equal to the one it stands for.
+#[derive(Default)]
+pub(crate) struct FlowsShare {
+    per_host: RefCell<BTreeMap<(NodeId, TypeId), Box<dyn Any + Send>>>,
+    /// Each type's `Arc<T>`s, the most recently made first.
+    by_value: RefCell<BTreeMap<TypeId, VecDeque<Box<dyn Any + Send>>>>,
+}
+
+/// Distinct values of a type [`FlowBuild::shared`] compares a new one with. A scenario's flows
+/// come in a few kinds (a dumbbell's one, a study's handful); past this many, each further
+/// distinct value is kept as often as it recurs, and building a flow costs at most this many
+/// comparisons a shared type.
+pub const SHARED_RECENT: usize = 16;
 
 /// What the builder answers about the network while a flow is built.
 pub(crate) trait Topology {
@@ -156,8 +187,8 @@ pub(crate) trait Topology {
     fn path_facts(&self, from_to: (NodeId, NodeId), sizes: (u64, u64)) -> PathFacts;
     /// The rate of the last link on the route from `from` to `to` (None if there is none).
     fn last_hop_rate(&self, from_to: (NodeId, NodeId)) -> Option<BitRate>;
-    /// The values the flows of each host share.
-    fn host_shared(&self) -> &HostShared;
+    /// The values the flows share, per host and by equality.
+    fn shared(&self) -> &FlowsShare;
 }
 
 /// Per-flow figures gathered from both endpoints of each flow; each transport's sender fills

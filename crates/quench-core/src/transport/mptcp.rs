@@ -248,8 +248,10 @@ impl TransportSpec for MptcpFlowSpec {
             cc.take_path(&path);
             let ect = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
             let (to_receiver, to_sender) = subflow_connections(forward, backward, i);
-            senders.push(Subflow::new(TcpSender::subflow(to_receiver, self.tcp.clone(), cc)));
-            receivers.push(TcpReceiver::new(to_sender, self.tcp.clone(), None, caps.ecn_feedback, ect));
+            let agreed = cx.shared(super::tcp::options::agreed(&self.tcp));
+            senders.push(Subflow::new(TcpSender::subflow(to_receiver, (&self.tcp, agreed), cc)));
+            let receiving_end = cx.shared(super::tcp::options::receiving_end(&self.tcp));
+            receivers.push(TcpReceiver::new(to_sender, receiving_end, None, caps.ecn_feedback, ect));
         }
         let bytes = self.bytes.map(|b| b.0);
         let window = self.tcp.receive_window.0;

@@ -34,7 +34,7 @@ pub enum BurstRate {
     CwndPerRtt,
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstControlConfig {
     /// Send only while B(n) is below this many packets.

@@ -41,7 +41,7 @@ const DEFAULT_DELACK_SEGMENTS: u32 = 2;
 /// RFC 1122 4.2.3.2: under 500 ms; the BSD fast timeout's 200 ms.
 const DEFAULT_DELACK_TIMEOUT: Dur = Dur::from_millis(200);
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RtoConfig {
     /// Variance multiplier: `rto = srtt + k·rttvar`. 4 per RFC 6298 and the revised 1988 paper;
@@ -111,7 +111,7 @@ impl RtoConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct DelayedAckConfig {
     pub enabled: bool,
@@ -164,7 +164,7 @@ impl ReceiverSupport {
     }
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 // Every key defaults to `TcpConfig::default()`'s value (the `rfc` profile's), but for
 // `profile`: a table without it names the scenario's default profile (`Profile::default()`).
 #[serde(default, deny_unknown_fields)]

@@ -104,10 +104,12 @@ impl TransportSpec for TcpFlowSpec {
         let (forward, backward) = cx.connections_with_shim(shim);
         let feedback = caps.ecn_feedback;
         let ect_on_every_packet = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
+        // Each end's configuration, held once for all the flows that agree the same.
+        let (agreed, receiving_end) = (cx.shared(agreed), cx.shared(super::options::receiving_end(&self.tcp)));
         Ok(BuiltFlow {
-            sender: Agent::TcpSender(Box::new(TcpSender::new(forward, self.tcp.clone(), cc, bytes))),
+            sender: Agent::TcpSender(Box::new(TcpSender::with_agreed(forward, (&self.tcp, agreed), cc, bytes))),
             receiver: Agent::TcpReceiver(Box::new(
-                TcpReceiver::new(backward, self.tcp.clone(), bytes, feedback, ect_on_every_packet)
+                TcpReceiver::new(backward, receiving_end, bytes, feedback, ect_on_every_packet)
                     .with_ack_delay(caps.ack_delay),
             )),
             cc: self.cc.kind(),

@@ -15,7 +15,7 @@ pub mod burst;
 mod config;
 mod ecn;
 mod flow;
-mod options;
+pub(crate) mod options;
 mod pacing;
 mod profile;
 pub mod quench;

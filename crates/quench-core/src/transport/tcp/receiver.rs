@@ -21,6 +21,7 @@ use crate::packet::{tcp_flags, ts_clock, NodeId, Packet, SackBlocks};
 use crate::ranges::FrontVec;
 use crate::transport::{AgentCx, DeliveryCounts, Endpoint, Host, Timer, TimerSlot};
 use crate::units::Time;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -41,7 +42,8 @@ pub struct ReceiverStats {
 
 pub struct TcpReceiver {
     conn: Connection,
-    cfg: TcpConfig,
+    /// What the handshake agreed for this end, shared with every receiver that agreed the same.
+    cfg: Arc<TcpConfig>,
     established: bool,
     rcv_nxt: u64,
     /// Out-of-order data held for reassembly: sorted, disjoint [start, end) ranges.
@@ -72,17 +74,17 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// A receiver for a sender whose controller gives `feedback` and wants ECT on every packet
-    /// with `ect_on_every_packet`'s codepoint, if it does. `flow` is the flow's configuration:
-    /// the receiver runs what the handshake agrees with its own ECN support
-    /// (`options::receiving_end`).
+    /// with `ect_on_every_packet`'s codepoint, if it does. `cfg` is what the receiver runs:
+    /// what the handshake agrees with its own ECN support (`options::receiving_end` of the
+    /// flow's configuration), which receivers that agree the same may share
+    /// (`FlowBuild::shared`).
     pub fn new(
         conn: Connection,
-        flow: TcpConfig,
+        cfg: Arc<TcpConfig>,
         expected_bytes: Option<u64>,
         feedback: EcnFeedback,
         ect_on_every_packet: Option<u8>,
     ) -> Self {
-        let cfg = super::options::receiving_end(&flow);
         TcpReceiver {
             conn,
             quick: QuickAck::new(&cfg),
@@ -360,6 +362,7 @@ mod tests {
     /// packets it sent (the SYN-ACK first).
     fn fed(cfg: TcpConfig, segments: &[(u64, u64, bool)]) -> (TcpReceiver, Vec<Packet>) {
         let conn = Connection::for_tests(1, 0);
+        let cfg = Arc::new(super::super::options::receiving_end(&cfg));
         let mut rx = TcpReceiver::new(conn, cfg, None, EcnFeedback::default(), None);
         let mut host = ScriptedHost::new(Recorder::new(RecordConfig::default(), vec![], 0));
         let mut feed = |rx: &mut TcpReceiver, seq: u64, len: u64, flags: u8| {

@@ -30,10 +30,12 @@ impl TcpSender {
     /// window and the pacing then allow goes.
     pub(super) fn on_controller_clock(&mut self, cx: &mut AgentCx<impl Host>) {
         let out = self.cc.on_wake(&mut self.w, cx.now);
-        self.pacing.rate_pacer.reschedule(out.pacing_rate);
+        // A clock of its own comes only with rate samples (`RttTiming::controller_clock`).
+        let model = self.pacing.model.as_mut().expect("a controller with its own clock has rate samples");
+        model.pacer.reschedule(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
-        if let Some(at) = self.pacing.rate_pacer.hold_until(cx.now) {
+        if let Some(at) = self.pacing.rate_hold_until(cx.now) {
             // The held send's wake-up follows the departure the new rate set.
             if self.timers.is_armed(TcpTimer::Burst) {
                 self.timers.arm(TcpTimer::Burst, at, cx);

@@ -75,6 +75,7 @@ use crate::trace::TcpEvent;
 use crate::transport::{Admission, AgentCx, Endpoint, Host, SendCounts, Timer};
 use crate::units::{Dur, Time};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use tlp::TlpAck;
 
 /// Sequence number of the first data byte (the SYN occupies 0).
@@ -224,29 +225,52 @@ struct RttTiming {
 
 /// What may hold a send until a time, and a model-based controller's rate machinery.
 ///
-/// Invariants: `pacer` is `Some` exactly with `tcp.pacing`, `burst` with
-/// `tcp.burstiness_control`, `rate` for a controller with rate samples; `rate_pacer` paces
-/// only at a rate the controller set.
+/// Invariants: `squid` is `Some` exactly with `tcp.source_quench = "squid"`, `pacer` with
+/// `tcp.pacing`, `burst` with `tcp.burstiness_control`, `model` for a controller with rate
+/// samples. Each is boxed: a sender without it holds a pointer, not its state.
 struct Pacing {
-    /// RFC 1016 inter-datagram delay (source_quench = "squid").
-    squid: Squid,
-    last_data_send: Option<Time>,
+    squid: Option<Box<SquidPacing>>,
     /// `tcp.burstiness_control`: the burstiness history and the wake-up of a deferred send.
     burst: Option<Box<Burstiness>>,
     /// `tcp.pacing`; its deferred sends share the burstiness wake-up.
     pacer: Option<Box<Pacer>>,
-    /// A model-based controller's delivery-rate samples, its pacing at the rate it sets, and
-    /// the state last written to the `pacing` table.
-    rate: Option<Box<rate::RateSampler>>,
-    rate_pacer: RatePacer,
-    model_recorded: Option<ControllerMetrics>,
+    model: Option<Box<ModelPacing>>,
+}
+
+/// RFC 1016's pacing (`tcp.source_quench = "squid"`): the inter-datagram delay, and when the
+/// last data segment left.
+#[derive(Default)]
+struct SquidPacing {
+    delay: Squid,
+    last_data_send: Option<Time>,
+}
+
+/// A model-based controller's delivery-rate samples, its pacing at the rate it sets (only at
+/// a rate it set), and the state last written to the `pacing` table.
+struct ModelPacing {
+    rate: rate::RateSampler,
+    pacer: RatePacer,
+    recorded: Option<ControllerMetrics>,
+}
+
+impl Pacing {
+    /// The delivery-rate sampler, for a controller with rate samples.
+    fn rate(&mut self) -> Option<&mut rate::RateSampler> {
+        self.model.as_mut().map(|m| &mut m.rate)
+    }
+
+    /// Until when pacing at the controller's rate holds the next send, if it does.
+    fn rate_hold_until(&self, now: Time) -> Option<Time> {
+        self.model.as_ref().and_then(|m| m.pacer.hold_until(now))
+    }
 }
 
 /// A TCP sender, its state split by concern: each part's invariants are written on it, and
 /// each file of `sender/` works on the parts it names.
 pub struct TcpSender {
     conn: Connection,
-    cfg: TcpConfig,
+    /// What the handshake agreed, shared with every sender that agreed the same.
+    cfg: Arc<TcpConfig>,
     cc: AnyCc,
     send: SendState,
     w: Window,
@@ -267,8 +291,20 @@ impl TcpSender {
     /// `own` is the opening end's configuration; the sender runs what the handshake agrees
     /// (`options::agreed`), its SYN carrying its own options.
     pub fn new(conn: Connection, own: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
-        let syn_options = super::options::syn_options(&own);
-        let cfg = super::options::agreed(&own);
+        let agreed = Arc::new(super::options::agreed(&own));
+        TcpSender::with_agreed(conn, (&own, agreed), cc, bytes)
+    }
+
+    /// [`TcpSender::new`] with what the handshake agrees already made (`options::agreed` of
+    /// `own`), and shared with other flows' senders (`FlowBuild::shared`).
+    pub fn with_agreed(
+        conn: Connection,
+        (own, cfg): (&TcpConfig, Arc<TcpConfig>),
+        cc: AnyCc,
+        bytes: Option<u64>,
+    ) -> Self {
+        debug_assert!(*cfg == super::options::agreed(own), "the agreed configuration is the one `own` agrees to");
+        let syn_options = super::options::syn_options(own);
         let mss = conn.segment_payload(&cfg) as u64;
         let rtt = RttEstimator::new(cfg.rto.clone());
         let window = cfg.send_buffer.0;
@@ -276,7 +312,10 @@ impl TcpSender {
         let sack = cfg.sack && caps.recovery != Recovery::SlowStart;
         // The optional mechanisms are boxed: absent, each costs the sender a pointer rather
         // than its whole state (a sender per flow; 10,000 flows are 10,000 senders).
-        let rate = caps.rate_samples.then(|| Box::new(rate::RateSampler::new(mss, FIRST_DATA_SEQ)));
+        let model = caps.rate_samples.then(|| {
+            let rate = rate::RateSampler::new(mss, FIRST_DATA_SEQ);
+            Box::new(ModelPacing { rate, pacer: RatePacer::default(), recorded: None })
+        });
         let rack = (sack && cfg.loss_detection.rack()).then(|| Box::new(rack::Rack::new(mss, FIRST_DATA_SEQ)));
         let tlp = (sack && cfg.loss_detection.tlp()).then(Box::default);
         let reno = (!sack && caps.linux_cong_control && caps.rate_samples && caps.recovery == Recovery::NewReno)
@@ -326,16 +365,13 @@ impl TcpSender {
             },
             timers: timers::TimerTable::default(),
             pacing: Pacing {
-                squid: Squid::default(),
-                last_data_send: None,
+                squid: (cfg.source_quench == QuenchReaction::Squid).then(Box::default),
                 burst: cfg
                     .burstiness_control
                     .as_ref()
                     .map(|b| Box::new(Burstiness::new(b, mss + (super::HEADERS + cfg.option_bytes()) as u64))),
                 pacer: cfg.pacing.then(Box::default),
-                rate,
-                rate_pacer: RatePacer::default(),
-                model_recorded: None,
+                model,
             },
             ecn: SenderEcn::new(caps.ect_codepoint, caps.ect_on_every_packet),
             cwnd_use: (cfg.cwnd_limited_growth == CwndLimitedGrowth::Linux).then(Box::default),
@@ -359,8 +395,10 @@ impl TcpSender {
 
     /// A subflow of a multipath connection (`transport/mptcp.rs`): it has no data of its own
     /// and sends no FIN; the connection's scheduler hands it data with [`TcpSender::assign`].
-    pub(crate) fn subflow(conn: Connection, cfg: TcpConfig, cc: AnyCc) -> Self {
-        let mut s = TcpSender::new(conn, cfg, cc, None);
+    /// `cfg`: the connection's configuration and what its handshake agrees, as for
+    /// [`TcpSender::with_agreed`].
+    pub(crate) fn subflow(conn: Connection, cfg: (&TcpConfig, Arc<TcpConfig>), cc: AnyCc) -> Self {
+        let mut s = TcpSender::with_agreed(conn, cfg, cc, None);
         (s.send.finite, s.send.data_end) = (false, FIRST_DATA_SEQ);
         s
     }
@@ -426,9 +464,9 @@ impl TcpSender {
             return None;
         }
         self.ecn.sent(&pkt);
-        if let Some(r) = self.pacing.rate.as_mut() {
-            r.on_send(seq, len, cx.now, self.send.snd_una == self.send.snd_max);
-            self.pacing.rate_pacer.on_send(cx.now, len as u64);
+        if let Some(m) = self.pacing.model.as_mut() {
+            m.rate.on_send(seq, len, cx.now, self.send.snd_una == self.send.snd_max);
+            m.pacer.on_send(cx.now, len as u64);
         }
         if let Some(r) = self.loss.rack.as_mut() {
             r.on_send(seq, len, cx.now);
@@ -570,7 +608,9 @@ impl TcpSender {
             if self.window_flight() + len > self.w.cwnd || outstanding + len > rwnd || self.send_held(cx) {
                 break;
             }
-            self.pacing.last_data_send = Some(cx.now);
+            if let Some(squid) = self.pacing.squid.as_mut() {
+                squid.last_data_send = Some(cx.now);
+            }
             let Some(next) = self.transmit(self.send.snd_nxt, cx) else { break };
             sent += 1;
             self.send.snd_nxt = next;
@@ -593,7 +633,7 @@ impl TcpSender {
     fn check_app_limited(&mut self) {
         let flight = if self.loss.reno.is_some() { self.window_flight() } else { self.flight() };
         let exhausted = self.send.snd_nxt >= self.send.data_end + self.send.finite as u64;
-        let Some(r) = self.pacing.rate.as_mut() else { return };
+        let Some(r) = self.pacing.rate() else { return };
         if exhausted && flight < self.w.cwnd {
             r.mark_app_limited(flight);
         }
@@ -601,12 +641,10 @@ impl TcpSender {
 
     /// SQuID pacing: true (and a wake-up armed) if the inter-datagram delay forbids sending now.
     fn paced_until_later(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        if self.cfg.source_quench != QuenchReaction::Squid {
-            return false;
-        }
-        self.pacing.squid.decay(cx.now);
-        let next = match self.pacing.last_data_send {
-            Some(t) if !self.pacing.squid.delay().is_zero() => t + self.pacing.squid.delay(),
+        let Some(squid) = self.pacing.squid.as_mut() else { return false };
+        squid.delay.decay(cx.now);
+        let next = match squid.last_data_send {
+            Some(t) if !squid.delay.delay().is_zero() => t + squid.delay.delay(),
             _ => return false,
         };
         if cx.now >= next {
@@ -621,12 +659,8 @@ impl TcpSender {
     /// Burstiness control or pacing (plain, or at a model-based controller's rate): true (and
     /// a wake-up armed) if any forbids sending now.
     fn burst_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        let paced = self
-            .pacing
-            .pacer
-            .as_ref()
-            .and_then(|p| p.hold_until(cx.now))
-            .max(self.pacing.rate_pacer.hold_until(cx.now));
+        let paced =
+            self.pacing.pacer.as_ref().and_then(|p| p.hold_until(cx.now)).max(self.pacing.rate_hold_until(cx.now));
         let burst = self.pacing.burst.as_mut().and_then(|b| {
             b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.path_srtt());
             b.hold_until(cx.now)
@@ -794,7 +828,7 @@ impl TcpSender {
             }
             self.cwr_after_ack(cwnd_before);
             self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
-            if self.pacing.rate.is_none() {
+            if self.pacing.model.is_none() {
                 self.record_window(cx); // a model-based controller's window is recorded after `control`
             }
         }
@@ -825,7 +859,7 @@ impl TcpSender {
         }
         let prr_before = self.prr_before_ack();
         let duplicate = pkt.ack == self.send.snd_una && self.send.snd_max > self.send.snd_una && pkt.payload == 0;
-        let prior_inflight = self.pacing.rate.is_some().then(|| self.rate_deliver(pkt, duplicate, now));
+        let prior_inflight = self.pacing.model.is_some().then(|| self.rate_deliver(pkt, duplicate, now));
         self.rack_deliver(pkt, cx.now);
         // The SACKed bytes before this ACK, wanted only to tell a pure duplicate at the end of
         // a probe's episode (`tlp_on_ack`).
@@ -929,7 +963,7 @@ impl TcpSender {
         let prior_inflight = self.inflight();
         let (una, max) = (self.send.snd_una, self.send.snd_max);
         let reno_credit = self.loss.reno.is_some().then(|| self.reno_delivered(duplicate, pkt.ack - una));
-        let Some(r) = self.pacing.rate.as_mut() else { return prior_inflight };
+        let Some(r) = self.pacing.rate() else { return prior_inflight };
         if self.loss.sack {
             for (a, b) in self.loss.scoreboard.holes_in(una, pkt.ack) {
                 r.deliver(a, b);
@@ -983,27 +1017,28 @@ impl TcpSender {
             CaState::Loss => CaPhase::Loss,
         };
         self.w.flight = self.flight();
-        let Some(r) = self.pacing.rate.as_mut() else { return };
+        let Some(model) = self.pacing.model.as_mut() else { return };
         let rs = RateSample {
             losses,
             inflight,
             prior_inflight,
             srtt: self.timing.rtt.path_srtt(),
             phase,
-            ..r.sample(cx.now)
+            ..model.rate.sample(cx.now)
         };
         let ack = AckSample { srtt: rs.srtt, rate: Some(&rs), ..facts };
         let out = self.cc.on_ack(&mut self.w, &ack);
         if out.app_limited {
-            r.mark_app_limited(inflight);
+            model.rate.mark_app_limited(inflight);
         }
-        self.pacing.rate_pacer.set_rate(out.pacing_rate);
+        model.pacer.set_rate(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
         self.arm_controller_clock(cx);
         let state = self.cc.metrics();
-        if state != self.pacing.model_recorded {
-            self.pacing.model_recorded = state;
+        let model = self.pacing.model.as_mut().expect("checked above");
+        if state != model.recorded {
+            model.recorded = state;
             if let Some(m) = state {
                 let now = cx.now;
                 cx.rec().pacing(now, self.conn.flow, &m);
@@ -1161,7 +1196,11 @@ impl Endpoint for TcpSender {
                 self.w.ssthresh = self.cc.on_congestion(&self.w, Signal::Timeout);
                 self.w.cwnd = self.loss.loss_window_segments as u64 * self.w.mss;
             }
-            QuenchReaction::Squid => self.pacing.squid.on_quench(cx.now),
+            QuenchReaction::Squid => {
+                if let Some(squid) = self.pacing.squid.as_mut() {
+                    squid.delay.on_quench(cx.now);
+                }
+            }
         }
         let now = cx.now;
         cx.rec().event(now, self.conn.flow, TcpEvent::SourceQuench);

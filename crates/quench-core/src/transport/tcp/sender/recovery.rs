@@ -80,7 +80,7 @@ impl TcpSender {
                     // inflates cwnd for BBR): inflating it here would feed BBR's packet
                     // conservation, which keeps the larger of cwnd and what is in flight, one
                     // more segment per duplicate ACK for a whole round.
-                    None if self.pacing.rate.is_some() => {}
+                    None if self.pacing.model.is_some() => {}
                     None => {
                         self.w.cwnd += self.w.mss; // inflate: one more segment has left the network
                         self.record_window(cx);

@@ -473,7 +473,7 @@ fn tlp_probes_a_tail_loss_at_the_hand_computed_pto() {
 fn a_probe_whose_original_arrived_costs_no_window_reduction() {
     let script = || {
         let mut s = rack_script(LossDetection::Rack, Some(20 * MSS));
-        s.tx.cfg.send_buffer = crate::units::Bytes(10 * MSS);
+        std::sync::Arc::make_mut(&mut s.tx.cfg).send_buffer = crate::units::Bytes(10 * MSS);
         run_timers(&mut s, ms(300));
         assert_eq!(sent_since(&mut s).last(), Some(&(300, seg(9))), "the probe resends segment 9");
         s.ack(310, seg(10), 0);
@@ -622,19 +622,25 @@ fn a_new_recovery_starts_past_recover_as_rfc_6582_and_rfc_6675_define_it() {
 }
 
 /// A sender per flow: at 10,000 flows their state is beyond the caches, so its size is memory
-/// and speed. The optional mechanisms (the delivery-rate sampler of model-based controllers,
-/// RACK, the tail loss probe, PRR, Linux's Reno emulation, burstiness control) are boxed, so a sender without them
-/// holds a pointer for each, not their state; so is every controller larger than the window
-/// controllers' (`cc::AnyCc` is 32 bytes where BBR alone is 264).
+/// and speed. The optional mechanisms (a model-based controller's rate sampler and pacing,
+/// RACK, the tail loss probe, PRR, Linux's Reno emulation, burstiness control, plain and
+/// RFC 1016 pacing) are boxed, so a sender without them holds a pointer for each, not their
+/// state; so is every controller larger than the window controllers' (`cc::AnyCc` is 32 bytes
+/// where BBR alone is 264); and the configuration is shared by the senders that agree the same
+/// (`FlowBuild::shared`). The receiver likewise.
 #[test]
 fn senders_stay_small() {
     let size = std::mem::size_of::<TcpSender>();
     assert!(size <= SENDER_BYTES, "TcpSender {size} > {SENDER_BYTES}");
     assert_eq!(std::mem::size_of::<crate::cc::AnyCc>(), 32);
+    let receiver = std::mem::size_of::<crate::transport::tcp::TcpReceiver>();
+    assert!(receiver <= RECEIVER_BYTES, "TcpReceiver {receiver} > {RECEIVER_BYTES}");
 }
-/// 1,040: the connection's shim (the bytes of a telemetry header on every packet) is the last
-/// 8 added (2 bytes, padded), before it Linux's Reno emulation's pointer and the D-SACK count.
-const SENDER_BYTES: usize = 1040;
+/// 792: 1,040 before the configuration was shared (128 bytes to a pointer) and the model-based
+/// controllers' pacing (88 bytes) and RFC 1016's (40) were boxed.
+const SENDER_BYTES: usize = 792;
+/// 376: 496 before the configuration was shared.
+const RECEIVER_BYTES: usize = 376;
 
 /// Limited Transmit's two rules on a duplicate ACK that SACKs two segments (a delayed ACK's
 /// worth): 10 segments in flight = cwnd, segment 0 lost, the first duplicate ACK SACKs
@@ -872,7 +878,7 @@ fn bbr_without_sack_follows_linuxs_reno_emulation_through_one_loss() {
     assert_eq!(step(&mut s, 310, seg(104)), "NN");
     assert_eq!(s.tx.loss.ca, CaState::Recovery { partial_ack_seen: false }, "held at recover");
     assert_eq!(segs(&s), 102);
-    let delivered = s.tx.pacing.rate.as_ref().map(|r| r.total_delivered());
+    let delivered = s.tx.pacing.model.as_ref().map(|m| m.rate.total_delivered());
     assert_eq!(delivered, Some(104 * MSS), "what the receiver holds");
     step(&mut s, 311, seg(106));
     assert_eq!(s.tx.loss.ca, CaState::Open);
