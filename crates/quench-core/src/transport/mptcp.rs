@@ -238,6 +238,9 @@ impl TransportSpec for MptcpFlowSpec {
         let path = cx.path_facts((self.tcp.mss + HEADERS) as u64, ack_size as u64);
         let (forward, backward) = cx.connections();
         let (mut senders, mut receivers) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        // Each end's configuration, one copy for every subflow and every connection alike.
+        let agreed = cx.shared(super::tcp::options::agreed(&self.tcp));
+        let receiving_end = cx.shared(super::tcp::options::receiving_end(&self.tcp));
         for i in 0..n {
             let mut cc = self.controller(coupling.as_ref(), i)?;
             let caps = cc.capabilities();
@@ -248,10 +251,8 @@ impl TransportSpec for MptcpFlowSpec {
             cc.take_path(&path);
             let ect = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
             let (to_receiver, to_sender) = subflow_connections(forward, backward, i);
-            let agreed = cx.shared(super::tcp::options::agreed(&self.tcp));
-            senders.push(Subflow::new(TcpSender::subflow(to_receiver, (&self.tcp, agreed), cc)));
-            let receiving_end = cx.shared(super::tcp::options::receiving_end(&self.tcp));
-            receivers.push(TcpReceiver::new(to_sender, receiving_end, None, caps.ecn_feedback, ect));
+            senders.push(Subflow::new(TcpSender::subflow(to_receiver, (&self.tcp, agreed.clone()), cc)));
+            receivers.push(TcpReceiver::new(to_sender, receiving_end.clone(), None, caps.ecn_feedback, ect));
         }
         let bytes = self.bytes.map(|b| b.0);
         let window = self.tcp.receive_window.0;
