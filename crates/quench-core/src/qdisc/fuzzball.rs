@@ -152,7 +152,7 @@ impl Fuzzball {
     /// Make room for `pkt` by preemption; false if `pkt` itself must go.
     fn make_room(&mut self, pkt: &Packet, cx: &mut QdiscCx) -> bool {
         let limit = self.cfg.pool_limit;
-        while limit.exceeded_by(cx.node.packets, cx.node.bytes, pkt.size as u64) {
+        while limit.exceeded_by(cx.node.packets(), cx.node.bytes(), pkt.size as u64) {
             let heaviest = cx.node.heaviest_with(pkt);
             if heaviest == pkt.src {
                 return false;
@@ -164,7 +164,7 @@ impl Fuzzball {
                 }
                 None => {
                     cx.node.add_debt(heaviest);
-                    return !limit.exceeded_by(cx.node.packets, cx.node.bytes, pkt.size as u64);
+                    return !limit.exceeded_by(cx.node.packets(), cx.node.bytes(), pkt.size as u64);
                 }
             }
         }
@@ -238,6 +238,20 @@ mod tests {
         p.src = NodeId(src);
         p.proto = Proto::Tcp;
         p
+    }
+
+    /// A node without a pooled queue keeps a pointer for its pool, not the pool; the pool
+    /// comes with its first packet and counts back to empty.
+    #[test]
+    fn a_node_pool_is_a_pointer_until_used() {
+        assert_eq!(std::mem::size_of::<NodeBuffers>(), 8);
+        let mut pool = NodeBuffers::default();
+        assert_eq!((pool.packets(), pool.bytes(), pool.heaviest(), pool.pay_debt(NodeId(1))), (0, 0, None, false));
+        let p = from(1, 0, 500);
+        pool.hold(&p);
+        assert_eq!((pool.packets(), pool.bytes(), pool.heaviest()), (1, 500, Some(NodeId(1))));
+        pool.release(&p);
+        assert_eq!((pool.packets(), pool.bytes(), pool.heaviest()), (0, 0, None));
     }
 
     #[test]
