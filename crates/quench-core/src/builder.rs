@@ -629,39 +629,35 @@ mod tests {
         assert!(check_node_name("a\nb").unwrap_err().message.starts_with("'a\\nb'"));
     }
 
+    /// Run `check` on a network without nodes or links, whose flows share one `FlowsShare`.
+    fn on_an_empty_network(check: impl FnOnce(&FlowContext)) {
+        let names = Names(HashMap::new());
+        let routes = Routes::compute(0, &[]);
+        let shared = FlowsShare::default();
+        let cx =
+            FlowContext { seed: 1, names: &names, nodes: &[], links: &[], ends: &[], routes: &routes, shared: &shared };
+        check(&cx);
+    }
+
+    /// What a flow from `src` builds with (to `src` itself: no path is asked for).
+    fn build_at<'a>(cx: &'a FlowContext, src: NodeId) -> FlowBuild<'a> {
+        let (sender, receiver) = (AgentId(0), AgentId(1));
+        FlowBuild { id: FlowId(0), src, dst: src, sender, receiver, seed: 1, end: Time::ZERO, topology: cx }
+    }
+
     /// `host_shared` hands every flow of a host the same value of a type, and keeps hosts and
     /// types apart.
     #[test]
     fn host_shared_is_one_value_per_host_and_type() {
-        let names = Names(HashMap::new());
-        let routes = Routes::compute(0, &[]);
-        let cx = FlowContext {
-            seed: 1,
-            names: &names,
-            nodes: &[],
-            links: &[],
-            ends: &[],
-            routes: &routes,
-            shared: &Default::default(),
-        };
-        let (id, end) = (FlowId(0), Time::ZERO);
-        let at = |src| FlowBuild {
-            id,
-            src,
-            dst: src,
-            sender: AgentId(0),
-            receiver: AgentId(1),
-            seed: 1,
-            end,
-            topology: &cx,
-        };
-        let (a, b) = (NodeId(0), NodeId(1));
-        let first: Arc<u32> = at(a).host_shared(a, || Arc::new(1));
-        let again: Arc<u32> = at(a).host_shared(a, || Arc::new(2));
-        let other_host: Arc<u32> = at(b).host_shared(b, || Arc::new(3));
-        let other_type: Arc<u64> = at(a).host_shared(a, || Arc::new(4));
-        assert!(Arc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
-        assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
+        on_an_empty_network(|cx| {
+            let (a, b) = (NodeId(0), NodeId(1));
+            let first: Arc<u32> = build_at(cx, a).host_shared(a, || Arc::new(1));
+            let again: Arc<u32> = build_at(cx, a).host_shared(a, || Arc::new(2));
+            let other_host: Arc<u32> = build_at(cx, b).host_shared(b, || Arc::new(3));
+            let other_type: Arc<u64> = build_at(cx, a).host_shared(a, || Arc::new(4));
+            assert!(Arc::ptr_eq(&first, &again), "the second flow of a host gets the first one's value");
+            assert_eq!((*again, *other_host, *other_type), (1, 3, 4));
+        });
     }
 
     /// `shared` hands back one copy of equal values, and a new one for a value unlike the
@@ -670,38 +666,20 @@ mod tests {
     #[test]
     fn shared_values_are_one_copy_per_distinct_recent_value() {
         use crate::transport::contract::SHARED_RECENT;
-        let names = Names(HashMap::new());
-        let routes = Routes::compute(0, &[]);
-        let cx = FlowContext {
-            seed: 1,
-            names: &names,
-            nodes: &[],
-            links: &[],
-            ends: &[],
-            routes: &routes,
-            shared: &Default::default(),
-        };
-        let at = FlowBuild {
-            id: FlowId(0),
-            src: NodeId(0),
-            dst: NodeId(1),
-            sender: AgentId(0),
-            receiver: AgentId(1),
-            seed: 1,
-            end: Time::ZERO,
-            topology: &cx,
-        };
-        let first = at.shared(String::from("cubic"));
-        let other = at.shared(String::from("bbr"));
-        let again = at.shared(String::from("cubic"));
-        assert!(Arc::ptr_eq(&first, &again), "an equal value gets the first copy");
-        assert!(!Arc::ptr_eq(&first, &other));
-        assert_eq!(*at.shared(7u32), 7, "types are kept apart");
-        for i in 0..SHARED_RECENT {
-            at.shared(format!("kind {i}"));
-        }
-        let evicted = at.shared(String::from("cubic"));
-        assert_eq!(*evicted, "cubic");
-        assert!(!Arc::ptr_eq(&first, &evicted), "past the recent values a copy of its own");
+        on_an_empty_network(|cx| {
+            let at = build_at(cx, NodeId(0));
+            let first = at.shared(String::from("cubic"));
+            let other = at.shared(String::from("bbr"));
+            let again = build_at(cx, NodeId(1)).shared(String::from("cubic"));
+            assert!(Arc::ptr_eq(&first, &again), "an equal value gets the first copy, whichever flow asks");
+            assert!(!Arc::ptr_eq(&first, &other));
+            assert_eq!(*at.shared(7u32), 7, "types are kept apart");
+            for i in 0..SHARED_RECENT {
+                at.shared(format!("kind {i}"));
+            }
+            let evicted = at.shared(String::from("cubic"));
+            assert_eq!(*evicted, "cubic");
+            assert!(!Arc::ptr_eq(&first, &evicted), "past the recent values a copy of its own");
+        });
     }
 }
