@@ -251,7 +251,7 @@ impl TransportSpec for MptcpFlowSpec {
             cc.take_path(&path);
             let ect = caps.ect_on_every_packet.then_some(caps.ect_codepoint);
             let (to_receiver, to_sender) = subflow_connections(forward, backward, i);
-            senders.push(Subflow::new(TcpSender::subflow(to_receiver, (&self.tcp, agreed.clone()), cc)));
+            senders.push(Subflow::new(TcpSender::subflow(to_receiver, &self.tcp, agreed.clone(), cc)));
             receivers.push(TcpReceiver::new(to_sender, receiving_end.clone(), None, caps.ecn_feedback, ect));
         }
         let bytes = self.bytes.map(|b| b.0);

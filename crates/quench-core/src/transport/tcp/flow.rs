@@ -107,7 +107,7 @@ impl TransportSpec for TcpFlowSpec {
         // Each end's configuration, held once for all the flows that agree the same.
         let (agreed, receiving_end) = (cx.shared(agreed), cx.shared(super::options::receiving_end(&self.tcp)));
         Ok(BuiltFlow {
-            sender: Agent::TcpSender(Box::new(TcpSender::with_agreed(forward, (&self.tcp, agreed), cc, bytes))),
+            sender: Agent::TcpSender(Box::new(TcpSender::with_agreed(forward, &self.tcp, agreed, cc, bytes))),
             receiver: Agent::TcpReceiver(Box::new(
                 TcpReceiver::new(backward, receiving_end, bytes, feedback, ect_on_every_packet)
                     .with_ack_delay(caps.ack_delay),

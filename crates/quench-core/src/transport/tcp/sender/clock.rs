@@ -35,7 +35,7 @@ impl TcpSender {
         model.pacer.reschedule(out.pacing_rate);
         self.w.cwnd = self.w.cwnd.min(self.cfg.send_buffer.0.max(self.w.mss));
         self.record_window(cx);
-        if let Some(at) = self.pacing.rate_hold_until(cx.now) {
+        if let Some(at) = self.pacing.model_pacer().and_then(|p| p.hold_until(cx.now)) {
             // The held send's wake-up follows the departure the new rate set.
             if self.timers.is_armed(TcpTimer::Burst) {
                 self.timers.arm(TcpTimer::Burst, at, cx);

@@ -259,9 +259,9 @@ impl Pacing {
         self.model.as_mut().map(|m| &mut m.rate)
     }
 
-    /// Until when pacing at the controller's rate holds the next send, if it does.
-    fn rate_hold_until(&self, now: Time) -> Option<Time> {
-        self.model.as_ref().and_then(|m| m.pacer.hold_until(now))
+    /// The pacing at the controller's rate, for a controller with rate samples.
+    fn model_pacer(&self) -> Option<&RatePacer> {
+        self.model.as_ref().map(|m| &m.pacer)
     }
 }
 
@@ -292,17 +292,12 @@ impl TcpSender {
     /// (`options::agreed`), its SYN carrying its own options.
     pub fn new(conn: Connection, own: TcpConfig, cc: AnyCc, bytes: Option<u64>) -> Self {
         let agreed = Arc::new(super::options::agreed(&own));
-        TcpSender::with_agreed(conn, (&own, agreed), cc, bytes)
+        TcpSender::with_agreed(conn, &own, agreed, cc, bytes)
     }
 
     /// [`TcpSender::new`] with what the handshake agrees already made (`options::agreed` of
     /// `own`), and shared with other flows' senders (`FlowBuild::shared`).
-    pub fn with_agreed(
-        conn: Connection,
-        (own, cfg): (&TcpConfig, Arc<TcpConfig>),
-        cc: AnyCc,
-        bytes: Option<u64>,
-    ) -> Self {
+    pub fn with_agreed(conn: Connection, own: &TcpConfig, cfg: Arc<TcpConfig>, cc: AnyCc, bytes: Option<u64>) -> Self {
         debug_assert!(*cfg == super::options::agreed(own), "the agreed configuration is the one `own` agrees to");
         let syn_options = super::options::syn_options(own);
         let mss = conn.segment_payload(&cfg) as u64;
@@ -395,10 +390,9 @@ impl TcpSender {
 
     /// A subflow of a multipath connection (`transport/mptcp.rs`): it has no data of its own
     /// and sends no FIN; the connection's scheduler hands it data with [`TcpSender::assign`].
-    /// `cfg`: the connection's configuration and what its handshake agrees, as for
-    /// [`TcpSender::with_agreed`].
-    pub(crate) fn subflow(conn: Connection, cfg: (&TcpConfig, Arc<TcpConfig>), cc: AnyCc) -> Self {
-        let mut s = TcpSender::with_agreed(conn, cfg, cc, None);
+    /// `own` and `agreed` as for [`TcpSender::with_agreed`].
+    pub(crate) fn subflow(conn: Connection, own: &TcpConfig, agreed: Arc<TcpConfig>, cc: AnyCc) -> Self {
+        let mut s = TcpSender::with_agreed(conn, own, agreed, cc, None);
         (s.send.finite, s.send.data_end) = (false, FIRST_DATA_SEQ);
         s
     }
@@ -659,8 +653,12 @@ impl TcpSender {
     /// Burstiness control or pacing (plain, or at a model-based controller's rate): true (and
     /// a wake-up armed) if any forbids sending now.
     fn burst_held(&mut self, cx: &mut AgentCx<impl Host>) -> bool {
-        let paced =
-            self.pacing.pacer.as_ref().and_then(|p| p.hold_until(cx.now)).max(self.pacing.rate_hold_until(cx.now));
+        let paced = self
+            .pacing
+            .pacer
+            .as_ref()
+            .and_then(|p| p.hold_until(cx.now))
+            .max(self.pacing.model_pacer().and_then(|p| p.hold_until(cx.now)));
         let burst = self.pacing.burst.as_mut().and_then(|b| {
             b.refresh_rate(cx.now, self.w.cwnd as f64 / self.w.mss as f64, self.timing.rtt.path_srtt());
             b.hold_until(cx.now)

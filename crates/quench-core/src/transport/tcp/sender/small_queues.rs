@@ -66,7 +66,7 @@ impl TcpSender {
     /// at `tcp_limit_output_bytes` unless the controller paces.
     fn small_queue_limit(&self) -> Bytes {
         let two_packets = 2 * (self.w.mss + (HEADERS + self.cfg.option_bytes()) as u64);
-        let (rate_bytes_per_s, paced) = match self.pacing.model.as_ref().and_then(|m| m.pacer.rate()) {
+        let (rate_bytes_per_s, paced) = match self.pacing.model_pacer().and_then(|p| p.rate()) {
             Some(rate) => (rate.0 / 8, true),
             None => (self.linux_pacing_rate(), self.pacing.pacer.is_some()),
         };
